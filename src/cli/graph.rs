@@ -1,0 +1,33 @@
+//! `fusionscope graph FILE.json [--json]`
+
+use std::path::PathBuf;
+
+use fusionscope::fusion::{analyze, parse_graph, summary};
+
+use super::{print, read_file, CliResult};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Op-graph JSON file (object with "ops" and "tensors", or an array of ops)
+    pub file: PathBuf,
+    /// Print the machine-readable result instead of tables
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let bytes = read_file(&args.file)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| format!("{}: not UTF-8 text ({e})", args.file.display()))?;
+    let graph = parse_graph(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let report = analyze(&graph).report(&graph);
+    if args.json {
+        print(&(serde_json::to_string_pretty(&report)? + "\n"))
+    } else {
+        print(&format!(
+            "{}: {}",
+            args.file.display(),
+            summary::text_report(&report)
+        ))
+    }
+}

@@ -1,0 +1,103 @@
+//! The command line: argument parsing, reading files, printing tables or JSON.
+//!
+//! Each subcommand lives in its own file and only calls the core. Errors are printed as one
+//! line on stderr with exit code 2; a closed stdout (`fusionscope … | head`) ends quietly.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod bench;
+mod calib;
+mod graph;
+mod model;
+mod optrace;
+mod trace;
+mod transformer;
+
+/// What a subcommand returns: nothing on success, or an error whose `Display` is one line.
+pub type CliResult = Result<(), Box<dyn std::error::Error>>;
+
+#[derive(Parser)]
+#[command(
+    name = "fusionscope",
+    version,
+    about = "Kernel-fusion analyzer: fusion groups, memory traffic, AMD-vs-NVIDIA traces"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Fusion groups and memory traffic of an op-graph JSON file
+    Graph(graph::Args),
+    /// Fusion groups and memory traffic of the built-in transformer block
+    Transformer(transformer::Args),
+    /// Time grouping + traffic on random graphs of 10 k, 100 k and 1 M ops
+    Bench(bench::Args),
+    /// Summary of one PyTorch-profiler (Kineto) trace
+    Trace(trace::TraceArgs),
+    /// Compare two Kineto traces (AMD vs NVIDIA, or before/after)
+    Compare(trace::CompareArgs),
+    /// Case view and fusion analysis of an op trace (optrace text form)
+    Optrace(optrace::Args),
+    /// Op graph, traffic and time of a model workload on a chip
+    Model(model::Args),
+    /// Hardware calibration profile: measured fusion speedups
+    Calib(calib::Args),
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Graph(args) => graph::run(args),
+        Command::Transformer(args) => transformer::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Trace(args) => trace::run_trace(args),
+        Command::Compare(args) => trace::run_compare(args),
+        Command::Optrace(args) => optrace::run(args),
+        Command::Model(args) => model::run(args),
+        Command::Calib(args) => calib::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(e.as_ref()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line, whatever the error carried.
+            let msg = e.to_string().replace('\n', " ");
+            eprintln!("fusionscope: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Writes `text` to stdout; a closed pipe surfaces as an `io::Error` that `main` ends quietly on.
+pub fn print(text: &str) -> CliResult {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Reads a whole file, naming it in the error.
+pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())
+}

@@ -1,0 +1,376 @@
+//! The op graph: ops that read tensors and write one tensor each.
+//!
+//! An [`OpGraph`] can only be obtained through [`GraphBuilder::build`], which validates it
+//! (unique op names, one producer per tensor, no cycle, sizes that fit in 64 bits). Every
+//! `OpGraph` therefore has a topological processing order and known tensor sizes, and the
+//! analysis on it cannot fail.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{At, GraphError};
+use super::order;
+
+/// Index of an op in file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct OpId(pub u32);
+
+/// Index of an interned tensor name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TensorId(pub u32);
+
+impl OpId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl TensorId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The four op kinds of the seed rule set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpType {
+    Elementwise,
+    Reduction,
+    Matmul,
+    Reshape,
+}
+
+impl OpType {
+    pub const ALL: [OpType; 4] = [
+        OpType::Elementwise,
+        OpType::Reduction,
+        OpType::Matmul,
+        OpType::Reshape,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpType::Elementwise => "elementwise",
+            OpType::Reduction => "reduction",
+            OpType::Matmul => "matmul",
+            OpType::Reshape => "reshape",
+        }
+    }
+}
+
+impl fmt::Display for OpType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The text is not one of the four op types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownOpType(pub String);
+
+impl FromStr for OpType {
+    type Err = UnknownOpType;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        OpType::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| UnknownOpType(s.to_string()))
+    }
+}
+
+/// One op as given to the builder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpSpec {
+    pub name: String,
+    pub op_type: OpType,
+    pub inputs: Vec<String>,
+    pub output: String,
+    pub shape: Vec<u64>,
+    pub bytes_per_element: u64,
+}
+
+impl OpSpec {
+    /// Convenience constructor for code that builds graphs (models, tests, generators).
+    pub fn new(
+        name: &str,
+        op_type: OpType,
+        inputs: &[&str],
+        output: &str,
+        shape: &[u64],
+        bytes_per_element: u64,
+    ) -> Self {
+        OpSpec {
+            name: name.to_string(),
+            op_type,
+            inputs: inputs.iter().map(|s| s.to_string()).collect(),
+            output: output.to_string(),
+            shape: shape.to_vec(),
+            bytes_per_element,
+        }
+    }
+}
+
+/// A validated op.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Op {
+    pub name: String,
+    pub op_type: OpType,
+    pub inputs: Vec<TensorId>,
+    pub output: TensorId,
+    pub shape: Vec<u64>,
+    pub bytes_per_element: u64,
+}
+
+/// A declared tensor (graph input or weight) from the file's `tensors` section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorDecl {
+    pub shape: Vec<u64>,
+    pub bytes_per_element: Option<u64>,
+}
+
+/// Where a tensor's size came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeSource {
+    /// The shape and element size of the op that produces it.
+    Produced,
+    /// Declared in `tensors`.
+    Declared,
+    /// Not produced, not declared: assumed equal to the output of the first op that reads it.
+    Assumed,
+    /// Not produced, not declared and read by no op (only possible for unused declarations).
+    Unused,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tensor {
+    pub name: String,
+    pub producer: Option<OpId>,
+    pub declared: Option<TensorDecl>,
+    pub size_bytes: u64,
+    pub size_source: SizeSource,
+}
+
+/// A validated, acyclic op graph with its processing order and tensor sizes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpGraph {
+    ops: Vec<Op>,
+    tensors: Vec<Tensor>,
+    order: Vec<OpId>,
+}
+
+impl OpGraph {
+    /// Ops in file order (index = [`OpId`]).
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    pub fn op(&self, id: OpId) -> &Op {
+        &self.ops[id.index()]
+    }
+
+    pub fn tensors(&self) -> &[Tensor] {
+        &self.tensors
+    }
+
+    pub fn tensor(&self, id: TensorId) -> &Tensor {
+        &self.tensors[id.index()]
+    }
+
+    /// The processing order: file order where it is topological, otherwise Kahn's algorithm
+    /// taking the ready op that comes first in the file.
+    pub fn order(&self) -> &[OpId] {
+        &self.order
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Names of the tensors whose size was assumed, sorted.
+    pub fn assumed_tensors(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .tensors
+            .iter()
+            .filter(|t| t.size_source == SizeSource::Assumed)
+            .map(|t| t.name.as_str())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+/// Builds and validates an [`OpGraph`].
+#[derive(Debug, Default)]
+pub struct GraphBuilder {
+    ops: Vec<Op>,
+    op_names: HashMap<String, OpId>,
+    tensors: Vec<Tensor>,
+    tensor_index: HashMap<String, TensorId>,
+}
+
+impl GraphBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_capacity(ops: usize) -> Self {
+        GraphBuilder {
+            ops: Vec::with_capacity(ops),
+            op_names: HashMap::with_capacity(ops),
+            tensors: Vec::with_capacity(ops * 2),
+            tensor_index: HashMap::with_capacity(ops * 2),
+        }
+    }
+
+    fn intern(&mut self, name: &str) -> TensorId {
+        if let Some(&id) = self.tensor_index.get(name) {
+            return id;
+        }
+        let id = TensorId(self.tensors.len() as u32);
+        self.tensors.push(Tensor {
+            name: name.to_string(),
+            producer: None,
+            declared: None,
+            size_bytes: 0,
+            size_source: SizeSource::Unused,
+        });
+        self.tensor_index.insert(name.to_string(), id);
+        id
+    }
+
+    /// Declares a tensor that no op produces (a graph input or a weight). A declaration of a
+    /// tensor that an op produces is accepted and ignored, as the spec says.
+    pub fn declare_tensor(
+        &mut self,
+        name: &str,
+        shape: &[i64],
+        bytes_per_element: Option<i64>,
+    ) -> Result<(), GraphError> {
+        if let Some(&dim) = shape.iter().find(|&&d| d < 0) {
+            return Err(GraphError::NegativeTensorDimension {
+                tensor: name.to_string(),
+                dim,
+                at: At(None),
+            });
+        }
+        if let Some(b) = bytes_per_element.filter(|&b| b < 1) {
+            return Err(GraphError::TensorBytesPerElement {
+                tensor: name.to_string(),
+                value: b,
+                at: At(None),
+            });
+        }
+        let id = self.intern(name);
+        self.tensors[id.index()].declared = Some(TensorDecl {
+            shape: shape.iter().map(|&d| d as u64).collect(),
+            bytes_per_element: bytes_per_element.map(|b| b as u64),
+        });
+        Ok(())
+    }
+
+    /// Adds an op; ops are kept in the order they are added (the "file order").
+    pub fn add_op(&mut self, spec: OpSpec) -> Result<OpId, GraphError> {
+        if spec.name.is_empty() {
+            return Err(GraphError::EmptyName {
+                op: spec.name,
+                at: At(None),
+            });
+        }
+        if spec.bytes_per_element < 1 {
+            return Err(GraphError::OpBytesPerElement {
+                op: spec.name,
+                value: 0,
+                at: At(None),
+            });
+        }
+        let id = OpId(self.ops.len() as u32);
+        if self.op_names.contains_key(&spec.name) {
+            return Err(GraphError::DuplicateOp {
+                op: spec.name,
+                at: At(None),
+            });
+        }
+        let output = self.intern(&spec.output);
+        if let Some(first) = self.tensors[output.index()].producer {
+            return Err(GraphError::TwoProducers {
+                tensor: spec.output,
+                first: self.ops[first.index()].name.clone(),
+                second: spec.name,
+                at: At(None),
+            });
+        }
+        self.tensors[output.index()].producer = Some(id);
+        let inputs = spec.inputs.iter().map(|t| self.intern(t)).collect();
+        self.op_names.insert(spec.name.clone(), id);
+        self.ops.push(Op {
+            name: spec.name,
+            op_type: spec.op_type,
+            inputs,
+            output,
+            shape: spec.shape,
+            bytes_per_element: spec.bytes_per_element,
+        });
+        Ok(id)
+    }
+
+    /// Validates what is left (cycles, sizes) and returns the graph.
+    pub fn build(mut self) -> Result<OpGraph, GraphError> {
+        let order = order::processing_order(&self.ops, &self.tensors)?;
+        compute_sizes(&self.ops, &mut self.tensors)?;
+        Ok(OpGraph {
+            ops: self.ops,
+            tensors: self.tensors,
+            order,
+        })
+    }
+}
+
+fn shape_bytes(shape: &[u64], bytes_per_element: u64) -> Option<u64> {
+    shape
+        .iter()
+        .try_fold(bytes_per_element, |acc, &d| acc.checked_mul(d))
+}
+
+/// Tensor sizes as the spec's "Tensor sizes" section defines them.
+fn compute_sizes(ops: &[Op], tensors: &mut [Tensor]) -> Result<(), GraphError> {
+    let overflow = |t: &Tensor| GraphError::SizeOverflow {
+        tensor: t.name.clone(),
+    };
+    // The first op in file order that reads each tensor decides assumed sizes and missing
+    // element sizes of declarations.
+    let mut first_reader: Vec<Option<OpId>> = vec![None; tensors.len()];
+    for (i, op) in ops.iter().enumerate() {
+        for &t in &op.inputs {
+            first_reader[t.index()].get_or_insert(OpId(i as u32));
+        }
+    }
+    for (i, t) in tensors.iter_mut().enumerate() {
+        if let Some(p) = t.producer {
+            let op = &ops[p.index()];
+            t.size_bytes =
+                shape_bytes(&op.shape, op.bytes_per_element).ok_or_else(|| overflow(t))?;
+            t.size_source = SizeSource::Produced;
+        } else if let Some(decl) = &t.declared {
+            let bpe = decl
+                .bytes_per_element
+                .or_else(|| first_reader[i].map(|r| ops[r.index()].bytes_per_element));
+            t.size_bytes = shape_bytes(&decl.shape, bpe.unwrap_or(1)).ok_or_else(|| overflow(t))?;
+            t.size_source = SizeSource::Declared;
+        } else if let Some(r) = first_reader[i] {
+            let op = &ops[r.index()];
+            t.size_bytes =
+                shape_bytes(&op.shape, op.bytes_per_element).ok_or_else(|| overflow(t))?;
+            t.size_source = SizeSource::Assumed;
+        }
+    }
+    Ok(())
+}

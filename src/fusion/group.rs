@@ -1,0 +1,342 @@
+//! Fusion groups, formed as `spec/fusion-rules.md` ("Groups") states.
+//!
+//! The no-cycle test asks whether another candidate group is reachable from the candidate
+//! through the data edges between groups. A plain graph search per op would make grouping
+//! quadratic on long graphs, so the group graph keeps a topological numbering up to date
+//! (Pearce–Kelly dynamic topological order): a group can only reach groups numbered after it,
+//! searches never leave the numbered window between source and target, and most tests end at
+//! once because the target is numbered before the source.
+
+use serde::{Deserialize, Serialize};
+
+use super::graph::{OpGraph, OpId, OpType};
+
+/// Index of a group, in the order groups were started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct GroupId(pub u32);
+
+impl GroupId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Why a candidate group was not joined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "rule", rename_all = "snake_case")]
+pub enum Rejection {
+    /// The group holds a reduction, which closes it.
+    ClosedByReduction { group: GroupId },
+    /// A reduction may not join a group that holds a matmul.
+    ReductionAfterMatmul { group: GroupId },
+    /// Joining would make a cycle: the other candidate `reachable` is reachable from `group`.
+    WouldCycle { group: GroupId, reachable: GroupId },
+}
+
+/// How an op came to be in its group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A matmul always starts a new group.
+    StartedMatmul,
+    /// No input is produced by an op, so there was no candidate group.
+    StartedNoCandidate,
+    /// Every candidate was rejected (see the rejections).
+    StartedAllRejected,
+    /// Joined this candidate group.
+    Joined { group: GroupId },
+}
+
+/// The grouping decision for one op: its outcome and every candidate it passed over.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    pub outcome: Outcome,
+    pub rejected: Vec<Rejection>,
+}
+
+impl Decision {
+    /// One sentence saying why the op is where it is; `group_name` names groups for the reader.
+    pub fn explain(&self, group_name: impl Fn(GroupId) -> String) -> String {
+        let mut s = match self.outcome {
+            Outcome::StartedMatmul => "matmul: always starts a new group".to_string(),
+            Outcome::StartedNoCandidate => {
+                "started a new group: no input is produced by an op".to_string()
+            }
+            Outcome::StartedAllRejected => {
+                "started a new group: every producer group was rejected".to_string()
+            }
+            Outcome::Joined { group } => format!(
+                "joined {}, the group of its first eligible producer",
+                group_name(group)
+            ),
+        };
+        for r in &self.rejected {
+            s.push_str("; ");
+            s.push_str(&match *r {
+                Rejection::ClosedByReduction { group } => {
+                    format!(
+                        "not {}: it holds a reduction, which closes a group",
+                        group_name(group)
+                    )
+                }
+                Rejection::ReductionAfterMatmul { group } => {
+                    format!(
+                        "not {}: a reduction may not join a group with a matmul",
+                        group_name(group)
+                    )
+                }
+                Rejection::WouldCycle { group, reachable } => format!(
+                    "not {}: {} is reachable from it, so joining would make a cycle",
+                    group_name(group),
+                    group_name(reachable)
+                ),
+            });
+        }
+        s
+    }
+}
+
+/// One fusion group: its ops in processing order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Group {
+    pub ops: Vec<OpId>,
+    pub has_matmul: bool,
+    pub has_reduction: bool,
+}
+
+/// The grouping of a graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grouping {
+    pub groups: Vec<Group>,
+    /// Group of each op, indexed by [`OpId`].
+    pub op_group: Vec<GroupId>,
+    /// Decision for each op, indexed by [`OpId`].
+    pub decisions: Vec<Decision>,
+}
+
+/// Groups the ops of `graph` in its processing order.
+pub fn group(graph: &OpGraph) -> Grouping {
+    let n = graph.len();
+    let unset = GroupId(u32::MAX);
+    let mut op_group = vec![unset; n];
+    let mut decisions: Vec<Option<Decision>> = vec![None; n];
+    let mut groups: Vec<Group> = Vec::new();
+    let mut dag = GroupDag::default();
+    let mut candidates: Vec<GroupId> = Vec::new();
+
+    for &id in graph.order() {
+        let op = graph.op(id);
+        candidates.clear();
+        for &t in &op.inputs {
+            if let Some(p) = graph.tensor(t).producer {
+                let g = op_group[p.index()];
+                if !candidates.contains(&g) {
+                    candidates.push(g);
+                }
+            }
+        }
+        let mut rejected = Vec::new();
+        let mut outcome = if op.op_type == OpType::Matmul {
+            Outcome::StartedMatmul
+        } else if candidates.is_empty() {
+            Outcome::StartedNoCandidate
+        } else {
+            Outcome::StartedAllRejected
+        };
+        if op.op_type != OpType::Matmul {
+            for &g in &candidates {
+                let grp = &groups[g.index()];
+                let type_rejection = match op.op_type {
+                    OpType::Elementwise | OpType::Reshape if grp.has_reduction => {
+                        Some(Rejection::ClosedByReduction { group: g })
+                    }
+                    OpType::Reduction if grp.has_reduction => {
+                        Some(Rejection::ClosedByReduction { group: g })
+                    }
+                    OpType::Reduction if grp.has_matmul => {
+                        Some(Rejection::ReductionAfterMatmul { group: g })
+                    }
+                    _ => None,
+                };
+                if let Some(r) = type_rejection {
+                    rejected.push(r);
+                    continue;
+                }
+                if let Some(reachable) = dag.reaches_any(g, &candidates) {
+                    rejected.push(Rejection::WouldCycle {
+                        group: g,
+                        reachable,
+                    });
+                    continue;
+                }
+                outcome = Outcome::Joined { group: g };
+                break;
+            }
+        }
+        let g = match outcome {
+            Outcome::Joined { group } => group,
+            _ => {
+                let g = GroupId(groups.len() as u32);
+                groups.push(Group {
+                    ops: Vec::new(),
+                    has_matmul: false,
+                    has_reduction: false,
+                });
+                dag.add_node();
+                g
+            }
+        };
+        let grp = &mut groups[g.index()];
+        grp.ops.push(id);
+        grp.has_matmul |= op.op_type == OpType::Matmul;
+        grp.has_reduction |= op.op_type == OpType::Reduction;
+        op_group[id.index()] = g;
+        for &c in &candidates {
+            if c != g {
+                dag.add_edge(c, g);
+            }
+        }
+        decisions[id.index()] = Some(Decision { outcome, rejected });
+    }
+    Grouping {
+        groups,
+        op_group,
+        decisions: decisions
+            .into_iter()
+            .map(|d| d.expect("every op is processed once"))
+            .collect(),
+    }
+}
+
+/// The data edges between groups, with a topological numbering kept up to date as edges are
+/// added (Pearce & Kelly, "A dynamic topological sort algorithm for directed acyclic graphs",
+/// JEA 2007). `ord` is always a permutation of `0..len`.
+#[derive(Debug, Default)]
+struct GroupDag {
+    out: Vec<Vec<u32>>,
+    inn: Vec<Vec<u32>>,
+    ord: Vec<u32>,
+    mark: Vec<u32>,
+    target: Vec<u32>,
+    epoch: u32,
+    stack: Vec<u32>,
+    forward: Vec<u32>,
+    backward: Vec<u32>,
+}
+
+impl GroupDag {
+    fn add_node(&mut self) {
+        let n = self.ord.len() as u32;
+        self.out.push(Vec::new());
+        self.inn.push(Vec::new());
+        self.ord.push(n);
+        self.mark.push(0);
+        self.target.push(0);
+    }
+
+    fn next_epoch(&mut self) -> u32 {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.target.iter_mut().for_each(|m| *m = 0);
+            self.epoch = 1;
+        }
+        self.epoch
+    }
+
+    /// The first of `candidates` (other than `from`) reachable from `from`, if any.
+    fn reaches_any(&mut self, from: GroupId, candidates: &[GroupId]) -> Option<GroupId> {
+        let from_ord = self.ord[from.index()];
+        // Only candidates numbered after `from` can be reached from it.
+        let upper = candidates
+            .iter()
+            .filter(|&&c| c != from)
+            .map(|c| self.ord[c.index()])
+            .filter(|&o| o > from_ord)
+            .max()?;
+        let epoch = self.next_epoch();
+        for &c in candidates {
+            if c != from {
+                self.target[c.index()] = epoch;
+            }
+        }
+        let mut found: Option<u32> = None;
+        self.stack.clear();
+        self.stack.push(from.0);
+        self.mark[from.index()] = epoch;
+        while let Some(v) = self.stack.pop() {
+            for &w in &self.out[v as usize] {
+                let wi = w as usize;
+                if self.mark[wi] == epoch || self.ord[wi] > upper {
+                    continue;
+                }
+                if self.target[wi] == epoch {
+                    found = Some(w);
+                    break;
+                }
+                self.mark[wi] = epoch;
+                self.stack.push(w);
+            }
+            if found.is_some() {
+                break;
+            }
+        }
+        // Several candidates may be reachable; report the first in candidate order among
+        // those we can confirm cheaply (the one found). The decision only needs one.
+        found.map(GroupId)
+    }
+
+    /// Adds the edge `x -> y`, which the caller guarantees closes no cycle.
+    fn add_edge(&mut self, x: GroupId, y: GroupId) {
+        let (x, y) = (x.0, y.0);
+        if self.out[x as usize].last() == Some(&y) {
+            return;
+        }
+        self.out[x as usize].push(y);
+        self.inn[y as usize].push(x);
+        let (lb, ub) = (self.ord[y as usize], self.ord[x as usize]);
+        if lb > ub {
+            return;
+        }
+        // y is numbered before x: renumber the affected region so that x comes before y.
+        let epoch = self.next_epoch();
+        self.forward.clear();
+        self.stack.clear();
+        self.stack.push(y);
+        self.mark[y as usize] = epoch;
+        while let Some(v) = self.stack.pop() {
+            self.forward.push(v);
+            for &w in &self.out[v as usize] {
+                if self.mark[w as usize] != epoch && self.ord[w as usize] < ub {
+                    self.mark[w as usize] = epoch;
+                    self.stack.push(w);
+                }
+            }
+        }
+        self.backward.clear();
+        self.stack.push(x);
+        self.mark[x as usize] = epoch;
+        while let Some(v) = self.stack.pop() {
+            self.backward.push(v);
+            for &w in &self.inn[v as usize] {
+                if self.mark[w as usize] != epoch && self.ord[w as usize] > lb {
+                    self.mark[w as usize] = epoch;
+                    self.stack.push(w);
+                }
+            }
+        }
+        let ord = &mut self.ord;
+        self.forward.sort_unstable_by_key(|&v| ord[v as usize]);
+        self.backward.sort_unstable_by_key(|&v| ord[v as usize]);
+        let mut slots: Vec<u32> = self
+            .backward
+            .iter()
+            .chain(self.forward.iter())
+            .map(|&v| ord[v as usize])
+            .collect();
+        slots.sort_unstable();
+        for (&v, slot) in self.backward.iter().chain(self.forward.iter()).zip(slots) {
+            ord[v as usize] = slot;
+        }
+    }
+}

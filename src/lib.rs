@@ -1,0 +1,31 @@
+//! fusionscope — a kernel-fusion analyzer.
+//!
+//! The crate is the analysis core plus two thin front ends:
+//!
+//! * [`fusion`]: op graph in (JSON or built in code), fusion groups and global-memory traffic
+//!   (unfused vs fused) out, exactly as `spec/fusion-rules.md` states; [`fusion::transformer`]
+//!   builds the reference transformer block.
+//! * [`trace`]: PyTorch-profiler (Kineto) traces from NVIDIA and AMD GPUs: reading, kernel
+//!   classification, single-trace summaries and the AMD-vs-NVIDIA comparison.
+//! * [`optrace`], [`calib`], [`hardware`], [`workload`], [`simcsv`]: the other inputs (op traces,
+//!   calibration profiles, chip presets and the time model, model workload generators, NPU
+//!   simulator op tables).
+//! * [`table`]: plain tables as text, Markdown and CSV.
+//! * [`units`]: how numbers are shown (bytes, times) so the CLI and the page agree.
+//!
+//! Every module above is free of browser and terminal code and builds natively and for
+//! `wasm32-unknown-unknown`. The command line (`src/main.rs`, `src/cli/`) and the web page
+//! ([`web`], wasm only) only call into them.
+
+pub mod calib;
+pub mod fusion;
+pub mod hardware;
+pub mod optrace;
+pub mod simcsv;
+pub mod table;
+pub mod trace;
+pub mod units;
+pub mod workload;
+
+#[cfg(target_arch = "wasm32")]
+pub mod web;

@@ -1,0 +1,1 @@
+//! NPU simulator op tables (CSV). Filled in by the inputs work (issue 5).

@@ -1,0 +1,1 @@
+//! PyTorch-profiler (Kineto) trace analysis. Filled in by the trace work (issue 3).

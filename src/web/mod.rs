@@ -1,0 +1,1 @@
+//! The Yew web page (wasm only).
