@@ -19,25 +19,9 @@ impl Table {
     /// A table with these columns; a header starting with `>` is right-aligned (the `>` is
     /// dropped), which is what numeric columns want.
     pub fn new(headers: &[&str]) -> Self {
-        let align = headers
-            .iter()
-            .map(|h| {
-                if h.starts_with('>') {
-                    Align::Right
-                } else {
-                    Align::Left
-                }
-            })
-            .collect();
-        let headers = headers
-            .iter()
-            .map(|h| h.trim_start_matches('>').to_string())
-            .collect();
-        Table {
-            headers,
-            align,
-            rows: Vec::new(),
-        }
+        let align = headers.iter().map(|h| if h.starts_with('>') { Align::Right } else { Align::Left }).collect();
+        let headers = headers.iter().map(|h| h.trim_start_matches('>').to_string()).collect();
+        Table { headers, align, rows: Vec::new() }
     }
 
     pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
@@ -68,21 +52,11 @@ impl Table {
     pub fn to_text(&self) -> String {
         let w = self.widths();
         let line = |cells: &[String]| {
-            let s: Vec<String> = cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| Self::pad(c, w[i], self.align[i]))
-                .collect();
+            let s: Vec<String> = cells.iter().enumerate().map(|(i, c)| Self::pad(c, w[i], self.align[i])).collect();
             s.join("  ").trim_end().to_string() + "\n"
         };
         let mut out = line(&self.headers);
-        out.push_str(
-            &(w.iter()
-                .map(|&n| "-".repeat(n))
-                .collect::<Vec<_>>()
-                .join("  ")
-                + "\n"),
-        );
+        out.push_str(&(w.iter().map(|&n| "-".repeat(n)).collect::<Vec<_>>().join("  ") + "\n"));
         for r in &self.rows {
             out.push_str(&line(r));
         }
@@ -92,27 +66,13 @@ impl Table {
     /// GitHub-flavoured Markdown; `|` in cells is escaped.
     pub fn to_markdown(&self) -> String {
         let esc = |c: &str| c.replace('|', "\\|");
-        let mut out = format!(
-            "| {} |\n",
-            self.headers
-                .iter()
-                .map(|h| esc(h))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
+        let mut out = format!("| {} |\n", self.headers.iter().map(|h| esc(h)).collect::<Vec<_>>().join(" | "));
         out.push_str(&format!(
             "|{}|\n",
-            self.align
-                .iter()
-                .map(|a| if *a == Align::Right { "---:" } else { "---" })
-                .collect::<Vec<_>>()
-                .join("|")
+            self.align.iter().map(|a| if *a == Align::Right { "---:" } else { "---" }).collect::<Vec<_>>().join("|")
         ));
         for r in &self.rows {
-            out.push_str(&format!(
-                "| {} |\n",
-                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")
-            ));
+            out.push_str(&format!("| {} |\n", r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | ")));
         }
         out
     }
@@ -148,25 +108,16 @@ mod tests {
 
     #[test]
     fn text_aligns_numbers_right() {
-        assert_eq!(
-            sample().to_text(),
-            "name        bytes\n----------  -----\na|b             1\nlong, name  12345\n"
-        );
+        assert_eq!(sample().to_text(), "name        bytes\n----------  -----\na|b             1\nlong, name  12345\n");
     }
 
     #[test]
     fn markdown_escapes_pipes() {
-        assert_eq!(
-            sample().to_markdown(),
-            "| name | bytes |\n|---|---:|\n| a\\|b | 1 |\n| long, name | 12345 |\n"
-        );
+        assert_eq!(sample().to_markdown(), "| name | bytes |\n|---|---:|\n| a\\|b | 1 |\n| long, name | 12345 |\n");
     }
 
     #[test]
     fn csv_quotes_commas() {
-        assert_eq!(
-            sample().to_csv(),
-            "name,bytes\na|b,1\n\"long, name\",12345\n"
-        );
+        assert_eq!(sample().to_csv(), "name,bytes\na|b,1\n\"long, name\",12345\n");
     }
 }

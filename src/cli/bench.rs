@@ -18,12 +18,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let mut out =
-        String::from("fusion bench: grouping + traffic on random graphs (best of runs)\n");
-    out.push_str(&format!(
-        "{:>10}  {:>7}  {:>12}  {:>14}  {:>10}\n",
-        "ops", "groups", "time (ms)", "ops/s", "ns/op"
-    ));
+    let mut out = String::from("fusion bench: grouping + traffic on random graphs (best of runs)\n");
+    out.push_str(&format!("{:>10}  {:>7}  {:>12}  {:>14}  {:>10}\n", "ops", "groups", "time (ms)", "ops/s", "ns/op"));
     print(&out)?;
     for &n in &args.sizes {
         let graph = random_graph(n, 42);

@@ -17,17 +17,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> CliResult {
     let bytes = read_file(&args.file)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| format!("{}: not UTF-8 text ({e})", args.file.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text ({e})", args.file.display()))?;
     let graph = parse_graph(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
     let report = analyze(&graph).report(&graph);
     if args.json {
         print(&(serde_json::to_string_pretty(&report)? + "\n"))
     } else {
-        print(&format!(
-            "{}: {}",
-            args.file.display(),
-            summary::text_report(&report)
-        ))
+        print(&format!("{}: {}", args.file.display(), summary::text_report(&report)))
     }
 }

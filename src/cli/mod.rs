@@ -55,11 +55,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
     let result = match cli.command {
@@ -85,8 +81,7 @@ pub fn main() -> ExitCode {
 }
 
 fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
-    e.downcast_ref::<std::io::Error>()
-        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// Writes `text` to stdout; a closed pipe surfaces as an `io::Error` that `main` ends quietly on.

@@ -22,10 +22,7 @@ pub fn analyze(graph: &OpGraph) -> Analysis {
 
 impl Analysis {
     pub fn saved_bytes(&self) -> u64 {
-        self.traffic
-            .unfused
-            .total()
-            .saturating_sub(self.traffic.fused.total())
+        self.traffic.unfused.total().saturating_sub(self.traffic.fused.total())
     }
 
     /// `100 * saved / unfused.total`, 0 for an empty graph.
@@ -35,12 +32,7 @@ impl Analysis {
 
     /// The spec's object plus per-group and per-op details.
     pub fn report(&self, graph: &OpGraph) -> AnalysisReport {
-        let names = |g: &super::group::Group| {
-            g.ops
-                .iter()
-                .map(|&o| graph.op(o).name.clone())
-                .collect::<Vec<_>>()
-        };
+        let names = |g: &super::group::Group| g.ops.iter().map(|&o| graph.op(o).name.clone()).collect::<Vec<_>>();
         let group_name = |g: GroupId| format!("group {}", g.0 + 1);
         let saved = self.saved_bytes();
         AnalysisReport {
@@ -48,11 +40,7 @@ impl Analysis {
             unfused: TrafficFigures::new(self.traffic.unfused, 0),
             fused: TrafficFigures::new(self.traffic.fused, saved),
             savings_pct: self.savings_pct(),
-            assumed_tensors: graph
-                .assumed_tensors()
-                .into_iter()
-                .map(String::from)
-                .collect(),
+            assumed_tensors: graph.assumed_tensors().into_iter().map(String::from).collect(),
             group_details: self
                 .grouping
                 .groups
@@ -68,10 +56,7 @@ impl Analysis {
                         GroupKind::Elementwise
                     },
                     unfused: TrafficFigures::new(t.unfused, 0),
-                    fused: TrafficFigures::new(
-                        t.fused,
-                        t.unfused.total().saturating_sub(t.fused.total()),
-                    ),
+                    fused: TrafficFigures::new(t.fused, t.unfused.total().saturating_sub(t.fused.total())),
                 })
                 .collect(),
             op_details: graph
@@ -86,11 +71,7 @@ impl Analysis {
                     decision: self.grouping.decisions[i].clone(),
                 })
                 .collect(),
-            processing_order: graph
-                .order()
-                .iter()
-                .map(|&o| graph.op(o).name.clone())
-                .collect(),
+            processing_order: graph.order().iter().map(|&o| graph.op(o).name.clone()).collect(),
         }
     }
 }
@@ -114,12 +95,7 @@ pub struct TrafficFigures {
 
 impl TrafficFigures {
     pub fn new(t: Traffic, saved_by_fusion: u64) -> Self {
-        TrafficFigures {
-            bytes_read: t.bytes_read,
-            bytes_written: t.bytes_written,
-            total: t.total(),
-            saved_by_fusion,
-        }
+        TrafficFigures { bytes_read: t.bytes_read, bytes_written: t.bytes_written, total: t.total(), saved_by_fusion }
     }
 }
 

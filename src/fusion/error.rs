@@ -29,11 +29,7 @@ impl fmt::Display for At {
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum GraphError {
     #[error("malformed JSON at line {line}, column {column}: {message}")]
-    Json {
-        line: usize,
-        column: usize,
-        message: String,
-    },
+    Json { line: usize, column: usize, message: String },
 
     #[error("graph file must be a JSON object with \"ops\" or a JSON array of ops{at}")]
     NotAGraph { at: At },
@@ -42,12 +38,7 @@ pub enum GraphError {
     DuplicateOp { op: String, at: At },
 
     #[error("tensor \"{tensor}\" is produced by two ops, \"{first}\" and \"{second}\"{at}")]
-    TwoProducers {
-        tensor: String,
-        first: String,
-        second: String,
-        at: At,
-    },
+    TwoProducers { tensor: String, first: String, second: String, at: At },
 
     #[error("op \"{op}\" has unknown op_type \"{op_type}\" (expected elementwise, reduction, matmul or reshape){at}")]
     UnknownOpType { op: String, op_type: String, at: At },
@@ -97,9 +88,7 @@ impl GraphError {
             | GraphError::OpBytesPerElement { at, .. }
             | GraphError::TensorBytesPerElement { at, .. }
             | GraphError::EmptyName { at, .. } => Some(at),
-            GraphError::Json { .. }
-            | GraphError::Cycle { .. }
-            | GraphError::SizeOverflow { .. } => None,
+            GraphError::Json { .. } | GraphError::Cycle { .. } | GraphError::SizeOverflow { .. } => None,
         };
         if let Some(at) = slot {
             if at.0.is_none() {

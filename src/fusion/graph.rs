@@ -45,12 +45,7 @@ pub enum OpType {
 }
 
 impl OpType {
-    pub const ALL: [OpType; 4] = [
-        OpType::Elementwise,
-        OpType::Reduction,
-        OpType::Matmul,
-        OpType::Reshape,
-    ];
+    pub const ALL: [OpType; 4] = [OpType::Elementwise, OpType::Reduction, OpType::Matmul, OpType::Reshape];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -75,10 +70,7 @@ pub struct UnknownOpType(pub String);
 impl FromStr for OpType {
     type Err = UnknownOpType;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        OpType::ALL
-            .into_iter()
-            .find(|t| t.as_str() == s)
-            .ok_or_else(|| UnknownOpType(s.to_string()))
+        OpType::ALL.into_iter().find(|t| t.as_str() == s).ok_or_else(|| UnknownOpType(s.to_string()))
     }
 }
 
@@ -197,12 +189,8 @@ impl OpGraph {
 
     /// Names of the tensors whose size was assumed, sorted.
     pub fn assumed_tensors(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self
-            .tensors
-            .iter()
-            .filter(|t| t.size_source == SizeSource::Assumed)
-            .map(|t| t.name.as_str())
-            .collect();
+        let mut v: Vec<&str> =
+            self.tensors.iter().filter(|t| t.size_source == SizeSource::Assumed).map(|t| t.name.as_str()).collect();
         v.sort_unstable();
         v
     }
@@ -256,18 +244,10 @@ impl GraphBuilder {
         bytes_per_element: Option<i64>,
     ) -> Result<(), GraphError> {
         if let Some(&dim) = shape.iter().find(|&&d| d < 0) {
-            return Err(GraphError::NegativeTensorDimension {
-                tensor: name.to_string(),
-                dim,
-                at: At(None),
-            });
+            return Err(GraphError::NegativeTensorDimension { tensor: name.to_string(), dim, at: At(None) });
         }
         if let Some(b) = bytes_per_element.filter(|&b| b < 1) {
-            return Err(GraphError::TensorBytesPerElement {
-                tensor: name.to_string(),
-                value: b,
-                at: At(None),
-            });
+            return Err(GraphError::TensorBytesPerElement { tensor: name.to_string(), value: b, at: At(None) });
         }
         let id = self.intern(name);
         self.tensors[id.index()].declared = Some(TensorDecl {
@@ -280,24 +260,14 @@ impl GraphBuilder {
     /// Adds an op; ops are kept in the order they are added (the "file order").
     pub fn add_op(&mut self, spec: OpSpec) -> Result<OpId, GraphError> {
         if spec.name.is_empty() {
-            return Err(GraphError::EmptyName {
-                op: spec.name,
-                at: At(None),
-            });
+            return Err(GraphError::EmptyName { op: spec.name, at: At(None) });
         }
         if spec.bytes_per_element < 1 {
-            return Err(GraphError::OpBytesPerElement {
-                op: spec.name,
-                value: 0,
-                at: At(None),
-            });
+            return Err(GraphError::OpBytesPerElement { op: spec.name, value: 0, at: At(None) });
         }
         let id = OpId(self.ops.len() as u32);
         if self.op_names.contains_key(&spec.name) {
-            return Err(GraphError::DuplicateOp {
-                op: spec.name,
-                at: At(None),
-            });
+            return Err(GraphError::DuplicateOp { op: spec.name, at: At(None) });
         }
         let output = self.intern(&spec.output);
         if let Some(first) = self.tensors[output.index()].producer {
@@ -326,25 +296,17 @@ impl GraphBuilder {
     pub fn build(mut self) -> Result<OpGraph, GraphError> {
         let order = order::processing_order(&self.ops, &self.tensors)?;
         compute_sizes(&self.ops, &mut self.tensors)?;
-        Ok(OpGraph {
-            ops: self.ops,
-            tensors: self.tensors,
-            order,
-        })
+        Ok(OpGraph { ops: self.ops, tensors: self.tensors, order })
     }
 }
 
 fn shape_bytes(shape: &[u64], bytes_per_element: u64) -> Option<u64> {
-    shape
-        .iter()
-        .try_fold(bytes_per_element, |acc, &d| acc.checked_mul(d))
+    shape.iter().try_fold(bytes_per_element, |acc, &d| acc.checked_mul(d))
 }
 
 /// Tensor sizes as the spec's "Tensor sizes" section defines them.
 fn compute_sizes(ops: &[Op], tensors: &mut [Tensor]) -> Result<(), GraphError> {
-    let overflow = |t: &Tensor| GraphError::SizeOverflow {
-        tensor: t.name.clone(),
-    };
+    let overflow = |t: &Tensor| GraphError::SizeOverflow { tensor: t.name.clone() };
     // The first op in file order that reads each tensor decides assumed sizes and missing
     // element sizes of declarations.
     let mut first_reader: Vec<Option<OpId>> = vec![None; tensors.len()];
@@ -356,19 +318,15 @@ fn compute_sizes(ops: &[Op], tensors: &mut [Tensor]) -> Result<(), GraphError> {
     for (i, t) in tensors.iter_mut().enumerate() {
         if let Some(p) = t.producer {
             let op = &ops[p.index()];
-            t.size_bytes =
-                shape_bytes(&op.shape, op.bytes_per_element).ok_or_else(|| overflow(t))?;
+            t.size_bytes = shape_bytes(&op.shape, op.bytes_per_element).ok_or_else(|| overflow(t))?;
             t.size_source = SizeSource::Produced;
         } else if let Some(decl) = &t.declared {
-            let bpe = decl
-                .bytes_per_element
-                .or_else(|| first_reader[i].map(|r| ops[r.index()].bytes_per_element));
+            let bpe = decl.bytes_per_element.or_else(|| first_reader[i].map(|r| ops[r.index()].bytes_per_element));
             t.size_bytes = shape_bytes(&decl.shape, bpe.unwrap_or(1)).ok_or_else(|| overflow(t))?;
             t.size_source = SizeSource::Declared;
         } else if let Some(r) = first_reader[i] {
             let op = &ops[r.index()];
-            t.size_bytes =
-                shape_bytes(&op.shape, op.bytes_per_element).ok_or_else(|| overflow(t))?;
+            t.size_bytes = shape_bytes(&op.shape, op.bytes_per_element).ok_or_else(|| overflow(t))?;
             t.size_source = SizeSource::Assumed;
         }
     }

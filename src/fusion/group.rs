@@ -59,31 +59,20 @@ impl Decision {
     pub fn explain(&self, group_name: impl Fn(GroupId) -> String) -> String {
         let mut s = match self.outcome {
             Outcome::StartedMatmul => "matmul: always starts a new group".to_string(),
-            Outcome::StartedNoCandidate => {
-                "started a new group: no input is produced by an op".to_string()
+            Outcome::StartedNoCandidate => "started a new group: no input is produced by an op".to_string(),
+            Outcome::StartedAllRejected => "started a new group: every producer group was rejected".to_string(),
+            Outcome::Joined { group } => {
+                format!("joined {}, the group of its first eligible producer", group_name(group))
             }
-            Outcome::StartedAllRejected => {
-                "started a new group: every producer group was rejected".to_string()
-            }
-            Outcome::Joined { group } => format!(
-                "joined {}, the group of its first eligible producer",
-                group_name(group)
-            ),
         };
         for r in &self.rejected {
             s.push_str("; ");
             s.push_str(&match *r {
                 Rejection::ClosedByReduction { group } => {
-                    format!(
-                        "not {}: it holds a reduction, which closes a group",
-                        group_name(group)
-                    )
+                    format!("not {}: it holds a reduction, which closes a group", group_name(group))
                 }
                 Rejection::ReductionAfterMatmul { group } => {
-                    format!(
-                        "not {}: a reduction may not join a group with a matmul",
-                        group_name(group)
-                    )
+                    format!("not {}: a reduction may not join a group with a matmul", group_name(group))
                 }
                 Rejection::WouldCycle { group, reachable } => format!(
                     "not {}: {} is reachable from it, so joining would make a cycle",
@@ -150,12 +139,8 @@ pub fn group(graph: &OpGraph) -> Grouping {
                     OpType::Elementwise | OpType::Reshape if grp.has_reduction => {
                         Some(Rejection::ClosedByReduction { group: g })
                     }
-                    OpType::Reduction if grp.has_reduction => {
-                        Some(Rejection::ClosedByReduction { group: g })
-                    }
-                    OpType::Reduction if grp.has_matmul => {
-                        Some(Rejection::ReductionAfterMatmul { group: g })
-                    }
+                    OpType::Reduction if grp.has_reduction => Some(Rejection::ClosedByReduction { group: g }),
+                    OpType::Reduction if grp.has_matmul => Some(Rejection::ReductionAfterMatmul { group: g }),
                     _ => None,
                 };
                 if let Some(r) = type_rejection {
@@ -163,10 +148,7 @@ pub fn group(graph: &OpGraph) -> Grouping {
                     continue;
                 }
                 if let Some(reachable) = dag.reaches_any(g, &candidates) {
-                    rejected.push(Rejection::WouldCycle {
-                        group: g,
-                        reachable,
-                    });
+                    rejected.push(Rejection::WouldCycle { group: g, reachable });
                     continue;
                 }
                 outcome = Outcome::Joined { group: g };
@@ -177,11 +159,7 @@ pub fn group(graph: &OpGraph) -> Grouping {
             Outcome::Joined { group } => group,
             _ => {
                 let g = GroupId(groups.len() as u32);
-                groups.push(Group {
-                    ops: Vec::new(),
-                    has_matmul: false,
-                    has_reduction: false,
-                });
+                groups.push(Group { ops: Vec::new(), has_matmul: false, has_reduction: false });
                 dag.add_node();
                 g
             }
@@ -201,10 +179,7 @@ pub fn group(graph: &OpGraph) -> Grouping {
     Grouping {
         groups,
         op_group,
-        decisions: decisions
-            .into_iter()
-            .map(|d| d.expect("every op is processed once"))
-            .collect(),
+        decisions: decisions.into_iter().map(|d| d.expect("every op is processed once")).collect(),
     }
 }
 
@@ -248,12 +223,8 @@ impl GroupDag {
     fn reaches_any(&mut self, from: GroupId, candidates: &[GroupId]) -> Option<GroupId> {
         let from_ord = self.ord[from.index()];
         // Only candidates numbered after `from` can be reached from it.
-        let upper = candidates
-            .iter()
-            .filter(|&&c| c != from)
-            .map(|c| self.ord[c.index()])
-            .filter(|&o| o > from_ord)
-            .max()?;
+        let upper =
+            candidates.iter().filter(|&&c| c != from).map(|c| self.ord[c.index()]).filter(|&o| o > from_ord).max()?;
         let epoch = self.next_epoch();
         for &c in candidates {
             if c != from {
@@ -328,12 +299,7 @@ impl GroupDag {
         let ord = &mut self.ord;
         self.forward.sort_unstable_by_key(|&v| ord[v as usize]);
         self.backward.sort_unstable_by_key(|&v| ord[v as usize]);
-        let mut slots: Vec<u32> = self
-            .backward
-            .iter()
-            .chain(self.forward.iter())
-            .map(|&v| ord[v as usize])
-            .collect();
+        let mut slots: Vec<u32> = self.backward.iter().chain(self.forward.iter()).map(|&v| ord[v as usize]).collect();
         slots.sort_unstable();
         for (&v, slot) in self.backward.iter().chain(self.forward.iter()).zip(slots) {
             ord[v as usize] = slot;

@@ -40,32 +40,22 @@ pub struct GraphFile {
 pub fn parse_graph(text: &str) -> Result<OpGraph, GraphError> {
     let file = parse_file(text)?;
     let spots = locate(text);
-    build(
-        &file,
-        &|i| spots.ops.get(i).map(|&o| location(text, o)),
-        &|name| spots.tensors.get(name).map(|&o| location(text, o)),
-    )
+    build(&file, &|i| spots.ops.get(i).map(|&o| location(text, o)), &|name| {
+        spots.tensors.get(name).map(|&o| location(text, o))
+    })
 }
 
 /// Parses the file's structure without validating the graph.
 pub fn parse_file(text: &str) -> Result<GraphFile, GraphError> {
-    let json_err = |e: serde_json::Error| GraphError::Json {
-        line: e.line(),
-        column: e.column(),
-        message: strip_position(&e),
-    };
+    let json_err =
+        |e: serde_json::Error| GraphError::Json { line: e.line(), column: e.column(), message: strip_position(&e) };
     match text.trim_start().as_bytes().first() {
-        Some(b'[') => Ok(GraphFile {
-            ops: serde_json::from_str(text).map_err(json_err)?,
-            tensors: BTreeMap::new(),
-        }),
+        Some(b'[') => Ok(GraphFile { ops: serde_json::from_str(text).map_err(json_err)?, tensors: BTreeMap::new() }),
         Some(b'{') => serde_json::from_str(text).map_err(json_err),
         _ => {
             // Let serde_json say what is wrong with it (empty input, stray text...).
             serde_json::from_str::<serde_json::Value>(text).map_err(json_err)?;
-            Err(GraphError::NotAGraph {
-                at: super::error::At(Some(Location { line: 1, column: 1 })),
-            })
+            Err(GraphError::NotAGraph { at: super::error::At(Some(Location { line: 1, column: 1 })) })
         }
     }
 }
@@ -82,28 +72,19 @@ pub fn build(
     };
     let mut b = GraphBuilder::with_capacity(file.ops.len());
     for (name, t) in &file.tensors {
-        b.declare_tensor(name, &t.shape, t.bytes_per_element)
-            .map_err(|e| with_at(e, tensor_at(name)))?;
+        b.declare_tensor(name, &t.shape, t.bytes_per_element).map_err(|e| with_at(e, tensor_at(name)))?;
     }
     for (i, op) in file.ops.iter().enumerate() {
         let at = || op_at(i);
         let op_type: OpType = op.op_type.parse().map_err(|_| {
             with_at(
-                GraphError::UnknownOpType {
-                    op: op.name.clone(),
-                    op_type: op.op_type.clone(),
-                    at: Default::default(),
-                },
+                GraphError::UnknownOpType { op: op.name.clone(), op_type: op.op_type.clone(), at: Default::default() },
                 at(),
             )
         })?;
         if let Some(&dim) = op.shape.iter().find(|&&d| d < 0) {
             return Err(with_at(
-                GraphError::NegativeOpDimension {
-                    op: op.name.clone(),
-                    dim,
-                    at: Default::default(),
-                },
+                GraphError::NegativeOpDimension { op: op.name.clone(), dim, at: Default::default() },
                 at(),
             ));
         }
@@ -139,11 +120,7 @@ pub fn to_file(graph: &OpGraph) -> GraphFile {
         .map(|op| FileOp {
             name: op.name.clone(),
             op_type: op.op_type.as_str().to_string(),
-            inputs: op
-                .inputs
-                .iter()
-                .map(|&t| graph.tensor(t).name.clone())
-                .collect(),
+            inputs: op.inputs.iter().map(|&t| graph.tensor(t).name.clone()).collect(),
             output: graph.tensor(op.output).name.clone(),
             shape: op.shape.iter().map(|&d| d as i64).collect(),
             bytes_per_element: op.bytes_per_element as i64,
@@ -181,14 +158,8 @@ fn strip_position(e: &serde_json::Error) -> String {
 fn location(text: &str, offset: usize) -> Location {
     let before = &text.as_bytes()[..offset.min(text.len())];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |p| p + 1);
-    Location {
-        line,
-        column: offset - line_start + 1,
-    }
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    Location { line, column: offset - line_start + 1 }
 }
 
 /// Byte offsets of each op object and each declared tensor's key in a well-formed file.
@@ -201,10 +172,7 @@ struct Spots {
 /// Finds [`Spots`] with a small scanner. It runs only on text serde_json has already accepted,
 /// so it can assume well-formed JSON.
 fn locate(text: &str) -> Spots {
-    let mut sc = Scanner {
-        b: text.as_bytes(),
-        i: 0,
-    };
+    let mut sc = Scanner { b: text.as_bytes(), i: 0 };
     let mut spots = Spots::default();
     sc.ws();
     match sc.peek() {
@@ -361,20 +329,10 @@ mod tests {
         let text = "{\n \"tensors\": {\"x\": {\"shape\": [1]}},\n \"ops\": [\n  {\"name\": \"a\"},\n  {\"name\": \"b\"}\n ]\n}";
         let s = locate(text);
         assert_eq!(
-            s.ops
-                .iter()
-                .map(|&o| location(text, o))
-                .map(|l| (l.line, l.column))
-                .collect::<Vec<_>>(),
+            s.ops.iter().map(|&o| location(text, o)).map(|l| (l.line, l.column)).collect::<Vec<_>>(),
             vec![(4, 3), (5, 3)]
         );
-        assert_eq!(
-            location(text, s.tensors["x"]),
-            Location {
-                line: 2,
-                column: 15
-            }
-        );
+        assert_eq!(location(text, s.tensors["x"]), Location { line: 2, column: 15 });
     }
 
     #[test]

@@ -22,10 +22,8 @@ pub(crate) fn processing_order(ops: &[Op], tensors: &[Tensor]) -> Result<Vec<OpI
             }
         }
     }
-    let mut ready: BinaryHeap<Reverse<u32>> = (0..n as u32)
-        .filter(|&i| in_degree[i as usize] == 0)
-        .map(Reverse)
-        .collect();
+    let mut ready: BinaryHeap<Reverse<u32>> =
+        (0..n as u32).filter(|&i| in_degree[i as usize] == 0).map(Reverse).collect();
     let mut order = Vec::with_capacity(n);
     while let Some(Reverse(i)) = ready.pop() {
         order.push(OpId(i));
@@ -40,9 +38,7 @@ pub(crate) fn processing_order(ops: &[Op], tensors: &[Tensor]) -> Result<Vec<OpI
     if order.len() == n {
         return Ok(order);
     }
-    Err(GraphError::Cycle {
-        ops: find_cycle(ops, tensors, &in_degree),
-    })
+    Err(GraphError::Cycle { ops: find_cycle(ops, tensors, &in_degree) })
 }
 
 /// Names the ops of one cycle among the ops Kahn's algorithm could not order (those with a
@@ -50,10 +46,7 @@ pub(crate) fn processing_order(ops: &[Op], tensors: &[Tensor]) -> Result<Vec<OpI
 /// revisit an op; the revisited stretch is a cycle.
 fn find_cycle(ops: &[Op], tensors: &[Tensor], in_degree: &[u32]) -> Vec<String> {
     let stuck = |id: OpId| in_degree[id.index()] > 0;
-    let start = (0..ops.len())
-        .map(|i| OpId(i as u32))
-        .find(|&i| stuck(i))
-        .expect("a cycle leaves an op unordered");
+    let start = (0..ops.len()).map(|i| OpId(i as u32)).find(|&i| stuck(i)).expect("a cycle leaves an op unordered");
     let mut seen_at = vec![usize::MAX; ops.len()];
     let mut path: Vec<OpId> = Vec::new();
     let mut cur = start;
@@ -63,17 +56,9 @@ fn find_cycle(ops: &[Op], tensors: &[Tensor], in_degree: &[u32]) -> Vec<String> 
             // We walked against the data flow; report it along the data flow.
             cycle.reverse();
             // Start at the op that comes first in the file, so the message is stable.
-            let first = cycle
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, id)| id.0)
-                .map(|(k, _)| k)
-                .unwrap_or(0);
+            let first = cycle.iter().enumerate().min_by_key(|(_, id)| id.0).map(|(k, _)| k).unwrap_or(0);
             cycle.rotate_left(first);
-            return cycle
-                .into_iter()
-                .map(|id| ops[id.index()].name.clone())
-                .collect();
+            return cycle.into_iter().map(|id| ops[id.index()].name.clone()).collect();
         }
         seen_at[cur.index()] = path.len();
         path.push(cur);

@@ -42,17 +42,10 @@ pub fn random_graph(n: usize, seed: u64) -> OpGraph {
             _ => OpType::Reshape,
         };
         let mut inputs: Vec<String> = Vec::with_capacity(3);
-        let n_inputs = if i == 0 {
-            0
-        } else {
-            1 + rng.below(if op_type == OpType::Matmul { 1 } else { 2 }) as usize
-        };
+        let n_inputs = if i == 0 { 0 } else { 1 + rng.below(if op_type == OpType::Matmul { 1 } else { 2 }) as usize };
         for _ in 0..n_inputs {
-            let back = if rng.below(10) == 0 {
-                1 + rng.below(i.min(1000) as u64)
-            } else {
-                1 + rng.below(i.min(4) as u64)
-            };
+            let back =
+                if rng.below(10) == 0 { 1 + rng.below(i.min(1000) as u64) } else { 1 + rng.below(i.min(4) as u64) };
             inputs.push(format!("t{}", i as u64 - back));
         }
         if op_type == OpType::Matmul || i == 0 {

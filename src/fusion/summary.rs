@@ -41,12 +41,7 @@ pub fn groups_table(r: &AnalysisReport) -> Table {
 pub fn totals_table(r: &AnalysisReport) -> Table {
     let mut t = Table::new(&["", ">bytes read", ">bytes written", ">total"]);
     let row = |name: &str, f: &TrafficFigures| {
-        vec![
-            name.to_string(),
-            bytes_cell(f.bytes_read),
-            bytes_cell(f.bytes_written),
-            bytes_cell(f.total),
-        ]
+        vec![name.to_string(), bytes_cell(f.bytes_read), bytes_cell(f.bytes_written), bytes_cell(f.total)]
     };
     t.row(row("unfused", &r.unfused));
     t.row(row("fused", &r.fused));
@@ -55,11 +50,7 @@ pub fn totals_table(r: &AnalysisReport) -> Table {
 
 /// The whole report as text: groups, totals, savings, assumed tensors.
 pub fn text_report(r: &AnalysisReport) -> String {
-    let mut out = format!(
-        "{} ops in {} fusion groups\n\n",
-        r.op_details.len(),
-        r.groups.len()
-    );
+    let mut out = format!("{} ops in {} fusion groups\n\n", r.op_details.len(), r.groups.len());
     out.push_str(&groups_table(r).to_text());
     out.push('\n');
     out.push_str(&totals_table(r).to_text());
@@ -81,11 +72,7 @@ pub fn text_report(r: &AnalysisReport) -> String {
 
 /// The report as Markdown, for pasting into a design review.
 pub fn markdown_report(r: &AnalysisReport) -> String {
-    let mut out = format!(
-        "**{} ops in {} fusion groups**\n\n",
-        r.op_details.len(),
-        r.groups.len()
-    );
+    let mut out = format!("**{} ops in {} fusion groups**\n\n", r.op_details.len(), r.groups.len());
     out.push_str(&groups_table(r).to_markdown());
     out.push('\n');
     out.push_str(&totals_table(r).to_markdown());
@@ -95,10 +82,7 @@ pub fn markdown_report(r: &AnalysisReport) -> String {
         format_pct(r.savings_pct)
     ));
     if !r.assumed_tensors.is_empty() {
-        out.push_str(&format!(
-            "\nAssumed tensor sizes: {}\n",
-            r.assumed_tensors.join(", ")
-        ));
+        out.push_str(&format!("\nAssumed tensor sizes: {}\n", r.assumed_tensors.join(", ")));
     }
     out
 }

@@ -68,10 +68,9 @@ pub fn traffic(graph: &OpGraph, grouping: &Grouping) -> TrafficReport {
                 }
             }
         }
-        per_group[g.index()].unfused.add(Traffic {
-            bytes_read: read,
-            bytes_written: graph.tensor(op.output).size_bytes,
-        });
+        per_group[g.index()]
+            .unfused
+            .add(Traffic { bytes_read: read, bytes_written: graph.tensor(op.output).size_bytes });
     }
 
     let mut materialized = vec![false; nt];
@@ -103,17 +102,9 @@ pub fn traffic(graph: &OpGraph, grouping: &Grouping) -> TrafficReport {
         unfused.add(g.unfused);
         fused.add(g.fused);
     }
-    TrafficReport {
-        unfused,
-        fused,
-        per_group,
-        materialized,
-    }
+    TrafficReport { unfused, fused, per_group, materialized }
 }
 
 fn produced_in(graph: &OpGraph, grouping: &Grouping, t: TensorId, g: GroupId) -> bool {
-    graph
-        .tensor(t)
-        .producer
-        .is_some_and(|p| grouping.op_group[p.index()] == g)
+    graph.tensor(t).producer.is_some_and(|p| grouping.op_group[p.index()] == g)
 }

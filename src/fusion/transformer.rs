@@ -17,12 +17,7 @@ pub struct TransformerConfig {
 impl Default for TransformerConfig {
     /// The page's opening example: S = 2048, H = 4096, NH = 32, 2-byte elements.
     fn default() -> Self {
-        TransformerConfig {
-            seq_len: 2048,
-            hidden_dim: 4096,
-            num_heads: 32,
-            dtype_bytes: 2,
-        }
+        TransformerConfig { seq_len: 2048, hidden_dim: 4096, num_heads: 32, dtype_bytes: 2 }
     }
 }
 
@@ -49,10 +44,7 @@ pub fn transformer_block(c: TransformerConfig) -> Result<OpGraph, TransformerErr
         }
     }
     if c.hidden_dim % c.num_heads != 0 {
-        return Err(TransformerError::HeadsDoNotDivide {
-            hidden_dim: c.hidden_dim,
-            num_heads: c.num_heads,
-        });
+        return Err(TransformerError::HeadsDoNotDivide { hidden_dim: c.hidden_dim, num_heads: c.num_heads });
     }
     let (s, h, nh, b) = (c.seq_len, c.hidden_dim, c.num_heads, c.dtype_bytes);
     let hd = h / nh;
@@ -64,13 +56,7 @@ pub fn transformer_block(c: TransformerConfig) -> Result<OpGraph, TransformerErr
         ("split_v", Reshape, &["qkv"], "v", vec![nh, s, hd]),
         ("attn_scores", Matmul, &["q", "k"], "scores", vec![nh, s, s]),
         ("softmax", Reduction, &["scores"], "probs", vec![nh, s, s]),
-        (
-            "attn_output",
-            Matmul,
-            &["probs", "v"],
-            "attn",
-            vec![nh, s, hd],
-        ),
+        ("attn_output", Matmul, &["probs", "v"], "attn", vec![nh, s, hd]),
         ("concat_heads", Reshape, &["attn"], "concat", vec![s, h]),
         ("out_proj", Matmul, &["concat", "w_o"], "proj", vec![s, h]),
         ("residual1", Elementwise, &["proj", "x"], "res1", vec![s, h]),
@@ -78,35 +64,21 @@ pub fn transformer_block(c: TransformerConfig) -> Result<OpGraph, TransformerErr
         ("ffn_up", Matmul, &["ln1", "w_up"], "up", vec![s, 4 * h]),
         ("gelu", Elementwise, &["up"], "act", vec![s, 4 * h]),
         ("ffn_down", Matmul, &["act", "w_down"], "down", vec![s, h]),
-        (
-            "residual2",
-            Elementwise,
-            &["down", "ln1"],
-            "res2",
-            vec![s, h],
-        ),
+        ("residual2", Elementwise, &["down", "ln1"], "res2", vec![s, h]),
         ("layernorm2", Reduction, &["res2"], "ln2", vec![s, h]),
     ];
     let mut g = GraphBuilder::with_capacity(ops.len());
     let dims = |v: &[u64]| {
-        v.iter()
-            .map(|&d| i64::try_from(d).map_err(|_| TransformerError::TooLarge))
-            .collect::<Result<Vec<_>, _>>()
+        v.iter().map(|&d| i64::try_from(d).map_err(|_| TransformerError::TooLarge)).collect::<Result<Vec<_>, _>>()
     };
     let bi = i64::try_from(b).map_err(|_| TransformerError::TooLarge)?;
-    for (name, shape) in [
-        ("x", [s, h]),
-        ("w_qkv", [h, 3 * h]),
-        ("w_o", [h, h]),
-        ("w_up", [h, 4 * h]),
-        ("w_down", [4 * h, h]),
-    ] {
-        g.declare_tensor(name, &dims(&shape)?, Some(bi))
-            .map_err(|_| TransformerError::TooLarge)?;
+    for (name, shape) in
+        [("x", [s, h]), ("w_qkv", [h, 3 * h]), ("w_o", [h, h]), ("w_up", [h, 4 * h]), ("w_down", [4 * h, h])]
+    {
+        g.declare_tensor(name, &dims(&shape)?, Some(bi)).map_err(|_| TransformerError::TooLarge)?;
     }
     for (name, ty, inputs, output, shape) in ops {
-        g.add_op(OpSpec::new(name, ty, inputs, output, &shape, b))
-            .map_err(|_| TransformerError::TooLarge)?;
+        g.add_op(OpSpec::new(name, ty, inputs, output, &shape, b)).map_err(|_| TransformerError::TooLarge)?;
     }
     g.build().map_err(|_| TransformerError::TooLarge)
 }
