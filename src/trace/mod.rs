@@ -1,1 +1,8 @@
-//! PyTorch-profiler (Kineto) trace analysis. Filled in by the trace work (issue 3).
+//! PyTorch-profiler (Kineto) trace analysis: reading, kernel classification, summaries and the
+//! AMD-vs-NVIDIA comparison (`spec/trace-analysis.md`).
+
+pub mod category;
+pub mod classify;
+
+pub use category::Category;
+pub use classify::{classify, Classification};
