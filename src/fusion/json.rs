@@ -332,13 +332,13 @@ mod tests {
             s.ops.iter().map(|&o| location(text, o)).map(|l| (l.line, l.column)).collect::<Vec<_>>(),
             vec![(4, 3), (5, 3)]
         );
-        assert_eq!(location(text, s.tensors["x"]), Location { line: 2, column: 15 });
+        assert_eq!(location(text, s.tensors["x"]), Location { line: 2, column: 14 });
     }
 
     #[test]
     fn locate_bare_array_with_nested_strings() {
         let text = "[{\"name\": \"a]\", \"shape\": [1,[2]]}, {\"name\": \"b\\\"\"}]";
         let s = locate(text);
-        assert_eq!(s.ops, vec![1, 36]);
+        assert_eq!(s.ops, vec![1, 35]);
     }
 }
