@@ -117,7 +117,7 @@ pub fn group(graph: &OpGraph) -> Grouping {
         let op = graph.op(id);
         candidates.clear();
         for &t in &op.inputs {
-            if let Some(p) = graph.tensor(t).producer {
+            if let Some(p) = graph.producer(t) {
                 let g = op_group[p.index()];
                 if !candidates.contains(&g) {
                     candidates.push(g);

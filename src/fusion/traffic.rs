@@ -61,16 +61,14 @@ pub fn traffic(graph: &OpGraph, grouping: &Grouping) -> TrafficReport {
             }
             seen[t.index()] = i as u32;
             consumers[t.index()] += 1;
-            read += graph.tensor(t).size_bytes;
-            if let Some(p) = graph.tensor(t).producer {
+            read += graph.size(t);
+            if let Some(p) = graph.producer(t) {
                 if grouping.op_group[p.index()] != g {
                     read_elsewhere[t.index()] = true;
                 }
             }
         }
-        per_group[g.index()]
-            .unfused
-            .add(Traffic { bytes_read: read, bytes_written: graph.tensor(op.output).size_bytes });
+        per_group[g.index()].unfused.add(Traffic { bytes_read: read, bytes_written: graph.size(op.output) });
     }
 
     let mut materialized = vec![false; nt];
@@ -85,12 +83,12 @@ pub fn traffic(graph: &OpGraph, grouping: &Grouping) -> TrafficReport {
                     continue;
                 }
                 group_seen[t.index()] = gi as u32;
-                fused.bytes_read += graph.tensor(t).size_bytes;
+                fused.bytes_read += graph.size(t);
             }
             let out = op.output.index();
             if read_elsewhere[out] || consumers[out] != 1 {
                 materialized[out] = true;
-                fused.bytes_written += graph.tensor(op.output).size_bytes;
+                fused.bytes_written += graph.size(op.output);
             }
         }
         per_group[gi].fused = fused;
@@ -106,5 +104,5 @@ pub fn traffic(graph: &OpGraph, grouping: &Grouping) -> TrafficReport {
 }
 
 fn produced_in(graph: &OpGraph, grouping: &Grouping, t: TensorId, g: GroupId) -> bool {
-    graph.tensor(t).producer.is_some_and(|p| grouping.op_group[p.index()] == g)
+    graph.producer(t).is_some_and(|p| grouping.op_group[p.index()] == g)
 }

@@ -1,0 +1,150 @@
+//! The spec's worked example, the transformer block and every graph error, through the binary.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_fusionscope");
+
+fn data(path: &str) -> String {
+    format!("{}/tests/data/graphs/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN).args(args).output().expect("binary runs");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    )
+}
+
+fn json(args: &[&str]) -> Value {
+    let (code, stdout, stderr) = run(args);
+    assert_eq!(code, 0, "stderr: {stderr}");
+    serde_json::from_str(&stdout).expect("stdout is JSON")
+}
+
+fn traffic(v: &Value) -> [u64; 4] {
+    ["bytes_read", "bytes_written", "total", "saved_by_fusion"].map(|k| v[k].as_u64().unwrap())
+}
+
+#[test]
+fn worked_example_to_the_byte() {
+    let v = json(&["graph", &data("worked_example.json"), "--json"]);
+    assert_eq!(v["groups"], serde_json::json!([["matmul1", "bias1", "relu"], ["matmul2"]]));
+    assert_eq!(traffic(&v["unfused"]), [52_428_800, 27_262_976, 79_691_776, 0]);
+    assert_eq!(traffic(&v["fused"]), [35_651_584, 10_485_760, 46_137_344, 33_554_432]);
+    let pct = v["savings_pct"].as_f64().unwrap();
+    assert!((pct - 42.105).abs() < 0.001, "{pct}");
+    assert_eq!(v["assumed_tensors"], serde_json::json!(["b1", "w1", "w2", "x"]));
+}
+
+#[test]
+fn transformer_block_to_the_byte() {
+    let v = json(&["transformer", "--seq-len", "2048", "--hidden", "4096", "--heads", "32", "--json"]);
+    let groups: Vec<Vec<String>> = serde_json::from_value(v["groups"].clone()).unwrap();
+    assert_eq!(
+        groups,
+        [
+            &["qkv_proj", "split_q", "split_k", "split_v"][..],
+            &["attn_scores"],
+            &["softmax"],
+            &["attn_output", "concat_heads"],
+            &["out_proj", "residual1"],
+            &["layernorm1"],
+            &["ffn_up", "gelu"],
+            &["ffn_down", "residual2"],
+            &["layernorm2"],
+        ]
+        .map(|g| g.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    );
+    assert_eq!(v["unfused"]["total"], 2_348_810_240u64);
+    assert_eq!(v["fused"]["total"], 1_962_934_272u64);
+    assert_eq!(v["fused"]["saved_by_fusion"], 385_875_968u64);
+    assert!((v["savings_pct"].as_f64().unwrap() - 16.43).abs() < 0.005);
+    assert_eq!(v["assumed_tensors"], serde_json::json!([]));
+}
+
+#[test]
+fn transformer_dtype_bytes_scales_traffic() {
+    let two = json(&["transformer", "--seq-len", "128", "--hidden", "256", "--heads", "4", "--json"]);
+    let four =
+        json(&["transformer", "--seq-len", "128", "--hidden", "256", "--heads", "4", "--dtype-bytes", "4", "--json"]);
+    assert_eq!(four["unfused"]["total"].as_u64().unwrap(), 2 * two["unfused"]["total"].as_u64().unwrap());
+    assert_eq!(four["groups"], two["groups"]);
+}
+
+#[test]
+fn readable_table_has_units_and_totals() {
+    let (code, out, _) = run(&["graph", &data("worked_example.json")]);
+    assert_eq!(code, 0);
+    assert!(out.contains("4 ops in 2 fusion groups"), "{out}");
+    assert!(out.contains("matmul1, bias1, relu"), "{out}");
+    assert!(out.contains("79,691,776 (76.00 MiB)"), "{out}");
+    assert!(out.contains("46,137,344 (44.00 MiB)"), "{out}");
+    assert!(out.contains("42.11 %"), "{out}");
+    assert!(out.contains("b1, w1, w2, x"), "{out}");
+}
+
+#[test]
+fn file_order_that_is_not_topological_is_reordered() {
+    let v = json(&["graph", &data("out_of_order.json"), "--json"]);
+    assert_eq!(v["processing_order"], serde_json::json!(["matmul1", "bias1", "relu"]));
+    assert_eq!(v["groups"], serde_json::json!([["matmul1", "bias1", "relu"]]));
+    // x is declared without bytes_per_element: it takes matmul1's 2 bytes (1 MiB); b1 is assumed.
+    assert_eq!(v["unfused"]["bytes_read"], 30_408_704u64);
+    assert_eq!(v["assumed_tensors"], serde_json::json!(["b1"]));
+}
+
+/// Each bad file: exit code 2, one line on stderr with these fragments, nothing on stdout.
+#[test]
+fn every_graph_error_is_one_line_naming_the_culprit() {
+    let cases: &[(&str, &[&str])] = &[
+        ("bad/duplicate_op.json", &["duplicate op name \"a\"", "line 4, column 5"]),
+        ("bad/two_producers.json", &["tensor \"y\" is produced by two ops, \"a\" and \"b\"", "line 3"]),
+        ("bad/unknown_op_type.json", &["op \"conv\" has unknown op_type \"convolution\"", "line 3"]),
+        ("bad/negative_dim.json", &["op \"a\" has a negative dimension (-4)", "line 2"]),
+        ("bad/negative_tensor_dim.json", &["tensor \"w\" has a negative dimension (-1)", "line 4"]),
+        ("bad/zero_bytes.json", &["op \"b\" has bytes_per_element 0", "line 3"]),
+        ("bad/cycle.json", &["cycle: p -> q -> r -> p"]),
+        ("bad/malformed.json", &["malformed JSON at line 3, column 18"]),
+    ];
+    for (file, fragments) in cases {
+        let (code, stdout, stderr) = run(&["graph", &data(file)]);
+        assert_eq!(code, 2, "{file}: {stderr}");
+        assert!(stdout.is_empty(), "{file}: {stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{file}: {stderr}");
+        assert!(stderr.starts_with("fusionscope: "), "{file}: {stderr}");
+        assert!(stderr.contains(file), "{file}: error names the file: {stderr}");
+        for f in *fragments {
+            assert!(stderr.contains(f), "{file}: missing {f:?} in {stderr}");
+        }
+    }
+}
+
+#[test]
+fn bad_invocations_exit_2_without_panicking() {
+    for args in [
+        &["graph", "/nonexistent/graph.json"][..],
+        &["transformer", "--seq-len", "2048", "--hidden", "4096", "--heads", "3"],
+        &["transformer", "--seq-len", "0", "--hidden", "4096", "--heads", "32"],
+        &["transformer", "--seq-len", "-1", "--hidden", "4096", "--heads", "32"],
+        &["nosuchcommand"],
+    ] {
+        let (code, _, stderr) = run(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let (_, _, stderr) = run(&["transformer", "--seq-len", "2048", "--hidden", "4096", "--heads", "3"]);
+    assert!(stderr.contains("hidden_dim 4096 is not divisible by num_heads 3"), "{stderr}");
+}
+
+#[test]
+fn bench_prints_throughput() {
+    let (code, out, stderr) = run(&["bench", "--sizes", "2000", "--runs", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    let row = out.lines().find(|l| l.trim_start().starts_with("2000")).expect("a row for 2000 ops");
+    let ops_per_s: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+    assert!(ops_per_s > 0.0, "{row}");
+}

@@ -1,0 +1,272 @@
+//! Invariants of grouping and traffic on random DAGs, and the optimised grouping checked
+//! against a direct, quadratic reading of the spec's rules.
+
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+
+use fusionscope::fusion::json::{parse_graph, to_file};
+use fusionscope::fusion::{analyze, GraphBuilder, OpGraph, OpSpec, OpType};
+use proptest::prelude::*;
+
+/// One generated op: its type, inputs as "earlier op k" or "external tensor e", and shape.
+#[derive(Debug, Clone)]
+struct GenOp {
+    op_type: OpType,
+    inputs: Vec<(bool, usize)>,
+    shape: Vec<u64>,
+    bpe: u64,
+}
+
+fn gen_op() -> impl Strategy<Value = GenOp> {
+    (
+        prop_oneof![Just(OpType::Matmul), Just(OpType::Elementwise), Just(OpType::Reduction), Just(OpType::Reshape)],
+        prop::collection::vec((any::<bool>(), 0usize..1000), 0..4),
+        prop::collection::vec(1u64..9, 0..3),
+        1u64..5,
+    )
+        .prop_map(|(op_type, inputs, shape, bpe)| GenOp { op_type, inputs, shape, bpe })
+}
+
+/// Ops in a topological file order: input `(true, k)` reads op `k mod i`'s output.
+fn specs(ops: &[GenOp]) -> Vec<OpSpec> {
+    ops.iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let inputs: Vec<String> = g
+                .inputs
+                .iter()
+                .map(|&(from_op, k)| if from_op && i > 0 { format!("t{}", k % i) } else { format!("e{}", k % 5) })
+                .collect();
+            OpSpec {
+                name: format!("op{i}"),
+                op_type: g.op_type,
+                inputs,
+                output: format!("t{i}"),
+                shape: g.shape.clone(),
+                bytes_per_element: g.bpe,
+            }
+        })
+        .collect()
+}
+
+fn build(specs: &[OpSpec], declare_externals: bool) -> OpGraph {
+    let mut b = GraphBuilder::new();
+    if declare_externals {
+        for e in 0..5 {
+            b.declare_tensor(&format!("e{e}"), &[e + 1, 3], Some(2)).unwrap();
+        }
+    }
+    for s in specs {
+        b.add_op(s.clone()).unwrap();
+    }
+    b.build().unwrap()
+}
+
+fn names(g: &OpGraph, groups: &[Vec<fusionscope::fusion::OpId>]) -> Vec<Vec<String>> {
+    groups.iter().map(|ops| ops.iter().map(|&o| g.op(o).name.clone()).collect()).collect()
+}
+
+/// The spec's "Groups" rules read literally, with a fresh graph search for every test.
+fn reference_groups(g: &OpGraph) -> Vec<Vec<String>> {
+    let mut op_group: HashMap<u32, usize> = HashMap::new();
+    let mut groups: Vec<Vec<fusionscope::fusion::OpId>> = Vec::new();
+    let group_edges = |op_group: &HashMap<u32, usize>| {
+        let mut edges: HashSet<(usize, usize)> = HashSet::new();
+        for (&o, &gi) in op_group {
+            for &t in &g.op(fusionscope::fusion::OpId(o)).inputs {
+                if let Some(p) = g.tensor(t).producer {
+                    if let Some(&pg) = op_group.get(&p.0) {
+                        if pg != gi {
+                            edges.insert((pg, gi));
+                        }
+                    }
+                }
+            }
+        }
+        edges
+    };
+    for &id in g.order() {
+        let op = g.op(id);
+        let mut cands: Vec<usize> = Vec::new();
+        for &t in &op.inputs {
+            if let Some(p) = g.tensor(t).producer {
+                let c = op_group[&p.0];
+                if !cands.contains(&c) {
+                    cands.push(c);
+                }
+            }
+        }
+        let mut chosen = None;
+        if op.op_type != OpType::Matmul {
+            let edges = group_edges(&op_group);
+            for &c in &cands {
+                let types: Vec<OpType> = groups[c].iter().map(|&o| g.op(o).op_type).collect();
+                let has_red = types.contains(&OpType::Reduction);
+                let has_mm = types.contains(&OpType::Matmul);
+                let ok = match op.op_type {
+                    OpType::Reduction => !has_mm && !has_red,
+                    _ => !has_red,
+                };
+                if !ok {
+                    continue;
+                }
+                // BFS from c over group edges.
+                let mut seen = BTreeSet::from([c]);
+                let mut q = VecDeque::from([c]);
+                while let Some(v) = q.pop_front() {
+                    for &(a, b) in &edges {
+                        if a == v && seen.insert(b) {
+                            q.push_back(b);
+                        }
+                    }
+                }
+                if cands.iter().any(|&o| o != c && seen.contains(&o)) {
+                    continue;
+                }
+                chosen = Some(c);
+                break;
+            }
+        }
+        let gi = chosen.unwrap_or_else(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[gi].push(id);
+        op_group.insert(id.0, gi);
+    }
+    names(g, &groups)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn grouping_matches_the_literal_rules(ops in prop::collection::vec(gen_op(), 1..40)) {
+        let g = build(&specs(&ops), false);
+        let a = analyze(&g);
+        let got = names(&g, &a.grouping.groups.iter().map(|gr| gr.ops.clone()).collect::<Vec<_>>());
+        prop_assert_eq!(got, reference_groups(&g));
+    }
+
+    #[test]
+    fn invariants_hold(ops in prop::collection::vec(gen_op(), 1..60), declare in any::<bool>()) {
+        let g = build(&specs(&ops), declare);
+        let a = analyze(&g);
+        // Every op in exactly one group, and op_group agrees with the group lists.
+        let mut count = vec![0; g.len()];
+        for (gi, grp) in a.grouping.groups.iter().enumerate() {
+            prop_assert!(!grp.ops.is_empty());
+            for &o in &grp.ops {
+                count[o.index()] += 1;
+                prop_assert_eq!(a.grouping.op_group[o.index()].index(), gi);
+            }
+        }
+        prop_assert!(count.iter().all(|&c| c == 1));
+        // Type rules: a matmul only ever starts a group; a reduction is last and never
+        // shares a group with a matmul or another reduction.
+        for grp in &a.grouping.groups {
+            let types: Vec<OpType> = grp.ops.iter().map(|&o| g.op(o).op_type).collect();
+            for (k, t) in types.iter().enumerate() {
+                match t {
+                    OpType::Matmul => prop_assert_eq!(k, 0),
+                    OpType::Reduction => {
+                        prop_assert_eq!(k, types.len() - 1);
+                        prop_assert!(!types.contains(&OpType::Matmul));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // The group graph is acyclic (Kahn's algorithm consumes every group).
+        let ng = a.grouping.groups.len();
+        let mut edges: HashSet<(usize, usize)> = HashSet::new();
+        for (i, op) in g.ops().iter().enumerate() {
+            for &t in &op.inputs {
+                if let Some(p) = g.tensor(t).producer {
+                    let (from, to) = (a.grouping.op_group[p.index()].index(), a.grouping.op_group[i].index());
+                    if from != to { edges.insert((from, to)); }
+                }
+            }
+        }
+        let mut indeg = vec![0; ng];
+        for &(_, b) in &edges { indeg[b] += 1; }
+        let mut ready: Vec<usize> = (0..ng).filter(|&v| indeg[v] == 0).collect();
+        let mut done = 0;
+        while let Some(v) = ready.pop() {
+            done += 1;
+            for &(x, y) in &edges {
+                if x == v { indeg[y] -= 1; if indeg[y] == 0 { ready.push(y); } }
+            }
+        }
+        prop_assert_eq!(done, ng);
+        // Fusion never adds traffic, per group and in total.
+        prop_assert!(a.traffic.fused.total() <= a.traffic.unfused.total());
+        for t in &a.traffic.per_group {
+            prop_assert!(t.fused.total() <= t.unfused.total());
+        }
+        let pct = a.savings_pct();
+        prop_assert!((0.0..=100.0).contains(&pct));
+    }
+
+    /// Shuffling the file: the processing order is Kahn's with file priority, and the result is
+    /// exactly that of the same graph written in the processing order. Unfused traffic, which
+    /// does not depend on grouping, is the same for every file order when every tensor that no
+    /// op produces is declared (assumed sizes depend on file order by the spec's own rule).
+    #[test]
+    fn file_order_matters_only_where_the_spec_says(
+        ops in prop::collection::vec(gen_op(), 1..40),
+        perm_seed in any::<u64>(),
+    ) {
+        let ordered = specs(&ops);
+        let mut shuffled = ordered.clone();
+        let mut rng = fusionscope::fusion::random::SplitMix64::new(perm_seed);
+        for i in (1..shuffled.len()).rev() {
+            let j = rng.below(i as u64 + 1) as usize;
+            shuffled.swap(i, j);
+        }
+        let g = build(&shuffled, true);
+        let a = analyze(&g);
+        let rewritten: Vec<OpSpec> = g.order().iter().map(|&o| {
+            shuffled.iter().find(|s| s.name == g.op(o).name).unwrap().clone()
+        }).collect();
+        let g2 = build(&rewritten, true);
+        prop_assert_eq!(g2.order().iter().map(|o| o.0).collect::<Vec<_>>(), (0..g2.len() as u32).collect::<Vec<_>>());
+        let a2 = analyze(&g2);
+        prop_assert_eq!(a.report(&g).groups, a2.report(&g2).groups);
+        prop_assert_eq!(a.traffic.fused, a2.traffic.fused);
+        let base = analyze(&build(&ordered, true));
+        prop_assert_eq!(a.traffic.unfused, base.traffic.unfused);
+    }
+
+    /// Writing a graph back to JSON and reading it again gives the same analysis.
+    #[test]
+    fn json_round_trip(ops in prop::collection::vec(gen_op(), 1..30), declare in any::<bool>()) {
+        let g = build(&specs(&ops), declare);
+        let text = serde_json::to_string(&to_file(&g)).unwrap();
+        let g2 = parse_graph(&text).unwrap();
+        let (r1, r2) = (analyze(&g).report(&g), analyze(&g2).report(&g2));
+        prop_assert_eq!(r1, r2);
+    }
+
+    /// Arbitrary text never panics the loader: it is a graph or an error.
+    #[test]
+    fn loader_never_panics(text in ".{0,200}") {
+        let _ = parse_graph(&text);
+    }
+
+    /// Truncating a valid file anywhere gives an error, not a panic.
+    #[test]
+    fn truncated_files_are_errors(ops in prop::collection::vec(gen_op(), 1..10), cut in any::<prop::sample::Index>()) {
+        let g = build(&specs(&ops), true);
+        let text = serde_json::to_string_pretty(&to_file(&g)).unwrap();
+        let end = cut.index(text.len());
+        prop_assert!(parse_graph(&text[..end]).is_err());
+    }
+}
+
+#[test]
+fn random_generator_graphs_are_grouped_like_the_literal_rules() {
+    let g = fusionscope::fusion::random::random_graph(400, 7);
+    let a = analyze(&g);
+    let got = names(&g, &a.grouping.groups.iter().map(|gr| gr.ops.clone()).collect::<Vec<_>>());
+    assert_eq!(got, reference_groups(&g));
+}
