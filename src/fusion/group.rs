@@ -57,31 +57,34 @@ pub struct Decision {
 impl Decision {
     /// One sentence saying why the op is where it is; `group_name` names groups for the reader.
     pub fn explain(&self, group_name: impl Fn(GroupId) -> String) -> String {
-        let mut s = match self.outcome {
-            Outcome::StartedMatmul => "matmul: always starts a new group".to_string(),
-            Outcome::StartedNoCandidate => "started a new group: no input is produced by an op".to_string(),
-            Outcome::StartedAllRejected => "started a new group: every producer group was rejected".to_string(),
-            Outcome::Joined { group } => {
-                format!("joined {}, the group of its first eligible producer", group_name(group))
-            }
+        let passed_over = || {
+            self.rejected
+                .iter()
+                .map(|r| match *r {
+                    Rejection::ClosedByReduction { group } => {
+                        format!("{} holds a reduction, which closes its group", group_name(group))
+                    }
+                    Rejection::ReductionAfterMatmul { group } => {
+                        format!("{} holds a matmul, and a reduction may not join one", group_name(group))
+                    }
+                    Rejection::WouldCycle { group, reachable } => format!(
+                        "joining {} would make a cycle ({} is reachable from it)",
+                        group_name(group),
+                        group_name(reachable)
+                    ),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
         };
-        for r in &self.rejected {
-            s.push_str("; ");
-            s.push_str(&match *r {
-                Rejection::ClosedByReduction { group } => {
-                    format!("not {}: it holds a reduction, which closes a group", group_name(group))
-                }
-                Rejection::ReductionAfterMatmul { group } => {
-                    format!("not {}: a reduction may not join a group with a matmul", group_name(group))
-                }
-                Rejection::WouldCycle { group, reachable } => format!(
-                    "not {}: {} is reachable from it, so joining would make a cycle",
-                    group_name(group),
-                    group_name(reachable)
-                ),
-            });
+        match self.outcome {
+            Outcome::StartedMatmul => "a matmul always starts a new group".to_string(),
+            Outcome::StartedNoCandidate => "started a new group: none of its inputs is produced by an op".to_string(),
+            Outcome::StartedAllRejected => format!("started a new group: {}", passed_over()),
+            Outcome::Joined { group } if self.rejected.is_empty() => {
+                format!("joined {}, the first group that produces one of its inputs", group_name(group))
+            }
+            Outcome::Joined { group } => format!("joined {}: {}", group_name(group), passed_over()),
         }
-        s
     }
 }
 
