@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use fusionscope::fusion::summary;
-use fusionscope::optrace::analyze_optrace;
+use fusionscope::fusion::OpType;
+use fusionscope::optrace::{analyze_optrace, Role};
 
 use super::{print, read_file, CliResult};
 
@@ -38,5 +39,18 @@ pub fn run(args: Args) -> CliResult {
         out += &format!("warning: line {}: {}\n", w.line, w.message);
     }
     out += &format!("\nfusion analysis: {}", summary::text_report(&report.analysis));
+    let standalone: Vec<&str> = report
+        .graph_ops
+        .iter()
+        .filter(|o| matches!(o.role, Role::Collective | Role::Opaque) && o.op_type == OpType::Matmul)
+        .map(|o| o.name.as_str())
+        .collect();
+    if !standalone.is_empty() {
+        out += &format!(
+            "\nstandalone ops (collectives and unknown ops never fuse): {}.\nEach is a head op (listed as matmul) that reads \
+             the operands, and one op per result (listed as reduction) that writes it, joined by a 0-byte token.\n",
+            standalone.join(", ")
+        );
+    }
     print(&out)
 }

@@ -282,10 +282,8 @@ fn split_top_level(s: &str) -> Result<Vec<&str>, ParseErrorKind> {
     for (i, b) in s.bytes().enumerate() {
         match b {
             b'(' | b'{' | b'<' => stack.push(b),
-            b')' | b'}' | b'>' => {
-                if stack.pop() != Some(opening(b)) {
-                    return Err(ParseErrorKind::UnexpectedClose { close: b as char });
-                }
+            b')' | b'}' | b'>' if stack.pop() != Some(opening(b)) => {
+                return Err(ParseErrorKind::UnexpectedClose { close: b as char });
             }
             b',' if stack.is_empty() => {
                 parts.push(&s[start..i]);
