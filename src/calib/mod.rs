@@ -29,7 +29,10 @@ pub mod profile;
 pub mod report;
 pub mod verdict;
 
-pub use pattern::{matching_pattern, operator_op_type, pattern_mappings, PatternMapping, OPERATOR_OP_TYPES};
+pub use pattern::{
+    matching_pattern, operator_op_type, pattern_mappings, pattern_op_types, PatternMapping, UnmappedOperator,
+    OPERATOR_OP_TYPES,
+};
 pub use profile::{
     parse_calibration, CalibError, CalibrationFile, CalibrationProfile, FusionPattern, MeasuredSubgraph,
     MeasuredSubgraphs,

@@ -61,9 +61,14 @@ pub fn operator_op_type(operator: &str) -> Option<OpType> {
     OPERATOR_OP_TYPES.iter().find(|(name, _)| name.eq_ignore_ascii_case(operator)).map(|&(_, t)| t)
 }
 
+/// A pattern operator with no seed op type (`FullAttention`, `SDPA`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("operator \"{0}\" has no op type in the seed rules")]
+pub struct UnmappedOperator(pub String);
+
 /// The pattern's op-type sequence, or the first operator that has no seed op type.
-pub fn pattern_op_types(pattern: &FusionPattern) -> Result<Vec<OpType>, String> {
-    pattern.operators.iter().map(|o| operator_op_type(o).ok_or_else(|| o.clone())).collect()
+pub fn pattern_op_types(pattern: &FusionPattern) -> Result<Vec<OpType>, UnmappedOperator> {
+    pattern.operators.iter().map(|o| operator_op_type(o).ok_or_else(|| UnmappedOperator(o.clone()))).collect()
 }
 
 /// How one pattern of a profile relates to fusion groups (for showing the mapping).
@@ -86,7 +91,7 @@ pub fn pattern_mappings(profile: &CalibrationProfile) -> Vec<PatternMapping> {
         .iter()
         .map(|p| {
             let (op_types, used, note) = match pattern_op_types(p) {
-                Err(op) => (None, false, format!("operator \"{op}\" has no op type in the seed rules")),
+                Err(unmapped) => (None, false, unmapped.to_string()),
                 Ok(types) if types.len() < 2 => (Some(types), false, "a single op is not a fusion".to_string()),
                 Ok(types) if !formable(&types) => (
                     Some(types),

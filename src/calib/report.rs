@@ -170,8 +170,8 @@ impl CalibReport {
                 opt(p.unfused_gflops, &|g| format!("{g:.1}")),
                 opt(p.fused_gflops, &|g| format!("{g:.1}")),
                 match (p.gflops_change, p.gflops_change_pct) {
-                    (Some(c), Some(pct)) => format!("{c:+.1} ({pct:+.1} %)"),
-                    (Some(c), None) => format!("{c:+.1}"),
+                    (Some(c), Some(pct)) => format!("{c:+.2} ({pct:+.2} %)"),
+                    (Some(c), None) => format!("{c:+.2}"),
                     _ => "-".to_string(),
                 },
                 p.verdict_text.to_string(),
