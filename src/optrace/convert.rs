@@ -39,7 +39,7 @@
 //! their first use. An id produced by two instructions is an error naming both lines (the
 //! trace probably mixes ranks).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use thiserror::Error;
@@ -123,7 +123,7 @@ pub fn to_graph(trace: &OpTrace, tensors: &TensorTable) -> Result<Conversion, Co
         }
     }
     let mut conv = Converter { tensors, builder: GraphBuilder::with_capacity(trace.records.len()), ops: Vec::new() };
-    let mut declared: HashMap<String, ()> = HashMap::new();
+    let mut declared: HashSet<String> = HashSet::new();
     for r in &trace.records {
         let role = Role::of_op(&r.op);
         let mut inputs: Vec<String> = Vec::new();
@@ -131,7 +131,7 @@ pub fn to_graph(trace: &OpTrace, tensors: &TensorTable) -> Result<Conversion, Co
             let produced = producer.contains_key(&t.id);
             let name = if role == Role::Gather && position == 1 && !produced {
                 let rows = format!("%{} rows", t.id);
-                if declared.insert(rows.clone(), ()).is_none() {
+                if declared.insert(rows.clone()) {
                     let shape = conv.result_shape(r, 0);
                     let bpe = conv.bytes_per_element(t.id);
                     conv.builder.declare_tensor(&rows, &to_i64(&shape), Some(bpe as i64))?;
@@ -139,7 +139,7 @@ pub fn to_graph(trace: &OpTrace, tensors: &TensorTable) -> Result<Conversion, Co
                 rows
             } else {
                 let name = tensor_name(t.id);
-                if !produced && declared.insert(name.clone(), ()).is_none() {
+                if !produced && declared.insert(name.clone()) {
                     let shape =
                         tensors.get(t.id).and_then(|i| i.ty.as_ref()).map(|ty| ty.shape.clone()).unwrap_or_default();
                     let bpe = conv.bytes_per_element(t.id);

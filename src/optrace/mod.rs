@@ -38,7 +38,7 @@ pub use address::{hex, TensorTable, Warning, BASE_ADDRESS};
 pub use case::{Case, CaseShape, CaseType, CaseView, Unmapped};
 pub use convert::{to_graph, Conversion, ConvertError, GraphOp, Role};
 pub use dtype::Dtype;
-pub use parse::{parse_optrace, OpTrace, ParseError, Record, TensorRef, Value};
+pub use parse::{looks_like_optrace, parse_optrace, OpTrace, ParseError, Record, TensorRef, Value};
 
 use crate::fusion::{analyze, AnalysisReport};
 use crate::table::Table;

@@ -154,6 +154,12 @@ pub fn parse_optrace(text: &str) -> Result<OpTrace, ParseError> {
     Ok(trace)
 }
 
+/// Whether a text looks like an op trace (for telling dropped files apart): one of its first
+/// 200 lines holds a record.
+pub fn looks_like_optrace(text: &str) -> bool {
+    text.lines().take(200).any(|line| locate(line).is_some())
+}
+
 /// One line: `Ok(None)` when it holds no record.
 pub fn parse_line(line: &str, number: usize) -> Result<Option<Record>, ParseError> {
     let Some(skeleton) = locate(line) else { return Ok(None) };
@@ -535,6 +541,13 @@ mod tests {
         assert_eq!(r.results.iter().map(|t| (t.id, t.ty.is_none())).collect::<Vec<_>>(), [(5, true), (6, true)]);
         let r = record("0:0:0  = a.b.barrier()");
         assert!(r.results.is_empty() && r.args.is_empty());
+    }
+
+    #[test]
+    fn detection() {
+        assert!(looks_like_optrace("# dump\nfor debug!! 1:0:0 %3:<2xf16> = a.b.gelu(%2:<2xf16>)\n"));
+        assert!(!looks_like_optrace("{\"traceEvents\": []}"));
+        assert!(!looks_like_optrace("time 12:30:00 started\n"));
     }
 
     #[test]
