@@ -45,7 +45,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::address::TensorTable;
-use super::parse::{OpTrace, Record};
+use super::parse::{OpTrace, Record, TensorType};
 use crate::fusion::{GraphBuilder, GraphError, OpGraph, OpSpec, OpType};
 
 /// What an optrace op is, for the graph.
@@ -174,7 +174,7 @@ impl Converter<'_> {
         if role.op_type().is_some() && r.results.len() == 1 {
             let out = tensor_name(r.results[0].id);
             let name = format!("{} {out}", r.op);
-            let (shape, bpe) = (self.result_shape(r, 0), self.bytes_per_element(r.results[0].id));
+            let (shape, bpe) = (self.result_shape(r, 0), self.result_bytes_per_element(r, 0));
             return self.push(r, role, OpSpec::new(&name, head_type, &input_refs, &out, &shape, bpe));
         }
         let ids: Vec<String> = r.results.iter().map(|t| tensor_name(t.id)).collect();
@@ -183,7 +183,7 @@ impl Converter<'_> {
         let token = format!("{head} token");
         self.push(r, role, OpSpec::new(&head, head_type, &input_refs, &token, &[0], 1))?;
         for (i, out) in ids.iter().enumerate() {
-            let (shape, bpe) = (self.result_shape(r, i), self.bytes_per_element(r.results[i].id));
+            let (shape, bpe) = (self.result_shape(r, i), self.result_bytes_per_element(r, i));
             let name = format!("{out} of {}", r.op);
             self.push(r, role, OpSpec::new(&name, result_type, &[&token], out, &shape, bpe))?;
         }
@@ -195,21 +195,32 @@ impl Converter<'_> {
         self.builder.add_op(spec).map(|_| ())
     }
 
-    /// The shape of result `i` as written, else its first typed use, else `[]` (one element;
-    /// the tensor table has already reported the missing type).
-    fn result_shape(&self, r: &Record, i: usize) -> Vec<u64> {
-        let Some(t) = r.results.get(i) else { return Vec::new() };
-        t.ty.as_ref()
-            .or_else(|| self.tensors.get(t.id).and_then(|info| info.ty.as_ref()))
-            .map(|ty| ty.shape.clone())
-            .unwrap_or_default()
+    /// The type of result `i` as written, else that of its first typed use (`None` only for a
+    /// tensor never given a type, which the tensor table has already reported).
+    fn result_type<'r>(&'r self, r: &'r Record, i: usize) -> Option<&'r TensorType> {
+        let t = r.results.get(i)?;
+        t.ty.as_ref().or_else(|| self.tensors.get(t.id).and_then(|info| info.ty.as_ref()))
     }
 
-    /// Bytes per element of a tensor id; an unknown dtype counts 1 (already reported when the
-    /// tensor was placed).
-    fn bytes_per_element(&self, id: u64) -> u64 {
-        self.tensors.get(id).and_then(|i| i.ty.as_ref()).and_then(|ty| ty.dtype.bytes_per_element()).unwrap_or(1)
+    /// Shape of result `i`; `[]` (one element) when it has no type anywhere.
+    fn result_shape(&self, r: &Record, i: usize) -> Vec<u64> {
+        self.result_type(r, i).map(|ty| ty.shape.clone()).unwrap_or_default()
     }
+
+    /// Bytes per element of result `i`.
+    fn result_bytes_per_element(&self, r: &Record, i: usize) -> u64 {
+        self.result_type(r, i).map_or(1, dtype_bytes)
+    }
+
+    /// Bytes per element of an operand, from its first typed sighting.
+    fn bytes_per_element(&self, id: u64) -> u64 {
+        self.tensors.get(id).and_then(|i| i.ty.as_ref()).map_or(1, dtype_bytes)
+    }
+}
+
+/// An unknown dtype counts 1 byte per element (the tensor table reports it).
+fn dtype_bytes(ty: &TensorType) -> u64 {
+    ty.dtype.bytes_per_element().unwrap_or(1)
 }
 
 fn tensor_name(id: u64) -> String {
