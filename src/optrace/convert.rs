@@ -230,3 +230,81 @@ fn tensor_name(id: u64) -> String {
 fn to_i64(shape: &[u64]) -> Vec<i64> {
     shape.iter().map(|&d| i64::try_from(d).unwrap_or(i64::MAX)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fusion::analyze;
+    use crate::optrace::parse::parse_optrace;
+
+    fn groups(text: &str) -> Result<Vec<Vec<String>>, ConvertError> {
+        let trace = parse_optrace(text).unwrap();
+        let (tensors, _) = TensorTable::build(&trace);
+        let conv = to_graph(&trace, &tensors)?;
+        Ok(analyze(&conv.graph).report(&conv.graph).groups)
+    }
+
+    #[test]
+    fn a_reduction_with_several_results_stays_closed() {
+        let g = groups(
+            "0:0:0 %1:<4x8xf16> = n.1.add(%0:<4x8xf16>, %9:<4x8xf16>)\n\
+             0:0:0 %2:<4x8xf16>, %3:<4xf32>, %4:<4xf32> = n.1.layer_norm(%1:<4x8xf16>, %8:<8xf16>)\n\
+             0:0:0 %5:<4x8xf16> = n.1.gelu(%2:<4x8xf16>)\n",
+        )
+        .unwrap();
+        assert_eq!(
+            g,
+            [
+                vec!["add %1", "layer_norm %2,%3,%4"],
+                vec!["%2 of layer_norm"],
+                vec!["%3 of layer_norm"],
+                vec!["%4 of layer_norm"],
+                vec!["gelu %5"],
+            ]
+        );
+    }
+
+    #[test]
+    fn standalone_ops_keep_their_edges_and_cost_no_extra_bytes() {
+        let text = "0:0:0 %1:<4xf16> = n.1.dot(%0:<4xf16>, %7:<4xf16>)\n\
+                    0:0:0 %2:<4xf16> = n.1.mystery(%1:<4xf16>)\n\
+                    0:0:0 %3:<4xf16> = n.1.add(%2:<4xf16>, %1:<4xf16>)\n\
+                    0:0:0  = n.1.barrier(%3:<4xf16>)\n";
+        let trace = parse_optrace(text).unwrap();
+        let (tensors, _) = TensorTable::build(&trace);
+        let conv = to_graph(&trace, &tensors).unwrap();
+        let report = analyze(&conv.graph).report(&conv.graph);
+        // The add may not join the dot's group: the mystery op lies between them.
+        assert_eq!(
+            report.groups,
+            [vec!["dot %1"], vec!["mystery %2"], vec!["%2 of mystery"], vec!["add %3"], vec!["barrier at line 4"],]
+        );
+        // Unfused: dot 8+8 read, 8 written; mystery 8 read; its result 8 written;
+        // add 16 read, 8 written; barrier 8 read. Tokens are 0 bytes.
+        assert_eq!(report.unfused.bytes_read, 16 + 8 + 16 + 8);
+        assert_eq!(report.unfused.bytes_written, 8 + 8 + 8);
+    }
+
+    #[test]
+    fn a_gather_reads_rows_of_a_weight_but_a_produced_table_whole() {
+        let text = "0:0:0 %2:<1x4x8xf16> = n.1.embedding(%0:<1x4xi32>, %1:<1000x8xf16>)\n";
+        let trace = parse_optrace(text).unwrap();
+        let (tensors, _) = TensorTable::build(&trace);
+        let conv = to_graph(&trace, &tensors).unwrap();
+        let report = analyze(&conv.graph).report(&conv.graph);
+        assert_eq!(report.unfused.bytes_read, 16 + 64, "4 indices of 4 bytes, 4 rows of 8 f16");
+        let text = "0:0:0 %1:<1000x8xf16> = n.1.gelu(%9:<1000x8xf16>)\n\
+                    0:0:0 %2:<1x4x8xf16> = n.1.embedding(%0:<1x4xi32>, %1:<1000x8xf16>)\n";
+        let trace = parse_optrace(text).unwrap();
+        let (tensors, _) = TensorTable::build(&trace);
+        let conv = to_graph(&trace, &tensors).unwrap();
+        let report = analyze(&conv.graph).report(&conv.graph);
+        assert_eq!(report.unfused.bytes_read, 16_000 + 16 + 16_000);
+    }
+
+    #[test]
+    fn a_cycle_is_an_error() {
+        let e = groups("0:0:0 %5:<2xf16> = n.1.add(%5:<2xf16>, %1:<2xf16>)\n").unwrap_err();
+        assert!(matches!(e, ConvertError::Graph(GraphError::Cycle { .. })), "{e}");
+    }
+}
