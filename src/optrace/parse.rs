@@ -9,6 +9,9 @@
 //! name characters directly followed by `(`. Text before the prefix is stray output glued to
 //! the line and is ignored. Lines with no such skeleton are not records: they are skipped and
 //! counted. A record whose inside does not follow the grammar is an error naming its line.
+//!
+//! Results may be written without a type (`%5, %6 = …`); their types may then follow the call
+//! (`… ) : <2xf16>, <2xf16>`), or come from a later use of the same id.
 
 use thiserror::Error;
 
@@ -164,7 +167,7 @@ pub fn looks_like_optrace(text: &str) -> bool {
 pub fn parse_line(line: &str, number: usize) -> Result<Option<Record>, ParseError> {
     let Some(skeleton) = locate(line) else { return Ok(None) };
     let err = |kind| ParseError { line: number, kind };
-    let results = if skeleton.results.trim().is_empty() {
+    let results: Vec<TensorRef> = if skeleton.results.trim().is_empty() {
         Vec::new()
     } else {
         split_top_level(skeleton.results)
@@ -176,10 +179,8 @@ pub fn parse_line(line: &str, number: usize) -> Result<Option<Record>, ParseErro
     };
     let body = skeleton.after_paren;
     let close = matching_close(body).map_err(err)?;
-    let trailing = body[close + 1..].trim();
-    if !trailing.is_empty() {
-        return Err(err(ParseErrorKind::TrailingText { text: shorten(trailing) }));
-    }
+    let mut results = results;
+    apply_trailing_result_types(body[close + 1..].trim(), &mut results).map_err(err)?;
     let inner = &body[..close];
     let args = if inner.trim().is_empty() {
         Vec::new()
@@ -193,6 +194,27 @@ pub fn parse_line(line: &str, number: usize) -> Result<Option<Record>, ParseErro
     };
     let op = skeleton.callee.rsplit('.').next().unwrap_or(skeleton.callee).to_string();
     Ok(Some(Record { line: number, prefix: skeleton.prefix, callee: skeleton.callee.to_string(), op, results, args }))
+}
+
+/// Result types written after the call (`… = d.v.split(%4:<4xf16>) : <2xf16>, <2xf16>`, with
+/// `:` or `->` or nothing before them): one `<type>` per result, filling in the results written
+/// without one. Any other text after the call is an error.
+fn apply_trailing_result_types(trailing: &str, results: &mut [TensorRef]) -> Result<(), ParseErrorKind> {
+    let types = trailing.strip_prefix("->").or_else(|| trailing.strip_prefix(':')).unwrap_or(trailing).trim();
+    if types.is_empty() {
+        return Ok(());
+    }
+    let trailing_error = || ParseErrorKind::TrailingText { text: shorten(trailing) };
+    let parts = split_top_level(types).map_err(|_| trailing_error())?;
+    if parts.len() != results.len() {
+        return Err(trailing_error());
+    }
+    for (part, result) in parts.iter().zip(results.iter_mut()) {
+        let inner = part.trim().strip_prefix('<').and_then(|p| p.strip_suffix('>')).ok_or_else(trailing_error)?;
+        let ty = parse_tensor_type(inner).map_err(|_| trailing_error())?;
+        result.ty.get_or_insert(ty);
+    }
+    Ok(())
 }
 
 /// The parts of a line that make it a record.
@@ -532,6 +554,19 @@ mod tests {
             assert_eq!(e.line, 7);
             assert!(e.to_string().contains(expected), "{line}: {e}");
             assert!(e.to_string().starts_with("line 7: malformed record: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn result_types_may_follow_the_call() {
+        let r = record("0:0:0 %5, %6 = a.b.split(%4:<4xf16>) : <2xf16>, <1x2xf32>");
+        assert_eq!(r.results[0].ty.as_ref().unwrap().shape, [2]);
+        assert_eq!(r.results[1].ty.as_ref().unwrap().dtype, Dtype::F32);
+        let r = record("0:0:0 %5 = a.b.gelu(%4:<4xf16>) -> <4xf16>");
+        assert_eq!(r.results[0].ty.as_ref().unwrap().shape, [4]);
+        // One type per result, and only types.
+        for line in ["0:0:0 %5, %6 = a.b.split(%4:<4xf16>) : <2xf16>", "0:0:0 %5 = a.b.gelu(%4:<4xf16>) : f16"] {
+            assert!(parse_line(line, 1).unwrap_err().to_string().contains("text after the closing parenthesis"));
         }
     }
 
