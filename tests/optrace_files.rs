@@ -99,7 +99,10 @@ fn spec_example_case_shapes_and_groups() {
 #[test]
 fn spec_example_json_snapshot() {
     let r = analyze_optrace(&read("spec_example.optrace")).unwrap();
-    insta::assert_json_snapshot!("optrace_spec_example", r);
+    // The per-op grouping reasons are the fusion module's wording, snapshotted there.
+    let mut v = serde_json::to_value(&r).unwrap();
+    v["analysis"].as_object_mut().unwrap().remove("op_details");
+    insta::assert_json_snapshot!("optrace_spec_example", v);
 }
 
 #[test]
