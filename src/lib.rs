@@ -15,7 +15,7 @@
 //!
 //! Every module above is free of browser and terminal code and builds natively and for
 //! `wasm32-unknown-unknown`. The command line (`src/main.rs`, `src/cli/`) and the web page
-//! ([`web`], wasm only) only call into them.
+//! (the `web` module, wasm only) only call into them.
 
 pub mod calib;
 pub mod fusion;

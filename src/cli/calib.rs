@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use fusionscope::calib::{parse_calibration, CalibReport};
 
-use super::{print, read_file, CliResult};
+use super::{print, print_json, read_text, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -17,12 +17,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let bytes = read_file(&args.file)?;
-    let text = String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text ({e})", args.file.display()))?;
+    let text = read_text(&args.file)?;
     let file = parse_calibration(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
     let report = CalibReport::new(&file);
     if args.json {
-        return print(&(serde_json::to_string_pretty(&report)? + "\n"));
+        return print_json(&report);
     }
     let mut out =
         format!("{}: calibration of {}\n\n{}", args.file.display(), report.hardware, report.summary_table().to_text());

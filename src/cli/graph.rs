@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use fusionscope::fusion::{analyze, parse_graph, summary};
 
-use super::{print, read_file, CliResult};
+use super::{print, print_json, read_text, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,12 +16,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let bytes = read_file(&args.file)?;
-    let text = String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text ({e})", args.file.display()))?;
+    let text = read_text(&args.file)?;
     let graph = parse_graph(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
     let report = analyze(&graph).report(&graph);
     if args.json {
-        print(&(serde_json::to_string_pretty(&report)? + "\n"))
+        print_json(&report)
     } else {
         print(&format!("{}: {}", args.file.display(), summary::text_report(&report)))
     }

@@ -92,6 +92,16 @@ pub fn print(text: &str) -> CliResult {
     Ok(())
 }
 
+/// Reads a whole text file, naming it in the error when it can't be read or isn't UTF-8.
+pub fn read_text(path: &std::path::Path) -> Result<String, Box<dyn std::error::Error>> {
+    String::from_utf8(read_file(path)?).map_err(|e| format!("{}: not UTF-8 text ({e})", path.display()).into())
+}
+
+/// Prints `value` as pretty JSON followed by a newline.
+pub fn print_json(value: &impl serde::Serialize) -> CliResult {
+    print(&(serde_json::to_string_pretty(value)? + "\n"))
+}
+
 /// Reads a whole file, naming it in the error.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())

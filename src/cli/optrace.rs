@@ -7,7 +7,7 @@ use fusionscope::fusion::summary;
 use fusionscope::fusion::OpType;
 use fusionscope::optrace::{analyze_optrace, Role};
 
-use super::{print, read_file, CliResult};
+use super::{print, print_json, read_text, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,11 +19,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let bytes = read_file(&args.file)?;
-    let text = String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text ({e})", args.file.display()))?;
+    let text = read_text(&args.file)?;
     let report = analyze_optrace(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
     if args.json {
-        return print(&(serde_json::to_string_pretty(&report)? + "\n"));
+        return print_json(&report);
     }
     let mut out = format!(
         "{}: {} records, {} lines skipped (not records)\n\ncase view\n{}",

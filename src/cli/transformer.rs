@@ -3,7 +3,7 @@
 use fusionscope::fusion::transformer::{transformer_block, TransformerConfig};
 use fusionscope::fusion::{analyze, summary};
 
-use super::{print, CliResult};
+use super::{print, print_json, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -34,7 +34,7 @@ pub fn run(args: Args) -> CliResult {
     let graph = transformer_block(config)?;
     let report = analyze(&graph).report(&graph);
     if args.json {
-        print(&(serde_json::to_string_pretty(&report)? + "\n"))
+        print_json(&report)
     } else {
         print(&format!(
             "transformer block (S={}, H={}, NH={}, {} bytes/element): {}",

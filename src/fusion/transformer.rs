@@ -31,6 +31,9 @@ pub enum TransformerError {
     TooLarge,
 }
 
+/// One row of the spec's table: name, type, inputs, output, shape.
+type OpRow = (&'static str, OpType, &'static [&'static str], &'static str, Vec<u64>);
+
 /// Builds the block's op graph.
 pub fn transformer_block(c: TransformerConfig) -> Result<OpGraph, TransformerError> {
     for (name, value) in [
@@ -43,13 +46,13 @@ pub fn transformer_block(c: TransformerConfig) -> Result<OpGraph, TransformerErr
             return Err(TransformerError::Zero { name, value });
         }
     }
-    if c.hidden_dim % c.num_heads != 0 {
+    if !c.hidden_dim.is_multiple_of(c.num_heads) {
         return Err(TransformerError::HeadsDoNotDivide { hidden_dim: c.hidden_dim, num_heads: c.num_heads });
     }
     let (s, h, nh, b) = (c.seq_len, c.hidden_dim, c.num_heads, c.dtype_bytes);
     let hd = h / nh;
     use OpType::*;
-    let ops: [(&str, OpType, &[&str], &str, Vec<u64>); 16] = [
+    let ops: [OpRow; 16] = [
         ("qkv_proj", Matmul, &["x", "w_qkv"], "qkv", vec![s, 3 * h]),
         ("split_q", Reshape, &["qkv"], "q", vec![nh, s, hd]),
         ("split_k", Reshape, &["qkv"], "k", vec![nh, s, hd]),
