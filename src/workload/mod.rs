@@ -17,6 +17,8 @@ mod dit;
 mod dlrm;
 mod llm;
 mod net;
+mod presets;
+pub mod report;
 
 use std::fmt;
 use std::str::FromStr;
@@ -27,6 +29,8 @@ use thiserror::Error;
 use crate::fusion::OpGraph;
 
 pub use config::{parse_model_config, DitConfig, DlrmConfig, LlmConfig, MlpLayer, ModelConfig};
+pub use presets::{model_names, preset_model};
+pub use report::{model_report, ModelReport};
 
 /// Inference phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
