@@ -149,6 +149,22 @@ fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, WorkloadErro
     serde_json::from_value(value).map_err(|e| WorkloadError::Config(e.to_string()))
 }
 
+/// The largest size or count a config or parameter may give: any two multiply without
+/// overflowing 64 bits, so shape arithmetic in the generators cannot overflow.
+pub const MAX_DIM: u64 = 1 << 31;
+
+/// The first number anywhere in the config above [`MAX_DIM`], with its field name.
+fn oversized(v: &Value) -> Option<(String, String)> {
+    match v {
+        Value::Object(m) => m.iter().find_map(|(k, x)| match x {
+            Value::Number(n) if n.as_f64().is_some_and(|f| f > MAX_DIM as f64) => Some((k.clone(), n.to_string())),
+            other => oversized(other),
+        }),
+        Value::Array(a) => a.iter().find_map(oversized),
+        _ => None,
+    }
+}
+
 /// Reads a model config; the error names the malformed position or the missing field.
 pub fn parse_model_config(text: &str) -> Result<ModelConfig, WorkloadError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
@@ -160,6 +176,11 @@ pub fn parse_model_config(text: &str) -> Result<ModelConfig, WorkloadError> {
         .and_then(Value::as_str)
         .ok_or_else(|| WorkloadError::Config("missing string field `model_type` (llm, dit, dlrm, gligen)".into()))?
         .to_string();
+    if let Some((field, v)) = oversized(&value) {
+        return Err(WorkloadError::Config(format!(
+            "field `{field}` = {v} is larger than {MAX_DIM}, the largest dimension the generators accept"
+        )));
+    }
     let model_name = obj.get("model_name").and_then(Value::as_str).unwrap_or("unnamed").to_string();
     match model_type.as_str() {
         "llm" => Ok(ModelConfig::Llm(typed(value)?)),

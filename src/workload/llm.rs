@@ -279,6 +279,13 @@ pub(crate) fn build(
     let batch = positive("batch", params.batch.unwrap_or(c.global_batch_size))?;
     let seq_len = positive("seq_len", params.seq_len.unwrap_or(c.input_seqlen))?;
     let output_len = params.output_len.unwrap_or(c.output_seqlen);
+    if output_len > super::config::MAX_DIM {
+        return Err(WorkloadError::Param {
+            name: "output_len",
+            value: output_len.to_string(),
+            reason: "must be at most 2^31",
+        });
+    }
     let tp = positive("tp", params.tp.unwrap_or(c.tensor_parallelism_degree))?;
     for (name, v) in
         [("d_model", c.d_model), ("num_heads", c.num_heads), ("d_head", c.d_head), ("num_layers", c.num_layers)]

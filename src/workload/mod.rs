@@ -148,6 +148,8 @@ pub enum WorkloadError {
 pub(crate) fn positive(name: &'static str, v: u64) -> Result<u64, WorkloadError> {
     if v == 0 {
         Err(WorkloadError::Param { name, value: "0".into(), reason: "must be at least 1" })
+    } else if v > config::MAX_DIM {
+        Err(WorkloadError::Param { name, value: v.to_string(), reason: "must be at most 2^31" })
     } else {
         Ok(v)
     }
