@@ -1,13 +1,41 @@
-//! `fusionscope calib`: not built yet (see the open issues).
+//! `fusionscope calib FILE [--json]`: hardware summary and measured fusion patterns of a
+//! calibration profile (or the subgraphs of a measured-subgraph file).
 
-use super::CliResult;
+use std::path::PathBuf;
+
+use fusionscope::calib::{parse_calibration, CalibReport};
+
+use super::{print, read_file, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input file
-    pub file: Option<std::path::PathBuf>,
+    /// Calibration JSON: a hardware profile (with or without fusion_profiles) or a measured-subgraph file
+    pub file: PathBuf,
+    /// Print the machine-readable result instead of tables
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_args: Args) -> CliResult {
-    Err("this subcommand is not available yet".into())
+pub fn run(args: Args) -> CliResult {
+    let bytes = read_file(&args.file)?;
+    let text = String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text ({e})", args.file.display()))?;
+    let file = parse_calibration(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let report = CalibReport::new(&file);
+    if args.json {
+        return print(&(serde_json::to_string_pretty(&report)? + "\n"));
+    }
+    let mut out =
+        format!("{}: calibration of {}\n\n{}", args.file.display(), report.hardware, report.summary_table().to_text());
+    if !report.subgraphs.is_empty() {
+        out += &format!(
+            "\nmeasured subgraphs (no unfused baseline, so no speedups)\n{}",
+            report.subgraph_table().to_text()
+        );
+    } else if report.patterns.is_empty() {
+        out += "\nno fusion patterns in this profile\n";
+    } else {
+        out += &format!("\nfusion patterns\n{}", report.pattern_table().to_text());
+        out += &format!("\nmatching to fusion groups\n{}", report.mapping_table().to_text());
+    }
+    print(&out)
 }

@@ -1,13 +1,56 @@
-//! `fusionscope optrace`: not built yet (see the open issues).
+//! `fusionscope optrace FILE [--json]`: Nova's case view of an op trace and the fusion
+//! analysis of the same trace.
 
-use super::CliResult;
+use std::path::PathBuf;
+
+use fusionscope::fusion::summary;
+use fusionscope::fusion::OpType;
+use fusionscope::optrace::{analyze_optrace, Role};
+
+use super::{print, read_file, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input file
-    pub file: Option<std::path::PathBuf>,
+    /// Op trace in the optrace text form (one instruction a line)
+    pub file: PathBuf,
+    /// Print the machine-readable result instead of tables
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_args: Args) -> CliResult {
-    Err("this subcommand is not available yet".into())
+pub fn run(args: Args) -> CliResult {
+    let bytes = read_file(&args.file)?;
+    let text = String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text ({e})", args.file.display()))?;
+    let report = analyze_optrace(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    if args.json {
+        return print(&(serde_json::to_string_pretty(&report)? + "\n"));
+    }
+    let mut out = format!(
+        "{}: {} records, {} lines skipped (not records)\n\ncase view\n{}",
+        args.file.display(),
+        report.records,
+        report.skipped_lines,
+        report.case_table().to_text()
+    );
+    if !report.unmapped_cases.is_empty() {
+        out += &format!("\nunmapped ({})\n{}", report.unmapped.join(", "), report.unmapped_table().to_text());
+    }
+    for w in &report.warnings {
+        out += &format!("warning: line {}: {}\n", w.line, w.message);
+    }
+    out += &format!("\nfusion analysis: {}", summary::text_report(&report.analysis));
+    let standalone: Vec<&str> = report
+        .graph_ops
+        .iter()
+        .filter(|o| matches!(o.role, Role::Collective | Role::Opaque) && o.op_type == OpType::Matmul)
+        .map(|o| o.name.as_str())
+        .collect();
+    if !standalone.is_empty() {
+        out += &format!(
+            "\nstandalone ops (collectives and unknown ops never fuse): {}.\nEach is a head op (listed as matmul) that reads \
+             the operands, and one op per result (listed as reduction) that writes it, joined by a 0-byte token.\n",
+            standalone.join(", ")
+        );
+    }
+    print(&out)
 }

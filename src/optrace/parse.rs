@@ -1,0 +1,563 @@
+//! The optrace text form (`spec/optrace.md`): one instruction a line,
+//!
+//! ```text
+//! <pid>:<rank>:<stream> <results> = <domain>.<version>.<opname>(<args>)
+//! ```
+//!
+//! A line is a *record* when, somewhere in it, a prefix of three fields (integers or `None`)
+//! is followed by results that start with `%` (or by nothing), an `=`, and a callee made of
+//! name characters directly followed by `(`. Text before the prefix is stray output glued to
+//! the line and is ignored. Lines with no such skeleton are not records: they are skipped and
+//! counted. A record whose inside does not follow the grammar is an error naming its line.
+
+use thiserror::Error;
+
+use super::dtype::Dtype;
+
+/// A whole op trace: its records in file order and what was skipped.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OpTrace {
+    pub records: Vec<Record>,
+    /// 1-based numbers of the lines that are not records (blank lines included).
+    pub skipped_lines: Vec<usize>,
+}
+
+/// The `<pid>:<rank>:<stream>` prefix; `None` fields stay `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Prefix {
+    pub pid: Option<i64>,
+    pub rank: Option<i64>,
+    pub stream: Option<i64>,
+}
+
+/// One instruction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// 1-based line number in the file.
+    pub line: usize,
+    pub prefix: Prefix,
+    /// The whole callee (`nova_plus.1.0.0.dot`).
+    pub callee: String,
+    /// The op name: the callee after its last `.` (`dot`, `aten::mm`).
+    pub op: String,
+    pub results: Vec<TensorRef>,
+    pub args: Vec<Arg>,
+}
+
+impl Record {
+    /// Every tensor of the arguments (lists and keywords included), left to right.
+    pub fn operand_tensors(&self) -> Vec<&TensorRef> {
+        let mut out = Vec::new();
+        for a in &self.args {
+            a.value.collect_tensors(&mut out);
+        }
+        out
+    }
+
+    /// The positional arguments (keywords left out), in order: Nova's "operand i".
+    pub fn positional(&self) -> impl Iterator<Item = &Value> {
+        self.args.iter().filter(|a| a.keyword.is_none()).map(|a| &a.value)
+    }
+}
+
+/// One argument, with its keyword if it was written `name=value`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    pub keyword: Option<String>,
+    pub value: Value,
+}
+
+/// An argument value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Tensor(TensorRef),
+    /// `value:type`: `2:i32`, `0.1:f32`, `False:pred`, `None:NoneType`.
+    Scalar {
+        value: String,
+        ty: String,
+    },
+    /// An opaque object: `ScriptObject <…>:ScriptObject`.
+    Object {
+        text: String,
+        ty: String,
+    },
+    /// `list{a, b, …}`, possibly nested.
+    List(Vec<Value>),
+}
+
+impl Value {
+    fn collect_tensors<'a>(&'a self, out: &mut Vec<&'a TensorRef>) {
+        match self {
+            Value::Tensor(t) => out.push(t),
+            Value::List(items) => items.iter().for_each(|v| v.collect_tensors(out)),
+            Value::Scalar { .. } | Value::Object { .. } => {}
+        }
+    }
+}
+
+/// A tensor as it appears at one use: `%236:<12288x4608xf16>{1,12288}+0`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorRef {
+    pub id: u64,
+    /// The type at this use (results may be written without one).
+    pub ty: Option<TensorType>,
+    pub strides: Option<Vec<i64>>,
+    /// Element offset (`+12288`).
+    pub offset: Option<u64>,
+}
+
+/// Shape and element type; a 0-d tensor has an empty shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorType {
+    pub shape: Vec<u64>,
+    pub dtype: Dtype,
+}
+
+/// A record that does not follow the grammar.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("line {line}: malformed record: {kind}")]
+pub struct ParseError {
+    pub line: usize,
+    pub kind: ParseErrorKind,
+}
+
+/// What is wrong inside a record. Quoted text is shortened to 60 characters.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ParseErrorKind {
+    #[error("'{open}' is never closed")]
+    Unclosed { open: char },
+    #[error("unexpected '{close}'")]
+    UnexpectedClose { close: char },
+    #[error("text after the closing parenthesis: `{text}`")]
+    TrailingText { text: String },
+    #[error("an empty argument (two commas in a row, or a trailing comma)")]
+    EmptyArgument,
+    #[error("argument `{text}` has no `:type` (scalars are written value:type)")]
+    MissingType { text: String },
+    #[error("result `{text}` is not a tensor (%id with an optional :<type>)")]
+    BadResult { text: String },
+    #[error("tensor `{text}`: {reason}")]
+    BadTensor { text: String, reason: &'static str },
+}
+
+/// Reads a whole op trace. Lines that are not records are skipped and counted; the first
+/// malformed record is an error.
+pub fn parse_optrace(text: &str) -> Result<OpTrace, ParseError> {
+    let mut trace = OpTrace::default();
+    for (i, line) in text.lines().enumerate() {
+        let number = i + 1;
+        match parse_line(line, number)? {
+            Some(record) => trace.records.push(record),
+            None => trace.skipped_lines.push(number),
+        }
+    }
+    Ok(trace)
+}
+
+/// Whether a text looks like an op trace (for telling dropped files apart): one of its first
+/// 200 lines holds a record.
+pub fn looks_like_optrace(text: &str) -> bool {
+    text.lines().take(200).any(|line| locate(line).is_some())
+}
+
+/// One line: `Ok(None)` when it holds no record.
+pub fn parse_line(line: &str, number: usize) -> Result<Option<Record>, ParseError> {
+    let Some(skeleton) = locate(line) else { return Ok(None) };
+    let err = |kind| ParseError { line: number, kind };
+    let results = if skeleton.results.trim().is_empty() {
+        Vec::new()
+    } else {
+        split_top_level(skeleton.results)
+            .map_err(err)?
+            .into_iter()
+            .map(|r| parse_result(r.trim()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(err)?
+    };
+    let body = skeleton.after_paren;
+    let close = matching_close(body).map_err(err)?;
+    let trailing = body[close + 1..].trim();
+    if !trailing.is_empty() {
+        return Err(err(ParseErrorKind::TrailingText { text: shorten(trailing) }));
+    }
+    let inner = &body[..close];
+    let args = if inner.trim().is_empty() {
+        Vec::new()
+    } else {
+        split_top_level(inner)
+            .map_err(err)?
+            .into_iter()
+            .map(|a| parse_arg(a.trim()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(err)?
+    };
+    let op = skeleton.callee.rsplit('.').next().unwrap_or(skeleton.callee).to_string();
+    Ok(Some(Record { line: number, prefix: skeleton.prefix, callee: skeleton.callee.to_string(), op, results, args }))
+}
+
+/// The parts of a line that make it a record.
+struct Skeleton<'a> {
+    prefix: Prefix,
+    results: &'a str,
+    callee: &'a str,
+    /// Everything after the callee's `(`.
+    after_paren: &'a str,
+}
+
+/// Finds the first position where a record starts (see the module docs).
+fn locate(line: &str) -> Option<Skeleton<'_>> {
+    let bytes = line.as_bytes();
+    (0..bytes.len())
+        .filter(|&p| p == 0 || !bytes[p - 1].is_ascii_digit())
+        .filter(|&p| bytes[p].is_ascii_digit() || bytes[p] == b'N' || bytes[p] == b'-')
+        .find_map(|p| skeleton_at(&line[p..]))
+}
+
+fn skeleton_at(s: &str) -> Option<Skeleton<'_>> {
+    let (pid, s) = prefix_field(s)?;
+    let s = s.strip_prefix(':')?;
+    let (rank, s) = prefix_field(s)?;
+    let s = s.strip_prefix(':')?;
+    let (stream, s) = prefix_field(s)?;
+    if !s.starts_with(|c: char| c.is_whitespace()) {
+        return None;
+    }
+    let s = s.trim_start();
+    let eq = s.find('=')?;
+    let results = &s[..eq];
+    if !(results.trim().is_empty() || results.starts_with('%')) {
+        return None;
+    }
+    let rest = s[eq + 1..].trim_start();
+    let paren = rest.find('(')?;
+    let callee = &rest[..paren];
+    let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-');
+    if callee.is_empty() || !callee.chars().all(name_char) {
+        return None;
+    }
+    Some(Skeleton { prefix: Prefix { pid, rank, stream }, results, callee, after_paren: &rest[paren + 1..] })
+}
+
+/// An integer or `None`, and the rest of the text.
+fn prefix_field(s: &str) -> Option<(Option<i64>, &str)> {
+    if let Some(rest) = s.strip_prefix("None") {
+        return Some((None, rest));
+    }
+    let digits_start = usize::from(s.starts_with('-'));
+    let end = digits_start + s[digits_start..].bytes().take_while(u8::is_ascii_digit).count();
+    if end == digits_start {
+        return None;
+    }
+    Some((Some(s[..end].parse().ok()?), &s[end..]))
+}
+
+fn opening(close: u8) -> u8 {
+    match close {
+        b')' => b'(',
+        b'}' => b'{',
+        _ => b'<',
+    }
+}
+
+/// Index of the `)` that closes the argument list `s` starts inside of.
+fn matching_close(s: &str) -> Result<usize, ParseErrorKind> {
+    let mut stack = vec![b'('];
+    for (i, b) in s.bytes().enumerate() {
+        match b {
+            b'(' | b'{' | b'<' => stack.push(b),
+            b')' | b'}' | b'>' => {
+                if stack.last() != Some(&opening(b)) {
+                    return Err(ParseErrorKind::UnexpectedClose { close: b as char });
+                }
+                stack.pop();
+                if stack.is_empty() {
+                    return Ok(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    Err(ParseErrorKind::Unclosed { open: stack.last().copied().unwrap_or(b'(') as char })
+}
+
+/// Splits on commas outside any `()`, `{}` or `<>`.
+fn split_top_level(s: &str) -> Result<Vec<&str>, ParseErrorKind> {
+    let mut parts = Vec::new();
+    let mut stack: Vec<u8> = Vec::new();
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        match b {
+            b'(' | b'{' | b'<' => stack.push(b),
+            b')' | b'}' | b'>' if stack.pop() != Some(opening(b)) => {
+                return Err(ParseErrorKind::UnexpectedClose { close: b as char });
+            }
+            b',' if stack.is_empty() => {
+                parts.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if let Some(&open) = stack.last() {
+        return Err(ParseErrorKind::Unclosed { open: open as char });
+    }
+    parts.push(&s[start..]);
+    Ok(parts)
+}
+
+fn parse_result(text: &str) -> Result<TensorRef, ParseErrorKind> {
+    if !text.starts_with('%') {
+        return Err(ParseErrorKind::BadResult { text: shorten(text) });
+    }
+    parse_tensor(text)
+}
+
+fn parse_arg(text: &str) -> Result<Arg, ParseErrorKind> {
+    let ident_len = text.bytes().take_while(|&b| b.is_ascii_alphanumeric() || b == b'_').count();
+    let starts_ident = text.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    if starts_ident && text[ident_len..].starts_with('=') {
+        let value = parse_value(text[ident_len + 1..].trim())?;
+        return Ok(Arg { keyword: Some(text[..ident_len].to_string()), value });
+    }
+    Ok(Arg { keyword: None, value: parse_value(text)? })
+}
+
+fn parse_value(text: &str) -> Result<Value, ParseErrorKind> {
+    if text.is_empty() {
+        return Err(ParseErrorKind::EmptyArgument);
+    }
+    if text.starts_with('%') {
+        let t = parse_tensor(text)?;
+        if t.ty.is_none() {
+            return Err(ParseErrorKind::BadTensor {
+                text: shorten(text),
+                reason: "an operand needs its type (:<dims x dtype>)",
+            });
+        }
+        return Ok(Value::Tensor(t));
+    }
+    if let Some(inner) = text.strip_prefix("list{").and_then(|r| r.strip_suffix('}')) {
+        if inner.trim().is_empty() {
+            return Ok(Value::List(Vec::new()));
+        }
+        let items = split_top_level(inner)?.into_iter().map(|i| parse_value(i.trim())).collect::<Result<_, _>>()?;
+        return Ok(Value::List(items));
+    }
+    let colon = last_top_level_colon(text).ok_or_else(|| ParseErrorKind::MissingType { text: shorten(text) })?;
+    let (value, ty) = (text[..colon].trim(), text[colon + 1..].trim());
+    if value.is_empty() || ty.is_empty() || !ty.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') {
+        return Err(ParseErrorKind::MissingType { text: shorten(text) });
+    }
+    if value.contains(['<', ' ']) {
+        Ok(Value::Object { text: value.to_string(), ty: ty.to_string() })
+    } else {
+        Ok(Value::Scalar { value: value.to_string(), ty: ty.to_string() })
+    }
+}
+
+fn last_top_level_colon(text: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut found = None;
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            b'(' | b'{' | b'<' => depth += 1,
+            b')' | b'}' | b'>' => depth -= 1,
+            b':' if depth == 0 => found = Some(i),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// `%<id>` with optional `:<dims x dtype>`, `{strides}` and `+offset`, nothing else.
+fn parse_tensor(text: &str) -> Result<TensorRef, ParseErrorKind> {
+    let bad = |reason| ParseErrorKind::BadTensor { text: shorten(text), reason };
+    let rest = &text[1..];
+    let id_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let id: u64 = rest[..id_len].parse().map_err(|_| bad("the id after % is not a whole number"))?;
+    let mut rest = &rest[id_len..];
+    let mut ty = None;
+    if let Some(r) = rest.strip_prefix(":<") {
+        let end = r.find('>').ok_or_else(|| bad("the type has no closing >"))?;
+        ty = Some(parse_tensor_type(&r[..end]).map_err(bad)?);
+        rest = &r[end + 1..];
+    }
+    let mut strides = None;
+    if let Some(r) = rest.strip_prefix('{') {
+        let end = r.find('}').ok_or_else(|| bad("the strides have no closing }"))?;
+        let parsed: Result<Vec<i64>, _> = r[..end].split(',').map(|s| s.trim().parse::<i64>()).collect();
+        strides = Some(parsed.map_err(|_| bad("a stride is not a whole number"))?);
+        rest = &r[end + 1..];
+    }
+    let mut offset = None;
+    if let Some(r) = rest.strip_prefix('+') {
+        offset = Some(r.trim().parse::<u64>().map_err(|_| bad("the offset after + is not a whole number"))?);
+        rest = "";
+    }
+    if !rest.trim().is_empty() {
+        return Err(bad("unexpected text after the tensor"));
+    }
+    Ok(TensorRef { id, ty, strides, offset })
+}
+
+/// `1x128xf16` → `[1, 128]` and f16; `f32` → a 0-d f32.
+fn parse_tensor_type(inner: &str) -> Result<TensorType, &'static str> {
+    let inner = inner.trim();
+    let (dims, dtype) = match inner.rsplit_once('x') {
+        // `x` inside a dtype name would be odd, but a name must not start with a digit.
+        Some((dims, dtype)) if !dtype.is_empty() && !dtype.starts_with(|c: char| c.is_ascii_digit()) => {
+            (Some(dims), dtype)
+        }
+        _ => (None, inner),
+    };
+    if dtype.is_empty() || !dtype.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err("the element type is missing or not a name");
+    }
+    if dtype.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err("the type has no element type after its dimensions");
+    }
+    let shape = match dims {
+        None => Vec::new(),
+        Some(d) => d
+            .split('x')
+            .map(|s| s.parse::<u64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| "a dimension is not a whole number")?,
+    };
+    Ok(TensorType { shape, dtype: Dtype::parse(dtype) })
+}
+
+fn shorten(text: &str) -> String {
+    const MAX: usize = 60;
+    match text.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(line: &str) -> Record {
+        parse_line(line, 1).unwrap().expect("a record")
+    }
+
+    fn tensor(v: &Value) -> &TensorRef {
+        match v {
+            Value::Tensor(t) => t,
+            other => panic!("not a tensor: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_spec_line() {
+        let r = record(
+            "0:0:0 %10:<1x128x2304xf16> = nova_plus.1.0.0.dot(%7:<1x128x768xf16>, %8:<768x2304xf16>, %9:<2304xf16>)",
+        );
+        assert_eq!(r.prefix, Prefix { pid: Some(0), rank: Some(0), stream: Some(0) });
+        assert_eq!(r.callee, "nova_plus.1.0.0.dot");
+        assert_eq!(r.op, "dot");
+        assert_eq!(r.results[0].id, 10);
+        assert_eq!(r.results[0].ty.as_ref().unwrap().shape, [1, 128, 2304]);
+        let ids: Vec<u64> = r.operand_tensors().iter().map(|t| t.id).collect();
+        assert_eq!(ids, [7, 8, 9]);
+        assert_eq!(tensor(&r.args[2].value).ty.as_ref().unwrap().dtype, Dtype::F16);
+    }
+
+    #[test]
+    fn stray_text_none_prefix_strides_offsets_and_0d() {
+        let r = record(
+            "for debug!! in forward 58388:None:0 %3:<12288x4608xf16>{1,12288}, %4:<f32> = torch.2_1_0.aten::mm(%236:<12288x4608xf16>{1,12288}, %134:<12288xf16>+12288)",
+        );
+        assert_eq!(r.prefix, Prefix { pid: Some(58388), rank: None, stream: Some(0) });
+        assert_eq!(r.op, "aten::mm");
+        assert_eq!(r.results.len(), 2);
+        assert_eq!(r.results[0].strides, Some(vec![1, 12288]));
+        assert_eq!(r.results[1].ty.as_ref().unwrap().shape, Vec::<u64>::new());
+        assert_eq!(r.results[1].ty.as_ref().unwrap().dtype, Dtype::F32);
+        let b = tensor(&r.args[1].value);
+        assert_eq!(b.offset, Some(12288));
+        assert_eq!(b.ty.as_ref().unwrap().shape, [12288]);
+    }
+
+    #[test]
+    fn scalars_keywords_lists_and_objects() {
+        let r = record(
+            "1:0:2 %5:<2x3xbf16> = d.v.op(list{%1:<2x3xbf16>, list{%2:<3xbf16>, 7:i32}}, 0.1:f32, False:pred, None:NoneType, dim=-1:i64, w=%9:<3xbf16>, ScriptObject <__torch__.torch.classes.x>:ScriptObject)",
+        );
+        let ids: Vec<u64> = r.operand_tensors().iter().map(|t| t.id).collect();
+        assert_eq!(ids, [1, 2, 9]);
+        match &r.args[0].value {
+            Value::List(items) => {
+                assert_eq!(items.len(), 2);
+                assert!(matches!(&items[1], Value::List(inner) if inner.len() == 2));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(r.args[1].value, Value::Scalar { value: "0.1".into(), ty: "f32".into() });
+        assert_eq!(r.args[3].value, Value::Scalar { value: "None".into(), ty: "NoneType".into() });
+        assert_eq!(r.args[4].keyword.as_deref(), Some("dim"));
+        assert_eq!(r.args[4].value, Value::Scalar { value: "-1".into(), ty: "i64".into() });
+        assert_eq!(r.args[5].keyword.as_deref(), Some("w"));
+        assert!(matches!(&r.args[6].value, Value::Object { ty, .. } if ty == "ScriptObject"));
+        assert_eq!(r.positional().count(), 5);
+    }
+
+    #[test]
+    fn non_records_are_skipped() {
+        for line in
+            ["", "   ", "# comment", "INFO 12:30:00 starting", "12:30:00 x = y", "0:0:0 nothing here", "foo(bar) = baz"]
+        {
+            assert_eq!(parse_line(line, 1).unwrap(), None, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_records_name_the_problem() {
+        let cases = [
+            ("0:0:0 %1:<2xf16> = a.b.op(%0:<2xf16>", "'(' is never closed"),
+            ("0:0:0 %1:<2xf16> = a.b.op(%0:<2xf16>) trailing", "text after the closing parenthesis"),
+            ("0:0:0 %1:<2xf16> = a.b.op(%0:<2xf16>,, %2:<2xf16>)", "empty argument"),
+            ("0:0:0 %1:<2xf16> = a.b.op(7)", "no `:type`"),
+            ("0:0:0 %1:<2x?xf16> = a.b.op()", "a dimension is not a whole number"),
+            ("0:0:0 %1:<2xf16>, x = a.b.op()", "is not a tensor"),
+            ("0:0:0 %x:<2xf16> = a.b.op()", "id after %"),
+            ("0:0:0 %1:<2xf16> = a.b.op(%2:<2xf16>{1,a})", "stride"),
+            ("0:0:0 %1:<2xf16> = a.b.op(list{%2:<2xf16>)", "unexpected ')'"),
+            ("0:0:0 %1:<2x> = a.b.op()", "element type"),
+        ];
+        for (line, expected) in cases {
+            let e = parse_line(line, 7).unwrap_err();
+            assert_eq!(e.line, 7);
+            assert!(e.to_string().contains(expected), "{line}: {e}");
+            assert!(e.to_string().starts_with("line 7: malformed record: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn untyped_results_and_no_results() {
+        let r = record("0:0:0 %5, %6 = a.b.split(%4:<4xf16>)");
+        assert_eq!(r.results.iter().map(|t| (t.id, t.ty.is_none())).collect::<Vec<_>>(), [(5, true), (6, true)]);
+        let r = record("0:0:0  = a.b.barrier()");
+        assert!(r.results.is_empty() && r.args.is_empty());
+    }
+
+    #[test]
+    fn detection() {
+        assert!(looks_like_optrace("# dump\nfor debug!! 1:0:0 %3:<2xf16> = a.b.gelu(%2:<2xf16>)\n"));
+        assert!(!looks_like_optrace("{\"traceEvents\": []}"));
+        assert!(!looks_like_optrace("time 12:30:00 started\n"));
+    }
+
+    #[test]
+    fn counts_skipped_lines_and_reports_the_first_bad_line() {
+        let t = parse_optrace("hello\n0:0:0 %1:<2xf16> = a.b.gelu(%0:<2xf16>)\n\nbye\n").unwrap();
+        assert_eq!(t.records.len(), 1);
+        assert_eq!(t.records[0].line, 2);
+        assert_eq!(t.skipped_lines, [1, 3, 4]);
+        let e =
+            parse_optrace("x\n0:0:0 %1:<2xf16> = a.b.gelu(%0:<2xf16>)\n0:0:0 %2:<2xf16> = a.b.gelu(%1)\n").unwrap_err();
+        assert_eq!(e.line, 3);
+    }
+}
