@@ -147,3 +147,37 @@ fn errors_are_one_line_and_name_the_input() {
     assert_eq!(code, 2);
     assert!(err.contains("not modelled"), "{err}");
 }
+
+#[test]
+fn calibration_profile_replaces_matching_groups() {
+    let calib = format!("{DATA}/calibration/i7_12700k_with_fusion.json");
+    let args = ["model", "--model", "llama3-8b", "--chip", "h100", "--seq-len", "256"];
+    let (_, plain, _) = run(&[&args[..], &["--json"]].concat());
+    let (code, out, err) = run(&[&args[..], &["--calib", &calib, "--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (plain, v): (serde_json::Value, serde_json::Value) =
+        (serde_json::from_str(&plain).unwrap(), serde_json::from_str(&out).unwrap());
+    assert_eq!(v["calibration"]["hardware"], "i7-12700K");
+    let calibrated = v["calibration"]["calibrated_groups"].as_array().unwrap();
+    // q, k (matmul + RoPE), o_proj + residual, gate + SiLU·mul, down + residual: matmul +
+    // elementwise, whose lowest measured speedup is Linear_Bias (0.985 < 1: flagged).
+    assert_eq!(calibrated.len(), 5);
+    for c in calibrated {
+        assert_eq!(c["pattern"], "Linear_Bias");
+        assert_eq!(c["fusion_slower"], true);
+        let g = &v["groups"][c["group"].as_u64().unwrap() as usize];
+        let expect = g["unfused_us"].as_f64().unwrap() / c["speedup"].as_f64().unwrap();
+        assert!((g["fused_us"].as_f64().unwrap() - expect).abs() < 1e-9);
+    }
+    // Uncalibrated groups keep the roofline time; the unfused total does not change.
+    assert!(v["groups"][0]["calibration"].is_null());
+    assert_eq!(v["groups"][0]["fused_us"], plain["groups"][0]["fused_us"]);
+    assert_eq!(v["time_us"]["unfused"], plain["time_us"]["unfused"]);
+    let (code, out, _) = run(&[&args[..], &["--calib", &calib]].concat());
+    assert_eq!(code, 0);
+    assert!(out.contains("Linear_Bias (fusing here is slower on this hardware)"), "{out}");
+    let measured = format!("{DATA}/calibration/resnet18_b1.json");
+    let (code, _, err) = run(&[&args[..], &["--calib", &measured]].concat());
+    assert_eq!(code, 2);
+    assert!(err.contains("resnet18_b1.json") && err.contains("measured-subgraph"), "{err}");
+}

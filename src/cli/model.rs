@@ -1,5 +1,5 @@
 //! `fusionscope model --model F --chip F --phase prefill|decode [--batch B] [--seq-len S]
-//! [--output-len O] [--tp N] [--launch-us U] [--simcsv F] [--json|--csv|--ops]`
+//! [--output-len O] [--tp N] [--launch-us U] [--calib F] [--simcsv F] [--json|--csv|--ops]`
 //!
 //! `--model` is a NeuSim model config file or a built-in name (`llama3-8b`, `deepseekv2-236b`,
 //! …); `--chip` is a chip JSON file (NeuSim or `{name, peak_flops, hbm_bw_GBps,
@@ -8,8 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
+use fusionscope::calib::{parse_calibration, CalibrationFile};
 use fusionscope::hardware::roofline::format_flops;
-use fusionscope::hardware::{parse_chip, preset, preset_names, Chip};
+use fusionscope::hardware::{apply_calibration, parse_chip, preset, preset_names, CalibrationSummary, Chip};
 use fusionscope::simcsv::{compare, parse_sim_csv, Comparison};
 use fusionscope::table::Table;
 use fusionscope::units::{format_bytes, format_duration_us};
@@ -47,6 +48,9 @@ pub struct Args {
     /// Override the chip's per-kernel launch overhead, µs
     #[arg(long)]
     pub launch_us: Option<f64>,
+    /// Hardware calibration profile: groups matching a measured fusion pattern take its speedup
+    #[arg(long)]
+    pub calib: Option<PathBuf>,
     /// A NeuSim simulator op table (CSV) of the same model and chip, shown side by side
     #[arg(long)]
     pub simcsv: Option<PathBuf>,
@@ -93,6 +97,8 @@ struct JsonOut<'a> {
     #[serde(flatten)]
     report: &'a ModelReport,
     #[serde(skip_serializing_if = "Option::is_none")]
+    calibration: Option<&'a CalibrationSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     simulator: Option<&'a Comparison>,
 }
 
@@ -108,7 +114,21 @@ pub fn run(args: Args) -> CliResult {
     let phase: Phase = args.phase.parse()?;
     let params = WorkloadParams { batch: args.batch, seq_len: args.seq_len, output_len: args.output_len, tp: args.tp };
     let workload = build_workload(&config, phase, params)?;
-    let (analysis, time) = model_time(&workload, &chip);
+    let (analysis, mut time) = model_time(&workload, &chip);
+    let calibration = match &args.calib {
+        Some(path) => {
+            let file = parse_calibration(&load_text(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+            let CalibrationFile::Profile(profile) = file else {
+                return Err(format!(
+                    "{}: a measured-subgraph file; --calib needs a hardware profile with fusion_profiles",
+                    path.display()
+                )
+                .into());
+            };
+            Some(apply_calibration(&mut time, &profile))
+        }
+        None => None,
+    };
     let comparison = match &args.simcsv {
         Some(path) => {
             let table = parse_sim_csv(&load_text(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -118,13 +138,16 @@ pub fn run(args: Args) -> CliResult {
     };
     let report = model_report_from(&workload, &chip, &analysis, time);
     if args.json {
-        let out = JsonOut { report: &report, simulator: comparison.as_ref() };
+        let out = JsonOut { report: &report, calibration: calibration.as_ref(), simulator: comparison.as_ref() };
         return print(&(serde_json::to_string_pretty(&out)? + "\n"));
     }
     if args.csv {
         return print(&op_table(&report).to_csv());
     }
     let mut text = summary(&report);
+    if let Some(c) = &calibration {
+        text.push_str(&calibration_text(c));
+    }
     text.push_str(&groups_table(&report).to_text());
     if args.ops {
         text.push('\n');
@@ -168,6 +191,17 @@ fn summary(r: &ModelReport) -> String {
     s
 }
 
+fn calibration_text(c: &CalibrationSummary) -> String {
+    let slower = c.calibrated_groups.iter().filter(|g| g.fusion_slower).count();
+    format!(
+        "calibration: {} ({} measured patterns): {} group(s) take the measured speedup instead of the roofline, {} of them slower fused\n\n",
+        c.hardware,
+        c.patterns,
+        c.calibrated_groups.len(),
+        slower
+    )
+}
+
 fn ops_cell(ops: &[String]) -> String {
     if ops.len() <= 4 {
         ops.join(", ")
@@ -188,6 +222,7 @@ fn groups_table(r: &ModelReport) -> Table {
         ">fused",
         ">speedup",
         ">runs",
+        "calibrated",
     ]);
     for g in &r.groups {
         t.row([
@@ -201,6 +236,11 @@ fn groups_table(r: &ModelReport) -> Table {
             format_duration_us(g.fused_us),
             format!("{:.2}×", g.speedup),
             g.repeat.to_string(),
+            match &g.calibration {
+                Some(c) if c.fusion_slower => format!("{} (fusing here is slower on this hardware)", c.pattern),
+                Some(c) => c.pattern.clone(),
+                None => String::new(),
+            },
         ]);
     }
     t
