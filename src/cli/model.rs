@@ -65,7 +65,8 @@ pub struct Args {
     pub ops: bool,
 }
 
-fn load_text(path: &Path) -> Result<String, Box<dyn std::error::Error>> {
+/// A file's text, naming the file when it cannot be read or is not UTF-8.
+pub(super) fn load_text(path: &Path) -> Result<String, Box<dyn std::error::Error>> {
     String::from_utf8(read_file(path)?).map_err(|e| format!("{}: not UTF-8 text ({e})", path.display()).into())
 }
 

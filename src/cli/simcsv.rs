@@ -7,7 +7,7 @@ use fusionscope::simcsv::parse_sim_csv;
 use fusionscope::table::Table;
 use fusionscope::units::{format_bytes, format_duration_us};
 
-use super::{print, read_file, CliResult};
+use super::{print, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,8 +19,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let bytes = read_file(&args.file)?;
-    let text = String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text ({e})", args.file.display()))?;
+    let text = super::model::load_text(&args.file)?;
     let table = parse_sim_csv(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
     if args.json {
         return print(&(serde_json::to_string_pretty(&table)? + "\n"));

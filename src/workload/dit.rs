@@ -26,7 +26,7 @@ pub(crate) fn build(
     // 65,536 tokens for 512-pixel images with patch 2).
     let tokens = params.seq_len.unwrap_or((c.image_width / patch).pow(2));
     positive("seq_len", tokens)?;
-    if c.num_heads % tp != 0 || c.d_ff % tp != 0 {
+    if !c.num_heads.is_multiple_of(tp) || !c.d_ff.is_multiple_of(tp) {
         return Err(WorkloadError::Param {
             name: "tp",
             value: tp.to_string(),

@@ -27,7 +27,7 @@ pub(crate) struct AttentionDims {
 }
 
 fn div_exact(name: &'static str, value: u64, tp: u64) -> Result<u64, WorkloadError> {
-    if value % tp != 0 {
+    if !value.is_multiple_of(tp) {
         return Err(WorkloadError::Param {
             name: "tp",
             value: tp.to_string(),
@@ -326,7 +326,7 @@ pub(crate) fn build(
         })
     } else {
         let kv = c.num_kv_heads.unwrap_or(c.num_heads);
-        if kv == 0 || c.num_heads % kv != 0 {
+        if kv == 0 || !c.num_heads.is_multiple_of(kv) {
             return Err(WorkloadError::Config(format!(
                 "{}: num_kv_heads {kv} must divide num_heads {}",
                 c.model_name, c.num_heads
