@@ -163,6 +163,13 @@ impl Columns {
     }
 }
 
+/// Whether a dropped file is a simulator op table: its first line is a CSV header naming the
+/// `Fusion index` and `Bounded-by` columns. Cheap: reads only the first line.
+pub fn looks_like_sim_csv(text: &str) -> bool {
+    let first = text.strip_prefix('\u{feff}').unwrap_or(text).lines().next().unwrap_or("");
+    first.contains("Fusion index") && first.contains("Bounded-by") && first.contains(',')
+}
+
 /// Reads a simulator op table.
 pub fn parse_sim_csv(text: &str) -> Result<SimTable, SimCsvError> {
     let records = read_records(text)?;
@@ -249,6 +256,13 @@ mod tests {
         assert_eq!(t.groups[0].execution_ns, 20.0);
         assert_eq!(t.groups[1].bound, SimBound::Memory);
         assert_eq!(t.total_ns, (10.0 + 10.0 + 5.0) * 32.0);
+    }
+
+    #[test]
+    fn detector_reads_the_header_only() {
+        assert!(looks_like_sim_csv(&format!("{HEADER}\n")));
+        assert!(!looks_like_sim_csv("name,op_type\nFusion index,Bounded-by"));
+        assert!(!looks_like_sim_csv(""));
     }
 
     #[test]
