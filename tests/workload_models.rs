@@ -211,3 +211,22 @@ fn bad_configs_name_the_problem() {
     let e = build_workload(&c, Phase::Prefill, params(0, 16, 1, 1)).unwrap_err().to_string();
     assert!(e.contains("batch"), "{e}");
 }
+
+#[test]
+fn huge_parameters_are_refused_not_overflowed() {
+    let big = 1u64 << 31;
+    for name in ["llama3-8b", "deepseekv2-236b", "dit-xl", "dlrm-l"] {
+        let c = config(name);
+        let r = build_workload(&c, Phase::Prefill, params(big, big, big, 1));
+        if name == "dlrm-l" {
+            // DLRM has no sequence: 2^31 × 1024-wide activations still fit in 64 bits.
+            assert!(r.is_ok(), "{:?}", r.err());
+        } else {
+            assert!(matches!(r, Err(WorkloadError::TooLarge)), "{name}: {:?}", r.err());
+        }
+        let r = build_workload(&c, Phase::Prefill, params(big + 1, 16, 1, 1));
+        assert!(matches!(r, Err(WorkloadError::Param { name: "batch", .. })), "{name}: {:?}", r.err());
+    }
+    let e = parse_model_config(r#"{"model_type": "llm", "model_name": "x", "d_model": 99999999999}"#).unwrap_err();
+    assert!(e.to_string().contains("d_model"), "{e}");
+}

@@ -214,7 +214,7 @@ impl MoeDims {
     /// `tokens × top_k / ep` assignments spread over at most `routed / ep` local experts.
     pub(crate) fn active_experts(&self, tokens: u64) -> (u64, u64) {
         let local_experts = self.routed.div_ceil(self.ep);
-        let assignments = (tokens * self.top_k).div_ceil(self.ep);
+        let assignments = tokens.saturating_mul(self.top_k).div_ceil(self.ep);
         let active = local_experts.min(assignments).max(1);
         (active, assignments.div_ceil(active))
     }
@@ -241,7 +241,7 @@ fn moe_block(net: &mut Net, p: &str, x: &str, m: &MoeDims, t: Tokens) -> Result<
             FfnKind::SwiGlu,
         )?);
     }
-    let (active, per_expert) = m.active_experts(b * s);
+    let (active, per_expert) = m.active_experts(b.saturating_mul(s));
     for e in 0..active {
         let ep = format!("{p}.expert{e}");
         let tokens = net.op(&format!("{ep}.dispatch"), Reshape, &[&n, &route], &[per_expert, d])?;
