@@ -230,3 +230,23 @@ fn huge_parameters_are_refused_not_overflowed() {
     let e = parse_model_config(r#"{"model_type": "llm", "model_name": "x", "d_model": 99999999999}"#).unwrap_err();
     assert!(e.to_string().contains("d_model"), "{e}");
 }
+
+#[test]
+fn op_bytes_add_up_to_the_fusion_analysis_unfused_traffic() {
+    use fusionscope::hardware::preset;
+    use fusionscope::workload::report::model_time;
+    for (name, phase) in [("llama3-8b", Phase::Decode), ("deepseekv3-671b", Phase::Prefill), ("dlrm-m", Phase::Prefill)]
+    {
+        let w = build_workload(&config(name), phase, params(2, 64, 4, 1)).unwrap();
+        let (analysis, time) = model_time(&w, &preset("mi300x").unwrap());
+        assert_eq!(time.groups.len(), analysis.grouping.groups.len());
+        for g in &time.groups {
+            let sum: u64 = time.ops.iter().filter(|o| o.group == g.group).map(|o| o.bytes).sum();
+            assert_eq!(sum, g.unfused_bytes, "{name} group {}", g.group);
+            assert!(g.fused_bytes <= g.unfused_bytes);
+            assert!(g.fused_us <= g.unfused_us + 1e-9, "{name}: fusing never loses on the roofline");
+        }
+        let total: u64 = time.groups.iter().map(|g| g.unfused_bytes).sum();
+        assert_eq!(total, analysis.traffic.unfused.total());
+    }
+}
