@@ -13,6 +13,7 @@ mod calib;
 mod graph;
 mod model;
 mod optrace;
+mod simcsv;
 mod trace;
 mod transformer;
 
@@ -48,6 +49,8 @@ enum Command {
     Model(model::Args),
     /// Hardware calibration profile: measured fusion speedups
     Calib(calib::Args),
+    /// NPU simulator (NeuSim) op table: fusion-index groups with times and bound
+    Simcsv(simcsv::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -67,6 +70,7 @@ pub fn main() -> ExitCode {
         Command::Optrace(args) => optrace::run(args),
         Command::Model(args) => model::run(args),
         Command::Calib(args) => calib::run(args),
+        Command::Simcsv(args) => simcsv::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

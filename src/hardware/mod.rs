@@ -1,1 +1,15 @@
-//! Chip presets (TPU configs, GPUs) and the roofline time model. Filled in by the inputs work (issue 5).
+//! Chips and the roofline time model.
+//!
+//! [`chip`] holds the presets (TPU v2–v6p from the NeuSim configs, GPUs from vendor
+//! datasheets) and reads a user's chip JSON; [`roofline`] turns an analysed op graph into
+//! per-op and per-group times, unfused and fused; [`calibrated`] replaces the fused estimate
+//! of groups that match a measured fusion pattern of a calibration profile. The closed forms and the comparison with the
+//! NeuSim simulator are in `docs/time-model.md`.
+
+pub mod calibrated;
+pub mod chip;
+pub mod roofline;
+
+pub use calibrated::{apply_calibration, CalibratedGroup, CalibrationSummary};
+pub use chip::{looks_like_chip, parse_chip, preset, preset_names, Chip, ChipError};
+pub use roofline::{estimate, estimate_repeated, roofline_chart, Bound, GroupTime, OpTime, RooflineChart, TimeReport};

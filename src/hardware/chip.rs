@@ -1,0 +1,301 @@
+//! Chips: the three numbers the roofline needs (peak FLOP/s, memory bandwidth, launch overhead),
+//! from built-in presets or from a user's JSON file.
+//!
+//! Two JSON forms are accepted:
+//!
+//! * the NeuSim chip format (`num_sa`, `sa_dim`, `freq_GHz`, `hbm_bw_GBps`, `name`, …, as in
+//!   `tests/data/models/chips/`): peak FLOP/s = `num_sa × sa_dim² × 2 × freq_GHz × 10⁹` (each
+//!   systolic array does `sa_dim²` multiply-adds per cycle, one multiply-add being 2 FLOPs),
+//!   bandwidth = `hbm_bw_GBps × 10⁹` bytes/s (decimal GB, as the datasheets state it);
+//! * a simple form `{"name": "my-gpu", "peak_flops": 9.89e14, "hbm_bw_GBps": 3350,
+//!   "launch_overhead_us": 2.0}` (`launch_overhead_us` optional, default 0).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use thiserror::Error;
+
+/// A chip as the time model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Chip {
+    /// Display name, e.g. `TPU v5p` or `H100 SXM`.
+    pub name: String,
+    /// Dense bf16/fp16 peak, FLOP/s.
+    pub peak_flops: f64,
+    /// HBM bandwidth, bytes/s.
+    pub hbm_bandwidth: f64,
+    /// Fixed cost added to every kernel, µs.
+    pub launch_overhead_us: f64,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+impl Chip {
+    /// Arithmetic intensity (FLOP/byte) above which an op is compute-bound: `peak / bandwidth`.
+    pub fn ridge_intensity(&self) -> f64 {
+        self.peak_flops / self.hbm_bandwidth
+    }
+}
+
+/// Why a chip JSON was rejected.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ChipError {
+    #[error("chip JSON is malformed at line {line}, column {column}: {message}")]
+    Json { line: usize, column: usize, message: String },
+    #[error("chip JSON must be an object")]
+    NotObject,
+    #[error(
+        "chip JSON is neither the NeuSim form (num_sa, sa_dim, freq_GHz, hbm_bw_GBps) nor the simple form \
+         (name, peak_flops, hbm_bw_GBps); missing field `{0}`"
+    )]
+    MissingField(&'static str),
+    #[error("chip field `{field}` must be a positive finite number (got {value})")]
+    BadNumber { field: &'static str, value: String },
+    #[error("chip field `launch_overhead_us` must be a finite number ≥ 0 (got {0})")]
+    BadLaunchOverhead(String),
+    #[error("unknown chip preset `{name}`; known presets: {known}")]
+    UnknownPreset { name: String, known: String },
+}
+
+/// A NeuSim chip's peak: `num_sa × sa_dim² × 2 × freq_GHz × 10⁹` FLOP/s.
+pub fn systolic_peak_flops(num_sa: f64, sa_dim: f64, freq_ghz: f64) -> f64 {
+    num_sa * sa_dim * sa_dim * 2.0 * freq_ghz * 1e9
+}
+
+/// Whether a dropped file is a chip JSON: an object with the NeuSim keys (`num_sa`, `sa_dim`)
+/// or the simple form's `peak_flops` and `hbm_bw_GBps`. Looks at the first 64 KiB only.
+pub fn looks_like_chip(text: &str) -> bool {
+    let mut end = text.len().min(64 * 1024);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    let has = |key: &str| head.contains(&format!("\"{key}\""));
+    head.trim_start().starts_with('{')
+        && has("hbm_bw_GBps")
+        && ((has("num_sa") && has("sa_dim")) || has("peak_flops"))
+        && !has("model_type")
+}
+
+/// Reads a chip JSON in either accepted form.
+pub fn parse_chip(text: &str) -> Result<Chip, ChipError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| ChipError::Json {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let obj = value.as_object().ok_or(ChipError::NotObject)?;
+    let num = |field: &'static str| -> Result<f64, ChipError> {
+        let v = obj.get(field).ok_or(ChipError::MissingField(field))?;
+        match v.as_f64() {
+            Some(x) if x.is_finite() && x > 0.0 => Ok(x),
+            _ => Err(ChipError::BadNumber { field, value: v.to_string() }),
+        }
+    };
+    let launch = match obj.get("launch_overhead_us") {
+        None => None,
+        Some(v) => match v.as_f64() {
+            Some(x) if x.is_finite() && x >= 0.0 => Some(x),
+            _ => return Err(ChipError::BadLaunchOverhead(v.to_string())),
+        },
+    };
+    let name_field = obj.get("name").map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+    if obj.contains_key("num_sa") {
+        let peak = systolic_peak_flops(num("num_sa")?, num("sa_dim")?, num("freq_GHz")?);
+        let bw = num("hbm_bw_GBps")? * 1e9;
+        let name = match name_field {
+            // NeuSim names TPUs by generation only ("5p").
+            Some(n) if !n.is_empty() && n.chars().next().is_some_and(|c| c.is_ascii_digit()) => format!("TPU v{n}"),
+            Some(n) if !n.is_empty() => n,
+            _ => "unnamed NeuSim chip".to_string(),
+        };
+        Ok(Chip {
+            name,
+            peak_flops: peak,
+            hbm_bandwidth: bw,
+            launch_overhead_us: launch.unwrap_or(TPU_LAUNCH_OVERHEAD_US),
+            source: "NeuSim chip config: peak = num_sa × sa_dim² × 2 × freq_GHz, bandwidth = hbm_bw_GBps".into(),
+        })
+    } else {
+        let name = name_field.ok_or(ChipError::MissingField("name"))?;
+        Ok(Chip {
+            name,
+            peak_flops: num("peak_flops")?,
+            hbm_bandwidth: num("hbm_bw_GBps")? * 1e9,
+            launch_overhead_us: launch.unwrap_or(0.0),
+            source: "user chip JSON".into(),
+        })
+    }
+}
+
+/// Per-op fixed cost for TPU presets: the NeuSim simulator never reports an op faster than
+/// 500 ns (see docs/time-model.md), so its tables and ours agree on tiny ops.
+pub const TPU_LAUNCH_OVERHEAD_US: f64 = 0.5;
+
+/// Per-kernel launch cost assumed for GPU presets (a back-to-back launch from a busy stream;
+/// eager launches from Python cost more, CUDA/HIP graphs less).
+pub const GPU_LAUNCH_OVERHEAD_US: f64 = 2.0;
+
+/// The TPU chip files shipped with the crate (NeuSim configs, Apache-2.0).
+const TPU_FILES: [(&str, &str); 7] = [
+    ("tpuv2", include_str!("../../tests/data/models/chips/tpuv2.json")),
+    ("tpuv3", include_str!("../../tests/data/models/chips/tpuv3.json")),
+    ("tpuv4", include_str!("../../tests/data/models/chips/tpuv4.json")),
+    ("tpuv5e", include_str!("../../tests/data/models/chips/tpuv5e.json")),
+    ("tpuv5p", include_str!("../../tests/data/models/chips/tpuv5p.json")),
+    ("tpuv6e", include_str!("../../tests/data/models/chips/tpuv6e.json")),
+    ("tpuv6p", include_str!("../../tests/data/models/chips/tpuv6p.json")),
+];
+
+/// A GPU preset: dense (no structured sparsity) bf16 tensor-core peak and HBM bandwidth.
+struct GpuPreset {
+    key: &'static str,
+    name: &'static str,
+    tflops: f64,
+    tb_per_s: f64,
+    source: &'static str,
+}
+
+/// GPU presets. Sources (each entry's `source` says the same): NVIDIA A100 Tensor Core GPU
+/// datasheet; NVIDIA H100 Tensor Core GPU datasheet; NVIDIA H200 Tensor Core GPU datasheet;
+/// NVIDIA HGX B200 datasheet; AMD Instinct MI250X, MI300X and MI325X datasheets. NVIDIA lists
+/// tensor-core peaks with 2:4 sparsity; the dense figure is half of it.
+const GPUS: [GpuPreset; 7] = [
+    // NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM): BF16 312 TFLOPS dense, HBM2e 2,039 GB/s.
+    GpuPreset {
+        key: "a100",
+        name: "A100 SXM 80GB",
+        tflops: 312.0,
+        tb_per_s: 2.039,
+        source: "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM): BF16 312 TFLOPS dense, 2,039 GB/s",
+    },
+    // NVIDIA H100 Tensor Core GPU datasheet (H100 SXM): BF16 1,979 TFLOPS with sparsity, i.e. 989.4 dense; HBM3 3.35 TB/s.
+    GpuPreset {
+        key: "h100",
+        name: "H100 SXM",
+        tflops: 989.4,
+        tb_per_s: 3.35,
+        source: "NVIDIA H100 Tensor Core GPU datasheet (SXM): BF16 1,979 TFLOPS sparse = 989.4 dense, 3.35 TB/s",
+    },
+    // NVIDIA H200 Tensor Core GPU datasheet (H200 SXM): BF16 989 TFLOPS dense, HBM3e 4.8 TB/s.
+    GpuPreset {
+        key: "h200",
+        name: "H200 SXM",
+        tflops: 989.4,
+        tb_per_s: 4.8,
+        source: "NVIDIA H200 Tensor Core GPU datasheet (SXM): BF16 1,979 TFLOPS sparse = 989.4 dense, 4.8 TB/s",
+    },
+    // NVIDIA DGX B200 / HGX B200 datasheet, per GPU: BF16 4.5 PFLOPS sparse = 2.25 dense; HBM3e 8 TB/s.
+    GpuPreset {
+        key: "b200",
+        name: "B200",
+        tflops: 2250.0,
+        tb_per_s: 8.0,
+        source: "NVIDIA HGX B200 datasheet, per GPU: BF16 4.5 PFLOPS sparse = 2.25 PFLOPS dense, 8 TB/s",
+    },
+    // AMD Instinct MI250X datasheet: peak FP16/BF16 383 TFLOPS (dense), HBM2e 3.2 TB/s.
+    GpuPreset {
+        key: "mi250x",
+        name: "MI250X",
+        tflops: 383.0,
+        tb_per_s: 3.2768,
+        source: "AMD Instinct MI250X datasheet: FP16/BF16 383 TFLOPS dense, 3.2 TB/s (3,276.8 GB/s)",
+    },
+    // AMD Instinct MI300X datasheet: BF16 1,307.4 TFLOPS dense, HBM3 5.3 TB/s.
+    GpuPreset {
+        key: "mi300x",
+        name: "MI300X",
+        tflops: 1307.4,
+        tb_per_s: 5.3,
+        source: "AMD Instinct MI300X datasheet: BF16 1,307.4 TFLOPS dense, 5.3 TB/s",
+    },
+    // AMD Instinct MI325X datasheet: BF16 1,307.4 TFLOPS dense, HBM3e 6 TB/s.
+    GpuPreset {
+        key: "mi325x",
+        name: "MI325X",
+        tflops: 1307.4,
+        tb_per_s: 6.0,
+        source: "AMD Instinct MI325X datasheet: BF16 1,307.4 TFLOPS dense, 6 TB/s",
+    },
+];
+
+/// The preset keys, TPUs first, as `--chip` and the page list them.
+pub fn preset_names() -> Vec<&'static str> {
+    TPU_FILES.iter().map(|(k, _)| *k).chain(GPUS.iter().map(|g| g.key)).collect()
+}
+
+/// `"TPU v5p"`, `"tpu-v5p"`, `"H100"` → `"tpuv5p"`, `"h100"`: case and punctuation do not matter,
+/// and a trailing `sxm` is dropped (`h100sxm` = `h100`).
+fn preset_key(name: &str) -> String {
+    let k: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+    k.strip_suffix("sxm").map(str::to_string).unwrap_or(k)
+}
+
+/// A built-in chip by name (see [`preset_names`]).
+pub fn preset(name: &str) -> Result<Chip, ChipError> {
+    let key = preset_key(name);
+    if let Some((_, text)) = TPU_FILES.iter().find(|(k, _)| *k == key) {
+        let mut chip = parse_chip(text).expect("the shipped TPU configs are valid NeuSim chip files");
+        chip.source = format!(
+            "NeuSim configs/chips/{key}.json (Apache-2.0): {}",
+            chip.source.trim_start_matches("NeuSim chip config: ")
+        );
+        return Ok(chip);
+    }
+    if let Some(g) = GPUS.iter().find(|g| g.key == key) {
+        return Ok(Chip {
+            name: g.name.to_string(),
+            peak_flops: g.tflops * 1e12,
+            hbm_bandwidth: g.tb_per_s * 1e12,
+            launch_overhead_us: GPU_LAUNCH_OVERHEAD_US,
+            source: g.source.to_string(),
+        });
+    }
+    Err(ChipError::UnknownPreset { name: name.to_string(), known: preset_names().join(", ") })
+}
+
+/// Every preset, in [`preset_names`] order.
+pub fn all_presets() -> Vec<Chip> {
+    preset_names().into_iter().filter_map(|n| preset(n).ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tpu_v5p_peak_follows_the_systolic_formula() {
+        let c = preset("TPU v5p").unwrap();
+        assert_eq!(c.name, "TPU v5p");
+        assert!((c.peak_flops - 8.0 * 128.0 * 128.0 * 2.0 * 1.7e9).abs() < 1.0);
+        assert_eq!(c.hbm_bandwidth, 2765e9);
+        assert_eq!(c.launch_overhead_us, TPU_LAUNCH_OVERHEAD_US);
+    }
+
+    #[test]
+    fn gpu_names_are_forgiving() {
+        assert_eq!(preset("H100-SXM").unwrap().name, "H100 SXM");
+        assert_eq!(preset("mi300x").unwrap().peak_flops, 1307.4e12);
+        let e = preset("v100").unwrap_err().to_string();
+        assert!(e.contains("v100") && e.contains("tpuv5p") && e.contains("mi325x"), "{e}");
+    }
+
+    #[test]
+    fn simple_form_and_errors() {
+        let c = parse_chip(r#"{"name": "x", "peak_flops": 1e15, "hbm_bw_GBps": 1000}"#).unwrap();
+        assert_eq!((c.peak_flops, c.hbm_bandwidth, c.launch_overhead_us), (1e15, 1e12, 0.0));
+        assert_eq!(
+            parse_chip(r#"{"name": "x", "hbm_bw_GBps": 1000}"#).unwrap_err(),
+            ChipError::MissingField("peak_flops")
+        );
+        assert!(matches!(
+            parse_chip(r#"{"name": "x", "peak_flops": -1, "hbm_bw_GBps": 1}"#),
+            Err(ChipError::BadNumber { field: "peak_flops", .. })
+        ));
+        assert!(matches!(parse_chip("{\n\"name\": }"), Err(ChipError::Json { line: 2, .. })));
+        assert_eq!(parse_chip("[1]").unwrap_err(), ChipError::NotObject);
+        assert!(matches!(
+            parse_chip(r#"{"num_sa": 2, "sa_dim": 128, "freq_GHz": 1, "hbm_bw_GBps": 1, "launch_overhead_us": -3}"#),
+            Err(ChipError::BadLaunchOverhead(_))
+        ));
+    }
+}

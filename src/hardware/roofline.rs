@@ -1,0 +1,433 @@
+//! The roofline time model: per op and per fusion group, FLOPs, bytes, arithmetic intensity,
+//! `time = max(flops / peak, bytes / bandwidth) + launch overhead` and which bound it is.
+//!
+//! * FLOPs of a matmul are `2 · M · N · K`: `M · N` (times any batch dims) is the number of
+//!   elements of its output shape, and `K`, the contracted dimension, is the last dimension
+//!   of its first input. The first input's shape is the shape of the op that produces it, or
+//!   its declared shape; when neither is known (an assumed tensor) `K` falls back to the first
+//!   dimension of the second input (a `[K, N]` weight) and, failing that, to 1 — the op is then
+//!   marked `k_known: false`, never silently.
+//! * An elementwise op costs 1 FLOP per output element; a reduction (norm, softmax) costs
+//!   [`REDUCTION_FLOPS_PER_ELEMENT`] per element of its first input; a reshape costs nothing.
+//! * Bytes are the fusion analysis's traffic: an op alone reads each distinct input once and
+//!   writes its output (the spec's unfused traffic); a fused group costs the group's fused
+//!   traffic from [`crate::fusion::Analysis`].
+//! * Unfused, every op is a kernel and pays one launch overhead; fused, a group is one kernel.
+
+use serde::{Deserialize, Serialize};
+
+use super::chip::Chip;
+use crate::fusion::{Analysis, OpGraph, OpId, OpType, TensorId};
+
+/// FLOPs charged per input element of a reduction: e.g. RMSNorm squares, sums, scales and
+/// multiplies by the weight (4); softmax takes a max, subtracts, exponentiates, sums and
+/// divides (5). The figure only matters for compute-bound reductions, which are rare.
+pub const REDUCTION_FLOPS_PER_ELEMENT: u64 = 4;
+
+/// Which side of the roofline limits a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    Compute,
+    Memory,
+}
+
+impl Bound {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bound::Compute => "compute",
+            Bound::Memory => "memory",
+        }
+    }
+}
+
+/// One kernel (or `kernels` kernels) on the roofline.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RooflineTime {
+    /// `flops / peak`, µs.
+    pub compute_us: f64,
+    /// `bytes / bandwidth`, µs.
+    pub memory_us: f64,
+    /// `max(compute, memory) + kernels × launch overhead`, µs.
+    pub time_us: f64,
+    pub bound: Bound,
+}
+
+/// The roofline time of `kernels` back-to-back launches that together do `flops` and move `bytes`.
+pub fn roofline(flops: u64, bytes: u64, chip: &Chip, kernels: u64) -> RooflineTime {
+    let compute_us = flops as f64 / chip.peak_flops * 1e6;
+    let memory_us = bytes as f64 / chip.hbm_bandwidth * 1e6;
+    let bound = if compute_us > memory_us { Bound::Compute } else { Bound::Memory };
+    RooflineTime {
+        compute_us,
+        memory_us,
+        time_us: compute_us.max(memory_us) + kernels as f64 * chip.launch_overhead_us,
+        bound,
+    }
+}
+
+/// FLOP per byte, 0 when nothing moves.
+pub fn intensity(flops: u64, bytes: u64) -> f64 {
+    if bytes == 0 {
+        0.0
+    } else {
+        flops as f64 / bytes as f64
+    }
+}
+
+/// The shape of a tensor if the graph knows it: its producer's shape or its declared shape.
+pub fn tensor_shape(graph: &OpGraph, t: TensorId) -> Option<&[u64]> {
+    let tensor = graph.tensor(t);
+    match tensor.producer {
+        Some(p) => Some(&graph.op(p).shape),
+        None => tensor.declared.as_ref().map(|d| d.shape.as_slice()),
+    }
+}
+
+fn elements(shape: &[u64]) -> u64 {
+    shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
+}
+
+/// A matmul's contracted dimension `K` (see the module doc), and whether it came from a shape.
+pub fn matmul_k(graph: &OpGraph, id: OpId) -> (u64, bool) {
+    let op = graph.op(id);
+    let first = op.inputs.first().and_then(|&t| tensor_shape(graph, t)).and_then(|s| s.last().copied());
+    let second = op.inputs.get(1).and_then(|&t| tensor_shape(graph, t)).and_then(|s| s.first().copied());
+    match (first, second) {
+        (Some(k), _) => (k, true),
+        (None, Some(k)) => (k, true),
+        (None, None) => (1, false),
+    }
+}
+
+/// FLOPs of one op and whether its `K` was known (always true for non-matmuls).
+pub fn op_flops(graph: &OpGraph, id: OpId) -> (u64, bool) {
+    let op = graph.op(id);
+    let out = elements(&op.shape);
+    match op.op_type {
+        OpType::Matmul => {
+            let (k, known) = matmul_k(graph, id);
+            (out.saturating_mul(k).saturating_mul(2), known)
+        }
+        OpType::Elementwise => (out, true),
+        OpType::Reduction => {
+            let input = op.inputs.first().and_then(|&t| tensor_shape(graph, t)).map(elements).unwrap_or(out);
+            (input.saturating_mul(REDUCTION_FLOPS_PER_ELEMENT), true)
+        }
+        OpType::Reshape => (0, true),
+    }
+}
+
+/// An op run alone: each distinct input read once, the output written (the spec's unfused traffic).
+pub fn op_bytes(graph: &OpGraph, id: OpId) -> u64 {
+    let op = graph.op(id);
+    let mut seen: Vec<TensorId> = Vec::with_capacity(op.inputs.len());
+    let mut bytes = graph.tensor(op.output).size_bytes;
+    for &t in &op.inputs {
+        if !seen.contains(&t) {
+            seen.push(t);
+            bytes = bytes.saturating_add(graph.tensor(t).size_bytes);
+        }
+    }
+    bytes
+}
+
+/// One op as its own kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpTime {
+    pub name: String,
+    pub op_type: OpType,
+    /// 0-based fusion group.
+    pub group: usize,
+    pub flops: u64,
+    pub bytes: u64,
+    /// FLOP/byte.
+    pub intensity: f64,
+    pub compute_us: f64,
+    pub memory_us: f64,
+    pub time_us: f64,
+    pub bound: Bound,
+    /// False when a matmul's `K` could not be read from any shape (FLOPs then use K = 1).
+    pub k_known: bool,
+    /// How many times the op runs in the workload (layers × steps); 1 for a plain graph.
+    pub repeat: u64,
+}
+
+/// A group's measured speedup, taken from a calibration profile instead of the roofline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupCalibration {
+    /// The profile's pattern name, e.g. `Linear_Bias_ReLU`.
+    pub pattern: String,
+    pub speedup: f64,
+    /// The measured speedup is below 1: fusing here is slower on this hardware.
+    pub fusion_slower: bool,
+}
+
+/// One fusion group, unfused (one kernel per op) and fused (one kernel).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupTime {
+    /// 0-based group index, as in the analysis.
+    pub group: usize,
+    pub ops: Vec<String>,
+    pub op_types: Vec<OpType>,
+    pub flops: u64,
+    pub unfused_bytes: u64,
+    pub fused_bytes: u64,
+    /// FLOP/byte of the fused kernel.
+    pub intensity: f64,
+    /// Sum of the ops' times.
+    pub unfused_us: f64,
+    /// The fused kernel's time: the roofline's, or `unfused / measured speedup` when calibrated.
+    pub fused_us: f64,
+    /// The fused kernel's roofline time, whatever `fused_us` says.
+    pub roofline_fused_us: f64,
+    /// The fused kernel's bound on the roofline.
+    pub bound: Bound,
+    /// `unfused_us / fused_us`.
+    pub speedup: f64,
+    pub repeat: u64,
+    /// Set when a calibration profile supplied the speedup.
+    pub calibration: Option<GroupCalibration>,
+}
+
+/// Times of a whole graph; totals weight each group by its `repeat`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeReport {
+    pub chip: String,
+    pub ops: Vec<OpTime>,
+    pub groups: Vec<GroupTime>,
+    pub unfused_us: f64,
+    pub fused_us: f64,
+    /// `unfused_us / fused_us` (1 for an empty graph).
+    pub speedup: f64,
+}
+
+fn ratio(unfused: f64, fused: f64) -> f64 {
+    if fused > 0.0 {
+        unfused / fused
+    } else {
+        1.0
+    }
+}
+
+/// Times every op and group of an analysed graph, each run once.
+pub fn estimate(graph: &OpGraph, analysis: &Analysis, chip: &Chip) -> TimeReport {
+    estimate_repeated(graph, analysis, chip, &[])
+}
+
+/// As [`estimate`], with `op_repeat[i]` runs of op `i` (missing entries count 1). A group's
+/// repeat is that of its first op; workload generators give every op of a layer the same one.
+pub fn estimate_repeated(graph: &OpGraph, analysis: &Analysis, chip: &Chip, op_repeat: &[u64]) -> TimeReport {
+    let repeat_of = |i: usize| op_repeat.get(i).copied().unwrap_or(1);
+    let ops: Vec<OpTime> = graph
+        .ops()
+        .iter()
+        .enumerate()
+        .map(|(i, op)| {
+            let id = OpId(i as u32);
+            let (flops, k_known) = op_flops(graph, id);
+            let bytes = op_bytes(graph, id);
+            let r = roofline(flops, bytes, chip, 1);
+            OpTime {
+                name: op.name.clone(),
+                op_type: op.op_type,
+                group: analysis.grouping.op_group[i].index(),
+                flops,
+                bytes,
+                intensity: intensity(flops, bytes),
+                compute_us: r.compute_us,
+                memory_us: r.memory_us,
+                time_us: r.time_us,
+                bound: r.bound,
+                k_known,
+                repeat: repeat_of(i),
+            }
+        })
+        .collect();
+    let groups: Vec<GroupTime> = analysis
+        .grouping
+        .groups
+        .iter()
+        .zip(&analysis.traffic.per_group)
+        .enumerate()
+        .map(|(gi, (g, t))| {
+            let members: Vec<&OpTime> = g.ops.iter().map(|o| &ops[o.index()]).collect();
+            let flops = members.iter().fold(0u64, |a, o| a.saturating_add(o.flops));
+            let unfused_us: f64 = members.iter().map(|o| o.time_us).sum();
+            let fused = roofline(flops, t.fused.total(), chip, 1);
+            GroupTime {
+                group: gi,
+                ops: members.iter().map(|o| o.name.clone()).collect(),
+                op_types: members.iter().map(|o| o.op_type).collect(),
+                flops,
+                unfused_bytes: t.unfused.total(),
+                fused_bytes: t.fused.total(),
+                intensity: intensity(flops, t.fused.total()),
+                unfused_us,
+                fused_us: fused.time_us,
+                roofline_fused_us: fused.time_us,
+                bound: fused.bound,
+                speedup: ratio(unfused_us, fused.time_us),
+                repeat: g.ops.first().map(|o| repeat_of(o.index())).unwrap_or(1),
+                calibration: None,
+            }
+        })
+        .collect();
+    let mut report = TimeReport { chip: chip.name.clone(), ops, groups, unfused_us: 0.0, fused_us: 0.0, speedup: 1.0 };
+    report.recompute_totals();
+    report
+}
+
+impl TimeReport {
+    /// Sums the groups (weighted by repeat) into the totals; call after changing a group.
+    pub fn recompute_totals(&mut self) {
+        self.unfused_us = self.groups.iter().map(|g| g.unfused_us * g.repeat as f64).sum();
+        self.fused_us = self.groups.iter().map(|g| g.fused_us * g.repeat as f64).sum();
+        self.speedup = ratio(self.unfused_us, self.fused_us);
+    }
+
+    /// Total FLOPs, weighted by repeat.
+    pub fn total_flops(&self) -> u64 {
+        self.ops.iter().fold(0u64, |a, o| a.saturating_add(o.flops.saturating_mul(o.repeat)))
+    }
+}
+
+/// One group as a point of the roofline chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RooflinePoint {
+    /// 0-based group index.
+    pub group: usize,
+    /// The group's ops, joined, for a tooltip.
+    pub label: String,
+    /// FLOP/byte of the fused kernel.
+    pub intensity: f64,
+    /// FLOP/s the fused kernel achieves in the model: `flops / fused time` (launch included).
+    pub achieved_flops: f64,
+    pub bound: Bound,
+}
+
+/// What a roofline chart draws: the two roofs, the ridge and the groups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RooflineChart {
+    pub peak_flops: f64,
+    /// Bytes/s.
+    pub hbm_bandwidth: f64,
+    /// FLOP/byte where the roofs meet.
+    pub ridge_intensity: f64,
+    /// Groups that do FLOPs and move bytes (the others have no place on log axes).
+    pub points: Vec<RooflinePoint>,
+}
+
+/// The chart geometry of a time report on its chip.
+pub fn roofline_chart(report: &TimeReport, chip: &Chip) -> RooflineChart {
+    let points = report
+        .groups
+        .iter()
+        .filter(|g| g.flops > 0 && g.fused_bytes > 0 && g.fused_us > 0.0)
+        .map(|g| RooflinePoint {
+            group: g.group,
+            label: g.ops.join(", "),
+            intensity: g.intensity,
+            achieved_flops: g.flops as f64 / (g.fused_us * 1e-6),
+            bound: g.bound,
+        })
+        .collect();
+    RooflineChart {
+        peak_flops: chip.peak_flops,
+        hbm_bandwidth: chip.hbm_bandwidth,
+        ridge_intensity: chip.ridge_intensity(),
+        points,
+    }
+}
+
+/// `3.4e10` → `"34.36 GFLOP"`: FLOP counts with SI prefixes (append `/s` for rates).
+pub fn format_flops(flops: f64) -> String {
+    const PREFIXES: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
+    let mut v = flops;
+    let mut i = 0;
+    while v.abs() >= 1000.0 && i < PREFIXES.len() - 1 {
+        v /= 1000.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{v:.0} FLOP")
+    } else {
+        format!("{v:.2} {}FLOP", PREFIXES[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fusion::{analyze, parse_graph};
+
+    fn chip() -> Chip {
+        // 1 TFLOP/s, 1 GB/s: a µs is a MFLOP or a KB.
+        Chip {
+            name: "toy".into(),
+            peak_flops: 1e12,
+            hbm_bandwidth: 1e9,
+            launch_overhead_us: 1.0,
+            source: "test".into(),
+        }
+    }
+
+    /// The spec's worked example: matmul1 (x [1024,512] declared) · w1 → [1024,4096].
+    const EXAMPLE: &str = r#"{"ops": [
+      {"name": "matmul1", "op_type": "matmul", "inputs": ["x", "w1"], "output": "y1", "shape": [1024, 4096], "bytes_per_element": 2},
+      {"name": "bias1", "op_type": "elementwise", "inputs": ["y1", "b1"], "output": "y2", "shape": [1024, 4096], "bytes_per_element": 2},
+      {"name": "relu", "op_type": "elementwise", "inputs": ["y2"], "output": "y3", "shape": [1024, 4096], "bytes_per_element": 2}],
+      "tensors": {"x": {"shape": [1024, 512]}, "w1": {"shape": [512, 4096]}, "b1": {"shape": [4096]}}}"#;
+
+    #[test]
+    fn matmul_flops_use_k_of_the_first_input() {
+        let g = parse_graph(EXAMPLE).unwrap();
+        assert_eq!(matmul_k(&g, OpId(0)), (512, true));
+        assert_eq!(op_flops(&g, OpId(0)), (2 * 1024 * 4096 * 512, true));
+        assert_eq!(op_flops(&g, OpId(1)), (1024 * 4096, true));
+    }
+
+    #[test]
+    fn unknown_k_is_flagged() {
+        let g = parse_graph(
+            r#"[{"name": "mm", "op_type": "matmul", "inputs": ["a", "b"], "output": "c", "shape": [4, 4], "bytes_per_element": 2}]"#,
+        )
+        .unwrap();
+        assert_eq!(op_flops(&g, OpId(0)), (32, false));
+    }
+
+    #[test]
+    fn group_times_follow_the_roofline() {
+        let g = parse_graph(EXAMPLE).unwrap();
+        let a = analyze(&g);
+        let r = estimate(&g, &a, &chip());
+        assert_eq!(r.groups.len(), 1);
+        let grp = &r.groups[0];
+        // Memory-bound on this chip: fused bytes = x + w1 + b1 + y3.
+        let fused_bytes = (1024 * 512 + 512 * 4096 + 4096 + 1024 * 4096) * 2;
+        assert_eq!(grp.fused_bytes, fused_bytes);
+        assert_eq!(grp.bound, Bound::Memory);
+        assert!((grp.fused_us - (fused_bytes as f64 / 1e3 + 1.0)).abs() < 1e-6);
+        let sum: f64 = r.ops.iter().map(|o| o.time_us).sum();
+        assert!((grp.unfused_us - sum).abs() < 1e-9);
+        assert!(grp.speedup > 1.0);
+        assert!((r.speedup - grp.unfused_us / grp.fused_us).abs() < 1e-12);
+        let chart = roofline_chart(&r, &chip());
+        assert_eq!(chart.points.len(), 1);
+        assert_eq!(chart.ridge_intensity, 1000.0);
+    }
+
+    #[test]
+    fn flops_read_with_si_prefixes() {
+        assert_eq!(format_flops(512.0), "512 FLOP");
+        assert_eq!(format_flops(34_359_738_368.0), "34.36 GFLOP");
+        assert_eq!(format_flops(4.59e14), "459.00 TFLOP");
+    }
+
+    #[test]
+    fn compute_bound_when_intensity_is_past_the_ridge() {
+        let t = roofline(2_000_000_000, 1000, &chip(), 1);
+        assert_eq!(t.bound, Bound::Compute);
+        assert!((t.time_us - 2001.0).abs() < 1e-9);
+    }
+}

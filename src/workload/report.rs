@@ -1,0 +1,105 @@
+//! A workload on a chip: the machine-readable result of `fusionscope model --json` (and the
+//! page's "Model × chip" view): op table, fusion analysis, group times, totals.
+
+use serde::{Deserialize, Serialize};
+
+use super::{ResolvedParams, Workload};
+use crate::fusion::{analyze, Analysis, AnalysisReport, OpType};
+use crate::hardware::roofline::{estimate_repeated, roofline_chart, Bound, GroupTime, RooflineChart, TimeReport};
+use crate::hardware::Chip;
+
+/// One op of the representative graph; `time_us` is one execution as its own kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpRow {
+    pub name: String,
+    pub op_type: OpType,
+    pub flops: u64,
+    pub bytes: u64,
+    pub time_us: f64,
+    pub bound: Bound,
+    /// 0-based fusion group.
+    pub group: usize,
+    /// Executions in the whole phase (layers of its kind × steps).
+    pub repeat: u64,
+    /// FLOP/byte.
+    pub intensity: f64,
+}
+
+/// Unfused and fused time of the whole phase (every layer, every step), µs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PhaseTime {
+    pub unfused: f64,
+    pub fused: f64,
+    pub speedup: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelReport {
+    pub model: String,
+    pub chip: String,
+    pub phase: String,
+    pub layers: u64,
+    pub per_layer_flops: u64,
+    pub total_flops: u64,
+    pub ops: Vec<OpRow>,
+    /// The fusion spec's object for the representative graph (one layer of each kind).
+    pub analysis: AnalysisReport,
+    pub time_us: PhaseTime,
+    pub params: ResolvedParams,
+    /// Decode steps (output tokens), diffusion steps, or 1.
+    pub steps: u64,
+    pub groups: Vec<GroupTime>,
+    pub roofline: RooflineChart,
+    pub chip_details: Chip,
+    pub not_modelled: Vec<String>,
+}
+
+/// The fusion analysis of a workload's graph and its times on a chip (roofline). A caller that
+/// calibrates the times does so between this and [`model_report_from`].
+pub fn model_time(w: &Workload, chip: &Chip) -> (Analysis, TimeReport) {
+    let analysis = analyze(&w.graph);
+    let time = estimate_repeated(&w.graph, &analysis, chip, &w.op_repeat);
+    (analysis, time)
+}
+
+/// The report of a workload from its analysis and (possibly calibrated) times.
+pub fn model_report_from(w: &Workload, chip: &Chip, analysis: &Analysis, time: TimeReport) -> ModelReport {
+    let ops = time
+        .ops
+        .iter()
+        .map(|o| OpRow {
+            name: o.name.clone(),
+            op_type: o.op_type,
+            flops: o.flops,
+            bytes: o.bytes,
+            time_us: o.time_us,
+            bound: o.bound,
+            group: o.group,
+            repeat: o.repeat,
+            intensity: o.intensity,
+        })
+        .collect();
+    ModelReport {
+        model: w.model.clone(),
+        chip: chip.name.clone(),
+        phase: w.phase.to_string(),
+        layers: w.layers,
+        per_layer_flops: w.per_layer_flops(),
+        total_flops: w.total_flops(),
+        ops,
+        analysis: analysis.report(&w.graph),
+        time_us: PhaseTime { unfused: time.unfused_us, fused: time.fused_us, speedup: time.speedup },
+        params: w.params,
+        steps: w.steps,
+        roofline: roofline_chart(&time, chip),
+        groups: time.groups,
+        chip_details: chip.clone(),
+        not_modelled: w.not_modelled.clone(),
+    }
+}
+
+/// Analyses and times a workload on a chip with the roofline model.
+pub fn model_report(w: &Workload, chip: &Chip) -> ModelReport {
+    let (analysis, time) = model_time(w, chip);
+    model_report_from(w, chip, &analysis, time)
+}
