@@ -20,7 +20,7 @@ use fusionscope::workload::{
 };
 use serde::Serialize;
 
-use super::{print, read_file, CliResult};
+use super::{print, read_text, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -65,15 +65,10 @@ pub struct Args {
     pub ops: bool,
 }
 
-/// A file's text, naming the file when it cannot be read or is not UTF-8.
-pub(super) fn load_text(path: &Path) -> Result<String, Box<dyn std::error::Error>> {
-    String::from_utf8(read_file(path)?).map_err(|e| format!("{}: not UTF-8 text ({e})", path.display()).into())
-}
-
 fn load_model(arg: &str) -> Result<ModelConfig, Box<dyn std::error::Error>> {
     let path = Path::new(arg);
     if path.exists() {
-        parse_model_config(&load_text(path)?).map_err(|e| format!("{}: {e}", path.display()).into())
+        parse_model_config(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()).into())
     } else if model_names().contains(&arg.to_ascii_lowercase().replace('.', "_").as_str()) {
         Ok(preset_model(arg)?)
     } else {
@@ -84,7 +79,7 @@ fn load_model(arg: &str) -> Result<ModelConfig, Box<dyn std::error::Error>> {
 fn load_chip(arg: &str) -> Result<Chip, Box<dyn std::error::Error>> {
     let path = Path::new(arg);
     if path.exists() {
-        parse_chip(&load_text(path)?).map_err(|e| format!("{}: {e}", path.display()).into())
+        parse_chip(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()).into())
     } else {
         preset(arg).map_err(|_| {
             format!("--chip {arg}: no such file, and not a chip preset ({})", preset_names().join(", ")).into()
@@ -118,7 +113,7 @@ pub fn run(args: Args) -> CliResult {
     let (analysis, mut time) = model_time(&workload, &chip);
     let calibration = match &args.calib {
         Some(path) => {
-            let file = parse_calibration(&load_text(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+            let file = parse_calibration(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
             let CalibrationFile::Profile(profile) = file else {
                 return Err(format!(
                     "{}: a measured-subgraph file; --calib needs a hardware profile with fusion_profiles",
@@ -132,7 +127,7 @@ pub fn run(args: Args) -> CliResult {
     };
     let comparison = match &args.simcsv {
         Some(path) => {
-            let table = parse_sim_csv(&load_text(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+            let table = parse_sim_csv(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
             Some(compare(&table, &workload, &time))
         }
         None => None,

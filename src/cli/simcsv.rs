@@ -19,7 +19,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let text = super::model::load_text(&args.file)?;
+    let text = super::read_text(&args.file)?;
     let table = parse_sim_csv(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
     if args.json {
         return print(&(serde_json::to_string_pretty(&table)? + "\n"));
