@@ -111,7 +111,8 @@ pub fn group(graph: &OpGraph) -> Grouping {
     let n = graph.len();
     let unset = GroupId(u32::MAX);
     let mut op_group = vec![unset; n];
-    let mut decisions: Vec<Option<Decision>> = vec![None; n];
+    let placeholder = Decision { outcome: Outcome::StartedNoCandidate, rejected: Vec::new() };
+    let mut decisions: Vec<Decision> = vec![placeholder; n];
     let mut groups: Vec<Group> = Vec::new();
     let mut dag = GroupDag::default();
     let mut candidates: Vec<GroupId> = Vec::new();
@@ -177,13 +178,9 @@ pub fn group(graph: &OpGraph) -> Grouping {
                 dag.add_edge(c, g);
             }
         }
-        decisions[id.index()] = Some(Decision { outcome, rejected });
+        decisions[id.index()] = Decision { outcome, rejected };
     }
-    Grouping {
-        groups,
-        op_group,
-        decisions: decisions.into_iter().map(|d| d.expect("every op is processed once")).collect(),
-    }
+    Grouping { groups, op_group, decisions }
 }
 
 /// The data edges between groups, with a topological numbering kept up to date as edges are
@@ -191,8 +188,13 @@ pub fn group(graph: &OpGraph) -> Grouping {
 /// JEA 2007). `ord` is always a permutation of `0..len`.
 #[derive(Debug, Default)]
 struct GroupDag {
-    out: Vec<Vec<u32>>,
-    inn: Vec<Vec<u32>>,
+    /// Adjacency as singly linked lists in one arena per direction: `out_head[v]` is the
+    /// first out-edge of `v` (or `NONE`), `out_edges[e] = (target, next)`. Hundreds of
+    /// thousands of groups with one `Vec` each made the allocator the bottleneck.
+    out_head: Vec<u32>,
+    out_edges: Vec<(u32, u32)>,
+    in_head: Vec<u32>,
+    in_edges: Vec<(u32, u32)>,
     ord: Vec<u32>,
     mark: Vec<u32>,
     target: Vec<u32>,
@@ -200,13 +202,28 @@ struct GroupDag {
     stack: Vec<u32>,
     forward: Vec<u32>,
     backward: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Iterates the targets of one node's edge list.
+fn edges(head: u32, arena: &[(u32, u32)]) -> impl Iterator<Item = u32> + '_ {
+    let mut e = head;
+    std::iter::from_fn(move || {
+        (e != NONE).then(|| {
+            let (to, next) = arena[e as usize];
+            e = next;
+            to
+        })
+    })
 }
 
 impl GroupDag {
     fn add_node(&mut self) {
         let n = self.ord.len() as u32;
-        self.out.push(Vec::new());
-        self.inn.push(Vec::new());
+        self.out_head.push(NONE);
+        self.in_head.push(NONE);
         self.ord.push(n);
         self.mark.push(0);
         self.target.push(0);
@@ -239,7 +256,7 @@ impl GroupDag {
         self.stack.push(from.0);
         self.mark[from.index()] = epoch;
         while let Some(v) = self.stack.pop() {
-            for &w in &self.out[v as usize] {
+            for w in edges(self.out_head[v as usize], &self.out_edges) {
                 let wi = w as usize;
                 if self.mark[wi] == epoch || self.ord[wi] > upper {
                     continue;
@@ -263,11 +280,14 @@ impl GroupDag {
     /// Adds the edge `x -> y`, which the caller guarantees closes no cycle.
     fn add_edge(&mut self, x: GroupId, y: GroupId) {
         let (x, y) = (x.0, y.0);
-        if self.out[x as usize].last() == Some(&y) {
+        let head = self.out_head[x as usize];
+        if head != NONE && self.out_edges[head as usize].0 == y {
             return;
         }
-        self.out[x as usize].push(y);
-        self.inn[y as usize].push(x);
+        self.out_edges.push((y, head));
+        self.out_head[x as usize] = (self.out_edges.len() - 1) as u32;
+        self.in_edges.push((x, self.in_head[y as usize]));
+        self.in_head[y as usize] = (self.in_edges.len() - 1) as u32;
         let (lb, ub) = (self.ord[y as usize], self.ord[x as usize]);
         if lb > ub {
             return;
@@ -280,7 +300,7 @@ impl GroupDag {
         self.mark[y as usize] = epoch;
         while let Some(v) = self.stack.pop() {
             self.forward.push(v);
-            for &w in &self.out[v as usize] {
+            for w in edges(self.out_head[v as usize], &self.out_edges) {
                 if self.mark[w as usize] != epoch && self.ord[w as usize] < ub {
                     self.mark[w as usize] = epoch;
                     self.stack.push(w);
@@ -292,7 +312,7 @@ impl GroupDag {
         self.mark[x as usize] = epoch;
         while let Some(v) = self.stack.pop() {
             self.backward.push(v);
-            for &w in &self.inn[v as usize] {
+            for w in edges(self.in_head[v as usize], &self.in_edges) {
                 if self.mark[w as usize] != epoch && self.ord[w as usize] > lb {
                     self.mark[w as usize] = epoch;
                     self.stack.push(w);
@@ -302,9 +322,10 @@ impl GroupDag {
         let ord = &mut self.ord;
         self.forward.sort_unstable_by_key(|&v| ord[v as usize]);
         self.backward.sort_unstable_by_key(|&v| ord[v as usize]);
-        let mut slots: Vec<u32> = self.backward.iter().chain(self.forward.iter()).map(|&v| ord[v as usize]).collect();
-        slots.sort_unstable();
-        for (&v, slot) in self.backward.iter().chain(self.forward.iter()).zip(slots) {
+        self.slots.clear();
+        self.slots.extend(self.backward.iter().chain(self.forward.iter()).map(|&v| ord[v as usize]));
+        self.slots.sort_unstable();
+        for (&v, &slot) in self.backward.iter().chain(self.forward.iter()).zip(&self.slots) {
             ord[v as usize] = slot;
         }
     }
