@@ -1,0 +1,273 @@
+//! Splits a kernel name into the parts the rules look at: the base name (the function's own
+//! identifier, without return type, namespaces, template arguments or parameters), its
+//! namespaces, and the rest (template arguments and parameters).
+//!
+//! Kernel names come demangled (`void at::native::foo<4, Bar<int> >(int, Bar<int>)`), plain
+//! (`nvjet_tst_…`, `triton_poi_fused_…`) or, for some ROCm module launches, still mangled
+//! (`_ZN4vllm18act_and_mul_kernelI…`). The split never fails: an unbalanced or truncated name
+//! still gives a base name (at worst the whole name).
+
+/// A kernel name split for matching. Every part is ASCII-lowercased, so rules match
+/// case-insensitively with plain substring tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameParts {
+    /// The function's own identifier: `vectorized_elementwise_kernel`, `nvjet_tst_64x8_…`.
+    pub base: String,
+    /// The enclosing namespaces and classes, `::`-separated: `at::native::(anonymous namespace)`.
+    pub namespace: String,
+    /// Everything after the base name: template arguments and parameter list (demangled), or
+    /// the encoded template arguments and parameters (mangled).
+    pub inner: String,
+}
+
+impl NameParts {
+    /// Splits `name` (see the module documentation for the forms understood).
+    pub fn parse(name: &str) -> NameParts {
+        let name = name.trim();
+        if let Some(parts) = parse_mangled(name) {
+            return parts;
+        }
+        parse_demangled(name)
+    }
+}
+
+/// The text that marks an anonymous namespace in demangled names; its parentheses are not a
+/// parameter list.
+const ANONYMOUS_NAMESPACE: &str = "(anonymous namespace)";
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// Splits a demangled or plain name: `[return type] [ns::]*base[<targs>][(params)][ const]`.
+fn parse_demangled(name: &str) -> NameParts {
+    let head = &name[..head_end(name)];
+    let base_end = template_args_start(head).unwrap_or(head.len());
+    let base_start = head[..base_end]
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| is_ident_char(c))
+        .last()
+        .map_or(base_end, |(i, _)| i);
+    if base_start == base_end {
+        // Not a recognisable identifier (punctuation, truncated template): match the whole name.
+        return NameParts { base: name.to_ascii_lowercase(), namespace: String::new(), inner: String::new() };
+    }
+    let namespace = head[..base_start].strip_suffix("::").map(qualifier_suffix).unwrap_or("");
+    NameParts {
+        base: head[base_start..base_end].to_ascii_lowercase(),
+        namespace: namespace.to_ascii_lowercase(),
+        inner: name[base_end..].to_ascii_lowercase(),
+    }
+}
+
+/// Byte index where the head (`[return type] [ns::]*base[<targs>]`) ends: the `(` that opens
+/// the parameter list, i.e. the first `(` outside every `<…>`, `(…)`, `[…]` and `{…}` (skipping
+/// `(anonymous namespace)`). In a truncated name with no parameter list, the head ends where
+/// the outermost bracket left open begins, so `void foo<int, (ba` still has the base `foo`.
+fn head_end(name: &str) -> usize {
+    let mut stack: Vec<(char, usize)> = Vec::new();
+    let mut iter = name.char_indices();
+    while let Some((i, c)) = iter.next() {
+        match c {
+            '(' if name[i..].starts_with(ANONYMOUS_NAMESPACE) => {
+                // Skip the rest of the marker; it belongs to a qualified name.
+                for _ in 1..ANONYMOUS_NAMESPACE.len() {
+                    iter.next();
+                }
+            }
+            '(' if stack.is_empty() => return i,
+            '(' | '<' | '[' | '{' => stack.push((c, i)),
+            ')' | '>' | ']' | '}' => pop_matching(&mut stack, c),
+            _ => {}
+        }
+    }
+    stack.first().map_or(name.len(), |&(_, i)| i)
+}
+
+/// Pops the stack when `close` matches its top. A `>` inside parentheses is a comparison
+/// (`enable_if<((8)>(0))>`), not a closing bracket, so it is ignored.
+fn pop_matching(stack: &mut Vec<(char, usize)>, close: char) {
+    let open = match close {
+        ')' => '(',
+        '>' => '<',
+        ']' => '[',
+        _ => '{',
+    };
+    if stack.last().is_some_and(|&(c, _)| c == open) {
+        stack.pop();
+    }
+}
+
+/// Byte index of the `<` that opens the trailing template-argument list of `head`
+/// (`…foo<int, Bar<2> >`), or None when `head` does not end with one.
+fn template_args_start(head: &str) -> Option<usize> {
+    let trimmed = head.trim_end();
+    if !trimmed.ends_with('>') {
+        return None;
+    }
+    // Walk backwards; closing brackets are pushed, opening ones pop their match.
+    let mut stack: Vec<char> = Vec::new();
+    for (i, c) in trimmed.char_indices().rev() {
+        match c {
+            '>' if stack.last() == Some(&')') => {} // comparison inside parentheses
+            '>' | ')' | ']' | '}' => stack.push(c),
+            '<' | '(' | '[' | '{' => {
+                let close = match c {
+                    '<' => '>',
+                    '(' => ')',
+                    '[' => ']',
+                    _ => '}',
+                };
+                if stack.last() == Some(&close) {
+                    stack.pop();
+                }
+                if stack.is_empty() {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The qualifier that ends `text` (`void at::native::` → `at::native`): the part after the
+/// last space that is outside brackets.
+fn qualifier_suffix(text: &str) -> &str {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices().rev() {
+        match c {
+            ')' | '>' | ']' | '}' => depth += 1,
+            '(' | '<' | '[' | '{' => depth = depth.saturating_sub(1),
+            ' ' if depth == 0 => return &text[i + 1..],
+            _ => {}
+        }
+    }
+    text
+}
+
+/// Reads the identifiers of an Itanium-mangled function name: `_Z<len><id>…` or the nested
+/// `_ZN[K][St]<len><id>…<len><id>E…`. Returns None when `name` is not mangled or no identifier
+/// can be read, so the caller matches the name as is.
+fn parse_mangled(name: &str) -> Option<NameParts> {
+    let mut rest = name.strip_prefix("_Z")?;
+    rest = rest.strip_prefix('L').unwrap_or(rest);
+    let mut idents: Vec<&str> = Vec::new();
+    if let Some(nested) = rest.strip_prefix('N') {
+        rest = nested.trim_start_matches(['K', 'V', 'r']);
+        if let Some(after_std) = rest.strip_prefix("St") {
+            idents.push("std");
+            rest = after_std;
+        }
+        while let Some((ident, after)) = read_source_name(rest) {
+            idents.push(ident);
+            rest = after;
+        }
+        rest = rest.strip_prefix('E').unwrap_or(rest);
+    } else {
+        let (ident, after) = read_source_name(rest)?;
+        idents.push(ident);
+        rest = after;
+    }
+    let (base, namespaces) = idents.split_last()?;
+    if idents.iter().all(|i| *i == "std") {
+        return None;
+    }
+    Some(NameParts {
+        base: base.to_ascii_lowercase(),
+        namespace: namespaces.join("::").to_ascii_lowercase(),
+        inner: rest.to_ascii_lowercase(),
+    })
+}
+
+/// Reads one `<decimal length><identifier>` from the front of `text`.
+fn read_source_name(text: &str) -> Option<(&str, &str)> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || digits > 6 {
+        return None;
+    }
+    let len: usize = text[..digits].parse().ok()?;
+    let ident = text.get(digits..digits + len)?;
+    if len == 0 || !ident.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$') {
+        return None;
+    }
+    Some((ident, &text[digits + len..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(name: &str) -> (String, String, String) {
+        let p = NameParts::parse(name);
+        (p.base, p.namespace, p.inner)
+    }
+
+    #[test]
+    fn demangled_function_with_templates_and_params() {
+        let (base, ns, inner) =
+            parts("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>, std::array<char*, 1ul> >(int, at::native::FillFunctor<int>, std::array<char*, 1ul>)");
+        assert_eq!(base, "vectorized_elementwise_kernel");
+        assert_eq!(ns, "at::native");
+        assert!(inner.starts_with("<4, at::native::fillfunctor<int>"), "{inner}");
+        assert!(inner.ends_with("1ul>)"), "{inner}");
+    }
+
+    #[test]
+    fn anonymous_namespace_is_not_a_parameter_list() {
+        let (base, ns, _) = parts("void (anonymous namespace)::store_kvcache<2048l, 4, false, long>((anonymous namespace)::StoreKVCacheParams)");
+        assert_eq!(base, "store_kvcache");
+        assert_eq!(ns, "(anonymous namespace)");
+        let (base, ns, _) = parts(
+            "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float)",
+        );
+        assert_eq!(base, "vectorized_layer_norm_kernel");
+        assert_eq!(ns, "at::native::(anonymous namespace)");
+    }
+
+    #[test]
+    fn templated_return_type_with_comparison() {
+        let (base, ns, inner) = parts("std::enable_if<(((8)>(0)))&&vllm::_typeConvert<c10::BFloat16>::exists, void>::type vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long)");
+        assert_eq!(base, "fused_add_rms_norm_kernel");
+        assert_eq!(ns, "vllm");
+        assert_eq!(inner, "<c10::bfloat16, 8>(c10::bfloat16*, long)");
+    }
+
+    #[test]
+    fn plain_symbols_and_parameters_without_void() {
+        assert_eq!(parts("nvjet_tst_192x8_64x8_4x1_v_bz_TNT").0, "nvjet_tst_192x8_64x8_4x1_v_bz_tnt");
+        let (base, ns, inner) = parts("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+        assert_eq!((base.as_str(), ns.as_str()), ("nccldevkernel_allgather_ring_ll", ""));
+        assert_eq!(inner, "(nccldevkernelargsstorage<4096ul>)");
+    }
+
+    #[test]
+    fn mangled_nested_names() {
+        let (base, ns, inner) = parts("_ZN7sgl_hip10activation18act_and_mul_kernelI14__hip_bfloat16TnPFT_RKS3_EXadL_Z4siluIS2_ES3_S5_EEEEvPS3_PS4_i");
+        assert_eq!(base, "act_and_mul_kernel");
+        assert_eq!(ns, "sgl_hip::activation");
+        assert!(inner.starts_with("i14__hip_bfloat16"));
+        let (base, ns, _) = parts("_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256EEEvPT0_");
+        assert_eq!((base.as_str(), ns.as_str()), ("add_rmsnorm_quant_kernel", "aiter"));
+        assert_eq!(parts("_Z4siluIfEvPT_").0, "silu");
+    }
+
+    #[test]
+    fn broken_mangled_names_fall_back_to_the_text() {
+        // Length past the end, zero length, non-ASCII: matched as is.
+        assert_eq!(parts("_ZN99abcE").0, "_zn99abce");
+        assert_eq!(parts("_ZN0E").0, "_zn0e");
+        assert_eq!(parts("_Z3aé").0, "_z3aé");
+    }
+
+    #[test]
+    fn unbalanced_names_do_not_lose_the_base() {
+        let (base, _, inner) = parts("void foo<int, (bar");
+        assert_eq!((base.as_str(), inner.as_str()), ("foo", "<int, (bar"));
+        assert_eq!(parts("void foo<int>>(x)").0, "void foo<int>>(x)");
+        assert_eq!(parts("void foo(int").0, "foo");
+        assert_eq!(parts("").0, "");
+        assert_eq!(parts("<<<").0, "<<<");
+    }
+}

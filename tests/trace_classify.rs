@@ -1,0 +1,346 @@
+//! The kernel classifier against the labelled regression set (every distinct kernel name in the
+//! real traces under tests/data/traces), the spec's known traps, and invariants on any input.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use fusionscope::trace::{classify, Category};
+use proptest::prelude::*;
+
+const LABELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kernel_labels.tsv");
+const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/traces");
+
+/// One row of the label table.
+struct Label {
+    line: usize,
+    category: Category,
+    components: Vec<Category>,
+    name: String,
+}
+
+fn unescape(field: &str) -> String {
+    field.replace("\\t", "\t").replace("\\n", "\n")
+}
+
+fn parse_category(text: &str, line: usize) -> Category {
+    text.parse().unwrap_or_else(|e| panic!("{LABELS}:{line}: {e}"))
+}
+
+fn labels() -> Vec<Label> {
+    let text = std::fs::read_to_string(LABELS).expect("read kernel_labels.tsv");
+    let mut rows = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut fields = line.splitn(3, '\t');
+        let (Some(category), Some(components), Some(name)) = (fields.next(), fields.next(), fields.next()) else {
+            panic!("{LABELS}:{line_no}: expected 3 tab-separated columns");
+        };
+        rows.push(Label {
+            line: line_no,
+            category: parse_category(category, line_no),
+            components: components.split(',').map(|c| parse_category(c, line_no)).collect(),
+            name: unescape(name),
+        });
+    }
+    rows
+}
+
+fn trace_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read traces dir") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            trace_files(&path, out);
+        } else if path.to_string_lossy().ends_with(".json.gz") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every distinct kernel name (events with cat == "kernel") in the real traces.
+fn trace_kernel_names() -> BTreeSet<String> {
+    let mut files = Vec::new();
+    trace_files(Path::new(TRACES), &mut files);
+    assert!(files.len() >= 9, "expected the 9 shared traces, found {}", files.len());
+    let mut names = BTreeSet::new();
+    for file in files {
+        let mut json = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(&file).expect("open trace"))
+            .read_to_string(&mut json)
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let trace: serde_json::Value =
+            serde_json::from_str(&json).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let events = trace.get("traceEvents").unwrap_or(&trace).as_array().expect("traceEvents array");
+        for event in events {
+            if event.get("cat").and_then(|c| c.as_str()) == Some("kernel") {
+                if let Some(name) = event.get("name").and_then(|n| n.as_str()) {
+                    names.insert(name.to_string());
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn every_labelled_kernel_is_classified_as_labelled() {
+    let rows = labels();
+    assert!(rows.len() >= 200, "label table has only {} rows", rows.len());
+    let mut mismatches = Vec::new();
+    for row in &rows {
+        let got = classify(&row.name);
+        if got.category != row.category || got.components != row.components {
+            let ids = |cs: &[Category]| cs.iter().map(|c| c.id()).collect::<Vec<_>>().join(",");
+            mismatches.push(format!(
+                "line {}: expected {} [{}], got {} [{}] (rule {:?}): {}",
+                row.line,
+                row.category,
+                ids(&row.components),
+                got.category,
+                ids(&got.components),
+                got.rule,
+                row.name.chars().take(200).collect::<String>()
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{} of {} labels differ:\n{}", mismatches.len(), rows.len(), mismatches.join("\n"));
+}
+
+#[test]
+fn labels_are_consistent_and_unique() {
+    let rows = labels();
+    let mut seen = BTreeSet::new();
+    for row in &rows {
+        assert!(seen.insert(row.name.as_str()), "line {}: duplicate name", row.line);
+        assert_eq!(
+            row.category,
+            Category::heaviest(&row.components),
+            "line {}: category is not the heaviest component",
+            row.line
+        );
+        let mut sorted = row.components.clone();
+        sorted.sort_by_key(|c| c.id());
+        sorted.dedup();
+        assert_eq!(sorted, row.components, "line {}: components not sorted by id / duplicated", row.line);
+    }
+}
+
+#[test]
+fn every_trace_kernel_name_is_labelled() {
+    let labelled: BTreeSet<String> = labels().into_iter().map(|l| l.name).collect();
+    let missing: Vec<_> = trace_kernel_names().into_iter().filter(|n| !labelled.contains(n)).collect();
+    assert!(missing.is_empty(), "{} kernel names are not in kernel_labels.tsv:\n{}", missing.len(), missing.join("\n"));
+}
+
+fn check(name: &str, category: Category, components: &[Category]) {
+    let got = classify(name);
+    assert_eq!((got.category, got.components.as_slice()), (category, components), "{name} (rule {:?})", got.rule);
+}
+
+use Category::*;
+
+// ---- the spec's known traps, one test each
+
+#[test]
+fn trap_fp8_kv_cache_template_argument_in_paged_attention_is_attention() {
+    check(
+        "void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0, 1, 128, 256, false, 4, 1, ck_tile::ComposedAttention<0u, false> >(__hip_bfloat16 const*, __hip_bfloat16 const*, __hip_bfloat16 const*, float, int const*)",
+        Attention,
+        &[Attention],
+    );
+    check(
+        "void vllm::paged_attention_v2_kernel<__nv_bfloat16, unsigned char, 128, 16, 128, (vllm::Fp8KVCacheDataType)1, false, 512>(float*, float*, __nv_bfloat16*)",
+        Attention,
+        &[Attention],
+    );
+}
+
+#[test]
+fn trap_fp8_kv_cache_template_argument_in_reshape_and_cache_is_kv_cache() {
+    check(
+        "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, unsigned char, (vllm::Fp8KVCacheDataType)1>(__nv_bfloat16 const*, __nv_bfloat16 const*, unsigned char*, unsigned char*, long const*, long, long, long, long, long, int, int, int, float const*, float const*)",
+        KvCache,
+        &[KvCache],
+    );
+    check(
+        "void vllm::reshape_and_cache_kernel<__hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0>(__hip_bfloat16 const*, __hip_bfloat16 const*)",
+        KvCache,
+        &[KvCache],
+    );
+}
+
+#[test]
+fn trap_sm90_xmma_gemm_is_gemm() {
+    check("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", Gemm, &[Gemm]);
+}
+
+#[test]
+fn trap_nvjet_is_gemm() {
+    check("nvjet_tst_192x8_64x8_4x1_v_bz_TNT", Gemm, &[Gemm]);
+    check("nvjet_hsh_256x128_64x4_1x2_h_bz_coopA_NNT", Gemm, &[Gemm]);
+}
+
+#[test]
+fn trap_flash_attention_3_forward_is_attention() {
+    check(
+        "void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, 128, cutlass::bfloat16_t, float, cutlass::arch::Sm90, true, false, false, true, true, false, false, true, true, true, false, false>, flash::CollectiveEpilogueFwd<cute::tuple<cute::C<128>, cute::C<128>, cute::C<128> >, cute::tuple<cute::C<1>, cute::C<1>, cute::C<1> >, cutlass::bfloat16_t, cutlass::arch::Sm90, 256, true, true, false, false>, flash::VarlenDynamicPersistentTileScheduler<128, 256, 128, false, true, true> > > >(flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<2> >::Params)",
+        Attention,
+        &[Attention],
+    );
+    check("FlashAttnFwdSm90", Attention, &[Attention]);
+}
+
+#[test]
+fn trap_flash_attention_3_combine_is_attention() {
+    check(
+        "void cutlass::device_kernel<flash::FlashAttnFwdCombine<cute::tuple<cute::C<8>, cute::C<128> >, 7, 256, 1, false, true, cutlass::bfloat16_t, float, cutlass::arch::Sm90> >(flash::FlashAttnFwdCombine<cute::tuple<cute::C<8>, cute::C<128> >, 7, 256, 1, false, true, cutlass::bfloat16_t, float, cutlass::arch::Sm90>::Params)",
+        Attention,
+        &[Attention],
+    );
+    check("FlashAttnFwdCombine", Attention, &[Attention]);
+}
+
+#[test]
+fn trap_nccl_all_gather_is_communication() {
+    check("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", Communication, &[Communication]);
+}
+
+#[test]
+fn trap_nccl_generic_is_communication() {
+    check("ncclDevKernel_Generic_2(ncclDevKernelArgsStorage<4096ul>)", Communication, &[Communication]);
+    check("ncclDevKernel_Generic", Communication, &[Communication]);
+}
+
+#[test]
+fn trap_cross_device_reduce_is_communication() {
+    check("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)", Communication, &[Communication]);
+    check(
+        "void cross_device_reduce_2stage<__hip_bfloat16>(RankData*, RankSignals, Signal*, __hip_bfloat16*, int, int)",
+        Communication,
+        &[Communication],
+    );
+}
+
+#[test]
+fn trap_rms_norm_and_rmsnorm_are_both_norms() {
+    check("void vllm::rms_norm_kernel<c10::BFloat16, 8, 2>(c10::BFloat16*, c10::BFloat16 const*, long, long, long, long, long, c10::BFloat16 const*, float, int, int)", Norm, &[Norm]);
+    check("_ZN5aiter14rmsnorm_kernelIDF16bLi256EEEvPT_", Norm, &[Norm]);
+    check(
+        "void rmsnorm_twoPassAlgo_e8<__nv_bfloat16>(float4*, float4 const*, float4 const*, int, int, float)",
+        Norm,
+        &[Norm],
+    );
+}
+
+#[test]
+fn trap_mangled_act_and_mul_is_activation() {
+    check(
+        "_ZN4vllm18act_and_mul_kernelIN3c108BFloat16EXadL_ZNS_11silu_kernelIS2_EET_RKS4_EELb1EEEvPS4_PS5_i",
+        Activation,
+        &[Activation, Elementwise],
+    );
+    check(
+        "_ZN7sgl_hip10activation18act_and_mul_kernelI14__hip_bfloat16TnPFT_RKS3_EXadL_Z4siluIS2_ES3_S5_EEEEvPS3_PS4_i",
+        Activation,
+        &[Activation, Elementwise],
+    );
+}
+
+#[test]
+fn trap_old_inductor_names_are_other() {
+    check("triton__0d1d2d", Other, &[Other]);
+    check("triton__0d1d2d3d4d5d6d7d8d9d10d11d12d13d14", Other, &[Other]);
+    assert_eq!(classify("triton__0d1d2d3d").rule, Some("inductor-legacy"));
+}
+
+// ---- fused kernels named in the spec
+
+#[test]
+fn spec_fused_examples() {
+    check("triton_red_fused_add_mean_mul_pow_rsqrt_0", Norm, &[Elementwise, Norm]);
+    check("std::enable_if<(((8)>(0)))&&vllm::_typeConvert<c10::BFloat16>::exists, void>::type vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long, c10::BFloat16*, c10::BFloat16 const*, float, int, int)", Norm, &[Elementwise, Norm]);
+    check("void vllm::act_and_mul_kernel<c10::BFloat16, &(c10::BFloat16 vllm::silu_kernel<c10::BFloat16>(c10::BFloat16 const&)), true>(c10::BFloat16*, c10::BFloat16 const*, int)", Activation, &[Activation, Elementwise]);
+    check("void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8>(cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8::Params)", Gemm, &[Activation, Gemm]);
+}
+
+#[test]
+fn inductor_rocm_gemm_hint_is_not_a_gemm() {
+    check("triton_poi_fused_rocm_unquantized_gemm_0", Elementwise, &[Elementwise]);
+    check("triton_poi_fused__to_copy_rocm_unquantized_gemm_silu_3", Activation, &[Activation, Memory]);
+    check("triton_poi_fused_addmm_gelu_2", Activation, &[Activation, Elementwise]);
+    check("triton_tem_fused_addmm_gelu_2", Gemm, &[Activation, Gemm]);
+}
+
+// ---- invariants on any input
+
+fn arbitrary_name() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "<",
+        ">",
+        "(",
+        ")",
+        "{",
+        "}",
+        "[",
+        "]",
+        "::",
+        " ",
+        "_",
+        "void ",
+        "_Z",
+        "_ZN",
+        "N",
+        "E",
+        "I",
+        "4",
+        "12",
+        "99",
+        "(anonymous namespace)",
+        "triton_",
+        "poi_",
+        "red_",
+        "tem_",
+        "fused_",
+        "__",
+        "0d1d",
+        "rms_norm",
+        "gemm",
+        "nccl",
+        "attention",
+        "é",
+        "ß",
+        "\u{1F600}",
+        "\t",
+        "\n",
+        "Cijk_",
+        "nvjet_",
+        "add",
+        "relu",
+        "_and_mul",
+    ]);
+    prop_oneof![any::<String>(), prop::collection::vec(pieces, 0..24).prop_map(|p| p.concat()),]
+}
+
+proptest! {
+    #[test]
+    fn classify_never_panics_and_keeps_its_invariants(name in arbitrary_name()) {
+        let got = classify(&name);
+        prop_assert!(!got.components.is_empty());
+        prop_assert_eq!(got.category, Category::heaviest(&got.components));
+        let mut sorted = got.components.clone();
+        sorted.sort_by_key(|c| c.id());
+        sorted.dedup();
+        prop_assert_eq!(sorted, got.components);
+    }
+
+    #[test]
+    fn truncated_real_names_never_panic(cut in 0usize..2000) {
+        let name = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<bool, at::native::func_wrapper_t<bool, at::native::and_kernel_cuda(at::TensorIterator&)::{lambda()#1}::operator()() const::{lambda()#12}::operator()() const::{lambda(bool, bool)#1}>, unsigned int, bool, 4> >(at::native::ReduceOp<bool, at::native::func_wrapper_t<bool, at::native::and_kernel_cuda(at::TensorIterator&)::{lambda()#1}::operator()() const::{lambda()#12}::operator()() const::{lambda(bool, bool)#1}>, unsigned int, bool, 4>)";
+        let cut = name.char_indices().map(|(i, _)| i).take_while(|&i| i <= cut).last().unwrap_or(0);
+        let got = classify(&name[..cut]);
+        prop_assert_eq!(got.category, Category::heaviest(&got.components));
+    }
+}
