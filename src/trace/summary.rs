@@ -100,7 +100,7 @@ pub struct ClassifiedTrace<'t> {
 
 impl<'t> ClassifiedTrace<'t> {
     pub fn new(trace: &'t Trace, classifier: Classifier<'_>) -> Self {
-        let other = Classification { category: Category::Other, components: vec![Category::Other] };
+        let other = Classification { category: Category::Other, components: vec![Category::Other], rule: None };
         let mut classes: Vec<Option<Classification>> = vec![None; trace.names.len()];
         for k in &trace.kernels {
             let slot = &mut classes[k.name.index()];
@@ -238,7 +238,7 @@ pub(crate) mod tests {
             "norm" => (Norm, vec![Norm]),
             _ => (Other, vec![Other]),
         };
-        Classification { category, components }
+        Classification { category, components, rule: None }
     }
 
     #[test]
