@@ -20,7 +20,7 @@ use super::platform::Vendor;
 use super::summary::{round3, ClassifiedTrace, Classifier, PlatformEntry, SideAcc, SideStats};
 
 /// Table cells the alignments may use (bytes of traceback): beyond this they are banded.
-const MAX_ALIGN_CELLS: usize = 32 << 20;
+const MAX_ALIGN_CELLS: usize = 16 << 20;
 /// A side whose kernels are at least this share op-anchored is mapped by op.
 const MIN_ANCHORED_SHARE: f64 = 0.5;
 
@@ -343,7 +343,29 @@ fn kernel_score(a: &Classification, b: &Classification) -> Option<i64> {
 }
 
 fn align_kernels(s0: &Side<'_>, s1: &Side<'_>, seqs: &[Vec<usize>; 2]) -> Vec<Step> {
-    let score = |i: usize, j: usize| kernel_score(s0.class(seqs[0][i]), s1.class(seqs[1][j]));
+    // Scores depend only on the two kernel names: a table over the distinct names keeps the
+    // alignment's inner loop to two lookups.
+    let dense = |s: &Side<'_>, seq: &[usize]| {
+        let mut ids: FxHashMap<NameId, u32> = FxHashMap::default();
+        let mut names: Vec<NameId> = Vec::new();
+        let coded: Vec<u32> = seq
+            .iter()
+            .map(|&k| {
+                let name = s.kernel_name(k);
+                *ids.entry(name).or_insert_with(|| {
+                    names.push(name);
+                    names.len() as u32 - 1
+                })
+            })
+            .collect();
+        (coded, names)
+    };
+    let (c0, n0) = dense(s0, &seqs[0]);
+    let (c1, n1) = dense(s1, &seqs[1]);
+    let table: Vec<Option<i64>> =
+        n0.iter().flat_map(|&x| n1.iter().map(move |&y| kernel_score(s0.c.class(x), s1.c.class(y)))).collect();
+    let width = n1.len();
+    let score = |i: usize, j: usize| table[c0[i] as usize * width + c1[j] as usize];
     align(seqs[0].len(), seqs[1].len(), score, 1, MAX_ALIGN_CELLS)
 }
 
@@ -485,8 +507,11 @@ impl FusionFinder {
         }
     }
 
-    /// Along the kernel alignment: a fused kernel, the kernel paired with it and the other
-    /// side's unpaired kernels right around it, when two or more of those could be its parts.
+    /// Along the kernel alignment: a fused kernel and the stretch of columns around it up to
+    /// the nearest kernel (on either side) that cannot be one of its parts. The other side's
+    /// kernels in that stretch that are unpaired or paired with the fused kernel itself are
+    /// what it stands for; two or more make a difference. (Kernels of the fused side paired in
+    /// the stretch, e.g. an eager `mul` on both sides, keep their partners.)
     fn by_sequence(&mut self, s0: &Side<'_>, s1: &Side<'_>, seqs: &[Vec<usize>; 2]) {
         let sides = [s0, s1];
         let steps = align_kernels(s0, s1, seqs);
@@ -498,29 +523,34 @@ impl FusionFinder {
             }
         };
         for fused_side in 0..2 {
-            let (fs, os) = (sides[fused_side], sides[1 - fused_side]);
+            let other_side = 1 - fused_side;
+            let (fs, os) = (sides[fused_side], sides[other_side]);
             for (c, &step) in steps.iter().enumerate() {
                 let Some(f) = at(step, fused_side) else { continue };
                 let fc = fs.class(f);
                 if !fc.is_fused() || self.anchored.contains(&(fused_side, f)) {
                     continue;
                 }
-                let lone = |s: Step| at(s, fused_side).is_none();
-                let fits = |k: usize| compatible(fc, os.class(k));
-                let mut others: Vec<usize> = Vec::new();
+                // A column stays in the stretch when neither side's kernel rules it out.
+                let inside = |s: Step| {
+                    at(s, other_side).is_none_or(|k| compatible(fc, os.class(k)))
+                        && at(s, fused_side).is_none_or(|k| !fs.class(k).is_fused() && compatible(fc, fs.class(k)))
+                };
                 let mut l = c;
-                while l > 0 && lone(steps[l - 1]) && at(steps[l - 1], 1 - fused_side).is_some_and(fits) {
+                while l > 0 && inside(steps[l - 1]) {
                     l -= 1;
                 }
                 let mut r = c + 1;
-                while r < steps.len() && lone(steps[r]) && at(steps[r], 1 - fused_side).is_some_and(fits) {
+                while r < steps.len() && inside(steps[r]) {
                     r += 1;
                 }
-                for &s in &steps[l..r] {
-                    if let Some(k) = at(s, 1 - fused_side).filter(|&k| fits(k)) {
-                        others.push(k);
-                    }
-                }
+                let others: Vec<usize> = steps[l..r]
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &s)| l + i == c || at(s, fused_side).is_none())
+                    .filter_map(|(_, &s)| at(s, other_side))
+                    .filter(|&k| compatible(fc, os.class(k)))
+                    .collect();
                 if others.len() >= 2 {
                     self.record(sides, fused_side, f, &others, None);
                 }
