@@ -224,7 +224,7 @@ proptest! {
         }
         prop_assert!(read_chunked(&plain[..cut], chunk).is_err());
         let gz = raw("amd/hta_mi250_minitoy_train_rocm6.2.json.gz");
-        let _ = read_chunked(&gz[..cut % gz.len()], chunk);
+        prop_assert!(read_chunked(&gz[..cut % gz.len()], chunk).is_err());
     }
 
     #[test]
@@ -241,5 +241,13 @@ proptest! {
         let at = at % plain.len();
         plain[at] = byte;
         let _ = read_chunked(&plain, chunk);
+    }
+}
+
+#[test]
+fn gzip_cut_anywhere_is_an_error() {
+    let gz = raw("amd/hta_mi250_minitoy_train_rocm6.2.json.gz");
+    for cut in [gz.len() - 1, gz.len() - 4, gz.len() - 8, gz.len() - 9, gz.len() / 3, 10, 1] {
+        assert!(read_trace(&gz[..cut]).is_err(), "cut at {cut} of {}", gz.len());
     }
 }
