@@ -52,7 +52,7 @@ pub struct OpSide {
     /// The op name on this side (differs between sides when aligned ops were renamed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub op: Option<String>,
-    /// Op instances (calls) on this side.
+    /// Op instances (calls) on this side; on `sequence` rows, the kernels (there is no op).
     pub calls: u64,
     #[serde(flatten)]
     pub stats: SideStats,
@@ -221,35 +221,50 @@ fn op_calls(s: &Side<'_>) -> Vec<OpCall> {
     calls
 }
 
+/// One mapping row being filled: per side, the op's name (when the sides differ), the op calls
+/// and the kernels.
+struct RowAcc {
+    op: String,
+    method: Method,
+    names: [Option<String>; 2],
+    calls: [u64; 2],
+    kernels: [SideAcc; 2],
+}
+
 /// Accumulates the rows of the mapping in order of first appearance.
 #[derive(Default)]
 struct Rows {
     index: FxHashMap<(String, Method), usize>,
-    rows: Vec<(String, Method, [Option<String>; 2], [SideAcc; 2], [u64; 2])>,
+    rows: Vec<RowAcc>,
 }
 
 impl Rows {
-    fn row(&mut self, op: String, method: Method, names: [Option<String>; 2]) -> usize {
+    /// The row for `op` by `method`, created on first use.
+    fn row(&mut self, op: String, method: Method, names: [Option<String>; 2]) -> &mut RowAcc {
         let next = self.rows.len();
         let i = *self.index.entry((op.clone(), method)).or_insert(next);
         if i == next {
-            self.rows.push((op, method, names, Default::default(), [0, 0]));
+            self.rows.push(RowAcc { op, method, names, calls: [0, 0], kernels: Default::default() });
         }
-        i
+        &mut self.rows[i]
     }
 
     fn finish(self, s0: &Side<'_>, s1: &Side<'_>) -> Vec<OpRow> {
         self.rows
             .into_iter()
-            .map(|(op, method, [n0, n1], [a0, a1], [c0, c1])| OpRow {
-                op,
-                method,
-                sides: two(
-                    s0,
-                    OpSide { op: n0, calls: c0, stats: a0.stats(&s0.c) },
-                    s1,
-                    OpSide { op: n1, calls: c1, stats: a1.stats(&s1.c) },
-                ),
+            .map(|r| {
+                let [n0, n1] = r.names;
+                let [a0, a1] = r.kernels;
+                OpRow {
+                    op: r.op,
+                    method: r.method,
+                    sides: two(
+                        s0,
+                        OpSide { op: n0, calls: r.calls[0], stats: a0.stats(&s0.c) },
+                        s1,
+                        OpSide { op: n1, calls: r.calls[1], stats: a1.stats(&s1.c) },
+                    ),
+                }
             })
             .collect()
     }
@@ -314,13 +329,14 @@ fn map_by_op(s0: &Side<'_>, s1: &Side<'_>, rows: &mut Rows, fusion: &mut FusionF
             [Some(x), _] | [None, Some(x)] => x.clone(),
             [None, None] => continue,
         };
+        // Each side's own op name only where the two differ.
+        let names = if matches!(&names, [Some(x), Some(y)] if x != y) { names } else { [None, None] };
         let row = rows.row(op.clone(), Method::OpAnchored, names);
         for (side, call) in [c0, c1].into_iter().enumerate() {
             if let Some(call) = call {
-                let r = &mut rows.rows[row];
-                r.4[side] += 1;
+                row.calls[side] += 1;
                 for &k in &call.kernels {
-                    r.3[side].add(sides[side].kernel_name(k), sides[side].dur(k));
+                    row.kernels[side].add(sides[side].kernel_name(k), sides[side].dur(k));
                 }
             }
         }
@@ -389,9 +405,8 @@ fn map_by_sequence(s0: &Side<'_>, s1: &Side<'_>, seqs: &[Vec<usize>; 2], rows: &
         let row = rows.row(op, Method::Sequence, [None, None]);
         for (side, k) in ks.into_iter().enumerate() {
             if let Some(k) = k {
-                let r = &mut rows.rows[row];
-                r.4[side] += 1;
-                r.3[side].add(sides[side].kernel_name(k), sides[side].dur(k));
+                row.calls[side] += 1;
+                row.kernels[side].add(sides[side].kernel_name(k), sides[side].dur(k));
             }
         }
     }
