@@ -9,6 +9,47 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
+/// Visitor methods that read a value of a kind the field does not take as absent (`$absent`),
+/// consuming it whole so that parsing goes on.
+macro_rules! absent_for {
+    ($absent:expr; scalars) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+    };
+    ($absent:expr; numbers) => {
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+    };
+    ($absent:expr; strings) => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+    };
+    ($absent:expr; seqs) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($absent)
+        }
+    };
+    ($absent:expr; maps) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($absent)
+        }
+    };
+}
+
 /// A string field, absent when the value is not a string.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Text<'a>(pub Option<Cow<'a, str>>);
@@ -36,29 +77,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
             fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
                 Ok(Text(Some(Cow::Owned(v))))
             }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Text(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Text(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Text(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Text(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Text(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Text(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Text(None))
-            }
+            absent_for!(Text(None); numbers);
+            absent_for!(Text(None); scalars);
+            absent_for!(Text(None); seqs);
+            absent_for!(Text(None); maps);
         }
         d.deserialize_any(V(std::marker::PhantomData))
     }
@@ -100,20 +122,9 @@ impl<'de> Deserialize<'de> for Num {
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Num, E> {
                 Ok(Num(v.trim().parse::<f64>().ok().filter(|x| x.is_finite())))
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Num, E> {
-                Ok(Num(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Num, E> {
-                Ok(Num(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Num, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Num(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Num, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Num(None))
-            }
+            absent_for!(Num(None); scalars);
+            absent_for!(Num(None); seqs);
+            absent_for!(Num(None); maps);
         }
         d.deserialize_any(V)
     }
@@ -151,28 +162,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeArgs<'a> {
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
                 RawArgs::deserialize(de::value::MapAccessDeserializer::new(map)).map(|a| MaybeArgs(Some(a)))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MaybeArgs(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(MaybeArgs(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(MaybeArgs(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(MaybeArgs(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(MaybeArgs(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(MaybeArgs(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(MaybeArgs(None))
-            }
+            absent_for!(MaybeArgs(None); seqs);
+            absent_for!(MaybeArgs(None); strings);
+            absent_for!(MaybeArgs(None); numbers);
+            absent_for!(MaybeArgs(None); scalars);
         }
         d.deserialize_any(V(std::marker::PhantomData))
     }
