@@ -251,3 +251,17 @@ fn gzip_cut_anywhere_is_an_error() {
         assert!(read_trace(&gz[..cut]).is_err(), "cut at {cut} of {}", gz.len());
     }
 }
+
+#[test]
+fn older_traces_link_kernels_to_ops_by_thread_containment() {
+    // Here a kernel's External id is only its correlation id: no op shares it.
+    let t = read_trace(&raw("nvidia/hta_a100_compiled_rank0.json.gz")).unwrap();
+    let ops = t.kernel_ops();
+    let linked = ops.iter().filter(|o| o.is_some()).count();
+    // Counted independently: 705 kernels' launch calls are outside the CPU window and 90 are
+    // launched outside any op; every other kernel is linked.
+    assert_eq!((linked, ops.len()), (6080 - 705 - 90, 6080));
+    let first_mm = t.kernels.iter().zip(&ops).find(|(k, _)| t.name(k.name).contains("gemm")).unwrap();
+    let op = t.name(t.cpu_ops[first_mm.1.unwrap()].name);
+    assert!(op.starts_with("aten::") || op.starts_with("fbgemm::"), "{op}");
+}

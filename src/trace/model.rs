@@ -56,10 +56,14 @@ pub struct CpuOp {
 
 /// A runtime or driver call (`cuda_runtime`/`cuda_driver`, also `hip*` on ROCm) with a
 /// correlation id: what a kernel without `External id` is traced back through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Launch {
     pub name: NameId,
     pub external_id: Option<u64>,
+    /// Start, µs, and CPU thread: older traces (no shared External id) link the call to its op
+    /// by the op's interval on the same thread.
+    pub ts: f64,
+    pub tid: i64,
 }
 
 /// A `record_function` range (`user_annotation`, or its GPU copy `gpu_user_annotation`).
@@ -115,9 +119,11 @@ impl Trace {
         self.names.resolve(id)
     }
 
-    /// The CPU op that launched each kernel (index into `cpu_ops`), by the kernel's
-    /// `External id` or, failing that, its launch call's. `None` for graph replays and for
-    /// kernels whose launch fell outside the profiled CPU window.
+    /// The CPU op that launched each kernel (index into `cpu_ops`): by the kernel's
+    /// `External id`, else its launch call's, else (older traces, whose kernels' External id is
+    /// only the correlation) the innermost op on the launch call's thread whose interval holds
+    /// the call. `None` for graph replays and for kernels whose launch fell outside the profiled
+    /// CPU window.
     pub fn kernel_ops(&self) -> Vec<Option<usize>> {
         let mut by_ext: FxHashMap<u64, usize> = FxHashMap::default();
         for (i, op) in self.cpu_ops.iter().enumerate() {
@@ -129,11 +135,31 @@ impl Trace {
                 }
             }
         }
+        // Ops of each thread in start order, for the containment fallback.
+        let mut by_tid: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+        for (i, op) in self.cpu_ops.iter().enumerate() {
+            if !op.annotation {
+                by_tid.entry(op.tid).or_default().push(i);
+            }
+        }
+        let containing = |launch: &Launch| -> Option<usize> {
+            let ops = by_tid.get(&launch.tid)?;
+            let after = ops.partition_point(|&i| self.cpu_ops[i].ts <= launch.ts);
+            // Nested ops start in outer-to-inner order: the innermost holder is the latest
+            // start that still holds the call. Siblings in between are skipped (bounded walk).
+            ops[..after].iter().rev().take(256).copied().find(|&i| {
+                let op = &self.cpu_ops[i];
+                launch.ts <= op.ts + op.dur
+            })
+        };
         self.kernels
             .iter()
             .map(|k| {
-                let ext = k.external_id.or_else(|| k.correlation.and_then(|c| self.launches.get(&c)?.external_id));
-                ext.and_then(|e| by_ext.get(&e).copied())
+                let launch = k.correlation.and_then(|c| self.launches.get(&c));
+                let by_id = |e: Option<u64>| e.and_then(|e| by_ext.get(&e).copied());
+                by_id(k.external_id)
+                    .or_else(|| by_id(launch.and_then(|l| l.external_id)))
+                    .or_else(|| launch.and_then(containing))
             })
             .collect()
     }

@@ -315,7 +315,12 @@ impl Builder {
             }
             "cuda_runtime" | "cuda_driver" => {
                 if let Some(c) = args.correlation.id() {
-                    let launch = Launch { name: t.names.intern(name), external_id: args.external_id.id() };
+                    let launch = Launch {
+                        name: t.names.intern(name),
+                        external_id: args.external_id.id(),
+                        ts,
+                        tid: e.tid.int().unwrap_or(-1),
+                    };
                     t.launches.insert(c, launch);
                 }
             }
