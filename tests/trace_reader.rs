@@ -271,3 +271,16 @@ fn older_traces_link_kernels_to_ops_by_thread_containment() {
     assert!(!gemm_ops.is_empty());
     assert!(gemm_ops.contains(&"aten::addmm") && gemm_ops.contains(&"aten::mm"), "{gemm_ops:?}");
 }
+
+#[test]
+fn kept_data_is_a_small_fraction_of_the_json() {
+    for file in ["nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz", "nvidia/hta_a100_compiled_rank0.json.gz"] {
+        let t = read_trace(&raw(file)).unwrap();
+        assert!(
+            t.heap_bytes() * 4 < t.json_bytes as usize,
+            "{file}: {} bytes kept of {} bytes of JSON",
+            t.heap_bytes(),
+            t.json_bytes
+        );
+    }
+}
