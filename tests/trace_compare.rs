@@ -142,3 +142,63 @@ fn trace_summary_snapshots() {
         insta::assert_json_snapshot!(name, summarize(&load(path), Some(file(path)), &classify));
     }
 }
+
+/// Kernel names from the real traces: the H100 eager kernels of one op each, and the
+/// MI300X torch.compile kernels.
+fn kernel_of(t: &Trace, op: &str) -> String {
+    let ops = t.kernel_ops();
+    let k = t.kernels.iter().zip(&ops).find(|(_, o)| o.is_some_and(|i| t.name(t.cpu_ops[i].name) == op)).unwrap();
+    t.name(k.0.name).to_string()
+}
+
+/// A trace of `layers` repetitions of `kernels`, each with its op (or none: a graph replay).
+fn synthetic(vendor_key: &str, layers: usize, kernels: &[(String, Option<&str>)]) -> Trace {
+    let mut events = Vec::new();
+    let mut n = 0u64;
+    for _ in 0..layers {
+        for (name, op) in kernels {
+            n += 1;
+            let ts = n as f64 * 10.0;
+            let mut args = serde_json::json!({"correlation": n});
+            if let Some(op) = op {
+                events.push(serde_json::json!({"ph": "X", "cat": "cpu_op", "name": op, "pid": 1, "tid": 1, "ts": ts, "dur": 5.0, "args": {"External id": n}}));
+                args["External id"] = n.into();
+            }
+            events.push(serde_json::json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts + 1.0, "dur": 4.0, "args": args}));
+        }
+    }
+    let doc = serde_json::json!({vendor_key: 1, "traceEvents": events});
+    read_trace(doc.to_string().as_bytes()).unwrap()
+}
+
+#[test]
+fn compiled_rmsnorm_is_a_fusion_difference_against_eager_kernels() {
+    let eager = load(QWEN_NV);
+    let compiled = load("amd/torch_compile_triton_mi300x.json.gz");
+    let gemm_amd =
+        compiled.kernels.iter().map(|k| compiled.name(k.name)).find(|n| n.starts_with("Cijk_")).unwrap().to_string();
+    let fused = "triton_red_fused_add_mean_mul_pow_rsqrt_0".to_string();
+    let nv_layer: Vec<(String, Option<&str>)> =
+        ["aten::mm", "aten::add", "aten::pow", "aten::mean", "aten::rsqrt", "aten::mul"]
+            .into_iter()
+            .map(|op| (kernel_of(&eager, op), Some(op)))
+            .collect();
+    let nv = synthetic("cupti_version", 3, &nv_layer);
+    // Graph replay on AMD: no ops, so the comparison aligns kernel sequences.
+    let amd = synthetic("roctracer_version", 3, &[(gemm_amd, None), (fused.clone(), None)]);
+    let c = compare(Input { trace: &nv, file: None }, Input { trace: &amd, file: None }, &classify);
+    assert!(c.op_mapping.iter().all(|r| r.method == Method::Sequence));
+    assert_eq!(c.fusion_differences.len(), 1, "{:#?}", c.fusion_differences);
+    let d = &c.fusion_differences[0];
+    assert_eq!((d.fused_platform.as_str(), d.fused_kernel.as_str(), d.count), ("AMD", fused.as_str(), 3));
+    assert_eq!(d.components, [Category::Elementwise, Category::Norm]);
+    // The eager side's add, pow, mean, rsqrt and mul kernels (distinct names) stand against it.
+    let eager_names: Vec<&str> = nv_layer[1..].iter().map(|(n, _)| n.as_str()).collect();
+    assert!(
+        d.unfused_kernels.len() >= 3 && d.unfused_kernels.iter().all(|n| eager_names.contains(&n.as_str())),
+        "{:?}",
+        d.unfused_kernels
+    );
+    assert_eq!(d.time_us["amd"], 12.0);
+    assert!(d.evidence.starts_with("sequence") && d.confidence > 0.5);
+}
