@@ -200,6 +200,10 @@ fn errors_name_the_byte_offset_of_the_json_text() {
     let gz = raw("amd/torch_compile_triton_mi300x.json.gz");
     assert!(read_trace(&gz[..gz.len() / 2]).is_err());
     assert!(matches!(read_trace(b"{\"a\": 1}"), Err(TraceError::NoEvents)));
+    assert!(matches!(read_trace(b"{\"a\": 1, \"traceEvents\": {}}"), Err(TraceError::NoEvents)));
+    // An empty trace is a trace: no kernels.
+    assert_eq!(read_trace(b"{\"traceEvents\": [ ]}").unwrap().kernels.len(), 0);
+    assert_eq!(read_trace(b"[]").unwrap().event_count, 0);
     assert!(matches!(read_trace(b""), Err(TraceError::Structure { offset: 0, .. })));
     let err = read_trace(br#"{"traceEvents": [{"ph": "X", "ts": 1,, }]}"#).unwrap_err();
     assert!(matches!(err, TraceError::Event { offset: 37, .. }), "{err}");

@@ -59,7 +59,6 @@ enum Decoding {
 #[derive(Default)]
 struct Builder {
     trace: Trace,
-    saw_events: bool,
 }
 
 /// Incremental trace reader; see the module docs.
@@ -175,7 +174,7 @@ impl TraceReader {
             }
         }
         self.scanner.finish()?;
-        if !self.builder.saw_events {
+        if !self.scanner.has_events_array() {
             return Err(TraceError::NoEvents);
         }
         let mut trace = self.builder.trace;
@@ -254,7 +253,6 @@ impl Builder {
     fn item(&mut self, item: Item<'_>) -> Result<(), TraceError> {
         match item {
             Item::Event { bytes, offset } => {
-                self.saw_events = true;
                 self.trace.event_count += 1;
                 if is_dropped_category(bytes) {
                     return Ok(());

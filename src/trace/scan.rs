@@ -137,6 +137,8 @@ pub struct Scanner {
     value: Option<(usize, ValueScan)>,
     /// The current top-level key (raw bytes between the quotes).
     key: Vec<u8>,
+    /// Whether an events array (`traceEvents`, or the bare top-level array) was entered.
+    events_array: bool,
 }
 
 impl Default for Scanner {
@@ -159,12 +161,18 @@ impl Scanner {
             pos: 0,
             value: None,
             key: Vec::new(),
+            events_array: false,
         }
     }
 
     /// Bytes of JSON text seen so far.
     pub fn bytes_seen(&self) -> u64 {
         self.base + self.buf.len() as u64
+    }
+
+    /// Whether the text has an events array (possibly empty).
+    pub fn has_events_array(&self) -> bool {
+        self.events_array
     }
 
     /// Whether the top-level value is complete.
@@ -271,6 +279,7 @@ impl Scanner {
                 (State::Start, b'{') => State::Key { may_close: true },
                 (State::Start, b'[') => {
                     self.bare_array = true;
+                    self.events_array = true;
                     State::Element { may_close: true }
                 }
                 (State::Start, _) => return Err(self.err(at, "expected a JSON object or array").into()),
@@ -282,7 +291,10 @@ impl Scanner {
                 (State::Key { .. }, _) => return Err(self.err(at, "expected a key in the top-level object").into()),
                 (State::Colon, b':') => State::Value,
                 (State::Colon, _) => return Err(self.err(at, "expected ':' after a top-level key").into()),
-                (State::Value, b'[') if self.key == b"traceEvents" => State::Element { may_close: true },
+                (State::Value, b'[') if self.key == b"traceEvents" => {
+                    self.events_array = true;
+                    State::Element { may_close: true }
+                }
                 (State::Value, b',' | b'}' | b']' | b':') => {
                     return Err(self.err(at, "expected a value after a top-level key").into())
                 }
