@@ -344,3 +344,61 @@ proptest! {
         prop_assert_eq!(got.category, Category::heaviest(&got.components));
     }
 }
+
+// ---- kernel families from the format notes and common libraries, beyond the shared traces
+
+#[test]
+fn families_from_the_format_notes() {
+    let cases: &[(&str, Category, &[Category])] = &[
+        ("void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, __nv_bfloat16, __nv_bfloat16, true, false, false>(cublasLt::cublasSplitKParams<float>, float const*)", Gemm, &[Gemm]),
+        ("Custom_Cijk_Alik_Bljk_BBS_BH_GSU1_MT128x128x64", Gemm, &[Gemm]),
+        ("Cijk_SB_BiasS_HAS_ScaleAlphaVec_PostGSU4_VW4", Gemm, &[Gemm]),
+        ("void wvSplitK_hf_sml_<__hip_bfloat16, 64, 2, 16, 8, 2, 1>(int, int, __hip_bfloat16 const*)", Gemm, &[Gemm]),
+        ("void cublasLt::epilogue::impl::globalKernel<8, 32, float, float, __nv_bfloat16, true, false, 0>(int, int, long)", Gemm, &[Gemm]),
+        ("void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<ck::tensor_layout::gemm::RowMajor> >(ck::GridwiseGemm_xdl_cshuffle_v3<>::Argument)", Gemm, &[Gemm]),
+        ("void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<int, int, int, int>, cutlass::epilogue::fusion::LinCombEltAct<cutlass::epilogue::thread::SiLu, cutlass::bfloat16_t> > >(cutlass::gemm::kernel::GemmUniversal<>::Params)", Gemm, &[Activation, Gemm]),
+        ("void pytorch_flash::flash_fwd_splitkv_combine_kernel<pytorch_flash::Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t> >(pytorch_flash::Flash_fwd_params)", Attention, &[Attention]),
+        ("void flash::prepare_varlen_num_blocks_kernel<true>(int, int, int, int const*, int const*)", Attention, &[Attention]),
+        ("fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128PersistentContext", Attention, &[Attention]),
+        ("kernel_unified_attention_2d", Attention, &[Attention]),
+        ("kernel_unified_attention_3d", Attention, &[Attention]),
+        ("_fwd_kernel", Attention, &[Attention]),
+        ("ck_fmha_fwd_d128_bf16_batch_b128x128x32_r1x4x1", Attention, &[Attention]),
+        ("void ck_tile::kentry<128, 1, ck_tile::FmhaFwdKernel<ck_tile::BlockFmhaPipelineQRKSVSAsync<> > >(ck_tile::FmhaFwdKernel<>::Kargs)", Attention, &[Attention]),
+        ("void flashinfer::BatchDecodeWithPagedKVCacheKernel<(flashinfer::PosEncodingMode)0, 2u, 4u>(flashinfer::BatchDecodeParams)", Attention, &[Attention]),
+        ("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long)", Communication, &[Communication]),
+        ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", Communication, &[Communication]),
+        ("void deep_ep::intranode::combine<__nv_bfloat16, 8, 768>(int4*, float*)", Communication, &[Communication]),
+        ("_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi64ELi8ELb0ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib", Norm, &[Elementwise, Norm, Quantization]),
+        ("void vllm::rms_norm_dynamic_per_token_quant_kernel<c10::BFloat16, c10::Float8_e4m3fn, false>(c10::Float8_e4m3fn*)", Norm, &[Norm, Quantization]),
+        ("void vllm::rms_norm_padded_kernel<c10::BFloat16>(c10::BFloat16*)", Norm, &[Norm]),
+        ("void at::native::(anonymous namespace)::RowwiseMomentsCUDAKernel<float, float>(long, float, float const*, float*, float*)", Norm, &[Norm]),
+        ("void vllm::moe::topkGatingSoftmax<8, 128, 4, 16, int>(float const*, bool const*, float*, int, int*, int*, int, int, int)", Moe, &[Moe]),
+        ("fused_moe_kernel", Moe, &[Moe]),
+        ("void vllm::moe::count_and_sort_expert_tokens_kernel<int>(int const*, int*, int*, unsigned long)", Moe, &[Moe]),
+        ("void vllm::silu_and_mul_kernel<c10::BFloat16>(c10::BFloat16*, c10::BFloat16 const*, int)", Activation, &[Activation, Elementwise]),
+        ("void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)", Softmax, &[Softmax]),
+        ("void at::native::(anonymous namespace)::permute_pooled_embs_kernel<float>(float const*)", Memory, &[Memory]),
+        ("void at::native::sbtopk::gatherTopK<float, unsigned int, 2, false>(at::cuda::detail::TensorInfo<float const, unsigned int>)", Sort, &[Sort]),
+        ("void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, unsigned int, 1, 4, bool>(at::cuda::detail::TensorInfo<float const, unsigned int>)", Elementwise, &[Elementwise]),
+        ("void flashinfer::sampling::TopKTopPSamplingFromProbKernel<1024, (cub::BlockScanAlgorithm)2, (cub::BlockReduceAlgorithm)2, 4, false, float, int>(float*, int*)", Sampling, &[Sampling]),
+        ("void vllm::concat_and_cache_mla_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>(__nv_bfloat16 const*)", KvCache, &[KvCache]),
+        ("triton_per_fused__softmax_0", Softmax, &[Softmax]),
+        ("triton_per_fused_native_layer_norm_0", Norm, &[Norm]),
+        ("triton_poi_fused_embedding_0", Embedding, &[Embedding]),
+        ("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_3", Norm, &[Elementwise, Memory, Norm]),
+    ];
+    let wrong: Vec<String> = cases
+        .iter()
+        .filter_map(|&(name, category, components)| {
+            let got = classify(name);
+            (got.category != category || got.components != components).then(|| {
+                format!(
+                    "{name}: expected {category} {components:?}, got {} {:?} (rule {:?})",
+                    got.category, got.components, got.rule
+                )
+            })
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

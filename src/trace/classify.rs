@@ -144,6 +144,13 @@ mod tests {
             };
             for v in values {
                 assert_eq!(*v, v.to_ascii_lowercase(), "rule {} pattern {v} would never match", rule.id);
+                if let Pattern::Word(_) = rule.pattern {
+                    assert!(
+                        v.chars().all(char::is_alphanumeric),
+                        "rule {}: word {v} can never be a whole word",
+                        rule.id
+                    );
+                }
             }
         }
     }

@@ -281,10 +281,13 @@ pub static RULES: &[Rule] = &[
             "kv_indices",
             "page_indices",
             "block_table",
+            "slot_mapping",
+            "req_to_token",
         ]),
         &[KvCache],
         "KV-cache writes and page-table bookkeeping: vLLM reshape_and_cache(_flash), SGLang \
-         store_kvcache, FlashInfer kv_indices/page_indices builders",
+         store_kvcache and req_to_token pool writes, FlashInfer kv_indices/page_indices builders, \
+         slot-mapping computation",
         "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, unsigned char, (vllm::Fp8KVCacheDataType)1>(__nv_bfloat16 const*)",
     ),
     Rule::new(
@@ -306,21 +309,33 @@ pub static RULES: &[Rule] = &[
             "batchprefill",
             "mla_decode",
             "prepare_varlen_num_blocks",
+            "merge_attn_states",
+            "mergestate",
+            "xqa",
         ]),
         &[Attention],
         "attention kernels: FlashAttention 2/3 (flash_fwd_kernel, FlashAttnFwdSm90, \
          FlashAttnFwdCombine), TRT-LLM fmha*, aotriton attn_fwd, CK fmha, vLLM paged_attention_* \
-         (including the split-KV reduce), unified_attention, FlashInfer BatchDecode/BatchPrefill",
+         (including the split-KV reduce), unified_attention, FlashInfer BatchDecode/BatchPrefill \
+         and MergeStates, TRT-LLM XQA",
         "void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0, 1, 128>(__hip_bfloat16 const*)",
     ),
     Rule::new(
         "attention-triton",
         BaseName,
-        Exact(&["_fwd_kernel", "_bwd_kernel", "reduce_segments", "_attn_fwd", "_attn_bwd"]),
+        Prefix(&["_fwd_kernel", "_fwd_grouped_kernel", "_bwd_kernel", "_attn_fwd", "_attn_bwd"]),
         &[Attention],
-        "Triton attention kernels with generic names (vLLM prefix-prefill _fwd_kernel, unified \
-         attention 3D reduce_segments)",
-        "_fwd_kernel",
+        "Triton attention kernels with generic names (vLLM prefix-prefill _fwd_kernel, SGLang \
+         decode attention _fwd_kernel_stage1/_fwd_grouped_kernel_stage1/_fwd_kernel_stage2)",
+        "_fwd_grouped_kernel_stage1",
+    ),
+    Rule::new(
+        "attention-reduce-segments",
+        BaseName,
+        Exact(&["reduce_segments"]),
+        &[Attention],
+        "vLLM unified attention 3D: the reduction of the per-segment partial results",
+        "reduce_segments",
     ),
     Rule::new(
         "moe",
@@ -335,7 +350,7 @@ pub static RULES: &[Rule] = &[
     Rule::new(
         "norm-add-quant",
         BaseName,
-        AllOf(&["add", "norm", "quant"]),
+        AllOf(&["add_", "norm", "quant"]),
         &[Elementwise, Norm, Quantization],
         "residual add + RMSNorm + quantization in one kernel (aiter add_rmsnorm_quant_kernel, vLLM \
          fused_add_rms_norm_static_fp8_quant)",
@@ -360,7 +375,7 @@ pub static RULES: &[Rule] = &[
     Rule::new(
         "norm-add",
         BaseName,
-        AllOf(&["add", "norm"]),
+        AllOf(&["add_", "norm"]),
         &[Elementwise, Norm],
         "residual add + norm in one kernel (vLLM fused_add_rms_norm_kernel, add_rmsnorm)",
         "std::enable_if<(((8)>(0)))&&vllm::_typeConvert<c10::BFloat16>::exists, void>::type vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long, c10::BFloat16*, c10::BFloat16 const*, float, int, int)",
@@ -382,9 +397,12 @@ pub static RULES: &[Rule] = &[
             "l2norm",
             "l2_norm",
             "qk_norm",
+            "rowwisemoments",
+            "gammabeta",
         ]),
         &[Norm],
-        "normalisations: RMSNorm (rms_norm and rmsnorm spellings), LayerNorm, GroupNorm, BatchNorm",
+        "normalisations: RMSNorm (rms_norm and rmsnorm spellings), LayerNorm (also ATen's \
+         RowwiseMoments and GammaBetaBackward steps), GroupNorm, BatchNorm",
         "void vllm::rms_norm_kernel<c10::BFloat16, 8, 2>(c10::BFloat16*, c10::BFloat16 const*, long)",
     ),
     Rule::new(
@@ -505,7 +523,7 @@ pub static RULES: &[Rule] = &[
     Rule::new(
         "sort",
         BaseName,
-        Contains(&["sort", "topk", "top_k"]),
+        Contains(&["sort", "topk", "top_k", "kthvalue", "radixfind"]),
         &[Sort],
         "sorting and top-k (cub DeviceRadixSort*, bitonic sort)",
         "void cub::DeviceRadixSortOnesweepKernel<cub::DeviceRadixSortPolicy<long, int, int>::Policy800, false, long, int, int, int>(int*)",
@@ -513,24 +531,53 @@ pub static RULES: &[Rule] = &[
     Rule::new(
         "reduction",
         BaseName,
-        Contains(&["reduce", "reduction", "scan", "cumsum", "cumprod", "argmax", "argmin", "compactinit", "logsumexp"]),
+        Contains(&[
+            "reduce",
+            "reduction",
+            "scan",
+            "cumsum",
+            "cumprod",
+            "argmax",
+            "argmin",
+            "compactinit",
+            "logsumexp",
+            "max_pool",
+            "avg_pool",
+            "adaptive_avg",
+            "adaptive_max",
+            "criterion",
+        ]),
         &[Reduction],
         "reductions and scans: ATen reduce_kernel, cub DeviceScan/DeviceReduceByKey (and the tile \
-         state init DeviceCompactInitKernel)",
+         state init DeviceCompactInitKernel), pooling, losses (ClassNLLCriterion)",
         "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>)",
     ),
     Rule::new(
         "elementwise-op",
         BaseName,
-        Contains(&["masked_fill", "clamp", "where"]),
+        Contains(&["masked_fill", "clamp", "where", "dropout", "triu", "tril"]),
         &[Elementwise],
-        "named elementwise ops whose names would otherwise read as data movement (masked_fill)",
+        "named elementwise ops, some of which would otherwise read as data movement (masked_fill), \
+         dropout, triu/tril",
         "void (anonymous namespace)::clamp_position_kernel<long>(long*, long const*, unsigned long)",
     ),
     Rule::new(
         "memory",
         BaseName,
-        Contains(&["copy", "memcpy", "memset", "fill", "concat", "transpose", "permute", "gather", "scatter", "bucketize", "arange"]),
+        Contains(&[
+            "copy",
+            "memcpy",
+            "memset",
+            "fill",
+            "concat",
+            "transpose",
+            "permute",
+            "gather",
+            "scatter",
+            "bucketize",
+            "arange",
+            "indexfunc",
+        ]),
         &[Memory],
         "data movement and tensor creation: copies and casts, cat (CatArrayBatchedCopy), fill, \
          gather/scatter, permutes (fbgemm permute_2D_*), bucketize",
@@ -562,9 +609,33 @@ pub static RULES: &[Rule] = &[
         "void moe::dev::finalize::finalizeKernelVecLoad<moe::dev::finalize::KernelParams<cutlass::bfloat16_t, cutlass::bfloat16_t, 4, true> >(moe::dev::finalize::KernelParams<cutlass::bfloat16_t, cutlass::bfloat16_t, 4, true>)",
     ),
     Rule::new(
+        "namespace-cublas",
+        Namespace,
+        Word(&["cublaslt", "cublas"]),
+        &[Gemm],
+        "cuBLAS/cuBLASLt helper kernels (cublasLt::epilogue::impl::globalKernel) belong to a GEMM",
+        "void cublasLt::epilogue::impl::globalKernel<8, 32, float, float, __nv_bfloat16, true, false, 0>(int, int, long)",
+    ),
+    Rule::new(
+        "namespace-deep-ep",
+        Namespace,
+        Contains(&["deep_ep"]),
+        &[Communication],
+        "DeepEP expert-parallel dispatch/combine (all-to-all communication)",
+        "void deep_ep::internode::dispatch<true, 8, 3, 24, 8, 2>(int4*, float*)",
+    ),
+    Rule::new(
+        "namespace-sampling",
+        Namespace,
+        Word(&["sampling"]),
+        &[Sampling],
+        "kernels in a sampling namespace (FlashInfer flashinfer::sampling::*)",
+        "void flashinfer::sampling::RenormKernel<1024, (cub::BlockReduceAlgorithm)2, 4, float>(float*)",
+    ),
+    Rule::new(
         "namespace-flash",
         Namespace,
-        Word(&["flash", "pytorch_flash"]),
+        Word(&["flash"]),
         &[Attention],
         "kernels in FlashAttention's namespaces (flash::prepare_varlen_num_blocks_kernel)",
         "void flash::compute_scheduler_metadata_kernel<int>(int)",
