@@ -34,6 +34,8 @@ pub struct CompareArgs {
 
 /// Longest kernel name shown in a table cell (the JSON has them whole).
 const NAME_WIDTH: usize = 70;
+/// Kernels listed in the `trace` table of longest kernels.
+const TOP_KERNELS: usize = 15;
 
 pub fn run_trace(args: TraceArgs) -> CliResult {
     let trace = load(&args.file)?;
@@ -131,6 +133,26 @@ fn trace_text(s: &TraceSummary) -> String {
         ]);
     }
     out += &format!("\nKernels by category\n{}", t.to_text());
+    let mut all: Vec<&KernelStat> = s.categories.iter().flat_map(|r| &r.trace.kernels).collect();
+    all.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
+    let gpu = s.platforms[0].gpu_time_us;
+    let mut k = Table::new(&["kernel", "category", ">count", ">total", ">share"]);
+    for stat in all.iter().take(TOP_KERNELS) {
+        let share = if gpu > 0.0 { 100.0 * stat.time_us / gpu } else { 0.0 };
+        k.row([
+            short(&stat.name),
+            stat.category.id().to_string(),
+            group_digits(stat.count),
+            format_duration_us(stat.time_us),
+            format_pct(share),
+        ]);
+    }
+    let shown = if all.len() > TOP_KERNELS {
+        format!("top {TOP_KERNELS} of {}", all.len())
+    } else {
+        format!("all {}", all.len())
+    };
+    out += &format!("\nKernels by time ({shown}; --json lists every one)\n{}", k.to_text());
     if !s.fused_kernels.is_empty() {
         let mut f = Table::new(&["fused kernel", ">count", ">total", "components"]);
         for k in &s.fused_kernels {
