@@ -655,6 +655,24 @@ mod tests {
     }
 
     #[test]
+    fn renamed_ops_pair_up_by_their_kernels_category() {
+        let nv = trace(
+            "cupti_version",
+            &[("gemm_a", "aten::mm"), ("norm_x", "aten::_fused_rms_norm"), ("gemm_b", "aten::mm")],
+        );
+        let amd =
+            trace("roctracer_version", &[("gemm_c", "aten::mm"), ("norm_y", "vllm::rms_norm"), ("gemm_d", "aten::mm")]);
+        let c = compare(Input { trace: &nv, file: None }, Input { trace: &amd, file: None }, &by_prefix);
+        let ops: Vec<&str> = c.op_mapping.iter().map(|r| r.op.as_str()).collect();
+        assert_eq!(ops, ["aten::mm", "vllm::rms_norm / aten::_fused_rms_norm"]);
+        let norm = &c.op_mapping[1];
+        assert_eq!(norm.sides["amd"].op.as_deref(), Some("vllm::rms_norm"));
+        assert_eq!(norm.sides["nvidia"].op.as_deref(), Some("aten::_fused_rms_norm"));
+        assert_eq!((norm.sides["amd"].calls, norm.sides["nvidia"].calls), (1, 1));
+        assert_eq!(c.op_mapping[0].sides["amd"].calls, 2);
+    }
+
+    #[test]
     fn same_vendor_pairs_are_a_and_b() {
         let t = trace("cupti_version", &[("gemm_x", "aten::mm")]);
         let c =
