@@ -1,23 +1,239 @@
-//! `fusionscope trace`: not built yet (see the open issues).
+//! `fusionscope trace FILE [--json]` and `fusionscope compare FILE_A FILE_B [--json]`:
+//! Kineto trace summary and two-trace comparison (spec/trace-analysis.md).
 
-use super::CliResult;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use fusionscope::table::Table;
+use fusionscope::trace::compare::{Comparison, OpSide};
+use fusionscope::trace::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
+use fusionscope::trace::{classify, compare, summarize, Input, Trace, TraceReader};
+use fusionscope::units::{format_bytes, format_duration_us, format_pct, group_digits};
+
+use super::{print, CliResult};
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
-    /// Kineto trace (.json or .json.gz)
-    pub file: std::path::PathBuf,
+    /// Kineto trace (.json or .json.gz; gzip is recognised by its content)
+    pub file: PathBuf,
+    /// Print the machine-readable result instead of tables
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
-    pub file_a: std::path::PathBuf,
-    pub file_b: std::path::PathBuf,
+    /// First Kineto trace (AMD or NVIDIA, either order)
+    pub file_a: PathBuf,
+    /// Second Kineto trace
+    pub file_b: PathBuf,
+    /// Print the machine-readable result instead of tables
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run_trace(_args: TraceArgs) -> CliResult {
-    Err("this subcommand is not available yet".into())
+/// Longest kernel name shown in a table cell (the JSON has them whole).
+const NAME_WIDTH: usize = 70;
+/// Kernels listed in the `trace` table of longest kernels.
+const TOP_KERNELS: usize = 15;
+
+pub fn run_trace(args: TraceArgs) -> CliResult {
+    let trace = load(&args.file)?;
+    let summary = summarize(&trace, Some(&file_name(&args.file)), &classify);
+    if args.json {
+        print(&(serde_json::to_string_pretty(&summary)? + "\n"))
+    } else {
+        print(&trace_text(&summary))
+    }
 }
 
-pub fn run_compare(_args: CompareArgs) -> CliResult {
-    Err("this subcommand is not available yet".into())
+pub fn run_compare(args: CompareArgs) -> CliResult {
+    let a = load(&args.file_a)?;
+    let b = load(&args.file_b)?;
+    let (na, nb) = (file_name(&args.file_a), file_name(&args.file_b));
+    let c = compare(Input { trace: &a, file: Some(&na) }, Input { trace: &b, file: Some(&nb) }, &classify);
+    if args.json {
+        print(&(serde_json::to_string_pretty(&c)? + "\n"))
+    } else {
+        print(&compare_text(&c))
+    }
+}
+
+/// Streams the file through the reader in 1 MiB slices (no whole-file copy in memory).
+fn load(path: &Path) -> Result<Trace, Box<dyn std::error::Error>> {
+    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut reader = TraceReader::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        reader.feed(&buf[..n]).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(reader.finish().map_err(|e| format!("{}: {e}", path.display()))?)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
+}
+
+fn short(name: &str) -> String {
+    if name.chars().count() <= NAME_WIDTH {
+        name.to_string()
+    } else {
+        name.chars().take(NAME_WIDTH - 1).collect::<String>() + "…"
+    }
+}
+
+fn platform_line(p: &PlatformEntry) -> String {
+    let how = if p.vendor_inferred { " (inferred from kernel names)" } else { "" };
+    let file = p.file.as_deref().map(|f| format!("{f}: ")).unwrap_or_default();
+    let mut line = format!(
+        "{file}{}{how} on {}: {} kernels, GPU time {}",
+        p.vendor,
+        if p.devices.is_empty() { "no device".to_string() } else { p.devices.join(", ") },
+        group_digits(p.kernels as u64),
+        format_duration_us(p.gpu_time_us)
+    );
+    for (what, t) in [("memcpy", &p.memcpy), ("memset", &p.memset)] {
+        if t.count > 0 {
+            line += &format!(
+                "; {what} {} ({}, {})",
+                group_digits(t.count),
+                format_duration_us(t.time_us),
+                format_bytes(t.bytes)
+            );
+        }
+    }
+    line + "\n"
+}
+
+fn top(s: &SideStats) -> String {
+    s.kernels.first().map(|k| short(&k.name)).unwrap_or_default()
+}
+
+fn components(k: &KernelStat) -> String {
+    k.components.iter().map(|c| c.id()).collect::<Vec<_>>().join(" + ")
+}
+
+fn trace_text(s: &TraceSummary) -> String {
+    let mut out = platform_line(&s.platforms[0]);
+    let mut t = Table::new(&["category", ">kernels", ">total", ">mean", ">share", ">names", "longest kernel"]);
+    for r in &s.categories {
+        let st = &r.trace;
+        t.row([
+            r.category.id().to_string(),
+            group_digits(st.count),
+            format_duration_us(st.time_us),
+            format_duration_us(st.mean_us),
+            format_pct(st.share_pct),
+            st.kernels.len().to_string(),
+            top(st),
+        ]);
+    }
+    out += &format!("\nKernels by category\n{}", t.to_text());
+    let mut all: Vec<&KernelStat> = s.categories.iter().flat_map(|r| &r.trace.kernels).collect();
+    all.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
+    let gpu = s.platforms[0].gpu_time_us;
+    let mut k = Table::new(&["kernel", "category", ">count", ">total", ">share"]);
+    for stat in all.iter().take(TOP_KERNELS) {
+        let share = if gpu > 0.0 { 100.0 * stat.time_us / gpu } else { 0.0 };
+        k.row([
+            short(&stat.name),
+            stat.category.id().to_string(),
+            group_digits(stat.count),
+            format_duration_us(stat.time_us),
+            format_pct(share),
+        ]);
+    }
+    let shown = if all.len() > TOP_KERNELS {
+        format!("top {TOP_KERNELS} of {}", all.len())
+    } else {
+        format!("all {}", all.len())
+    };
+    out += &format!("\nKernels by time ({shown}; --json lists every one)\n{}", k.to_text());
+    if !s.fused_kernels.is_empty() {
+        let mut f = Table::new(&["fused kernel", ">count", ">total", "components"]);
+        for k in &s.fused_kernels {
+            f.row([short(&k.name), group_digits(k.count), format_duration_us(k.time_us), components(k)]);
+        }
+        out += &format!("\nFused kernels\n{}", f.to_text());
+    }
+    out
+}
+
+fn ratio(r: Option<f64>) -> String {
+    r.map(|r| format!("{r:.2}×")).unwrap_or_else(|| "—".to_string())
+}
+
+fn compare_text(c: &Comparison) -> String {
+    let mut out = String::new();
+    for p in &c.platforms {
+        out += &format!("{:>6}  {}", p.key, platform_line(p));
+    }
+    let keys: Vec<&str> = c.platforms.iter().map(|p| p.key.as_str()).collect();
+    let mut cols = vec!["category".to_string()];
+    for k in &keys {
+        cols.extend([format!(">{k} kernels"), format!(">{k} time"), format!(">{k} mean")]);
+    }
+    cols.push(format!(">ratio {}", c.time_ratio));
+    let mut t = Table::new(&cols.iter().map(String::as_str).collect::<Vec<_>>());
+    for r in &c.categories {
+        let mut row = vec![r.category.id().to_string()];
+        for k in &keys {
+            let s = &r.sides[*k];
+            row.extend([group_digits(s.count), format_duration_us(s.time_us), format_duration_us(s.mean_us)]);
+        }
+        row.push(ratio(r.time_ratio));
+        t.row(row);
+    }
+    out += &format!("\nCategories\n{}", t.to_text());
+
+    let mut cols = vec!["op".to_string(), "method".to_string()];
+    for k in &keys {
+        cols.extend([format!(">{k} calls"), format!(">{k} kernels"), format!(">{k} time"), format!("{k} main kernel")]);
+    }
+    let mut t = Table::new(&cols.iter().map(String::as_str).collect::<Vec<_>>());
+    for r in &c.op_mapping {
+        let mut row = vec![
+            short(&r.op),
+            serde_json::to_value(r.method).map(|v| v.as_str().unwrap_or("").to_string()).unwrap_or_default(),
+        ];
+        for k in &keys {
+            let s: &OpSide = &r.sides[*k];
+            row.extend([
+                group_digits(s.calls),
+                group_digits(s.stats.count),
+                format_duration_us(s.stats.time_us),
+                top(&s.stats),
+            ]);
+        }
+        t.row(row);
+    }
+    out += &format!("\nKernel mapping ({} rows; --json lists every kernel)\n{}", c.op_mapping.len(), t.to_text());
+
+    if c.fusion_differences.is_empty() {
+        out += "\nFusion differences: none found\n";
+    } else {
+        let mut cols = vec!["fused on", "fused kernel", "components", "other side runs", ">count"];
+        let time_cols: Vec<String> = keys.iter().map(|k| format!(">{k} time")).collect();
+        cols.extend(time_cols.iter().map(String::as_str));
+        cols.extend([">confidence", "evidence"]);
+        let mut t = Table::new(&cols);
+        for d in &c.fusion_differences {
+            let mut row = vec![
+                d.fused_platform.clone(),
+                short(&d.fused_kernel),
+                d.components.iter().map(|c| c.id()).collect::<Vec<_>>().join(" + "),
+                d.unfused_kernels.iter().map(|n| short(n)).collect::<Vec<_>>().join(" ; "),
+                group_digits(d.count),
+            ];
+            row.extend(keys.iter().map(|k| format_duration_us(d.time_us[*k])));
+            row.extend([format!("{:.2}", d.confidence), d.evidence.clone()]);
+            t.row(row);
+        }
+        out += &format!("\nFusion differences\n{}", t.to_text());
+    }
+    out
 }

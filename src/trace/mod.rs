@@ -1,8 +1,28 @@
 //! PyTorch-profiler (Kineto) trace analysis: reading, kernel classification, summaries and the
 //! AMD-vs-NVIDIA comparison (`spec/trace-analysis.md`).
+//!
+//! [`TraceReader`] reads a trace incrementally (plain or gzip JSON, chunk by chunk) into a
+//! compact [`Trace`]; [`platform::platform`] says which vendor and devices; [`summarize`] gives
+//! the single-trace summary and [`compare()`] the two-trace comparison, both serde-serialisable
+//! as the spec's JSON.
 
+pub mod align;
 pub mod category;
 pub mod classify;
+pub mod compare;
+pub mod intern;
+pub mod model;
+pub mod platform;
+pub mod raw;
+pub mod reader;
+pub mod scan;
+pub mod summary;
 
 pub use category::Category;
 pub use classify::{classify, Classification};
+pub use compare::{compare, Comparison, Input};
+pub use intern::{NameId, NameTable};
+pub use model::Trace;
+pub use platform::{Platform, Vendor};
+pub use reader::{read_trace, TraceError, TraceReader};
+pub use summary::{summarize, TraceSummary};

@@ -1,0 +1,65 @@
+//! The trace benchmark's WebAssembly entry: a reader fed chunk by chunk from JavaScript, as the
+//! web page's worker does, plus the comparison. Built for wasm32 and driven by
+//! `bench/trace_wasm_bench.js` (see `bench/trace_bench.sh`); empty natively.
+
+#[cfg(target_arch = "wasm32")]
+mod entry {
+    use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
+    use wasm_bindgen::prelude::*;
+
+    /// Reads traces one after the other and compares the last two.
+    #[wasm_bindgen]
+    pub struct TraceBench {
+        reader: Option<TraceReader>,
+        traces: Vec<Trace>,
+    }
+
+    #[wasm_bindgen]
+    impl TraceBench {
+        #[wasm_bindgen(constructor)]
+        pub fn new() -> TraceBench {
+            TraceBench { reader: Some(TraceReader::new()), traces: Vec::new() }
+        }
+
+        /// Feeds the next slice of the current trace.
+        pub fn feed(&mut self, chunk: &[u8]) -> Result<(), JsError> {
+            let reader = self.reader.get_or_insert_with(TraceReader::new);
+            reader.feed(chunk).map_err(|e| JsError::new(&e.to_string()))
+        }
+
+        /// Ends the current trace; returns its kernel count.
+        pub fn finish(&mut self) -> Result<u32, JsError> {
+            let reader = self.reader.take().unwrap_or_default();
+            let trace = reader.finish().map_err(|e| JsError::new(&e.to_string()))?;
+            let kernels = trace.kernels.len() as u32;
+            self.traces.push(trace);
+            Ok(kernels)
+        }
+
+        /// Drops the traces read so far.
+        pub fn clear(&mut self) {
+            self.traces.clear();
+        }
+
+        /// Compares the last two traces read; returns the number of mapping rows.
+        pub fn compare(&self) -> Result<u32, JsError> {
+            let [.., a, b] = self.traces.as_slice() else {
+                return Err(JsError::new("read two traces first"));
+            };
+            let c = compare(Input { trace: a, file: None }, Input { trace: b, file: None }, &classify);
+            Ok(c.op_mapping.len() as u32)
+        }
+    }
+
+    impl Default for TraceBench {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    /// Size of the module's linear memory, bytes: it only grows, so this is the peak.
+    #[wasm_bindgen]
+    pub fn memory_bytes() -> f64 {
+        (core::arch::wasm32::memory_size(0) * 65536) as f64
+    }
+}

@@ -1,0 +1,40 @@
+// Feeds the synthetic traces to the wasm reader in 1 MiB slices (as the page's worker feeds a
+// File) and prints MB/s and the wasm linear memory. Usage:
+//   node bench/trace_wasm_bench.js PKG_DIR NVIDIA_TRACE AMD_TRACE
+const fs = require('fs');
+const path = require('path');
+const [pkg, nvPath, amdPath] = process.argv.slice(2);
+const { TraceBench, memory_bytes } = require(path.resolve(pkg, 'fusionscope_trace_wasm_bench.js'));
+
+const CHUNK = 1 << 20;
+function read(bench, file) {
+  const fd = fs.openSync(file, 'r');
+  const buf = Buffer.alloc(CHUNK);
+  let total = 0;
+  for (;;) {
+    const n = fs.readSync(fd, buf, 0, CHUNK, null);
+    if (n === 0) break;
+    bench.feed(buf.subarray(0, n));
+    total += n;
+  }
+  fs.closeSync(fd);
+  const kernels = bench.finish();
+  return { total, kernels };
+}
+
+const mb = (b) => b / 1e6;
+const bench = new TraceBench();
+let t = process.hrtime.bigint();
+const one = read(bench, nvPath);
+let secs = Number(process.hrtime.bigint() - t) / 1e9;
+console.log(`wasm read:    ${mb(one.total).toFixed(0)} MB in ${secs.toFixed(2)} s = ${(mb(one.total) / secs).toFixed(0)} MB/s; ${one.kernels} kernels; wasm memory ${mb(memory_bytes()).toFixed(1)} MB (${(memory_bytes() / one.total).toFixed(3)}x the file)`);
+bench.clear();
+
+t = process.hrtime.bigint();
+const a = read(bench, nvPath);
+const b = read(bench, amdPath);
+const readSecs = Number(process.hrtime.bigint() - t) / 1e9;
+const rows = bench.compare();
+secs = Number(process.hrtime.bigint() - t) / 1e9;
+const total = a.total + b.total;
+console.log(`wasm compare: ${mb(total).toFixed(0)} MB (both files) in ${secs.toFixed(2)} s (${readSecs.toFixed(2)} s reading) = ${(mb(total) / secs).toFixed(0)} MB/s; ${rows} mapping rows; wasm memory ${mb(memory_bytes()).toFixed(1)} MB (${(memory_bytes() / a.total).toFixed(3)}x one file)`);

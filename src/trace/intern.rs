@@ -1,0 +1,81 @@
+//! Interned names: a trace repeats a few thousand distinct kernel and op names (some over a
+//! kilobyte of C++ template text) hundreds of thousands of times, so each distinct name is
+//! stored once and events carry a 4-byte [`NameId`].
+
+use rustc_hash::FxHashMap;
+
+/// Index of a name in its [`NameTable`]. Only meaningful with the table that issued it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NameId(u32);
+
+impl NameId {
+    /// Position in the table, for side tables indexed by name (e.g. cached classifications).
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Distinct strings, each stored once, in order of first appearance.
+#[derive(Debug, Default, Clone)]
+pub struct NameTable {
+    names: Vec<Box<str>>,
+    ids: FxHashMap<Box<str>, NameId>,
+}
+
+impl NameTable {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The id of `name`, adding it on first sight.
+    pub fn intern(&mut self, name: &str) -> NameId {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = NameId(u32::try_from(self.names.len()).expect("fewer than 2^32 distinct names"));
+        self.names.push(name.into());
+        self.ids.insert(name.into(), id);
+        id
+    }
+
+    /// The id of `name` if it was interned.
+    pub fn get(&self, name: &str) -> Option<NameId> {
+        self.ids.get(name).copied()
+    }
+
+    pub fn resolve(&self, id: NameId) -> &str {
+        &self.names[id.index()]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Bytes held by the stored names (both copies), for memory accounting.
+    pub fn heap_bytes(&self) -> usize {
+        2 * self.names.iter().map(|n| n.len()).sum::<usize>()
+            + self.names.capacity() * std::mem::size_of::<Box<str>>()
+            + self.ids.capacity() * (std::mem::size_of::<Box<str>>() + std::mem::size_of::<NameId>() + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interning_returns_one_id_per_distinct_name() {
+        let mut t = NameTable::new();
+        let a = t.intern("aten::mm");
+        let b = t.intern("Cijk_Alik_Bljk");
+        assert_eq!(t.intern("aten::mm"), a);
+        assert_ne!(a, b);
+        assert_eq!(t.resolve(b), "Cijk_Alik_Bljk");
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.get("nope"), None);
+    }
+}

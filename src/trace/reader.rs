@@ -1,0 +1,429 @@
+//! The push reader: bytes in (plain or gzip JSON, any chunking), a [`Trace`] out.
+//!
+//! ```
+//! use fusionscope::trace::TraceReader;
+//! let mut reader = TraceReader::new();
+//! for chunk in br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "pid": 0}]}"#.chunks(5) {
+//!     reader.feed(chunk).unwrap();
+//! }
+//! let trace = reader.finish().unwrap();
+//! assert_eq!(trace.kernels.len(), 1);
+//! ```
+//!
+//! Gzip is recognised by its magic bytes, not a file name, and decompressed as it streams in.
+//! Each event's bytes are parsed by serde into a borrowed view ([`super::raw::RawEvent`]); only
+//! kernels, memory copies/sets, CPU ops and annotations with an `External id`, launch calls and
+//! device properties are kept, with names interned.
+
+use std::io::Write;
+
+use thiserror::Error;
+
+use super::model::{Annotation, CpuOp, DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
+use super::raw::{RawDevice, RawEvent};
+use super::scan::{Item, ScanError, Scanner};
+
+/// Why a trace could not be read. Offsets count bytes of the JSON text, i.e. after gzip
+/// decompression for a `.json.gz` file.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TraceError {
+    #[error("not a trace: {problem} at byte {offset} of the JSON text")]
+    Structure { offset: u64, problem: &'static str },
+    #[error("malformed event at byte {offset} of the JSON text: {message}")]
+    Event { offset: u64, message: String },
+    #[error("malformed top-level \"{key}\" at byte {offset} of the JSON text: {message}")]
+    Field { key: String, offset: u64, message: String },
+    #[error("corrupt gzip data after {compressed_offset} compressed bytes: {message}")]
+    Gzip { compressed_offset: u64, message: String },
+    #[error("not a trace: the JSON has no \"traceEvents\" array")]
+    NoEvents,
+    #[error("the reader was used after an error")]
+    Poisoned,
+}
+
+impl From<ScanError> for TraceError {
+    fn from(e: ScanError) -> Self {
+        TraceError::Structure { offset: e.offset, problem: e.problem }
+    }
+}
+
+/// Whether the input turned out to be gzip.
+enum Decoding {
+    /// Fewer than two bytes seen: cannot tell yet.
+    Undecided(Vec<u8>),
+    Plain,
+    Gzip(Box<flate2::write::MultiGzDecoder<Vec<u8>>>),
+}
+
+/// Builds the [`Trace`] from items as the scanner finds them.
+#[derive(Default)]
+struct Builder {
+    trace: Trace,
+}
+
+/// Incremental trace reader; see the module docs.
+pub struct TraceReader {
+    decoding: Decoding,
+    scanner: Scanner,
+    builder: Builder,
+    /// Bytes given to `feed` (compressed ones for gzip).
+    consumed: u64,
+    failed: bool,
+}
+
+impl Default for TraceReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TraceReader {
+    pub fn new() -> Self {
+        TraceReader {
+            decoding: Decoding::Undecided(Vec::new()),
+            scanner: Scanner::new(),
+            builder: Builder::default(),
+            consumed: 0,
+            failed: false,
+        }
+    }
+
+    /// Bytes of input fed so far (of the file as given, compressed or not): for progress bars.
+    pub fn bytes_consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// Bytes of JSON text scanned so far (equal to `bytes_consumed` for plain JSON).
+    pub fn json_bytes(&self) -> u64 {
+        self.scanner.bytes_seen()
+    }
+
+    /// Events seen so far.
+    pub fn events_seen(&self) -> u64 {
+        self.builder.trace.event_count
+    }
+
+    /// Reads the next slice of the file. After an error the reader is unusable.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), TraceError> {
+        if self.failed {
+            return Err(TraceError::Poisoned);
+        }
+        let result = self.feed_inner(chunk);
+        self.failed = result.is_err();
+        result
+    }
+
+    fn feed_inner(&mut self, chunk: &[u8]) -> Result<(), TraceError> {
+        let before = self.consumed;
+        self.consumed += chunk.len() as u64;
+        if let Decoding::Undecided(head) = &mut self.decoding {
+            head.extend_from_slice(chunk);
+            if head.len() < 2 {
+                return Ok(());
+            }
+            let head = std::mem::take(head);
+            self.decoding = if head[..2] == [0x1f, 0x8b] {
+                Decoding::Gzip(Box::new(flate2::write::MultiGzDecoder::new(Vec::new())))
+            } else {
+                Decoding::Plain
+            };
+            return self.decode(&head, 0);
+        }
+        self.decode(chunk, before)
+    }
+
+    /// Passes `bytes` (starting at `compressed_offset` of the input) through decompression
+    /// to the scanner.
+    fn decode(&mut self, bytes: &[u8], compressed_offset: u64) -> Result<(), TraceError> {
+        let Self { decoding, scanner, builder, .. } = self;
+        match decoding {
+            Decoding::Plain => scanner.feed(bytes, &mut |item| builder.item(item)),
+            Decoding::Gzip(gz) => {
+                // Decompress in slices so the inflated buffer stays small.
+                for (i, piece) in bytes.chunks(64 * 1024).enumerate() {
+                    gz.write_all(piece).map_err(|e| TraceError::Gzip {
+                        compressed_offset: compressed_offset + (i * 64 * 1024) as u64,
+                        message: e.to_string(),
+                    })?;
+                    let out = std::mem::take(gz.get_mut());
+                    scanner.feed(&out, &mut |item| builder.item(item))?;
+                    *gz.get_mut() = recycle(out);
+                }
+                Ok(())
+            }
+            Decoding::Undecided(_) => Ok(()),
+        }
+    }
+
+    /// Ends the input and returns the trace: an error if it stopped early.
+    pub fn finish(mut self) -> Result<Trace, TraceError> {
+        if self.failed {
+            return Err(TraceError::Poisoned);
+        }
+        match std::mem::replace(&mut self.decoding, Decoding::Plain) {
+            Decoding::Undecided(head) => self.decode(&head, 0)?,
+            Decoding::Plain => {}
+            Decoding::Gzip(mut gz) => {
+                let offset = self.consumed;
+                let gzip_err =
+                    |e: std::io::Error| TraceError::Gzip { compressed_offset: offset, message: e.to_string() };
+                gz.try_finish().map_err(gzip_err)?;
+                let out = std::mem::take(gz.get_mut());
+                let Self { scanner, builder, .. } = &mut self;
+                scanner.feed(&out, &mut |item| builder.item(item))?;
+            }
+        }
+        self.scanner.finish()?;
+        if !self.scanner.has_events_array() {
+            return Err(TraceError::NoEvents);
+        }
+        let mut trace = self.builder.trace;
+        trace.json_bytes = self.scanner.bytes_seen();
+        let by_ts = |a: &f64, b: &f64| a.total_cmp(b);
+        trace.kernels.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        trace.transfers.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        trace.cpu_ops.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        trace.annotations.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        Ok(trace)
+    }
+}
+
+/// An emptied buffer back for the decoder to reuse its allocation.
+fn recycle(mut v: Vec<u8>) -> Vec<u8> {
+    v.clear();
+    v
+}
+
+/// Reads a whole trace held in memory (plain or gzip).
+pub fn read_trace(bytes: &[u8]) -> Result<Trace, TraceError> {
+    let mut reader = TraceReader::new();
+    for chunk in bytes.chunks(1 << 20) {
+        reader.feed(chunk)?;
+    }
+    reader.finish()
+}
+
+/// Cheap test on an event's raw bytes for the categories the analysis drops and that make up
+/// most of a trace (Python frames, flows, memory instants): skips parsing them at all. Only a
+/// complete `"cat": "<category>"` member matches, so a name that merely contains the word
+/// does not.
+fn is_dropped_category(bytes: &[u8]) -> bool {
+    const DROPPED: [&[u8]; 4] = [b"\"python_function\"", b"\"ac2g\"", b"\"cpu_instant_event\"", b"\"fwdbwd\""];
+    let Some(at) = memchr::memmem::find(bytes, b"\"cat\"") else { return false };
+    if !at_top_of_object(&bytes[..at]) {
+        return false;
+    }
+    let rest = &bytes[at + 5..];
+    let rest = trim_start(rest);
+    let Some(rest) = rest.strip_prefix(b":") else { return false };
+    let rest = trim_start(rest);
+    DROPPED.iter().any(|d| rest.starts_with(d))
+}
+
+/// Whether the end of `prefix` (the start of an event) is directly inside the event object,
+/// not inside a string or a nested object such as `args`.
+fn at_top_of_object(prefix: &[u8]) -> bool {
+    let (mut depth, mut in_string, mut escape) = (0u32, false, false);
+    for &b in prefix {
+        if in_string {
+            match (escape, b) {
+                (true, _) => escape = false,
+                (false, b'\\') => escape = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    depth == 1 && !in_string
+}
+
+fn trim_start(b: &[u8]) -> &[u8] {
+    let n = b.iter().take_while(|c| matches!(c, b' ' | b'\n' | b'\r' | b'\t')).count();
+    &b[n..]
+}
+
+impl Builder {
+    fn item(&mut self, item: Item<'_>) -> Result<(), TraceError> {
+        match item {
+            Item::Event { bytes, offset } => {
+                self.trace.event_count += 1;
+                if is_dropped_category(bytes) {
+                    return Ok(());
+                }
+                let event: RawEvent = serde_json::from_slice(bytes)
+                    .map_err(|e| TraceError::Event { offset: offset + error_offset(bytes, &e), message: strip(&e) })?;
+                self.event(event);
+                Ok(())
+            }
+            Item::Field { key, value, offset } => self.field(key, value, offset),
+        }
+    }
+
+    fn event(&mut self, e: RawEvent<'_>) {
+        if e.ph.as_str() != Some("X") {
+            return;
+        }
+        let (Some(cat), Some(name)) = (e.cat.as_str(), e.name.as_str()) else { return };
+        let t = &mut self.trace;
+        let ts = e.ts.0.unwrap_or(0.0);
+        let dur = e.dur.0.filter(|d| *d >= 0.0).unwrap_or(0.0);
+        let args = e.args.0.unwrap_or_default();
+        match cat {
+            "kernel" => t.kernels.push(Kernel {
+                name: t.names.intern(name),
+                ts,
+                dur,
+                device: e.pid.int().or(args.device.int()).unwrap_or(-1),
+                stream: args.stream.int().or(e.tid.int()).unwrap_or(-1),
+                correlation: args.correlation.id(),
+                external_id: args.external_id.id(),
+                graph_node: args.kind.as_str() == Some("Dispatch Task"),
+            }),
+            "gpu_memcpy" | "gpu_memset" => t.transfers.push(Transfer {
+                kind: if cat == "gpu_memcpy" { TransferKind::Memcpy } else { TransferKind::Memset },
+                name: t.names.intern(name),
+                ts,
+                dur,
+                bytes: args.bytes.id(),
+            }),
+            "cpu_op" | "user_annotation" => {
+                if cat == "user_annotation" {
+                    t.annotations.push(Annotation { name: t.names.intern(name), ts, dur, gpu: false });
+                }
+                if let Some(external_id) = args.external_id.id() {
+                    t.cpu_ops.push(CpuOp {
+                        name: t.names.intern(name),
+                        ts,
+                        dur,
+                        tid: e.tid.int().unwrap_or(-1),
+                        external_id,
+                        annotation: cat == "user_annotation",
+                    });
+                }
+            }
+            "gpu_user_annotation" => {
+                t.annotations.push(Annotation { name: t.names.intern(name), ts, dur, gpu: true });
+            }
+            "cuda_runtime" | "cuda_driver" => {
+                if let Some(c) = args.correlation.id() {
+                    let launch = Launch {
+                        name: t.names.intern(name),
+                        external_id: args.external_id.id(),
+                        ts,
+                        tid: e.tid.int().unwrap_or(-1),
+                    };
+                    t.launches.insert(c, launch);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn field(&mut self, key: &[u8], value: &[u8], offset: u64) -> Result<(), TraceError> {
+        let key_str = String::from_utf8_lossy(key);
+        let err = |e: serde_json::Error| TraceError::Field {
+            key: key_str.to_string(),
+            offset: offset + error_offset(value, &e),
+            message: strip(&e),
+        };
+        let versions = &mut self.trace.versions;
+        let slot = match key {
+            b"deviceProperties" => {
+                let devices: Vec<RawDevice> = match serde_json::from_slice(value) {
+                    Ok(d) => d,
+                    // Not a list: validate the JSON, then ignore the key.
+                    Err(_) => {
+                        serde_json::from_slice::<serde::de::IgnoredAny>(value).map_err(err)?;
+                        Vec::new()
+                    }
+                };
+                self.trace.devices = devices
+                    .into_iter()
+                    .map(|d| DeviceProperties {
+                        id: d.id.int(),
+                        name: d.name.as_str().unwrap_or("").trim().to_string(),
+                        warp_size: small(d.warp_size),
+                        compute_major: small(d.compute_major),
+                        compute_minor: small(d.compute_minor),
+                        num_sms: small(d.num_sms),
+                    })
+                    .collect();
+                return Ok(());
+            }
+            b"cupti_version" => &mut versions.cupti_version,
+            b"cuda_runtime_version" => &mut versions.cuda_runtime_version,
+            b"cuda_driver_version" => &mut versions.cuda_driver_version,
+            b"roctracer_version" => &mut versions.roctracer_version,
+            b"hip_runtime_version" => &mut versions.hip_runtime_version,
+            b"hip_driver_version" => &mut versions.hip_driver_version,
+            _ => {
+                serde_json::from_slice::<serde::de::IgnoredAny>(value).map_err(err)?;
+                return Ok(());
+            }
+        };
+        let v: serde_json::Value = serde_json::from_slice(value).map_err(err)?;
+        *slot = match v {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(s),
+            other => Some(other.to_string()),
+        };
+        Ok(())
+    }
+}
+
+fn small(n: super::raw::Num) -> Option<u32> {
+    n.int().and_then(|v| u32::try_from(v).ok())
+}
+
+/// Byte offset inside `bytes` of a serde_json error (which reports line and column).
+fn error_offset(bytes: &[u8], e: &serde_json::Error) -> u64 {
+    let mut line = 1;
+    let mut line_start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if line == e.line() {
+            break;
+        }
+        if b == b'\n' {
+            line += 1;
+            line_start = i + 1;
+        }
+    }
+    (line_start + e.column().saturating_sub(1)).min(bytes.len()) as u64
+}
+
+/// serde_json's message without its " at line L column C" (the offset says where).
+fn strip(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefilter_matches_only_the_category_member() {
+        assert!(is_dropped_category(br#"{"ph": "X", "cat" : "python_function", "name": "a.py(1): f"}"#));
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "python_function"}"#));
+        assert!(!is_dropped_category(br#"{"name": "\"cat\": \"ac2g\"", "cat": "kernel"}"#));
+        assert!(!is_dropped_category(br#"{"name": "k", "args": {"cat": "ac2g"}, "cat": "kernel"}"#));
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#));
+    }
+
+    #[test]
+    fn error_offsets_point_into_the_event() {
+        let text = b"{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": tru}]}";
+        let err = read_trace(text).unwrap_err();
+        assert_eq!(err, TraceError::Event { offset: 41, message: "expected ident".into() });
+    }
+}

@@ -1,0 +1,269 @@
+//! Single-trace summary (spec "Single-trace summary") and the per-side statistics the
+//! comparison reuses: kernels grouped by category, distinct names sorted by time, fused kernels
+//! with their components, memory copies and sets counted apart.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use super::category::Category;
+use super::classify::Classification;
+use super::intern::NameId;
+use super::model::{Trace, TransferKind};
+use super::platform::{platform, Platform, Vendor, VendorEvidence};
+
+/// Classifies a kernel name; [`super::classify`] in production, a stand-in in tests.
+pub type Classifier<'c> = &'c dyn Fn(&str) -> Classification;
+
+/// One distinct kernel name of a group: how often it ran, for how long.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelStat {
+    pub name: String,
+    pub count: u64,
+    pub time_us: f64,
+    pub category: Category,
+    pub components: Vec<Category>,
+}
+
+/// A group of kernels on one side (a category, an op row): totals and every distinct name,
+/// longest total time first. `kernels` is never truncated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SideStats {
+    pub count: u64,
+    pub time_us: f64,
+    pub mean_us: f64,
+    /// Share of this side's GPU (kernel) time, in percent.
+    pub share_pct: f64,
+    pub kernels: Vec<KernelStat>,
+}
+
+/// Accumulates kernels by name for one [`SideStats`].
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SideAcc {
+    by_name: FxHashMap<NameId, (u64, f64)>,
+    order: Vec<NameId>,
+}
+
+impl SideAcc {
+    pub(crate) fn add(&mut self, name: NameId, dur: f64) {
+        let e = self.by_name.entry(name).or_insert_with(|| {
+            self.order.push(name);
+            (0, 0.0)
+        });
+        e.0 += 1;
+        e.1 += dur;
+    }
+
+    pub(crate) fn stats(&self, side: &ClassifiedTrace<'_>) -> SideStats {
+        let mut kernels: Vec<KernelStat> = self
+            .order
+            .iter()
+            .map(|&id| {
+                let (count, time_us) = self.by_name[&id];
+                let c = side.class(id);
+                KernelStat {
+                    name: side.trace.name(id).to_string(),
+                    count,
+                    time_us: round3(time_us),
+                    category: c.category,
+                    components: c.components.clone(),
+                }
+            })
+            .collect();
+        kernels.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.name.cmp(&b.name)));
+        let count: u64 = kernels.iter().map(|k| k.count).sum();
+        let time: f64 = self.by_name.values().map(|v| v.1).sum();
+        SideStats {
+            count,
+            time_us: round3(time),
+            mean_us: if count == 0 { 0.0 } else { round3(time / count as f64) },
+            share_pct: if side.gpu_time_us > 0.0 { round3(100.0 * time / side.gpu_time_us) } else { 0.0 },
+            kernels,
+        }
+    }
+}
+
+/// Durations are ns-precise in the trace; three decimals of µs keep sums free of float noise.
+pub(crate) fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// A trace with every kernel name classified once, and the facts every report needs.
+pub struct ClassifiedTrace<'t> {
+    pub trace: &'t Trace,
+    pub platform: Platform,
+    /// By name index; only kernel names are classified, others hold `Other`.
+    classes: Vec<Classification>,
+    pub gpu_time_us: f64,
+}
+
+impl<'t> ClassifiedTrace<'t> {
+    pub fn new(trace: &'t Trace, classifier: Classifier<'_>) -> Self {
+        let other = Classification { category: Category::Other, components: vec![Category::Other], rule: None };
+        let mut classes: Vec<Option<Classification>> = vec![None; trace.names.len()];
+        for k in &trace.kernels {
+            let slot = &mut classes[k.name.index()];
+            if slot.is_none() {
+                *slot = Some(classifier(trace.name(k.name)));
+            }
+        }
+        let platform = platform(trace);
+        ClassifiedTrace {
+            trace,
+            gpu_time_us: platform.gpu_time_us,
+            platform,
+            classes: classes.into_iter().map(|c| c.unwrap_or_else(|| other.clone())).collect(),
+        }
+    }
+
+    pub fn class(&self, name: NameId) -> &Classification {
+        &self.classes[name.index()]
+    }
+
+    /// Kernel statistics per category present.
+    pub(crate) fn by_category(&self) -> BTreeMap<Category, SideAcc> {
+        let mut out: BTreeMap<Category, SideAcc> = BTreeMap::new();
+        for k in &self.trace.kernels {
+            out.entry(self.class(k.name).category).or_default().add(k.name, k.dur);
+        }
+        out
+    }
+}
+
+/// Count, time and bytes of memory copies or sets.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TransferStats {
+    pub count: u64,
+    pub time_us: f64,
+    pub bytes: u64,
+}
+
+/// One `platforms[]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlatformEntry {
+    /// The key this trace's side has in the rows (`trace`, `amd`, `nvidia`, `a`, `b`).
+    pub key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    pub vendor: Vendor,
+    pub vendor_evidence: VendorEvidence,
+    /// True when the vendor was inferred from kernel names.
+    pub vendor_inferred: bool,
+    pub devices: Vec<String>,
+    pub kernels: usize,
+    pub gpu_time_us: f64,
+    pub memcpy: TransferStats,
+    pub memset: TransferStats,
+}
+
+impl PlatformEntry {
+    pub fn new(side: &ClassifiedTrace<'_>, key: &str, file: Option<&str>) -> Self {
+        let p = &side.platform;
+        let mut memcpy = TransferStats::default();
+        let mut memset = TransferStats::default();
+        for t in &side.trace.transfers {
+            let s = if t.kind == TransferKind::Memcpy { &mut memcpy } else { &mut memset };
+            s.count += 1;
+            s.time_us += t.dur;
+            s.bytes += t.bytes.unwrap_or(0);
+        }
+        memcpy.time_us = round3(memcpy.time_us);
+        memset.time_us = round3(memset.time_us);
+        PlatformEntry {
+            key: key.to_string(),
+            file: file.map(str::to_string),
+            vendor: p.vendor,
+            vendor_evidence: p.evidence,
+            vendor_inferred: p.evidence.inferred(),
+            devices: p.devices.clone(),
+            kernels: p.kernels,
+            gpu_time_us: round3(p.gpu_time_us),
+            memcpy,
+            memset,
+        }
+    }
+}
+
+/// A category row of the single-trace summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryRow {
+    pub category: Category,
+    pub trace: SideStats,
+}
+
+/// The single-trace summary (`fusionscope trace --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceSummary {
+    pub platforms: Vec<PlatformEntry>,
+    /// Categories present, longest total time first.
+    pub categories: Vec<SummaryRow>,
+    /// Kernels that fuse several operations, with their components, longest first.
+    pub fused_kernels: Vec<KernelStat>,
+}
+
+/// Summarises one trace.
+pub fn summarize(trace: &Trace, file: Option<&str>, classifier: Classifier<'_>) -> TraceSummary {
+    let side = ClassifiedTrace::new(trace, classifier);
+    let mut categories: Vec<SummaryRow> = side
+        .by_category()
+        .into_iter()
+        .map(|(category, acc)| SummaryRow { category, trace: acc.stats(&side) })
+        .collect();
+    categories.sort_by(|a, b| b.trace.time_us.total_cmp(&a.trace.time_us).then(a.category.cmp(&b.category)));
+    let mut fused = SideAcc::default();
+    for k in &trace.kernels {
+        if side.class(k.name).is_fused() {
+            fused.add(k.name, k.dur);
+        }
+    }
+    TraceSummary {
+        platforms: vec![PlatformEntry::new(&side, "trace", file)],
+        categories,
+        fused_kernels: fused.stats(&side).kernels,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::trace::read_trace;
+
+    pub(crate) fn by_prefix(name: &str) -> Classification {
+        use Category::*;
+        let (category, components) = match name.split('_').next().unwrap_or("") {
+            "gemm" => (Gemm, vec![Gemm]),
+            "fusednorm" => (Norm, vec![Elementwise, Norm]),
+            "add" => (Elementwise, vec![Elementwise]),
+            "norm" => (Norm, vec![Norm]),
+            _ => (Other, vec![Other]),
+        };
+        Classification { category, components, rule: None }
+    }
+
+    #[test]
+    fn groups_by_category_with_names_sorted_by_time() {
+        let ev =
+            |n: &str, dur: f64| format!(r#"{{"ph":"X","cat":"kernel","name":"{n}","pid":0,"ts":{dur},"dur":{dur}}}"#);
+        let text = format!(
+            r#"{{"cupti_version":1,"traceEvents":[{},{},{},{},{},{{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"ts":1,"dur":0.5,"args":{{"bytes":64}}}}]}}"#,
+            ev("gemm_a", 10.0),
+            ev("gemm_b", 30.0),
+            ev("gemm_a", 10.0),
+            ev("fusednorm_x", 5.0),
+            ev("odd", 5.0)
+        );
+        let s = summarize(&read_trace(text.as_bytes()).unwrap(), Some("t.json"), &by_prefix);
+        assert_eq!(s.platforms[0].kernels, 5);
+        assert_eq!(s.platforms[0].gpu_time_us, 60.0);
+        assert_eq!(s.platforms[0].memset, TransferStats { count: 1, time_us: 0.5, bytes: 64 });
+        let cats: Vec<_> = s.categories.iter().map(|r| (r.category, r.trace.count, r.trace.time_us)).collect();
+        assert_eq!(cats, vec![(Category::Gemm, 3, 50.0), (Category::Norm, 1, 5.0), (Category::Other, 1, 5.0)]);
+        let gemm = &s.categories[0].trace;
+        assert_eq!(gemm.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), vec!["gemm_b", "gemm_a"]);
+        assert!((gemm.share_pct - 83.333).abs() < 1e-9);
+        assert_eq!(gemm.mean_us, 16.667);
+        assert_eq!(s.fused_kernels.len(), 1);
+        assert_eq!(s.fused_kernels[0].components, vec![Category::Elementwise, Category::Norm]);
+    }
+}

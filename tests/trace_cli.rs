@@ -1,0 +1,66 @@
+//! `fusionscope trace` and `fusionscope compare` as a user runs them.
+
+use std::process::Command;
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/traces/");
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fusionscope")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn trace_prints_tables_and_json() {
+    let path = format!("{DIR}amd/torch_compile_triton_mi300x.json.gz");
+    let (code, text, _) = run(&["trace", &path]);
+    assert_eq!(code, 0);
+    assert!(text.contains("AMD on AMD Instinct MI300X: 12 kernels"), "{text}");
+    assert!(text.contains("Fused kernels") && text.contains("triton_red_fused_add_mean_mul_pow_rsqrt_0"), "{text}");
+    let (code, json, _) = run(&["trace", &path, "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["platforms"][0]["vendor"], "AMD");
+    assert_eq!(v["platforms"][0]["kernels"], 12);
+    assert!(v["categories"][0]["trace"]["kernels"].is_array());
+    assert!(v.get("op_mapping").is_none() && v.get("fusion_differences").is_none());
+}
+
+#[test]
+fn compare_prints_tables_and_spec_json() {
+    let a = format!("{DIR}nvidia/hf_bert-small_eager_h100.json.gz");
+    let b = format!("{DIR}amd/hf_bert-small_eager_mi300x.json.gz");
+    let (code, text, _) = run(&["compare", &a, &b]);
+    assert_eq!(code, 0);
+    assert!(text.contains("Categories") && text.contains("Kernel mapping") && text.contains("aten::addmm"), "{text}");
+    let (code, json, _) = run(&["compare", &a, &b, "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["platforms"][0]["vendor"], "AMD");
+    assert_eq!(v["platforms"][1]["vendor"], "NVIDIA");
+    let row = &v["categories"][0];
+    for key in ["category", "amd", "nvidia", "time_ratio"] {
+        assert!(row.get(key).is_some(), "category row lacks {key}: {row}");
+    }
+    let k = &row["amd"]["kernels"][0];
+    for key in ["name", "count", "time_us", "category", "components"] {
+        assert!(k.get(key).is_some(), "kernel entry lacks {key}: {k}");
+    }
+    assert!(v["op_mapping"][0]["method"].is_string());
+    assert!(v["fusion_differences"].is_array());
+}
+
+#[test]
+fn bad_input_gives_one_line_error_with_file_and_offset() {
+    let dir = std::env::temp_dir().join(format!("fusionscope-trace-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("cut.json");
+    std::fs::write(&bad, br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k"#).unwrap();
+    let (code, _, err) = run(&["trace", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.starts_with("fusionscope: ") && err.contains("cut.json") && err.contains("at byte 56"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1);
+    let (code, _, err) = run(&["compare", bad.to_str().unwrap(), "/nonexistent/x.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cut.json"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,204 @@
+//! Single-trace summaries and AMD-vs-NVIDIA comparisons on the real traces, with the real
+//! classifier: mapping tables an engineer would trust, and JSON snapshots.
+
+use fusionscope::trace::compare::Method;
+use fusionscope::trace::{classify, compare, read_trace, summarize, Category, Comparison, Input, Trace};
+
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/traces/");
+
+fn load(path: &str) -> Trace {
+    read_trace(&std::fs::read(format!("{DIR}{path}")).unwrap()).unwrap()
+}
+
+fn file(path: &str) -> &str {
+    path.rsplit('/').next().unwrap()
+}
+
+fn pair(a: &str, b: &str) -> Comparison {
+    let (ta, tb) = (load(a), load(b));
+    compare(Input { trace: &ta, file: Some(file(a)) }, Input { trace: &tb, file: Some(file(b)) }, &classify)
+}
+
+const QWEN_NV: &str = "nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz";
+const QWEN_AMD: &str = "amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz";
+const BERT_NV: &str = "nvidia/hf_bert-small_eager_h100.json.gz";
+const BERT_AMD: &str = "amd/hf_bert-small_eager_mi300x.json.gz";
+
+fn row<'c>(c: &'c Comparison, op: &str) -> &'c fusionscope::trace::compare::OpRow {
+    c.op_mapping.iter().find(|r| r.op == op && r.method == Method::OpAnchored).unwrap_or_else(|| panic!("no row {op}"))
+}
+
+#[test]
+fn qwen_pair_maps_gemms_attention_and_norm_pieces() {
+    let c = pair(QWEN_NV, QWEN_AMD);
+    assert_eq!(c.platforms.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), ["amd", "nvidia"]);
+    assert_eq!((c.platforms[0].kernels, c.platforms[1].kernels), (1516, 1465));
+    for op in ["aten::addmm", "aten::mm"] {
+        let r = row(&c, op);
+        let (amd, nv) = (&r.sides["amd"], &r.sides["nvidia"]);
+        assert_eq!(amd.calls, nv.calls, "{op}: same number of calls");
+        assert!(
+            amd.stats.kernels.iter().all(|k| k.name.starts_with("Cijk_") && k.category == Category::Gemm),
+            "{op}: {:?}",
+            amd.stats.kernels
+        );
+        assert!(
+            nv.stats.kernels.iter().all(|k| k.category == Category::Gemm
+                && (k.name.starts_with("sm90_xmma_gemm") || k.name.starts_with("nvjet") || k.name.contains("cutlass"))),
+            "{op}: {:?}",
+            nv.stats.kernels
+        );
+    }
+    let attn = row(&c, "aten::_flash_attention_forward");
+    for side in ["amd", "nvidia"] {
+        assert_eq!(attn.sides[side].calls, 24);
+        assert!(attn.sides[side].stats.kernels.iter().all(|k| k.category == Category::Attention));
+    }
+    // Eager RMSNorm is pow, mean, rsqrt, mul: each piece lines up call for call.
+    for op in ["aten::pow", "aten::mean", "aten::rsqrt", "aten::mul", "aten::add", "aten::silu"] {
+        let r = row(&c, op);
+        assert_eq!(r.sides["amd"].calls, r.sides["nvidia"].calls, "{op}");
+        assert!(r.sides["amd"].calls > 0, "{op}");
+    }
+    // Kernels whose launch fell outside the CPU window still map, by sequence.
+    assert!(c.op_mapping.iter().any(|r| r.method == Method::Sequence && r.op.starts_with("gemm")));
+    // Every GEMM on both sides is a GEMM.
+    let gemm = c.categories.iter().find(|r| r.category == Category::Gemm).unwrap();
+    assert_eq!((gemm.sides["amd"].count, gemm.sides["nvidia"].count), (243, 242));
+    // All kernels are accounted for in the mapping.
+    for (key, total) in [("amd", 1516), ("nvidia", 1465)] {
+        assert_eq!(c.op_mapping.iter().map(|r| r.sides[key].stats.count).sum::<u64>(), total, "{key}");
+    }
+}
+
+#[test]
+fn order_of_the_files_does_not_matter() {
+    let ab = serde_json::to_value(pair(QWEN_NV, QWEN_AMD)).unwrap();
+    let ba = serde_json::to_value(pair(QWEN_AMD, QWEN_NV)).unwrap();
+    assert_eq!(ab, ba);
+}
+
+#[test]
+fn same_vendor_pairs_are_keyed_a_b_with_file_names() {
+    let c = pair(QWEN_AMD, BERT_AMD);
+    assert_eq!(
+        c.platforms.iter().map(|p| (p.key.as_str(), p.file.as_deref().unwrap())).collect::<Vec<_>>(),
+        [("a", "hf_qwen1.5-0.5b_eager_mi300x.json.gz"), ("b", "hf_bert-small_eager_mi300x.json.gz")]
+    );
+    assert_eq!(c.time_ratio, "a / b");
+    let same = pair(QWEN_AMD, QWEN_AMD);
+    assert!(same.fusion_differences.is_empty());
+    assert!(same.categories.iter().all(|r| r.time_ratio == Some(1.0)));
+    assert!(same.op_mapping.iter().all(|r| r.sides["a"].stats.count == r.sides["b"].stats.count));
+}
+
+#[test]
+fn hip_graph_replay_maps_by_sequence() {
+    let c = pair("amd/sglang_qwen3-8b_decode_hipgraph_mi300x.json.gz", "nvidia/tracelens_eager_b200.json.gz");
+    assert!(c.op_mapping.iter().all(|r| r.method == Method::Sequence));
+    let gemm = c.op_mapping.iter().find(|r| r.op == "gemm kernels without CPU op").unwrap();
+    assert!(gemm.sides["amd"].stats.count > 100 && gemm.sides["nvidia"].stats.count > 100);
+    assert!(gemm.sides["amd"].stats.kernels.iter().all(|k| k.category == Category::Gemm));
+    assert_eq!(c.op_mapping.iter().map(|r| r.sides["amd"].stats.count).sum::<u64>(), 555);
+}
+
+#[test]
+fn torch_compile_triton_kernels_are_fused_with_components() {
+    let s = summarize(&load("amd/torch_compile_triton_mi300x.json.gz"), None, &classify);
+    let fused: Vec<(&str, &[Category])> =
+        s.fused_kernels.iter().map(|k| (k.name.as_str(), k.components.as_slice())).collect();
+    assert!(
+        fused.contains(&("triton_red_fused_add_mean_mul_pow_rsqrt_0", &[Category::Elementwise, Category::Norm][..])),
+        "{fused:?}"
+    );
+    assert!(
+        fused.contains(&(
+            "triton_poi_fused__unsafe_view_mul_silu_2",
+            &[Category::Activation, Category::Elementwise][..]
+        )),
+        "{fused:?}"
+    );
+    assert!(s.fused_kernels.iter().all(|k| k.name.starts_with("triton_")));
+}
+
+#[test]
+fn bert_pair_snapshot() {
+    insta::assert_json_snapshot!("bert_pair_compare", pair(BERT_AMD, BERT_NV));
+}
+
+#[test]
+fn qwen_pair_snapshot_categories_and_mapping() {
+    let c = pair(QWEN_AMD, QWEN_NV);
+    insta::assert_json_snapshot!("qwen_pair_categories", c.categories);
+    insta::assert_json_snapshot!("qwen_pair_op_mapping", c.op_mapping);
+    insta::assert_json_snapshot!("qwen_pair_fusion_differences", c.fusion_differences);
+}
+
+#[test]
+fn trace_summary_snapshots() {
+    for (name, path) in
+        [("summary_torch_compile_mi300x", "amd/torch_compile_triton_mi300x.json.gz"), ("summary_bert_h100", BERT_NV)]
+    {
+        insta::assert_json_snapshot!(name, summarize(&load(path), Some(file(path)), &classify));
+    }
+}
+
+/// Kernel names from the real traces: the H100 eager kernels of one op each, and the
+/// MI300X torch.compile kernels.
+fn kernel_of(t: &Trace, op: &str) -> String {
+    let ops = t.kernel_ops();
+    let k = t.kernels.iter().zip(&ops).find(|(_, o)| o.is_some_and(|i| t.name(t.cpu_ops[i].name) == op)).unwrap();
+    t.name(k.0.name).to_string()
+}
+
+/// A trace of `layers` repetitions of `kernels`, each with its op (or none: a graph replay).
+fn synthetic(vendor_key: &str, layers: usize, kernels: &[(String, Option<&str>)]) -> Trace {
+    let mut events = Vec::new();
+    let mut n = 0u64;
+    for _ in 0..layers {
+        for (name, op) in kernels {
+            n += 1;
+            let ts = n as f64 * 10.0;
+            let mut args = serde_json::json!({"correlation": n});
+            if let Some(op) = op {
+                events.push(serde_json::json!({"ph": "X", "cat": "cpu_op", "name": op, "pid": 1, "tid": 1, "ts": ts, "dur": 5.0, "args": {"External id": n}}));
+                args["External id"] = n.into();
+            }
+            events.push(serde_json::json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts + 1.0, "dur": 4.0, "args": args}));
+        }
+    }
+    let doc = serde_json::json!({vendor_key: 1, "traceEvents": events});
+    read_trace(doc.to_string().as_bytes()).unwrap()
+}
+
+#[test]
+fn compiled_rmsnorm_is_a_fusion_difference_against_eager_kernels() {
+    let eager = load(QWEN_NV);
+    let compiled = load("amd/torch_compile_triton_mi300x.json.gz");
+    let gemm_amd =
+        compiled.kernels.iter().map(|k| compiled.name(k.name)).find(|n| n.starts_with("Cijk_")).unwrap().to_string();
+    let fused = "triton_red_fused_add_mean_mul_pow_rsqrt_0".to_string();
+    let nv_layer: Vec<(String, Option<&str>)> =
+        ["aten::mm", "aten::add", "aten::pow", "aten::mean", "aten::rsqrt", "aten::mul"]
+            .into_iter()
+            .map(|op| (kernel_of(&eager, op), Some(op)))
+            .collect();
+    let nv = synthetic("cupti_version", 3, &nv_layer);
+    // Graph replay on AMD: no ops, so the comparison aligns kernel sequences.
+    let amd = synthetic("roctracer_version", 3, &[(gemm_amd, None), (fused.clone(), None)]);
+    let c = compare(Input { trace: &nv, file: None }, Input { trace: &amd, file: None }, &classify);
+    assert!(c.op_mapping.iter().all(|r| r.method == Method::Sequence));
+    assert_eq!(c.fusion_differences.len(), 1, "{:#?}", c.fusion_differences);
+    let d = &c.fusion_differences[0];
+    assert_eq!((d.fused_platform.as_str(), d.fused_kernel.as_str(), d.count), ("AMD", fused.as_str(), 3));
+    assert_eq!(d.components, [Category::Elementwise, Category::Norm]);
+    // The eager side's add, pow, mean, rsqrt and mul kernels (distinct names) stand against it.
+    let eager_names: Vec<&str> = nv_layer[1..].iter().map(|(n, _)| n.as_str()).collect();
+    assert!(
+        d.unfused_kernels.len() >= 3 && d.unfused_kernels.iter().all(|n| eager_names.contains(&n.as_str())),
+        "{:?}",
+        d.unfused_kernels
+    );
+    assert_eq!(d.time_us["amd"], 12.0);
+    assert!(d.evidence.starts_with("sequence") && d.confidence > 0.5);
+}
