@@ -79,11 +79,7 @@ fn file_name(path: &Path) -> String {
 }
 
 fn short(name: &str) -> String {
-    if name.chars().count() <= NAME_WIDTH {
-        name.to_string()
-    } else {
-        name.chars().take(NAME_WIDTH - 1).collect::<String>() + "…"
-    }
+    fusionscope::trace::classify::name::short_name(name, NAME_WIDTH)
 }
 
 fn platform_line(p: &PlatformEntry) -> String {
@@ -197,7 +193,7 @@ fn compare_text(c: &Comparison) -> String {
     let mut t = Table::new(&cols.iter().map(String::as_str).collect::<Vec<_>>());
     for r in &c.op_mapping {
         let mut row = vec![
-            short(&r.op),
+            r.op.clone(),
             serde_json::to_value(r.method).map(|v| v.as_str().unwrap_or("").to_string()).unwrap_or_default(),
         ];
         for k in &keys {

@@ -195,6 +195,57 @@ fn read_source_name(text: &str) -> Option<(&str, &str)> {
     Some((ident, &text[digits + len..]))
 }
 
+/// A kernel name shortened to at most `width` characters for tables, keeping what tells
+/// kernels apart. Kernel names run to kilobytes, and cutting them at a fixed width leaves
+/// `void at::native::…` or three identical `Cijk_Alik_Bljk_…` prefixes. Instead:
+/// C++ names lose their return type and namespaces and keep the base name and the start of
+/// the template arguments (which often names the functor: `…<4, at::native::cos_kernel…`);
+/// mangled names show their base name; plain symbols (Tensile, nvjet, Triton) keep their
+/// head and tail around a middle ellipsis, since tile sizes and ISA tags sit at the end.
+pub fn short_name(name: &str, width: usize) -> String {
+    let width = width.max(8);
+    let name = name.trim();
+    let parts = NameParts::parse(name);
+    let mangled = name.starts_with("_Z");
+    // The parts are lower-cased for matching; show the original text from the base name on.
+    let from_base = || {
+        let lower = name.to_ascii_lowercase();
+        lower
+            .match_indices(parts.base.as_str())
+            .map(|(i, _)| i)
+            .find(|&i| matches!(lower.as_bytes().get(i + parts.base.len()), None | Some(b'<' | b'(' | b' ')))
+            .map(|i| name[i..].to_string())
+    };
+    let display = if parts.base.is_empty() {
+        name.to_string()
+    } else if mangled {
+        let base = from_base().map_or(parts.base.clone(), |s| s[..parts.base.len()].to_string());
+        if parts.inner.is_empty() {
+            base
+        } else {
+            format!("{base}<…>")
+        }
+    } else {
+        from_base().unwrap_or_else(|| name.to_string())
+    };
+    let chars: Vec<char> = display.chars().collect();
+    if chars.len() <= width {
+        return display;
+    }
+    if parts.inner.is_empty() || mangled {
+        let head = (width - 1) / 2 + (width - 1) % 2;
+        let tail = width - 1 - head;
+        let mut s: String = chars[..head].iter().collect();
+        s.push('…');
+        s.extend(&chars[chars.len() - tail..]);
+        s
+    } else {
+        let mut s: String = chars[..width - 1].iter().collect();
+        s.push('…');
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +291,29 @@ mod tests {
         let (base, ns, inner) = parts("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
         assert_eq!((base.as_str(), ns.as_str()), ("nccldevkernel_allgather_ring_ll", ""));
         assert_eq!(inner, "(nccldevkernelargsstorage<4096ul>)");
+    }
+
+    #[test]
+    fn short_names_keep_what_tells_kernels_apart() {
+        let cijk_a =
+            "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1_SN_LDSB1_AFC1_ISA942_WG32_8_1";
+        let cijk_b =
+            "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1_SN_LDSB0_AFC0_ISA942_WG32_4_1";
+        let (a, b) = (short_name(cijk_a, 40), short_name(cijk_b, 40));
+        assert_eq!(a.chars().count(), 40);
+        assert_ne!(a, b);
+        assert!(a.starts_with("Cijk_Alik_Bljk_") && a.contains('…'), "{a}");
+        let cpp = "void at::native::vectorized_elementwise_kernel<4, at::native::cos_kernel_cuda(at::TensorIteratorBase&)::{lambda()#1}, at::detail::Array<char*, 2> >(int, at::native::cos_kernel_cuda(at::TensorIteratorBase&)::{lambda()#1}, at::detail::Array<char*, 2>)";
+        let s = short_name(cpp, 60);
+        assert!(s.starts_with("vectorized_elementwise_kernel<4, at::native::cos_kernel"), "{s}");
+        assert_eq!(s.chars().count(), 60);
+        assert_eq!(short_name("attn_fwd", 40), "attn_fwd");
+        let mangled = "_ZN7sgl_hip10activation18act_and_mul_kernelI14__hip_bfloat16TnPFT_RKS3_EXadL_Z4siluIS2_ES3_S5_EEEEvPS3_PS4_i";
+        assert_eq!(short_name(mangled, 40), "act_and_mul_kernel<…>");
+        // Never longer than asked, whatever the input.
+        for n in ["", "<<<<", "void f<", "a(b<c)>", "ü".repeat(100).as_str()] {
+            assert!(short_name(n, 10).chars().count() <= 10, "{n}");
+        }
     }
 
     #[test]
