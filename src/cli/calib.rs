@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use fusionscope::calib::{parse_calibration, CalibReport};
 
-use super::{print, print_json, read_text, CliResult};
+use super::{print, print_json, read_parsed, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -17,8 +17,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let text = read_text(&args.file)?;
-    let file = parse_calibration(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let file = read_parsed(&args.file, parse_calibration)?;
     let report = CalibReport::new(&file);
     if args.json {
         return print_json(&report);

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use fusionscope::fusion::{analyze, parse_graph, summary};
 
-use super::{print, print_json, read_text, CliResult};
+use super::{print, print_json, read_parsed, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -16,8 +16,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let text = read_text(&args.file)?;
-    let graph = parse_graph(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let graph = read_parsed(&args.file, parse_graph)?;
     let report = analyze(&graph).report(&graph);
     if args.json {
         print_json(&report)

@@ -101,6 +101,14 @@ pub fn read_text(path: &std::path::Path) -> Result<String, Box<dyn std::error::E
     String::from_utf8(read_file(path)?).map_err(|e| format!("{}: not UTF-8 text ({e})", path.display()).into())
 }
 
+/// Reads a text file and parses it with `parse`, naming the file in any error.
+pub fn read_parsed<T, E: std::fmt::Display>(
+    path: &std::path::Path,
+    parse: impl FnOnce(&str) -> Result<T, E>,
+) -> Result<T, Box<dyn std::error::Error>> {
+    parse(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()).into())
+}
+
 /// Prints `value` as pretty JSON followed by a newline.
 pub fn print_json(value: &impl serde::Serialize) -> CliResult {
     print(&(serde_json::to_string_pretty(value)? + "\n"))

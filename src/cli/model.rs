@@ -20,7 +20,7 @@ use fusionscope::workload::{
 };
 use serde::Serialize;
 
-use super::{print, read_text, CliResult};
+use super::{print, read_parsed, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -68,7 +68,7 @@ pub struct Args {
 fn load_model(arg: &str) -> Result<ModelConfig, Box<dyn std::error::Error>> {
     let path = Path::new(arg);
     if path.exists() {
-        parse_model_config(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()).into())
+        read_parsed(path, parse_model_config)
     } else if model_names().contains(&arg.to_ascii_lowercase().replace('.', "_").as_str()) {
         Ok(preset_model(arg)?)
     } else {
@@ -79,7 +79,7 @@ fn load_model(arg: &str) -> Result<ModelConfig, Box<dyn std::error::Error>> {
 fn load_chip(arg: &str) -> Result<Chip, Box<dyn std::error::Error>> {
     let path = Path::new(arg);
     if path.exists() {
-        parse_chip(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()).into())
+        read_parsed(path, parse_chip)
     } else {
         preset(arg).map_err(|_| {
             format!("--chip {arg}: no such file, and not a chip preset ({})", preset_names().join(", ")).into()
@@ -113,7 +113,7 @@ pub fn run(args: Args) -> CliResult {
     let (analysis, mut time) = model_time(&workload, &chip);
     let calibration = match &args.calib {
         Some(path) => {
-            let file = parse_calibration(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+            let file = read_parsed(path, parse_calibration)?;
             let CalibrationFile::Profile(profile) = file else {
                 return Err(format!(
                     "{}: a measured-subgraph file; --calib needs a hardware profile with fusion_profiles",
@@ -127,7 +127,7 @@ pub fn run(args: Args) -> CliResult {
     };
     let comparison = match &args.simcsv {
         Some(path) => {
-            let table = parse_sim_csv(&read_text(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+            let table = read_parsed(path, parse_sim_csv)?;
             Some(compare(&table, &workload, &time))
         }
         None => None,

@@ -7,7 +7,7 @@ use fusionscope::fusion::summary;
 use fusionscope::fusion::OpType;
 use fusionscope::optrace::{analyze_optrace, Role};
 
-use super::{print, print_json, read_text, CliResult};
+use super::{print, print_json, read_parsed, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,8 +19,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let text = read_text(&args.file)?;
-    let report = analyze_optrace(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let report = read_parsed(&args.file, analyze_optrace)?;
     if args.json {
         return print_json(&report);
     }

@@ -19,8 +19,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let text = super::read_text(&args.file)?;
-    let table = parse_sim_csv(&text).map_err(|e| format!("{}: {e}", args.file.display()))?;
+    let table = super::read_parsed(&args.file, parse_sim_csv)?;
     if args.json {
         return print(&(serde_json::to_string_pretty(&table)? + "\n"));
     }
