@@ -142,7 +142,7 @@ fn bad_invocations_exit_2_without_panicking() {
 
 #[test]
 fn bench_prints_throughput() {
-    let (code, out, stderr) = run(&["bench", "--sizes", "2000", "--runs", "1"]);
+    let (code, out, stderr) = run(&["bench", "fusion", "--sizes", "2000", "--runs", "1"]);
     assert_eq!(code, 0, "{stderr}");
     let row = out.lines().find(|l| l.trim_start().starts_with("2000")).expect("a row for 2000 ops");
     let ops_per_s: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();

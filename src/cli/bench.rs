@@ -1,31 +1,65 @@
-//! `fusionscope bench`: grouping + traffic throughput on random graphs.
+//! `fusionscope bench fusion|trace`: the speed and memory figures the README quotes.
+//!
+//! * `fusion`: grouping + traffic on random graphs of 10 k, 100 k and 1 M ops (ops/s).
+//! * `trace`: writes a synthetic NVIDIA-like trace of at least `--size-mb` MB and an AMD-like
+//!   one of the same workload, then reads one (MB/s, peak memory) and compares both.
 
+use std::fs::File;
+use std::io::{BufWriter, Read};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fusionscope::fusion::analyze;
 use fusionscope::fusion::random::random_graph;
+use fusionscope::trace::synthetic::{write_trace, Flavor, Length};
+use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
 
 use super::{print, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Graph sizes in ops
-    #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000, 1_000_000])]
-    pub sizes: Vec<usize>,
-    /// Timed runs per size; the fastest is reported
-    #[arg(long, default_value_t = 3)]
-    pub runs: usize,
+    #[command(subcommand)]
+    pub what: Option<What>,
+}
+
+#[derive(clap::Subcommand)]
+pub enum What {
+    /// Grouping + traffic throughput on random graphs (the default)
+    Fusion {
+        /// Graph sizes in ops
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000, 1_000_000])]
+        sizes: Vec<usize>,
+        /// Timed runs per size; the fastest is reported
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+    },
+    /// Trace reading and comparison on large synthetic Kineto traces
+    Trace {
+        /// Size of the NVIDIA-like trace in MB (10^6 bytes); the AMD-like one comes out larger
+        #[arg(long, default_value_t = 1100)]
+        size_mb: u64,
+        /// Folder for the two trace files (they are left there for the wasm benchmark)
+        #[arg(long, default_value = "/tmp")]
+        dir: PathBuf,
+    },
 }
 
 pub fn run(args: Args) -> CliResult {
+    match args.what.unwrap_or(What::Fusion { sizes: vec![10_000, 100_000, 1_000_000], runs: 3 }) {
+        What::Fusion { sizes, runs } => fusion(&sizes, runs),
+        What::Trace { size_mb, dir } => trace(size_mb, &dir),
+    }
+}
+
+fn fusion(sizes: &[usize], runs: usize) -> CliResult {
     let mut out = String::from("fusion bench: grouping + traffic on random graphs (best of runs)\n");
     out.push_str(&format!("{:>10}  {:>7}  {:>12}  {:>14}  {:>10}\n", "ops", "groups", "time (ms)", "ops/s", "ns/op"));
     print(&out)?;
-    for &n in &args.sizes {
+    for &n in sizes {
         let graph = random_graph(n, 42);
         let mut best = f64::INFINITY;
         let mut groups = 0;
-        for _ in 0..args.runs.max(1) {
+        for _ in 0..runs.max(1) {
             let t = Instant::now();
             let a = analyze(&graph);
             let secs = t.elapsed().as_secs_f64();
@@ -43,4 +77,95 @@ pub fn run(args: Args) -> CliResult {
         ))?;
     }
     Ok(())
+}
+
+fn generate(path: &Path, flavor: Flavor, length: Length) -> Result<(u64, usize), Box<dyn std::error::Error>> {
+    let file = File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(write_trace(BufWriter::with_capacity(1 << 20, file), flavor, length)?)
+}
+
+/// Peak resident memory of this process in bytes (Linux; `None` elsewhere).
+fn vm_hwm() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+/// Resets the peak, so that the next phase's VmHWM is its own.
+fn reset_hwm() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Reads a trace file in 1 MiB slices, as the page's worker reads a `File`.
+fn read(path: &Path) -> Result<Trace, Box<dyn std::error::Error>> {
+    let mut file = File::open(path)?;
+    let mut reader = TraceReader::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        reader.feed(&buf[..n]).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(reader.finish().map_err(|e| format!("{}: {e}", path.display()))?)
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+fn trace(size_mb: u64, dir: &Path) -> CliResult {
+    let nv_path = dir.join("fusionscope_bench_nvidia.json");
+    let amd_path = dir.join("fusionscope_bench_amd.json");
+    let t = Instant::now();
+    let (nv_size, layers) = generate(&nv_path, Flavor::Nvidia, Length::AtLeastBytes(size_mb * 1_000_000))?;
+    let (amd_size, _) = generate(&amd_path, Flavor::Amd, Length::Layers(layers))?;
+    print(&format!(
+        "generated {} ({:.0} MB) and {} ({:.0} MB) in {:.1} s\n",
+        nv_path.display(),
+        mb(nv_size),
+        amd_path.display(),
+        mb(amd_size),
+        t.elapsed().as_secs_f64()
+    ))?;
+
+    reset_hwm();
+    let t = Instant::now();
+    let trace = read(&nv_path)?;
+    let secs = t.elapsed().as_secs_f64();
+    let peak = vm_hwm().unwrap_or(0);
+    print(&format!(
+        "read:    {:.0} MB in {:.2} s = {:.0} MB/s; {} events, {} kernels kept; peak RSS {:.1} MB ({:.3}× the file)\n",
+        mb(nv_size),
+        secs,
+        mb(nv_size) / secs,
+        trace.event_count,
+        trace.kernels.len(),
+        mb(peak),
+        peak as f64 / nv_size as f64,
+    ))?;
+    drop(trace);
+
+    reset_hwm();
+    let t = Instant::now();
+    let a = read(&nv_path)?;
+    let b = read(&amd_path)?;
+    let read_secs = t.elapsed().as_secs_f64();
+    let c = compare(Input { trace: &a, file: Some("nvidia") }, Input { trace: &b, file: Some("amd") }, &classify);
+    let secs = t.elapsed().as_secs_f64();
+    let peak = vm_hwm().unwrap_or(0);
+    let total = nv_size + amd_size;
+    print(&format!(
+        "compare: {:.0} MB (both files) in {:.2} s ({:.2} s reading, {:.2} s comparing) = {:.0} MB/s; {} mapping rows, {} fusion differences; peak RSS {:.1} MB ({:.3}× one file)\n",
+        mb(total),
+        secs,
+        read_secs,
+        secs - read_secs,
+        mb(total) / secs,
+        c.op_mapping.len(),
+        c.fusion_differences.len(),
+        mb(peak),
+        peak as f64 / nv_size as f64
+    ))
 }

@@ -37,7 +37,7 @@ enum Command {
     Graph(graph::Args),
     /// Fusion groups and memory traffic of the built-in transformer block
     Transformer(transformer::Args),
-    /// Time grouping + traffic on random graphs of 10 k, 100 k and 1 M ops
+    /// Benchmarks: fusion grouping throughput, trace reading and comparison speed and memory
     Bench(bench::Args),
     /// Summary of one PyTorch-profiler (Kineto) trace
     Trace(trace::TraceArgs),

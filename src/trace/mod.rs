@@ -17,6 +17,7 @@ pub mod raw;
 pub mod reader;
 pub mod scan;
 pub mod summary;
+pub mod synthetic;
 
 pub use category::Category;
 pub use classify::{classify, Classification};

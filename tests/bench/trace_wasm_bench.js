@@ -1,6 +1,6 @@
 // Feeds the synthetic traces to the wasm reader in 1 MiB slices (as the page's worker feeds a
 // File) and prints MB/s and the wasm linear memory. Usage:
-//   node bench/trace_wasm_bench.js PKG_DIR NVIDIA_TRACE AMD_TRACE
+//   node tests/bench/trace_wasm_bench.js PKG_DIR NVIDIA_TRACE AMD_TRACE
 const fs = require('fs');
 const path = require('path');
 const [pkg, nvPath, amdPath] = process.argv.slice(2);

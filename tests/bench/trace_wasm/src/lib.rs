@@ -1,6 +1,6 @@
 //! The trace benchmark's WebAssembly entry: a reader fed chunk by chunk from JavaScript, as the
 //! web page's worker does, plus the comparison. Built for wasm32 and driven by
-//! `bench/trace_wasm_bench.js` (see `bench/trace_bench.sh`); empty natively.
+//! `tests/bench/trace_wasm_bench.js` (see `scripts/bench`); empty natively.
 
 #[cfg(target_arch = "wasm32")]
 mod entry {

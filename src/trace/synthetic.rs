@@ -1,28 +1,20 @@
-//! Trace-reader and comparison benchmark on large synthetic Kineto traces.
-//!
-//! ```text
-//! cargo run --release --example trace_bench -- [SIZE_MB] [DIR]
-//! ```
-//! Writes an NVIDIA-like and an AMD-like trace of about SIZE_MB megabytes each (default 1100,
-//! i.e. over 1 GB) into DIR (default /tmp), then reports for reading one and for the full
-//! comparison (reading both + compare): time, MB/s (1 MB = 10^6 bytes of JSON text) and peak
-//! resident memory (VmHWM, reset before each phase through /proc/self/clear_refs).
+//! Synthetic Kineto traces for benchmarks and tests: realistic in shape and size, without
+//! shipping gigabytes of real traces.
 //!
 //! The traces mimic eager PyTorch inference of a transformer: per layer ~20 CPU ops with
 //! Python frames, runtime launch calls with correlation ids, flow events and kernels with long
 //! templated names; every 8th layer is a graph replay (kernels without External id, one
 //! correlation id). The NVIDIA side runs the RMSNorm as one fused Triton kernel, the AMD side
-//! as five eager kernels, so the comparison has fusion differences to find.
+//! as five eager kernels, so a comparison of the two has fusion differences to find.
+//!
+//! Writes to any [`std::io::Write`] (a file natively, a buffer in tests), so the module stays
+//! free of file-system code.
 
-use std::fs::File;
-use std::io::{BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::io::Write;
 
-use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
-
-#[derive(Clone, Copy, PartialEq)]
-enum Flavor {
+/// Which vendor's trace to imitate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
     Nvidia,
     Amd,
 }
@@ -201,12 +193,36 @@ impl<W: Write> Gen<W> {
     }
 }
 
-/// Writes a trace of `layers` layers, or if `None` of as many layers as make at least `size`
-/// bytes; returns its size and layer count.
-fn generate(path: &Path, flavor: Flavor, size: u64, layers: Option<usize>) -> std::io::Result<(u64, usize)> {
-    let file = File::create(path)?;
-    let mut g =
-        Gen { out: BufWriter::with_capacity(1 << 20, file), flavor, ts: 1.7e12, ext: 0, corr: 0, py: 0, first: true };
+/// Counts the bytes written through it, so the generator can stop at a target size.
+struct Counting<W: Write> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// How long a trace to write: a number of layers, or as many layers as make at least this
+/// many bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Length {
+    Layers(usize),
+    AtLeastBytes(u64),
+}
+
+/// Writes one synthetic trace; returns its size in bytes and its number of layers (give the
+/// same layer count to the other flavor to get the same workload).
+pub fn write_trace<W: Write>(out: W, flavor: Flavor, length: Length) -> std::io::Result<(u64, usize)> {
+    let mut g = Gen { out: Counting { inner: out, bytes: 0 }, flavor, ts: 1.7e12, ext: 0, corr: 0, py: 0, first: true };
     let (name, keys) = match flavor {
         Flavor::Nvidia => (
             "NVIDIA H100 80GB HBM3",
@@ -220,120 +236,49 @@ fn generate(path: &Path, flavor: Flavor, size: u64, layers: Option<usize>) -> st
     let warp = if flavor == Flavor::Nvidia { 32 } else { 64 };
     write!(g.out, "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {{\n      \"id\": 0, \"name\": \"{name}\", \"totalGlobalMem\": 85045379072,\n      \"computeMajor\": 9, \"computeMinor\": 0,\n      \"warpSize\": {warp}, \"numSms\": 132\n    }}\n  ],\n  {keys},\n  \"traceEvents\": [\n")?;
     let mut l = 0;
-    let mut written = 0u64;
-    // Check the size every 64 layers (the writer does not know its byte count).
-    while layers.map_or(written < size, |n| l < n) {
-        for _ in 0..layers.map_or(64, |n| (n - l).min(64)) {
-            g.layer(l)?;
-            l += 1;
-        }
-        g.out.flush()?;
-        written = g.out.get_ref().metadata()?.len();
+    let more = |l: usize, bytes: u64| match length {
+        Length::Layers(n) => l < n,
+        Length::AtLeastBytes(b) => bytes < b,
+    };
+    while more(l, g.out.bytes) {
+        g.layer(l)?;
+        l += 1;
     }
     write!(g.out, "\n  ],\n  \"traceName\": \"synthetic\"\n}}\n")?;
     g.out.flush()?;
-    Ok((g.out.get_ref().metadata()?.len(), l))
+    Ok((g.out.bytes, l))
 }
 
-/// Peak resident memory of this process, bytes (Linux).
-fn vm_hwm() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{classify, compare, read_trace, Input, Vendor};
 
-/// Resets the peak so that the next phase's VmHWM is its own.
-fn reset_hwm() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-fn read(path: &Path) -> Trace {
-    let mut file = File::open(path).expect("open trace");
-    let mut reader = TraceReader::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf).expect("read trace");
-        if n == 0 {
-            break;
-        }
-        reader.feed(&buf[..n]).expect("valid trace");
-    }
-    reader.finish().expect("valid trace")
-}
-
-fn mb(bytes: u64) -> f64 {
-    bytes as f64 / 1e6
-}
-
-fn main() {
-    let mut args = std::env::args().skip(1);
-    let size_mb: u64 = args.next().map(|s| s.parse().expect("SIZE_MB is a number")).unwrap_or(1100);
-    let dir = PathBuf::from(args.next().unwrap_or_else(|| "/tmp".to_string()));
-    let nv_path = dir.join("fusionscope_bench_nvidia.json");
-    let amd_path = dir.join("fusionscope_bench_amd.json");
-    let t = Instant::now();
-    // The same workload on both sides: as many layers on AMD as make the NVIDIA file large enough.
-    let (nv_size, layers) =
-        generate(&nv_path, Flavor::Nvidia, size_mb * 1_000_000, None).expect("write the NVIDIA trace");
-    let (amd_size, _) = generate(&amd_path, Flavor::Amd, 0, Some(layers)).expect("write the AMD trace");
-    println!(
-        "generated {} ({:.0} MB) and {} ({:.0} MB) in {:.1} s",
-        nv_path.display(),
-        mb(nv_size),
-        amd_path.display(),
-        mb(amd_size),
-        t.elapsed().as_secs_f64()
-    );
-
-    reset_hwm();
-    let base = vm_hwm().unwrap_or(0);
-    let t = Instant::now();
-    let trace = read(&nv_path);
-    let secs = t.elapsed().as_secs_f64();
-    let peak = vm_hwm().unwrap_or(0);
-    println!(
-        "read:    {:.0} MB in {:.2} s = {:.0} MB/s; {} events, {} kernels kept; peak RSS {:.1} MB ({:.3}× the file; {:.1} MB before), trace data ~{:.1} MB",
-        mb(nv_size),
-        secs,
-        mb(nv_size) / secs,
-        trace.event_count,
-        trace.kernels.len(),
-        mb(peak),
-        peak as f64 / nv_size as f64,
-        mb(base),
-        mb(trace.heap_bytes() as u64)
-    );
-    drop(trace);
-
-    reset_hwm();
-    let t = Instant::now();
-    let a = read(&nv_path);
-    let b = read(&amd_path);
-    let read_secs = t.elapsed().as_secs_f64();
-    let c = compare(Input { trace: &a, file: Some("nvidia") }, Input { trace: &b, file: Some("amd") }, &classify);
-    let secs = t.elapsed().as_secs_f64();
-    let peak = vm_hwm().unwrap_or(0);
-    let total = nv_size + amd_size;
-    println!(
-        "compare: {:.0} MB (both files) in {:.2} s ({:.2} s reading, {:.2} s comparing) = {:.0} MB/s; {} mapping rows, {} fusion differences; peak RSS {:.1} MB ({:.3}× one file)",
-        mb(total),
-        secs,
-        read_secs,
-        secs - read_secs,
-        mb(total) / secs,
-        c.op_mapping.len(),
-        c.fusion_differences.len(),
-        mb(peak),
-        peak as f64 / nv_size as f64
-    );
-    for d in c.fusion_differences.iter().take(3) {
-        println!(
-            "  fusion: {} {} ×{} vs {:?} ({})",
-            d.fused_platform,
-            d.fused_kernel,
-            d.count,
-            d.unfused_kernels.len(),
-            d.evidence
+    /// A small pair reads back with the right vendors and kernel counts, and the comparison
+    /// finds the fused RMSNorm the generator put on the NVIDIA side.
+    #[test]
+    fn synthetic_pair_reads_and_compares() {
+        let (mut nv, mut amd) = (Vec::new(), Vec::new());
+        let (_, layers) = write_trace(&mut nv, Flavor::Nvidia, Length::Layers(16)).unwrap();
+        write_trace(&mut amd, Flavor::Amd, Length::Layers(layers)).unwrap();
+        let (a, b) = (read_trace(&nv).unwrap(), read_trace(&amd).unwrap());
+        // Per layer: NVIDIA 1 fused norm + 4 ops, AMD 5 norm kernels + 4 ops.
+        assert_eq!(a.kernels.len(), 16 * 5);
+        assert_eq!(b.kernels.len(), 16 * 9);
+        let c = compare(Input { trace: &a, file: None }, Input { trace: &b, file: None }, &classify);
+        assert_eq!(c.platforms.iter().map(|p| p.vendor).collect::<Vec<_>>(), vec![Vendor::Amd, Vendor::Nvidia]);
+        assert!(
+            c.fusion_differences.iter().any(|d| d.fused_kernel.starts_with("triton_red_fused")),
+            "{:?}",
+            c.fusion_differences
         );
+    }
+
+    #[test]
+    fn stops_at_the_requested_size() {
+        let mut out = Vec::new();
+        let (bytes, layers) = write_trace(&mut out, Flavor::Amd, Length::AtLeastBytes(200_000)).unwrap();
+        assert_eq!(bytes, out.len() as u64);
+        assert!(bytes >= 200_000 && layers > 1);
     }
 }
