@@ -1,0 +1,248 @@
+//! Horizontal bar charts as standalone SVG text.
+//!
+//! The page shows exactly the SVG it offers for download, so the chart is drawn here, in the
+//! core, as a string: it can be tested natively, exported byte for byte, and the command line
+//! could write it too. Colours are fixed mid-tones readable on light and dark backgrounds;
+//! text uses `currentColor` so that the page's theme decides it (black in a standalone file).
+
+use crate::fusion::AnalysisReport;
+use crate::units::{format_bytes, group_digits};
+
+/// One series (e.g. "unfused"): a name for the legend and its bar colour.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Series {
+    pub name: String,
+    pub color: &'static str,
+}
+
+/// One row of bars: a label and one value per series.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BarRow {
+    pub label: String,
+    /// Shown as the row's tooltip (e.g. all ops of a group).
+    pub detail: String,
+    pub values: Vec<u64>,
+}
+
+/// A chart of byte counts: rows of bars, one bar per series, all on one linear scale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BarChart {
+    pub title: String,
+    pub series: Vec<Series>,
+    pub rows: Vec<BarRow>,
+}
+
+/// Bar colours of the unfused and fused series.
+pub const UNFUSED_COLOR: &str = "#d9822b";
+pub const FUSED_COLOR: &str = "#2f81f7";
+
+const WIDTH: u32 = 760;
+const LABEL_W: u32 = 190;
+const VALUE_W: u32 = 90;
+const BAR_H: u32 = 14;
+const BAR_GAP: u32 = 3;
+const ROW_GAP: u32 = 12;
+const TOP: u32 = 50;
+
+/// Escapes text for use in SVG element content and attribute values.
+pub fn escape_xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Shortens a label to `max` characters, marking the cut with an ellipsis.
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+impl BarChart {
+    /// Height of the drawing in SVG units.
+    pub fn height(&self) -> u32 {
+        let per_row = self.series.len() as u32 * (BAR_H + BAR_GAP) - BAR_GAP + ROW_GAP;
+        TOP + self.rows.len() as u32 * per_row + 8
+    }
+
+    /// Width of a bar for `value` when the longest bar is `max` wide: at least 1 unit for a
+    /// non-zero value so that it stays visible.
+    fn bar_width(value: u64, max: u64) -> f64 {
+        let full = f64::from(WIDTH - LABEL_W - VALUE_W - 10);
+        if max == 0 || value == 0 {
+            0.0
+        } else {
+            (full * value as f64 / max as f64).max(1.0)
+        }
+    }
+
+    /// The chart as a standalone SVG document (with `role="img"` and a title for screen readers).
+    pub fn to_svg(&self) -> String {
+        let max = self.rows.iter().flat_map(|r| r.values.iter().copied()).max().unwrap_or(0);
+        let h = self.height();
+        let title = escape_xml(&self.title);
+        let mut s = format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {h}\" width=\"{WIDTH}\" height=\"{h}\" \
+             role=\"img\" aria-label=\"{title}\" font-family=\"system-ui, sans-serif\" font-size=\"12\">\
+             <title>{title}</title>\
+             <text x=\"0\" y=\"16\" font-size=\"14\" font-weight=\"600\" fill=\"currentColor\">{title}</text>"
+        );
+        let mut x = LABEL_W;
+        for series in &self.series {
+            s.push_str(&format!(
+                "<rect x=\"{x}\" y=\"28\" width=\"12\" height=\"12\" fill=\"{}\"/>\
+                 <text x=\"{}\" y=\"38\" fill=\"currentColor\">{}</text>",
+                series.color,
+                x + 16,
+                escape_xml(&series.name)
+            ));
+            x += 24 + 8 * series.name.chars().count() as u32;
+        }
+        let mut y = TOP;
+        for row in &self.rows {
+            let rows_h = self.series.len() as u32 * (BAR_H + BAR_GAP) - BAR_GAP;
+            s.push_str(&format!(
+                "<g><title>{}</title><text x=\"{}\" y=\"{}\" text-anchor=\"end\" fill=\"currentColor\">{}</text>",
+                escape_xml(&row.detail),
+                LABEL_W - 8,
+                y + rows_h / 2 + 4,
+                escape_xml(&truncate(&row.label, 28))
+            ));
+            for (series, &value) in self.series.iter().zip(&row.values) {
+                let w = Self::bar_width(value, max);
+                s.push_str(&format!(
+                    "<rect x=\"{LABEL_W}\" y=\"{y}\" width=\"{w:.1}\" height=\"{BAR_H}\" fill=\"{}\">\
+                     <title>{}: {} bytes ({})</title></rect>\
+                     <text x=\"{:.1}\" y=\"{}\" fill=\"currentColor\">{}</text>",
+                    series.color,
+                    escape_xml(&series.name),
+                    group_digits(value),
+                    format_bytes(value),
+                    f64::from(LABEL_W) + w + 4.0,
+                    y + BAR_H - 3,
+                    format_bytes(value)
+                ));
+                y += BAR_H + BAR_GAP;
+            }
+            y += ROW_GAP - BAR_GAP;
+            s.push_str("</g>");
+        }
+        s.push_str("</svg>");
+        s
+    }
+}
+
+fn traffic_series() -> Vec<Series> {
+    vec![
+        Series { name: "unfused".to_string(), color: UNFUSED_COLOR },
+        Series { name: "fused".to_string(), color: FUSED_COLOR },
+    ]
+}
+
+/// Unfused vs fused bytes (read + written) of each fusion group.
+pub fn group_traffic_chart(r: &AnalysisReport) -> BarChart {
+    let rows = r
+        .group_details
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let first = g.ops.first().map(String::as_str).unwrap_or("");
+            let label = match g.ops.len() {
+                0 | 1 => format!("{}. {first}", i + 1),
+                n => format!("{}. {first} +{}", i + 1, n - 1),
+            };
+            BarRow {
+                label,
+                detail: format!("group {} ({}): {}", i + 1, format!("{:?}", g.kind).to_lowercase(), g.ops.join(", ")),
+                values: vec![g.unfused.total, g.fused.total],
+            }
+        })
+        .collect();
+    BarChart { title: "Memory traffic per fusion group (read + written)".to_string(), series: traffic_series(), rows }
+}
+
+/// Unfused vs fused bytes of the whole graph.
+pub fn total_traffic_chart(r: &AnalysisReport) -> BarChart {
+    BarChart {
+        title: "Total memory traffic".to_string(),
+        series: traffic_series(),
+        rows: vec![BarRow {
+            label: "total".to_string(),
+            detail: format!("{} ops in {} groups", r.op_details.len(), r.groups.len()),
+            values: vec![r.unfused.total, r.fused.total],
+        }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fusion::analyze;
+    use crate::fusion::transformer::{transformer_block, TransformerConfig};
+
+    fn report() -> AnalysisReport {
+        let g = transformer_block(TransformerConfig::default()).unwrap();
+        analyze(&g).report(&g)
+    }
+
+    #[test]
+    fn escapes_markup_in_labels() {
+        assert_eq!(escape_xml("a<b & \"c\"'"), "a&lt;b &amp; &quot;c&quot;&#39;");
+        let chart = BarChart {
+            title: "t".into(),
+            series: traffic_series(),
+            rows: vec![BarRow { label: "<script>".into(), detail: "&".into(), values: vec![1, 2] }],
+        };
+        let svg = chart.to_svg();
+        assert!(!svg.contains("<script>"));
+        assert!(svg.contains("&lt;script&gt;"));
+    }
+
+    #[test]
+    fn one_bar_per_group_and_series_with_exact_bytes() {
+        let r = report();
+        let svg = group_traffic_chart(&r).to_svg();
+        // 2 legend swatches + 2 bars per group.
+        assert_eq!(svg.matches("<rect").count(), 2 + 2 * r.group_details.len());
+        assert_eq!(r.group_details.len(), 9);
+        let total = total_traffic_chart(&r).to_svg();
+        assert!(total.contains("unfused: 2,348,810,240 bytes (2.19 GiB)"), "{total}");
+        assert!(total.contains("fused: 1,962,934,272 bytes"), "{total}");
+    }
+
+    #[test]
+    fn longest_bar_fills_the_plot_and_zero_draws_nothing() {
+        let full = f64::from(WIDTH - LABEL_W - VALUE_W - 10);
+        assert_eq!(BarChart::bar_width(10, 10), full);
+        assert_eq!(BarChart::bar_width(0, 10), 0.0);
+        assert_eq!(BarChart::bar_width(0, 0), 0.0);
+        // Tiny but non-zero values stay visible.
+        assert_eq!(BarChart::bar_width(1, u64::MAX), 1.0);
+    }
+
+    #[test]
+    fn height_grows_with_rows() {
+        let r = report();
+        assert!(group_traffic_chart(&r).height() > total_traffic_chart(&r).height());
+        assert!(total_traffic_chart(&r).to_svg().starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    }
+
+    #[test]
+    fn long_labels_are_cut() {
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("abc", 4), "abc");
+    }
+}

@@ -1,0 +1,211 @@
+//! The page: header with the Open button, notices, the transformer inputs, headline figures,
+//! charts, the fusion groups and the groups table. Files dropped anywhere on the page are opened.
+
+use std::rc::Rc;
+
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+use crate::chart::{group_traffic_chart, total_traffic_chart};
+use crate::share;
+
+use super::browser;
+use super::components::exports::Exports;
+use super::components::file_open::{files_of, FileOpen};
+use super::components::group_view::GroupView;
+use super::components::groups_table::GroupsTable;
+use super::components::share_link::ShareLink;
+use super::components::summary::Summary;
+use super::components::traffic_chart::TrafficChart;
+use super::components::transformer_form::TransformerFormView;
+use super::open_file::open_bytes;
+use super::state::{Action, Field, Source, State};
+
+/// Reads each file and dispatches what opening it does.
+fn open_files(state: &UseReducerHandle<State>, files: Vec<web_sys::File>) {
+    for file in files {
+        let state = state.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let action = match browser::read_file(&file).await {
+                Ok(bytes) => open_bytes(&file.name(), &bytes),
+                Err(e) => Action::Fail(e),
+            };
+            if matches!(action, Action::OpenGraph { .. }) {
+                browser::clear_fragment();
+            }
+            state.dispatch(action);
+        });
+    }
+}
+
+/// Opens the state of a share link pasted into the address bar of an open page.
+#[hook]
+fn use_hash_restore(state: UseReducerHandle<State>) {
+    use_effect_with((), move |_| {
+        let listener = Closure::<dyn Fn()>::new(move || {
+            let fragment = browser::fragment();
+            if fragment.is_empty() {
+                return;
+            }
+            match share::decode(&fragment) {
+                Ok(view) => state.dispatch(Action::Restore(view)),
+                Err(e) => state.dispatch(Action::Fail(format!("This share link cannot be opened: {e}."))),
+            }
+        });
+        let window = web_sys::window();
+        if let Some(w) = &window {
+            let _ = w.add_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
+        }
+        move || {
+            if let Some(w) = window {
+                let _ = w.remove_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
+            }
+        }
+    });
+}
+
+#[function_component(App)]
+pub fn app() -> Html {
+    let state = use_reducer(|| State::from_fragment(&browser::fragment()));
+    use_hash_restore(state.clone());
+    let dragging = use_state(|| false);
+
+    let on_change = {
+        let state = state.clone();
+        Callback::from(move |(field, value): (Field, String)| {
+            browser::clear_fragment();
+            state.dispatch(Action::SetField(field, value))
+        })
+    };
+    let on_files = {
+        let state = state.clone();
+        Callback::from(move |files: Vec<web_sys::File>| open_files(&state, files))
+    };
+    let ondragover = {
+        let dragging = dragging.clone();
+        Callback::from(move |e: DragEvent| {
+            e.prevent_default(); // allows the drop
+            if !*dragging {
+                dragging.set(true);
+            }
+        })
+    };
+    let ondragleave = {
+        let dragging = dragging.clone();
+        Callback::from(move |e: DragEvent| {
+            // Only when the pointer leaves the window, not when it moves between children.
+            if e.related_target().is_none() {
+                dragging.set(false);
+            }
+        })
+    };
+    let ondrop = {
+        let state = state.clone();
+        let dragging = dragging.clone();
+        Callback::from(move |e: DragEvent| {
+            e.prevent_default();
+            dragging.set(false);
+            open_files(&state, files_of(e.data_transfer().and_then(|d| d.files())));
+        })
+    };
+    let make_fragment = {
+        let state = state.clone();
+        Callback::from(move |()| state.shared_view().map(|v| share::encode(&v)))
+    };
+    let on_select = {
+        let state = state.clone();
+        Callback::from(move |i: Option<usize>| state.dispatch(Action::SelectOp(i)))
+    };
+    let on_error = {
+        let state = state.clone();
+        Callback::from(move |e: String| state.dispatch(Action::Fail(e)))
+    };
+    let dismiss = {
+        let state = state.clone();
+        Callback::from(move |_| state.dispatch(Action::DismissNotice))
+    };
+    let back_to_transformer = {
+        let state = state.clone();
+        Callback::from(move |_| {
+            browser::clear_fragment();
+            state.dispatch(Action::ResetTransformer)
+        })
+    };
+
+    let error = state.current.as_ref().err().cloned();
+    let graph_name = match &state.source {
+        Source::Graph { file_name, .. } => Some(file_name.clone()),
+        Source::Transformer(_) => None,
+    };
+    let shown = state.shown().cloned();
+    let base_name: AttrValue = match &graph_name {
+        Some(name) => name.trim_end_matches(".gz").trim_end_matches(".json").to_string().into(),
+        None => "transformer".into(),
+    };
+    html! {
+        <div class={classes!("page", dragging.then_some("dragging"))} {ondragover} {ondragleave} {ondrop}>
+            <header class="top">
+                <h1>{ "fusionscope" }</h1>
+                <p class="tagline">{ "Kernel fusion groups and the global-memory traffic they save, computed in your browser." }</p>
+                <div class="top-actions">
+                    <FileOpen {on_files} />
+                    <span class="hint">{ "or drop an op-graph JSON anywhere" }</span>
+                </div>
+            </header>
+            if let Some(notice) = &state.notice {
+                <div class={classes!("notice", notice.is_error.then_some("error"))} role={if notice.is_error { "alert" } else { "status" }} data-testid="notice">
+                    <p>{ notice.text.clone() }</p>
+                    <button type="button" onclick={dismiss} aria-label="Dismiss this message">{ "×" }</button>
+                </div>
+            }
+            <section class="panel" aria-labelledby="inputs-h">
+                <h2 id="inputs-h">{ "Transformer block" }</h2>
+                if let Some(name) = &graph_name {
+                    <p class="hint">
+                        { format!("Showing the op graph {name}. Change an input to analyse the transformer block instead, or ") }
+                        <button type="button" class="link" onclick={back_to_transformer}>{ "go back to the default block" }</button>
+                        { "." }
+                    </p>
+                } else {
+                    <p class="hint">{ "Attention + MLP block of the fusion spec: QKV projection, attention, output projection, residuals, layer norms and a GELU MLP. H must be a multiple of NH." }</p>
+                }
+                <TransformerFormView form={state.form()} error={if graph_name.is_none() { error.clone() } else { None }} {on_change} />
+            </section>
+            {
+                match shown {
+                    Some(c) => html! { <>
+                        <section class="panel results" aria-labelledby="results-h" data-stale={error.is_some().to_string()}>
+                            <div class="results-head">
+                                <h2 id="results-h" data-testid="results-title">{ c.title.clone() }</h2>
+                                <ShareLink {make_fragment} />
+                            </div>
+                            if error.is_some() {
+                                <p class="stale-note">{ "These figures are for the last valid inputs; fix the input above to update them." }</p>
+                            }
+                            <Summary report={c.report.clone()} />
+                            <div class="charts">
+                                <TrafficChart id="chart-groups" chart={group_traffic_chart(&c.report)} />
+                                <TrafficChart id="chart-total" chart={total_traffic_chart(&c.report)} />
+                            </div>
+                            <GroupsTable report={c.report.clone()} />
+                            <Exports report={c.report.clone()} {base_name} {on_error} />
+                        </section>
+                        <section class="panel" aria-labelledby="groups-h">
+                            <h2 id="groups-h">{ "Fusion groups" }</h2>
+                            <GroupView graph={Rc::clone(&c.graph)} report={c.report.clone()} selected={state.selected_op} {on_select} />
+                        </section>
+                    </> },
+                    None => html! {
+                        <section class="panel empty" role="alert">
+                            <p>{ error.unwrap_or_else(|| "Nothing to show yet: open an op graph or enter the transformer block's sizes.".to_string()) }</p>
+                        </section>
+                    },
+                }
+            }
+            <footer class="foot">
+                <p>{ "Everything runs locally in WebAssembly; no file or figure leaves this page. Share links carry the state in the part after #, which browsers never send to a server." }</p>
+            </footer>
+        </div>
+    }
+}

@@ -1,0 +1,84 @@
+//! Small wrappers over browser APIs the components need: reading a dropped or chosen file,
+//! offering text for download, the address fragment and the clipboard.
+
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+/// Largest file the page reads: it holds the whole file in WebAssembly memory (at most 4 GiB,
+/// shared with the analysis).
+pub const MAX_FILE_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
+
+fn js_error(e: JsValue) -> String {
+    e.as_string()
+        .or_else(|| e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())))
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// The whole content of a file the user chose or dropped.
+pub async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
+    let size = file.size();
+    if size > MAX_FILE_BYTES {
+        return Err(format!(
+            "{} is {}: too large to analyse in the browser (the limit is {}). Use the command line instead.",
+            file.name(),
+            crate::units::format_bytes(size as u64),
+            crate::units::format_bytes(MAX_FILE_BYTES as u64)
+        ));
+    }
+    let buffer = JsFuture::from(file.array_buffer())
+        .await
+        .map_err(|e| format!("{} could not be read: {}", file.name(), js_error(e)))?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+/// Offers `content` as a file named `file_name` (the browser's download).
+pub fn download(file_name: &str, mime: &str, content: &str) -> Result<(), String> {
+    let parts = js_sys::Array::of1(&JsValue::from_str(content));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(mime);
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(js_error)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(js_error)?;
+    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+    let a: web_sys::HtmlAnchorElement =
+        document.create_element("a").map_err(js_error)?.dyn_into().map_err(|_| "not an anchor".to_string())?;
+    a.set_href(&url);
+    a.set_download(file_name);
+    a.click();
+    web_sys::Url::revoke_object_url(&url).map_err(js_error)?;
+    Ok(())
+}
+
+/// The address's fragment, without `#`.
+pub fn fragment() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .map(|h| h.trim_start_matches('#').to_string())
+        .unwrap_or_default()
+}
+
+/// The address without its fragment.
+pub fn page_address() -> String {
+    let href = web_sys::window().and_then(|w| w.location().href().ok()).unwrap_or_default();
+    match href.split_once('#') {
+        Some((base, _)) => base.to_string(),
+        None => href,
+    }
+}
+
+/// Drops the fragment from the address bar (without reloading) once the page no longer shows
+/// what the link held, so that a reload does not bring the old state back.
+pub fn clear_fragment() {
+    if fragment().is_empty() {
+        return;
+    }
+    if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&page_address()));
+    }
+}
+
+/// Copies text to the clipboard; the error says why it could not (the caller shows the text
+/// for copying by hand).
+pub async fn copy_text(text: &str) -> Result<(), String> {
+    let clipboard = web_sys::window().ok_or("no window")?.navigator().clipboard();
+    JsFuture::from(clipboard.write_text(text)).await.map(|_| ()).map_err(js_error)
+}
