@@ -152,12 +152,23 @@ fn traffic_series() -> Vec<Series> {
     ]
 }
 
-/// Unfused vs fused bytes (read + written) of each fusion group.
+/// Most groups drawn in one chart: past this, bars would be too thin to read.
+pub const MAX_CHART_GROUPS: usize = 40;
+
+/// Unfused vs fused bytes (read + written) of each fusion group; for more than
+/// [`MAX_CHART_GROUPS`] groups, those with the most unfused traffic, in group order.
 pub fn group_traffic_chart(r: &AnalysisReport) -> BarChart {
-    let rows = r
-        .group_details
-        .iter()
-        .enumerate()
+    let n = r.group_details.len();
+    let mut keep: Vec<usize> = (0..n).collect();
+    if n > MAX_CHART_GROUPS {
+        // Stable: ties keep group order, so the chart is the same on every run.
+        keep.sort_by_key(|&i| std::cmp::Reverse(r.group_details[i].unfused.total));
+        keep.truncate(MAX_CHART_GROUPS);
+        keep.sort_unstable();
+    }
+    let rows = keep
+        .into_iter()
+        .map(|i| (i, &r.group_details[i]))
         .map(|(i, g)| {
             let first = g.ops.first().map(String::as_str).unwrap_or("");
             let label = match g.ops.len() {
@@ -171,7 +182,15 @@ pub fn group_traffic_chart(r: &AnalysisReport) -> BarChart {
             }
         })
         .collect();
-    BarChart { title: "Memory traffic per fusion group (read + written)".to_string(), series: traffic_series(), rows }
+    let title = if n > MAX_CHART_GROUPS {
+        format!(
+            "Memory traffic of the {MAX_CHART_GROUPS} fusion groups with the most unfused traffic, of {} (read + written)",
+            group_digits(n as u64)
+        )
+    } else {
+        "Memory traffic per fusion group (read + written)".to_string()
+    };
+    BarChart { title, series: traffic_series(), rows }
 }
 
 /// Unfused vs fused bytes of the whole graph.
@@ -238,6 +257,26 @@ mod tests {
         let r = report();
         assert!(group_traffic_chart(&r).height() > total_traffic_chart(&r).height());
         assert!(total_traffic_chart(&r).to_svg().starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    }
+
+    #[test]
+    fn large_graphs_chart_their_heaviest_groups_in_order() {
+        let g = crate::fusion::random::random_graph(2000, 3);
+        let r = analyze(&g).report(&g);
+        assert!(r.group_details.len() > MAX_CHART_GROUPS);
+        let chart = group_traffic_chart(&r);
+        assert_eq!(chart.rows.len(), MAX_CHART_GROUPS);
+        assert!(chart.title.contains(&format!("of {}", group_digits(r.group_details.len() as u64))));
+        // Every group left out has no more unfused traffic than the lightest one drawn.
+        let lightest = chart.rows.iter().map(|row| row.values[0]).min().unwrap();
+        let drawn: Vec<usize> =
+            chart.rows.iter().map(|row| row.label.split('.').next().unwrap().parse::<usize>().unwrap() - 1).collect();
+        assert!(drawn.windows(2).all(|w| w[0] < w[1]), "group order kept");
+        for (i, gd) in r.group_details.iter().enumerate() {
+            if !drawn.contains(&i) {
+                assert!(gd.unfused.total <= lightest);
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { openPage, startBrowser, stopBrowser, cli, cliText, digits, root, screenshotDir } from './harness.mjs';
 
@@ -25,7 +25,7 @@ async function exact(page, id) {
 
 /** Asserts the headline figures equal the CLI's report for the same graph. */
 async function assertReport(page, report) {
-  assert.equal(await exact(page, 'group-count'), String(report.groups.length));
+  assert.equal(await exact(page, 'group-count'), digits(report.groups.length));
   assert.equal(await exact(page, 'unfused-total'), `${digits(report.unfused.total)} bytes`);
   assert.equal(await exact(page, 'fused-total'), `${digits(report.fused.total)} bytes`);
   assert.equal(await exact(page, 'savings-pct'), `${report.savings_pct.toFixed(2)} %`);
@@ -174,5 +174,40 @@ test('exports: JSON equals the command line, CSV, Markdown and SVG are complete'
   for (const label of await page.locator('[data-testid=chart-groups] svg text').allTextContents()) {
     assert.ok(svg.text.includes(`>${label}</text>`), label);
   }
+  await check();
+});
+
+test('a 20,000-op graph opens, matches the command line and draws a bounded page', async () => {
+  // A layered graph: each op reads the previous output and sometimes one from further back.
+  const types = ['matmul', 'elementwise', 'elementwise', 'reduction', 'reshape', 'elementwise'];
+  const ops = [];
+  for (let i = 0; i < 20000; i++) {
+    const inputs = i === 0 ? ['x'] : [`t${i - 1}`];
+    if (i > 7 && i % 5 === 0) inputs.push(`t${i - 7}`);
+    if (types[i % types.length] === 'matmul') inputs.push(`w${i}`);
+    ops.push({ name: `op${i}`, op_type: types[i % types.length], inputs, output: `t${i}`, shape: [64, 128 + (i % 7) * 64], bytes_per_element: 2 });
+  }
+  const file = path.join(screenshotDir, 'big-graph.json');
+  const text = JSON.stringify({ ops });
+  writeFileSync(file, text);
+  const report = cli(['graph', file, '--json']);
+
+  const { page, check } = await openPage(env);
+  await page.getByTestId('unfused-total').waitFor();
+  const start = Date.now();
+  await page.setInputFiles('#file-input', file);
+  await page.getByTestId('results-title').getByText('Op graph big-graph.json').waitFor({ timeout: 30000 });
+  const seconds = (Date.now() - start) / 1000;
+  assert.ok(seconds < 20, `opening took ${seconds} s`);
+  assert.equal(await exact(page, 'group-count'), digits(report.groups.length));
+  assert.equal(await exact(page, 'unfused-total'), `${digits(report.unfused.total)} bytes`);
+  assert.equal(await exact(page, 'fused-total'), `${digits(report.fused.total)} bytes`);
+  assert.equal(await exact(page, 'savings-pct'), `${report.savings_pct.toFixed(2)} %`);
+  // The drawing is bounded: whole groups up to 2,000 ops, 40 groups charted, 1,000 table rows.
+  const drawnOps = await page.locator('[data-testid=group-boxes] .op').count();
+  assert.ok(drawnOps > 1000 && drawnOps <= 2000, `${drawnOps} ops drawn`);
+  assert.equal(await page.locator('[data-testid=chart-groups] svg rect').count(), 2 + 2 * 40);
+  assert.ok(await page.locator('[data-testid=groups-table] tbody tr').count() <= 1000);
+  await page.screenshot({ path: path.join(screenshotDir, 'big-graph.png') });
   await check();
 });

@@ -22,7 +22,7 @@ export function digits(n) {
 /** Runs the native command line and returns its standard output. */
 export function cliText(args) {
   assert.ok(existsSync(cliBin), `the command line binary ${cliBin} is missing (cargo build --bin fusionscope)`);
-  return execFileSync(cliBin, args, { encoding: 'utf8', cwd: root });
+  return execFileSync(cliBin, args, { encoding: 'utf8', cwd: root, maxBuffer: 1 << 30 });
 }
 
 /** Runs the native command line and parses its JSON output. */
@@ -75,8 +75,9 @@ export async function stopBrowser(env) {
  * it with `check()`, which asserts no console error, no uncaught exception and no request
  * outside the page's own origin happened.
  */
-export async function openPage(env, suffix = '') {
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+export async function openPage(env, suffix = '', { init, viewport } = {}) {
+  const context = await env.browser.newContext({ viewport: viewport ?? { width: 1280, height: 900 }, acceptDownloads: true });
+  if (init) await context.addInitScript(init);
   const page = await context.newPage();
   const errors = [];
   const foreign = [];

@@ -37,7 +37,7 @@ async function figures(page) {
 /** The figures the page should show for a CLI JSON report. */
 function expectedFigures(report) {
   return {
-    groups: String(report.groups.length),
+    groups: digits(report.groups.length),
     unfused: `${digits(report.unfused.total)} bytes`,
     fused: `${digits(report.fused.total)} bytes`,
     saved: `${digits(report.fused.saved_by_fusion)} bytes`,

@@ -11,8 +11,8 @@ use crate::fusion::graph::SizeSource;
 use crate::fusion::{AnalysisReport, OpGraph, OpId, TensorId};
 use crate::units::{format_bytes, group_digits};
 
-/// Op buttons drawn at most: past this the page stays responsive and the tables and exports
-/// carry every op.
+/// Op buttons drawn at most (whole groups; a first group larger than this is cut): past this
+/// the page stays responsive, and the exports carry every op.
 pub const MAX_OPS_DRAWN: usize = 2000;
 
 #[derive(Properties, PartialEq)]
@@ -28,12 +28,14 @@ pub fn group_view(props: &Props) -> Html {
     let r = &props.report;
     let index: HashMap<&str, usize> = r.op_details.iter().enumerate().map(|(i, d)| (d.name.as_str(), i)).collect();
     let mut drawn = 0usize;
-    let boxes = r.group_details.iter().enumerate().map(|(g, detail)| {
+    // Whole groups until the op budget is spent.
+    let boxes = r.group_details.iter().enumerate().take_while(|(_, detail)| {
+        drawn += detail.ops.len();
+        drawn <= MAX_OPS_DRAWN || drawn == detail.ops.len()
+    });
+    let boxes = boxes.map(|(g, detail)| {
         let kind = format!("{:?}", detail.kind).to_lowercase();
-        let ops = detail.ops.iter().filter_map(|name| index.get(name.as_str()).copied()).filter(|_| {
-            drawn += 1;
-            drawn <= MAX_OPS_DRAWN
-        });
+        let ops = detail.ops.iter().filter_map(|name| index.get(name.as_str()).copied()).take(MAX_OPS_DRAWN);
         let buttons: Html = ops
             .map(|i| {
                 let d = &r.op_details[i];
@@ -60,13 +62,13 @@ pub fn group_view(props: &Props) -> Html {
             </li>
         }
     });
-    let boxes: Html = boxes.collect();
-    let hidden = r.op_details.len().saturating_sub(MAX_OPS_DRAWN);
+    let boxes: Vec<Html> = boxes.collect();
+    let hidden_groups = r.group_details.len() - boxes.len();
     html! {
         <div class="group-view">
-            <ul class="group-boxes" aria-label="Fusion groups and their ops" data-testid="group-boxes">{ boxes }</ul>
-            if hidden > 0 {
-                <p class="hint">{ format!("{} more ops are not drawn; the table and the exports list them all.", group_digits(hidden as u64)) }</p>
+            <ul class="group-boxes" aria-label="Fusion groups and their ops" data-testid="group-boxes">{ for boxes }</ul>
+            if hidden_groups > 0 {
+                <p class="hint">{ format!("{} more groups are not drawn; the exports list them all.", group_digits(hidden_groups as u64)) }</p>
             }
             {
                 match props.selected.filter(|&i| i < props.graph.len()) {

@@ -16,6 +16,9 @@ fn bytes_cell(b: u64) -> Html {
     html! { <td class="num" title={format!("{} bytes", group_digits(b))}>{ format_bytes(b) }</td> }
 }
 
+/// Rows drawn at most; the exports carry every group.
+pub const MAX_ROWS: usize = 1000;
+
 #[function_component(GroupsTable)]
 pub fn groups_table(props: &Props) -> Html {
     let r = &props.report;
@@ -36,7 +39,7 @@ pub fn groups_table(props: &Props) -> Html {
                     </tr>
                 </thead>
                 <tbody>
-                    { for r.group_details.iter().enumerate().map(|(i, g)| {
+                    { for r.group_details.iter().enumerate().take(MAX_ROWS).map(|(i, g)| {
                         let kind = format!("{:?}", g.kind).to_lowercase();
                         let saved_pct = if g.unfused.total == 0 { 0.0 } else {
                             100.0 * g.fused.saved_by_fusion as f64 / g.unfused.total as f64
@@ -68,6 +71,10 @@ pub fn groups_table(props: &Props) -> Html {
                     </tr>
                 </tfoot>
             </table>
+            if r.group_details.len() > MAX_ROWS {
+                <p class="hint">{ format!("The table shows the first {} of {} groups; the CSV and JSON exports have them all.",
+                    group_digits(MAX_ROWS as u64), group_digits(r.group_details.len() as u64)) }</p>
+            }
         </div>
     }
 }

@@ -32,8 +32,8 @@ pub fn summary(props: &Props) -> Html {
             <div class="figure">
                 <dt>{ "Fusion groups" }</dt>
                 <dd data-testid="group-count">
-                    <span class="exact">{ r.groups.len() }</span>
-                    <span class="unit">{ format!("from {} ops", r.op_details.len()) }</span>
+                    <span class="exact">{ group_digits(r.groups.len() as u64) }</span>
+                    <span class="unit">{ format!("from {} ops", group_digits(r.op_details.len() as u64)) }</span>
                 </dd>
             </div>
             { figure("unfused-total", "Unfused traffic", r.unfused.total) }
