@@ -12,6 +12,7 @@
 //!   simulator op tables).
 //! * [`import`]: what kind a user's file is (from its first bytes) and reading it (gzip, UTF-8).
 //! * [`share`]: share links: the page's state, versioned and compressed, in a URL fragment.
+//! * [`group_graph`]: which fusion groups feed which, layered for drawing.
 //! * [`chart`]: bar charts as standalone SVG, shown by the page and exported as is.
 //! * [`table`]: plain tables as text, Markdown and CSV.
 //! * [`units`]: how numbers are shown (bytes, times) so the CLI and the page agree.
@@ -23,6 +24,7 @@
 pub mod calib;
 pub mod chart;
 pub mod fusion;
+pub mod group_graph;
 pub mod hardware;
 pub mod import;
 pub mod optrace;

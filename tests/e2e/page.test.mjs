@@ -60,6 +60,9 @@ test('opens on the transformer block with the spec figures', async () => {
   assert.equal(await page.locator('[data-testid=groups-table] tbody tr').count(), 9);
   assert.equal(await page.locator('[data-testid=chart-groups] svg rect').count(), 2 + 2 * 9);
   assert.equal(await page.locator('[data-testid=chart-total] svg rect').count(), 2 + 2);
+  // The group view: nine boxes in data-flow order; attention output reads softmax and V.
+  assert.equal(await page.locator('[data-testid=group-boxes] [data-group]').count(), 9);
+  assert.equal((await page.locator('[data-group="4"] .group-feeds').textContent()).trim(), 'reads from groups 1, 3');
   // Units are shown beside the exact numbers.
   assert.equal((await page.getByTestId('unfused-total').locator('.unit').textContent()).trim(), '2.19 GiB');
   mkdirSync(screenshotDir, { recursive: true });

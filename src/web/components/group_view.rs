@@ -1,4 +1,4 @@
-//! The fusion groups as boxes of ops. Each op is a button: selecting it (click, or Enter/Space
+//! The fusion groups as boxes of ops, row by row in data-flow order. Each op is a button: selecting it (click, or Enter/Space
 //! on the keyboard) shows its tensors, their sizes and the rule that put it in its group;
 //! hovering shows the rule as a tooltip.
 
@@ -9,6 +9,7 @@ use yew::prelude::*;
 
 use crate::fusion::graph::SizeSource;
 use crate::fusion::{AnalysisReport, OpGraph, OpId, TensorId};
+use crate::group_graph::group_graph;
 use crate::units::{format_bytes, group_digits};
 
 /// Op buttons drawn at most (whole groups; a first group larger than this is cut): past this
@@ -26,17 +27,20 @@ pub struct Props {
 #[function_component(GroupView)]
 pub fn group_view(props: &Props) -> Html {
     let r = &props.report;
+    let layers = {
+        let op_group: Vec<usize> = r.op_details.iter().map(|d| d.group).collect();
+        group_graph(&props.graph, &op_group)
+    };
     let index: HashMap<&str, usize> = r.op_details.iter().enumerate().map(|(i, d)| (d.name.as_str(), i)).collect();
-    let mut drawn = 0usize;
-    // Whole groups until the op budget is spent.
-    let boxes = r.group_details.iter().enumerate().take_while(|(_, detail)| {
-        drawn += detail.ops.len();
-        drawn <= MAX_OPS_DRAWN || drawn == detail.ops.len()
-    });
-    let boxes = boxes.map(|(g, detail)| {
+    let names = |gs: &[usize]| gs.iter().map(|g| (g + 1).to_string()).collect::<Vec<_>>().join(", ");
+    let group_box = |g: usize| {
+        let detail = &r.group_details[g];
         let kind = format!("{:?}", detail.kind).to_lowercase();
-        let ops = detail.ops.iter().filter_map(|name| index.get(name.as_str()).copied()).take(MAX_OPS_DRAWN);
-        let buttons: Html = ops
+        let buttons: Html = detail
+            .ops
+            .iter()
+            .filter_map(|name| index.get(name.as_str()).copied())
+            .take(MAX_OPS_DRAWN)
             .map(|i| {
                 let d = &r.op_details[i];
                 let on_select = props.on_select.clone();
@@ -51,31 +55,66 @@ pub fn group_view(props: &Props) -> Html {
                 }
             })
             .collect();
+        let preds = &layers.preds[g];
         html! {
-            <li class={classes!("group-box", kind.clone())} aria-label={format!("group {}, {kind}, {} ops", g + 1, detail.ops.len())}>
+            <li class={classes!("group-box", kind.clone())} data-group={(g + 1).to_string()}
+                aria-label={format!("group {}, {kind}, {} ops", g + 1, detail.ops.len())}>
                 <div class="group-head">
                     <strong>{ format!("{}", g + 1) }</strong>
                     <span class={classes!("kind", kind.clone())}>{ kind.clone() }</span>
                     <span class="group-bytes">{ format!("{} → {}", format_bytes(detail.unfused.total), format_bytes(detail.fused.total)) }</span>
                 </div>
                 <div class="group-ops">{ buttons }</div>
+                if !preds.is_empty() {
+                    <div class="group-feeds">{ format!("reads from group{} {}", if preds.len() == 1 { "" } else { "s" }, names(preds)) }</div>
+                }
             </li>
         }
-    });
-    let boxes: Vec<Html> = boxes.collect();
-    let hidden_groups = r.group_details.len() - boxes.len();
+    };
+    // Whole groups, layer by layer, until the op budget is spent (the first group always).
+    let mut drawn_ops = 0usize;
+    let mut drawn_groups = 0usize;
+    let mut rows = Vec::new();
+    'layers: for (l, groups) in layers.layers().iter().enumerate() {
+        let mut boxes = Vec::new();
+        for &g in groups {
+            drawn_ops += r.group_details[g].ops.len();
+            if drawn_ops > MAX_OPS_DRAWN && drawn_groups > 0 {
+                if !boxes.is_empty() {
+                    rows.push((l, boxes));
+                }
+                break 'layers;
+            }
+            drawn_groups += 1;
+            boxes.push(group_box(g));
+        }
+        rows.push((l, boxes));
+    }
+    let hidden_groups = r.group_details.len() - drawn_groups;
     html! {
         <div class="group-view">
-            <ul class="group-boxes" aria-label="Fusion groups and their ops" data-testid="group-boxes">{ for boxes }</ul>
-            if hidden_groups > 0 {
-                <p class="hint">{ format!("{} more groups are not drawn; the exports list them all.", group_digits(hidden_groups as u64)) }</p>
-            }
+            <div class="group-layers">
+                <p class="hint">{ "Groups in data-flow order: each row holds the groups whose inputs are all written by rows above it." }</p>
+                <ol class="layers" aria-label="Fusion groups by data-flow step" data-testid="group-boxes">
+                    { for rows.into_iter().map(|(l, boxes)| html! {
+                        <li class="layer">
+                            <span class="layer-label">{ format!("step {}", l + 1) }</span>
+                            <ul class="group-boxes">{ for boxes }</ul>
+                        </li>
+                    }) }
+                </ol>
+                if hidden_groups > 0 {
+                    <p class="hint">{ format!("{} more groups are not drawn; the exports list them all.", group_digits(hidden_groups as u64)) }</p>
+                }
+            </div>
+            <aside class="op-aside">
             {
                 match props.selected.filter(|&i| i < props.graph.len()) {
                     Some(i) => op_details(&props.graph, &props.report, i, props.on_select.clone()),
-                    None => html! { <p class="hint">{ "Select an op to see its tensors, their sizes and why it is in its group." }</p> },
+                    None => html! { <p class="hint op-placeholder">{ "Select an op (click, or Tab then Enter) to see its tensors, their sizes and why it is in its group. Hovering an op shows the reason too." }</p> },
                 }
             }
+            </aside>
         </div>
     }
 }
@@ -94,8 +133,7 @@ fn tensor_row(graph: &OpGraph, t: TensorId, role: &str) -> Html {
         <tr>
             <td>{ role.to_string() }</td>
             <td><code>{ tensor.name.clone() }</code></td>
-            <td class="num">{ format!("{} bytes", group_digits(tensor.size_bytes)) }</td>
-            <td class="num">{ format_bytes(tensor.size_bytes) }</td>
+            <td class="num">{ format_bytes(tensor.size_bytes) }<br /><small>{ format!("{} bytes", group_digits(tensor.size_bytes)) }</small></td>
             <td>{ source }</td>
         </tr>
     }
@@ -113,14 +151,14 @@ fn op_details(graph: &OpGraph, report: &AnalysisReport, i: usize, on_select: Cal
             </div>
             <p class="reason" data-testid="op-reason"><strong>{ "Why here: " }</strong>{ d.reason.clone() }</p>
             <p class="hint">{ format!("Output shape [{}], {} byte{} per element.", shape.join(", "), op.bytes_per_element, if op.bytes_per_element == 1 { "" } else { "s" }) }</p>
-            <table class="tensors">
+            <div class="table-wrap"><table class="tensors">
                 <caption>{ "Tensors" }</caption>
-                <thead><tr><th scope="col">{ "role" }</th><th scope="col">{ "tensor" }</th><th scope="col" class="num">{ "size" }</th><th scope="col" class="num">{ "" }</th><th scope="col">{ "size from" }</th></tr></thead>
+                <thead><tr><th scope="col">{ "role" }</th><th scope="col">{ "tensor" }</th><th scope="col" class="num">{ "size" }</th><th scope="col">{ "size from" }</th></tr></thead>
                 <tbody>
                     { for op.inputs.iter().map(|&t| tensor_row(graph, t, "input")) }
                     { tensor_row(graph, op.output, "output") }
                 </tbody>
-            </table>
+            </table></div>
         </section>
     }
 }

@@ -52,9 +52,8 @@ pub fn share_link(props: &Props) -> Html {
                 Err(e) if e == "copying…" => e.clone(),
                 Err(e) => format!("Could not copy ({e}): select the link and copy it."),
             };
-            let warn = (size > COMFORTABLE_LINK_BYTES)
-                .then(|| " Long links may be cut by some chat and mail tools.".to_string())
-                .unwrap_or_default();
+            let warn =
+                if size > COMFORTABLE_LINK_BYTES { " Long links may be cut by some chat and mail tools." } else { "" };
             html! {
                 <div class="share-status" role="status">
                     <input class="share-url" type="text" readonly=true value={url.clone()} aria-label="Share link" data-testid="share-url"
