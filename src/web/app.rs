@@ -1,6 +1,7 @@
 //! The page: header with the Open button, notices, the transformer inputs, headline figures,
 //! charts, the fusion groups and the groups table. Files dropped anywhere on the page are opened.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use wasm_bindgen::closure::Closure;
@@ -15,28 +16,72 @@ use super::components::exports::Exports;
 use super::components::file_open::{files_of, FileOpen};
 use super::components::group_view::GroupView;
 use super::components::groups_table::GroupsTable;
+use super::components::read_progress::ReadProgress;
 use super::components::share_link::ShareLink;
 use super::components::summary::Summary;
 use super::components::traffic_chart::TrafficChart;
 use super::components::transformer_form::TransformerFormView;
 use super::open_file::open_bytes;
-use super::state::{Action, Field, Source, State};
+use super::state::{Action, Field, Reading, Source, State};
 
-/// Reads each file and dispatches what opening it does.
-fn open_files(state: &UseReducerHandle<State>, files: Vec<web_sys::File>) {
-    for file in files {
-        let state = state.clone();
-        wasm_bindgen_futures::spawn_local(async move {
-            let action = match browser::read_file(&file).await {
-                Ok(bytes) => open_bytes(&file.name(), &bytes),
-                Err(e) => Action::Fail(e),
-            };
-            if matches!(action, Action::OpenGraph { .. }) {
-                browser::clear_fragment();
+/// The read in progress, if any (so that Cancel can stop it).
+type CurrentRead = Rc<RefCell<Option<browser::WorkerRead>>>;
+
+/// Reads the files one after the other in the reader worker, showing progress, and dispatches
+/// what opening each does. Cancelling stops the current file and the ones after it.
+fn open_files(
+    state: UseReducerHandle<State>,
+    reading: UseStateHandle<Option<Reading>>,
+    current: CurrentRead,
+    files: Vec<web_sys::File>,
+) {
+    wasm_bindgen_futures::spawn_local(async move {
+        for file in files {
+            let file_name = file.name();
+            if let Some(e) = browser::too_large(&file) {
+                state.dispatch(Action::Fail(e));
+                continue;
             }
-            state.dispatch(action);
-        });
-    }
+            let started_ms = js_sys::Date::now();
+            reading.set(Some(Reading { file_name: file_name.clone(), done: 0.0, total: file.size(), started_ms }));
+            let progress = {
+                let reading = reading.clone();
+                let file_name = file_name.clone();
+                move |done, total| reading.set(Some(Reading { file_name: file_name.clone(), done, total, started_ms }))
+            };
+            let content = match browser::read_in_worker(&file, progress) {
+                Ok((handle, content)) => {
+                    *current.borrow_mut() = Some(handle);
+                    content.await
+                }
+                Err(e) => Err(e),
+            };
+            current.borrow_mut().take();
+            let content = match content {
+                // No worker (an old browser, or a host that does not serve the script).
+                Err(e) if e != browser::CANCELLED => {
+                    web_sys::console::warn_1(&format!("fusionscope: reading {file_name} on the page: {e}").into());
+                    browser::read_file(&file).await
+                }
+                other => other,
+            };
+            reading.set(None);
+            match content {
+                Ok(bytes) => {
+                    let action = open_bytes(&file_name, &bytes);
+                    if matches!(action, Action::OpenGraph { .. }) {
+                        browser::clear_fragment();
+                    }
+                    state.dispatch(action);
+                }
+                Err(e) if e == browser::CANCELLED => {
+                    state.dispatch(Action::Inform(format!("Reading {file_name} was cancelled; nothing changed.")));
+                    break;
+                }
+                Err(e) => state.dispatch(Action::Fail(e)),
+            }
+        }
+    });
 }
 
 /// Opens the state of a share link pasted into the address bar of an open page.
@@ -70,6 +115,8 @@ pub fn app() -> Html {
     let state = use_reducer(|| State::from_fragment(&browser::fragment()));
     use_hash_restore(state.clone());
     let dragging = use_state(|| false);
+    let reading = use_state(|| None::<Reading>);
+    let current_read: CurrentRead = use_mut_ref(|| None);
 
     let on_change = {
         let state = state.clone();
@@ -80,7 +127,11 @@ pub fn app() -> Html {
     };
     let on_files = {
         let state = state.clone();
-        Callback::from(move |files: Vec<web_sys::File>| open_files(&state, files))
+        let reading = reading.clone();
+        let current_read = current_read.clone();
+        Callback::from(move |files: Vec<web_sys::File>| {
+            open_files(state.clone(), reading.clone(), current_read.clone(), files)
+        })
     };
     let ondragover = {
         let dragging = dragging.clone();
@@ -101,12 +152,20 @@ pub fn app() -> Html {
         })
     };
     let ondrop = {
-        let state = state.clone();
+        let on_files = on_files.clone();
         let dragging = dragging.clone();
         Callback::from(move |e: DragEvent| {
             e.prevent_default();
             dragging.set(false);
-            open_files(&state, files_of(e.data_transfer().and_then(|d| d.files())));
+            on_files.emit(files_of(e.data_transfer().and_then(|d| d.files())));
+        })
+    };
+    let on_cancel = {
+        let current_read = current_read.clone();
+        Callback::from(move |()| {
+            if let Some(read) = current_read.borrow().as_ref() {
+                read.cancel();
+            }
         })
     };
     let make_fragment = {
@@ -153,6 +212,9 @@ pub fn app() -> Html {
                     <span class="hint">{ "or drop an op-graph JSON anywhere" }</span>
                 </div>
             </header>
+            if let Some(r) = &*reading {
+                <ReadProgress reading={r.clone()} {on_cancel} />
+            }
             if let Some(notice) = &state.notice {
                 <div class={classes!("notice", notice.is_error.then_some("error"))} role={if notice.is_error { "alert" } else { "status" }} data-testid="notice">
                     <p>{ notice.text.clone() }</p>

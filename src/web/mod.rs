@@ -8,6 +8,7 @@ pub mod app;
 mod browser;
 pub mod components;
 mod open_file;
+pub mod reader_worker;
 pub mod state;
 
 /// Mounts the page on `<main id="app">` (or the body if the element is missing).

@@ -126,6 +126,28 @@ pub struct Computed {
     pub report: Rc<AnalysisReport>,
 }
 
+/// A file being read, for the progress bar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub file_name: String,
+    pub done: f64,
+    pub total: f64,
+    /// When reading started (milliseconds, `Date.now()`), for the rate.
+    pub started_ms: f64,
+}
+
+impl Reading {
+    /// Bytes per second so far (0 until time has passed).
+    pub fn rate(&self, now_ms: f64) -> f64 {
+        let seconds = (now_ms - self.started_ms) / 1000.0;
+        if seconds > 0.0 {
+            self.done / seconds
+        } else {
+            0.0
+        }
+    }
+}
+
 /// A message about something the user did that is not about the form: a file that cannot be
 /// read, a share link that cannot be opened.
 #[derive(Debug, Clone, PartialEq, Eq)]

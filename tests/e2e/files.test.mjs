@@ -3,9 +3,10 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, cliText, digits, root, screenshotDir } from './harness.mjs';
+import { dist, openPage, startBrowser, stopBrowser, cli, cliText, digits, root, screenshotDir } from './harness.mjs';
 
 const EXAMPLE = path.join(root, 'tests', 'data', 'graphs', 'worked_example.json');
 const TRACE = path.join(root, 'tests', 'data', 'traces', 'amd', 'torch_compile_triton_mi300x.json.gz');
@@ -210,4 +211,58 @@ test('a 20,000-op graph opens, matches the command line and draws a bounded page
   assert.ok(await page.locator('[data-testid=groups-table] tbody tr').count() <= 1000);
   await page.screenshot({ path: path.join(screenshotDir, 'big-graph.png') });
   await check();
+});
+
+test('reading runs in a worker with progress, and Cancel stops it', async () => {
+  // A copy of the page whose reader worker is slowed down (200 ms per 4 MiB slice), so that
+  // the test can see the progress and cancel before the end.
+  const slowDist = mkdtempSync(path.join(os.tmpdir(), 'fusionscope-slow-'));
+  cpSync(dist, slowDist, { recursive: true });
+  const loader = path.join(slowDist, 'fusionscope-reader_loader.js');
+  writeFileSync(loader, `{ const read = FileReaderSync.prototype.readAsArrayBuffer;
+    FileReaderSync.prototype.readAsArrayBuffer = function (blob) {
+      const until = Date.now() + 200; while (Date.now() < until) {} return read.call(this, blob); }; }\n` + readFileSync(loader, 'utf8'));
+  const big = path.join(screenshotDir, 'padded-graph.json');
+  // 40 MiB: the worked example followed by whitespace (still a valid graph).
+  writeFileSync(big, readFileSync(EXAMPLE, 'utf8') + ' '.repeat(40 * 1024 * 1024));
+  const slow = await startBrowser(slowDist);
+  try {
+    const { page, check } = await openPage(slow);
+    await page.getByTestId('unfused-total').waitFor();
+    await page.setInputFiles('#file-input', big);
+    const progress = page.getByTestId('reading');
+    await progress.getByText(/MiB of 40\.00 MiB, [0-9.]+ MB\/s/).waitFor();
+    assert.match(await progress.textContent(), /Reading padded-graph\.json/);
+    // The page stays responsive while the worker reads: typing recomputes at once.
+    await page.fill('#in-heads', '16');
+    await page.getByTestId('results-title').getByText('NH = 16').waitFor();
+    await page.screenshot({ path: path.join(screenshotDir, 'reading.png') });
+    await page.getByTestId('cancel-read').click();
+    await page.getByTestId('notice').getByText('Reading padded-graph.json was cancelled; nothing changed.').waitFor();
+    assert.equal(await progress.count(), 0);
+    assert.match(await page.getByTestId('results-title').textContent(), /NH = 16/);
+    // A later file opens normally (a new worker).
+    await page.setInputFiles('#file-input', EXAMPLE);
+    await page.getByTestId('results-title').getByText('Op graph worked_example.json').waitFor();
+    await check();
+  } finally {
+    await stopBrowser(slow);
+    rmSync(slowDist, { recursive: true, force: true });
+    rmSync(big, { force: true });
+  }
+});
+
+test('the padded 40 MiB graph opens through the worker at full speed', async () => {
+  const big = path.join(screenshotDir, 'padded-graph-fast.json');
+  writeFileSync(big, readFileSync(EXAMPLE, 'utf8') + ' '.repeat(40 * 1024 * 1024));
+  try {
+    const { page, check } = await openPage(env);
+    await page.getByTestId('unfused-total').waitFor();
+    await page.setInputFiles('#file-input', big);
+    await page.getByTestId('results-title').getByText('Op graph padded-graph-fast.json').waitFor({ timeout: 20000 });
+    await assertReport(page, cli(['graph', 'tests/data/graphs/worked_example.json', '--json']));
+    await check();
+  } finally {
+    rmSync(big, { force: true });
+  }
 });

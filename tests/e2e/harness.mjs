@@ -52,8 +52,9 @@ function serve(dir) {
   });
 }
 
-export async function startBrowser() {
-  const server = await serve(dist);
+/** Serves `dir` (default: dist/) and starts Chromium. */
+export async function startBrowser(dir = dist) {
+  const server = await serve(dir);
   const browser = await chromium.launch({
     executablePath: chromiumPath,
     args: [

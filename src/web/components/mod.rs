@@ -4,6 +4,7 @@ pub mod exports;
 pub mod file_open;
 pub mod group_view;
 pub mod groups_table;
+pub mod read_progress;
 pub mod share_link;
 pub mod summary;
 pub mod traffic_chart;
