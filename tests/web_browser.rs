@@ -56,3 +56,51 @@ async fn bad_input_is_named_and_good_input_recomputes() {
     // More heads: a larger score matrix, so more unfused traffic than with 32 heads.
     assert!(!text_of(&root, "[data-testid=unfused-total]").contains("2,348,810,240 bytes"));
 }
+
+mod state {
+    use std::rc::Rc;
+
+    use fusionscope::fusion::transformer::TransformerConfig;
+    use fusionscope::share::{encode, SharedView};
+    use fusionscope::web::state::{Action, Field, Source, State};
+    use wasm_bindgen_test::*;
+    use yew::Reducible;
+
+    fn reduce(s: State, a: Action) -> State {
+        (*Rc::new(s).reduce(a)).clone()
+    }
+
+    #[wasm_bindgen_test]
+    fn invalid_input_keeps_the_last_good_analysis() {
+        let s = reduce(State::default(), Action::SetField(Field::Hidden, "4097".into()));
+        assert_eq!(
+            s.current.as_ref().unwrap_err(),
+            "These inputs cannot be analysed: hidden_dim 4097 is not divisible by num_heads 32."
+        );
+        assert_eq!(s.shown().unwrap().report.unfused.total, 2_348_810_240);
+        assert!(s.shared_view().unwrap_err().starts_with("Nothing to share while the inputs are invalid"));
+        let s = reduce(s, Action::SetField(Field::Hidden, "2048".into()));
+        assert!(s.current.is_ok());
+        assert_ne!(s.shown().unwrap().report.unfused.total, 2_348_810_240);
+    }
+
+    #[wasm_bindgen_test]
+    fn a_share_fragment_restores_the_block_and_a_bad_one_says_why() {
+        let config = TransformerConfig { seq_len: 128, hidden_dim: 256, num_heads: 4, dtype_bytes: 4 };
+        let s = State::from_fragment(&format!("#{}", encode(&SharedView::Transformer { config })));
+        assert!(matches!(&s.source, Source::Transformer(f) if f.config() == Ok(config)));
+        assert_eq!(s.shared_view(), Ok(SharedView::Transformer { config }));
+        let bad = State::from_fragment("#s=7.xyz");
+        assert!(bad.notice.unwrap().text.contains("newer fusionscope (share format 7"));
+        assert!(bad.current.is_ok(), "the default block is shown");
+    }
+
+    #[wasm_bindgen_test]
+    fn notices_do_not_change_the_figures() {
+        let s = reduce(State::default(), Action::Fail("x.json cannot be opened".into()));
+        assert_eq!(s.notice.as_ref().unwrap().text, "x.json cannot be opened");
+        assert_eq!(s.shown().unwrap().report.unfused.total, 2_348_810_240);
+        let s = reduce(s, Action::DismissNotice);
+        assert!(s.notice.is_none());
+    }
+}

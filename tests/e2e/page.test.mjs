@@ -131,3 +131,26 @@ async function assertFigures(page, want) {
   }
   assert.deepEqual(got, want);
 }
+
+test('every control is reachable with the keyboard', async () => {
+  const { page, check } = await openPage(env);
+  await page.getByTestId('unfused-total').waitFor();
+  const reached = new Set();
+  for (let i = 0; i < 60; i++) {
+    await page.keyboard.press('Tab');
+    reached.add(await page.evaluate(() => {
+      const el = document.activeElement;
+      return el.dataset.testid || el.id || el.dataset.export || el.textContent.trim();
+    }));
+  }
+  for (const want of ['open-button', 'in-seq-len', 'in-hidden', 'in-heads', 'in-dtype', 'share-button', '.json', '-groups.svg']) {
+    assert.ok(reached.has(want), `${want} not reached by Tab: ${[...reached].join(' | ')}`);
+  }
+  // Exports and op buttons are buttons too.
+  assert.ok([...reached].some((r) => r.startsWith('qkv_proj')), 'an op button');
+  // Enter on an op button opens its details.
+  await page.getByRole('button', { name: /^softmax/ }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByTestId('op-details').getByText('softmax (reduction) — group 3').waitFor();
+  await check();
+});
