@@ -209,7 +209,7 @@ pub fn app() -> Html {
                 <p class="tagline">{ "Kernel fusion groups and the global-memory traffic they save, computed in your browser." }</p>
                 <div class="top-actions">
                     <FileOpen {on_files} />
-                    <span class="hint">{ "or drop an op-graph JSON anywhere" }</span>
+                    <span class="hint">{ "or drop a file anywhere" }</span>
                 </div>
             </header>
             if let Some(r) = &*reading {

@@ -111,7 +111,7 @@ test('a share link restores a graph in a fresh page', async () => {
   const url = await first.page.getByTestId('share-url').inputValue();
   assert.match(url, /#s=1\.[A-Za-z0-9_-]+$/);
   const size = await first.page.getByTestId('share-size').textContent();
-  assert.match(size, new RegExp(`\\(${url.length} bytes\\)`));
+  assert.match(size, new RegExp(`^Link size: ${digits(url.length)} bytes\\. `));
   await first.check();
 
   const second = await openPage(env, url.slice(env.server.url.length));

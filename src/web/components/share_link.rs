@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use crate::units::format_bytes;
+use crate::units::{format_bytes, group_digits};
 
 use crate::web::browser;
 
@@ -22,6 +22,16 @@ enum Shown {
 
 /// Links above this size may be cut by chat tools and mail clients.
 const COMFORTABLE_LINK_BYTES: usize = 8 * 1024;
+
+/// `"162 bytes"`, or `"1.23 KiB (1,262 bytes)"` from 1 KiB on.
+fn link_size(bytes: usize) -> String {
+    let exact = format!("{} bytes", group_digits(bytes as u64));
+    if bytes < 1024 {
+        format!("Link size: {exact}")
+    } else {
+        format!("Link size: {} ({exact})", format_bytes(bytes as u64))
+    }
+}
 
 #[function_component(ShareLink)]
 pub fn share_link(props: &Props) -> Html {
@@ -58,7 +68,7 @@ pub fn share_link(props: &Props) -> Html {
                 <div class="share-status" role="status">
                     <input class="share-url" type="text" readonly=true value={url.clone()} aria-label="Share link" data-testid="share-url"
                         onfocus={Callback::from(|e: FocusEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); i.select(); })} />
-                    <span data-testid="share-size">{ format!("{} ({} bytes). {status}{warn}", format_bytes(size as u64), size) }</span>
+                    <span data-testid="share-size">{ format!("{}. {status}{warn}", link_size(size)) }</span>
                 </div>
             }
         }
