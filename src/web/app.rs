@@ -8,7 +8,6 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
-use crate::chart::{group_traffic_chart, total_traffic_chart};
 use crate::share;
 
 use super::browser;
@@ -19,7 +18,7 @@ use super::components::groups_table::GroupsTable;
 use super::components::read_progress::ReadProgress;
 use super::components::share_link::ShareLink;
 use super::components::summary::Summary;
-use super::components::traffic_chart::TrafficChart;
+use super::components::traffic_chart::{ChartKind, TrafficChart};
 use super::components::transformer_form::TransformerFormView;
 use super::open_file::open_bytes;
 use super::state::{Action, Field, Reading, Source, State};
@@ -247,15 +246,15 @@ pub fn app() -> Html {
                             }
                             <Summary report={c.report.clone()} />
                             <div class="charts">
-                                <TrafficChart id="chart-groups" chart={group_traffic_chart(&c.report)} />
-                                <TrafficChart id="chart-total" chart={total_traffic_chart(&c.report)} />
+                                <TrafficChart id="chart-groups" report={c.report.clone()} kind={ChartKind::PerGroup} />
+                                <TrafficChart id="chart-total" report={c.report.clone()} kind={ChartKind::Total} />
                             </div>
                             <GroupsTable report={c.report.clone()} />
                             <Exports report={c.report.clone()} {base_name} {on_error} />
                         </section>
                         <section class="panel" aria-labelledby="groups-h">
                             <h2 id="groups-h">{ "Fusion groups" }</h2>
-                            <GroupView graph={Rc::clone(&c.graph)} report={c.report.clone()} selected={state.selected_op} {on_select} />
+                            <GroupView graph={c.graph.clone()} report={c.report.clone()} selected={state.selected_op} {on_select} />
                         </section>
                     </> },
                     None => html! {

@@ -9,6 +9,7 @@ mod browser;
 pub mod components;
 mod open_file;
 pub mod reader_worker;
+pub mod shared;
 pub mod state;
 
 /// Mounts the page on `<main id="app">` (or the body if the element is missing).

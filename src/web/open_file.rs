@@ -1,10 +1,9 @@
 //! What opening a file does: detect its kind from its first bytes, then read it with the core.
 //! New kinds plug in here, one match arm each.
 
-use std::rc::Rc;
-
 use crate::import::{self, FileKind, DETECT_BYTES};
 
+use super::shared::Shared;
 use super::state::Action;
 
 /// The action for a file's content.
@@ -13,7 +12,7 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
     let gz = if detected.gzipped { " (gzip-compressed)" } else { "" };
     match detected.kind {
         FileKind::OpGraph => match import::read_graph(bytes) {
-            Ok(graph) => Action::OpenGraph { file_name: file_name.to_string(), graph: Rc::new(graph) },
+            Ok(graph) => Action::OpenGraph { file_name: file_name.to_string(), graph: Shared::new(graph) },
             Err(e) => Action::Fail(format!("{file_name} is an op graph{gz} but cannot be analysed: {e}.")),
         },
         kind @ (FileKind::KinetoTrace

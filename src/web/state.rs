@@ -8,6 +8,8 @@ use std::rc::Rc;
 
 use yew::Reducible;
 
+use super::shared::Shared;
+
 use crate::fusion::transformer::{transformer_block, TransformerConfig};
 use crate::fusion::{analyze, AnalysisReport, OpGraph};
 use crate::share::{self, SharedView};
@@ -115,15 +117,15 @@ pub enum Source {
     /// The built-in transformer block with the form's inputs.
     Transformer(TransformerForm),
     /// An op graph read from a file.
-    Graph { file_name: String, graph: Rc<OpGraph> },
+    Graph { file_name: String, graph: Shared<OpGraph> },
 }
 
 /// A finished analysis and what it was computed from, in words.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Computed {
     pub title: String,
-    pub graph: Rc<OpGraph>,
-    pub report: Rc<AnalysisReport>,
+    pub graph: Shared<OpGraph>,
+    pub report: Shared<AnalysisReport>,
 }
 
 /// A file being read, for the progress bar.
@@ -178,7 +180,7 @@ pub enum Action {
     /// An op graph was read from a file.
     OpenGraph {
         file_name: String,
-        graph: Rc<OpGraph>,
+        graph: Shared<OpGraph>,
     },
     /// A file or link could not be opened; the figures shown stay as they were.
     Fail(String),
@@ -206,15 +208,15 @@ fn compute(source: &Source) -> Result<Computed, String> {
                     c.dtype_bytes,
                     if c.dtype_bytes == 1 { "" } else { "s" }
                 ),
-                Rc::new(graph),
+                Shared::new(graph),
             ))
         }
         Source::Graph { file_name, graph } => Ok(computed(format!("Op graph {file_name}"), graph.clone())),
     }
 }
 
-fn computed(title: String, graph: Rc<OpGraph>) -> Computed {
-    let report = Rc::new(analyze(&graph).report(&graph));
+fn computed(title: String, graph: Shared<OpGraph>) -> Computed {
+    let report = Shared::new(analyze(&graph).report(&graph));
     Computed { title, graph, report }
 }
 
@@ -246,7 +248,7 @@ impl State {
         match view {
             SharedView::Transformer { config } => State::with_source(Source::Transformer(config.into()), last_good),
             SharedView::Graph { file_name, graph } => match share::graph_of(&graph) {
-                Ok(g) => State::with_source(Source::Graph { file_name, graph: Rc::new(g) }, last_good),
+                Ok(g) => State::with_source(Source::Graph { file_name, graph: Shared::new(g) }, last_good),
                 Err(e) => State {
                     notice: Some(Notice {
                         text: format!("This share link holds a graph that is not valid: {e}."),

@@ -1,9 +1,9 @@
 //! Export buttons: the analysis as JSON (the command line's `--json` object), the groups and
 //! totals as CSV, the summary as Markdown, and each chart as SVG.
 
-use std::rc::Rc;
-
 use yew::prelude::*;
+
+use crate::web::shared::Shared;
 
 use crate::chart::{group_traffic_chart, total_traffic_chart};
 use crate::fusion::summary::{groups_table, markdown_report, totals_table};
@@ -13,7 +13,7 @@ use crate::web::browser;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub report: Rc<AnalysisReport>,
+    pub report: Shared<AnalysisReport>,
     /// File names start with this (e.g. the graph file's name without extension).
     pub base_name: AttrValue,
     /// Where an export that fails says why.

@@ -3,9 +3,9 @@
 //! hovering shows the rule as a tooltip.
 
 use std::collections::HashMap;
-use std::rc::Rc;
-
 use yew::prelude::*;
+
+use crate::web::shared::Shared;
 
 use crate::fusion::graph::SizeSource;
 use crate::fusion::{AnalysisReport, OpGraph, OpId, TensorId};
@@ -18,8 +18,8 @@ pub const MAX_OPS_DRAWN: usize = 2000;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub graph: Rc<OpGraph>,
-    pub report: Rc<AnalysisReport>,
+    pub graph: Shared<OpGraph>,
+    pub report: Shared<AnalysisReport>,
     pub selected: Option<usize>,
     pub on_select: Callback<Option<usize>>,
 }
@@ -27,19 +27,26 @@ pub struct Props {
 #[function_component(GroupView)]
 pub fn group_view(props: &Props) -> Html {
     let r = &props.report;
-    let layers = {
-        let op_group: Vec<usize> = r.op_details.iter().map(|d| d.group).collect();
-        group_graph(&props.graph, &op_group)
-    };
-    let index: HashMap<&str, usize> = r.op_details.iter().enumerate().map(|(i, d)| (d.name.as_str(), i)).collect();
+    // Recomputed only for a new analysis, not when the selection changes.
+    let layout = use_memo((props.graph.clone(), props.report.clone()), |(graph, report)| {
+        let op_group: Vec<usize> = report.op_details.iter().map(|d| d.group).collect();
+        let index: HashMap<&str, usize> =
+            report.op_details.iter().enumerate().map(|(i, d)| (d.name.as_str(), i)).collect();
+        let members: Vec<Vec<usize>> = report
+            .group_details
+            .iter()
+            .map(|g| g.ops.iter().filter_map(|name| index.get(name.as_str()).copied()).collect())
+            .collect();
+        (group_graph(graph, &op_group), members)
+    });
+    let (layers, members) = &*layout;
     let names = |gs: &[usize]| gs.iter().map(|g| (g + 1).to_string()).collect::<Vec<_>>().join(", ");
     let group_box = |g: usize| {
         let detail = &r.group_details[g];
         let kind = format!("{:?}", detail.kind).to_lowercase();
-        let buttons: Html = detail
-            .ops
+        let buttons: Html = members[g]
             .iter()
-            .filter_map(|name| index.get(name.as_str()).copied())
+            .copied()
             .take(MAX_OPS_DRAWN)
             .map(|i| {
                 let d = &r.op_details[i];

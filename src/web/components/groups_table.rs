@@ -1,15 +1,15 @@
 //! One row per fusion group: its kind, its ops and its traffic unfused and fused.
 
-use std::rc::Rc;
-
 use yew::prelude::*;
+
+use crate::web::shared::Shared;
 
 use crate::fusion::AnalysisReport;
 use crate::units::{format_bytes, format_pct, group_digits};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub report: Rc<AnalysisReport>,
+    pub report: Shared<AnalysisReport>,
 }
 
 fn bytes_cell(b: u64) -> Html {

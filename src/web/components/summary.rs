@@ -1,15 +1,15 @@
 //! The headline figures: unfused and fused traffic, what fusion saves, and the group count.
 
-use std::rc::Rc;
-
 use yew::prelude::*;
+
+use crate::web::shared::Shared;
 
 use crate::fusion::AnalysisReport;
 use crate::units::{format_bytes, format_pct, group_digits};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub report: Rc<AnalysisReport>,
+    pub report: Shared<AnalysisReport>,
 }
 
 fn figure(id: &'static str, label: &'static str, bytes: u64) -> Html {
