@@ -5,6 +5,7 @@
 //! could write it too. Colours are fixed mid-tones readable on light and dark backgrounds;
 //! text uses `currentColor` so that the page's theme decides it (black in a standalone file).
 
+use crate::fusion::analysis::TrafficFigures;
 use crate::fusion::AnalysisReport;
 use crate::units::{format_bytes, group_digits};
 
@@ -15,16 +16,31 @@ pub struct Series {
     pub color: &'static str,
 }
 
-/// One row of bars: a label and one value per series.
+/// One bar: bytes read and bytes written, drawn as two segments of one length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bar {
+    pub read: u64,
+    pub written: u64,
+}
+
+impl Bar {
+    /// Read plus written (saturating: a bar never wraps around).
+    pub fn total(self) -> u64 {
+        self.read.saturating_add(self.written)
+    }
+}
+
+/// One row of bars: a label and one bar per series.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BarRow {
     pub label: String,
     /// Shown as the row's tooltip (e.g. all ops of a group).
     pub detail: String,
-    pub values: Vec<u64>,
+    pub values: Vec<Bar>,
 }
 
-/// A chart of byte counts: rows of bars, one bar per series, all on one linear scale.
+/// A chart of memory traffic: rows of bars, one bar per series, each split into bytes read
+/// (solid) and written (lighter), all on one linear scale.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BarChart {
     pub title: String,
@@ -43,6 +59,8 @@ const BAR_H: u32 = 14;
 const BAR_GAP: u32 = 3;
 const ROW_GAP: u32 = 12;
 const TOP: u32 = 50;
+/// The written segment is the series colour at this opacity.
+const WRITTEN_OPACITY: &str = "0.5";
 
 /// Escapes text for use in SVG element content and attribute values.
 pub fn escape_xml(s: &str) -> String {
@@ -91,7 +109,7 @@ impl BarChart {
 
     /// The chart as a standalone SVG document (with `role="img"` and a title for screen readers).
     pub fn to_svg(&self) -> String {
-        let max = self.rows.iter().flat_map(|r| r.values.iter().copied()).max().unwrap_or(0);
+        let max = self.rows.iter().flat_map(|r| r.values.iter().map(|b| b.total())).max().unwrap_or(0);
         let h = self.height();
         let title = escape_xml(&self.title);
         let mut s = format!(
@@ -111,6 +129,15 @@ impl BarChart {
             ));
             x += 24 + 8 * series.name.chars().count() as u32;
         }
+        // Which part of a bar is which, in the text colour: solid is read, light is written.
+        for (name, opacity) in [("read", "0.75"), ("written", "0.3")] {
+            s.push_str(&format!(
+                "<rect x=\"{x}\" y=\"28\" width=\"12\" height=\"12\" fill=\"currentColor\" fill-opacity=\"{opacity}\"/>\
+                 <text x=\"{}\" y=\"38\" fill=\"currentColor\">{name}</text>",
+                x + 16
+            ));
+            x += 24 + 8 * name.len() as u32;
+        }
         let mut y = TOP;
         for row in &self.rows {
             let rows_h = self.series.len() as u32 * (BAR_H + BAR_GAP) - BAR_GAP;
@@ -121,19 +148,28 @@ impl BarChart {
                 y + rows_h / 2 + 4,
                 escape_xml(&truncate(&row.label, 28))
             ));
-            for (series, &value) in self.series.iter().zip(&row.values) {
-                let w = Self::bar_width(value, max);
+            for (series, &bar) in self.series.iter().zip(&row.values) {
+                let total = bar.total();
+                let w = Self::bar_width(total, max);
+                let w_read = if total == 0 { 0.0 } else { w * bar.read as f64 / total as f64 };
+                let name = escape_xml(&series.name);
+                let segment = |x: f64, width: f64, opacity: &str, what: &str, bytes: u64| {
+                    format!(
+                        "<rect x=\"{x:.1}\" y=\"{y}\" width=\"{width:.1}\" height=\"{BAR_H}\" fill=\"{}\" fill-opacity=\"{opacity}\">\
+                         <title>{name} {what}: {} bytes ({})</title></rect>",
+                        series.color,
+                        group_digits(bytes),
+                        format_bytes(bytes)
+                    )
+                };
+                s.push_str(&format!("<g><title>{name}: {} bytes read + written</title>", group_digits(total)));
+                s.push_str(&segment(f64::from(LABEL_W), w_read, "1", "read", bar.read));
+                s.push_str(&segment(f64::from(LABEL_W) + w_read, w - w_read, WRITTEN_OPACITY, "written", bar.written));
                 s.push_str(&format!(
-                    "<rect x=\"{LABEL_W}\" y=\"{y}\" width=\"{w:.1}\" height=\"{BAR_H}\" fill=\"{}\">\
-                     <title>{}: {} bytes ({})</title></rect>\
-                     <text x=\"{:.1}\" y=\"{}\" fill=\"currentColor\">{}</text>",
-                    series.color,
-                    escape_xml(&series.name),
-                    group_digits(value),
-                    format_bytes(value),
+                    "<text x=\"{:.1}\" y=\"{}\" fill=\"currentColor\">{}</text></g>",
                     f64::from(LABEL_W) + w + 4.0,
                     y + BAR_H - 3,
-                    format_bytes(value)
+                    format_bytes(total)
                 ));
                 y += BAR_H + BAR_GAP;
             }
@@ -143,6 +179,10 @@ impl BarChart {
         s.push_str("</svg>");
         s
     }
+}
+
+fn traffic_bar(f: &TrafficFigures) -> Bar {
+    Bar { read: f.bytes_read, written: f.bytes_written }
 }
 
 fn traffic_series() -> Vec<Series> {
@@ -178,13 +218,13 @@ pub fn group_traffic_chart(r: &AnalysisReport) -> BarChart {
             BarRow {
                 label,
                 detail: format!("group {} ({}): {}", i + 1, format!("{:?}", g.kind).to_lowercase(), g.ops.join(", ")),
-                values: vec![g.unfused.total, g.fused.total],
+                values: vec![traffic_bar(&g.unfused), traffic_bar(&g.fused)],
             }
         })
         .collect();
     let title = if n > MAX_CHART_GROUPS {
         format!(
-            "Memory traffic of the {MAX_CHART_GROUPS} fusion groups with the most unfused traffic, of {} (read + written)",
+            "Memory traffic of the {MAX_CHART_GROUPS} fusion groups with the most unfused traffic, of {}",
             group_digits(n as u64)
         )
     } else {
@@ -201,7 +241,7 @@ pub fn total_traffic_chart(r: &AnalysisReport) -> BarChart {
         rows: vec![BarRow {
             label: "total".to_string(),
             detail: format!("{} ops in {} groups", r.op_details.len(), r.groups.len()),
-            values: vec![r.unfused.total, r.fused.total],
+            values: vec![traffic_bar(&r.unfused), traffic_bar(&r.fused)],
         }],
     }
 }
@@ -223,7 +263,11 @@ mod tests {
         let chart = BarChart {
             title: "t".into(),
             series: traffic_series(),
-            rows: vec![BarRow { label: "<script>".into(), detail: "&".into(), values: vec![1, 2] }],
+            rows: vec![BarRow {
+                label: "<script>".into(),
+                detail: "&".into(),
+                values: vec![Bar { read: 1, written: 0 }, Bar { read: 1, written: 1 }],
+            }],
         };
         let svg = chart.to_svg();
         assert!(!svg.contains("<script>"));
@@ -234,12 +278,16 @@ mod tests {
     fn one_bar_per_group_and_series_with_exact_bytes() {
         let r = report();
         let svg = group_traffic_chart(&r).to_svg();
-        // 2 legend swatches + 2 bars per group.
-        assert_eq!(svg.matches("<rect").count(), 2 + 2 * r.group_details.len());
+        // 4 legend swatches + 2 segments (read, written) of 2 bars per group.
+        assert_eq!(svg.matches("<rect").count(), 4 + 4 * r.group_details.len());
         assert_eq!(r.group_details.len(), 9);
         let total = total_traffic_chart(&r).to_svg();
-        assert!(total.contains("unfused: 2,348,810,240 bytes (2.19 GiB)"), "{total}");
-        assert!(total.contains("fused: 1,962,934,272 bytes"), "{total}");
+        assert!(total.contains("<g><title>unfused: 2,348,810,240 bytes read + written</title>"), "{total}");
+        assert!(total.contains(">2.19 GiB</text>"), "{total}");
+        assert!(total.contains("fused: 1,962,934,272 bytes read + written"), "{total}");
+        let (fr, fw) = (r.fused.bytes_read, r.fused.bytes_written);
+        assert!(total.contains(&format!("fused read: {} bytes", group_digits(fr))), "{total}");
+        assert!(total.contains(&format!("fused written: {} bytes", group_digits(fw))), "{total}");
     }
 
     #[test]
@@ -250,6 +298,27 @@ mod tests {
         assert_eq!(BarChart::bar_width(0, 0), 0.0);
         // Tiny but non-zero values stay visible.
         assert_eq!(BarChart::bar_width(1, u64::MAX), 1.0);
+    }
+
+    #[test]
+    fn read_and_written_segments_split_the_bar_in_proportion() {
+        let chart = BarChart {
+            title: "t".into(),
+            series: vec![Series { name: "s".into(), color: FUSED_COLOR }],
+            rows: vec![BarRow { label: "a".into(), detail: "".into(), values: vec![Bar { read: 3, written: 1 }] }],
+        };
+        let svg = chart.to_svg();
+        let full = BarChart::bar_width(4, 4);
+        assert!(svg.contains(&format!("width=\"{:.1}\"", full * 0.75)), "{svg}");
+        assert!(
+            svg.contains(&format!(
+                "x=\"{:.1}\" y=\"{TOP}\" width=\"{:.1}\"",
+                f64::from(LABEL_W) + full * 0.75,
+                full * 0.25
+            )),
+            "{svg}"
+        );
+        assert_eq!(Bar { read: u64::MAX, written: 1 }.total(), u64::MAX);
     }
 
     #[test]
@@ -268,7 +337,7 @@ mod tests {
         assert_eq!(chart.rows.len(), MAX_CHART_GROUPS);
         assert!(chart.title.contains(&format!("of {}", group_digits(r.group_details.len() as u64))));
         // Every group left out has no more unfused traffic than the lightest one drawn.
-        let lightest = chart.rows.iter().map(|row| row.values[0]).min().unwrap();
+        let lightest = chart.rows.iter().map(|row| row.values[0].total()).min().unwrap();
         let drawn: Vec<usize> =
             chart.rows.iter().map(|row| row.label.split('.').next().unwrap().parse::<usize>().unwrap() - 1).collect();
         assert!(drawn.windows(2).all(|w| w[0] < w[1]), "group order kept");

@@ -207,7 +207,7 @@ test('a 20,000-op graph opens, matches the command line and draws a bounded page
   // The drawing is bounded: whole groups up to 2,000 ops, 40 groups charted, 1,000 table rows.
   const drawnOps = await page.locator('[data-testid=group-boxes] .op').count();
   assert.ok(drawnOps > 1000 && drawnOps <= 2000, `${drawnOps} ops drawn`);
-  assert.equal(await page.locator('[data-testid=chart-groups] svg rect').count(), 2 + 2 * 40);
+  assert.equal(await page.locator('[data-testid=chart-groups] svg rect').count(), 4 + 4 * 40);
   assert.ok(await page.locator('[data-testid=groups-table] tbody tr').count() <= 1000);
   await page.screenshot({ path: path.join(screenshotDir, 'big-graph.png') });
   await check();

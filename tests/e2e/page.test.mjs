@@ -56,10 +56,10 @@ test('opens on the transformer block with the spec figures', async () => {
     pct: '16.43 %',
   });
   assert.match(await page.getByTestId('results-title').textContent(), /S = 2048, H = 4096, NH = 32, 2 bytes/);
-  // One table row and two bars per group; the total chart has its two bars.
+  // One table row and two bars (read and written segments) per group, and a 4-swatch legend.
   assert.equal(await page.locator('[data-testid=groups-table] tbody tr').count(), 9);
-  assert.equal(await page.locator('[data-testid=chart-groups] svg rect').count(), 2 + 2 * 9);
-  assert.equal(await page.locator('[data-testid=chart-total] svg rect').count(), 2 + 2);
+  assert.equal(await page.locator('[data-testid=chart-groups] svg rect').count(), 4 + 4 * 9);
+  assert.equal(await page.locator('[data-testid=chart-total] svg rect').count(), 4 + 4);
   // The group view: nine boxes in data-flow order; attention output reads softmax and V.
   assert.equal(await page.locator('[data-testid=group-boxes] [data-group]').count(), 9);
   assert.equal((await page.locator('[data-group="4"] .group-feeds').textContent()).trim(), 'reads from groups 1, 3');
