@@ -109,11 +109,56 @@ fn use_hash_restore(state: UseReducerHandle<State>) {
     });
 }
 
+/// Files dropped anywhere in the window are opened (listening on the window, not an element,
+/// so that no drop falls through to the browser, which would navigate away to the file).
+#[hook]
+fn use_window_drop(on_files: Callback<Vec<web_sys::File>>, dragging: UseStateSetter<bool>) {
+    use_effect_with((), move |_| {
+        let over = {
+            let dragging = dragging.clone();
+            Closure::<dyn Fn(web_sys::Event)>::new(move |e: web_sys::Event| {
+                e.prevent_default(); // allows the drop
+                dragging.set(true);
+            })
+        };
+        let leave = {
+            let dragging = dragging.clone();
+            Closure::<dyn Fn(web_sys::Event)>::new(move |e: web_sys::Event| {
+                // Only when the pointer leaves the window, not when it moves between elements.
+                if e.dyn_ref::<web_sys::DragEvent>().is_some_and(|d| d.related_target().is_none()) {
+                    dragging.set(false);
+                }
+            })
+        };
+        let drop = Closure::<dyn Fn(web_sys::Event)>::new(move |e: web_sys::Event| {
+            e.prevent_default();
+            dragging.set(false);
+            if let Some(d) = e.dyn_ref::<web_sys::DragEvent>() {
+                on_files.emit(files_of(d.data_transfer().and_then(|t| t.files())));
+            }
+        });
+        let window = web_sys::window();
+        let listeners = [("dragover", over), ("dragleave", leave), ("drop", drop)];
+        if let Some(w) = &window {
+            for (name, f) in &listeners {
+                let _ = w.add_event_listener_with_callback(name, f.as_ref().unchecked_ref());
+            }
+        }
+        move || {
+            if let Some(w) = window {
+                for (name, f) in &listeners {
+                    let _ = w.remove_event_listener_with_callback(name, f.as_ref().unchecked_ref());
+                }
+            }
+        }
+    });
+}
+
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(|| State::from_fragment(&browser::fragment()));
     use_hash_restore(state.clone());
-    let dragging = use_state(|| false);
+    let dragging = use_state_eq(|| false);
     let reading = use_state(|| None::<Reading>);
     let current_read: CurrentRead = use_mut_ref(|| None);
 
@@ -132,33 +177,7 @@ pub fn app() -> Html {
             open_files(state.clone(), reading.clone(), current_read.clone(), files)
         })
     };
-    let ondragover = {
-        let dragging = dragging.clone();
-        Callback::from(move |e: DragEvent| {
-            e.prevent_default(); // allows the drop
-            if !*dragging {
-                dragging.set(true);
-            }
-        })
-    };
-    let ondragleave = {
-        let dragging = dragging.clone();
-        Callback::from(move |e: DragEvent| {
-            // Only when the pointer leaves the window, not when it moves between children.
-            if e.related_target().is_none() {
-                dragging.set(false);
-            }
-        })
-    };
-    let ondrop = {
-        let on_files = on_files.clone();
-        let dragging = dragging.clone();
-        Callback::from(move |e: DragEvent| {
-            e.prevent_default();
-            dragging.set(false);
-            on_files.emit(files_of(e.data_transfer().and_then(|d| d.files())));
-        })
-    };
+    use_window_drop(on_files.clone(), dragging.setter());
     let on_cancel = {
         let current_read = current_read.clone();
         Callback::from(move |()| {
@@ -202,7 +221,7 @@ pub fn app() -> Html {
         None => "transformer".into(),
     };
     html! {
-        <div class={classes!("page", dragging.then_some("dragging"))} {ondragover} {ondragleave} {ondrop}>
+        <div class={classes!("page", dragging.then_some("dragging"))}>
             <header class="top">
                 <h1>{ "fusionscope" }</h1>
                 <p class="tagline">{ "Kernel fusion groups and the global-memory traffic they save, computed in your browser." }</p>
