@@ -98,12 +98,14 @@ pub async fn copy_text(text: &str) -> Result<(), String> {
 /// The reader worker's script, next to the page (trunk writes it there).
 const READER_SCRIPT: &str = "./fusionscope-reader_loader.js";
 
+/// The worker's message and error handlers, kept alive while the worker may call them.
+type Handlers = Rc<RefCell<Vec<Closure<dyn Fn(web_sys::MessageEvent)>>>>;
+
 /// A file being read by the reader worker; dropping it or [`WorkerRead::cancel`] ends it.
 pub struct WorkerRead {
     worker: web_sys::Worker,
     reject: Rc<RefCell<Option<js_sys::Function>>>,
-    // Kept alive while the worker may call them.
-    _handlers: Rc<RefCell<Vec<Closure<dyn Fn(web_sys::MessageEvent)>>>>,
+    _handlers: Handlers,
 }
 
 impl WorkerRead {
@@ -139,7 +141,7 @@ pub fn read_in_worker(
     options.set_type(web_sys::WorkerType::Classic);
     let worker = web_sys::Worker::new_with_options(READER_SCRIPT, &options).map_err(js_error)?;
     let reject_slot: Rc<RefCell<Option<js_sys::Function>>> = Rc::new(RefCell::new(None));
-    let handlers = Rc::new(RefCell::new(Vec::new()));
+    let handlers: Handlers = Rc::new(RefCell::new(Vec::new()));
     let mut on_progress = Some(on_progress);
     let promise = js_sys::Promise::new(&mut |resolve: js_sys::Function, reject: js_sys::Function| {
         *reject_slot.borrow_mut() = Some(reject.clone());
