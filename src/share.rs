@@ -44,6 +44,20 @@ impl SharedView {
     }
 }
 
+/// Everything a link holds: the view and what is selected in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedState {
+    pub view: SharedView,
+    /// The op whose details are open, by name.
+    pub selected_op: Option<String>,
+}
+
+impl From<SharedView> for SharedState {
+    fn from(view: SharedView) -> Self {
+        SharedState { view, selected_op: None }
+    }
+}
+
 /// Rebuilds a shared graph; the errors are those of a graph file (without positions).
 pub fn graph_of(file: &GraphFile) -> Result<OpGraph, GraphError> {
     build(file, &|_| None, &|_| None)
@@ -53,6 +67,8 @@ pub fn graph_of(file: &GraphFile) -> Result<OpGraph, GraphError> {
 struct Envelope {
     v: u32,
     state: SharedView,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    selected_op: Option<String>,
 }
 
 /// Why a link cannot be opened, in words for the person who clicked it.
@@ -79,9 +95,10 @@ pub enum ShareError {
     Json { version: u32, message: String },
 }
 
-/// The fragment (without `#`) for a view.
-pub fn encode(view: &SharedView) -> String {
-    let json = serde_json::to_vec(&Envelope { v: FORMAT_VERSION, state: view.clone() })
+/// The fragment (without `#`) for a state.
+pub fn encode(state: &SharedState) -> String {
+    let envelope = Envelope { v: FORMAT_VERSION, state: state.view.clone(), selected_op: state.selected_op.clone() };
+    let json = serde_json::to_vec(&envelope)
         .expect("a view always serialises: it holds only strings, numbers and maps with string keys");
     let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
     enc.write_all(&json).expect("writing to a Vec cannot fail");
@@ -89,8 +106,8 @@ pub fn encode(view: &SharedView) -> String {
     format!("{FRAGMENT_KEY}{FORMAT_VERSION}.{}", URL_SAFE_NO_PAD.encode(deflated))
 }
 
-/// The view a fragment holds (with or without its leading `#`).
-pub fn decode(fragment: &str) -> Result<SharedView, ShareError> {
+/// The state a fragment holds (with or without its leading `#`).
+pub fn decode(fragment: &str) -> Result<SharedState, ShareError> {
     let body = fragment.strip_prefix('#').unwrap_or(fragment);
     let body = body.strip_prefix(FRAGMENT_KEY).ok_or(ShareError::NotAShareLink)?;
     let (version, payload) = body.split_once('.').unwrap_or((body, ""));
@@ -117,7 +134,7 @@ pub fn decode(fragment: &str) -> Result<SharedView, ShareError> {
             message: format!("the state says format {} but the link says {version}", envelope.v),
         });
     }
-    Ok(envelope.state)
+    Ok(SharedState { view: envelope.state, selected_op: envelope.selected_op })
 }
 
 #[cfg(test)]
@@ -133,18 +150,23 @@ mod tests {
         let view = SharedView::Transformer {
             config: TransformerConfig { seq_len: 1024, hidden_dim: 2048, num_heads: 16, dtype_bytes: 4 },
         };
-        let link = encode(&view);
+        let link = encode(&view.clone().into());
         assert!(link.starts_with("s=1."), "{link}");
         assert!(link.len() < 200, "{} bytes: {link}", link.len());
-        assert_eq!(decode(&link).unwrap(), view);
-        assert_eq!(decode(&format!("#{link}")).unwrap(), view);
+        assert_eq!(decode(&link).unwrap(), view.clone().into());
+        assert_eq!(decode(&format!("#{link}")).unwrap().view, view);
     }
 
     #[test]
     fn graph_round_trip_gives_the_same_analysis() {
         let graph = parse_graph(EXAMPLE).unwrap();
-        let link = encode(&SharedView::of_graph("wörked example.json", &graph));
-        let SharedView::Graph { file_name, graph: file } = decode(&link).unwrap() else { panic!("not a graph") };
+        let state = SharedState {
+            view: SharedView::of_graph("wörked example.json", &graph),
+            selected_op: Some("relu".to_string()),
+        };
+        let back = decode(&encode(&state)).unwrap();
+        assert_eq!(back.selected_op.as_deref(), Some("relu"));
+        let SharedView::Graph { file_name, graph: file } = back.view else { panic!("not a graph") };
         assert_eq!(file_name, "wörked example.json");
         let back = graph_of(&file).unwrap();
         assert_eq!(analyze(&back).report(&back), analyze(&graph).report(&graph));
@@ -153,17 +175,17 @@ mod tests {
     #[test]
     fn a_500_op_graph_fits_a_typical_link() {
         let graph = random_graph(500, 7);
-        let link = encode(&SharedView::of_graph("random.json", &graph));
+        let link = encode(&SharedView::of_graph("random.json", &graph).into());
         // Issue 4 asks typical links to stay under 8 KB; a 500-op graph with random shapes
         // is larger than typical, so this bounds it loosely and checks it round-trips.
         assert!(link.len() < 16 * 1024, "{} bytes", link.len());
-        let SharedView::Graph { graph: file, .. } = decode(&link).unwrap() else { panic!("not a graph") };
+        let SharedView::Graph { graph: file, .. } = decode(&link).unwrap().view else { panic!("not a graph") };
         assert_eq!(graph_of(&file).unwrap().len(), 500);
     }
 
     #[test]
     fn bad_links_say_why() {
-        let good = encode(&SharedView::Transformer { config: TransformerConfig::default() });
+        let good = encode(&SharedView::Transformer { config: TransformerConfig::default() }.into());
         assert_eq!(decode("#view=3"), Err(ShareError::NotAShareLink));
         assert_eq!(decode("s=x.abc"), Err(ShareError::BadVersion("x".into())));
         assert_eq!(decode(&good.replacen("s=1.", "s=2.", 1)), Err(ShareError::Newer(2)));

@@ -93,7 +93,7 @@ fn use_hash_restore(state: UseReducerHandle<State>) {
                 return;
             }
             match share::decode(&fragment) {
-                Ok(view) => state.dispatch(Action::Restore(view)),
+                Ok(shared) => state.dispatch(Action::Restore(shared)),
                 Err(e) => state.dispatch(Action::Fail(format!("This share link cannot be opened: {e}."))),
             }
         });

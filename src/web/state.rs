@@ -12,7 +12,7 @@ use super::shared::Shared;
 
 use crate::fusion::transformer::{transformer_block, TransformerConfig};
 use crate::fusion::{analyze, AnalysisReport, OpGraph};
-use crate::share::{self, SharedView};
+use crate::share::{self, SharedState, SharedView};
 
 /// The transformer block's inputs as typed (text), so that bad input can be quoted back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -190,7 +190,7 @@ pub enum Action {
     /// Show (or hide, with `None`) an op's details.
     SelectOp(Option<usize>),
     /// The state a share link holds.
-    Restore(SharedView),
+    Restore(SharedState),
 }
 
 /// Analyses the source; the error is a sentence for the page.
@@ -236,7 +236,7 @@ impl State {
             return State::default();
         }
         match share::decode(fragment) {
-            Ok(view) => State::restored(view, None),
+            Ok(shared) => State::restored(shared, None),
             Err(e) => State {
                 notice: Some(Notice { text: format!("This share link cannot be opened: {e}."), is_error: true }),
                 ..State::default()
@@ -244,8 +244,8 @@ impl State {
         }
     }
 
-    fn restored(view: SharedView, last_good: Option<Computed>) -> State {
-        match view {
+    fn restored(shared: SharedState, last_good: Option<Computed>) -> State {
+        let mut state = match shared.view {
             SharedView::Transformer { config } => State::with_source(Source::Transformer(config.into()), last_good),
             SharedView::Graph { file_name, graph } => match share::graph_of(&graph) {
                 Ok(g) => State::with_source(Source::Graph { file_name, graph: Shared::new(g) }, last_good),
@@ -257,18 +257,23 @@ impl State {
                     ..State::default()
                 },
             },
-        }
+        };
+        // The selected op, by name; a name the graph lacks (an edited link) selects nothing.
+        let graph = state.current.as_ref().ok().map(|c| c.graph.clone());
+        state.selected_op = shared.selected_op.and_then(|name| graph?.ops().iter().position(|op| op.name == name));
+        state
     }
 
     /// What a share link of this page holds, or why there is nothing to share.
-    pub fn shared_view(&self) -> Result<SharedView, String> {
-        match &self.source {
-            Source::Transformer(form) => {
-                self.current.as_ref().map_err(|e| format!("Nothing to share while the inputs are invalid: {e}"))?;
-                Ok(SharedView::Transformer { config: form.config()? })
-            }
-            Source::Graph { file_name, graph } => Ok(SharedView::of_graph(file_name, graph)),
-        }
+    pub fn shared_view(&self) -> Result<SharedState, String> {
+        let computed =
+            self.current.as_ref().map_err(|e| format!("Nothing to share while the inputs are invalid: {e}"))?;
+        let view = match &self.source {
+            Source::Transformer(form) => SharedView::Transformer { config: form.config()? },
+            Source::Graph { file_name, graph } => SharedView::of_graph(file_name, graph),
+        };
+        let selected_op = self.selected_op.filter(|&i| i < computed.graph.len());
+        Ok(SharedState { view, selected_op: selected_op.map(|i| computed.graph.ops()[i].name.clone()) })
     }
 
     /// The analysis to show: the current one, else the last good one.

@@ -105,9 +105,10 @@ test('malformed and unknown files are explained and the page keeps its figures',
   await check();
 });
 
-test('a share link restores a graph in a fresh page', async () => {
+test('a share link restores a graph and its selected op in a fresh page', async () => {
   const first = await openPage(env);
   await openExample(first.page);
+  await first.page.getByRole('button', { name: /^relu/ }).click();
   await first.page.getByTestId('share-button').click();
   const url = await first.page.getByTestId('share-url').inputValue();
   assert.match(url, /#s=1\.[A-Za-z0-9_-]+$/);
@@ -118,6 +119,8 @@ test('a share link restores a graph in a fresh page', async () => {
   const second = await openPage(env, url.slice(env.server.url.length));
   await second.page.getByTestId('results-title').getByText('Op graph worked_example.json').waitFor();
   await assertReport(second.page, cli(['graph', 'tests/data/graphs/worked_example.json', '--json']));
+  // The selected op comes back too.
+  await second.page.getByTestId('op-details').getByText('relu (elementwise) — group 1').waitFor();
   await second.check();
 });
 
