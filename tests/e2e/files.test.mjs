@@ -270,3 +270,20 @@ test('the padded 40 MiB graph opens through the worker at full speed', async () 
     rmSync(big, { force: true });
   }
 });
+
+test('the page works from a sub-folder of a static host', async () => {
+  const host = mkdtempSync(path.join(os.tmpdir(), 'fusionscope-host-'));
+  cpSync(dist, path.join(host, 'tools', 'fusionscope'), { recursive: true });
+  writeFileSync(path.join(host, 'index.html'), '<!doctype html><a href="tools/fusionscope/">fusionscope</a>');
+  const sub = await startBrowser(host);
+  try {
+    const { page, check } = await openPage(sub, 'tools/fusionscope/');
+    await page.getByTestId('unfused-total').getByText('2,348,810,240 bytes').waitFor();
+    await page.setInputFiles('#file-input', EXAMPLE);
+    await page.getByTestId('results-title').getByText('Op graph worked_example.json').waitFor();
+    await check();
+  } finally {
+    await stopBrowser(sub);
+    rmSync(host, { recursive: true, force: true });
+  }
+});
