@@ -218,14 +218,14 @@ test('a 20,000-op graph opens, matches the command line and draws a bounded page
 });
 
 test('reading runs in a worker with progress, and Cancel stops it', async () => {
-  // A copy of the page whose reader worker is slowed down (200 ms per 4 MiB slice), so that
+  // A copy of the page whose reader worker is slowed down (400 ms per 4 MiB slice), so that
   // the test can see the progress and cancel before the end.
   const slowDist = mkdtempSync(path.join(os.tmpdir(), 'fusionscope-slow-'));
   cpSync(dist, slowDist, { recursive: true });
   const loader = path.join(slowDist, 'fusionscope-reader_loader.js');
   writeFileSync(loader, `{ const read = FileReaderSync.prototype.readAsArrayBuffer;
     FileReaderSync.prototype.readAsArrayBuffer = function (blob) {
-      const until = Date.now() + 200; while (Date.now() < until) {} return read.call(this, blob); }; }\n` + readFileSync(loader, 'utf8'));
+      const until = Date.now() + 400; while (Date.now() < until) {} return read.call(this, blob); }; }\n` + readFileSync(loader, 'utf8'));
   const big = path.join(screenshotDir, 'padded-graph.json');
   // 40 MiB: the worked example followed by whitespace (still a valid graph).
   writeFileSync(big, readFileSync(EXAMPLE, 'utf8') + ' '.repeat(40 * 1024 * 1024));
