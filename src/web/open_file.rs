@@ -37,7 +37,7 @@ fn cli_command(kind: FileKind, file_name: &str) -> String {
     let sub = match kind {
         FileKind::KinetoTrace | FileKind::Gzip => "trace",
         FileKind::OpTrace => "optrace",
-        FileKind::SimOpsCsv => "model",
+        FileKind::SimOpsCsv => "simcsv",
         FileKind::Calibration => "calib",
         FileKind::OpGraph | FileKind::Unknown => "graph",
     };
