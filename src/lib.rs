@@ -10,6 +10,10 @@
 //! * [`optrace`], [`calib`], [`hardware`], [`workload`], [`simcsv`]: the other inputs (op traces,
 //!   calibration profiles, chip presets and the time model, model workload generators, NPU
 //!   simulator op tables).
+//! * [`import`]: what kind a user's file is (from its first bytes) and reading it (gzip, UTF-8).
+//! * [`share`]: share links: the page's state, versioned and compressed, in a URL fragment.
+//! * [`group_graph`]: which fusion groups feed which, layered for drawing.
+//! * [`chart`]: bar charts as standalone SVG, shown by the page and exported as is.
 //! * [`table`]: plain tables as text, Markdown and CSV.
 //! * [`units`]: how numbers are shown (bytes, times) so the CLI and the page agree.
 //!
@@ -18,9 +22,13 @@
 //! (the `web` module, wasm only) only call into them.
 
 pub mod calib;
+pub mod chart;
 pub mod fusion;
+pub mod group_graph;
 pub mod hardware;
+pub mod import;
 pub mod optrace;
+pub mod share;
 pub mod simcsv;
 pub mod table;
 pub mod trace;

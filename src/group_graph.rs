@@ -1,0 +1,132 @@
+//! The graph of fusion groups: which groups read what others write, and each group's layer
+//! (the longest chain of groups before it), so that the page can draw groups in data-flow
+//! order, one row per layer, each with the groups it reads from.
+
+use crate::fusion::OpGraph;
+
+/// Data edges between fusion groups and a layering of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupGraph {
+    /// For each group, the groups whose outputs it reads, ascending.
+    pub preds: Vec<Vec<usize>>,
+    /// For each group, the groups that read its outputs, ascending.
+    pub succs: Vec<Vec<usize>>,
+    /// For each group, its layer: 0 for a group that reads no other group, else one more than
+    /// the largest layer it reads from.
+    pub layer: Vec<usize>,
+}
+
+impl GroupGraph {
+    /// Groups by layer, each layer in group order.
+    pub fn layers(&self) -> Vec<Vec<usize>> {
+        let depth = self.layer.iter().max().map_or(0, |&m| m + 1);
+        let mut out = vec![Vec::new(); depth];
+        for (g, &l) in self.layer.iter().enumerate() {
+            out[l].push(g);
+        }
+        out
+    }
+}
+
+/// The group graph of `graph` under a grouping given as the group of each op (in file order,
+/// as `AnalysisReport::op_details[i].group`). Linear in ops and edges, apart from sorting
+/// each group's edge list.
+///
+/// # Panics
+/// If `op_group` is not one group per op, or the groups have a cycle; neither happens for a
+/// grouping made by [`crate::fusion::analyze`], which keeps the group graph acyclic.
+pub fn group_graph(graph: &OpGraph, op_group: &[usize]) -> GroupGraph {
+    assert_eq!(op_group.len(), graph.len(), "one group per op");
+    let n = op_group.iter().max().map_or(0, |&m| m + 1);
+    let mut preds = vec![Vec::new(); n];
+    let mut succs = vec![Vec::new(); n];
+    for (i, op) in graph.ops().iter().enumerate() {
+        let to = op_group[i];
+        for &t in &op.inputs {
+            if let Some(p) = graph.tensor(t).producer {
+                let from = op_group[p.index()];
+                if from != to {
+                    preds[to].push(from);
+                    succs[from].push(to);
+                }
+            }
+        }
+    }
+    for v in preds.iter_mut().chain(succs.iter_mut()) {
+        v.sort_unstable();
+        v.dedup();
+    }
+    // Kahn's algorithm, raising each successor's layer as its predecessors are settled.
+    let mut waiting: Vec<usize> = preds.iter().map(Vec::len).collect();
+    let mut ready: Vec<usize> = (0..n).filter(|&g| waiting[g] == 0).collect();
+    let mut layer = vec![0usize; n];
+    let mut settled = 0;
+    while let Some(g) = ready.pop() {
+        settled += 1;
+        for &s in &succs[g] {
+            layer[s] = layer[s].max(layer[g] + 1);
+            waiting[s] -= 1;
+            if waiting[s] == 0 {
+                ready.push(s);
+            }
+        }
+    }
+    assert_eq!(settled, n, "the fusion groups have a cycle");
+    GroupGraph { preds, succs, layer }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fusion::random::random_graph;
+    use crate::fusion::transformer::{transformer_block, TransformerConfig};
+    use crate::fusion::{analyze, parse_graph, AnalysisReport};
+
+    fn groups_of(r: &AnalysisReport) -> Vec<usize> {
+        r.op_details.iter().map(|d| d.group).collect()
+    }
+
+    #[test]
+    fn worked_example_is_two_layers() {
+        let g =
+            parse_graph(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json")))
+                .unwrap();
+        let r = analyze(&g).report(&g);
+        let gg = group_graph(&g, &groups_of(&r));
+        assert_eq!(gg.preds, vec![vec![], vec![0]]);
+        assert_eq!(gg.succs, vec![vec![1], vec![]]);
+        assert_eq!(gg.layers(), vec![vec![0], vec![1]]);
+    }
+
+    #[test]
+    fn transformer_block_is_a_chain_with_a_skip() {
+        let g = transformer_block(TransformerConfig::default()).unwrap();
+        let r = analyze(&g).report(&g);
+        let gg = group_graph(&g, &groups_of(&r));
+        // Nine groups, one per layer; group 4 (attn_output) also reads v from group 1.
+        assert_eq!(gg.layer, (0..9).collect::<Vec<_>>());
+        assert_eq!(gg.preds[3], vec![0, 2]);
+    }
+
+    #[test]
+    fn every_edge_goes_to_a_later_layer_on_random_graphs() {
+        for seed in 0..20 {
+            let g = random_graph(300, seed);
+            let r = analyze(&g).report(&g);
+            let gg = group_graph(&g, &groups_of(&r));
+            for (a, succ) in gg.succs.iter().enumerate() {
+                for &b in succ {
+                    assert!(gg.layer[a] < gg.layer[b], "seed {seed}: {a} -> {b}");
+                    assert!(gg.preds[b].contains(&a));
+                }
+            }
+            // Layers are tight: a group above layer 0 reads one from the layer just before.
+            for (g2, &l) in gg.layer.iter().enumerate() {
+                if l > 0 {
+                    assert!(gg.preds[g2].iter().any(|&p| gg.layer[p] == l - 1));
+                }
+            }
+            assert_eq!(gg.layers().iter().map(Vec::len).sum::<usize>(), r.groups.len());
+        }
+    }
+}

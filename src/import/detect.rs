@@ -1,0 +1,374 @@
+//! What kind of file this is, from its first bytes only.
+//!
+//! Files can be hundreds of megabytes, so the kind is decided on a prefix
+//! ([`DETECT_BYTES`]) before anything is parsed: a gzip member is inflated as far as the prefix
+//! goes, JSON is scanned for its top-level keys without being parsed (the prefix is usually
+//! cut mid-document), text is looked at line by line.
+
+use std::io::Read;
+
+use serde::{Deserialize, Serialize};
+
+/// How many leading bytes detection needs: every Kineto trace in the test data names
+/// `traceEvents` within its first 27 KB.
+pub const DETECT_BYTES: usize = 64 * 1024;
+
+/// The kinds of input fusionscope reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileKind {
+    /// A gzip member whose content could not be inflated far enough to tell more.
+    Gzip,
+    /// PyTorch-profiler (Kineto) Chrome-trace JSON: an object with `traceEvents`.
+    KinetoTrace,
+    /// Op-graph JSON (spec/fusion-rules.md): an object with `ops` or an array of ops.
+    OpGraph,
+    /// Op trace text (spec/optrace.md): lines `N:N:N %id:<shape> = op(...)`.
+    OpTrace,
+    /// NPU simulator op table: CSV whose header starts with `Fusion index`.
+    SimOpsCsv,
+    /// Hardware calibration profile JSON (measured GFLOPS, bandwidth, fusion speedups).
+    Calibration,
+    /// None of the above; [`unrecognised_reason`] says what the file looks like instead.
+    Unknown,
+}
+
+impl FileKind {
+    /// The kind in words, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FileKind::Gzip => "a gzip file",
+            FileKind::KinetoTrace => "a PyTorch-profiler (Kineto) trace",
+            FileKind::OpGraph => "an op graph (JSON)",
+            FileKind::OpTrace => "an op trace (text)",
+            FileKind::SimOpsCsv => "a simulator op table (CSV)",
+            FileKind::Calibration => "a hardware calibration profile (JSON)",
+            FileKind::Unknown => "an unrecognised file",
+        }
+    }
+}
+
+/// The result of looking at a file's first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Detected {
+    pub kind: FileKind,
+    /// The kind is that of the gzip member's content.
+    pub gzipped: bool,
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// The kind of a file from its first bytes (at least [`DETECT_BYTES`] of them when the file
+/// is that long; fewer bytes may give [`FileKind::Unknown`] or [`FileKind::Gzip`]).
+pub fn detect_kind(first_bytes: &[u8]) -> FileKind {
+    detect(first_bytes).kind
+}
+
+/// Like [`detect_kind`], and says whether the content was gzip-compressed.
+pub fn detect(first_bytes: &[u8]) -> Detected {
+    if first_bytes.starts_with(&GZIP_MAGIC) {
+        let inner = inflate_prefix(first_bytes, DETECT_BYTES);
+        let kind = match detect_plain(&inner) {
+            FileKind::Unknown if inner.is_empty() => FileKind::Gzip,
+            k => k,
+        };
+        return Detected { kind, gzipped: true };
+    }
+    Detected { kind: detect_plain(first_bytes), gzipped: false }
+}
+
+/// Inflates as much of a (possibly cut) gzip stream as the bytes allow, up to `limit` bytes.
+fn inflate_prefix(gz: &[u8], limit: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(limit.min(gz.len() * 4));
+    let mut decoder = flate2::read::GzDecoder::new(gz);
+    let mut buf = [0u8; 8192];
+    while out.len() < limit {
+        match decoder.read(&mut buf) {
+            Ok(0) | Err(_) => break, // end, or the prefix ends mid-stream
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    out.truncate(limit);
+    out
+}
+
+fn detect_plain(bytes: &[u8]) -> FileKind {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
+    match start.map(|i| bytes[i]) {
+        Some(b'{') => {
+            let keys = top_level_keys(bytes);
+            let has = |k: &str| keys.iter().any(|x| x == k);
+            if has("traceEvents") || (has("schemaVersion") && has("deviceProperties")) {
+                FileKind::KinetoTrace
+            } else if has("ops") {
+                FileKind::OpGraph
+            } else if CALIBRATION_KEYS.iter().any(|k| has(k)) {
+                FileKind::Calibration
+            } else {
+                FileKind::Unknown
+            }
+        }
+        Some(b'[') => {
+            let keys = first_element_keys(bytes);
+            if keys.iter().any(|k| k == "op_type") {
+                FileKind::OpGraph
+            } else {
+                FileKind::Unknown
+            }
+        }
+        Some(_) => detect_text(bytes),
+        None => FileKind::Unknown,
+    }
+}
+
+/// Top-level keys that only calibration profiles have.
+const CALIBRATION_KEYS: [&str; 4] =
+    ["theoretical_peak_gflops", "theoretical_bandwidth_gbps", "theoretical_peak_flops", "measurement_type"];
+
+/// Op traces and simulator tables are text: decided by their lines.
+fn detect_text(bytes: &[u8]) -> FileKind {
+    let text = String::from_utf8_lossy(bytes);
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.clone().next().unwrap_or("");
+    if first.trim_start_matches('\u{feff}').starts_with("Fusion index,") {
+        return FileKind::SimOpsCsv;
+    }
+    if lines.by_ref().take(200).any(is_optrace_record) {
+        return FileKind::OpTrace;
+    }
+    FileKind::Unknown
+}
+
+/// `N:N:N %…`: three colon-separated numbers, a space, then a `%` value id.
+fn is_optrace_record(line: &str) -> bool {
+    let Some((head, rest)) = line.split_once(' ') else { return false };
+    let parts: Vec<&str> = head.split(':').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        && rest.trim_start().starts_with('%')
+}
+
+/// A tiny JSON scanner that survives a cut-off document: it tracks strings and nesting and
+/// reports the keys of the object (or array element) at `key_depth`.
+struct KeyScanner<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> KeyScanner<'a> {
+    /// Keys at nesting depth `key_depth` (1 = the top-level object), stopping when the
+    /// container that holds them closes.
+    fn keys_at(mut self, key_depth: usize) -> Vec<String> {
+        let mut keys = Vec::new();
+        let mut depth = 0usize;
+        let mut last_string: Option<String> = None;
+        while self.pos < self.bytes.len() {
+            let b = self.bytes[self.pos];
+            self.pos += 1;
+            match b {
+                b'"' => {
+                    let s = self.string();
+                    last_string = if depth == key_depth { Some(s) } else { None };
+                    continue;
+                }
+                b':' => {
+                    if let Some(k) = last_string.take() {
+                        keys.push(k);
+                    }
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    if depth == key_depth {
+                        break;
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                _ => {}
+            }
+            if !b.is_ascii_whitespace() {
+                last_string = None;
+            }
+        }
+        keys
+    }
+
+    /// Reads a string whose opening quote was just consumed.
+    fn string(&mut self) -> String {
+        let start = self.pos;
+        while self.pos < self.bytes.len() {
+            match self.bytes[self.pos] {
+                b'\\' => self.pos += 2,
+                b'"' => {
+                    let s = String::from_utf8_lossy(&self.bytes[start..self.pos]).into_owned();
+                    self.pos += 1;
+                    return s;
+                }
+                _ => self.pos += 1,
+            }
+        }
+        self.pos = self.bytes.len();
+        String::new()
+    }
+}
+
+/// Keys of the top-level JSON object (as far as the bytes go).
+pub fn top_level_keys(bytes: &[u8]) -> Vec<String> {
+    KeyScanner { bytes, pos: 0 }.keys_at(1)
+}
+
+/// Keys of the first element of a top-level JSON array, if it is an object.
+fn first_element_keys(bytes: &[u8]) -> Vec<String> {
+    KeyScanner { bytes, pos: 0 }.keys_at(2)
+}
+
+/// What an unrecognised file looks like, for the message that says it cannot be read.
+pub fn unrecognised_reason(first_bytes: &[u8]) -> String {
+    let bytes = if first_bytes.starts_with(&GZIP_MAGIC) {
+        let inner = inflate_prefix(first_bytes, DETECT_BYTES);
+        if inner.is_empty() {
+            return "it is gzip-compressed but its content could not be inflated".to_string();
+        }
+        inner
+    } else {
+        first_bytes.to_vec()
+    };
+    let trimmed = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let Some(start) = trimmed.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return "it is empty".to_string();
+    };
+    let head = &trimmed[start..trimmed.len().min(start + 48)];
+    let binary = head.iter().any(|&b| b < 0x09 || (0x0e..0x20).contains(&b));
+    if binary {
+        let hex: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        return format!("it is binary data (first bytes {})", hex.join(" "));
+    }
+    match trimmed[start] {
+        b'{' => {
+            let keys = top_level_keys(trimmed);
+            if keys.is_empty() {
+                "it is a JSON object with no keys".to_string()
+            } else {
+                let shown: Vec<String> = keys.iter().take(6).map(|k| format!("\"{k}\"")).collect();
+                format!(
+                    "it is a JSON object with keys {}{} but none that marks a known kind (\"ops\", \"traceEvents\", calibration figures)",
+                    shown.join(", "),
+                    if keys.len() > 6 { ", …" } else { "" }
+                )
+            }
+        }
+        b'[' => "it is a JSON array whose first element is not an op (no \"op_type\")".to_string(),
+        _ => {
+            let line = String::from_utf8_lossy(head);
+            let line = line.lines().next().unwrap_or("");
+            format!("it is text starting with \"{line}\"")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(path: &str) -> Vec<u8> {
+        std::fs::read(format!("{}/tests/data/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    /// The first [`DETECT_BYTES`] of a test data file, as the page passes them.
+    fn prefix(path: &str) -> Vec<u8> {
+        let mut d = data(path);
+        d.truncate(DETECT_BYTES);
+        d
+    }
+
+    #[test]
+    fn every_shared_trace_is_a_gzipped_kineto_trace() {
+        for dir in ["amd", "nvidia"] {
+            let folder = format!("{}/tests/data/traces/{dir}", env!("CARGO_MANIFEST_DIR"));
+            for entry in std::fs::read_dir(folder).unwrap() {
+                let path = entry.unwrap().path();
+                let mut bytes = std::fs::read(&path).unwrap();
+                bytes.truncate(DETECT_BYTES);
+                assert_eq!(
+                    detect(&bytes),
+                    Detected { kind: FileKind::KinetoTrace, gzipped: true },
+                    "{}",
+                    path.display()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn plain_kineto_json_is_recognised_from_its_keys() {
+        assert_eq!(detect_kind(br#"{"schemaVersion": 1, "traceEvents": [{"ph": "X"#), FileKind::KinetoTrace);
+        assert_eq!(detect_kind(br#"{"schemaVersion": 1, "deviceProperties": [{"#), FileKind::KinetoTrace);
+        // A key named traceEvents nested deeper does not count.
+        assert_eq!(detect_kind(br#"{"x": {"traceEvents": []}}"#), FileKind::Unknown);
+    }
+
+    #[test]
+    fn op_graphs_in_both_forms() {
+        assert_eq!(detect_kind(&data("graphs/worked_example.json")), FileKind::OpGraph);
+        assert_eq!(detect_kind(br#"  {"tensors": {"x": {"shape": [1]}}, "ops": []}"#), FileKind::OpGraph);
+        assert_eq!(detect_kind(br#"[{"name": "a", "op_type": "matmul""#), FileKind::OpGraph);
+        assert_eq!(detect_kind(b"[1, 2, 3]"), FileKind::Unknown);
+    }
+
+    #[test]
+    fn calibration_profiles() {
+        for f in ["i7_12700k_with_fusion", "jetson_orin_nano_gpu_pytorch", "resnet18_b1", "test_fusion_integration"] {
+            assert_eq!(detect_kind(&prefix(&format!("calibration/{f}.json"))), FileKind::Calibration, "{f}");
+        }
+    }
+
+    #[test]
+    fn simulator_csv_and_op_trace_text() {
+        let folder = format!("{}/tests/data/ops-csv", env!("CARGO_MANIFEST_DIR"));
+        for entry in std::fs::read_dir(folder).unwrap() {
+            let path = entry.unwrap().path();
+            let mut bytes = std::fs::read(&path).unwrap();
+            bytes.truncate(DETECT_BYTES);
+            assert_eq!(detect_kind(&bytes), FileKind::SimOpsCsv, "{}", path.display());
+        }
+        let optrace = "# header\n0:0:0 %2:<1x128x768xf16> = nova_plus.1.0.0.embedding(%0:<1x128xi32>)\n";
+        assert_eq!(detect_kind(optrace.as_bytes()), FileKind::OpTrace);
+        assert!(!is_optrace_record("0:0 %2"));
+        assert!(!is_optrace_record("0:a:0 %2"));
+        assert_eq!(detect_kind(b"name,value\n1,2\n"), FileKind::Unknown);
+    }
+
+    #[test]
+    fn strings_with_braces_and_escapes_do_not_confuse_the_scanner() {
+        let json = br#"{"a": "}{\"ops\":", "b\"": [1, {"c": 2}], "ops": []}"#;
+        assert_eq!(top_level_keys(json), vec!["a", "b\\\"", "ops"]);
+    }
+
+    #[test]
+    fn unknown_files_are_described() {
+        assert_eq!(unrecognised_reason(b""), "it is empty");
+        assert_eq!(unrecognised_reason(b"\x00\x01\x02PK"), "it is binary data (first bytes 00 01 02 50 4b)");
+        assert!(unrecognised_reason(br#"{"model_name": "llama"}"#).contains("\"model_name\""));
+        assert_eq!(unrecognised_reason(b"hello world\nmore"), "it is text starting with \"hello world\"");
+        assert_eq!(detect(&GZIP_MAGIC), Detected { kind: FileKind::Gzip, gzipped: true });
+    }
+
+    #[test]
+    fn gzipped_graph_is_seen_through() {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&data("graphs/worked_example.json")).unwrap();
+        let gz = enc.finish().unwrap();
+        assert_eq!(detect(&gz), Detected { kind: FileKind::OpGraph, gzipped: true });
+        // Cut in the middle of the stream: still enough to tell.
+        assert_eq!(detect(&gz[..gz.len() / 2]).kind, FileKind::OpGraph);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_any_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400)) {
+            let _ = detect(&bytes);
+            let _ = unrecognised_reason(&bytes);
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! Share links: the page's state in the URL fragment, so that a link shows a colleague the
+//! same view with no file to send.
+//!
+//! A fragment is `s=<format>.<payload>`: the payload is the state as JSON, deflated and
+//! written in base64url without padding. `<format>` is [`FORMAT_VERSION`]; a link from a later
+//! format is refused with a message that says so instead of being misread. The fragment never
+//! reaches a server, so nothing is uploaded.
+
+use std::io::{Read, Write};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::fusion::json::{build, to_file, GraphFile};
+use crate::fusion::transformer::TransformerConfig;
+use crate::fusion::{GraphError, OpGraph};
+
+/// The format this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// What a fragment starts with (after `#`).
+pub const FRAGMENT_KEY: &str = "s=";
+
+/// Largest state a link may inflate to: a guard against a crafted link that inflates to
+/// gigabytes.
+pub const MAX_STATE_BYTES: usize = 64 << 20;
+
+/// What a link restores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "view", rename_all = "snake_case")]
+pub enum SharedView {
+    /// The built-in transformer block with these parameters.
+    Transformer { config: TransformerConfig },
+    /// An op graph, in full (ops, shapes, declared tensors), with the name of its file.
+    Graph { file_name: String, graph: GraphFile },
+}
+
+impl SharedView {
+    /// The view of a graph opened from a file.
+    pub fn of_graph(file_name: &str, graph: &OpGraph) -> Self {
+        SharedView::Graph { file_name: file_name.to_string(), graph: to_file(graph) }
+    }
+}
+
+/// Everything a link holds: the view and what is selected in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedState {
+    pub view: SharedView,
+    /// The op whose details are open, by name.
+    pub selected_op: Option<String>,
+}
+
+impl From<SharedView> for SharedState {
+    fn from(view: SharedView) -> Self {
+        SharedState { view, selected_op: None }
+    }
+}
+
+/// Rebuilds a shared graph; the errors are those of a graph file (without positions).
+pub fn graph_of(file: &GraphFile) -> Result<OpGraph, GraphError> {
+    build(file, &|_| None, &|_| None)
+}
+
+#[derive(Serialize, Deserialize)]
+struct Envelope {
+    v: u32,
+    state: SharedView,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    selected_op: Option<String>,
+}
+
+/// Why a link cannot be opened, in words for the person who clicked it.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ShareError {
+    #[error("the address has no shared state (its fragment does not start with \"#{FRAGMENT_KEY}\")")]
+    NotAShareLink,
+    #[error("the link's format number \"{0}\" is not a number; the link was probably cut or edited")]
+    BadVersion(String),
+    #[error(
+        "the link was made by a newer fusionscope (share format {0}; this page reads up to format {FORMAT_VERSION}): \
+         open it with the newer version"
+    )]
+    Newer(u32),
+    #[error("share format {0} does not exist (formats start at 1)")]
+    Unknown(u32),
+    #[error("the link is damaged: its data is not base64url ({0}); it was probably cut or edited")]
+    Base64(String),
+    #[error("the link is damaged: its data does not inflate ({0}); it was probably cut short")]
+    Deflate(String),
+    #[error("the link's state inflates to more than {} MiB, more than any real state", MAX_STATE_BYTES >> 20)]
+    TooLarge,
+    #[error("the link's state is not what format {version} holds: {message}")]
+    Json { version: u32, message: String },
+}
+
+/// The fragment (without `#`) for a state.
+pub fn encode(state: &SharedState) -> String {
+    let envelope = Envelope { v: FORMAT_VERSION, state: state.view.clone(), selected_op: state.selected_op.clone() };
+    let json = serde_json::to_vec(&envelope)
+        .expect("a view always serialises: it holds only strings, numbers and maps with string keys");
+    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&json).expect("writing to a Vec cannot fail");
+    let deflated = enc.finish().expect("writing to a Vec cannot fail");
+    format!("{FRAGMENT_KEY}{FORMAT_VERSION}.{}", URL_SAFE_NO_PAD.encode(deflated))
+}
+
+/// The state a fragment holds (with or without its leading `#`).
+pub fn decode(fragment: &str) -> Result<SharedState, ShareError> {
+    let body = fragment.strip_prefix('#').unwrap_or(fragment);
+    let body = body.strip_prefix(FRAGMENT_KEY).ok_or(ShareError::NotAShareLink)?;
+    let (version, payload) = body.split_once('.').unwrap_or((body, ""));
+    let version: u32 = version.parse().map_err(|_| ShareError::BadVersion(version.chars().take(20).collect()))?;
+    match version {
+        0 => return Err(ShareError::Unknown(0)),
+        v if v > FORMAT_VERSION => return Err(ShareError::Newer(v)),
+        _ => {}
+    }
+    let deflated = URL_SAFE_NO_PAD.decode(payload.trim_end()).map_err(|e| ShareError::Base64(e.to_string()))?;
+    let mut json = Vec::new();
+    flate2::read::DeflateDecoder::new(deflated.as_slice())
+        .take(MAX_STATE_BYTES as u64 + 1)
+        .read_to_end(&mut json)
+        .map_err(|e| ShareError::Deflate(e.to_string()))?;
+    if json.len() > MAX_STATE_BYTES {
+        return Err(ShareError::TooLarge);
+    }
+    let envelope: Envelope =
+        serde_json::from_slice(&json).map_err(|e| ShareError::Json { version, message: e.to_string() })?;
+    if envelope.v != version {
+        return Err(ShareError::Json {
+            version,
+            message: format!("the state says format {} but the link says {version}", envelope.v),
+        });
+    }
+    Ok(SharedState { view: envelope.state, selected_op: envelope.selected_op })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fusion::random::random_graph;
+    use crate::fusion::{analyze, parse_graph};
+
+    const EXAMPLE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json"));
+
+    #[test]
+    fn transformer_round_trip_is_short() {
+        let view = SharedView::Transformer {
+            config: TransformerConfig { seq_len: 1024, hidden_dim: 2048, num_heads: 16, dtype_bytes: 4 },
+        };
+        let link = encode(&view.clone().into());
+        assert!(link.starts_with("s=1."), "{link}");
+        assert!(link.len() < 200, "{} bytes: {link}", link.len());
+        assert_eq!(decode(&link).unwrap(), view.clone().into());
+        assert_eq!(decode(&format!("#{link}")).unwrap().view, view);
+    }
+
+    #[test]
+    fn graph_round_trip_gives_the_same_analysis() {
+        let graph = parse_graph(EXAMPLE).unwrap();
+        let state = SharedState {
+            view: SharedView::of_graph("wörked example.json", &graph),
+            selected_op: Some("relu".to_string()),
+        };
+        let back = decode(&encode(&state)).unwrap();
+        assert_eq!(back.selected_op.as_deref(), Some("relu"));
+        let SharedView::Graph { file_name, graph: file } = back.view else { panic!("not a graph") };
+        assert_eq!(file_name, "wörked example.json");
+        let back = graph_of(&file).unwrap();
+        assert_eq!(analyze(&back).report(&back), analyze(&graph).report(&graph));
+    }
+
+    #[test]
+    fn a_500_op_graph_fits_a_typical_link() {
+        let graph = random_graph(500, 7);
+        let link = encode(&SharedView::of_graph("random.json", &graph).into());
+        // Issue 4 asks typical links to stay under 8 KB; a 500-op graph with random shapes
+        // is larger than typical, so this bounds it loosely and checks it round-trips.
+        assert!(link.len() < 16 * 1024, "{} bytes", link.len());
+        let SharedView::Graph { graph: file, .. } = decode(&link).unwrap().view else { panic!("not a graph") };
+        assert_eq!(graph_of(&file).unwrap().len(), 500);
+    }
+
+    #[test]
+    fn bad_links_say_why() {
+        let good = encode(&SharedView::Transformer { config: TransformerConfig::default() }.into());
+        assert_eq!(decode("#view=3"), Err(ShareError::NotAShareLink));
+        assert_eq!(decode("s=x.abc"), Err(ShareError::BadVersion("x".into())));
+        assert_eq!(decode(&good.replacen("s=1.", "s=2.", 1)), Err(ShareError::Newer(2)));
+        assert_eq!(decode(&good.replacen("s=1.", "s=0.", 1)), Err(ShareError::Unknown(0)));
+        assert!(matches!(decode("s=1.a*b"), Err(ShareError::Base64(_))));
+        assert!(matches!(decode(&good[..good.len() - 6]), Err(ShareError::Deflate(_) | ShareError::Base64(_))));
+        let not_a_state = {
+            let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+            enc.write_all(br#"{"v": 1, "state": {"view": "teapot"}}"#).unwrap();
+            format!("s=1.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()))
+        };
+        let e = decode(&not_a_state).unwrap_err();
+        assert!(matches!(e, ShareError::Json { version: 1, .. }), "{e}");
+        assert!(e.to_string().contains("teapot"), "{e}");
+        assert!(ShareError::Newer(2).to_string().contains("newer fusionscope"));
+    }
+
+    #[test]
+    fn a_bomb_is_refused() {
+        let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(&vec![b' '; MAX_STATE_BYTES + 10]).unwrap();
+        let link = format!("s=1.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()));
+        assert_eq!(decode(&link), Err(ShareError::TooLarge));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_any_fragment(s in "\\PC{0,200}") {
+            let _ = decode(&s);
+            let _ = decode(&format!("s=1.{s}"));
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! The page: header with the Open button, notices, the transformer inputs, headline figures,
+//! charts, the fusion groups and the groups table. Files dropped anywhere on the page are opened.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+use crate::share;
+
+use super::browser;
+use super::components::exports::Exports;
+use super::components::file_open::{files_of, FileOpen};
+use super::components::group_view::GroupView;
+use super::components::groups_table::GroupsTable;
+use super::components::read_progress::ReadProgress;
+use super::components::share_link::ShareLink;
+use super::components::summary::Summary;
+use super::components::traffic_chart::{ChartKind, TrafficChart};
+use super::components::transformer_form::TransformerFormView;
+use super::open_file::open_bytes;
+use super::state::{Action, Field, Reading, Source, State};
+
+/// The read in progress, if any (so that Cancel can stop it).
+type CurrentRead = Rc<RefCell<Option<browser::WorkerRead>>>;
+
+/// Reads the files one after the other in the reader worker, showing progress, and dispatches
+/// what opening each does. Cancelling stops the current file and the ones after it.
+fn open_files(
+    state: UseReducerHandle<State>,
+    reading: UseStateHandle<Option<Reading>>,
+    current: CurrentRead,
+    files: Vec<web_sys::File>,
+) {
+    wasm_bindgen_futures::spawn_local(async move {
+        for file in files {
+            let file_name = file.name();
+            if let Some(e) = browser::too_large(&file) {
+                state.dispatch(Action::Fail(e));
+                continue;
+            }
+            let started_ms = js_sys::Date::now();
+            reading.set(Some(Reading { file_name: file_name.clone(), done: 0.0, total: file.size(), started_ms }));
+            let progress = {
+                let reading = reading.clone();
+                let file_name = file_name.clone();
+                move |done, total| reading.set(Some(Reading { file_name: file_name.clone(), done, total, started_ms }))
+            };
+            let content = match browser::read_in_worker(&file, progress) {
+                Ok((handle, content)) => {
+                    *current.borrow_mut() = Some(handle);
+                    content.await
+                }
+                Err(e) => Err(e),
+            };
+            current.borrow_mut().take();
+            let content = match content {
+                // No worker (an old browser, or a host that does not serve the script).
+                Err(e) if e != browser::CANCELLED => {
+                    web_sys::console::warn_1(&format!("fusionscope: reading {file_name} on the page: {e}").into());
+                    browser::read_file(&file).await
+                }
+                other => other,
+            };
+            reading.set(None);
+            match content {
+                Ok(bytes) => {
+                    let action = open_bytes(&file_name, &bytes);
+                    if matches!(action, Action::OpenGraph { .. }) {
+                        browser::clear_fragment();
+                    }
+                    state.dispatch(action);
+                }
+                Err(e) if e == browser::CANCELLED => {
+                    state.dispatch(Action::Inform(format!("Reading {file_name} was cancelled; nothing changed.")));
+                    break;
+                }
+                Err(e) => state.dispatch(Action::Fail(e)),
+            }
+        }
+    });
+}
+
+/// Opens the state of a share link pasted into the address bar of an open page.
+#[hook]
+fn use_hash_restore(state: UseReducerHandle<State>) {
+    use_effect_with((), move |_| {
+        let listener = Closure::<dyn Fn()>::new(move || {
+            let fragment = browser::fragment();
+            if fragment.is_empty() {
+                return;
+            }
+            match share::decode(&fragment) {
+                Ok(shared) => state.dispatch(Action::Restore(shared)),
+                Err(e) => state.dispatch(Action::Fail(format!("This share link cannot be opened: {e}."))),
+            }
+        });
+        let window = web_sys::window();
+        if let Some(w) = &window {
+            let _ = w.add_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
+        }
+        move || {
+            if let Some(w) = window {
+                let _ = w.remove_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
+            }
+        }
+    });
+}
+
+/// Files dropped anywhere in the window are opened (listening on the window, not an element,
+/// so that no drop falls through to the browser, which would navigate away to the file).
+#[hook]
+fn use_window_drop(on_files: Callback<Vec<web_sys::File>>, dragging: UseStateSetter<bool>) {
+    use_effect_with((), move |_| {
+        let over = {
+            let dragging = dragging.clone();
+            Closure::<dyn Fn(web_sys::Event)>::new(move |e: web_sys::Event| {
+                e.prevent_default(); // allows the drop
+                dragging.set(true);
+            })
+        };
+        let leave = {
+            let dragging = dragging.clone();
+            Closure::<dyn Fn(web_sys::Event)>::new(move |e: web_sys::Event| {
+                // Only when the pointer leaves the window, not when it moves between elements.
+                if e.dyn_ref::<web_sys::DragEvent>().is_some_and(|d| d.related_target().is_none()) {
+                    dragging.set(false);
+                }
+            })
+        };
+        let drop = Closure::<dyn Fn(web_sys::Event)>::new(move |e: web_sys::Event| {
+            e.prevent_default();
+            dragging.set(false);
+            if let Some(d) = e.dyn_ref::<web_sys::DragEvent>() {
+                on_files.emit(files_of(d.data_transfer().and_then(|t| t.files())));
+            }
+        });
+        let window = web_sys::window();
+        let listeners = [("dragover", over), ("dragleave", leave), ("drop", drop)];
+        if let Some(w) = &window {
+            for (name, f) in &listeners {
+                let _ = w.add_event_listener_with_callback(name, f.as_ref().unchecked_ref());
+            }
+        }
+        move || {
+            if let Some(w) = window {
+                for (name, f) in &listeners {
+                    let _ = w.remove_event_listener_with_callback(name, f.as_ref().unchecked_ref());
+                }
+            }
+        }
+    });
+}
+
+#[function_component(App)]
+pub fn app() -> Html {
+    let state = use_reducer(|| State::from_fragment(&browser::fragment()));
+    use_hash_restore(state.clone());
+    let dragging = use_state_eq(|| false);
+    let reading = use_state(|| None::<Reading>);
+    let current_read: CurrentRead = use_mut_ref(|| None);
+
+    let on_change = {
+        let state = state.clone();
+        Callback::from(move |(field, value): (Field, String)| {
+            browser::clear_fragment();
+            state.dispatch(Action::SetField(field, value))
+        })
+    };
+    let on_files = {
+        let state = state.clone();
+        let reading = reading.clone();
+        let current_read = current_read.clone();
+        Callback::from(move |files: Vec<web_sys::File>| {
+            open_files(state.clone(), reading.clone(), current_read.clone(), files)
+        })
+    };
+    use_window_drop(on_files.clone(), dragging.setter());
+    let on_cancel = {
+        let current_read = current_read.clone();
+        Callback::from(move |()| {
+            if let Some(read) = current_read.borrow().as_ref() {
+                read.cancel();
+            }
+        })
+    };
+    let make_fragment = {
+        let state = state.clone();
+        Callback::from(move |()| state.shared_view().map(|v| share::encode(&v)))
+    };
+    let on_select = {
+        let state = state.clone();
+        Callback::from(move |i: Option<usize>| state.dispatch(Action::SelectOp(i)))
+    };
+    let on_error = {
+        let state = state.clone();
+        Callback::from(move |e: String| state.dispatch(Action::Fail(e)))
+    };
+    let dismiss = {
+        let state = state.clone();
+        Callback::from(move |_| state.dispatch(Action::DismissNotice))
+    };
+    let back_to_transformer = {
+        let state = state.clone();
+        Callback::from(move |_| {
+            browser::clear_fragment();
+            state.dispatch(Action::ResetTransformer)
+        })
+    };
+
+    let error = state.current.as_ref().err().cloned();
+    let graph_name = match &state.source {
+        Source::Graph { file_name, .. } => Some(file_name.clone()),
+        Source::Transformer(_) => None,
+    };
+    let shown = state.shown().cloned();
+    let base_name: AttrValue = match &graph_name {
+        Some(name) => name.trim_end_matches(".gz").trim_end_matches(".json").to_string().into(),
+        None => "transformer".into(),
+    };
+    html! {
+        <div class={classes!("page", dragging.then_some("dragging"))}>
+            <header class="top">
+                <h1>{ "fusionscope" }</h1>
+                <p class="tagline">{ "Kernel fusion groups and the global-memory traffic they save, computed in your browser." }</p>
+                <div class="top-actions">
+                    <FileOpen {on_files} />
+                    <span class="hint">{ "or drop a file anywhere" }</span>
+                </div>
+            </header>
+            if let Some(r) = &*reading {
+                <ReadProgress reading={r.clone()} {on_cancel} />
+            }
+            if let Some(notice) = &state.notice {
+                <div class={classes!("notice", notice.is_error.then_some("error"))} role={if notice.is_error { "alert" } else { "status" }} data-testid="notice">
+                    <p>{ notice.text.clone() }</p>
+                    <button type="button" onclick={dismiss} aria-label="Dismiss this message">{ "×" }</button>
+                </div>
+            }
+            <section class="panel" aria-labelledby="inputs-h">
+                <h2 id="inputs-h">{ "Transformer block" }</h2>
+                if let Some(name) = &graph_name {
+                    <p class="hint">
+                        { format!("Showing the op graph {name}. Change an input to analyse the transformer block instead, or ") }
+                        <button type="button" class="link" onclick={back_to_transformer}>{ "go back to the default block" }</button>
+                        { "." }
+                    </p>
+                } else {
+                    <p class="hint">{ "Attention + MLP block of the fusion spec: QKV projection, attention, output projection, residuals, layer norms and a GELU MLP. H must be a multiple of NH." }</p>
+                }
+                <TransformerFormView form={state.form()} error={if graph_name.is_none() { error.clone() } else { None }} {on_change} />
+            </section>
+            {
+                match shown {
+                    Some(c) => html! { <>
+                        <section class="panel results" aria-labelledby="results-h" data-stale={error.is_some().to_string()}>
+                            <div class="results-head">
+                                <h2 id="results-h" data-testid="results-title">{ c.title.clone() }</h2>
+                                <ShareLink {make_fragment} />
+                            </div>
+                            if error.is_some() {
+                                <p class="stale-note">{ "These figures are for the last valid inputs; fix the input above to update them." }</p>
+                            }
+                            <Summary report={c.report.clone()} />
+                            <div class="charts">
+                                <TrafficChart id="chart-groups" report={c.report.clone()} kind={ChartKind::PerGroup} />
+                                <TrafficChart id="chart-total" report={c.report.clone()} kind={ChartKind::Total} />
+                            </div>
+                            <GroupsTable report={c.report.clone()} />
+                            <Exports report={c.report.clone()} {base_name} {on_error} />
+                        </section>
+                        <section class="panel" aria-labelledby="groups-h">
+                            <h2 id="groups-h">{ "Fusion groups" }</h2>
+                            <GroupView graph={c.graph.clone()} report={c.report.clone()} selected={state.selected_op} {on_select} />
+                        </section>
+                    </> },
+                    None => html! {
+                        <section class="panel empty" role="alert">
+                            <p>{ error.unwrap_or_else(|| "Nothing to show yet: open an op graph or enter the transformer block's sizes.".to_string()) }</p>
+                        </section>
+                    },
+                }
+            }
+            <footer class="foot">
+                <p>{ "Everything runs locally in WebAssembly; no file or figure leaves this page. Share links carry the state in the part after #, which browsers never send to a server." }</p>
+            </footer>
+        </div>
+    }
+}

@@ -1,0 +1,323 @@
+//! The page's state and the one place it changes: [`State::reduce`] applies an [`Action`].
+//!
+//! Every figure on the page is derived from [`State::source`] by the core; the state keeps
+//! the last valid analysis so that a half-typed input shows a message beside the figures of
+//! the last valid block instead of blanking them.
+
+use std::rc::Rc;
+
+use yew::Reducible;
+
+use super::shared::Shared;
+
+use crate::fusion::transformer::{transformer_block, TransformerConfig};
+use crate::fusion::{analyze, AnalysisReport, OpGraph};
+use crate::share::{self, SharedState, SharedView};
+
+/// The transformer block's inputs as typed (text), so that bad input can be quoted back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransformerForm {
+    pub seq_len: String,
+    pub hidden: String,
+    pub heads: String,
+    pub dtype_bytes: String,
+}
+
+impl From<TransformerConfig> for TransformerForm {
+    fn from(c: TransformerConfig) -> Self {
+        TransformerForm {
+            seq_len: c.seq_len.to_string(),
+            hidden: c.hidden_dim.to_string(),
+            heads: c.num_heads.to_string(),
+            dtype_bytes: c.dtype_bytes.to_string(),
+        }
+    }
+}
+
+/// One input of the transformer form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    SeqLen,
+    Hidden,
+    Heads,
+    DtypeBytes,
+}
+
+impl Field {
+    pub const ALL: [Field; 4] = [Field::SeqLen, Field::Hidden, Field::Heads, Field::DtypeBytes];
+
+    /// How the field is named on the page and in messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Field::SeqLen => "Sequence length S",
+            Field::Hidden => "Hidden size H",
+            Field::Heads => "Heads NH",
+            Field::DtypeBytes => "Bytes per element",
+        }
+    }
+
+    /// The element id of the field's input.
+    pub fn id(self) -> &'static str {
+        match self {
+            Field::SeqLen => "in-seq-len",
+            Field::Hidden => "in-hidden",
+            Field::Heads => "in-heads",
+            Field::DtypeBytes => "in-dtype",
+        }
+    }
+}
+
+impl TransformerForm {
+    pub fn get(&self, f: Field) -> &str {
+        match f {
+            Field::SeqLen => &self.seq_len,
+            Field::Hidden => &self.hidden,
+            Field::Heads => &self.heads,
+            Field::DtypeBytes => &self.dtype_bytes,
+        }
+    }
+
+    fn set(&mut self, f: Field, value: String) {
+        match f {
+            Field::SeqLen => self.seq_len = value,
+            Field::Hidden => self.hidden = value,
+            Field::Heads => self.heads = value,
+            Field::DtypeBytes => self.dtype_bytes = value,
+        }
+    }
+
+    /// The block's parameters, or a message naming the field that is not a whole number ≥ 1.
+    pub fn config(&self) -> Result<TransformerConfig, String> {
+        let num = |f: Field| -> Result<u64, String> {
+            let text = self.get(f).trim();
+            if text.is_empty() {
+                return Err(format!("{} is empty: enter a whole number of at least 1.", f.label()));
+            }
+            match text.parse::<u64>() {
+                Ok(0) => Err(format!("{} must be at least 1 (got 0).", f.label())),
+                Ok(v) => Ok(v),
+                Err(_) if text.bytes().all(|b| b.is_ascii_digit()) => {
+                    Err(format!("{} is too large: \"{text}\" does not fit in 64 bits.", f.label()))
+                }
+                Err(_) => Err(format!("{} must be a whole number of at least 1 (got \"{text}\").", f.label())),
+            }
+        };
+        Ok(TransformerConfig {
+            seq_len: num(Field::SeqLen)?,
+            hidden_dim: num(Field::Hidden)?,
+            num_heads: num(Field::Heads)?,
+            dtype_bytes: num(Field::DtypeBytes)?,
+        })
+    }
+}
+
+/// What the page analyses.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// The built-in transformer block with the form's inputs.
+    Transformer(TransformerForm),
+    /// An op graph read from a file.
+    Graph { file_name: String, graph: Shared<OpGraph> },
+}
+
+/// A finished analysis and what it was computed from, in words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Computed {
+    pub title: String,
+    pub graph: Shared<OpGraph>,
+    pub report: Shared<AnalysisReport>,
+}
+
+/// A file being read, for the progress bar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub file_name: String,
+    pub done: f64,
+    pub total: f64,
+    /// When reading started (milliseconds, `Date.now()`), for the rate.
+    pub started_ms: f64,
+}
+
+impl Reading {
+    /// Bytes per second so far (0 until time has passed).
+    pub fn rate(&self, now_ms: f64) -> f64 {
+        let seconds = (now_ms - self.started_ms) / 1000.0;
+        if seconds > 0.0 {
+            self.done / seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A message about something the user did that is not about the form: a file that cannot be
+/// read, a share link that cannot be opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub is_error: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct State {
+    pub source: Source,
+    /// The analysis of `source`, or why there is none.
+    pub current: Result<Computed, String>,
+    /// The last analysis that succeeded (shown, marked as such, while `current` is an error).
+    pub last_good: Option<Computed>,
+    pub notice: Option<Notice>,
+    /// The op (index in file order) whose details are shown.
+    pub selected_op: Option<usize>,
+}
+
+/// Everything that can happen to the page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// One transformer input changed (switches to the transformer block if a file was open).
+    SetField(Field, String),
+    /// Back to the built-in transformer block with the default inputs.
+    ResetTransformer,
+    /// An op graph was read from a file.
+    OpenGraph {
+        file_name: String,
+        graph: Shared<OpGraph>,
+    },
+    /// A file or link could not be opened; the figures shown stay as they were.
+    Fail(String),
+    /// Something worth saying that is not an error (e.g. a file kind this page does not show).
+    Inform(String),
+    DismissNotice,
+    /// Show (or hide, with `None`) an op's details.
+    SelectOp(Option<usize>),
+    /// The state a share link holds.
+    Restore(SharedState),
+}
+
+/// Analyses the source; the error is a sentence for the page.
+fn compute(source: &Source) -> Result<Computed, String> {
+    match source {
+        Source::Transformer(form) => {
+            let c = form.config()?;
+            let graph = transformer_block(c).map_err(|e| format!("These inputs cannot be analysed: {e}."))?;
+            Ok(computed(
+                format!(
+                    "Transformer block: S = {}, H = {}, NH = {}, {} byte{} per element",
+                    c.seq_len,
+                    c.hidden_dim,
+                    c.num_heads,
+                    c.dtype_bytes,
+                    if c.dtype_bytes == 1 { "" } else { "s" }
+                ),
+                Shared::new(graph),
+            ))
+        }
+        Source::Graph { file_name, graph } => Ok(computed(format!("Op graph {file_name}"), graph.clone())),
+    }
+}
+
+fn computed(title: String, graph: Shared<OpGraph>) -> Computed {
+    let report = Shared::new(analyze(&graph).report(&graph));
+    Computed { title, graph, report }
+}
+
+impl State {
+    /// The state for a source: its analysis, keeping `last_good` when it fails.
+    pub fn with_source(source: Source, last_good: Option<Computed>) -> State {
+        let current = compute(&source);
+        let last_good = current.as_ref().ok().cloned().or(last_good);
+        State { source, current, last_good, notice: None, selected_op: None }
+    }
+
+    /// The page as a share link fragment describes it; a link that cannot be opened gives the
+    /// default page with a message saying why.
+    pub fn from_fragment(fragment: &str) -> State {
+        let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
+        if fragment.is_empty() {
+            return State::default();
+        }
+        match share::decode(fragment) {
+            Ok(shared) => State::restored(shared, None),
+            Err(e) => State {
+                notice: Some(Notice { text: format!("This share link cannot be opened: {e}."), is_error: true }),
+                ..State::default()
+            },
+        }
+    }
+
+    fn restored(shared: SharedState, last_good: Option<Computed>) -> State {
+        let mut state = match shared.view {
+            SharedView::Transformer { config } => State::with_source(Source::Transformer(config.into()), last_good),
+            SharedView::Graph { file_name, graph } => match share::graph_of(&graph) {
+                Ok(g) => State::with_source(Source::Graph { file_name, graph: Shared::new(g) }, last_good),
+                Err(e) => State {
+                    notice: Some(Notice {
+                        text: format!("This share link holds a graph that is not valid: {e}."),
+                        is_error: true,
+                    }),
+                    ..State::default()
+                },
+            },
+        };
+        // The selected op, by name; a name the graph lacks (an edited link) selects nothing.
+        let graph = state.current.as_ref().ok().map(|c| c.graph.clone());
+        state.selected_op = shared.selected_op.and_then(|name| graph?.ops().iter().position(|op| op.name == name));
+        state
+    }
+
+    /// What a share link of this page holds, or why there is nothing to share.
+    pub fn shared_view(&self) -> Result<SharedState, String> {
+        let computed =
+            self.current.as_ref().map_err(|e| format!("Nothing to share while the inputs are invalid: {e}"))?;
+        let view = match &self.source {
+            Source::Transformer(form) => SharedView::Transformer { config: form.config()? },
+            Source::Graph { file_name, graph } => SharedView::of_graph(file_name, graph),
+        };
+        let selected_op = self.selected_op.filter(|&i| i < computed.graph.len());
+        Ok(SharedState { view, selected_op: selected_op.map(|i| computed.graph.ops()[i].name.clone()) })
+    }
+
+    /// The analysis to show: the current one, else the last good one.
+    pub fn shown(&self) -> Option<&Computed> {
+        self.current.as_ref().ok().or(self.last_good.as_ref())
+    }
+
+    /// The transformer form's values (the defaults while a file is shown).
+    pub fn form(&self) -> TransformerForm {
+        match &self.source {
+            Source::Transformer(f) => f.clone(),
+            Source::Graph { .. } => TransformerConfig::default().into(),
+        }
+    }
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State::with_source(Source::Transformer(TransformerConfig::default().into()), None)
+    }
+}
+
+impl Reducible for State {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let last_good = self.last_good.clone();
+        let with_notice = |text: String, is_error: bool| {
+            Rc::new(State { notice: Some(Notice { text, is_error }), ..(*self).clone() })
+        };
+        let source = match action {
+            Action::SetField(field, value) => {
+                let mut form = self.form();
+                form.set(field, value);
+                Source::Transformer(form)
+            }
+            Action::ResetTransformer => Source::Transformer(TransformerConfig::default().into()),
+            Action::OpenGraph { file_name, graph } => Source::Graph { file_name, graph },
+            Action::Fail(text) => return with_notice(text, true),
+            Action::Inform(text) => return with_notice(text, false),
+            Action::DismissNotice => return Rc::new(State { notice: None, ..(*self).clone() }),
+            Action::SelectOp(selected_op) => return Rc::new(State { selected_op, ..(*self).clone() }),
+            Action::Restore(view) => return Rc::new(State::restored(view, last_good)),
+        };
+        Rc::new(State::with_source(source, last_good))
+    }
+}

@@ -1,0 +1,100 @@
+// Shared set-up of the end-to-end tests: a static server for dist/, Debian's Chromium driven
+// by playwright-core (which never downloads a browser), and checks every page must pass.
+
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const dist = process.env.FUSIONSCOPE_DIST ?? path.join(root, 'dist');
+export const cliBin = process.env.FUSIONSCOPE_BIN ?? path.join(root, 'target', 'debug', 'fusionscope');
+export const screenshotDir = path.join(root, 'tests', 'e2e', 'screenshots');
+const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+/** `1234567` → `"1,234,567"`, as the page writes exact byte counts. */
+export function digits(n) {
+  return BigInt(n).toLocaleString('en-US');
+}
+
+/** Runs the native command line and returns its standard output. */
+export function cliText(args) {
+  assert.ok(existsSync(cliBin), `the command line binary ${cliBin} is missing (cargo build --bin fusionscope)`);
+  return execFileSync(cliBin, args, { encoding: 'utf8', cwd: root, maxBuffer: 1 << 30 });
+}
+
+/** Runs the native command line and parses its JSON output. */
+export function cli(args) {
+  return JSON.parse(cliText(args));
+}
+
+/** Serves `dist` on a free port of 127.0.0.1; resolves to { url, proc }. */
+function serve(dir) {
+  assert.ok(existsSync(path.join(dir, 'index.html')), `${dir}/index.html is missing: build the page first (trunk build --release)`);
+  return new Promise((resolve, reject) => {
+    const proc = spawn('python3', ['-u', '-m', 'http.server', '0', '--bind', '127.0.0.1', '--directory', dir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`static server did not start: ${out}`)), 10000);
+    proc.stdout.on('data', (chunk) => {
+      out += chunk;
+      const m = out.match(/port (\d+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: `http://127.0.0.1:${m[1]}/`, proc });
+      }
+    });
+    proc.stderr.on('data', () => {}); // request log
+    proc.on('exit', (code) => reject(new Error(`static server exited with ${code}: ${out}`)));
+  });
+}
+
+/** Serves `dir` (default: dist/) and starts Chromium. */
+export async function startBrowser(dir = dist) {
+  const server = await serve(dir);
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-quic', '--no-first-run',
+    ],
+  });
+  return { server, browser, origin: new URL(server.url).origin };
+}
+
+export async function stopBrowser(env) {
+  await env?.browser?.close();
+  env?.server?.proc.kill();
+}
+
+/**
+ * Opens the page (optionally at `suffix`, e.g. a `#fragment`) in a fresh context and returns
+ * it with `check()`, which asserts no console error, no uncaught exception and no request
+ * outside the page's own origin happened.
+ */
+export async function openPage(env, suffix = '', { init, viewport } = {}) {
+  const context = await env.browser.newContext({ viewport: viewport ?? { width: 1280, height: 900 }, acceptDownloads: true });
+  if (init) await context.addInitScript(init);
+  const page = await context.newPage();
+  const errors = [];
+  const foreign = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(msg.text());
+  });
+  page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
+  page.on('request', (req) => {
+    const url = req.url();
+    if (!(url.startsWith(env.origin + '/') || url.startsWith('data:') || url.startsWith('blob:'))) foreign.push(url);
+  });
+  await page.goto(env.server.url + suffix);
+  const check = async () => {
+    assert.deepEqual(errors, [], 'console errors');
+    assert.deepEqual(foreign, [], 'requests outside the page origin');
+    await context.close();
+  };
+  return { page, context, check, errors };
+}

@@ -1,0 +1,111 @@
+//! The page's components in a real browser (headless Chromium through wasm-bindgen-test):
+//! `cargo test --target wasm32-unknown-unknown --test web_browser` (scripts/test runs it).
+
+#![cfg(target_arch = "wasm32")]
+
+use std::time::Duration;
+
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn document() -> web_sys::Document {
+    web_sys::window().unwrap().document().unwrap()
+}
+
+/// Mounts the app in a fresh element and lets it render.
+async fn mount() -> web_sys::Element {
+    let root = document().create_element("div").unwrap();
+    document().body().unwrap().append_child(&root).unwrap();
+    yew::Renderer::<fusionscope::web::app::App>::with_root(root.clone()).render();
+    yew::platform::time::sleep(Duration::from_millis(50)).await;
+    root
+}
+
+fn text_of(root: &web_sys::Element, selector: &str) -> String {
+    root.query_selector(selector).unwrap().unwrap_or_else(|| panic!("no {selector}")).text_content().unwrap()
+}
+
+async fn type_into(root: &web_sys::Element, id: &str, value: &str) {
+    let input: web_sys::HtmlInputElement = root.query_selector(&format!("#{id}")).unwrap().unwrap().dyn_into().unwrap();
+    input.set_value(value);
+    let event = web_sys::Event::new("input").unwrap();
+    input.dispatch_event(&event).unwrap();
+    yew::platform::time::sleep(Duration::from_millis(50)).await;
+}
+
+#[wasm_bindgen_test]
+async fn shows_the_transformer_figures() {
+    let root = mount().await;
+    assert!(text_of(&root, "[data-testid=unfused-total]").contains("2,348,810,240 bytes"));
+    assert!(text_of(&root, "[data-testid=fused-total]").contains("1,962,934,272 bytes"));
+    assert!(text_of(&root, "[data-testid=savings-pct]").contains("16.43 %"));
+    assert_eq!(root.query_selector_all("[data-testid=groups-table] tbody tr").unwrap().length(), 9);
+}
+
+#[wasm_bindgen_test]
+async fn bad_input_is_named_and_good_input_recomputes() {
+    let root = mount().await;
+    type_into(&root, "in-heads", "x").await;
+    assert_eq!(text_of(&root, "#form-error"), "Heads NH must be a whole number of at least 1 (got \"x\").");
+    // The last valid figures stay.
+    assert!(text_of(&root, "[data-testid=unfused-total]").contains("2,348,810,240 bytes"));
+    type_into(&root, "in-heads", "64").await;
+    assert_eq!(text_of(&root, "#form-error"), "");
+    // More heads: a larger score matrix, so more unfused traffic than with 32 heads.
+    assert!(!text_of(&root, "[data-testid=unfused-total]").contains("2,348,810,240 bytes"));
+}
+
+mod state {
+    use std::rc::Rc;
+
+    use fusionscope::fusion::transformer::TransformerConfig;
+    use fusionscope::share::{encode, SharedState, SharedView};
+    use fusionscope::web::state::{Action, Field, Source, State};
+    use wasm_bindgen_test::*;
+    use yew::Reducible;
+
+    fn reduce(s: State, a: Action) -> State {
+        (*Rc::new(s).reduce(a)).clone()
+    }
+
+    #[wasm_bindgen_test]
+    fn invalid_input_keeps_the_last_good_analysis() {
+        let s = reduce(State::default(), Action::SetField(Field::Hidden, "4097".into()));
+        assert_eq!(
+            s.current.as_ref().unwrap_err(),
+            "These inputs cannot be analysed: hidden_dim 4097 is not divisible by num_heads 32."
+        );
+        assert_eq!(s.shown().unwrap().report.unfused.total, 2_348_810_240);
+        assert!(s.shared_view().unwrap_err().starts_with("Nothing to share while the inputs are invalid"));
+        let s = reduce(s, Action::SetField(Field::Hidden, "2048".into()));
+        assert!(s.current.is_ok());
+        assert_ne!(s.shown().unwrap().report.unfused.total, 2_348_810_240);
+    }
+
+    #[wasm_bindgen_test]
+    fn a_share_fragment_restores_the_block_and_a_bad_one_says_why() {
+        let config = TransformerConfig { seq_len: 128, hidden_dim: 256, num_heads: 4, dtype_bytes: 4 };
+        let shared = SharedState { view: SharedView::Transformer { config }, selected_op: Some("softmax".into()) };
+        let s = State::from_fragment(&format!("#{}", encode(&shared)));
+        assert!(matches!(&s.source, Source::Transformer(f) if f.config() == Ok(config)));
+        assert_eq!(s.selected_op, Some(5), "softmax is the sixth op of the block");
+        assert_eq!(s.shared_view(), Ok(shared));
+        // An op name the graph lacks selects nothing.
+        let edited = SharedState { view: SharedView::Transformer { config }, selected_op: Some("nope".into()) };
+        assert_eq!(State::from_fragment(&encode(&edited)).selected_op, None);
+        let bad = State::from_fragment("#s=7.xyz");
+        assert!(bad.notice.unwrap().text.contains("newer fusionscope (share format 7"));
+        assert!(bad.current.is_ok(), "the default block is shown");
+    }
+
+    #[wasm_bindgen_test]
+    fn notices_do_not_change_the_figures() {
+        let s = reduce(State::default(), Action::Fail("x.json cannot be opened".into()));
+        assert_eq!(s.notice.as_ref().unwrap().text, "x.json cannot be opened");
+        assert_eq!(s.shown().unwrap().report.unfused.total, 2_348_810_240);
+        let s = reduce(s, Action::DismissNotice);
+        assert!(s.notice.is_none());
+    }
+}
