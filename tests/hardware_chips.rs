@@ -66,20 +66,18 @@ proptest! {
 }
 
 #[test]
-fn detectors_tell_chips_models_and_tables_apart() {
-    use fusionscope::hardware::looks_like_chip;
-    use fusionscope::simcsv::looks_like_sim_csv;
-    use fusionscope::workload::looks_like_model_config;
+fn detection_tells_chips_models_tables_and_profiles_apart() {
+    use fusionscope::import::detect::{detect_kind, FileKind};
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
-    let read = |p: &str| std::fs::read_to_string(format!("{data}/{p}")).unwrap();
-    for dir in ["models/chips", "models/models", "ops-csv", "calibration"] {
+    for (dir, want) in [
+        ("models/chips", FileKind::Chip),
+        ("models/models", FileKind::ModelConfig),
+        ("ops-csv", FileKind::SimOpsCsv),
+        ("calibration", FileKind::Calibration),
+    ] {
         for entry in std::fs::read_dir(format!("{data}/{dir}")).unwrap() {
-            let name = entry.unwrap().file_name().into_string().unwrap();
-            let text = read(&format!("{dir}/{name}"));
-            let got = (looks_like_chip(&text), looks_like_model_config(&text), looks_like_sim_csv(&text));
-            let want = (dir == "models/chips", dir == "models/models", dir == "ops-csv");
-            assert_eq!(got, want, "{dir}/{name}");
+            let path = entry.unwrap().path();
+            assert_eq!(detect_kind(&std::fs::read(&path).unwrap()), want, "{}", path.display());
         }
     }
-    assert!(looks_like_chip(r#"{"name": "x", "peak_flops": 1e15, "hbm_bw_GBps": 1000}"#));
 }

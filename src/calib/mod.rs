@@ -34,8 +34,8 @@ pub use pattern::{
     OPERATOR_OP_TYPES,
 };
 pub use profile::{
-    looks_like_calibration, parse_calibration, CalibError, CalibrationFile, CalibrationProfile, FusionPattern,
-    MeasuredSubgraph, MeasuredSubgraphs,
+    parse_calibration, CalibError, CalibrationFile, CalibrationProfile, FusionPattern, MeasuredSubgraph,
+    MeasuredSubgraphs,
 };
 pub use report::{CalibReport, PatternRow};
 pub use verdict::Verdict;

@@ -69,21 +69,6 @@ impl CalibrationFile {
     }
 }
 
-/// Whether a text looks like a calibration file (for telling dropped files apart), judged from
-/// its first 64 KiB without parsing it: a JSON object with a profile's keys, or with
-/// `subgraphs` and `fusion_pattern` (a measured-subgraph file).
-pub fn looks_like_calibration(text: &str) -> bool {
-    let mut end = text.len().min(64 * 1024);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let head = &text[..end];
-    let has = |key: &str| head.contains(&format!("\"{key}\""));
-    head.trim_start().starts_with('{')
-        && (["fusion_profiles", "operation_profiles", "theoretical_peak_gflops"].into_iter().any(has)
-            || (has("subgraphs") && has("fusion_pattern")))
-}
-
 /// Reads a calibration file of either shape, recognised by its keys.
 pub fn parse_calibration(text: &str) -> Result<CalibrationFile, CalibError> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(CalibError::from_json)?;
@@ -412,15 +397,6 @@ mod tests {
         assert_eq!(p.fusion_patterns[0].memory_reduction, Some(0.75));
         assert_eq!(p.fusion_patterns[0].operators, ["Z", "last"]);
         assert_eq!(p.fusion_patterns[1].operators, ["Linear", "Bias"]);
-    }
-
-    #[test]
-    fn detection() {
-        assert!(looks_like_calibration(r#"{"metadata": {}, "fusion_profiles": {}}"#));
-        assert!(looks_like_calibration(r#"{"model": "m", "subgraphs": [{"fusion_pattern": "Unfused"}]}"#));
-        assert!(!looks_like_calibration(r#"{"traceEvents": []}"#));
-        assert!(!looks_like_calibration(r#"{"ops": [], "tensors": {}}"#));
-        assert!(!looks_like_calibration("0:0:0 %1:<2xf16> = a.b.gelu(%0:<2xf16>)"));
     }
 
     #[test]

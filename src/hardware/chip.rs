@@ -61,21 +61,6 @@ pub fn systolic_peak_flops(num_sa: f64, sa_dim: f64, freq_ghz: f64) -> f64 {
     num_sa * sa_dim * sa_dim * 2.0 * freq_ghz * 1e9
 }
 
-/// Whether a dropped file is a chip JSON: an object with the NeuSim keys (`num_sa`, `sa_dim`)
-/// or the simple form's `peak_flops` and `hbm_bw_GBps`. Looks at the first 64 KiB only.
-pub fn looks_like_chip(text: &str) -> bool {
-    let mut end = text.len().min(64 * 1024);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let head = &text[..end];
-    let has = |key: &str| head.contains(&format!("\"{key}\""));
-    head.trim_start().starts_with('{')
-        && has("hbm_bw_GBps")
-        && ((has("num_sa") && has("sa_dim")) || has("peak_flops"))
-        && !has("model_type")
-}
-
 /// Reads a chip JSON in either accepted form.
 pub fn parse_chip(text: &str) -> Result<Chip, ChipError> {
     let value: Value = serde_json::from_str(text).map_err(|e| ChipError::Json {

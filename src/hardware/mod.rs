@@ -11,5 +11,5 @@ pub mod chip;
 pub mod roofline;
 
 pub use calibrated::{apply_calibration, CalibratedGroup, CalibrationSummary};
-pub use chip::{looks_like_chip, parse_chip, preset, preset_names, Chip, ChipError};
+pub use chip::{parse_chip, preset, preset_names, Chip, ChipError};
 pub use roofline::{estimate, estimate_repeated, roofline_chart, Bound, GroupTime, OpTime, RooflineChart, TimeReport};

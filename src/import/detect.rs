@@ -29,6 +29,10 @@ pub enum FileKind {
     SimOpsCsv,
     /// Hardware calibration profile JSON (measured GFLOPS, bandwidth, fusion speedups).
     Calibration,
+    /// Model configuration JSON (NeuSim format: `model_type` plus the model's sizes).
+    ModelConfig,
+    /// Chip configuration JSON (NeuSim TPU format, or `peak_flops` + `hbm_bw_GBps`).
+    Chip,
     /// None of the above; [`unrecognised_reason`] says what the file looks like instead.
     Unknown,
 }
@@ -43,6 +47,8 @@ impl FileKind {
             FileKind::OpTrace => "an op trace (text)",
             FileKind::SimOpsCsv => "a simulator op table (CSV)",
             FileKind::Calibration => "a hardware calibration profile (JSON)",
+            FileKind::ModelConfig => "a model configuration (JSON)",
+            FileKind::Chip => "a chip configuration (JSON)",
             FileKind::Unknown => "an unrecognised file",
         }
     }
@@ -105,6 +111,10 @@ fn detect_plain(bytes: &[u8]) -> FileKind {
                 FileKind::OpGraph
             } else if CALIBRATION_KEYS.iter().any(|k| has(k)) {
                 FileKind::Calibration
+            } else if has("model_type") && MODEL_SIZE_KEYS.iter().any(|k| has(k)) {
+                FileKind::ModelConfig
+            } else if has("hbm_bw_GBps") && ((has("num_sa") && has("sa_dim")) || has("peak_flops")) {
+                FileKind::Chip
             } else {
                 FileKind::Unknown
             }
@@ -122,31 +132,31 @@ fn detect_plain(bytes: &[u8]) -> FileKind {
     }
 }
 
-/// Top-level keys that only calibration profiles have.
-const CALIBRATION_KEYS: [&str; 4] =
-    ["theoretical_peak_gflops", "theoretical_bandwidth_gbps", "theoretical_peak_flops", "measurement_type"];
+/// Top-level keys that only calibration profiles (and measured-subgraph files) have.
+const CALIBRATION_KEYS: [&str; 6] = [
+    "theoretical_peak_gflops",
+    "theoretical_bandwidth_gbps",
+    "theoretical_peak_flops",
+    "measurement_type",
+    "fusion_profiles",
+    "operation_profiles",
+];
+
+/// With `model_type`, one of the size fields the workload generators read (LLM, DLRM, GLIGEN).
+const MODEL_SIZE_KEYS: [&str; 3] = ["d_model", "embedding_dim", "unet_config"];
 
 /// Op traces and simulator tables are text: decided by their lines.
 fn detect_text(bytes: &[u8]) -> FileKind {
     let text = String::from_utf8_lossy(bytes);
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.clone().next().unwrap_or("");
-    if first.trim_start_matches('\u{feff}').starts_with("Fusion index,") {
-        return FileKind::SimOpsCsv;
+    // Each text format knows its own grammar; the op-trace one finds records behind stray
+    // text and `None` prefix fields, as real dumps have them.
+    if crate::simcsv::looks_like_sim_csv(&text) {
+        FileKind::SimOpsCsv
+    } else if crate::optrace::looks_like_optrace(&text) {
+        FileKind::OpTrace
+    } else {
+        FileKind::Unknown
     }
-    if lines.by_ref().take(200).any(is_optrace_record) {
-        return FileKind::OpTrace;
-    }
-    FileKind::Unknown
-}
-
-/// `N:N:N %…`: three colon-separated numbers, a space, then a `%` value id.
-fn is_optrace_record(line: &str) -> bool {
-    let Some((head, rest)) = line.split_once(' ') else { return false };
-    let parts: Vec<&str> = head.split(':').collect();
-    parts.len() == 3
-        && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        && rest.trim_start().starts_with('%')
 }
 
 /// A tiny JSON scanner that survives a cut-off document: it tracks strings and nesting and
@@ -333,9 +343,29 @@ mod tests {
         }
         let optrace = "# header\n0:0:0 %2:<1x128x768xf16> = nova_plus.1.0.0.embedding(%0:<1x128xi32>)\n";
         assert_eq!(detect_kind(optrace.as_bytes()), FileKind::OpTrace);
-        assert!(!is_optrace_record("0:0 %2"));
-        assert!(!is_optrace_record("0:a:0 %2"));
+        // Real dumps: stray text glued before the record, `None` prefix fields.
+        let stray = "for debug!! in forward 58388:None:0 %3:<2xf16> = torch.2_1_0.aten::gelu(%2:<2xf16>)\n";
+        assert_eq!(detect_kind(stray.as_bytes()), FileKind::OpTrace);
+        assert_eq!(detect_kind(b"0:0 %2\n0:a:0 %2\n"), FileKind::Unknown);
+        for f in ["spec_example", "gpt2_block_tp_rank1", "malformed_line4"] {
+            assert_eq!(detect_kind(&prefix(&format!("optrace/{f}.optrace"))), FileKind::OpTrace, "{f}");
+        }
         assert_eq!(detect_kind(b"name,value\n1,2\n"), FileKind::Unknown);
+    }
+
+    #[test]
+    fn model_and_chip_configs() {
+        for dir in ["models/chips", "models/models"] {
+            let folder = format!("{}/tests/data/{dir}", env!("CARGO_MANIFEST_DIR"));
+            for entry in std::fs::read_dir(folder).unwrap() {
+                let path = entry.unwrap().path();
+                let want = if dir == "models/chips" { FileKind::Chip } else { FileKind::ModelConfig };
+                assert_eq!(detect_kind(&std::fs::read(&path).unwrap()), want, "{}", path.display());
+            }
+        }
+        assert_eq!(detect_kind(br#"{"name": "x", "peak_flops": 1e15, "hbm_bw_GBps": 1000}"#), FileKind::Chip);
+        // Keys nested deeper do not count.
+        assert_eq!(detect_kind(br#"{"meta": {"model_type": "llm", "d_model": 1}}"#), FileKind::Unknown);
     }
 
     #[test]

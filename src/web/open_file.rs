@@ -19,6 +19,8 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
         | FileKind::OpTrace
         | FileKind::SimOpsCsv
         | FileKind::Calibration
+        | FileKind::ModelConfig
+        | FileKind::Chip
         | FileKind::Gzip) => Action::Inform(format!(
             "{file_name} is {}{gz}. This page shows op graphs and the transformer block; for this file use the command line: {}.",
             kind.describe(),
@@ -26,7 +28,8 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
         )),
         FileKind::Unknown => Action::Fail(format!(
             "{file_name} cannot be opened: {}. fusionscope reads op-graph JSON (an object with \"ops\" or an array of ops), \
-             PyTorch-profiler traces (.json or .json.gz), op traces, simulator op CSVs and calibration profiles.",
+             PyTorch-profiler traces (.json or .json.gz), op traces, simulator op CSVs, calibration profiles, \
+             model and chip configurations.",
             import::unrecognised_reason(&bytes[..bytes.len().min(DETECT_BYTES)])
         )),
     }
@@ -34,12 +37,13 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
 
 /// The command that reads a file of this kind.
 fn cli_command(kind: FileKind, file_name: &str) -> String {
-    let sub = match kind {
-        FileKind::KinetoTrace | FileKind::Gzip => "trace",
-        FileKind::OpTrace => "optrace",
-        FileKind::SimOpsCsv => "simcsv",
-        FileKind::Calibration => "calib",
-        FileKind::OpGraph | FileKind::Unknown => "graph",
-    };
-    format!("fusionscope {sub} {file_name}")
+    match kind {
+        FileKind::KinetoTrace | FileKind::Gzip => format!("fusionscope trace {file_name}"),
+        FileKind::OpTrace => format!("fusionscope optrace {file_name}"),
+        FileKind::SimOpsCsv => format!("fusionscope simcsv {file_name}"),
+        FileKind::Calibration => format!("fusionscope calib {file_name}"),
+        FileKind::ModelConfig => format!("fusionscope model --model {file_name} --chip h100 --phase prefill"),
+        FileKind::Chip => format!("fusionscope model --model llama3-8b --chip {file_name} --phase prefill"),
+        FileKind::OpGraph | FileKind::Unknown => format!("fusionscope graph {file_name}"),
+    }
 }

@@ -165,20 +165,6 @@ fn oversized(v: &Value) -> Option<(String, String)> {
     }
 }
 
-/// Whether a dropped file is a model config: a JSON object with a `model_type` key and one of
-/// the size fields the generators read. Looks at the first 64 KiB only.
-pub fn looks_like_model_config(text: &str) -> bool {
-    let mut end = text.len().min(64 * 1024);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let head = &text[..end];
-    let has = |key: &str| head.contains(&format!("\"{key}\""));
-    head.trim_start().starts_with('{')
-        && has("model_type")
-        && ["d_model", "embedding_dim", "unet_config"].into_iter().any(has)
-}
-
 /// Reads a model config; the error names the malformed position or the missing field.
 pub fn parse_model_config(text: &str) -> Result<ModelConfig, WorkloadError> {
     let value: Value = serde_json::from_str(text).map_err(|e| {

@@ -28,9 +28,7 @@ use thiserror::Error;
 
 use crate::fusion::OpGraph;
 
-pub use config::{
-    looks_like_model_config, parse_model_config, DitConfig, DlrmConfig, LlmConfig, MlpLayer, ModelConfig,
-};
+pub use config::{parse_model_config, DitConfig, DlrmConfig, LlmConfig, MlpLayer, ModelConfig};
 pub use presets::{model_names, preset_model};
 pub use report::{model_report, ModelReport};
 
