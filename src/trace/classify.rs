@@ -21,7 +21,8 @@ pub use rules::{Pattern, Rule, Scope, GEMM_EPILOGUES};
 /// of its components (a single-operation kernel has one component: its category).
 ///
 /// `category` is always the heaviest of `components` ([`Category::heaviest`]); `components` is
-/// never empty, has no duplicates and is sorted by id (`["elementwise", "norm"]`).
+/// never empty, has no duplicates and is in [`Classification::canonical_order`]:
+/// `["elementwise", "norm"]`, `["activation", "elementwise"]`, `["gemm", "activation"]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Classification {
     pub category: Category,
@@ -37,11 +38,20 @@ impl Classification {
         self.components.len() > 1
     }
 
-    /// Builds a classification from any list of components: sorted by id, deduplicated, the
-    /// category the heaviest; an empty list means `other`.
-    fn from_components(mut components: Vec<Category>, rule: Option<&'static str>) -> Classification {
-        components.sort_by_key(|c| c.id());
+    /// Puts components in the one order every classification uses, so that two platforms'
+    /// kernels can be matched by their component lists: a GEMM, attention or MoE core first
+    /// (what it fuses is its epilogue, as the spec writes `[gemm, …]`), then the rest by id
+    /// (the spec's `[elementwise, norm]`, `[activation, elementwise]`); no duplicates.
+    pub fn canonical_order(components: &mut Vec<Category>) {
+        let is_core = |c: &Category| matches!(c, Category::Gemm | Category::Attention | Category::Moe);
+        components.sort_by_key(|c| (!is_core(c), c.id()));
         components.dedup();
+    }
+
+    /// Builds a classification from any list of components: in canonical order, the category
+    /// the heaviest; an empty list means `other`.
+    fn from_components(mut components: Vec<Category>, rule: Option<&'static str>) -> Classification {
+        Self::canonical_order(&mut components);
         if components.is_empty() {
             components.push(Category::Other);
         }
@@ -163,11 +173,11 @@ mod tests {
 
     #[test]
     fn gemm_epilogues_add_components() {
-        check("nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT", Gemm, &[Elementwise, Gemm]);
+        check("nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT", Gemm, &[Gemm, Elementwise]);
         check(
             "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8>(cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x6_tn_align8::Params)",
             Gemm,
-            &[Activation, Gemm],
+            &[Gemm, Activation],
         );
         // Tensile's Bias token is a capability, not an epilogue.
         check("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x32x256_MI16x16x1", Gemm, &[Gemm]);
