@@ -1,4 +1,4 @@
-//! Reading a user's file whatever its kind: detection ([`detect`]) and the steps every kind
+//! Reading a user's file whatever its kind: detection ([`detect()`]) and the steps every kind
 //! shares (gzip, UTF-8), so that the page and the command line open files the same way.
 
 pub mod detect;

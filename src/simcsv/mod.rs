@@ -2,7 +2,7 @@
 //! `Fusion index`, `Description`, `OpType` (MXU, VPU, ICINoCompute), `Count` (how many times
 //! it runs: layers, or layers × decode steps), `Bounded-by`, times in ns (`Execution time`,
 //! `Compute time`, `Memory time`, `ICI/NVLink time`), `Bytes accessed`, `FLOP Count` and the
-//! tensor shapes. Rows are grouped by fusion index; [`compare`] puts a table beside our
+//! tensor shapes. Rows are grouped by fusion index; [`compare()`] puts a table beside our
 //! analysis of the same model and chip.
 
 pub mod compare;

@@ -13,7 +13,7 @@ use super::intern::NameId;
 use super::model::{Trace, TransferKind};
 use super::platform::{platform, Platform, Vendor, VendorEvidence};
 
-/// Classifies a kernel name; [`super::classify`] in production, a stand-in in tests.
+/// Classifies a kernel name; [`super::classify()`] in production, a stand-in in tests.
 pub type Classifier<'c> = &'c dyn Fn(&str) -> Classification;
 
 /// One distinct kernel name of a group: how often it ran, for how long.
