@@ -369,8 +369,8 @@ struct ShareRow {
 /// Horizontal bars of each category's share of GPU time, one bar per side, as a standalone
 /// SVG document (what the page shows is what it exports).
 fn share_chart(title: &str, series: &[String], rows: &[ShareRow]) -> String {
-    let per_row = series.len().max(1) as u32 * (CHART_BAR_H + 3) + 9;
-    let h = CHART_TOP + rows.len() as u32 * per_row + 8;
+    let per_row = series.len().max(1) as u32 * (CHART_BAR_H + 3) + 6;
+    let h = CHART_TOP + rows.len() as u32 * per_row;
     let t = escape_xml(title);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {CHART_W} {h}\" width=\"{CHART_W}\" height=\"{h}\" \
@@ -387,7 +387,7 @@ fn share_chart(title: &str, series: &[String], rows: &[ShareRow]) -> String {
             x + 16,
             escape_xml(name)
         ));
-        x += 24 + 7 * name.chars().count() as u32;
+        x += 32 + 8 * name.chars().count() as u32;
     }
     let full = f64::from(CHART_W - CHART_LABEL_W - CHART_VALUE_W - 10);
     let mut y = CHART_TOP;

@@ -1,0 +1,160 @@
+//! The trace view: one Kineto trace's summary, or two traces compared. The platforms, the
+//! category chart (SVG from the core), the tables and the exports.
+
+use yew::prelude::*;
+
+use crate::trace::view::{
+    category_chart, comparison_chart, comparison_markdown, comparison_tables, platform_line, side_label,
+    summary_markdown, summary_tables, DataTable,
+};
+use crate::web::browser;
+use crate::web::shared::Shared;
+use crate::web::state::TraceView;
+
+use super::data_table::DataTableView;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub view: TraceView,
+    /// The file name of the trace opened before this one, when a comparison can be offered.
+    pub previous: Option<AttrValue>,
+    pub on_compare: Callback<()>,
+    pub on_close: Callback<()>,
+    /// Where an export that fails says why.
+    pub on_error: Callback<String>,
+}
+
+/// Everything the panel draws, computed once per view.
+struct Drawn {
+    title: String,
+    /// (label, line) per platform.
+    platforms: Vec<(String, String)>,
+    chart: AttrValue,
+    tables: Vec<Shared<DataTable>>,
+    json: String,
+    markdown: String,
+    base_name: String,
+}
+
+fn stem(file: &str) -> String {
+    file.trim_end_matches(".gz").trim_end_matches(".json").to_string()
+}
+
+fn drawn(view: &TraceView) -> Drawn {
+    let json = |r: Result<String, serde_json::Error>| {
+        r.map(|s| s + "\n").unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    };
+    match view {
+        TraceView::Summary { file_name, summary } => Drawn {
+            title: format!("Trace {file_name}"),
+            // The title names the file and the line the vendor: no label.
+            platforms: summary.platforms.iter().map(|p| (String::new(), platform_line(p))).collect(),
+            chart: category_chart(summary).into(),
+            tables: summary_tables(summary).into_iter().map(Shared::new).collect(),
+            json: json(serde_json::to_string_pretty(&**summary)),
+            markdown: summary_markdown(summary),
+            base_name: stem(file_name),
+        },
+        TraceView::Comparison { files, comparison } => Drawn {
+            title: format!("{} compared", comparison.platforms.iter().map(side_label).collect::<Vec<_>>().join(" vs ")),
+            platforms: comparison
+                .platforms
+                .iter()
+                .map(|p| (side_label(p), format!("{}: {}", p.file.clone().unwrap_or_default(), platform_line(p))))
+                .collect(),
+            chart: comparison_chart(comparison).into(),
+            tables: comparison_tables(comparison).into_iter().map(Shared::new).collect(),
+            json: json(serde_json::to_string_pretty(&**comparison)),
+            markdown: comparison_markdown(comparison),
+            base_name: format!("{}-vs-{}", stem(&files.0), stem(&files.1)),
+        },
+    }
+}
+
+fn export_button(
+    label: String,
+    file_name: String,
+    mime: &'static str,
+    content: String,
+    on_error: Callback<String>,
+) -> Html {
+    let onclick = {
+        let label = label.clone();
+        Callback::from(move |_| {
+            if let Err(e) = browser::download(&file_name, mime, &content) {
+                on_error.emit(format!("The {label} export failed: {e}."));
+            }
+        })
+    };
+    html! { <button type="button" {onclick}>{ label }</button> }
+}
+
+#[function_component(TracePanel)]
+pub fn trace_panel(props: &Props) -> Html {
+    let d = use_memo(props.view.clone(), drawn);
+    let is_summary = matches!(props.view, TraceView::Summary { .. });
+    let compare = props.previous.as_ref().filter(|_| is_summary).map(|prev| {
+        let on_compare = props.on_compare.clone();
+        html! {
+            <button type="button" data-testid="compare-previous" onclick={move |_| on_compare.emit(())}>
+                { format!("Compare with the previous trace ({prev})") }
+            </button>
+        }
+    });
+    let on_close = props.on_close.clone();
+    let b = &d.base_name;
+    let mut exports = vec![
+        export_button("JSON".into(), format!("{b}.json"), "application/json", d.json.clone(), props.on_error.clone()),
+        export_button(
+            "Markdown".into(),
+            format!("{b}.md"),
+            "text/markdown",
+            d.markdown.clone(),
+            props.on_error.clone(),
+        ),
+        export_button(
+            "SVG (chart)".into(),
+            format!("{b}-categories.svg"),
+            "image/svg+xml",
+            d.chart.to_string(),
+            props.on_error.clone(),
+        ),
+    ];
+    for t in &d.tables {
+        exports.push(export_button(
+            format!("CSV ({})", t.id),
+            format!("{b}-{}.csv", t.id),
+            "text/csv",
+            t.exact_table().to_csv(),
+            props.on_error.clone(),
+        ));
+    }
+    let key = d.base_name.clone();
+    html! {
+        <section class="panel results trace" aria-labelledby="trace-h" data-testid="trace-panel">
+            <div class="results-head">
+                <h2 id="trace-h" data-testid="results-title">{ d.title.clone() }</h2>
+                <div class="trace-actions">
+                    { for compare }
+                    <button type="button" onclick={move |_| on_close.emit(())}>{ "Close the trace view" }</button>
+                </div>
+            </div>
+            <ul class="platforms" data-testid="platforms">
+                { for d.platforms.iter().map(|(label, line)| html! {
+                    <li>
+                        if !label.is_empty() { <strong>{ label.clone() }</strong>{ " — " } }
+                        { line.clone() }
+                    </li>
+                }) }
+            </ul>
+            <figure class="chart" data-testid="chart-categories">
+                { Html::from_html_unchecked(d.chart.clone()) }
+            </figure>
+            { for d.tables.iter().map(|t| html! { <DataTableView key={format!("{key}-{}", t.id)} table={t.clone()} /> }) }
+            <div class="exports" role="group" aria-label="Export">
+                <span class="exports-label">{ "Export:" }</span>
+                { for exports }
+            </div>
+        </section>
+    }
+}
