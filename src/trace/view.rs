@@ -158,6 +158,20 @@ impl DataTable {
     }
 }
 
+impl DataTable {
+    /// The table without the column named `header` (e.g. counts a shortened share link no
+    /// longer knows); unchanged if there is none.
+    pub fn without_column(mut self, header: &str) -> DataTable {
+        if let Some(i) = self.columns.iter().position(|c| c.header == header) {
+            self.columns.remove(i);
+            for r in &mut self.rows {
+                r.remove(i);
+            }
+        }
+        self
+    }
+}
+
 /// Columns holding durations (their exact values are µs).
 fn is_time(header: &str) -> bool {
     header.contains("time") || header == "total" || header == "mean"
@@ -568,6 +582,11 @@ mod tests {
         let s = summarize(&t, Some("a<b>.json"), &classify);
         let svg = category_chart(&s);
         assert_eq!(svg.matches("height=\"14\"").count(), s.categories.len());
+        let cats = summary_tables(&s).remove(0);
+        let width = cats.columns.len();
+        let cut = cats.without_column("names").without_column("no such column");
+        assert_eq!(cut.columns.len(), width - 1);
+        assert!(cut.rows.iter().all(|r| r.len() == width - 1));
         let md = summary_markdown(&s);
         assert!(md.starts_with("# Trace summary: a<b>.json\n"));
         assert!(md.contains("## Fused kernels"));

@@ -290,7 +290,7 @@ pub fn app() -> Html {
                 </div>
             }
             if let Some(view) = trace_view.clone() {
-                <TracePanel {view} previous={previous_trace} {on_compare} on_close={on_close_trace} on_error={on_error.clone()} />
+                <TracePanel {view} previous={previous_trace} {on_compare} on_close={on_close_trace} on_error={on_error.clone()} make_fragment={make_fragment.clone()} />
             } else {
             <section class="panel" aria-labelledby="inputs-h">
                 <h2 id="inputs-h">{ "Transformer block" }</h2>

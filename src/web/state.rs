@@ -184,9 +184,14 @@ pub struct LoadedTrace {
 #[derive(Debug, Clone, PartialEq)]
 pub enum TraceView {
     /// One trace's summary.
-    Summary { file_name: String, summary: Shared<TraceSummary> },
+    Summary {
+        file_name: String,
+        summary: Shared<TraceSummary>,
+        /// From a share link whose kernel lists were shortened.
+        trimmed: bool,
+    },
     /// Two traces side by side.
-    Comparison { files: (String, String), comparison: Shared<Comparison> },
+    Comparison { files: (String, String), comparison: Shared<Comparison>, trimmed: bool },
 }
 
 /// The traces opened so far (the last two) and the view shown.
@@ -202,7 +207,11 @@ impl Traces {
     fn open(&self, loaded: LoadedTrace) -> Traces {
         let summary = summarize(&loaded.trace, Some(&loaded.file_name), &classify);
         Traces {
-            view: Some(TraceView::Summary { file_name: loaded.file_name.clone(), summary: Shared::new(summary) }),
+            view: Some(TraceView::Summary {
+                file_name: loaded.file_name.clone(),
+                summary: Shared::new(summary),
+                trimmed: false,
+            }),
             previous: self.latest.clone(),
             latest: Some(loaded),
         }
@@ -220,6 +229,7 @@ impl Traces {
             view: Some(TraceView::Comparison {
                 files: (a.file_name.clone(), b.file_name.clone()),
                 comparison: Shared::new(comparison),
+                trimmed: false,
             }),
             ..self.clone()
         })
@@ -319,6 +329,14 @@ impl State {
                     ..State::default()
                 },
             },
+            SharedView::TraceSummary { file_name, summary, trimmed } => {
+                let view = TraceView::Summary { file_name, summary: Shared::new(summary), trimmed };
+                State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
+            }
+            SharedView::TraceComparison { files, comparison, trimmed } => {
+                let view = TraceView::Comparison { files, comparison: Shared::new(comparison), trimmed };
+                State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
+            }
         };
         // The selected op, by name; a name the graph lacks (an edited link) selects nothing.
         let graph = state.current.as_ref().ok().map(|c| c.graph.clone());
@@ -328,6 +346,19 @@ impl State {
 
     /// What a share link of this page holds, or why there is nothing to share.
     pub fn shared_view(&self) -> Result<SharedState, String> {
+        match &self.traces.view {
+            Some(TraceView::Summary { file_name, summary, trimmed }) => {
+                let (summary, cut) = share::trim_summary(summary);
+                let view = SharedView::TraceSummary { file_name: file_name.clone(), summary, trimmed: *trimmed || cut };
+                return Ok(view.into());
+            }
+            Some(TraceView::Comparison { files, comparison, trimmed }) => {
+                let (comparison, cut) = share::trim_comparison(comparison);
+                let view = SharedView::TraceComparison { files: files.clone(), comparison, trimmed: *trimmed || cut };
+                return Ok(view.into());
+            }
+            None => {}
+        }
         let computed =
             self.current.as_ref().map_err(|e| format!("Nothing to share while the inputs are invalid: {e}"))?;
         let view = match &self.source {
@@ -379,8 +410,10 @@ impl Reducible for State {
             Action::DismissNotice => return Rc::new(State { notice: None, ..(*self).clone() }),
             Action::SelectOp(selected_op) => return Rc::new(State { selected_op, ..(*self).clone() }),
             Action::Restore(view) => {
-                let traces = Traces { view: None, ..self.traces.clone() };
-                return Rc::new(State { traces, ..State::restored(view, last_good) });
+                // The link's trace view (if any); the traces opened here stay for comparing.
+                let restored = State::restored(view, last_good);
+                let traces = Traces { view: restored.traces.view.clone(), ..self.traces.clone() };
+                return Rc::new(State { traces, ..restored });
             }
             Action::OpenTrace(loaded) => {
                 return Rc::new(State { traces: self.traces.open(loaded), notice: None, ..(*self).clone() })

@@ -142,3 +142,26 @@ test('a truncated .json.gz trace gives an error naming the file and the problem'
   assert.equal(await notice.getAttribute('role'), 'alert');
   await check();
 });
+
+test('a share link of a comparison shows the same tables in a fresh page with no file', async () => {
+  const first = await openPage(env);
+  await first.page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
+  await first.page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  const before = await cells(first.page, 'categories');
+  const mappingBefore = (await cells(first.page, 'mapping')).map((r) => r.slice(0, 5));
+  await first.page.getByTestId('share-button').click();
+  const url = await first.page.getByTestId('share-url').inputValue();
+  assert.match(url, /#s=1\.[A-Za-z0-9_-]+$/);
+  assert.ok(url.length < 8 * 1024, `${url.length} bytes`);
+  const size = await first.page.getByTestId('share-size').textContent();
+  assert.ok(size.includes(`(${digits(url.length)} bytes)`) || size.includes(`${digits(url.length)} bytes.`), size);
+  await first.check();
+
+  const second = await openPage(env, url.slice(env.server.url.length));
+  await second.page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  assert.deepEqual(await cells(second.page, 'categories'), before);
+  assert.deepEqual((await cells(second.page, 'mapping')).map((r) => r.slice(0, 5)), mappingBefore);
+  await second.page.getByTestId('trimmed-note').waitFor();
+  await second.page.screenshot({ path: path.join(screenshotDir, 'trace-shared.png'), fullPage: true });
+  await second.check();
+});

@@ -12,6 +12,7 @@ use crate::web::shared::Shared;
 use crate::web::state::TraceView;
 
 use super::data_table::DataTableView;
+use super::share_link::ShareLink;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -22,6 +23,8 @@ pub struct Props {
     pub on_close: Callback<()>,
     /// Where an export that fails says why.
     pub on_error: Callback<String>,
+    /// The share link's fragment for this view, or why there is none.
+    pub make_fragment: Callback<(), Result<String, String>>,
 }
 
 /// Everything the panel draws, computed once per view.
@@ -40,22 +43,36 @@ fn stem(file: &str) -> String {
     file.trim_end_matches(".gz").trim_end_matches(".json").to_string()
 }
 
+/// The summary's tables; from a shortened share link, the kernel table says it lists only
+/// each category's longest kernels, and the per-category name count (no longer known) goes.
+fn shared_summary_tables(summary: &crate::trace::TraceSummary, trimmed: bool) -> Vec<Shared<DataTable>> {
+    let mut tables = summary_tables(summary);
+    if trimmed {
+        tables[0] = tables[0].clone().without_column("names");
+        tables[1].title = format!(
+            "Longest kernels of each category (up to {} per category in a share link)",
+            crate::share::SHARED_KERNELS_PER_CATEGORY
+        );
+    }
+    tables.into_iter().map(Shared::new).collect()
+}
+
 fn drawn(view: &TraceView) -> Drawn {
     let json = |r: Result<String, serde_json::Error>| {
         r.map(|s| s + "\n").unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     };
     match view {
-        TraceView::Summary { file_name, summary } => Drawn {
+        TraceView::Summary { file_name, summary, trimmed } => Drawn {
             title: format!("Trace {file_name}"),
             // The title names the file and the line the vendor: no label.
             platforms: summary.platforms.iter().map(|p| (String::new(), platform_line(p))).collect(),
             chart: category_chart(summary).into(),
-            tables: summary_tables(summary).into_iter().map(Shared::new).collect(),
+            tables: shared_summary_tables(summary, *trimmed),
             json: json(serde_json::to_string_pretty(&**summary)),
             markdown: summary_markdown(summary),
             base_name: stem(file_name),
         },
-        TraceView::Comparison { files, comparison } => Drawn {
+        TraceView::Comparison { files, comparison, .. } => Drawn {
             title: format!("{} compared", comparison.platforms.iter().map(side_label).collect::<Vec<_>>().join(" vs ")),
             platforms: comparison
                 .platforms
@@ -93,6 +110,10 @@ fn export_button(
 pub fn trace_panel(props: &Props) -> Html {
     let d = use_memo(props.view.clone(), drawn);
     let is_summary = matches!(props.view, TraceView::Summary { .. });
+    let trimmed = match &props.view {
+        TraceView::Summary { trimmed, .. } | TraceView::Comparison { trimmed, .. } => *trimmed,
+    };
+    let make_fragment = props.make_fragment.clone();
     let compare = props.previous.as_ref().filter(|_| is_summary).map(|prev| {
         let on_compare = props.on_compare.clone();
         html! {
@@ -138,7 +159,14 @@ pub fn trace_panel(props: &Props) -> Html {
                     { for compare }
                     <button type="button" onclick={move |_| on_close.emit(())}>{ "Close the trace view" }</button>
                 </div>
+                <ShareLink {make_fragment} />
             </div>
+            <p class="hint">{ "A share link carries these results, not the trace: every total, the fusion differences, each category's longest kernels and each mapping row's main kernel." }</p>
+            if trimmed {
+                <p class="hint" data-testid="trimmed-note">
+                    { "Opened from a share link, which carries the analysis without the trace: kernel lists keep each category's longest kernels and each mapping row's main kernel. Open the trace files for every kernel." }
+                </p>
+            }
             <ul class="platforms" data-testid="platforms">
                 { for d.platforms.iter().map(|(label, line)| html! {
                     <li>
