@@ -208,7 +208,8 @@ pub fn side_label(p: &PlatformEntry) -> String {
     }
 }
 
-fn components(k: &[Category]) -> String {
+/// A fused kernel's components, as `norm + elementwise`.
+pub fn component_list(k: &[Category]) -> String {
     k.iter().map(|c| c.id()).collect::<Vec<_>>().join(" + ")
 }
 
@@ -271,7 +272,7 @@ pub fn summary_tables(s: &TraceSummary) -> Vec<DataTable> {
             Cell::kernel(&k.name),
             Cell::count(k.count),
             Cell::micros(k.time_us),
-            Cell::text(components(&k.components)),
+            Cell::text(component_list(&k.components)),
         ]);
     }
     vec![cats, kernels, fused]
@@ -351,7 +352,7 @@ pub fn comparison_tables(c: &Comparison) -> Vec<DataTable> {
         let mut row = vec![
             Cell::text(d.fused_platform.clone()),
             Cell::kernel(&d.fused_kernel),
-            Cell::text(components(&d.components)),
+            Cell::text(component_list(&d.components)),
             Cell { text: others, exact: d.unfused_kernels.join(" ; "), sort: 0.0 },
             Cell::count(d.count),
         ];

@@ -73,6 +73,14 @@ pub fn data_table_view(props: &Props) -> Html {
         html! { <tr>{ for cells }</tr> }
     });
     let filter_id = format!("filter-{}", table.id);
+    if table.rows.is_empty() {
+        return html! {
+            <section class="data-table" data-testid={format!("table-{}", table.id)}>
+                <h3>{ table.title.clone() }</h3>
+                <p class="hint" data-testid="row-count">{ "None found." }</p>
+            </section>
+        };
+    }
     html! {
         <section class="data-table" data-testid={format!("table-{}", table.id)}>
             <div class="table-head">

@@ -161,8 +161,9 @@ pub fn trace_panel(props: &Props) -> Html {
                 </div>
                 <ShareLink {make_fragment} />
             </div>
-            <p class="hint">{ "A share link carries these results, not the trace: every total, the fusion differences, each category's longest kernels and each mapping row's main kernel." }</p>
-            if trimmed {
+            if !trimmed {
+                <p class="hint">{ "A share link carries these results, not the trace: every total, the fusion differences, each category's longest kernels and each mapping row's main kernel." }</p>
+            } else {
                 <p class="hint" data-testid="trimmed-note">
                     { "Opened from a share link, which carries the analysis without the trace: kernel lists keep each category's longest kernels and each mapping row's main kernel. Open the trace files for every kernel." }
                 </p>
