@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, digits, root, screenshotDir } from './harness.mjs';
+import { openPage, startBrowser, stopBrowser, cli, cliText, digits, root, screenshotDir } from './harness.mjs';
 
 const traces = path.join(root, 'tests', 'data', 'traces');
 const TRITON = path.join(traces, 'amd', 'torch_compile_triton_mi300x.json.gz');
@@ -164,4 +164,37 @@ test('a share link of a comparison shows the same tables in a fresh page with no
   await second.page.getByTestId('trimmed-note').waitFor();
   await second.page.screenshot({ path: path.join(screenshotDir, 'trace-shared.png'), fullPage: true });
   await second.check();
+});
+
+test('trace exports: JSON equals the CLI, CSV has every row, Markdown and the chart SVG', async () => {
+  const { page, check } = await openPage(env);
+  await page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
+  await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  const download = async (suffix) => {
+    const [d] = await Promise.all([page.waitForEvent('download'), page.click(`[data-export="${suffix}"]`)]);
+    return { name: d.suggestedFilename(), text: readFileSync(await d.path(), 'utf8') };
+  };
+  const base = 'hf_qwen1.5-0.5b_eager_h100-vs-hf_qwen1.5-0.5b_eager_mi300x';
+  const json = await download('.json');
+  assert.equal(json.name, `${base}.json`);
+  assert.equal(json.text, cliText(['compare', 'tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz',
+    'tests/data/traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz', '--json']));
+  const c = JSON.parse(json.text);
+  const csv = await download('-mapping.csv');
+  assert.equal(csv.name, `${base}-mapping.csv`);
+  const lines = csv.text.trim().split('\n');
+  assert.equal(lines[0], 'op,method,amd calls,amd kernels,amd time (µs),amd main kernel,nvidia calls,nvidia kernels,nvidia time (µs),nvidia main kernel');
+  assert.equal(lines.length, 1 + c.op_mapping.length);
+  const md = await download('.md');
+  assert.match(md.text, /^# Trace comparison: AMD vs NVIDIA\n/);
+  assert.ok(md.text.includes('## Kernel mapping'));
+  const svg = await download('-categories.svg');
+  // The exported chart is the one on the page: same bars, same labels.
+  assert.match(svg.text, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  const chart = page.getByTestId('chart-categories');
+  assert.equal(svg.text.match(/<rect /g).length, await chart.locator('svg rect').count());
+  for (const label of await chart.locator('svg text').allTextContents()) {
+    assert.ok(svg.text.includes(`>${label}</text>`), label);
+  }
+  await check();
 });

@@ -88,13 +88,15 @@ fn drawn(view: &TraceView) -> Drawn {
     }
 }
 
+/// A download button for `base` + `suffix`; `data-export` is the suffix (for tests).
 fn export_button(
     label: String,
-    file_name: String,
+    (base, suffix): (&str, String),
     mime: &'static str,
     content: String,
     on_error: Callback<String>,
 ) -> Html {
+    let file_name = format!("{base}{suffix}");
     let onclick = {
         let label = label.clone();
         Callback::from(move |_| {
@@ -103,7 +105,7 @@ fn export_button(
             }
         })
     };
-    html! { <button type="button" {onclick}>{ label }</button> }
+    html! { <button type="button" {onclick} data-export={suffix}>{ label }</button> }
 }
 
 #[function_component(TracePanel)]
@@ -125,17 +127,17 @@ pub fn trace_panel(props: &Props) -> Html {
     let on_close = props.on_close.clone();
     let b = &d.base_name;
     let mut exports = vec![
-        export_button("JSON".into(), format!("{b}.json"), "application/json", d.json.clone(), props.on_error.clone()),
+        export_button("JSON".into(), (b, ".json".into()), "application/json", d.json.clone(), props.on_error.clone()),
         export_button(
             "Markdown".into(),
-            format!("{b}.md"),
+            (b, ".md".into()),
             "text/markdown",
             d.markdown.clone(),
             props.on_error.clone(),
         ),
         export_button(
             "SVG (chart)".into(),
-            format!("{b}-categories.svg"),
+            (b, "-categories.svg".into()),
             "image/svg+xml",
             d.chart.to_string(),
             props.on_error.clone(),
@@ -144,7 +146,7 @@ pub fn trace_panel(props: &Props) -> Html {
     for t in &d.tables {
         exports.push(export_button(
             format!("CSV ({})", t.id),
-            format!("{b}-{}.csv", t.id),
+            (b, format!("-{}.csv", t.id)),
             "text/csv",
             t.exact_table().to_csv(),
             props.on_error.clone(),
