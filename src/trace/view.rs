@@ -5,7 +5,7 @@
 //!
 //! Kept in the core (no browser code) so that what the page shows and exports is tested natively.
 
-use crate::chart::escape_xml;
+use crate::chart::{escape_xml, svg_start};
 use crate::table::Table;
 use crate::units::{format_duration_us, format_pct, group_digits};
 
@@ -386,13 +386,7 @@ struct ShareRow {
 fn share_chart(title: &str, series: &[String], rows: &[ShareRow]) -> String {
     let per_row = series.len().max(1) as u32 * (CHART_BAR_H + 3) + 6;
     let h = CHART_TOP + rows.len() as u32 * per_row;
-    let t = escape_xml(title);
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {CHART_W} {h}\" width=\"{CHART_W}\" height=\"{h}\" \
-         role=\"img\" aria-label=\"{t}\" font-family=\"system-ui, sans-serif\" font-size=\"12\">\
-         <title>{t}</title>\
-         <text x=\"0\" y=\"16\" font-size=\"14\" font-weight=\"600\" fill=\"currentColor\">{t}</text>"
-    );
+    let mut s = svg_start(CHART_W, h, title);
     let mut x = CHART_LABEL_W;
     for (i, name) in series.iter().enumerate() {
         s.push_str(&format!(
