@@ -1,6 +1,8 @@
 //! The trace view: one Kineto trace's summary, or two traces compared. The platforms, the
 //! category chart (SVG from the core), the tables and the exports.
 
+use std::rc::Rc;
+
 use yew::prelude::*;
 
 use crate::trace::view::{
@@ -34,9 +36,32 @@ struct Drawn {
     platforms: Vec<(String, String)>,
     chart: AttrValue,
     tables: Vec<Shared<DataTable>>,
-    json: String,
-    markdown: String,
     base_name: String,
+    view: TraceView,
+}
+
+/// What an export writes; computed when its button is clicked, so that a large trace's JSON
+/// or 100,000-row CSV is not rebuilt on every render.
+#[derive(Debug, Clone, Copy)]
+enum Export {
+    Json,
+    Markdown,
+    Chart,
+    Csv(usize),
+}
+
+fn export_content(d: &Drawn, export: Export) -> String {
+    let json = |r: Result<String, serde_json::Error>| {
+        r.map(|s| s + "\n").unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    };
+    match (export, &d.view) {
+        (Export::Json, TraceView::Summary { summary, .. }) => json(serde_json::to_string_pretty(&**summary)),
+        (Export::Json, TraceView::Comparison { comparison, .. }) => json(serde_json::to_string_pretty(&**comparison)),
+        (Export::Markdown, TraceView::Summary { summary, .. }) => summary_markdown(summary),
+        (Export::Markdown, TraceView::Comparison { comparison, .. }) => comparison_markdown(comparison),
+        (Export::Chart, _) => d.chart.to_string(),
+        (Export::Csv(i), _) => d.tables.get(i).map(|t| t.exact_table().to_csv()).unwrap_or_default(),
+    }
 }
 
 fn stem(file: &str) -> String {
@@ -58,9 +83,6 @@ fn shared_summary_tables(summary: &crate::trace::TraceSummary, trimmed: bool) ->
 }
 
 fn drawn(view: &TraceView) -> Drawn {
-    let json = |r: Result<String, serde_json::Error>| {
-        r.map(|s| s + "\n").unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-    };
     match view {
         TraceView::Summary { file_name, summary, trimmed } => Drawn {
             title: format!("Trace {file_name}"),
@@ -68,9 +90,8 @@ fn drawn(view: &TraceView) -> Drawn {
             platforms: summary.platforms.iter().map(|p| (String::new(), platform_line(p))).collect(),
             chart: category_chart(summary).into(),
             tables: shared_summary_tables(summary, *trimmed),
-            json: json(serde_json::to_string_pretty(&**summary)),
-            markdown: summary_markdown(summary),
             base_name: stem(file_name),
+            view: view.clone(),
         },
         TraceView::Comparison { files, comparison, .. } => Drawn {
             title: format!("{} compared", comparison.platforms.iter().map(side_label).collect::<Vec<_>>().join(" vs ")),
@@ -81,9 +102,8 @@ fn drawn(view: &TraceView) -> Drawn {
                 .collect(),
             chart: comparison_chart(comparison).into(),
             tables: comparison_tables(comparison).into_iter().map(Shared::new).collect(),
-            json: json(serde_json::to_string_pretty(&**comparison)),
-            markdown: comparison_markdown(comparison),
             base_name: format!("{}-vs-{}", stem(&files.0), stem(&files.1)),
+            view: view.clone(),
         },
     }
 }
@@ -91,16 +111,17 @@ fn drawn(view: &TraceView) -> Drawn {
 /// A download button for `base` + `suffix`; `data-export` is the suffix (for tests).
 fn export_button(
     label: String,
-    (base, suffix): (&str, String),
+    (drawn, export): (&Rc<Drawn>, Export),
+    suffix: String,
     mime: &'static str,
-    content: String,
     on_error: Callback<String>,
 ) -> Html {
-    let file_name = format!("{base}{suffix}");
+    let file_name = format!("{}{suffix}", drawn.base_name);
+    let drawn = drawn.clone();
     let onclick = {
         let label = label.clone();
         Callback::from(move |_| {
-            if let Err(e) = browser::download(&file_name, mime, &content) {
+            if let Err(e) = browser::download(&file_name, mime, &export_content(&drawn, export)) {
                 on_error.emit(format!("The {label} export failed: {e}."));
             }
         })
@@ -125,30 +146,23 @@ pub fn trace_panel(props: &Props) -> Html {
         }
     });
     let on_close = props.on_close.clone();
-    let b = &d.base_name;
     let mut exports = vec![
-        export_button("JSON".into(), (b, ".json".into()), "application/json", d.json.clone(), props.on_error.clone()),
-        export_button(
-            "Markdown".into(),
-            (b, ".md".into()),
-            "text/markdown",
-            d.markdown.clone(),
-            props.on_error.clone(),
-        ),
+        export_button("JSON".into(), (&d, Export::Json), ".json".into(), "application/json", props.on_error.clone()),
+        export_button("Markdown".into(), (&d, Export::Markdown), ".md".into(), "text/markdown", props.on_error.clone()),
         export_button(
             "SVG (chart)".into(),
-            (b, "-categories.svg".into()),
+            (&d, Export::Chart),
+            "-categories.svg".into(),
             "image/svg+xml",
-            d.chart.to_string(),
             props.on_error.clone(),
         ),
     ];
-    for t in &d.tables {
+    for (i, t) in d.tables.iter().enumerate() {
         exports.push(export_button(
             format!("CSV ({})", t.id),
-            (b, format!("-{}.csv", t.id)),
+            (&d, Export::Csv(i)),
+            format!("-{}.csv", t.id),
             "text/csv",
-            t.exact_table().to_csv(),
             props.on_error.clone(),
         ));
     }
