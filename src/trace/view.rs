@@ -586,4 +586,23 @@ mod tests {
         assert!(md.starts_with("# Trace summary: a<b>.json\n"));
         assert!(md.contains("## Fused kernels"));
     }
+
+    proptest::proptest! {
+        /// Any filter and any column (even one that does not exist) give a subset of the rows,
+        /// each once, every one containing the filter: never a panic.
+        #[test]
+        fn view_is_a_filtered_permutation(filter in "\\PC{0,12}", column in 0usize..12, descending: bool) {
+            let t = load("amd/torch_compile_triton_mi300x.json.gz");
+            let s = summarize(&t, None, &classify);
+            for table in summary_tables(&s) {
+                let rows = table.view(Some(SortBy { column, descending }), &filter);
+                let mut seen = rows.clone();
+                seen.sort_unstable();
+                seen.dedup();
+                proptest::prop_assert_eq!(seen.len(), rows.len());
+                proptest::prop_assert!(rows.len() <= table.rows.len());
+                proptest::prop_assert_eq!(rows.len(), table.view(None, &filter).len());
+            }
+        }
+    }
 }
