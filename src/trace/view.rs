@@ -54,11 +54,13 @@ impl Cell {
 
     /// A duration in µs, shown with a fitting unit.
     pub fn micros(us: f64) -> Cell {
+        let us = positive_zero(us);
         Cell { text: format_duration_us(us), exact: format!("{us}"), sort: us }
     }
 
     /// A percentage.
     pub fn pct(p: f64) -> Cell {
+        let p = positive_zero(p);
         Cell { text: format_pct(p), exact: format!("{p}"), sort: p }
     }
 
@@ -74,6 +76,11 @@ impl Cell {
     fn matches(&self, needle: &str) -> bool {
         self.text.to_lowercase().contains(needle) || self.exact.to_lowercase().contains(needle)
     }
+}
+
+/// `-0.0` as `0.0`: an empty sum of floats is `-0.0`, which would print as "-0.00 %".
+fn positive_zero(x: f64) -> f64 {
+    x + 0.0
 }
 
 /// A table of trace results, with every row (the page draws a window of them).
@@ -409,6 +416,7 @@ fn share_chart(title: &str, series: &[String], rows: &[ShareRow]) -> String {
             escape_xml(&row.label)
         ));
         for (i, &(pct, us)) in row.values.iter().enumerate() {
+            let (pct, us) = (positive_zero(pct), positive_zero(us));
             let w = if pct > 0.0 { (full * pct.min(100.0) / 100.0).max(1.0) } else { 0.0 };
             let name = escape_xml(series.get(i).map(String::as_str).unwrap_or(""));
             s.push_str(&format!(
@@ -527,6 +535,15 @@ mod tests {
         assert!(fused.rows.iter().all(|r| r[3].text.contains(" + ")));
         let csv = kernels.exact_table().to_csv();
         assert!(csv.starts_with("kernel,category,count,total (µs),share\n"), "{csv}");
+    }
+
+    #[test]
+    fn negative_zero_reads_as_zero() {
+        assert_eq!(Cell::pct(-0.0).text, "0.00 %");
+        assert_eq!(Cell::micros(-0.0).text, "0 µs");
+        assert_eq!(Cell::pct(-1.5).text, "-1.50 %");
+        let rows = [ShareRow { label: "gemm".into(), values: vec![(-0.0, -0.0)] }];
+        assert!(!share_chart("t", &["a".into()], &rows).contains("-0"));
     }
 
     #[test]
