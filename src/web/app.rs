@@ -273,7 +273,7 @@ pub fn app() -> Html {
                 <p class="tagline">{ "Kernel fusion groups and the global-memory traffic they save, computed in your browser." }</p>
                 <div class="top-actions">
                     <FileOpen {on_files} />
-                    <span class="hint">{ "or drop a file anywhere" }</span>
+                    <span class="hint" title="Op graphs, PyTorch-profiler traces (two at once are compared) and the other kinds fusionscope reads">{ "or drop files anywhere" }</span>
                     <button type="button" data-testid="example" onclick={on_example}
                         title="Two small real traces of BERT-small (eager) on an NVIDIA H100 and an AMD MI300X, bundled with the page">
                         { "Try the AMD-vs-NVIDIA example" }
