@@ -89,6 +89,18 @@ fn truncate(s: &str, max: usize) -> String {
     }
 }
 
+/// The opening of a standalone chart document `width` × `height` with its title drawn and
+/// given to screen readers (`role="img"`); text takes the page's colour (`currentColor`).
+pub fn svg_start(width: u32, height: u32, title: &str) -> String {
+    let title = escape_xml(title);
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" \
+         role=\"img\" aria-label=\"{title}\" font-family=\"system-ui, sans-serif\" font-size=\"12\">\
+         <title>{title}</title>\
+         <text x=\"0\" y=\"16\" font-size=\"14\" font-weight=\"600\" fill=\"currentColor\">{title}</text>"
+    )
+}
+
 impl BarChart {
     /// Height of the drawing in SVG units.
     pub fn height(&self) -> u32 {
@@ -111,13 +123,7 @@ impl BarChart {
     pub fn to_svg(&self) -> String {
         let max = self.rows.iter().flat_map(|r| r.values.iter().map(|b| b.total())).max().unwrap_or(0);
         let h = self.height();
-        let title = escape_xml(&self.title);
-        let mut s = format!(
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {h}\" width=\"{WIDTH}\" height=\"{h}\" \
-             role=\"img\" aria-label=\"{title}\" font-family=\"system-ui, sans-serif\" font-size=\"12\">\
-             <title>{title}</title>\
-             <text x=\"0\" y=\"16\" font-size=\"14\" font-weight=\"600\" fill=\"currentColor\">{title}</text>"
-        );
+        let mut s = svg_start(WIDTH, h, &self.title);
         let mut x = LABEL_W;
         for series in &self.series {
             s.push_str(&format!(

@@ -16,6 +16,8 @@ use thiserror::Error;
 use crate::fusion::json::{build, to_file, GraphFile};
 use crate::fusion::transformer::TransformerConfig;
 use crate::fusion::{GraphError, OpGraph};
+use crate::trace::summary::SideStats;
+use crate::trace::{Comparison, TraceSummary};
 
 /// The format this build writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -35,6 +37,64 @@ pub enum SharedView {
     Transformer { config: TransformerConfig },
     /// An op graph, in full (ops, shapes, declared tensors), with the name of its file.
     Graph { file_name: String, graph: GraphFile },
+    /// A trace's summary (the analysis, not the trace), with the name of its file.
+    TraceSummary {
+        file_name: String,
+        summary: TraceSummary,
+        /// Kernel lists were shortened to keep the link small ([`trim_summary`]).
+        #[serde(default)]
+        trimmed: bool,
+    },
+    /// Two traces compared (the analysis, not the traces), with their file names.
+    TraceComparison {
+        files: (String, String),
+        comparison: Comparison,
+        #[serde(default)]
+        trimmed: bool,
+    },
+}
+
+/// Distinct kernel names a shared trace view keeps per category (the summary's kernel
+/// table lists these); the rest are dropped to keep links near a few KiB.
+pub const SHARED_KERNELS_PER_CATEGORY: usize = 8;
+/// Kernel names a shared comparison keeps per mapping row and side (the main kernel).
+pub const SHARED_KERNELS_PER_ROW: usize = 1;
+
+/// Keeps the `keep` longest kernels of a side; true if any were dropped.
+fn trim_kernels(s: &mut SideStats, keep: usize) -> bool {
+    let cut = s.kernels.len() > keep;
+    s.kernels.truncate(keep);
+    cut
+}
+
+/// A summary for a link: each category keeps its [`SHARED_KERNELS_PER_CATEGORY`] longest
+/// kernels (totals, counts and fused kernels stay whole). Returns it and whether anything
+/// was dropped.
+pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
+    let mut s = summary.clone();
+    let mut trimmed = false;
+    for r in &mut s.categories {
+        trimmed |= trim_kernels(&mut r.trace, SHARED_KERNELS_PER_CATEGORY);
+    }
+    (s, trimmed)
+}
+
+/// A comparison for a link: categories keep [`SHARED_KERNELS_PER_CATEGORY`] kernels per
+/// side and mapping rows their main kernel; totals and fusion differences stay whole.
+pub fn trim_comparison(comparison: &Comparison) -> (Comparison, bool) {
+    let mut c = comparison.clone();
+    let mut trimmed = false;
+    for r in &mut c.categories {
+        for side in r.sides.values_mut() {
+            trimmed |= trim_kernels(side, SHARED_KERNELS_PER_CATEGORY);
+        }
+    }
+    for r in &mut c.op_mapping {
+        for side in r.sides.values_mut() {
+            trimmed |= trim_kernels(&mut side.stats, SHARED_KERNELS_PER_ROW);
+        }
+    }
+    (c, trimmed)
 }
 
 impl SharedView {
@@ -144,6 +204,52 @@ mod tests {
     use crate::fusion::{analyze, parse_graph};
 
     const EXAMPLE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json"));
+
+    fn trace(rel: &str) -> crate::trace::Trace {
+        let path = format!("{}/tests/data/traces/{rel}", env!("CARGO_MANIFEST_DIR"));
+        crate::trace::read_trace(&std::fs::read(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn trace_comparison_round_trips_trimmed_and_small() {
+        use crate::trace::{classify, compare, Input};
+        let (n, a) =
+            (trace("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"), trace("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"));
+        let c = compare(
+            Input { trace: &n, file: Some("n.json.gz") },
+            Input { trace: &a, file: Some("a.json.gz") },
+            &classify,
+        );
+        let (small, trimmed) = trim_comparison(&c);
+        assert!(trimmed);
+        // Totals stay whole; only kernel lists are shortened.
+        assert_eq!(small.platforms, c.platforms);
+        assert_eq!(small.fusion_differences, c.fusion_differences);
+        for (s, f) in small.op_mapping.iter().zip(&c.op_mapping) {
+            for (k, side) in &s.sides {
+                assert_eq!(side.stats.time_us, f.sides[k].stats.time_us);
+                assert!(side.stats.kernels.len() <= SHARED_KERNELS_PER_ROW);
+            }
+        }
+        let view =
+            SharedView::TraceComparison { files: ("n.json.gz".into(), "a.json.gz".into()), comparison: small, trimmed };
+        let link = encode(&view.clone().into());
+        assert!(link.len() < 8 * 1024, "{} bytes", link.len());
+        assert_eq!(decode(&link).unwrap().view, view);
+    }
+
+    #[test]
+    fn trace_summary_round_trips() {
+        let t = trace("amd/torch_compile_triton_mi300x.json.gz");
+        let s = crate::trace::summarize(&t, Some("t.json.gz"), &crate::trace::classify);
+        let (small, trimmed) = trim_summary(&s);
+        assert!(!trimmed, "a 12-kernel trace keeps every kernel");
+        assert_eq!(small, s);
+        let view = SharedView::TraceSummary { file_name: "t.json.gz".into(), summary: small, trimmed };
+        let link = encode(&view.clone().into());
+        assert!(link.len() < 4 * 1024, "{} bytes", link.len());
+        assert_eq!(decode(&link).unwrap().view, view);
+    }
 
     #[test]
     fn transformer_round_trip_is_short() {

@@ -109,3 +109,52 @@ mod state {
         assert!(s.notice.is_none());
     }
 }
+
+mod traces {
+    use std::rc::Rc;
+
+    use fusionscope::share;
+    use fusionscope::trace::read_trace;
+    use fusionscope::web::shared::Shared;
+    use fusionscope::web::state::{Action, LoadedTrace, State, TraceView};
+    use wasm_bindgen_test::*;
+    use yew::Reducible;
+
+    const H100: &[u8] =
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/www/examples/hf_bert-small_eager_h100.json.gz"));
+    const MI300X: &[u8] =
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/www/examples/hf_bert-small_eager_mi300x.json.gz"));
+
+    fn reduce(s: State, a: Action) -> State {
+        (*Rc::new(s).reduce(a)).clone()
+    }
+
+    fn open(s: State, name: &str, bytes: &[u8]) -> State {
+        let trace = Shared::new(read_trace(bytes).unwrap());
+        reduce(s, Action::OpenTrace(LoadedTrace { file_name: name.into(), trace }))
+    }
+
+    #[wasm_bindgen_test]
+    fn traces_open_compare_share_and_close() {
+        let s = reduce(State::default(), Action::CompareWithPrevious);
+        assert!(s.notice.unwrap().text.contains("Open two traces"));
+        let s = open(State::default(), "h100.json.gz", H100);
+        let Some(TraceView::Summary { summary, .. }) = &s.traces.view else { panic!("no summary") };
+        assert_eq!(summary.platforms[0].kernels, 60);
+        let s = open(s, "mi300x.json.gz", MI300X);
+        let s = reduce(s, Action::CompareWithPrevious);
+        let Some(TraceView::Comparison { comparison, files, .. }) = &s.traces.view else { panic!("no comparison") };
+        assert_eq!(files, &("h100.json.gz".to_string(), "mi300x.json.gz".to_string()));
+        assert_eq!(comparison.time_ratio, "amd / nvidia");
+        // The link restores the comparison in a fresh page.
+        let fragment = share::encode(&s.shared_view().unwrap());
+        let restored = State::from_fragment(&fragment);
+        assert!(
+            matches!(&restored.traces.view, Some(TraceView::Comparison { comparison: c, .. }) if c.categories.len() == comparison.categories.len())
+        );
+        // Closing returns to the block; the traces stay for another comparison.
+        let s = reduce(s, Action::CloseTrace);
+        assert!(s.traces.view.is_none() && s.traces.latest.is_some());
+        assert!(s.current.is_ok());
+    }
+}

@@ -8,7 +8,7 @@ use fusionscope::table::Table;
 use fusionscope::trace::compare::{Comparison, OpSide};
 use fusionscope::trace::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
 use fusionscope::trace::{classify, compare, summarize, Input, Trace, TraceReader};
-use fusionscope::units::{format_bytes, format_duration_us, format_pct, group_digits};
+use fusionscope::units::{format_duration_us, format_pct, group_digits};
 
 use super::{print, CliResult};
 
@@ -83,26 +83,8 @@ fn short(name: &str) -> String {
 }
 
 fn platform_line(p: &PlatformEntry) -> String {
-    let how = if p.vendor_inferred { " (inferred from kernel names)" } else { "" };
     let file = p.file.as_deref().map(|f| format!("{f}: ")).unwrap_or_default();
-    let mut line = format!(
-        "{file}{}{how} on {}: {} kernels, GPU time {}",
-        p.vendor,
-        if p.devices.is_empty() { "no device".to_string() } else { p.devices.join(", ") },
-        group_digits(p.kernels as u64),
-        format_duration_us(p.gpu_time_us)
-    );
-    for (what, t) in [("memcpy", &p.memcpy), ("memset", &p.memset)] {
-        if t.count > 0 {
-            line += &format!(
-                "; {what} {} ({}, {})",
-                group_digits(t.count),
-                format_duration_us(t.time_us),
-                format_bytes(t.bytes)
-            );
-        }
-    }
-    line + "\n"
+    format!("{file}{}\n", fusionscope::trace::view::platform_line(p))
 }
 
 fn top(s: &SideStats) -> String {
@@ -110,7 +92,7 @@ fn top(s: &SideStats) -> String {
 }
 
 fn components(k: &KernelStat) -> String {
-    k.components.iter().map(|c| c.id()).collect::<Vec<_>>().join(" + ")
+    fusionscope::trace::view::component_list(&k.components)
 }
 
 fn trace_text(s: &TraceSummary) -> String {
@@ -221,7 +203,7 @@ fn compare_text(c: &Comparison) -> String {
             let mut row = vec![
                 d.fused_platform.clone(),
                 short(&d.fused_kernel),
-                d.components.iter().map(|c| c.id()).collect::<Vec<_>>().join(" + "),
+                fusionscope::trace::view::component_list(&d.components),
                 d.unfused_kernels.iter().map(|n| short(n)).collect::<Vec<_>>().join(" ; "),
                 group_digits(d.count),
             ];

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::align::{align, Step};
 use super::category::Category;
@@ -25,7 +25,7 @@ const MAX_ALIGN_CELLS: usize = 16 << 20;
 const MIN_ANCHORED_SHARE: f64 = 0.5;
 
 /// How a mapping row was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Method {
     /// Kernels joined to their launching CPU op by `External id`, op sequences aligned.
     #[serde(rename = "op-anchored")]
@@ -37,7 +37,7 @@ pub enum Method {
 }
 
 /// One row of the category table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CategoryRow {
     pub category: Category,
     #[serde(flatten)]
@@ -47,7 +47,7 @@ pub struct CategoryRow {
 }
 
 /// One side of a mapping row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpSide {
     /// The op name on this side (differs between sides when aligned ops were renamed).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,7 +59,7 @@ pub struct OpSide {
 }
 
 /// One row of the kernel mapping.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpRow {
     pub op: String,
     pub method: Method,
@@ -68,7 +68,7 @@ pub struct OpRow {
 }
 
 /// One place where a side runs one kernel for what the other runs as several.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FusionDifference {
     /// Vendor (or file name for same-vendor pairs) of the side with the fused kernel.
     pub fused_platform: String,
@@ -89,7 +89,7 @@ pub struct FusionDifference {
 }
 
 /// The comparison (`fusionscope compare --json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub platforms: Vec<PlatformEntry>,
     /// What `time_ratio` divides (e.g. `"amd / nvidia"`).

@@ -18,6 +18,7 @@ pub mod reader;
 pub mod scan;
 pub mod summary;
 pub mod synthetic;
+pub mod view;
 
 pub use category::Category;
 pub use classify::{classify, Classification};

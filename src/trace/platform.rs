@@ -2,12 +2,12 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::model::Trace;
 
 /// GPU vendor of a trace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Vendor {
     #[serde(rename = "AMD")]
     Amd,
@@ -28,7 +28,7 @@ impl fmt::Display for Vendor {
 }
 
 /// What the vendor was decided from, strongest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VendorEvidence {
     /// `roctracer_version`/`hip_*_version` or `cupti_version`/`cuda_*_version` keys.

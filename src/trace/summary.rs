@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::category::Category;
 use super::classify::Classification;
@@ -17,7 +17,7 @@ use super::platform::{platform, Platform, Vendor, VendorEvidence};
 pub type Classifier<'c> = &'c dyn Fn(&str) -> Classification;
 
 /// One distinct kernel name of a group: how often it ran, for how long.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelStat {
     pub name: String,
     pub count: u64,
@@ -28,7 +28,7 @@ pub struct KernelStat {
 
 /// A group of kernels on one side (a category, an op row): totals and every distinct name,
 /// longest total time first. `kernels` is never truncated.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SideStats {
     pub count: u64,
     pub time_us: f64,
@@ -132,7 +132,7 @@ impl<'t> ClassifiedTrace<'t> {
 }
 
 /// Count, time and bytes of memory copies or sets.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TransferStats {
     pub count: u64,
     pub time_us: f64,
@@ -140,7 +140,7 @@ pub struct TransferStats {
 }
 
 /// One `platforms[]` entry.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlatformEntry {
     /// The key this trace's side has in the rows (`trace`, `amd`, `nvidia`, `a`, `b`).
     pub key: String,
@@ -186,14 +186,14 @@ impl PlatformEntry {
 }
 
 /// A category row of the single-trace summary.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SummaryRow {
     pub category: Category,
     pub trace: SideStats,
 }
 
 /// The single-trace summary (`fusionscope trace --json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceSummary {
     pub platforms: Vec<PlatformEntry>,
     /// Categories present, longest total time first.

@@ -18,6 +18,7 @@ use super::components::groups_table::GroupsTable;
 use super::components::read_progress::ReadProgress;
 use super::components::share_link::ShareLink;
 use super::components::summary::Summary;
+use super::components::trace_panel::TracePanel;
 use super::components::traffic_chart::{ChartKind, TrafficChart};
 use super::components::transformer_form::TransformerFormView;
 use super::open_file::open_bytes;
@@ -35,6 +36,7 @@ fn open_files(
     files: Vec<web_sys::File>,
 ) {
     wasm_bindgen_futures::spawn_local(async move {
+        let mut traces_read = 0;
         for file in files {
             let file_name = file.name();
             if let Some(e) = browser::too_large(&file) {
@@ -68,9 +70,10 @@ fn open_files(
             match content {
                 Ok(bytes) => {
                     let action = open_bytes(&file_name, &bytes);
-                    if matches!(action, Action::OpenGraph { .. }) {
+                    if matches!(action, Action::OpenGraph { .. } | Action::OpenTrace(_)) {
                         browser::clear_fragment();
                     }
+                    traces_read += usize::from(matches!(action, Action::OpenTrace(_)));
                     state.dispatch(action);
                 }
                 Err(e) if e == browser::CANCELLED => {
@@ -80,6 +83,35 @@ fn open_files(
                 Err(e) => state.dispatch(Action::Fail(e)),
             }
         }
+        // Two traces dropped together are compared at once (the last two, if more).
+        if traces_read >= 2 {
+            state.dispatch(Action::CompareWithPrevious);
+        }
+    });
+}
+
+/// The bundled example pair (copied next to the page from tests/data/traces, MIT licence,
+/// see examples/README.md).
+const EXAMPLE_TRACES: [&str; 2] =
+    ["examples/hf_bert-small_eager_h100.json.gz", "examples/hf_bert-small_eager_mi300x.json.gz"];
+
+/// Fetches the example traces from the page's own origin and shows their comparison.
+fn open_example(state: UseReducerHandle<State>) {
+    wasm_bindgen_futures::spawn_local(async move {
+        for path in EXAMPLE_TRACES {
+            let file_name = path.rsplit('/').next().unwrap_or(path);
+            let action = match browser::fetch_bytes(path).await {
+                Ok(bytes) => open_bytes(file_name, &bytes),
+                Err(e) => Action::Fail(format!("The example cannot be opened: {e}.")),
+            };
+            let ok = matches!(action, Action::OpenTrace(_));
+            state.dispatch(action);
+            if !ok {
+                return;
+            }
+        }
+        browser::clear_fragment();
+        state.dispatch(Action::CompareWithPrevious);
     });
 }
 
@@ -210,6 +242,20 @@ pub fn app() -> Html {
         })
     };
 
+    let on_example = {
+        let state = state.clone();
+        Callback::from(move |_| open_example(state.clone()))
+    };
+    let on_compare = {
+        let state = state.clone();
+        Callback::from(move |()| state.dispatch(Action::CompareWithPrevious))
+    };
+    let on_close_trace = {
+        let state = state.clone();
+        Callback::from(move |()| state.dispatch(Action::CloseTrace))
+    };
+    let trace_view = state.traces.view.clone();
+    let previous_trace: Option<AttrValue> = state.traces.previous.as_ref().map(|t| t.file_name.clone().into());
     let error = state.current.as_ref().err().cloned();
     let graph_name = match &state.source {
         Source::Graph { file_name, .. } => Some(file_name.clone()),
@@ -227,7 +273,11 @@ pub fn app() -> Html {
                 <p class="tagline">{ "Kernel fusion groups and the global-memory traffic they save, computed in your browser." }</p>
                 <div class="top-actions">
                     <FileOpen {on_files} />
-                    <span class="hint">{ "or drop a file anywhere" }</span>
+                    <span class="hint" title="Op graphs, PyTorch-profiler traces (two at once are compared) and the other kinds fusionscope reads">{ "or drop files anywhere" }</span>
+                    <button type="button" data-testid="example" onclick={on_example}
+                        title="Two small real traces of BERT-small (eager) on an NVIDIA H100 and an AMD MI300X, bundled with the page">
+                        { "Try the AMD-vs-NVIDIA example" }
+                    </button>
                 </div>
             </header>
             if let Some(r) = &*reading {
@@ -239,6 +289,9 @@ pub fn app() -> Html {
                     <button type="button" onclick={dismiss} aria-label="Dismiss this message">{ "×" }</button>
                 </div>
             }
+            if let Some(view) = trace_view.clone() {
+                <TracePanel {view} previous={previous_trace} {on_compare} on_close={on_close_trace} on_error={on_error.clone()} make_fragment={make_fragment.clone()} />
+            } else {
             <section class="panel" aria-labelledby="inputs-h">
                 <h2 id="inputs-h">{ "Transformer block" }</h2>
                 if let Some(name) = &graph_name {
@@ -282,6 +335,7 @@ pub fn app() -> Html {
                         </section>
                     },
                 }
+            }
             }
             <footer class="foot">
                 <p>{ "Everything runs locally in WebAssembly; no file or figure leaves this page. Share links carry the state in the part after #, which browsers never send to a server." }</p>

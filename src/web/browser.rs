@@ -43,6 +43,23 @@ pub async fn read_file(file: &web_sys::File) -> Result<Vec<u8>, String> {
     Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
+/// The bytes at `path`, fetched from the page's own origin (a relative path: the bundled
+/// examples next to the page).
+pub async fn fetch_bytes(path: &str) -> Result<Vec<u8>, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let response = JsFuture::from(window.fetch_with_str(path))
+        .await
+        .map_err(|e| format!("{path} could not be fetched: {}", js_error(e)))?;
+    let response: web_sys::Response = response.dyn_into().map_err(|_| format!("{path}: not a response"))?;
+    if !response.ok() {
+        return Err(format!("{path} could not be fetched: HTTP {} {}", response.status(), response.status_text()));
+    }
+    let buffer = JsFuture::from(response.array_buffer().map_err(js_error)?)
+        .await
+        .map_err(|e| format!("{path} could not be read: {}", js_error(e)))?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
 /// Offers `content` as a file named `file_name` (the browser's download).
 pub fn download(file_name: &str, mime: &str, content: &str) -> Result<(), String> {
     let parts = js_sys::Array::of1(&JsValue::from_str(content));

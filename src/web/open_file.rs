@@ -4,7 +4,7 @@
 use crate::import::{self, FileKind, DETECT_BYTES};
 
 use super::shared::Shared;
-use super::state::Action;
+use super::state::{Action, LoadedTrace};
 
 /// The action for a file's content.
 pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
@@ -15,14 +15,17 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
             Ok(graph) => Action::OpenGraph { file_name: file_name.to_string(), graph: Shared::new(graph) },
             Err(e) => Action::Fail(format!("{file_name} is an op graph{gz} but cannot be analysed: {e}.")),
         },
-        kind @ (FileKind::KinetoTrace
-        | FileKind::OpTrace
+        FileKind::KinetoTrace => match crate::trace::read_trace(bytes) {
+            Ok(trace) => Action::OpenTrace(LoadedTrace { file_name: file_name.to_string(), trace: Shared::new(trace) }),
+            Err(e) => Action::Fail(format!("{file_name} is a PyTorch-profiler trace{gz} but cannot be read: {e}.")),
+        },
+        kind @ (FileKind::OpTrace
         | FileKind::SimOpsCsv
         | FileKind::Calibration
         | FileKind::ModelConfig
         | FileKind::Chip
         | FileKind::Gzip) => Action::Inform(format!(
-            "{file_name} is {}{gz}. This page shows op graphs and the transformer block; for this file use the command line: {}.",
+            "{file_name} is {}{gz}. This page shows op graphs, Kineto traces and the transformer block; for this file use the command line: {}.",
             kind.describe(),
             cli_command(kind, file_name)
         )),

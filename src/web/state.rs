@@ -13,6 +13,7 @@ use super::shared::Shared;
 use crate::fusion::transformer::{transformer_block, TransformerConfig};
 use crate::fusion::{analyze, AnalysisReport, OpGraph};
 use crate::share::{self, SharedState, SharedView};
+use crate::trace::{classify, compare, summarize, Comparison, Input, Trace, TraceSummary};
 
 /// The transformer block's inputs as typed (text), so that bad input can be quoted back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,6 +169,71 @@ pub struct State {
     pub notice: Option<Notice>,
     /// The op (index in file order) whose details are shown.
     pub selected_op: Option<usize>,
+    /// Kineto traces opened and the trace view, if one is shown (in place of the op graph).
+    pub traces: Traces,
+}
+
+/// A Kineto trace read from a file, kept so that the next one can be compared with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedTrace {
+    pub file_name: String,
+    pub trace: Shared<Trace>,
+}
+
+/// What the trace panel shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceView {
+    /// One trace's summary.
+    Summary {
+        file_name: String,
+        summary: Shared<TraceSummary>,
+        /// From a share link whose kernel lists were shortened.
+        trimmed: bool,
+    },
+    /// Two traces side by side.
+    Comparison { files: (String, String), comparison: Shared<Comparison>, trimmed: bool },
+}
+
+/// The traces opened so far (the last two) and the view shown.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Traces {
+    pub view: Option<TraceView>,
+    pub latest: Option<LoadedTrace>,
+    pub previous: Option<LoadedTrace>,
+}
+
+impl Traces {
+    /// A newly read trace: its summary is shown and it becomes the latest.
+    fn open(&self, loaded: LoadedTrace) -> Traces {
+        let summary = summarize(&loaded.trace, Some(&loaded.file_name), &classify);
+        Traces {
+            view: Some(TraceView::Summary {
+                file_name: loaded.file_name.clone(),
+                summary: Shared::new(summary),
+                trimmed: false,
+            }),
+            previous: self.latest.clone(),
+            latest: Some(loaded),
+        }
+    }
+
+    /// The previous trace compared with the latest, if there are two.
+    fn compare_latest(&self) -> Option<Traces> {
+        let (a, b) = (self.previous.as_ref()?, self.latest.as_ref()?);
+        let comparison = compare(
+            Input { trace: &a.trace, file: Some(&a.file_name) },
+            Input { trace: &b.trace, file: Some(&b.file_name) },
+            &classify,
+        );
+        Some(Traces {
+            view: Some(TraceView::Comparison {
+                files: (a.file_name.clone(), b.file_name.clone()),
+                comparison: Shared::new(comparison),
+                trimmed: false,
+            }),
+            ..self.clone()
+        })
+    }
 }
 
 /// Everything that can happen to the page.
@@ -191,6 +257,12 @@ pub enum Action {
     SelectOp(Option<usize>),
     /// The state a share link holds.
     Restore(SharedState),
+    /// A Kineto trace was read: show its summary.
+    OpenTrace(LoadedTrace),
+    /// Compare the trace opened before the latest with the latest.
+    CompareWithPrevious,
+    /// Leave the trace view (back to the op graph or transformer block).
+    CloseTrace,
 }
 
 /// Analyses the source; the error is a sentence for the page.
@@ -225,7 +297,7 @@ impl State {
     pub fn with_source(source: Source, last_good: Option<Computed>) -> State {
         let current = compute(&source);
         let last_good = current.as_ref().ok().cloned().or(last_good);
-        State { source, current, last_good, notice: None, selected_op: None }
+        State { source, current, last_good, notice: None, selected_op: None, traces: Traces::default() }
     }
 
     /// The page as a share link fragment describes it; a link that cannot be opened gives the
@@ -257,6 +329,14 @@ impl State {
                     ..State::default()
                 },
             },
+            SharedView::TraceSummary { file_name, summary, trimmed } => {
+                let view = TraceView::Summary { file_name, summary: Shared::new(summary), trimmed };
+                State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
+            }
+            SharedView::TraceComparison { files, comparison, trimmed } => {
+                let view = TraceView::Comparison { files, comparison: Shared::new(comparison), trimmed };
+                State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
+            }
         };
         // The selected op, by name; a name the graph lacks (an edited link) selects nothing.
         let graph = state.current.as_ref().ok().map(|c| c.graph.clone());
@@ -266,6 +346,19 @@ impl State {
 
     /// What a share link of this page holds, or why there is nothing to share.
     pub fn shared_view(&self) -> Result<SharedState, String> {
+        match &self.traces.view {
+            Some(TraceView::Summary { file_name, summary, trimmed }) => {
+                let (summary, cut) = share::trim_summary(summary);
+                let view = SharedView::TraceSummary { file_name: file_name.clone(), summary, trimmed: *trimmed || cut };
+                return Ok(view.into());
+            }
+            Some(TraceView::Comparison { files, comparison, trimmed }) => {
+                let (comparison, cut) = share::trim_comparison(comparison);
+                let view = SharedView::TraceComparison { files: files.clone(), comparison, trimmed: *trimmed || cut };
+                return Ok(view.into());
+            }
+            None => {}
+        }
         let computed =
             self.current.as_ref().map_err(|e| format!("Nothing to share while the inputs are invalid: {e}"))?;
         let view = match &self.source {
@@ -316,8 +409,27 @@ impl Reducible for State {
             Action::Inform(text) => return with_notice(text, false),
             Action::DismissNotice => return Rc::new(State { notice: None, ..(*self).clone() }),
             Action::SelectOp(selected_op) => return Rc::new(State { selected_op, ..(*self).clone() }),
-            Action::Restore(view) => return Rc::new(State::restored(view, last_good)),
+            Action::Restore(view) => {
+                // The link's trace view (if any); the traces opened here stay for comparing.
+                let restored = State::restored(view, last_good);
+                let traces = Traces { view: restored.traces.view.clone(), ..self.traces.clone() };
+                return Rc::new(State { traces, ..restored });
+            }
+            Action::OpenTrace(loaded) => {
+                return Rc::new(State { traces: self.traces.open(loaded), notice: None, ..(*self).clone() })
+            }
+            Action::CompareWithPrevious => {
+                return match self.traces.compare_latest() {
+                    Some(traces) => Rc::new(State { traces, notice: None, ..(*self).clone() }),
+                    None => with_notice("Open two traces to compare them.".to_string(), true),
+                }
+            }
+            Action::CloseTrace => {
+                return Rc::new(State { traces: Traces { view: None, ..self.traces.clone() }, ..(*self).clone() })
+            }
         };
-        Rc::new(State::with_source(source, last_good))
+        // Changing the op graph or the block leaves the trace view; the traces stay for comparing.
+        let traces = Traces { view: None, ..self.traces.clone() };
+        Rc::new(State { traces, ..State::with_source(source, last_good) })
     }
 }

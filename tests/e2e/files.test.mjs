@@ -98,9 +98,11 @@ test('malformed and unknown files are explained and the page keeps its figures',
   await notice.getByText('notes.txt cannot be opened: it is text starting with "hello world"').waitFor();
   await page.screenshot({ path: path.join(screenshotDir, 'file-error.png'), fullPage: true });
 
-  // A Kineto trace is recognised (through gzip) and the page says where it can be read.
+  // A Kineto trace is recognised (through gzip) and shown in the trace view; closing it
+  // brings back the figures of the graph as they were.
   await page.setInputFiles('#file-input', TRACE);
-  await notice.getByText('torch_compile_triton_mi300x.json.gz is a PyTorch-profiler (Kineto) trace (gzip-compressed)').waitFor();
+  await page.getByTestId('results-title').getByText('Trace torch_compile_triton_mi300x.json.gz').waitFor();
+  await page.getByRole('button', { name: 'Close the trace view' }).click();
   assert.equal(await exact(page, 'unfused-total'), before);
   await check();
 });

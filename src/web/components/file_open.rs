@@ -37,9 +37,9 @@ pub fn file_open(props: &Props) -> Html {
     html! {
         <span class="file-open">
             <button type="button" {onclick} data-testid="open-button">{ "Open…" }</button>
-            <input ref={input} id="file-input" class="visually-hidden" type="file" tabindex="-1"
+            <input ref={input} id="file-input" class="visually-hidden" type="file" tabindex="-1" multiple=true
                 accept=".json,.gz,.csv,.txt,application/json,application/gzip,text/csv,text/plain"
-                aria-label="Open a file" {onchange} />
+                aria-label="Open files (two traces are compared)" {onchange} />
         </span>
     }
 }

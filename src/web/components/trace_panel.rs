@@ -1,0 +1,205 @@
+//! The trace view: one Kineto trace's summary, or two traces compared. The platforms, the
+//! category chart (SVG from the core), the tables and the exports.
+
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use crate::trace::view::{
+    category_chart, comparison_chart, comparison_markdown, comparison_tables, platform_line, side_label,
+    summary_markdown, summary_tables, DataTable,
+};
+use crate::web::browser;
+use crate::web::shared::Shared;
+use crate::web::state::TraceView;
+
+use super::data_table::DataTableView;
+use super::share_link::ShareLink;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub view: TraceView,
+    /// The file name of the trace opened before this one, when a comparison can be offered.
+    pub previous: Option<AttrValue>,
+    pub on_compare: Callback<()>,
+    pub on_close: Callback<()>,
+    /// Where an export that fails says why.
+    pub on_error: Callback<String>,
+    /// The share link's fragment for this view, or why there is none.
+    pub make_fragment: Callback<(), Result<String, String>>,
+}
+
+/// Everything the panel draws, computed once per view.
+struct Drawn {
+    title: String,
+    /// (label, line) per platform.
+    platforms: Vec<(String, String)>,
+    chart: AttrValue,
+    tables: Vec<Shared<DataTable>>,
+    base_name: String,
+    view: TraceView,
+}
+
+/// What an export writes; computed when its button is clicked, so that a large trace's JSON
+/// or 100,000-row CSV is not rebuilt on every render.
+#[derive(Debug, Clone, Copy)]
+enum Export {
+    Json,
+    Markdown,
+    Chart,
+    Csv(usize),
+}
+
+fn export_content(d: &Drawn, export: Export) -> String {
+    let json = |r: Result<String, serde_json::Error>| {
+        r.map(|s| s + "\n").unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    };
+    match (export, &d.view) {
+        (Export::Json, TraceView::Summary { summary, .. }) => json(serde_json::to_string_pretty(&**summary)),
+        (Export::Json, TraceView::Comparison { comparison, .. }) => json(serde_json::to_string_pretty(&**comparison)),
+        (Export::Markdown, TraceView::Summary { summary, .. }) => summary_markdown(summary),
+        (Export::Markdown, TraceView::Comparison { comparison, .. }) => comparison_markdown(comparison),
+        (Export::Chart, _) => d.chart.to_string(),
+        (Export::Csv(i), _) => d.tables.get(i).map(|t| t.exact_table().to_csv()).unwrap_or_default(),
+    }
+}
+
+fn stem(file: &str) -> String {
+    file.trim_end_matches(".gz").trim_end_matches(".json").to_string()
+}
+
+/// The summary's tables; from a shortened share link, the kernel table says it lists only
+/// each category's longest kernels, and the per-category name count (no longer known) goes.
+fn shared_summary_tables(summary: &crate::trace::TraceSummary, trimmed: bool) -> Vec<Shared<DataTable>> {
+    let mut tables = summary_tables(summary);
+    if trimmed {
+        tables[0] = tables[0].clone().without_column("names");
+        tables[1].title = format!(
+            "Longest kernels of each category (up to {} per category in a share link)",
+            crate::share::SHARED_KERNELS_PER_CATEGORY
+        );
+    }
+    tables.into_iter().map(Shared::new).collect()
+}
+
+fn drawn(view: &TraceView) -> Drawn {
+    match view {
+        TraceView::Summary { file_name, summary, trimmed } => Drawn {
+            title: format!("Trace {file_name}"),
+            // The title names the file and the line the vendor: no label.
+            platforms: summary.platforms.iter().map(|p| (String::new(), platform_line(p))).collect(),
+            chart: category_chart(summary).into(),
+            tables: shared_summary_tables(summary, *trimmed),
+            base_name: stem(file_name),
+            view: view.clone(),
+        },
+        TraceView::Comparison { files, comparison, .. } => Drawn {
+            title: format!("{} compared", comparison.platforms.iter().map(side_label).collect::<Vec<_>>().join(" vs ")),
+            platforms: comparison
+                .platforms
+                .iter()
+                .map(|p| (side_label(p), format!("{}: {}", p.file.clone().unwrap_or_default(), platform_line(p))))
+                .collect(),
+            chart: comparison_chart(comparison).into(),
+            tables: comparison_tables(comparison).into_iter().map(Shared::new).collect(),
+            base_name: format!("{}-vs-{}", stem(&files.0), stem(&files.1)),
+            view: view.clone(),
+        },
+    }
+}
+
+/// A download button for `base` + `suffix`; `data-export` is the suffix (for tests).
+fn export_button(
+    label: String,
+    (drawn, export): (&Rc<Drawn>, Export),
+    suffix: String,
+    mime: &'static str,
+    on_error: Callback<String>,
+) -> Html {
+    let file_name = format!("{}{suffix}", drawn.base_name);
+    let drawn = drawn.clone();
+    let onclick = {
+        let label = label.clone();
+        Callback::from(move |_| {
+            if let Err(e) = browser::download(&file_name, mime, &export_content(&drawn, export)) {
+                on_error.emit(format!("The {label} export failed: {e}."));
+            }
+        })
+    };
+    html! { <button type="button" {onclick} data-export={suffix}>{ label }</button> }
+}
+
+#[function_component(TracePanel)]
+pub fn trace_panel(props: &Props) -> Html {
+    let d = use_memo(props.view.clone(), drawn);
+    let is_summary = matches!(props.view, TraceView::Summary { .. });
+    let trimmed = match &props.view {
+        TraceView::Summary { trimmed, .. } | TraceView::Comparison { trimmed, .. } => *trimmed,
+    };
+    let make_fragment = props.make_fragment.clone();
+    let compare = props.previous.as_ref().filter(|_| is_summary).map(|prev| {
+        let on_compare = props.on_compare.clone();
+        html! {
+            <button type="button" data-testid="compare-previous" onclick={move |_| on_compare.emit(())}>
+                { format!("Compare with the previous trace ({prev})") }
+            </button>
+        }
+    });
+    let on_close = props.on_close.clone();
+    let mut exports = vec![
+        export_button("JSON".into(), (&d, Export::Json), ".json".into(), "application/json", props.on_error.clone()),
+        export_button("Markdown".into(), (&d, Export::Markdown), ".md".into(), "text/markdown", props.on_error.clone()),
+        export_button(
+            "SVG (chart)".into(),
+            (&d, Export::Chart),
+            "-categories.svg".into(),
+            "image/svg+xml",
+            props.on_error.clone(),
+        ),
+    ];
+    for (i, t) in d.tables.iter().enumerate() {
+        exports.push(export_button(
+            format!("CSV ({})", t.id),
+            (&d, Export::Csv(i)),
+            format!("-{}.csv", t.id),
+            "text/csv",
+            props.on_error.clone(),
+        ));
+    }
+    let key = d.base_name.clone();
+    html! {
+        <section class="panel results trace" aria-labelledby="trace-h" data-testid="trace-panel">
+            <div class="results-head">
+                <h2 id="trace-h" data-testid="results-title">{ d.title.clone() }</h2>
+                <div class="trace-actions">
+                    { for compare }
+                    <button type="button" onclick={move |_| on_close.emit(())}>{ "Close the trace view" }</button>
+                </div>
+                <ShareLink {make_fragment} />
+            </div>
+            if !trimmed {
+                <p class="hint">{ "A share link carries these results, not the trace: every total, the fusion differences, each category's longest kernels and each mapping row's main kernel." }</p>
+            } else {
+                <p class="hint" data-testid="trimmed-note">
+                    { "Opened from a share link, which carries the analysis without the trace: kernel lists keep each category's longest kernels and each mapping row's main kernel. Open the trace files for every kernel." }
+                </p>
+            }
+            <ul class="platforms" data-testid="platforms">
+                { for d.platforms.iter().map(|(label, line)| html! {
+                    <li>
+                        if !label.is_empty() { <strong>{ label.clone() }</strong>{ " — " } }
+                        { line.clone() }
+                    </li>
+                }) }
+            </ul>
+            <figure class="chart" data-testid="chart-categories">
+                { Html::from_html_unchecked(d.chart.clone()) }
+            </figure>
+            { for d.tables.iter().map(|t| html! { <DataTableView key={format!("{key}-{}", t.id)} table={t.clone()} /> }) }
+            <div class="exports" role="group" aria-label="Export">
+                <span class="exports-label">{ "Export:" }</span>
+                { for exports }
+            </div>
+        </section>
+    }
+}
