@@ -64,3 +64,21 @@ fn bad_input_gives_one_line_error_with_file_and_offset() {
     assert!(err.contains("cut.json"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A category one side lacks sums no kernels; the JSON must say 0, not -0.0 (Rust's float sum
+/// of nothing is negative zero).
+#[test]
+fn one_sided_categories_have_plain_zero_times() {
+    let (code, out, err) = run(&[
+        "compare",
+        &format!("{DIR}nvidia/hta_a100_compiled_rank0.json.gz"),
+        &format!("{DIR}amd/sglang_qwen3-8b_decode_hipgraph_mi300x.json.gz"),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let one_sided =
+        v["categories"].as_array().unwrap().iter().any(|c| c["amd"]["count"] == 0 || c["nvidia"]["count"] == 0);
+    assert!(one_sided, "the pair has categories on one side only");
+    assert!(!out.contains("-0.0"), "negative zero in the JSON");
+}

@@ -492,7 +492,7 @@ impl FusionFinder {
         let acc = self.found.entry(key).or_default();
         acc.count += 1;
         acc.time[fused_side] += fs.dur(fused);
-        acc.time[1 - fused_side] += others.iter().map(|&k| os.dur(k)).sum::<f64>();
+        acc.time[1 - fused_side] += others.iter().map(|&k| os.dur(k)).fold(0.0, |a, b| a + b);
         acc.coverage_sum += coverage(fc, &classes);
         if let Some(op) = op {
             acc.op_anchored = true;
@@ -605,7 +605,7 @@ impl FusionFinder {
                 }
             })
             .collect();
-        let total = |d: &FusionDifference| d.time_us.values().sum::<f64>();
+        let total = |d: &FusionDifference| d.time_us.values().fold(0.0, |a, b| a + b);
         out.sort_by(|x, y| total(y).total_cmp(&total(x)).then_with(|| x.fused_kernel.cmp(&y.fused_kernel)));
         out
     }

@@ -143,7 +143,7 @@ pub fn platform(trace: &Trace) -> Platform {
         evidence,
         devices: kernel_devices(trace, vendor),
         kernels: trace.kernels.len(),
-        gpu_time_us: trace.kernels.iter().map(|k| k.dur).sum(),
+        gpu_time_us: trace.kernels.iter().map(|k| k.dur).fold(0.0, |a, b| a + b),
     }
 }
 

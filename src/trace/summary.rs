@@ -73,7 +73,7 @@ impl SideAcc {
             .collect();
         kernels.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.name.cmp(&b.name)));
         let count: u64 = kernels.iter().map(|k| k.count).sum();
-        let time: f64 = self.by_name.values().map(|v| v.1).sum();
+        let time: f64 = self.by_name.values().map(|v| v.1).fold(0.0, |a, b| a + b);
         SideStats {
             count,
             time_us: round3(time),
