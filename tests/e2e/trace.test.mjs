@@ -183,7 +183,7 @@ test('trace exports: JSON equals the CLI, CSV has every row, Markdown and the ch
   const csv = await download('-mapping.csv');
   assert.equal(csv.name, `${base}-mapping.csv`);
   const lines = csv.text.trim().split('\n');
-  assert.equal(lines[0], 'op,method,amd calls,amd kernels,amd time (µs),amd main kernel,nvidia calls,nvidia kernels,nvidia time (µs),nvidia main kernel');
+  assert.equal(lines[0], 'op,method,amd main kernel,nvidia main kernel,amd calls,amd kernels,amd time (µs),nvidia calls,nvidia kernels,nvidia time (µs)');
   assert.equal(lines.length, 1 + c.op_mapping.length);
   const md = await download('.md');
   assert.match(md.text, /^# Trace comparison: AMD vs NVIDIA\n/);
