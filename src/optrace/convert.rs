@@ -62,6 +62,19 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role as the case view and the JSON name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Matmul => "matmul",
+            Role::Reduction => "reduction",
+            Role::Elementwise => "elementwise",
+            Role::Gather => "gather",
+            Role::Reshape => "reshape",
+            Role::Collective => "collective",
+            Role::Opaque => "opaque",
+        }
+    }
+
     pub fn of_op(op: &str) -> Role {
         match op {
             "dot" | "allgather_gemm" | "flash_attention_fusion" => Role::Matmul,

@@ -30,6 +30,7 @@ pub mod case;
 pub mod convert;
 pub mod dtype;
 pub mod parse;
+pub mod view;
 
 use serde::Serialize;
 use thiserror::Error;
@@ -40,7 +41,7 @@ pub use convert::{to_graph, Conversion, ConvertError, GraphOp, Role};
 pub use dtype::Dtype;
 pub use parse::{looks_like_optrace, parse_optrace, OpTrace, ParseError, Record, TensorRef, Value};
 
-use crate::fusion::{analyze, AnalysisReport};
+use crate::fusion::{analyze, AnalysisReport, OpGraph};
 use crate::table::Table;
 
 /// Why an op trace cannot be analysed.
@@ -73,12 +74,18 @@ pub struct OptraceReport {
 
 /// Parses, places, views and converts an op trace, then analyses its fusion groups.
 pub fn analyze_optrace(text: &str) -> Result<OptraceReport, OptraceError> {
+    analyze_optrace_with_graph(text).map(|(report, _)| report)
+}
+
+/// [`analyze_optrace`], also returning the converted op graph (which the page's fusion-group
+/// view and traffic bars draw; its analysis is the report's).
+pub fn analyze_optrace_with_graph(text: &str) -> Result<(OptraceReport, OpGraph), OptraceError> {
     let trace = parse_optrace(text)?;
     let (tensors, warnings) = TensorTable::build(&trace);
     let view = CaseView::build(&trace, &tensors);
     let conversion = to_graph(&trace, &tensors)?;
     let analysis = analyze(&conversion.graph).report(&conversion.graph);
-    Ok(OptraceReport {
+    let report = OptraceReport {
         unmapped: view.unmapped_ops(),
         cases: view.cases,
         skipped_lines: trace.skipped_lines.len(),
@@ -87,7 +94,8 @@ pub fn analyze_optrace(text: &str) -> Result<OptraceReport, OptraceError> {
         warnings,
         graph_ops: conversion.ops,
         records: trace.records.len(),
-    })
+    };
+    Ok((report, conversion.graph))
 }
 
 impl OptraceReport {

@@ -101,7 +101,8 @@ pub struct SortBy {
 }
 
 impl DataTable {
-    fn new(id: &'static str, title: impl Into<String>, columns: &[(&str, bool)]) -> DataTable {
+    /// An empty table; `columns` are (header, numeric).
+    pub fn new(id: &'static str, title: impl Into<String>, columns: &[(&str, bool)]) -> DataTable {
         DataTable {
             id,
             title: title.into(),
