@@ -7,12 +7,15 @@
 
 pub mod compare;
 mod reader;
+pub mod setup;
+pub mod view;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use compare::{compare, Comparison, RoleComparison};
 pub use reader::{read_records, Record};
+pub use setup::{infer_setup, side_by_side, InferredSetup, SideBySide, SimSetup};
 
 /// Why a simulator table was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -197,9 +200,21 @@ pub fn parse_sim_csv(text: &str) -> Result<SimTable, SimCsvError> {
             output_shapes: cols.get(r, "Output Tensor Shapes").to_string(),
         });
     }
-    let groups = group_rows(&rows);
-    let total_ns = rows.iter().map(|r| r.execution_ns * r.count as f64).sum();
-    Ok(SimTable { rows, groups, total_ns })
+    Ok(SimTable::of_rows(rows))
+}
+
+impl SimTable {
+    /// Rows grouped by fusion index, with the total.
+    fn of_rows(rows: Vec<SimRow>) -> SimTable {
+        let groups = group_rows(&rows);
+        let total_ns = rows.iter().map(|r| r.execution_ns * r.count as f64).sum();
+        SimTable { rows, groups, total_ns }
+    }
+
+    /// The table of the rows `keep` accepts, regrouped (e.g. one phase of a combined table).
+    pub fn only_rows(&self, keep: impl Fn(&SimRow) -> bool) -> SimTable {
+        SimTable::of_rows(self.rows.iter().filter(|r| keep(r)).cloned().collect())
+    }
 }
 
 fn group_rows(rows: &[SimRow]) -> Vec<SimGroup> {

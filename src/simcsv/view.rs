@@ -1,0 +1,288 @@
+//! A simulator op table and its side-by-side with our analysis as tables for the page and its
+//! CSV exports, and the setup form's typed values. Kept in the core so that what the page
+//! shows is tested natively.
+
+use crate::hardware::roofline::format_flops;
+use crate::trace::view::{Cell, DataTable};
+use crate::units::{format_bytes, format_duration_us, group_digits};
+use crate::workload::{Phase, WorkloadParams};
+
+use super::setup::{SideBySide, SimSetup};
+use super::SimTable;
+
+/// Where the differences between the two sides are explained.
+pub const DOCS_NOTE: &str = "Where the two sides differ (peak FLOP/s, GB/s read as GiB/s, the 0.5 µs launch overhead, \
+     GQA, FlashAttention, operand counting, DeepSeek sharding and MoE routing), docs/time-model.md, \
+     section 4 \"Against the simulator\", explains why, figure by figure.";
+
+fn bytes(b: u64) -> Cell {
+    Cell { text: format_bytes(b), exact: b.to_string(), sort: b as f64 }
+}
+
+fn flops(f: u64) -> Cell {
+    Cell { text: format_flops(f as f64), exact: f.to_string(), sort: f as f64 }
+}
+
+/// The simulator's fusion-index groups: per group its ops, units, runs, bound, time per run
+/// and in total, FLOPs and bytes per run.
+pub fn groups_table(t: &SimTable) -> DataTable {
+    let mut d = DataTable::new(
+        "sim-groups",
+        "Simulator fusion groups (by fusion index)",
+        &[
+            ("fusion index", true),
+            ("ops", false),
+            ("rows", true),
+            ("units", false),
+            ("runs", true),
+            ("bound", false),
+            ("time per run", true),
+            ("total time", true),
+            ("FLOPs per run", true),
+            ("bytes per run", true),
+        ],
+    );
+    d.rows = t
+        .groups
+        .iter()
+        .map(|g| {
+            let mut units: Vec<&str> = g.rows.iter().map(|&i| t.rows[i].unit.as_str()).collect();
+            units.dedup();
+            vec![
+                Cell::count(g.fusion_index),
+                Cell::text(g.descriptions.join(" | ")),
+                Cell::count(g.rows.len() as u64),
+                Cell::text(units.join("+")),
+                Cell::count(g.count),
+                Cell::text(g.bound.as_str()),
+                Cell::micros(g.execution_ns / 1000.0),
+                Cell::micros(g.total_ns / 1000.0),
+                flops(g.flops),
+                bytes(g.bytes),
+            ]
+        })
+        .collect();
+    d
+}
+
+/// The side-by-side by role, per execution, with ours/simulator ratios.
+pub fn comparison_table(s: &SideBySide) -> DataTable {
+    let mut d = DataTable::new(
+        "side-by-side",
+        "Side by side, per execution (ours / simulator)",
+        &[
+            ("role", false),
+            ("simulator ops", false),
+            ("sim FLOPs", true),
+            ("our FLOPs", true),
+            ("FLOPs ours/sim", true),
+            ("sim bytes", true),
+            ("our bytes", true),
+            ("bytes ours/sim", true),
+            ("sim time", true),
+            ("our time", true),
+            ("duration ours/sim", true),
+            ("sim bound", false),
+            ("our bound", false),
+            ("our ops", false),
+        ],
+    );
+    d.rows = s
+        .comparison
+        .roles
+        .iter()
+        .map(|r| {
+            vec![
+                Cell::text(&r.role),
+                Cell::text(r.sim_descriptions.join(" | ")),
+                flops(r.sim_flops),
+                flops(r.our_flops),
+                Cell::ratio(r.flops_ratio()),
+                bytes(r.sim_bytes),
+                bytes(r.our_bytes),
+                Cell::ratio(r.bytes_ratio()),
+                Cell::micros(r.sim_time_us),
+                Cell::micros(r.our_time_us),
+                Cell::ratio(r.time_ratio()),
+                Cell::text(&r.sim_bound),
+                Cell::text(r.our_bound.map_or("—", |b| b.as_str())),
+                Cell::text(r.our_ops.join(", ")),
+            ]
+        })
+        .collect();
+    d
+}
+
+/// `28 ops in 20 fusion groups, simulated total 1.23 s`.
+pub fn headline(t: &SimTable) -> String {
+    format!(
+        "{} ops in {} fusion groups, simulated total {}.",
+        group_digits(t.rows.len() as u64),
+        group_digits(t.groups.len() as u64),
+        format_duration_us(t.total_ns / 1000.0)
+    )
+}
+
+/// The setup form as typed: a size left empty takes the model config's default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupForm {
+    pub model: String,
+    pub chip: String,
+    pub phase: Phase,
+    pub batch: String,
+    pub seq_len: String,
+    pub output_len: String,
+    pub tp: String,
+}
+
+/// One size field of the form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeField {
+    Batch,
+    SeqLen,
+    OutputLen,
+    Tp,
+}
+
+impl SizeField {
+    pub const ALL: [SizeField; 4] = [SizeField::Batch, SizeField::SeqLen, SizeField::OutputLen, SizeField::Tp];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SizeField::Batch => "Batch",
+            SizeField::SeqLen => "Input tokens",
+            SizeField::OutputLen => "Output tokens",
+            SizeField::Tp => "Tensor parallelism",
+        }
+    }
+}
+
+impl From<&SimSetup> for SetupForm {
+    fn from(s: &SimSetup) -> Self {
+        let text = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+        SetupForm {
+            model: s.model.clone(),
+            chip: s.chip.clone(),
+            phase: s.phase,
+            batch: text(s.params.batch),
+            seq_len: text(s.params.seq_len),
+            output_len: text(s.params.output_len),
+            tp: text(s.params.tp),
+        }
+    }
+}
+
+impl SetupForm {
+    pub fn get(&self, f: SizeField) -> &str {
+        match f {
+            SizeField::Batch => &self.batch,
+            SizeField::SeqLen => &self.seq_len,
+            SizeField::OutputLen => &self.output_len,
+            SizeField::Tp => &self.tp,
+        }
+    }
+
+    pub fn set(&mut self, f: SizeField, value: String) {
+        match f {
+            SizeField::Batch => self.batch = value,
+            SizeField::SeqLen => self.seq_len = value,
+            SizeField::OutputLen => self.output_len = value,
+            SizeField::Tp => self.tp = value,
+        }
+    }
+
+    /// The setup, or a sentence naming the field that is not empty nor a whole number ≥ 1.
+    pub fn setup(&self) -> Result<SimSetup, String> {
+        let size = |f: SizeField| -> Result<Option<u64>, String> {
+            let text = self.get(f).trim();
+            if text.is_empty() {
+                return Ok(None);
+            }
+            match text.parse::<u64>() {
+                Ok(v) if v >= 1 => Ok(Some(v)),
+                _ => Err(format!(
+                    "{} must be a whole number of at least 1, or empty for the model's default (got \"{text}\").",
+                    f.label()
+                )),
+            }
+        };
+        Ok(SimSetup {
+            model: self.model.clone(),
+            chip: self.chip.clone(),
+            phase: self.phase,
+            params: WorkloadParams {
+                batch: size(SizeField::Batch)?,
+                seq_len: size(SizeField::SeqLen)?,
+                output_len: size(SizeField::OutputLen)?,
+                tp: size(SizeField::Tp)?,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simcsv::{parse_sim_csv, side_by_side};
+
+    const HEADER: &str = "Fusion index,Description,OpType,Count,Bounded-by,Execution time,Compute time,Memory time,Bytes accessed,FLOP Count";
+
+    fn small() -> SimTable {
+        parse_sim_csv(&format!(
+            "{HEADER}\n3,-Q-3,MXU,32,Compute,1000,1000,20,2048,1000000\n3,-K-3,MXU,32,Compute,500,500,2,1024,500000\n4,Fwd-FFN-encoder-AttnPlusFFn,VPU,32,Memory,5,1,5,50,10\n"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn groups_have_times_bound_and_sizes() {
+        let d = groups_table(&small());
+        assert_eq!(d.rows.len(), 2);
+        let g = &d.rows[0];
+        assert_eq!(g[1].text, "-Q-3 | -K-3");
+        assert_eq!(g[3].text, "MXU");
+        assert_eq!(g[5].text, "compute");
+        assert_eq!(g[6].text, "1.50 µs");
+        assert_eq!(g[7].exact, "48");
+        assert_eq!(g[8].text, "1.50 MFLOP");
+        assert_eq!(g[9].exact, "3072");
+        let csv = d.exact_table().to_csv();
+        assert!(csv.starts_with("fusion index,ops,rows,units,runs,bound,time per run (µs),total time (µs),"), "{csv}");
+        assert_eq!(headline(&small()), "3 ops in 2 fusion groups, simulated total 48.16 µs.");
+    }
+
+    #[test]
+    fn side_by_side_rows_carry_both_sides_and_ratios() {
+        let setup = SimSetup {
+            model: "llama3-8b".into(),
+            chip: "tpuv5p".into(),
+            phase: Phase::Prefill,
+            params: WorkloadParams { batch: Some(1), seq_len: Some(1024), output_len: Some(128), tp: Some(1) },
+        };
+        let s = side_by_side(&small(), &setup).unwrap();
+        let d = comparison_table(&s);
+        assert_eq!(d.rows.len(), s.comparison.roles.len());
+        let q = d.rows.iter().find(|r| r[0].text == "q_proj").unwrap();
+        let role = s.comparison.roles.iter().find(|r| r.role == "q_proj").unwrap();
+        assert_eq!(q[3].exact, role.our_flops.to_string());
+        assert_eq!(q[4].text, format!("{:.2}×", role.flops_ratio().unwrap()));
+        assert_eq!(q[13].text, "layer0.q_proj");
+        assert!(s.describe().starts_with("llama3-8b on TPU v5p, prefill: batch 1, 1024 input tokens"));
+    }
+
+    #[test]
+    fn form_names_the_bad_field() {
+        let setup = SimSetup {
+            model: "llama3-8b".into(),
+            chip: "h100".into(),
+            phase: Phase::Decode,
+            params: WorkloadParams { batch: Some(4), ..WorkloadParams::default() },
+        };
+        let mut form = SetupForm::from(&setup);
+        assert_eq!(form.setup().unwrap(), setup);
+        form.set(SizeField::Tp, "0".into());
+        assert!(form.setup().unwrap_err().starts_with("Tensor parallelism must be a whole number of at least 1"));
+        form.set(SizeField::Tp, " ".into());
+        assert_eq!(form.setup().unwrap().params.tp, None);
+    }
+}

@@ -1,0 +1,62 @@
+//! The page's side-by-side of every simulator table in tests/data/ops-csv: the workload read
+//! from the file name (and table) is the one the command-line tests compare by hand, and a
+//! combined prefill + decode table compares only the rows of the chosen phase.
+
+use fusionscope::simcsv::{infer_setup, parse_sim_csv, side_by_side, SimTable};
+use fusionscope::workload::{Phase, WorkloadParams};
+
+const CSV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ops-csv");
+
+fn table(name: &str) -> SimTable {
+    parse_sim_csv(&std::fs::read_to_string(format!("{CSV}/{name}.csv")).unwrap()).unwrap()
+}
+
+#[test]
+fn every_table_gets_its_workload_from_its_name() {
+    let llama = WorkloadParams { batch: Some(1), seq_len: Some(1024), output_len: Some(128), tp: Some(1) };
+    let expect = [
+        (
+            "deepseekv2-236b_inference_tpuv5p_tp16_ep16_bs8_prefill",
+            "deepseekv2-236b",
+            Phase::Prefill,
+            WorkloadParams { batch: Some(8), seq_len: Some(1024), output_len: None, tp: Some(16) },
+        ),
+        (
+            "dit-xl_inference_tpuv5p_bs8",
+            "dit-xl",
+            Phase::Prefill,
+            WorkloadParams { batch: Some(8), ..Default::default() },
+        ),
+        ("llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128", "llama3-8b", Phase::Prefill, llama),
+        ("llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode", "llama3-8b", Phase::Decode, llama),
+        ("llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_prefill", "llama3-8b", Phase::Prefill, llama),
+    ];
+    for (name, model, phase, params) in expect {
+        let t = table(name);
+        let inferred = infer_setup(&format!("{name}.csv"), &t);
+        let s = &inferred.setup;
+        assert_eq!((s.model.as_str(), s.chip.as_str(), s.phase, s.params), (model, "tpuv5p", phase, params), "{name}");
+        let side = side_by_side(&t, s).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!side.comparison.roles.is_empty(), "{name}");
+        assert_eq!(side.rows_compared + side.rows_other_phase, t.rows.len());
+    }
+}
+
+#[test]
+fn a_combined_table_compares_the_chosen_phase_only() {
+    let combined = table("llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128");
+    let inferred = infer_setup("llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128.csv", &combined);
+    assert!(inferred.notes.iter().any(|n| n.contains("prefill and decode rows")), "{:?}", inferred.notes);
+    for (phase, alone) in [
+        (Phase::Prefill, "llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_prefill"),
+        (Phase::Decode, "llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode"),
+    ] {
+        let setup = fusionscope::simcsv::SimSetup { phase, ..inferred.setup.clone() };
+        let from_combined = side_by_side(&combined, &setup).unwrap();
+        let from_alone = side_by_side(&table(alone), &setup).unwrap();
+        // The combined file's rows of one phase are the single-phase file's rows.
+        assert_eq!(from_combined.comparison, from_alone.comparison, "{phase}");
+        assert_eq!(from_combined.rows_compared, table(alone).rows.len());
+        assert_eq!(from_combined.rows_other_phase, combined.rows.len() - table(alone).rows.len());
+    }
+}
