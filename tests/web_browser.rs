@@ -101,6 +101,31 @@ mod state {
     }
 
     #[wasm_bindgen_test]
+    fn op_traces_and_simulator_tables_open_and_are_not_shared_yet() {
+        use fusionscope::web::open_file::open_bytes;
+        use fusionscope::web::state::NOT_SHAREABLE;
+        let text = include_str!("data/optrace/spec_example.optrace");
+        let s = reduce(State::default(), open_bytes("spec_example.optrace", text.as_bytes()));
+        let Source::OpTrace { report, .. } = &s.source else { panic!("not an op trace: {:?}", s.notice) };
+        assert_eq!(report.cases.len(), 7);
+        // The results are the report's own analysis (the figures of `optrace --json`).
+        assert_eq!(*s.shown().unwrap().report, report.analysis);
+        assert_eq!(s.shared_view().unwrap_err(), NOT_SHAREABLE);
+        let csv = include_str!("data/ops-csv/llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode.csv");
+        let s = reduce(s, open_bytes("llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode.csv", csv.as_bytes()));
+        let sim = s.sim.as_ref().expect("the simulator view is shown");
+        assert_eq!(
+            (sim.form.model.as_str(), sim.form.phase.as_str(), sim.form.seq_len.as_str()),
+            ("llama3-8b", "decode", "1024")
+        );
+        assert_eq!(s.shared_view().unwrap_err(), NOT_SHAREABLE);
+        let s = reduce(s, Action::CloseSimTable);
+        assert!(s.sim.is_none() && matches!(s.source, Source::OpTrace { .. }));
+        let broken = reduce(s, open_bytes("bad.optrace", b"0:0:0 %1:<2x?xf16> = a.b.add(%0:<2xf16>)\n"));
+        assert!(broken.notice.unwrap().text.starts_with("bad.optrace is an op trace but cannot be read: line 1:"));
+    }
+
+    #[wasm_bindgen_test]
     fn notices_do_not_change_the_figures() {
         let s = reduce(State::default(), Action::Fail("x.json cannot be opened".into()));
         assert_eq!(s.notice.as_ref().unwrap().text, "x.json cannot be opened");

@@ -15,8 +15,10 @@ use super::components::exports::Exports;
 use super::components::file_open::{files_of, FileOpen};
 use super::components::group_view::GroupView;
 use super::components::groups_table::GroupsTable;
+use super::components::optrace_panel::OptracePanel;
 use super::components::read_progress::ReadProgress;
 use super::components::share_link::ShareLink;
+use super::components::sim_panel::SimPanel;
 use super::components::summary::Summary;
 use super::components::trace_panel::TracePanel;
 use super::components::traffic_chart::{ChartKind, TrafficChart};
@@ -70,7 +72,13 @@ fn open_files(
             match content {
                 Ok(bytes) => {
                     let action = open_bytes(&file_name, &bytes);
-                    if matches!(action, Action::OpenGraph { .. } | Action::OpenTrace(_)) {
+                    if matches!(
+                        action,
+                        Action::OpenGraph { .. }
+                            | Action::OpenTrace(_)
+                            | Action::OpenOpTrace { .. }
+                            | Action::OpenSimTable(_)
+                    ) {
                         browser::clear_fragment();
                     }
                     traces_read += usize::from(matches!(action, Action::OpenTrace(_)));
@@ -254,11 +262,27 @@ pub fn app() -> Html {
         let state = state.clone();
         Callback::from(move |()| state.dispatch(Action::CloseTrace))
     };
+    let on_sim_form = {
+        let state = state.clone();
+        Callback::from(move |form| state.dispatch(Action::SetSimForm(form)))
+    };
+    let on_close_sim = {
+        let state = state.clone();
+        Callback::from(move |()| state.dispatch(Action::CloseSimTable))
+    };
+    let on_close_optrace = {
+        let state = state.clone();
+        Callback::from(move |()| state.dispatch(Action::ResetTransformer))
+    };
+    let optrace = match &state.source {
+        Source::OpTrace { file_name, report, .. } => Some((AttrValue::from(file_name.clone()), report.clone())),
+        _ => None,
+    };
     let trace_view = state.traces.view.clone();
     let previous_trace: Option<AttrValue> = state.traces.previous.as_ref().map(|t| t.file_name.clone().into());
     let error = state.current.as_ref().err().cloned();
     let graph_name = match &state.source {
-        Source::Graph { file_name, .. } => Some(file_name.clone()),
+        Source::Graph { file_name, .. } | Source::OpTrace { file_name, .. } => Some(file_name.clone()),
         Source::Transformer(_) => None,
     };
     let shown = state.shown().cloned();
@@ -289,8 +313,13 @@ pub fn app() -> Html {
                     <button type="button" onclick={dismiss} aria-label="Dismiss this message">{ "×" }</button>
                 </div>
             }
-            if let Some(view) = trace_view.clone() {
+            if let Some(view) = state.sim.clone() {
+                <SimPanel {view} on_form={on_sim_form} on_close={on_close_sim} on_error={on_error.clone()} make_fragment={make_fragment.clone()} />
+            } else if let Some(view) = trace_view.clone() {
                 <TracePanel {view} previous={previous_trace} {on_compare} on_close={on_close_trace} on_error={on_error.clone()} make_fragment={make_fragment.clone()} />
+            } else {
+            if let Some((file_name, report)) = optrace {
+                <OptracePanel {file_name} {report} on_close={on_close_optrace} on_error={on_error.clone()} />
             } else {
             <section class="panel" aria-labelledby="inputs-h">
                 <h2 id="inputs-h">{ "Transformer block" }</h2>
@@ -305,6 +334,7 @@ pub fn app() -> Html {
                 }
                 <TransformerFormView form={state.form()} error={if graph_name.is_none() { error.clone() } else { None }} {on_change} />
             </section>
+            }
             {
                 match shown {
                     Some(c) => html! { <>

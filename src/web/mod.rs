@@ -7,7 +7,7 @@
 pub mod app;
 mod browser;
 pub mod components;
-mod open_file;
+pub mod open_file;
 pub mod reader_worker;
 pub mod shared;
 pub mod state;

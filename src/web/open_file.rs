@@ -4,7 +4,8 @@
 use crate::import::{self, FileKind, DETECT_BYTES};
 
 use super::shared::Shared;
-use super::state::{Action, LoadedTrace};
+use super::state::{Action, LoadedTrace, SimView};
+use crate::simcsv::view::SetupForm;
 
 /// The action for a file's content.
 pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
@@ -19,13 +20,36 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
             Ok(trace) => Action::OpenTrace(LoadedTrace { file_name: file_name.to_string(), trace: Shared::new(trace) }),
             Err(e) => Action::Fail(format!("{file_name} is a PyTorch-profiler trace{gz} but cannot be read: {e}.")),
         },
-        kind @ (FileKind::OpTrace
-        | FileKind::SimOpsCsv
-        | FileKind::Calibration
+        FileKind::OpTrace => match import::text(bytes).map_err(|e| e.to_string()).and_then(|text| {
+            crate::optrace::analyze_optrace_with_graph(&text).map_err(|e| e.to_string())
+        }) {
+            Ok((report, graph)) => Action::OpenOpTrace {
+                file_name: file_name.to_string(),
+                report: Shared::new(report),
+                graph: Shared::new(graph),
+            },
+            Err(e) => Action::Fail(format!("{file_name} is an op trace{gz} but cannot be read: {e}.")),
+        },
+        FileKind::SimOpsCsv => match import::text(bytes)
+            .map_err(|e| e.to_string())
+            .and_then(|text| crate::simcsv::parse_sim_csv(&text).map_err(|e| e.to_string()))
+        {
+            Ok(table) => {
+                let inferred = crate::simcsv::infer_setup(file_name, &table);
+                Action::OpenSimTable(SimView {
+                    file_name: file_name.to_string(),
+                    table: Shared::new(table),
+                    form: SetupForm::from(&inferred.setup),
+                    notes: inferred.notes,
+                })
+            }
+            Err(e) => Action::Fail(format!("{file_name} is a simulator op table{gz} but cannot be read: {e}.")),
+        },
+        kind @ (FileKind::Calibration
         | FileKind::ModelConfig
         | FileKind::Chip
         | FileKind::Gzip) => Action::Inform(format!(
-            "{file_name} is {}{gz}. This page shows op graphs, Kineto traces and the transformer block; for this file use the command line: {}.",
+            "{file_name} is {}{gz}. This page shows op graphs, Kineto traces, op traces, simulator op tables and the transformer block; for this file use the command line: {}.",
             kind.describe(),
             cli_command(kind, file_name)
         )),

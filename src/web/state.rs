@@ -12,7 +12,10 @@ use super::shared::Shared;
 
 use crate::fusion::transformer::{transformer_block, TransformerConfig};
 use crate::fusion::{analyze, AnalysisReport, OpGraph};
+use crate::optrace::OptraceReport;
 use crate::share::{self, SharedState, SharedView};
+use crate::simcsv::view::SetupForm;
+use crate::simcsv::SimTable;
 use crate::trace::{classify, compare, summarize, Comparison, Input, Trace, TraceSummary};
 
 /// The transformer block's inputs as typed (text), so that bad input can be quoted back.
@@ -119,7 +122,23 @@ pub enum Source {
     Transformer(TransformerForm),
     /// An op graph read from a file.
     Graph { file_name: String, graph: Shared<OpGraph> },
+    /// An op trace (optrace text form): its case view, and its conversion to an op graph.
+    OpTrace { file_name: String, report: Shared<OptraceReport>, graph: Shared<OpGraph> },
 }
+
+/// A simulator op table and the workload it is compared with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimView {
+    pub file_name: String,
+    pub table: Shared<SimTable>,
+    pub form: SetupForm,
+    /// What was assumed when reading the workload from the file name.
+    pub notes: Vec<String>,
+}
+
+/// What the share button says for the op-trace and simulator views until the share format
+/// carries them.
+pub const NOT_SHAREABLE: &str = "Op-trace and simulator-table views cannot be shared yet: send the file instead.";
 
 /// A finished analysis and what it was computed from, in words.
 #[derive(Debug, Clone, PartialEq)]
@@ -171,6 +190,8 @@ pub struct State {
     pub selected_op: Option<usize>,
     /// Kineto traces opened and the trace view, if one is shown (in place of the op graph).
     pub traces: Traces,
+    /// The simulator-table view, if one is shown (in place of everything else).
+    pub sim: Option<SimView>,
 }
 
 /// A Kineto trace read from a file, kept so that the next one can be compared with it.
@@ -263,6 +284,18 @@ pub enum Action {
     CompareWithPrevious,
     /// Leave the trace view (back to the op graph or transformer block).
     CloseTrace,
+    /// An op trace was read and converted.
+    OpenOpTrace {
+        file_name: String,
+        report: Shared<OptraceReport>,
+        graph: Shared<OpGraph>,
+    },
+    /// A simulator op table was read: show it beside our analysis.
+    OpenSimTable(SimView),
+    /// The simulator view's workload changed.
+    SetSimForm(SetupForm),
+    /// Leave the simulator view.
+    CloseSimTable,
 }
 
 /// Analyses the source; the error is a sentence for the page.
@@ -284,6 +317,12 @@ fn compute(source: &Source) -> Result<Computed, String> {
             ))
         }
         Source::Graph { file_name, graph } => Ok(computed(format!("Op graph {file_name}"), graph.clone())),
+        // The report's own analysis: the figures of `fusionscope optrace FILE --json`.
+        Source::OpTrace { file_name, report, graph } => Ok(Computed {
+            title: format!("Op trace {file_name}: fusion groups of its op graph"),
+            graph: graph.clone(),
+            report: Shared::new(report.analysis.clone()),
+        }),
     }
 }
 
@@ -297,7 +336,7 @@ impl State {
     pub fn with_source(source: Source, last_good: Option<Computed>) -> State {
         let current = compute(&source);
         let last_good = current.as_ref().ok().cloned().or(last_good);
-        State { source, current, last_good, notice: None, selected_op: None, traces: Traces::default() }
+        State { source, current, last_good, notice: None, selected_op: None, traces: Traces::default(), sim: None }
     }
 
     /// The page as a share link fragment describes it; a link that cannot be opened gives the
@@ -346,6 +385,9 @@ impl State {
 
     /// What a share link of this page holds, or why there is nothing to share.
     pub fn shared_view(&self) -> Result<SharedState, String> {
+        if self.sim.is_some() {
+            return Err(NOT_SHAREABLE.to_string());
+        }
         match &self.traces.view {
             Some(TraceView::Summary { file_name, summary, trimmed }) => {
                 let (summary, cut) = share::trim_summary(summary);
@@ -364,6 +406,7 @@ impl State {
         let view = match &self.source {
             Source::Transformer(form) => SharedView::Transformer { config: form.config()? },
             Source::Graph { file_name, graph } => SharedView::of_graph(file_name, graph),
+            Source::OpTrace { .. } => return Err(NOT_SHAREABLE.to_string()),
         };
         let selected_op = self.selected_op.filter(|&i| i < computed.graph.len());
         Ok(SharedState { view, selected_op: selected_op.map(|i| computed.graph.ops()[i].name.clone()) })
@@ -378,7 +421,7 @@ impl State {
     pub fn form(&self) -> TransformerForm {
         match &self.source {
             Source::Transformer(f) => f.clone(),
-            Source::Graph { .. } => TransformerConfig::default().into(),
+            Source::Graph { .. } | Source::OpTrace { .. } => TransformerConfig::default().into(),
         }
     }
 }
@@ -416,7 +459,7 @@ impl Reducible for State {
                 return Rc::new(State { traces, ..restored });
             }
             Action::OpenTrace(loaded) => {
-                return Rc::new(State { traces: self.traces.open(loaded), notice: None, ..(*self).clone() })
+                return Rc::new(State { traces: self.traces.open(loaded), notice: None, sim: None, ..(*self).clone() })
             }
             Action::CompareWithPrevious => {
                 return match self.traces.compare_latest() {
@@ -424,6 +467,16 @@ impl Reducible for State {
                     None => with_notice("Open two traces to compare them.".to_string(), true),
                 }
             }
+            Action::OpenOpTrace { file_name, report, graph } => Source::OpTrace { file_name, report, graph },
+            Action::OpenSimTable(view) => {
+                let traces = Traces { view: None, ..self.traces.clone() };
+                return Rc::new(State { sim: Some(view), traces, notice: None, ..(*self).clone() });
+            }
+            Action::SetSimForm(form) => {
+                let sim = self.sim.clone().map(|v| SimView { form, ..v });
+                return Rc::new(State { sim, ..(*self).clone() });
+            }
+            Action::CloseSimTable => return Rc::new(State { sim: None, ..(*self).clone() }),
             Action::CloseTrace => {
                 return Rc::new(State { traces: Traces { view: None, ..self.traces.clone() }, ..(*self).clone() })
             }

@@ -1,12 +1,15 @@
 //! The page's components, one per file.
 
 pub mod data_table;
+pub mod download_button;
 pub mod exports;
 pub mod file_open;
 pub mod group_view;
 pub mod groups_table;
+pub mod optrace_panel;
 pub mod read_progress;
 pub mod share_link;
+pub mod sim_panel;
 pub mod summary;
 pub mod trace_panel;
 pub mod traffic_chart;
