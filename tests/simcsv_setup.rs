@@ -60,3 +60,13 @@ fn a_combined_table_compares_the_chosen_phase_only() {
         assert_eq!(from_combined.rows_other_phase, combined.rows.len() - table(alone).rows.len());
     }
 }
+
+#[test]
+fn the_groups_table_names_each_unit_once() {
+    let t = table("llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode");
+    let d = fusionscope::simcsv::view::groups_table(&t);
+    // Fusion index 14, the decode attention: MXU and VPU rows interleaved.
+    let row = d.rows.iter().find(|r| r[0].text == "14").unwrap();
+    assert_eq!((row[2].text.as_str(), row[3].text.as_str()), ("6", "MXU+VPU"));
+    assert_eq!(d.rows.len(), t.groups.len());
+}

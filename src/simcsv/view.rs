@@ -46,8 +46,13 @@ pub fn groups_table(t: &SimTable) -> DataTable {
         .groups
         .iter()
         .map(|g| {
-            let mut units: Vec<&str> = g.rows.iter().map(|&i| t.rows[i].unit.as_str()).collect();
-            units.dedup();
+            // Each unit once, in order of first use (a decode attention is MXU and VPU rows interleaved).
+            let mut units: Vec<&str> = Vec::new();
+            for &i in &g.rows {
+                if !units.contains(&t.rows[i].unit.as_str()) {
+                    units.push(&t.rows[i].unit);
+                }
+            }
             vec![
                 Cell::count(g.fusion_index),
                 Cell::text(g.descriptions.join(" | ")),

@@ -43,7 +43,9 @@ pub fn optrace_panel(props: &Props) -> Html {
         <section class="panel optrace" aria-labelledby="optrace-h" data-testid="optrace-panel">
             <div class="results-head">
                 <h2 id="optrace-h">{ format!("Op trace {}", props.file_name) }</h2>
-                <button type="button" onclick={move |_| on_close.emit(())}>{ "Close the op trace" }</button>
+                <div class="trace-actions">
+                    <button type="button" onclick={move |_| on_close.emit(())}>{ "Close the op trace" }</button>
+                </div>
             </div>
             <p data-testid="optrace-headline">{ headline(r) }</p>
             <p class="hint">

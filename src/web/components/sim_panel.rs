@@ -158,7 +158,9 @@ pub fn sim_panel(props: &Props) -> Html {
         <section class="panel results sim" aria-labelledby="sim-h" data-testid="sim-panel">
             <div class="results-head">
                 <h2 id="sim-h" data-testid="results-title">{ format!("Simulator op table {}", v.file_name) }</h2>
-                <button type="button" onclick={move |_| on_close.emit(())}>{ "Close the simulator table" }</button>
+                <div class="trace-actions">
+                    <button type="button" onclick={move |_| on_close.emit(())}>{ "Close the simulator table" }</button>
+                </div>
                 <ShareLink make_fragment={props.make_fragment.clone()} />
             </div>
             <p data-testid="sim-headline">{ headline(&v.table) }</p>
