@@ -70,3 +70,19 @@ fn the_groups_table_names_each_unit_once() {
     assert_eq!((row[2].text.as_str(), row[3].text.as_str()), ("6", "MXU+VPU"));
     assert_eq!(d.rows.len(), t.groups.len());
 }
+
+proptest::proptest! {
+    /// Any file name and shape text: no panic, and the model and chip are always built-in ones.
+    #[test]
+    fn any_file_name_gives_a_buildable_setup(name in "\\PC{0,60}", shape in "\\PC{0,30}") {
+        let t = parse_sim_csv(&format!(
+            "Fusion index,Description,OpType,Count,Bounded-by,Execution time,Compute time,Memory time,Bytes accessed,FLOP Count,Input Tensor Shapes\n\
+             1,Input_layernorm,VPU,1,Memory,1,1,1,1,1,\"{}\"\n",
+            shape.replace('"', "")
+        ))
+        .unwrap();
+        let s = infer_setup(&name, &t).setup;
+        proptest::prop_assert!(fusionscope::workload::model_names().contains(&s.model.as_str()));
+        proptest::prop_assert!(fusionscope::hardware::preset(&s.chip).is_ok());
+    }
+}
