@@ -86,3 +86,24 @@ proptest::proptest! {
         proptest::prop_assert!(fusionscope::hardware::preset(&s.chip).is_ok());
     }
 }
+
+#[test]
+fn the_command_line_shows_the_same_side_by_side() {
+    let file = format!("{CSV}/llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128.csv");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fusionscope")).args(["simcsv", &file]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("28 ops in 20 fusion groups"), "{text}");
+    assert!(text.contains("note: The table holds prefill and decode rows"), "{text}");
+    assert!(
+        text.contains(
+            "workload read from the file name: llama3-8b on TPU v5p, prefill: batch 1, 1024 input tokens, 128 output tokens, tp 1; 12 rows compared, 16 of the other phase left out"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("other workloads: fusionscope model --model llama3-8b --chip tpuv5p --phase prefill --batch 1 --seq-len 1024 --output-len 128 --tp 1 --simcsv"), "{text}");
+    // The prefill roles, with the ratios of docs/time-model.md §4 (k_proj: GQA, 0.250 of the FLOPs).
+    assert!(text.contains("simulator side by side"), "{text}");
+    let k = text.lines().find(|l| l.starts_with("k_proj ")).unwrap();
+    assert!(k.contains("0.250"), "{k}");
+}

@@ -265,7 +265,7 @@ fn ratio_cell(r: Option<f64>) -> String {
     r.map(|x| format!("{x:.3}")).unwrap_or_else(|| "–".into())
 }
 
-fn comparison_text(c: &Comparison) -> String {
+pub(super) fn comparison_text(c: &Comparison) -> String {
     let mut t = Table::new(&[
         "role",
         ">sim FLOPs",
