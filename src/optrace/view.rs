@@ -96,8 +96,9 @@ pub fn unmapped_table(r: &OptraceReport) -> DataTable {
 pub fn headline(r: &OptraceReport) -> String {
     let collectives = r.cases.iter().filter(|c| Role::of_op(&c.op) == Role::Collective).count();
     let mut s = format!(
-        "{} records: {} with a case ({} collective{}), {} unmapped; {} line{} skipped (not records).",
+        "{} record{}: {} with a case ({} collective{}), {} unmapped; {} line{} skipped (not records).",
         group_digits(r.records as u64),
+        if r.records == 1 { "" } else { "s" },
         group_digits(r.cases.len() as u64),
         collectives,
         if collectives == 1 { "" } else { "s" },

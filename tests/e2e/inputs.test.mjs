@@ -74,6 +74,7 @@ for (const file of optraces) {
       assert.equal(r[4], shape(c.case_shape));
       assert.equal(r[5], c.dtype);
       assert.equal(r[6], c.input_ids.map((id, k) => `%${id} ${shape(c.input_shapes[k])}`).join('; '));
+      assert.equal(r[7], c.output_ids.map((id, k) => `%${id} ${shape(c.output_shapes[k])}`).join('; '));
       assert.equal(r[8], c.input_addrs.join('; '));
       assert.equal(r[9], c.input_addrs.map(hex).join('; '));
       assert.equal(r[10], c.output_addrs.join('; '));
@@ -83,9 +84,9 @@ for (const file of optraces) {
     });
     assert.ok(rows.some((r) => r[2] === 'collective'), 'both test traces hold a collective');
     // Unmapped ops, never fatal, and the skipped lines.
-    const unmapped = await page.getByTestId('table-unmapped').locator('tbody tr').count();
-    assert.equal(new Set((await cells(page, 'unmapped')).map((r) => r[1])).size, j.unmapped.length);
-    assert.ok(unmapped >= j.unmapped.length);
+    const unmapped = await cells(page, 'unmapped');
+    assert.deepEqual(unmapped.map((r) => [r[0], r[1], r[3]]), j.unmapped_cases.map((u) => [String(u.line), u.op, u.reason]));
+    assert.deepEqual([...new Set(unmapped.map((r) => r[1]))], j.unmapped);
     const headline = await page.getByTestId('optrace-headline').textContent();
     assert.ok(headline.includes(`${j.skipped_lines} line${j.skipped_lines === 1 ? '' : 's'} skipped`), headline);
     // The converted op graph in the usual panels: the CLI's analysis.
@@ -190,6 +191,8 @@ for (const file of csvs) {
     assert.equal(csv.text.trim().split('\n').length, 1 + c.roles.length);
     const g = await download(page, '-sim-groups.csv');
     assert.equal(g.text.trim().split('\n').length, 1 + t.groups.length);
+    const json = await download(page, '-simcsv.json');
+    assert.equal(json.text, cliText(['simcsv', rel, '--json']));
     await check();
   });
 }
@@ -236,5 +239,23 @@ test('a broken simulator CSV names the file, line and column', async () => {
   await notice.waitFor();
   assert.match(await notice.textContent(), /^broken\.csv is a simulator op table but cannot be read: line 3: column `Count` should be a number ≥ 0, got `many`\./);
   assert.equal(await page.getByTestId('sim-panel').count(), 0);
+  await check();
+});
+
+test('empty states: a table with no rows, a trace with no case', async () => {
+  const { page, check } = await openPage(env);
+  const header = readFileSync(path.join(OPS_CSV, csvs[0]), 'utf8').split('\n')[0];
+  await page.setInputFiles('#file-input', { name: 'llama3-8b_empty.csv', mimeType: 'text/csv', buffer: Buffer.from(`${header}\n`) });
+  await page.getByTestId('sim-panel').waitFor();
+  assert.equal(await page.getByTestId('sim-headline').textContent(), '0 ops in 0 fusion groups, simulated total 0 µs.');
+  await page.getByTestId('table-sim-groups').getByText('None found.').waitFor();
+  await page.getByTestId('table-side-by-side').getByText('None found.').waitFor();
+  const trace = '# one op with no case\n0:0:0 %1:<2x4xf16> = nova_plus.1.0.0.softmax(%0:<2x4xf16>)\n';
+  await page.setInputFiles('#file-input', { name: 'softmax.optrace', mimeType: 'text/plain', buffer: Buffer.from(trace) });
+  await page.getByTestId('optrace-panel').waitFor();
+  await page.getByTestId('table-cases').getByText('None found.').waitFor();
+  assert.equal((await cells(page, 'unmapped')).map((r) => r[1]).join(), 'softmax');
+  assert.equal(await page.getByTestId('optrace-headline').textContent(),
+    '1 record: 0 with a case (0 collectives), 1 unmapped; 1 line skipped (not records). Unmapped ops: softmax.');
   await check();
 });
