@@ -70,25 +70,26 @@ pub fn groups_table(t: &SimTable) -> DataTable {
     d
 }
 
-/// The side-by-side by role, per execution, with ours/simulator ratios.
+/// The side-by-side by role, per execution: the ours/simulator ratios first (where the two
+/// models differ shows at a glance), then both sides' figures, bounds and ops.
 pub fn comparison_table(s: &SideBySide) -> DataTable {
     let mut d = DataTable::new(
         "side-by-side",
         "Side by side, per execution (ours / simulator)",
         &[
             ("role", false),
-            ("simulator ops", false),
+            ("FLOPs ours/sim", true),
+            ("bytes ours/sim", true),
+            ("duration ours/sim", true),
             ("sim FLOPs", true),
             ("our FLOPs", true),
-            ("FLOPs ours/sim", true),
             ("sim bytes", true),
             ("our bytes", true),
-            ("bytes ours/sim", true),
             ("sim time", true),
             ("our time", true),
-            ("duration ours/sim", true),
             ("sim bound", false),
             ("our bound", false),
+            ("simulator ops", false),
             ("our ops", false),
         ],
     );
@@ -99,18 +100,18 @@ pub fn comparison_table(s: &SideBySide) -> DataTable {
         .map(|r| {
             vec![
                 Cell::text(&r.role),
-                Cell::text(r.sim_descriptions.join(" | ")),
+                Cell::ratio(r.flops_ratio()),
+                Cell::ratio(r.bytes_ratio()),
+                Cell::ratio(r.time_ratio()),
                 flops(r.sim_flops),
                 flops(r.our_flops),
-                Cell::ratio(r.flops_ratio()),
                 bytes(r.sim_bytes),
                 bytes(r.our_bytes),
-                Cell::ratio(r.bytes_ratio()),
                 Cell::micros(r.sim_time_us),
                 Cell::micros(r.our_time_us),
-                Cell::ratio(r.time_ratio()),
                 Cell::text(&r.sim_bound),
                 Cell::text(r.our_bound.map_or("—", |b| b.as_str())),
+                Cell::text(r.sim_descriptions.join(" | ")),
                 Cell::text(r.our_ops.join(", ")),
             ]
         })
@@ -269,8 +270,9 @@ mod tests {
         assert_eq!(d.rows.len(), s.comparison.roles.len());
         let q = d.rows.iter().find(|r| r[0].text == "q_proj").unwrap();
         let role = s.comparison.roles.iter().find(|r| r.role == "q_proj").unwrap();
-        assert_eq!(q[3].exact, role.our_flops.to_string());
-        assert_eq!(q[4].text, format!("{:.2}×", role.flops_ratio().unwrap()));
+        assert_eq!(q[5].exact, role.our_flops.to_string());
+        assert_eq!(q[1].text, format!("{:.2}×", role.flops_ratio().unwrap()));
+        assert_eq!(q[12].text, "-Q-3");
         assert_eq!(q[13].text, "layer0.q_proj");
         assert!(s.describe().starts_with("llama3-8b on TPU v5p, prefill: batch 1, 1024 input tokens"));
     }
