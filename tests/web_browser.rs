@@ -87,13 +87,15 @@ mod state {
     #[wasm_bindgen_test]
     fn a_share_fragment_restores_the_block_and_a_bad_one_says_why() {
         let config = TransformerConfig { seq_len: 128, hidden_dim: 256, num_heads: 4, dtype_bytes: 4 };
-        let shared = SharedState { view: SharedView::Transformer { config }, selected_op: Some("softmax".into()) };
+        let shared =
+            SharedState { view: SharedView::Transformer { config }, selected_op: Some("softmax".into()), chip: None };
         let s = State::from_fragment(&format!("#{}", encode(&shared)));
         assert!(matches!(&s.source, Source::Transformer(f) if f.config() == Ok(config)));
         assert_eq!(s.selected_op, Some(5), "softmax is the sixth op of the block");
         assert_eq!(s.shared_view(), Ok(shared));
         // An op name the graph lacks selects nothing.
-        let edited = SharedState { view: SharedView::Transformer { config }, selected_op: Some("nope".into()) };
+        let edited =
+            SharedState { view: SharedView::Transformer { config }, selected_op: Some("nope".into()), chip: None };
         assert_eq!(State::from_fragment(&encode(&edited)).selected_op, None);
         let bad = State::from_fragment("#s=7.xyz");
         assert!(bad.notice.unwrap().text.contains("newer fusionscope (share format 7"));

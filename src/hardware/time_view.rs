@@ -81,10 +81,8 @@ pub fn group_time_table(report: &TimeReport, launch_overhead_us: f64) -> Table {
             format!("{:.2}×", g.speedup),
             g.repeat.to_string(),
             match &g.calibration {
-                Some(c) if c.fusion_slower => {
-                    format!("{} ({:.2}×): fusing here is slower on this hardware", c.pattern, c.speedup)
-                }
-                Some(c) => format!("{} ({:.2}×)", c.pattern, c.speedup),
+                Some(c) if c.fusion_slower => format!("{}: slower fused", c.pattern),
+                Some(c) => format!("{}: measured", c.pattern),
                 None => String::new(),
             },
         ]);
@@ -95,7 +93,7 @@ pub fn group_time_table(report: &TimeReport, launch_overhead_us: f64) -> Table {
 const W: f64 = 760.0;
 const H: f64 = 420.0;
 /// Plot area: left, top, right, bottom edges.
-const PLOT: (f64, f64, f64, f64) = (80.0, 50.0, 740.0, 370.0);
+const PLOT: (f64, f64, f64, f64) = (110.0, 50.0, 740.0, 370.0);
 const MEMORY_COLOR: &str = "#2f81f7";
 const COMPUTE_COLOR: &str = "#d9822b";
 

@@ -5,6 +5,8 @@ use crate::import::{self, FileKind, DETECT_BYTES};
 
 use super::shared::Shared;
 use super::state::{Action, LoadedTrace};
+use super::time_model::LoadedCalibration;
+use crate::workload::ModelChoice;
 
 /// The action for a file's content.
 pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
@@ -19,12 +21,8 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
             Ok(trace) => Action::OpenTrace(LoadedTrace { file_name: file_name.to_string(), trace: Shared::new(trace) }),
             Err(e) => Action::Fail(format!("{file_name} is a PyTorch-profiler trace{gz} but cannot be read: {e}.")),
         },
-        kind @ (FileKind::OpTrace
-        | FileKind::SimOpsCsv
-        | FileKind::Calibration
-        | FileKind::ModelConfig
-        | FileKind::Chip
-        | FileKind::Gzip) => Action::Inform(format!(
+        FileKind::Calibration | FileKind::ModelConfig | FileKind::Chip => open_time_input(detected.kind, file_name, bytes),
+        kind @ (FileKind::OpTrace | FileKind::SimOpsCsv | FileKind::Gzip) => Action::Inform(format!(
             "{file_name} is {}{gz}. This page shows op graphs, Kineto traces and the transformer block; for this file use the command line: {}.",
             kind.describe(),
             cli_command(kind, file_name)
@@ -35,6 +33,33 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
              model and chip configurations.",
             import::unrecognised_reason(&bytes[..bytes.len().min(DETECT_BYTES)])
         )),
+    }
+}
+
+/// A calibration profile, model config or chip: inputs of the time model and "Model × chip".
+fn open_time_input(kind: FileKind, file_name: &str, bytes: &[u8]) -> Action {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => return Action::Fail(format!("{file_name} is {} but not UTF-8 text: {e}.", kind.describe())),
+    };
+    let fail = |e: &dyn std::fmt::Display| {
+        Action::Fail(format!("{file_name} is {} but cannot be read: {e}.", kind.describe()))
+    };
+    match kind {
+        FileKind::Calibration => match crate::calib::parse_calibration(text) {
+            Ok(file) => Action::LoadCalibration(LoadedCalibration::new(file_name.to_string(), file)),
+            Err(e) => fail(&e),
+        },
+        FileKind::ModelConfig => match crate::workload::parse_model_config(text) {
+            Ok(_) => {
+                Action::AddModelFile(ModelChoice::File { file_name: file_name.to_string(), text: text.to_string() })
+            }
+            Err(e) => fail(&e),
+        },
+        _ => match crate::hardware::parse_chip(text) {
+            Ok(chip) => Action::AddChip(chip),
+            Err(e) => fail(&e),
+        },
     }
 }
 
