@@ -23,7 +23,9 @@ use crate::fusion::json::{build, to_file, GraphFile};
 use crate::fusion::transformer::TransformerConfig;
 use crate::fusion::{GraphError, OpGraph};
 use crate::hardware::ChipChoice;
+use crate::trace::classify::name::short_name;
 use crate::trace::summary::SideStats;
+use crate::trace::view::NAME_WIDTH;
 use crate::trace::{Comparison, TraceSummary};
 use crate::workload::ModelSpec;
 
@@ -62,6 +64,8 @@ pub enum SharedView {
     /// Two traces compared (the analysis, not the traces), with their file names.
     TraceComparison {
         files: (String, String),
+        /// Written in the compact form of [`crate::share_trace`] (format 2), read in either.
+        #[serde(with = "crate::share_trace::compact_or_full")]
         comparison: Comparison,
         #[serde(default)]
         trimmed: bool,
@@ -96,9 +100,46 @@ pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
     (s, trimmed)
 }
 
+/// Kernel names a shared comparison carries are cut to what the page's tables show
+/// ([`crate::trace::view::NAME_WIDTH`] characters by [`short_name`]): full names of templated
+/// kernels run to hundreds of characters and made the A100-vs-B200 link 13.7 KB.
+fn shorten(name: &mut String) -> bool {
+    let short = short_name(name, NAME_WIDTH);
+    let cut = short != *name;
+    *name = short;
+    cut
+}
+
+fn shorten_names(s: &mut SideStats) -> bool {
+    s.kernels.iter_mut().fold(false, |cut, k| shorten(&mut k.name) | cut)
+}
+
 /// A comparison for a link: categories keep [`SHARED_KERNELS_PER_CATEGORY`] kernels per
-/// side and mapping rows their main kernel; totals and fusion differences stay whole.
+/// side and mapping rows their main kernel; totals and fusion differences stay whole; kernel
+/// names are shortened as the tables show them. Returns it and whether anything was dropped.
 pub fn trim_comparison(comparison: &Comparison) -> (Comparison, bool) {
+    let (mut c, mut trimmed) = trim_comparison_lists(comparison);
+    for r in &mut c.categories {
+        for side in r.sides.values_mut() {
+            trimmed |= shorten_names(side);
+        }
+    }
+    for r in &mut c.op_mapping {
+        for side in r.sides.values_mut() {
+            trimmed |= shorten_names(&mut side.stats);
+        }
+    }
+    for d in &mut c.fusion_differences {
+        trimmed |= shorten(&mut d.fused_kernel);
+        for n in &mut d.unfused_kernels {
+            trimmed |= shorten(n);
+        }
+    }
+    (c, trimmed)
+}
+
+/// The kernel lists of [`trim_comparison`] cut, names left whole.
+fn trim_comparison_lists(comparison: &Comparison) -> (Comparison, bool) {
     let mut c = comparison.clone();
     let mut trimmed = false;
     for r in &mut c.categories {
@@ -441,6 +482,60 @@ mod tests {
         };
         let state = SharedState { chip: Some(ChipChoice::Custom(chip)), ..state };
         assert_eq!(decode(&encode(&state)).unwrap(), state);
+    }
+
+    const SHARED_TRACES: [&str; 9] = [
+        "nvidia/hf_bert-small_eager_h100.json.gz",
+        "nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz",
+        "nvidia/hta_a100_compiled_rank0.json.gz",
+        "nvidia/tracelens_eager_b200.json.gz",
+        "amd/hf_bert-small_eager_mi300x.json.gz",
+        "amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz",
+        "amd/hta_mi250_minitoy_train_rocm6.2.json.gz",
+        "amd/sglang_qwen3-8b_decode_hipgraph_mi300x.json.gz",
+        "amd/torch_compile_triton_mi300x.json.gz",
+    ];
+
+    /// Issue 4: typical links under 8 KB. Every shared trace alone and every pair of them
+    /// (including the A100-vs-B200 pair, 13.7 KB in format 1) makes a link under 8 KB that
+    /// opens to the same view: equal state, and tables that read as the untrimmed names did.
+    #[test]
+    fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
+        use crate::trace::view::comparison_tables;
+        use crate::trace::{classify, compare, summarize, Input};
+        let traces: Vec<_> = SHARED_TRACES.iter().map(|n| trace(n)).collect();
+        let shown =
+            |tables: Vec<crate::trace::view::DataTable>| tables.iter().map(|t| t.shown_table()).collect::<Vec<_>>();
+        for (t, name) in traces.iter().zip(SHARED_TRACES) {
+            let (summary, trimmed) = trim_summary(&summarize(t, Some(name), &classify));
+            let view = SharedView::TraceSummary { file_name: name.into(), summary, trimmed };
+            let link = encode(&view.clone().into());
+            assert!(link.len() < 8 * 1024, "{name}: {} bytes", link.len());
+            assert_eq!(decode(&link).unwrap().view, view, "{name}");
+        }
+        for i in 0..traces.len() {
+            for j in i + 1..traces.len() {
+                let (a, b) = (SHARED_TRACES[i], SHARED_TRACES[j]);
+                let c = compare(
+                    Input { trace: &traces[i], file: Some(a) },
+                    Input { trace: &traces[j], file: Some(b) },
+                    &classify,
+                );
+                let (small, trimmed) = trim_comparison(&c);
+                let view = SharedView::TraceComparison { files: (a.into(), b.into()), comparison: small, trimmed };
+                let link = encode(&view.clone().into());
+                assert!(link.len() < 8 * 1024, "{a} vs {b}: {} bytes", link.len());
+                let back = decode(&link).unwrap().view;
+                assert_eq!(back, view, "{a} vs {b}");
+                let SharedView::TraceComparison { comparison: back, .. } = back else { unreachable!() };
+                // Shortened names read as the full ones did.
+                assert_eq!(
+                    shown(comparison_tables(&back)),
+                    shown(comparison_tables(&trim_comparison_lists(&c).0)),
+                    "{a} vs {b}"
+                );
+            }
+        }
     }
 
     proptest::proptest! {
