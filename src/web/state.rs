@@ -16,6 +16,7 @@ use crate::fusion::{analyze, Analysis, AnalysisReport, OpGraph};
 use crate::hardware::{Chip, ChipChoice};
 use crate::share::{self, SharedState, SharedView};
 use crate::trace::{classify, compare, summarize, Comparison, Input, Trace, TraceSummary};
+use crate::workload::form::parse_count;
 use crate::workload::{ModelChoice, ModelField, ModelForm, Phase, Workload};
 
 /// The transformer block's inputs as typed (text), so that bad input can be quoted back.
@@ -92,20 +93,7 @@ impl TransformerForm {
 
     /// The block's parameters, or a message naming the field that is not a whole number ≥ 1.
     pub fn config(&self) -> Result<TransformerConfig, String> {
-        let num = |f: Field| -> Result<u64, String> {
-            let text = self.get(f).trim();
-            if text.is_empty() {
-                return Err(format!("{} is empty: enter a whole number of at least 1.", f.label()));
-            }
-            match text.parse::<u64>() {
-                Ok(0) => Err(format!("{} must be at least 1 (got 0).", f.label())),
-                Ok(v) => Ok(v),
-                Err(_) if text.bytes().all(|b| b.is_ascii_digit()) => {
-                    Err(format!("{} is too large: \"{text}\" does not fit in 64 bits.", f.label()))
-                }
-                Err(_) => Err(format!("{} must be a whole number of at least 1 (got \"{text}\").", f.label())),
-            }
-        };
+        let num = |f: Field| parse_count(f.label(), self.get(f));
         Ok(TransformerConfig {
             seq_len: num(Field::SeqLen)?,
             hidden_dim: num(Field::Hidden)?,

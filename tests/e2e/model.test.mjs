@@ -74,6 +74,7 @@ test('Model × chip: Llama3-8B on H100, prefill, matches `fusionscope model --js
   assert.match(readFileSync(await svgDownload.path(), 'utf8'), /^<svg[^>]*role="img"/);
   await page.screenshot({ path: path.join(screenshotDir, 'model-llama3-h100.png'), fullPage: true });
   await page.getByTestId('time-panel').screenshot({ path: path.join(screenshotDir, 'model-time-panel.png') });
+  await page.locator('section[aria-labelledby=inputs-h]').screenshot({ path: path.join(screenshotDir, 'model-inputs.png') });
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.getByTestId('time-panel').screenshot({ path: path.join(screenshotDir, 'model-time-panel-dark.png') });
   await check();
