@@ -357,9 +357,10 @@ pub fn app() -> Html {
             if is_model {
             <section class="panel" aria-labelledby="inputs-h">
                 <h2 id="inputs-h">{ "Model × chip" }</h2>
-                <p class="hint">{ "A model config (built in, or drop a NeuSim model JSON) as the op graph of one layer of each kind, on the chip chosen in the time model below; drop a chip JSON to add a chip." }</p>
+                <p class="hint">{ "A model config (built in, or drop a NeuSim model JSON) as the op graph of one layer of each kind, timed on the chip (the time model below uses the same one; drop a chip JSON to add a chip)." }</p>
                 <ModelFormView form={state.model_form()} model_files={state.time.model_files.clone()} error={error.clone()}
                     workload={shown.as_ref().and_then(|c| c.workload.clone())} chip={state.time.chip().ok()}
+                    chip_options={state.time.chip_options()} chip_choice={state.time.chip.clone()} on_chip={model_cb.chip.clone()}
                     on_field={model_cb.field.clone()} on_model={model_cb.model.clone()} on_phase={model_cb.phase.clone()} on_error={on_error.clone()} />
             </section>
             } else {

@@ -303,7 +303,7 @@ fn compute(source: &Source) -> Result<Computed, String> {
             let workload = form.spec()?.workload()?;
             let p = &workload.params;
             let title = format!(
-                "{} × chip, {}: batch {}, {} input tokens, {} output tokens, tensor parallelism {}",
+                "Model {}, {}: batch {}, {} input tokens, {} output tokens, tensor parallelism {}",
                 workload.model, workload.phase, p.batch, p.seq_len, p.output_len, p.tp
             );
             let mut c = computed(title, Shared::new(workload.graph.clone()));

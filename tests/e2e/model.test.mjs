@@ -30,7 +30,7 @@ async function pickModel(page, { model, phase, chip }) {
   await page.getByTestId('model-picker').waitFor();
   if (model) await page.getByTestId('model-picker').selectOption({ label: model });
   if (phase) await page.getByTestId('phase-picker').selectOption({ label: phase });
-  if (chip) await page.getByTestId('chip-picker').selectOption({ label: chip });
+  if (chip) await page.getByTestId('model-chip-picker').selectOption({ label: chip });
 }
 
 /** Asserts the time figures equal the CLI's `time_us` (to the nanosecond shown). */
@@ -48,7 +48,7 @@ test('Model × chip: Llama3-8B on H100, prefill, matches `fusionscope model --js
   await page.getByTestId('unfused-total').waitFor();
   await pickModel(page, { model: 'llama3-8b', phase: 'prefill', chip: 'H100 SXM' });
   const json = cli(['model', '--model', 'llama3-8b', '--chip', 'h100', '--phase', 'prefill', '--json']);
-  await page.getByTestId('results-title').getByText(/llama3-8b × chip, prefill/).waitFor();
+  await page.getByTestId('results-title').getByText(/^Model llama3-8b, prefill: batch 1/).waitFor();
   assert.equal(await detail(page, 'model-layer-flops'), `${digits(json.per_layer_flops)} FLOP`);
   assert.equal(await detail(page, 'model-total-flops'), `${digits(json.total_flops)} FLOP`);
   assert.equal(await detail(page, 'time-flops'), `${digits(json.total_flops)} FLOP`);
@@ -87,6 +87,8 @@ test('changing the chip or the phase updates the times; decode matches the CLI',
   await assertTimes(page, cli(['model', '--model', 'llama3-8b', '--chip', 'h100', '--phase', 'decode', '--json']));
   await page.getByTestId('chip-picker').selectOption({ label: 'TPU v5p' });
   await page.getByRole('heading', { name: 'Time model on TPU v5p' }).waitFor();
+  // The form's picker shows the time view's choice: one chip for the whole page.
+  assert.equal(await page.locator('#in-model-chip option:checked').textContent(), 'TPU v5p');
   await assertTimes(page, cli(['model', '--model', 'llama3-8b', '--chip', 'tpuv5p', '--phase', 'decode', '--json']));
   // A numeric input changes the workload; a bad one names its field and keeps the last figures.
   await page.fill('#in-model-tp', '2');
@@ -170,7 +172,7 @@ test('share link of Model × chip (with its chip) opens the same view in a fresh
   assert.ok(url.length < 400, `${url.length} bytes`);
   await check();
   const fresh = await openPage(env, url.slice(url.indexOf('#')));
-  await fresh.page.getByTestId('results-title').getByText(/deepseekv2-236b × chip, decode: batch 4/).waitFor();
+  await fresh.page.getByTestId('results-title').getByText(/^Model deepseekv2-236b, decode: batch 4/).waitFor();
   await fresh.page.getByRole('heading', { name: 'Time model on MI300X' }).waitFor();
   await assertTimes(fresh.page, json);
   assert.equal(await fresh.page.locator('#in-model-batch').inputValue(), '4');

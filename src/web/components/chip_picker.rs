@@ -10,6 +10,11 @@ pub struct Props {
     pub options: Vec<(ChipChoice, String)>,
     pub chosen: ChipChoice,
     pub on_change: Callback<ChipChoice>,
+    /// Element id of the select (the page has one picker per view that uses a chip).
+    #[prop_or(AttrValue::from("in-chip"))]
+    pub id: AttrValue,
+    #[prop_or(AttrValue::from("chip-picker"))]
+    pub testid: AttrValue,
 }
 
 #[function_component(ChipPicker)]
@@ -25,9 +30,9 @@ pub fn chip_picker(props: &Props) -> Html {
         })
     };
     html! {
-        <label class="field" for="in-chip">
+        <label class="field" for={props.id.clone()}>
             <span>{ "Chip" }</span>
-            <select id="in-chip" data-testid="chip-picker" {onchange}>
+            <select id={props.id.clone()} data-testid={props.testid.clone()} {onchange}>
                 { for props.options.iter().enumerate().map(|(i, (choice, label))| html! {
                     <option value={i.to_string()} selected={*choice == props.chosen}>{ label.clone() }</option>
                 }) }

@@ -6,12 +6,13 @@
 use yew::prelude::*;
 
 use crate::hardware::roofline::format_flops;
-use crate::hardware::Chip;
+use crate::hardware::{Chip, ChipChoice};
 use crate::units::group_digits;
 use crate::workload::report::{model_report, op_table};
 use crate::workload::{model_names, ModelChoice, ModelField, ModelForm, Phase, Workload};
 
 use crate::web::browser;
+use crate::web::components::chip_picker::ChipPicker;
 use crate::web::shared::Shared;
 
 #[derive(Properties, PartialEq)]
@@ -25,6 +26,10 @@ pub struct Props {
     pub workload: Option<Shared<Workload>>,
     /// The time view's chip, for the op table's times; `None` if it cannot be used.
     pub chip: Option<Chip>,
+    /// The chips offered (the time view's picker shows the same choice).
+    pub chip_options: Vec<(ChipChoice, String)>,
+    pub chip_choice: ChipChoice,
+    pub on_chip: Callback<ChipChoice>,
     pub on_field: Callback<(ModelField, String)>,
     pub on_model: Callback<ModelChoice>,
     pub on_phase: Callback<Phase>,
@@ -140,6 +145,8 @@ pub fn model_form(props: &Props) -> Html {
                     }) }
                 </select>
             </label>
+            <ChipPicker options={props.chip_options.clone()} chosen={props.chip_choice.clone()} on_change={props.on_chip.clone()}
+                id="in-model-chip" testid="model-chip-picker" />
             <label class="field" for="in-phase">
                 <span>{ "Phase" }</span>
                 <select id="in-phase" data-testid="phase-picker" onchange={on_phase}>
