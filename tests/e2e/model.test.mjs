@@ -130,6 +130,8 @@ test('a calibration profile: verdicts as `fusionscope calib --json`, calibrated 
     assert.equal(cells[0], p.fusion_pattern);
     assert.equal(cells[1], `${p.speedup_factor.toFixed(3)}×`);
     assert.equal(cells[2], `${(100 * p.memory_reduction).toFixed(1)} %`);
+    const signed = (x) => (x >= 0 ? '+' : '') + x.toFixed(2);
+    assert.equal(cells[5], `${signed(p.gflops_change)} (${signed(p.gflops_change_pct)} %)`);
     assert.equal(cells[cells.length - 1], p.verdict_text);
   }
   // The time view uses the calibrated model: the same groups and totals as the CLI.
@@ -153,6 +155,11 @@ test('a calibration profile: verdicts as `fusionscope calib --json`, calibrated 
   await page.setInputFiles('#file-input', CALIB_NO_PATTERNS);
   await page.getByTestId('no-patterns').waitFor();
   await page.getByTestId('calibration-unused').waitFor();
+  // A measured-subgraph file lists its subgraphs (no baseline, so no verdicts).
+  await page.setInputFiles('#file-input', path.join(root, 'tests', 'data', 'calibration', 'resnet18_b1.json'));
+  const measured = cli(['calib', 'tests/data/calibration/resnet18_b1.json', '--json']);
+  await page.getByTestId('calibration-subgraphs').waitFor();
+  assert.equal(await page.locator('[data-testid=calibration-subgraphs] tbody tr').count(), measured.subgraphs.length);
   await check();
 });
 
