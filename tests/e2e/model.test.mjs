@@ -110,6 +110,13 @@ test('the time view works on the transformer block too, with a chip loaded from 
   const chip = { name: 'My NPU', peak_flops: 2e14, hbm_bw_GBps: 1000, launch_overhead_us: 1 };
   await page.setInputFiles('#file-input', { name: 'my-npu.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(chip)) });
   await page.getByRole('heading', { name: 'Time model on My NPU' }).waitFor();
+  assert.equal(await page.getByTestId('unknown-k').count(), 0, 'the block declares every shape');
+  // A graph whose matmul inputs have no declared shape says its FLOPs are lower bounds.
+  const graph = [{ name: 'mm', op_type: 'matmul', inputs: ['a', 'b'], output: 'c', shape: [64, 64], bytes_per_element: 2 }];
+  await page.setInputFiles('#file-input', { name: 'bare.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(graph)) });
+  await page.getByTestId('unknown-k').getByText(/^1 matmul has no declared shape for either input/).waitFor();
+  // The chip stays chosen when another graph opens.
+  await page.getByRole('heading', { name: 'Time model on My NPU' }).waitFor();
   assert.match(await page.getByTestId('chip-line').textContent(), /200\.00 TFLOP\/s, bytes \/ 1000 GB\/s\) \+ 1\.00 µs launch/);
   await check();
 });

@@ -122,6 +122,7 @@ pub fn time_panel(props: &Props) -> Html {
         format!("whole {}: {} layers × {} step{}", w.phase, w.layers, w.steps, if w.steps == 1 { "" } else { "s" })
     });
     let runs = whole.clone().unwrap_or_else(|| "each op once".into());
+    let unknown_k = r.ops.iter().filter(|o| !o.k_known).count();
     let row_classes: Vec<Option<&'static str>> = r
         .groups
         .iter()
@@ -169,6 +170,11 @@ pub fn time_panel(props: &Props) -> Html {
                 { figure("time-speedup", "Speedup from fusion", format!("{:.2}×", r.speedup), "unfused / fused".to_string()) }
                 { figure("time-flops", "FLOPs", format_flops(r.total_flops() as f64), format!("{} FLOP", group_digits(r.total_flops()))) }
             </dl>
+            if unknown_k > 0 {
+                <p class="hint" data-testid="unknown-k">{ format!(
+                    "{unknown_k} matmul{} no declared shape for either input, so K is unknown and taken as 1: {} FLOPs and times are lower bounds. Declare the input tensors' shapes in the graph file.",
+                    if unknown_k == 1 { " has" } else { "s have" }, if unknown_k == 1 { "its" } else { "their" }) }</p>
+            }
             if let (Some(cal), Some(loaded)) = (&t.calibration, &props.time.calibration) {
                 { calibration_note(cal, &loaded.file_name) }
             }
