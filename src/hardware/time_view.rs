@@ -94,6 +94,9 @@ const W: f64 = 760.0;
 const H: f64 = 420.0;
 /// Plot area: left, top, right, bottom edges.
 const PLOT: (f64, f64, f64, f64) = (110.0, 50.0, 740.0, 370.0);
+/// Points drawn at most: past this a chart is a blur and its SVG megabytes (the tables and
+/// CSV keep every group).
+pub const MAX_ROOFLINE_POINTS: usize = 2000;
 const MEMORY_COLOR: &str = "#2f81f7";
 const COMPUTE_COLOR: &str = "#d9822b";
 
@@ -202,7 +205,13 @@ impl RooflineChart {
                 x + 10.0
             ));
         }
-        for p in &self.points {
+        if self.points.len() > MAX_ROOFLINE_POINTS {
+            s.push_str(&format!(
+                "<text x=\"{right}\" y=\"38\" text-anchor=\"end\" fill=\"currentColor\">first {MAX_ROOFLINE_POINTS} of {} groups drawn</text>",
+                self.points.len()
+            ));
+        }
+        for p in self.points.iter().take(MAX_ROOFLINE_POINTS) {
             let color = match p.bound {
                 Bound::Memory => MEMORY_COLOR,
                 Bound::Compute => COMPUTE_COLOR,
@@ -306,6 +315,27 @@ mod tests {
         let svg = c.to_svg("empty");
         assert!(svg.contains("data-role=\"roof\""));
         assert!(!svg.contains("NaN") && !svg.contains("inf"));
+    }
+
+    #[test]
+    fn a_huge_chart_draws_a_bounded_number_of_points_and_says_so() {
+        use crate::hardware::roofline::RooflinePoint;
+        let point = |g: usize| RooflinePoint {
+            group: g,
+            label: format!("op{g}"),
+            intensity: 1.0 + g as f64,
+            achieved_flops: 1e12,
+            bound: Bound::Memory,
+        };
+        let c = RooflineChart {
+            peak_flops: 1e15,
+            hbm_bandwidth: 3e12,
+            ridge_intensity: 333.3,
+            points: (0..5000).map(point).collect(),
+        };
+        let svg = c.to_svg("big");
+        assert_eq!(svg.matches("<circle data-group=").count(), MAX_ROOFLINE_POINTS);
+        assert!(svg.contains(&format!("first {MAX_ROOFLINE_POINTS} of 5000 groups drawn")));
     }
 
     #[test]
