@@ -29,6 +29,7 @@ pub mod hardware;
 pub mod import;
 pub mod optrace;
 pub mod share;
+pub mod share_trace;
 pub mod simcsv;
 pub mod table;
 pub mod trace;

@@ -5,6 +5,12 @@
 //! written in base64url without padding. `<format>` is [`FORMAT_VERSION`]; a link from a later
 //! format is refused with a message that says so instead of being misread. The fragment never
 //! reaches a server, so nothing is uploaded.
+//!
+//! Formats: 1 held the transformer block, op graphs and trace views. 2 adds "Model × chip"
+//! (its parameters, not its graph) and the time view's chip (a preset by name, a chip from a
+//! file by its figures). Every format-1 link is a valid format-2 state and still opens
+//! (fixtures in `tests/data/share/`). A view this page does not know, or a format above
+//! [`FORMAT_VERSION`], is refused as made by a newer version.
 
 use std::io::{Read, Write};
 
@@ -16,11 +22,21 @@ use thiserror::Error;
 use crate::fusion::json::{build, to_file, GraphFile};
 use crate::fusion::transformer::TransformerConfig;
 use crate::fusion::{GraphError, OpGraph};
+use crate::hardware::ChipChoice;
+use crate::trace::classify::name::short_name;
 use crate::trace::summary::SideStats;
+use crate::trace::view::NAME_WIDTH;
 use crate::trace::{Comparison, TraceSummary};
+use crate::workload::ModelSpec;
 
 /// The format this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The views (the `view` tag) each format holds; index 0 is format 1.
+const VIEWS: [&[&str]; 2] = [
+    &["transformer", "graph", "trace_summary", "trace_comparison"],
+    &["transformer", "graph", "trace_summary", "trace_comparison", "model"],
+];
 
 /// What a fragment starts with (after `#`).
 pub const FRAGMENT_KEY: &str = "s=";
@@ -48,10 +64,15 @@ pub enum SharedView {
     /// Two traces compared (the analysis, not the traces), with their file names.
     TraceComparison {
         files: (String, String),
+        /// Written in the compact form of [`crate::share_trace`] (format 2), read in either.
+        #[serde(with = "crate::share_trace::compact_or_full")]
         comparison: Comparison,
         #[serde(default)]
         trimmed: bool,
     },
+    /// "Model × chip": the model (a built-in name, or a config file's text) and the workload
+    /// parameters; the page regenerates the graph. Format 2 on.
+    Model { spec: ModelSpec },
 }
 
 /// Distinct kernel names a shared trace view keeps per category (the summary's kernel
@@ -79,9 +100,46 @@ pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
     (s, trimmed)
 }
 
+/// Kernel names a shared comparison carries are cut to what the page's tables show
+/// ([`crate::trace::view::NAME_WIDTH`] characters by [`short_name`]): full names of templated
+/// kernels run to hundreds of characters and made the A100-vs-B200 link 13.7 KB.
+fn shorten(name: &mut String) -> bool {
+    let short = short_name(name, NAME_WIDTH);
+    let cut = short != *name;
+    *name = short;
+    cut
+}
+
+fn shorten_names(s: &mut SideStats) -> bool {
+    s.kernels.iter_mut().fold(false, |cut, k| shorten(&mut k.name) | cut)
+}
+
 /// A comparison for a link: categories keep [`SHARED_KERNELS_PER_CATEGORY`] kernels per
-/// side and mapping rows their main kernel; totals and fusion differences stay whole.
+/// side and mapping rows their main kernel; totals and fusion differences stay whole; kernel
+/// names are shortened as the tables show them. Returns it and whether anything was dropped.
 pub fn trim_comparison(comparison: &Comparison) -> (Comparison, bool) {
+    let (mut c, mut trimmed) = trim_comparison_lists(comparison);
+    for r in &mut c.categories {
+        for side in r.sides.values_mut() {
+            trimmed |= shorten_names(side);
+        }
+    }
+    for r in &mut c.op_mapping {
+        for side in r.sides.values_mut() {
+            trimmed |= shorten_names(&mut side.stats);
+        }
+    }
+    for d in &mut c.fusion_differences {
+        trimmed |= shorten(&mut d.fused_kernel);
+        for n in &mut d.unfused_kernels {
+            trimmed |= shorten(n);
+        }
+    }
+    (c, trimmed)
+}
+
+/// The kernel lists of [`trim_comparison`] cut, names left whole.
+fn trim_comparison_lists(comparison: &Comparison) -> (Comparison, bool) {
     let mut c = comparison.clone();
     let mut trimmed = false;
     for r in &mut c.categories {
@@ -110,11 +168,13 @@ pub struct SharedState {
     pub view: SharedView,
     /// The op whose details are open, by name.
     pub selected_op: Option<String>,
+    /// The time view's chip; `None` (and every format-1 link) means the page's default.
+    pub chip: Option<ChipChoice>,
 }
 
 impl From<SharedView> for SharedState {
     fn from(view: SharedView) -> Self {
-        SharedState { view, selected_op: None }
+        SharedState { view, selected_op: None, chip: None }
     }
 }
 
@@ -129,6 +189,8 @@ struct Envelope {
     state: SharedView,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     selected_op: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    chip: Option<ChipChoice>,
 }
 
 /// Why a link cannot be opened, in words for the person who clicked it.
@@ -139,10 +201,15 @@ pub enum ShareError {
     #[error("the link's format number \"{0}\" is not a number; the link was probably cut or edited")]
     BadVersion(String),
     #[error(
-        "the link was made by a newer fusionscope (share format {0}; this page reads up to format {FORMAT_VERSION}): \
+        "the link was made by a newer version of fusionscope (format {0}); this page reads up to {FORMAT_VERSION}: \
          open it with the newer version"
     )]
     Newer(u32),
+    #[error(
+        "the link was made by a newer version of fusionscope (format {version}, whose view \"{view}\" this page does not know); \
+         this page reads up to {FORMAT_VERSION}: open it with the newer version"
+    )]
+    NewerView { version: u32, view: String },
     #[error("share format {0} does not exist (formats start at 1)")]
     Unknown(u32),
     #[error("the link is damaged: its data is not base64url ({0}); it was probably cut or edited")]
@@ -157,7 +224,12 @@ pub enum ShareError {
 
 /// The fragment (without `#`) for a state.
 pub fn encode(state: &SharedState) -> String {
-    let envelope = Envelope { v: FORMAT_VERSION, state: state.view.clone(), selected_op: state.selected_op.clone() };
+    let envelope = Envelope {
+        v: FORMAT_VERSION,
+        state: state.view.clone(),
+        selected_op: state.selected_op.clone(),
+        chip: state.chip.clone(),
+    };
     let json = serde_json::to_vec(&envelope)
         .expect("a view always serialises: it holds only strings, numbers and maps with string keys");
     let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
@@ -186,15 +258,23 @@ pub fn decode(fragment: &str) -> Result<SharedState, ShareError> {
     if json.len() > MAX_STATE_BYTES {
         return Err(ShareError::TooLarge);
     }
-    let envelope: Envelope =
-        serde_json::from_slice(&json).map_err(|e| ShareError::Json { version, message: e.to_string() })?;
+    let json_error = |e: serde_json::Error| ShareError::Json { version, message: e.to_string() };
+    let value: serde_json::Value = serde_json::from_slice(&json).map_err(json_error)?;
+    // A view this format does not have comes from a newer page (one that added a view
+    // without a new format number), not from a damaged link.
+    if let Some(view) = value.pointer("/state/view").and_then(|v| v.as_str()) {
+        if !VIEWS[version as usize - 1].contains(&view) {
+            return Err(ShareError::NewerView { version, view: view.chars().take(40).collect() });
+        }
+    }
+    let envelope: Envelope = serde_json::from_value(value).map_err(json_error)?;
     if envelope.v != version {
         return Err(ShareError::Json {
             version,
             message: format!("the state says format {} but the link says {version}", envelope.v),
         });
     }
-    Ok(SharedState { view: envelope.state, selected_op: envelope.selected_op })
+    Ok(SharedState { view: envelope.state, selected_op: envelope.selected_op, chip: envelope.chip })
 }
 
 #[cfg(test)]
@@ -257,7 +337,7 @@ mod tests {
             config: TransformerConfig { seq_len: 1024, hidden_dim: 2048, num_heads: 16, dtype_bytes: 4 },
         };
         let link = encode(&view.clone().into());
-        assert!(link.starts_with("s=1."), "{link}");
+        assert!(link.starts_with("s=2."), "{link}");
         assert!(link.len() < 200, "{} bytes: {link}", link.len());
         assert_eq!(decode(&link).unwrap(), view.clone().into());
         assert_eq!(decode(&format!("#{link}")).unwrap().view, view);
@@ -269,9 +349,11 @@ mod tests {
         let state = SharedState {
             view: SharedView::of_graph("wörked example.json", &graph),
             selected_op: Some("relu".to_string()),
+            chip: Some(ChipChoice::Preset("mi300x".into())),
         };
         let back = decode(&encode(&state)).unwrap();
         assert_eq!(back.selected_op.as_deref(), Some("relu"));
+        assert_eq!(back.chip, Some(ChipChoice::Preset("mi300x".into())));
         let SharedView::Graph { file_name, graph: file } = back.view else { panic!("not a graph") };
         assert_eq!(file_name, "wörked example.json");
         let back = graph_of(&file).unwrap();
@@ -294,19 +376,21 @@ mod tests {
         let good = encode(&SharedView::Transformer { config: TransformerConfig::default() }.into());
         assert_eq!(decode("#view=3"), Err(ShareError::NotAShareLink));
         assert_eq!(decode("s=x.abc"), Err(ShareError::BadVersion("x".into())));
-        assert_eq!(decode(&good.replacen("s=1.", "s=2.", 1)), Err(ShareError::Newer(2)));
-        assert_eq!(decode(&good.replacen("s=1.", "s=0.", 1)), Err(ShareError::Unknown(0)));
-        assert!(matches!(decode("s=1.a*b"), Err(ShareError::Base64(_))));
+        assert_eq!(decode(&good.replacen("s=2.", "s=3.", 1)), Err(ShareError::Newer(3)));
+        assert_eq!(decode(&good.replacen("s=2.", "s=0.", 1)), Err(ShareError::Unknown(0)));
+        assert!(matches!(decode("s=2.a*b"), Err(ShareError::Base64(_))));
         assert!(matches!(decode(&good[..good.len() - 6]), Err(ShareError::Deflate(_) | ShareError::Base64(_))));
         let not_a_state = {
             let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
-            enc.write_all(br#"{"v": 1, "state": {"view": "teapot"}}"#).unwrap();
-            format!("s=1.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()))
+            enc.write_all(br#"{"v": 2, "state": {"view": "graph", "file_name": 7}}"#).unwrap();
+            format!("s=2.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()))
         };
         let e = decode(&not_a_state).unwrap_err();
-        assert!(matches!(e, ShareError::Json { version: 1, .. }), "{e}");
-        assert!(e.to_string().contains("teapot"), "{e}");
-        assert!(ShareError::Newer(2).to_string().contains("newer fusionscope"));
+        assert!(matches!(e, ShareError::Json { version: 2, .. }), "{e}");
+        assert_eq!(
+            ShareError::Newer(3).to_string(),
+            "the link was made by a newer version of fusionscope (format 3); this page reads up to 2: open it with the newer version"
+        );
     }
 
     #[test]
@@ -315,6 +399,143 @@ mod tests {
         enc.write_all(&vec![b' '; MAX_STATE_BYTES + 10]).unwrap();
         let link = format!("s=1.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()));
         assert_eq!(decode(&link), Err(ShareError::TooLarge));
+    }
+
+    fn deflated(json: &str, version: u32) -> String {
+        let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(json.as_bytes()).unwrap();
+        format!("s={version}.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()))
+    }
+
+    #[test]
+    fn an_unknown_view_is_from_a_newer_version() {
+        let e = decode(&deflated(r#"{"v": 2, "state": {"view": "teapot"}}"#, 2)).unwrap_err();
+        assert_eq!(e, ShareError::NewerView { version: 2, view: "teapot".into() });
+        let text = e.to_string();
+        assert!(text.contains("made by a newer version of fusionscope (format 2"), "{text}");
+        assert!(text.contains("this page reads up to 2"), "{text}");
+        // A format-1 link cannot hold the model view: a page of format 1 would not know it.
+        let spec = r#"{"model": {"preset": "llama3-8b"}, "phase": "prefill"}"#;
+        let e = decode(&deflated(&format!(r#"{{"v": 1, "state": {{"view": "model", "spec": {spec}}}}}"#), 1));
+        assert_eq!(e, Err(ShareError::NewerView { version: 1, view: "model".into() }));
+    }
+
+    /// Links written by format 1 (before format 2 existed) still open, to the same views.
+    #[test]
+    fn format_1_links_still_open() {
+        let fixture = |name: &str| {
+            let path = format!("{}/tests/data/share/{name}", env!("CARGO_MANIFEST_DIR"));
+            std::fs::read_to_string(path).unwrap().trim().to_string()
+        };
+        let t = decode(&fixture("v1-transformer.txt")).unwrap();
+        assert!(fixture("v1-transformer.txt").starts_with("s=1."));
+        assert_eq!(
+            t.view,
+            SharedView::Transformer {
+                config: TransformerConfig { seq_len: 1024, hidden_dim: 2048, num_heads: 16, dtype_bytes: 2 }
+            }
+        );
+        assert_eq!(t.chip, None);
+        let g = decode(&fixture("v1-graph.txt")).unwrap();
+        assert_eq!(g.selected_op.as_deref(), Some("relu"));
+        let SharedView::Graph { graph, .. } = g.view else { panic!("not a graph") };
+        let example = parse_graph(EXAMPLE).unwrap();
+        let back = graph_of(&graph).unwrap();
+        assert_eq!(analyze(&back).report(&back), analyze(&example).report(&example));
+        let SharedView::TraceSummary { summary, .. } = decode(&fixture("v1-trace-summary.txt")).unwrap().view else {
+            panic!("not a summary")
+        };
+        assert!(!summary.categories.is_empty());
+        let SharedView::TraceComparison { comparison, files, .. } =
+            decode(&fixture("v1-trace-comparison.txt")).unwrap().view
+        else {
+            panic!("not a comparison")
+        };
+        assert_eq!(files.0, "hf_bert-small_eager_h100.json.gz");
+        assert!(!comparison.op_mapping.is_empty());
+    }
+
+    #[test]
+    fn model_view_is_tiny_and_round_trips() {
+        use crate::workload::{ModelChoice, Phase, WorkloadParams};
+        let state = SharedState {
+            view: SharedView::Model {
+                spec: ModelSpec {
+                    model: ModelChoice::Preset("llama3-8b".into()),
+                    phase: Phase::Decode,
+                    params: WorkloadParams { batch: Some(8), tp: Some(2), ..WorkloadParams::default() },
+                },
+            },
+            selected_op: None,
+            chip: Some(ChipChoice::Preset("h100".into())),
+        };
+        let link = encode(&state);
+        assert!(link.len() < 200, "{} bytes: {link}", link.len());
+        assert_eq!(decode(&link).unwrap(), state);
+        // A chip from a file travels by its figures.
+        let chip = crate::hardware::Chip {
+            name: "my accelerator".into(),
+            peak_flops: 5e14,
+            hbm_bandwidth: 2e12,
+            launch_overhead_us: 1.5,
+            source: "mine.json".into(),
+        };
+        let state = SharedState { chip: Some(ChipChoice::Custom(chip)), ..state };
+        assert_eq!(decode(&encode(&state)).unwrap(), state);
+    }
+
+    const SHARED_TRACES: [&str; 9] = [
+        "nvidia/hf_bert-small_eager_h100.json.gz",
+        "nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz",
+        "nvidia/hta_a100_compiled_rank0.json.gz",
+        "nvidia/tracelens_eager_b200.json.gz",
+        "amd/hf_bert-small_eager_mi300x.json.gz",
+        "amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz",
+        "amd/hta_mi250_minitoy_train_rocm6.2.json.gz",
+        "amd/sglang_qwen3-8b_decode_hipgraph_mi300x.json.gz",
+        "amd/torch_compile_triton_mi300x.json.gz",
+    ];
+
+    /// Issue 4: typical links under 8 KB. Every shared trace alone and every pair of them
+    /// (including the A100-vs-B200 pair, 13.7 KB in format 1) makes a link under 8 KB that
+    /// opens to the same view: equal state, and tables that read as the untrimmed names did.
+    #[test]
+    fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
+        use crate::trace::view::comparison_tables;
+        use crate::trace::{classify, compare, summarize, Input};
+        let traces: Vec<_> = SHARED_TRACES.iter().map(|n| trace(n)).collect();
+        let shown =
+            |tables: Vec<crate::trace::view::DataTable>| tables.iter().map(|t| t.shown_table()).collect::<Vec<_>>();
+        for (t, name) in traces.iter().zip(SHARED_TRACES) {
+            let (summary, trimmed) = trim_summary(&summarize(t, Some(name), &classify));
+            let view = SharedView::TraceSummary { file_name: name.into(), summary, trimmed };
+            let link = encode(&view.clone().into());
+            assert!(link.len() < 8 * 1024, "{name}: {} bytes", link.len());
+            assert_eq!(decode(&link).unwrap().view, view, "{name}");
+        }
+        for i in 0..traces.len() {
+            for j in i + 1..traces.len() {
+                let (a, b) = (SHARED_TRACES[i], SHARED_TRACES[j]);
+                let c = compare(
+                    Input { trace: &traces[i], file: Some(a) },
+                    Input { trace: &traces[j], file: Some(b) },
+                    &classify,
+                );
+                let (small, trimmed) = trim_comparison(&c);
+                let view = SharedView::TraceComparison { files: (a.into(), b.into()), comparison: small, trimmed };
+                let link = encode(&view.clone().into());
+                assert!(link.len() < 8 * 1024, "{a} vs {b}: {} bytes", link.len());
+                let back = decode(&link).unwrap().view;
+                assert_eq!(back, view, "{a} vs {b}");
+                let SharedView::TraceComparison { comparison: back, .. } = back else { unreachable!() };
+                // Shortened names read as the full ones did.
+                assert_eq!(
+                    shown(comparison_tables(&back)),
+                    shown(comparison_tables(&trim_comparison_lists(&c).0)),
+                    "{a} vs {b}"
+                );
+            }
+        }
     }
 
     proptest::proptest! {

@@ -87,16 +87,18 @@ mod state {
     #[wasm_bindgen_test]
     fn a_share_fragment_restores_the_block_and_a_bad_one_says_why() {
         let config = TransformerConfig { seq_len: 128, hidden_dim: 256, num_heads: 4, dtype_bytes: 4 };
-        let shared = SharedState { view: SharedView::Transformer { config }, selected_op: Some("softmax".into()) };
+        let shared =
+            SharedState { view: SharedView::Transformer { config }, selected_op: Some("softmax".into()), chip: None };
         let s = State::from_fragment(&format!("#{}", encode(&shared)));
         assert!(matches!(&s.source, Source::Transformer(f) if f.config() == Ok(config)));
         assert_eq!(s.selected_op, Some(5), "softmax is the sixth op of the block");
         assert_eq!(s.shared_view(), Ok(shared));
         // An op name the graph lacks selects nothing.
-        let edited = SharedState { view: SharedView::Transformer { config }, selected_op: Some("nope".into()) };
+        let edited =
+            SharedState { view: SharedView::Transformer { config }, selected_op: Some("nope".into()), chip: None };
         assert_eq!(State::from_fragment(&encode(&edited)).selected_op, None);
         let bad = State::from_fragment("#s=7.xyz");
-        assert!(bad.notice.unwrap().text.contains("newer fusionscope (share format 7"));
+        assert!(bad.notice.unwrap().text.contains("newer version of fusionscope (format 7)"));
         assert!(bad.current.is_ok(), "the default block is shown");
     }
 
@@ -181,5 +183,72 @@ mod traces {
         let s = reduce(s, Action::CloseTrace);
         assert!(s.traces.view.is_none() && s.traces.latest.is_some());
         assert!(s.current.is_ok());
+    }
+}
+
+mod model {
+    use std::rc::Rc;
+
+    use fusionscope::calib::parse_calibration;
+    use fusionscope::hardware::{Chip, ChipChoice};
+    use fusionscope::share;
+    use fusionscope::web::state::{Action, Source, State};
+    use fusionscope::web::time_model::LoadedCalibration;
+    use fusionscope::workload::{ModelChoice, ModelField, Phase};
+    use wasm_bindgen_test::*;
+    use yew::Reducible;
+
+    const PROFILE: &str =
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/calibration/i7_12700k_with_fusion.json"));
+
+    fn reduce(s: State, a: Action) -> State {
+        (*Rc::new(s).reduce(a)).clone()
+    }
+
+    #[wasm_bindgen_test]
+    fn model_inputs_chip_and_calibration_through_the_reducer() {
+        let s = reduce(State::default(), Action::ShowModel);
+        let c = s.current.as_ref().unwrap();
+        let w = c.workload.as_ref().expect("a model view has its workload");
+        assert_eq!((w.model.as_str(), w.layers), ("llama3-8b", 32));
+        // A bad field is named and keeps the last figures.
+        let s = reduce(s, Action::SetModelField(ModelField::Tp, "0".into()));
+        assert_eq!(s.current.as_ref().unwrap_err(), "Tensor parallelism must be at least 1 (got 0).");
+        assert!(s.shown().unwrap().workload.is_some());
+        let s = reduce(s, Action::SetModelField(ModelField::Tp, "".into()));
+        let s = reduce(s, Action::SetPhase(Phase::Decode));
+        let s = reduce(s, Action::SetModel(ModelChoice::Preset("dit-xl".into())));
+        assert!(s.current.as_ref().unwrap_err().contains("decode"), "DiT has no decode phase");
+        let s = reduce(s, Action::SetPhase(Phase::Prefill));
+        assert!(s.current.is_ok());
+        // A chip from a file is offered and chosen; opening the transformer keeps it.
+        let chip = Chip {
+            name: "npu".into(),
+            peak_flops: 1e14,
+            hbm_bandwidth: 1e12,
+            launch_overhead_us: 1.0,
+            source: "f".into(),
+        };
+        let s = reduce(s, Action::AddChip(chip.clone()));
+        assert_eq!(s.time.chip, ChipChoice::Custom(chip.clone()));
+        assert!(s.time.chip_options().iter().any(|(c, label)| *c == s.time.chip && label == "npu (from file)"));
+        // The link carries the model and the chip; a fresh page restores both.
+        let fragment = share::encode(&s.shared_view().unwrap());
+        let restored = State::from_fragment(&fragment);
+        assert!(matches!(&restored.source, Source::Model(f) if f.model == ModelChoice::Preset("dit-xl".into())));
+        assert_eq!(restored.time.chip, ChipChoice::Custom(chip.clone()));
+        let s = reduce(s, Action::ResetTransformer);
+        assert_eq!(s.time.chip, ChipChoice::Custom(chip));
+        // Back to Model × chip: the inputs last used come back.
+        let s = reduce(s, Action::ShowModel);
+        assert!(matches!(&s.source, Source::Model(f) if f.model == ModelChoice::Preset("dit-xl".into())));
+        // A calibration profile loads and unloads.
+        let calibration = LoadedCalibration::new("p.json".into(), parse_calibration(PROFILE).unwrap());
+        let s = reduce(s, Action::LoadCalibration(calibration));
+        let loaded = s.time.calibration.as_ref().unwrap();
+        assert_eq!(loaded.report.patterns.len(), 9);
+        assert!(loaded.active_profile().is_some());
+        let s = reduce(s, Action::UnloadCalibration);
+        assert!(s.time.calibration.is_none());
     }
 }

@@ -14,7 +14,7 @@ use fusionscope::hardware::{apply_calibration, parse_chip, preset, preset_names,
 use fusionscope::simcsv::{compare, parse_sim_csv, Comparison};
 use fusionscope::table::Table;
 use fusionscope::units::{format_bytes, format_duration_us};
-use fusionscope::workload::report::{model_report_from, model_time};
+use fusionscope::workload::report::{model_report_from, model_time, op_table};
 use fusionscope::workload::{
     build_workload, model_names, parse_model_config, preset_model, ModelConfig, ModelReport, Phase, WorkloadParams,
 };
@@ -237,25 +237,6 @@ fn groups_table(r: &ModelReport) -> Table {
                 Some(c) => c.pattern.clone(),
                 None => String::new(),
             },
-        ]);
-    }
-    t
-}
-
-fn op_table(r: &ModelReport) -> Table {
-    let mut t =
-        Table::new(&["name", "op_type", ">group", ">runs", ">flops", ">bytes", ">flop_per_byte", ">time_us", "bound"]);
-    for o in &r.ops {
-        t.row([
-            o.name.clone(),
-            o.op_type.to_string(),
-            (o.group + 1).to_string(),
-            o.repeat.to_string(),
-            o.flops.to_string(),
-            o.bytes.to_string(),
-            format!("{:.3}", o.intensity),
-            format!("{:.3}", o.time_us),
-            o.bound.as_str().to_string(),
         ]);
     }
     t

@@ -11,20 +11,25 @@ use yew::prelude::*;
 use crate::share;
 
 use super::browser;
+use super::components::calibration_panel::CalibrationPanel;
 use super::components::exports::Exports;
 use super::components::file_open::{files_of, FileOpen};
 use super::components::group_view::GroupView;
 use super::components::groups_table::GroupsTable;
+use super::components::model_form::ModelFormView;
 use super::components::optrace_panel::OptracePanel;
 use super::components::read_progress::ReadProgress;
 use super::components::share_link::ShareLink;
 use super::components::sim_panel::SimPanel;
 use super::components::summary::Summary;
+use super::components::time_panel::TimePanel;
 use super::components::trace_panel::TracePanel;
 use super::components::traffic_chart::{ChartKind, TrafficChart};
 use super::components::transformer_form::TransformerFormView;
 use super::open_file::open_bytes;
 use super::state::{Action, Field, Reading, Source, State};
+use crate::hardware::ChipChoice;
+use crate::workload::{ModelChoice, ModelField, Phase};
 
 /// The read in progress, if any (so that Cancel can stop it).
 type CurrentRead = Rc<RefCell<Option<browser::WorkerRead>>>;
@@ -194,6 +199,52 @@ fn use_window_drop(on_files: Callback<Vec<web_sys::File>>, dragging: UseStateSet
     });
 }
 
+/// The callbacks of "Model × chip", the time view's chip and the calibration profile.
+struct ModelCallbacks {
+    show: Callback<MouseEvent>,
+    field: Callback<(ModelField, String)>,
+    model: Callback<ModelChoice>,
+    phase: Callback<Phase>,
+    chip: Callback<ChipChoice>,
+    unload_calibration: Callback<()>,
+}
+
+impl ModelCallbacks {
+    fn new(state: &UseReducerHandle<State>) -> Self {
+        // Any change makes the address's share link stale.
+        let on = |make: fn(()) -> Action| {
+            let state = state.clone();
+            Callback::from(move |()| {
+                browser::clear_fragment();
+                state.dispatch(make(()))
+            })
+        };
+        let with = |state: &UseReducerHandle<State>| state.clone();
+        let (s1, s2, s3, s4) = (with(state), with(state), with(state), with(state));
+        let show = on(|()| Action::ShowModel);
+        ModelCallbacks {
+            show: Callback::from(move |_| show.emit(())),
+            field: Callback::from(move |(f, v)| {
+                browser::clear_fragment();
+                s1.dispatch(Action::SetModelField(f, v))
+            }),
+            model: Callback::from(move |m| {
+                browser::clear_fragment();
+                s2.dispatch(Action::SetModel(m))
+            }),
+            phase: Callback::from(move |p| {
+                browser::clear_fragment();
+                s3.dispatch(Action::SetPhase(p))
+            }),
+            chip: Callback::from(move |c| {
+                browser::clear_fragment();
+                s4.dispatch(Action::SetChip(c))
+            }),
+            unload_calibration: on(|()| Action::UnloadCalibration),
+        }
+    }
+}
+
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(|| State::from_fragment(&browser::fragment()));
@@ -283,13 +334,20 @@ pub fn app() -> Html {
     let error = state.current.as_ref().err().cloned();
     let graph_name = match &state.source {
         Source::Graph { file_name, .. } | Source::OpTrace { file_name, .. } => Some(file_name.clone()),
-        Source::Transformer(_) => None,
+        Source::Transformer(_) | Source::Model(_) => None,
     };
+    let is_model = matches!(state.source, Source::Model(_));
+    let model_cb = ModelCallbacks::new(&state);
     let shown = state.shown().cloned();
-    let base_name: AttrValue = match &graph_name {
-        Some(name) => name.trim_end_matches(".gz").trim_end_matches(".json").to_string().into(),
-        None => "transformer".into(),
+    let base_name: AttrValue = match (&graph_name, &state.source) {
+        (Some(name), _) => name.trim_end_matches(".gz").trim_end_matches(".json").to_string().into(),
+        (None, Source::Model(f)) => format!("{}-{}", f.model.label().trim_end_matches(".json"), f.phase).into(),
+        (None, _) => "transformer".into(),
     };
+    let calibration_panel = state.time.calibration.clone().map(|calibration| {
+        let on_unload = model_cb.unload_calibration.clone();
+        html! { <CalibrationPanel {calibration} {on_unload} /> }
+    });
     html! {
         <div class={classes!("page", dragging.then_some("dragging"))}>
             <header class="top">
@@ -321,6 +379,20 @@ pub fn app() -> Html {
             if let Some((file_name, report)) = optrace {
                 <OptracePanel {file_name} {report} on_close={on_close_optrace} on_error={on_error.clone()} />
             } else {
+            <div class="view-tabs" role="group" aria-label="What to analyse">
+                <button type="button" aria-pressed={(!is_model).to_string()} data-testid="tab-transformer" onclick={back_to_transformer.clone()}>{ "Transformer block" }</button>
+                <button type="button" aria-pressed={is_model.to_string()} data-testid="tab-model" onclick={model_cb.show.clone()}>{ "Model × chip" }</button>
+            </div>
+            if is_model {
+            <section class="panel" aria-labelledby="inputs-h">
+                <h2 id="inputs-h">{ "Model × chip" }</h2>
+                <p class="hint">{ "A model config (built in, or drop a NeuSim model JSON) as the op graph of one layer of each kind, timed on the chip (the time model below uses the same one; drop a chip JSON to add a chip)." }</p>
+                <ModelFormView form={state.model_form()} model_files={state.time.model_files.clone()} error={error.clone()}
+                    workload={shown.as_ref().and_then(|c| c.workload.clone())} chip={state.time.chip().ok()}
+                    chip_options={state.time.chip_options()} chip_choice={state.time.chip.clone()} on_chip={model_cb.chip.clone()}
+                    on_field={model_cb.field.clone()} on_model={model_cb.model.clone()} on_phase={model_cb.phase.clone()} on_error={on_error.clone()} />
+            </section>
+            } else {
             <section class="panel" aria-labelledby="inputs-h">
                 <h2 id="inputs-h">{ "Transformer block" }</h2>
                 if let Some(name) = &graph_name {
@@ -334,6 +406,7 @@ pub fn app() -> Html {
                 }
                 <TransformerFormView form={state.form()} error={if graph_name.is_none() { error.clone() } else { None }} {on_change} />
             </section>
+            }
             }
             {
                 match shown {
@@ -352,18 +425,22 @@ pub fn app() -> Html {
                                 <TrafficChart id="chart-total" report={c.report.clone()} kind={ChartKind::Total} />
                             </div>
                             <GroupsTable report={c.report.clone()} />
-                            <Exports report={c.report.clone()} {base_name} {on_error} />
+                            <Exports report={c.report.clone()} base_name={base_name.clone()} on_error={on_error.clone()} />
                         </section>
+                        <TimePanel graph={c.graph.clone()} analysis={c.analysis.clone()} workload={c.workload.clone()}
+                            time={state.time.clone()} on_chip={model_cb.chip.clone()} {on_error} {base_name} />
+                        { for calibration_panel.clone() }
                         <section class="panel" aria-labelledby="groups-h">
                             <h2 id="groups-h">{ "Fusion groups" }</h2>
                             <GroupView graph={c.graph.clone()} report={c.report.clone()} selected={state.selected_op} {on_select} />
                         </section>
                     </> },
-                    None => html! {
+                    None => html! { <>
                         <section class="panel empty" role="alert">
                             <p>{ error.unwrap_or_else(|| "Nothing to show yet: open an op graph or enter the transformer block's sizes.".to_string()) }</p>
                         </section>
-                    },
+                        { for calibration_panel.clone() }
+                    </> },
                 }
             }
             }

@@ -11,6 +11,7 @@ pub mod open_file;
 pub mod reader_worker;
 pub mod shared;
 pub mod state;
+pub mod time_model;
 
 /// Mounts the page on `<main id="app">` (or the body if the element is missing).
 pub fn start() {

@@ -5,7 +5,9 @@ use crate::import::{self, FileKind, DETECT_BYTES};
 
 use super::shared::Shared;
 use super::state::{Action, LoadedTrace, SimView};
+use super::time_model::LoadedCalibration;
 use crate::simcsv::view::SetupForm;
+use crate::workload::ModelChoice;
 
 /// The action for a file's content.
 pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
@@ -45,11 +47,10 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
             }
             Err(e) => Action::Fail(format!("{file_name} is a simulator op table{gz} but cannot be read: {e}.")),
         },
-        kind @ (FileKind::Calibration
-        | FileKind::ModelConfig
-        | FileKind::Chip
-        | FileKind::Gzip) => Action::Inform(format!(
-            "{file_name} is {}{gz}. This page shows op graphs, Kineto traces, op traces, simulator op tables and the transformer block; for this file use the command line: {}.",
+        FileKind::Calibration | FileKind::ModelConfig | FileKind::Chip => open_time_input(detected.kind, file_name, bytes),
+        kind @ FileKind::Gzip => Action::Inform(format!(
+            "{file_name} is {}{gz}. This page shows op graphs, Kineto traces, op traces, simulator op tables, \
+             calibration profiles, model and chip configurations and the transformer block; for this file use the command line: {}.",
             kind.describe(),
             cli_command(kind, file_name)
         )),
@@ -59,6 +60,34 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
              model and chip configurations.",
             import::unrecognised_reason(&bytes[..bytes.len().min(DETECT_BYTES)])
         )),
+    }
+}
+
+/// A calibration profile, model config or chip: inputs of the time model and "Model × chip".
+fn open_time_input(kind: FileKind, file_name: &str, bytes: &[u8]) -> Action {
+    let text = match import::text(bytes) {
+        Ok(t) => t,
+        Err(e) => return Action::Fail(format!("{file_name} is {} but cannot be read: {e}.", kind.describe())),
+    };
+    let text: &str = &text;
+    let fail = |e: &dyn std::fmt::Display| {
+        Action::Fail(format!("{file_name} is {} but cannot be read: {e}.", kind.describe()))
+    };
+    match kind {
+        FileKind::Calibration => match crate::calib::parse_calibration(text) {
+            Ok(file) => Action::LoadCalibration(LoadedCalibration::new(file_name.to_string(), file)),
+            Err(e) => fail(&e),
+        },
+        FileKind::ModelConfig => match crate::workload::parse_model_config(text) {
+            Ok(_) => {
+                Action::AddModelFile(ModelChoice::File { file_name: file_name.to_string(), text: text.to_string() })
+            }
+            Err(e) => fail(&e),
+        },
+        _ => match crate::hardware::parse_chip(text) {
+            Ok(chip) => Action::AddChip(chip),
+            Err(e) => fail(&e),
+        },
     }
 }
 

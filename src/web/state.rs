@@ -9,14 +9,18 @@ use std::rc::Rc;
 use yew::Reducible;
 
 use super::shared::Shared;
+use super::time_model::{LoadedCalibration, TimeModel};
 
 use crate::fusion::transformer::{transformer_block, TransformerConfig};
-use crate::fusion::{analyze, AnalysisReport, OpGraph};
+use crate::fusion::{analyze, Analysis, AnalysisReport, OpGraph};
+use crate::hardware::{Chip, ChipChoice};
 use crate::optrace::OptraceReport;
 use crate::share::{self, SharedState, SharedView};
 use crate::simcsv::view::SetupForm;
 use crate::simcsv::SimTable;
 use crate::trace::{classify, compare, summarize, Comparison, Input, Trace, TraceSummary};
+use crate::workload::form::parse_count;
+use crate::workload::{ModelChoice, ModelField, ModelForm, Phase, Workload};
 
 /// The transformer block's inputs as typed (text), so that bad input can be quoted back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,20 +96,7 @@ impl TransformerForm {
 
     /// The block's parameters, or a message naming the field that is not a whole number ≥ 1.
     pub fn config(&self) -> Result<TransformerConfig, String> {
-        let num = |f: Field| -> Result<u64, String> {
-            let text = self.get(f).trim();
-            if text.is_empty() {
-                return Err(format!("{} is empty: enter a whole number of at least 1.", f.label()));
-            }
-            match text.parse::<u64>() {
-                Ok(0) => Err(format!("{} must be at least 1 (got 0).", f.label())),
-                Ok(v) => Ok(v),
-                Err(_) if text.bytes().all(|b| b.is_ascii_digit()) => {
-                    Err(format!("{} is too large: \"{text}\" does not fit in 64 bits.", f.label()))
-                }
-                Err(_) => Err(format!("{} must be a whole number of at least 1 (got \"{text}\").", f.label())),
-            }
-        };
+        let num = |f: Field| parse_count(f.label(), self.get(f));
         Ok(TransformerConfig {
             seq_len: num(Field::SeqLen)?,
             hidden_dim: num(Field::Hidden)?,
@@ -124,6 +115,8 @@ pub enum Source {
     Graph { file_name: String, graph: Shared<OpGraph> },
     /// An op trace (optrace text form): its case view, and its conversion to an op graph.
     OpTrace { file_name: String, report: Shared<OptraceReport>, graph: Shared<OpGraph> },
+    /// "Model × chip": the op graph a workload generator makes of a model config.
+    Model(ModelForm),
 }
 
 /// A simulator op table and the workload it is compared with.
@@ -146,6 +139,11 @@ pub struct Computed {
     pub title: String,
     pub graph: Shared<OpGraph>,
     pub report: Shared<AnalysisReport>,
+    /// The analysis itself, for the time model.
+    pub analysis: Shared<Analysis>,
+    /// For "Model × chip": the workload (layers, steps, runs of each op); the time view weights
+    /// each op by its runs.
+    pub workload: Option<Shared<Workload>>,
 }
 
 /// A file being read, for the progress bar.
@@ -192,6 +190,8 @@ pub struct State {
     pub traces: Traces,
     /// The simulator-table view, if one is shown (in place of everything else).
     pub sim: Option<SimView>,
+    /// The chip, loaded chips and model configs, and the calibration profile of the time view.
+    pub time: TimeModel,
 }
 
 /// A Kineto trace read from a file, kept so that the next one can be compared with it.
@@ -296,6 +296,21 @@ pub enum Action {
     SetSimForm(SetupForm),
     /// Leave the simulator view.
     CloseSimTable,
+    /// Show "Model × chip" (with the inputs last used there).
+    ShowModel,
+    /// One numeric input of "Model × chip" changed.
+    SetModelField(ModelField, String),
+    SetModel(ModelChoice),
+    SetPhase(Phase),
+    /// The time view's chip.
+    SetChip(ChipChoice),
+    /// A chip read from a file: offered and chosen.
+    AddChip(Chip),
+    /// A model config read from a file: offered and shown in "Model × chip".
+    AddModelFile(ModelChoice),
+    /// A calibration file was read: shown, and its profile calibrates the time view.
+    LoadCalibration(LoadedCalibration),
+    UnloadCalibration,
 }
 
 /// Analyses the source; the error is a sentence for the page.
@@ -322,13 +337,27 @@ fn compute(source: &Source) -> Result<Computed, String> {
             title: format!("Op trace {file_name}: fusion groups of its op graph"),
             graph: graph.clone(),
             report: Shared::new(report.analysis.clone()),
+            analysis: Shared::new(analyze(graph)),
+            workload: None,
         }),
+        Source::Model(form) => {
+            let workload = form.spec()?.workload()?;
+            let p = &workload.params;
+            let title = format!(
+                "Model {}, {}: batch {}, {} input tokens, {} output tokens, tensor parallelism {}",
+                workload.model, workload.phase, p.batch, p.seq_len, p.output_len, p.tp
+            );
+            let mut c = computed(title, Shared::new(workload.graph.clone()));
+            c.workload = Some(Shared::new(workload));
+            Ok(c)
+        }
     }
 }
 
 fn computed(title: String, graph: Shared<OpGraph>) -> Computed {
-    let report = Shared::new(analyze(&graph).report(&graph));
-    Computed { title, graph, report }
+    let analysis = analyze(&graph);
+    let report = Shared::new(analysis.report(&graph));
+    Computed { title, graph, report, analysis: Shared::new(analysis), workload: None }
 }
 
 impl State {
@@ -336,7 +365,16 @@ impl State {
     pub fn with_source(source: Source, last_good: Option<Computed>) -> State {
         let current = compute(&source);
         let last_good = current.as_ref().ok().cloned().or(last_good);
-        State { source, current, last_good, notice: None, selected_op: None, traces: Traces::default(), sim: None }
+        State {
+            source,
+            current,
+            last_good,
+            notice: None,
+            selected_op: None,
+            traces: Traces::default(),
+            sim: None,
+            time: TimeModel::default(),
+        }
     }
 
     /// The page as a share link fragment describes it; a link that cannot be opened gives the
@@ -376,7 +414,14 @@ impl State {
                 let view = TraceView::Comparison { files, comparison: Shared::new(comparison), trimmed };
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
+            SharedView::Model { spec } => State::with_source(Source::Model(spec.into()), last_good),
         };
+        if let Some(chip) = shared.chip {
+            state.time.chip = chip;
+        }
+        if let Source::Model(form) = &state.source {
+            state.time.last_model = Some(form.clone());
+        }
         // The selected op, by name; a name the graph lacks (an edited link) selects nothing.
         let graph = state.current.as_ref().ok().map(|c| c.graph.clone());
         state.selected_op = shared.selected_op.and_then(|name| graph?.ops().iter().position(|op| op.name == name));
@@ -392,12 +437,12 @@ impl State {
             Some(TraceView::Summary { file_name, summary, trimmed }) => {
                 let (summary, cut) = share::trim_summary(summary);
                 let view = SharedView::TraceSummary { file_name: file_name.clone(), summary, trimmed: *trimmed || cut };
-                return Ok(view.into());
+                return Ok(self.with_chip(view.into()));
             }
             Some(TraceView::Comparison { files, comparison, trimmed }) => {
                 let (comparison, cut) = share::trim_comparison(comparison);
                 let view = SharedView::TraceComparison { files: files.clone(), comparison, trimmed: *trimmed || cut };
-                return Ok(view.into());
+                return Ok(self.with_chip(view.into()));
             }
             None => {}
         }
@@ -407,9 +452,18 @@ impl State {
             Source::Transformer(form) => SharedView::Transformer { config: form.config()? },
             Source::Graph { file_name, graph } => SharedView::of_graph(file_name, graph),
             Source::OpTrace { .. } => return Err(NOT_SHAREABLE.to_string()),
+            Source::Model(form) => SharedView::Model { spec: form.spec()? },
         };
         let selected_op = self.selected_op.filter(|&i| i < computed.graph.len());
-        Ok(SharedState { view, selected_op: selected_op.map(|i| computed.graph.ops()[i].name.clone()) })
+        let selected_op = selected_op.map(|i| computed.graph.ops()[i].name.clone());
+        Ok(self.with_chip(SharedState { view, selected_op, chip: None }))
+    }
+
+    /// A link's state with the time view's chip, unless it is the default one (so that links
+    /// that do not change it stay as short as before).
+    fn with_chip(&self, shared: SharedState) -> SharedState {
+        let chip = Some(self.time.chip.clone()).filter(|c| *c != ChipChoice::default());
+        SharedState { chip, ..shared }
     }
 
     /// The analysis to show: the current one, else the last good one.
@@ -421,7 +475,15 @@ impl State {
     pub fn form(&self) -> TransformerForm {
         match &self.source {
             Source::Transformer(f) => f.clone(),
-            Source::Graph { .. } | Source::OpTrace { .. } => TransformerConfig::default().into(),
+            Source::Graph { .. } | Source::OpTrace { .. } | Source::Model(_) => TransformerConfig::default().into(),
+        }
+    }
+
+    /// The "Model × chip" inputs (the last used, else the defaults).
+    pub fn model_form(&self) -> ModelForm {
+        match &self.source {
+            Source::Model(f) => f.clone(),
+            _ => self.time.last_model.clone().unwrap_or_default(),
         }
     }
 }
@@ -446,6 +508,42 @@ impl Reducible for State {
                 form.set(field, value);
                 Source::Transformer(form)
             }
+            Action::ShowModel => Source::Model(self.model_form()),
+            Action::SetModelField(field, value) => {
+                let mut form = self.model_form();
+                form.set(field, value);
+                Source::Model(form)
+            }
+            Action::SetModel(model) => Source::Model(ModelForm { model, ..self.model_form() }),
+            Action::SetPhase(phase) => Source::Model(ModelForm { phase, ..self.model_form() }),
+            Action::AddModelFile(model) => {
+                let time = self.time.with_model_file(model.clone());
+                let form = ModelForm { model, ..self.model_form() };
+                let traces = Traces { view: None, ..self.traces.clone() };
+                return Rc::new(State { traces, time, ..State::with_source(Source::Model(form), last_good) });
+            }
+            Action::SetChip(chip) => {
+                return Rc::new(State { time: TimeModel { chip, ..self.time.clone() }, ..(*self).clone() })
+            }
+            // A chip or profile acts on the time view: leave the trace view to show it.
+            Action::AddChip(chip) => {
+                let traces = Traces { view: None, ..self.traces.clone() };
+                return Rc::new(State {
+                    time: self.time.with_chip(chip),
+                    traces,
+                    sim: None,
+                    notice: None,
+                    ..(*self).clone()
+                });
+            }
+            Action::LoadCalibration(calibration) => {
+                let time = TimeModel { calibration: Some(calibration), ..self.time.clone() };
+                let traces = Traces { view: None, ..self.traces.clone() };
+                return Rc::new(State { time, traces, sim: None, notice: None, ..(*self).clone() });
+            }
+            Action::UnloadCalibration => {
+                return Rc::new(State { time: TimeModel { calibration: None, ..self.time.clone() }, ..(*self).clone() })
+            }
             Action::ResetTransformer => Source::Transformer(TransformerConfig::default().into()),
             Action::OpenGraph { file_name, graph } => Source::Graph { file_name, graph },
             Action::Fail(text) => return with_notice(text, true),
@@ -454,9 +552,15 @@ impl Reducible for State {
             Action::SelectOp(selected_op) => return Rc::new(State { selected_op, ..(*self).clone() }),
             Action::Restore(view) => {
                 // The link's trace view (if any); the traces opened here stay for comparing.
+                // The loaded chips, models and calibration stay; the link may choose the chip.
                 let restored = State::restored(view, last_good);
                 let traces = Traces { view: restored.traces.view.clone(), ..self.traces.clone() };
-                return Rc::new(State { traces, ..restored });
+                let time = TimeModel {
+                    chip: restored.time.chip.clone(),
+                    last_model: restored.time.last_model.clone().or(self.time.last_model.clone()),
+                    ..self.time.clone()
+                };
+                return Rc::new(State { traces, time, ..restored });
             }
             Action::OpenTrace(loaded) => {
                 return Rc::new(State { traces: self.traces.open(loaded), notice: None, sim: None, ..(*self).clone() })
@@ -483,6 +587,10 @@ impl Reducible for State {
         };
         // Changing the op graph or the block leaves the trace view; the traces stay for comparing.
         let traces = Traces { view: None, ..self.traces.clone() };
-        Rc::new(State { traces, ..State::with_source(source, last_good) })
+        let mut time = self.time.clone();
+        if let Source::Model(form) = &source {
+            time.last_model = Some(form.clone());
+        }
+        Rc::new(State { traces, time, ..State::with_source(source, last_good) })
     }
 }

@@ -15,6 +15,7 @@
 mod config;
 mod dit;
 mod dlrm;
+pub mod form;
 mod llm;
 mod net;
 mod presets;
@@ -29,6 +30,7 @@ use thiserror::Error;
 use crate::fusion::OpGraph;
 
 pub use config::{parse_model_config, DitConfig, DlrmConfig, LlmConfig, MlpLayer, ModelConfig};
+pub use form::{ModelChoice, ModelField, ModelForm, ModelSpec};
 pub use presets::{model_names, preset_model};
 pub use report::{model_report, ModelReport};
 

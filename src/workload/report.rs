@@ -7,6 +7,7 @@ use super::{ResolvedParams, Workload};
 use crate::fusion::{analyze, Analysis, AnalysisReport, OpType};
 use crate::hardware::roofline::{estimate_repeated, roofline_chart, Bound, GroupTime, RooflineChart, TimeReport};
 use crate::hardware::Chip;
+use crate::table::Table;
 
 /// One op of the representative graph; `time_us` is one execution as its own kernel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,6 +97,27 @@ pub fn model_report_from(w: &Workload, chip: &Chip, analysis: &Analysis, time: T
         chip_details: chip.clone(),
         not_modelled: w.not_modelled.clone(),
     }
+}
+
+/// The op table: one row per op of the representative graph (`fusionscope model --csv`
+/// and the page's CSV export), group 1-based, times of one run as its own kernel.
+pub fn op_table(r: &ModelReport) -> Table {
+    let mut t =
+        Table::new(&["name", "op_type", ">group", ">runs", ">flops", ">bytes", ">flop_per_byte", ">time_us", "bound"]);
+    for o in &r.ops {
+        t.row([
+            o.name.clone(),
+            o.op_type.to_string(),
+            (o.group + 1).to_string(),
+            o.repeat.to_string(),
+            o.flops.to_string(),
+            o.bytes.to_string(),
+            format!("{:.3}", o.intensity),
+            format!("{:.3}", o.time_us),
+            o.bound.as_str().to_string(),
+        ]);
+    }
+    t
 }
 
 /// Analyses and times a workload on a chip with the roofline model.

@@ -113,7 +113,7 @@ test('a share link restores a graph and its selected op in a fresh page', async 
   await first.page.getByRole('button', { name: /^relu/ }).click();
   await first.page.getByTestId('share-button').click();
   const url = await first.page.getByTestId('share-url').inputValue();
-  assert.match(url, /#s=1\.[A-Za-z0-9_-]+$/);
+  assert.match(url, /#s=2\.[A-Za-z0-9_-]+$/);
   const size = await first.page.getByTestId('share-size').textContent();
   assert.match(size, new RegExp(`^Link size: ${digits(url.length)} bytes\\. `));
   await first.check();
@@ -146,7 +146,7 @@ test('a share link restores changed transformer inputs', async () => {
 
 test('a damaged or newer share link says why and shows the default block', async () => {
   for (const [fragment, why] of [
-    ['#s=9.abc', 'made by a newer fusionscope (share format 9'],
+    ['#s=9.abc', 'made by a newer version of fusionscope (format 9); this page reads up to 2'],
     ['#s=1.@@@', 'its data is not base64url'],
     ['#s=1.AAAA', 'its data does not inflate'],
   ]) {

@@ -151,7 +151,7 @@ test('a share link of a comparison shows the same tables in a fresh page with no
   const mappingBefore = (await cells(first.page, 'mapping')).map((r) => r.slice(0, 5));
   await first.page.getByTestId('share-button').click();
   const url = await first.page.getByTestId('share-url').inputValue();
-  assert.match(url, /#s=1\.[A-Za-z0-9_-]+$/);
+  assert.match(url, /#s=2\.[A-Za-z0-9_-]+$/);
   assert.ok(url.length < 8 * 1024, `${url.length} bytes`);
   const size = await first.page.getByTestId('share-size').textContent();
   assert.ok(size.includes(`(${digits(url.length)} bytes)`) || size.includes(`${digits(url.length)} bytes.`), size);

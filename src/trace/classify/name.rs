@@ -202,9 +202,16 @@ fn read_source_name(text: &str) -> Option<(&str, &str)> {
 /// the template arguments (which often names the functor: `…<4, at::native::cos_kernel…`);
 /// mangled names show their base name; plain symbols (Tensile, nvjet, Triton) keep their
 /// head and tail around a middle ellipsis, since tile sizes and ISA tags sit at the end.
+///
+/// A name that is already short (it holds the `…` this function writes, which no compiler
+/// emits, and fits `width`) is returned as it is, so that shortening is idempotent: a share
+/// link can carry the short names and the page shows the same text.
 pub fn short_name(name: &str, width: usize) -> String {
     let width = width.max(8);
     let name = name.trim();
+    if name.contains('…') && name.chars().count() <= width {
+        return name.to_string();
+    }
     let parts = NameParts::parse(name);
     let mangled = name.starts_with("_Z");
     // The parts are lower-cased for matching; show the original text from the base name on.
@@ -249,6 +256,19 @@ pub fn short_name(name: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shortening_is_idempotent() {
+        for name in [
+            "triton_poi_fused_add_bitwise_and_bitwise_not_bitwise_or_ge_lt_mul_sub_0",
+            "fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvSlidingOrChunkedCausalP16VarSeqQ128Kv128PersistentContext",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+            "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_nocastIEEvRNS_18TensorIteratorBaseERKT_EUliE_EEviT1_",
+        ] {
+            let once = short_name(name, 60);
+            assert_eq!(short_name(&once, 60), once, "{name}");
+        }
+    }
 
     fn parts(name: &str) -> (String, String, String) {
         let p = NameParts::parse(name);

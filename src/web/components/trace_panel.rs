@@ -181,7 +181,7 @@ pub fn trace_panel(props: &Props) -> Html {
                 <p class="hint">{ "A share link carries these results, not the trace: every total, the fusion differences, each category's longest kernels and each mapping row's main kernel." }</p>
             } else {
                 <p class="hint" data-testid="trimmed-note">
-                    { "Opened from a share link, which carries the analysis without the trace: kernel lists keep each category's longest kernels and each mapping row's main kernel. Open the trace files for every kernel." }
+                    { "Opened from a share link, which carries the analysis without the trace: kernel lists keep each category's longest kernels and each mapping row's main kernel, and comparisons carry kernel names as the tables show them (shortened). Open the trace files for every kernel and full names." }
                 </p>
             }
             <ul class="platforms" data-testid="platforms">
