@@ -23,6 +23,7 @@
 
 pub mod calib;
 pub mod chart;
+pub mod dag_layout;
 pub mod fusion;
 pub mod group_graph;
 pub mod hardware;
