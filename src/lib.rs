@@ -32,6 +32,7 @@ pub mod optrace;
 pub mod share;
 pub mod simcsv;
 pub mod table;
+pub mod table_window;
 pub mod trace;
 pub mod units;
 pub mod workload;
