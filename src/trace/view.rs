@@ -7,7 +7,7 @@
 
 use crate::chart::{escape_xml, svg_start};
 use crate::table::Table;
-use crate::units::{format_bytes, format_duration_us, format_pct, group_digits};
+use crate::units::{ellipsize, format_bytes, format_duration_us, format_pct, group_digits};
 
 use super::classify::name::short_name;
 use super::classify::{rules, Pattern, Scope};
@@ -73,12 +73,7 @@ impl Cell {
 
     /// Text shortened to `width` characters for display, whole in `exact` (tooltip, CSV, filter).
     pub fn long_text(s: &str, width: usize) -> Cell {
-        let text = if s.chars().count() > width {
-            s.chars().take(width.saturating_sub(1)).collect::<String>() + "…"
-        } else {
-            s.to_string()
-        };
-        Cell { text, exact: s.to_string(), sort: 0.0 }
+        Cell { text: ellipsize(s, width), exact: s.to_string(), sort: 0.0 }
     }
 
     /// A ratio, or a dash when there is none (sorted last).

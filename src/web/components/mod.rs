@@ -6,6 +6,7 @@ pub mod file_open;
 pub mod group_view;
 pub mod groups_table;
 pub mod read_progress;
+pub mod rules_view;
 pub mod share_link;
 pub mod summary;
 pub mod trace_panel;
