@@ -3,7 +3,7 @@
 //! every row by [`DataTable::view`], so they stay usable at 100,000 ops.
 
 use crate::trace::view::{Cell, DataTable};
-use crate::units::format_pct;
+use crate::units::{format_pct, group_digits};
 
 use super::AnalysisReport;
 
@@ -22,7 +22,7 @@ pub fn kind_name(kind: super::analysis::GroupKind) -> String {
 pub fn groups_table(r: &AnalysisReport) -> DataTable {
     let mut t = DataTable::new(
         "groups",
-        format!("{} fusion groups, in the order they were started", r.group_details.len()),
+        format!("{} fusion groups, in the order they were started", group_digits(r.group_details.len() as u64)),
         &[
             ("#", true),
             ("kind", false),
@@ -59,7 +59,7 @@ pub fn groups_table(r: &AnalysisReport) -> DataTable {
 pub fn ops_table(r: &AnalysisReport) -> DataTable {
     let mut t = DataTable::new(
         "ops",
-        format!("{} ops, in file order", r.op_details.len()),
+        format!("{} ops, in file order", group_digits(r.op_details.len() as u64)),
         &[("#", true), ("op", false), ("type", false), ("group", true), ("why in this group", false)],
     );
     for (i, d) in r.op_details.iter().enumerate() {

@@ -294,7 +294,7 @@ pub fn rules_in_trial_order() -> impl Iterator<Item = &'static super::classify::
 }
 
 /// Rule patterns and notes are shortened to this many characters in cells (whole in the tooltip).
-const RULE_TEXT_WIDTH: usize = 70;
+const RULE_TEXT_WIDTH: usize = 48;
 
 /// The single-trace tables: categories, every kernel (longest total first), fused kernels.
 pub fn summary_tables(s: &TraceSummary) -> Vec<DataTable> {

@@ -155,7 +155,7 @@ pub fn group_view(props: &Props) -> Html {
                             transform={format!("translate(0,{y})")} {onclick} onkeydown={on_enter(click)}>
                             <title>{ format!("{} ({}) — {}", od.name, od.op_type.as_str(), od.reason) }</title>
                             <rect class="op-bg" x="3" y="0" width={(BOX_WIDTH - 6.0).to_string()} height={OP_ROW_HEIGHT.to_string()} rx="3" />
-                            <text class="op-name" x="8" y="13">{ ellipsize(&od.name, 16) }</text>
+                            <text class="op-name" x="8" y="13">{ ellipsize(&od.name, 18) }</text>
                             <text class="op-type" x={(BOX_WIDTH - 8.0).to_string()} y="13" text-anchor="end">{ od.op_type.as_str() }</text>
                         </g>
                     }
@@ -203,7 +203,7 @@ pub fn group_view(props: &Props) -> Html {
                         width={format!("{:.0}", layout.width * scale)} height={format!("{:.0}", layout.height * scale)}
                         viewBox={format!("0 0 {:.1} {:.1}", layout.width, layout.height)}>
                         <defs>
-                            <marker id="dag-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                            <marker id="dag-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="8" markerHeight="8" orient="auto-start-reverse">
                                 <path d="M0,0 L10,5 L0,10 z" class="dag-arrow" />
                             </marker>
                         </defs>
