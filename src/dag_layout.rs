@@ -202,8 +202,9 @@ pub fn layered_layout(sizes: &[Size], edges: &[(usize, usize)], spacing: Spacing
 }
 
 /// Layer of each node: 0 for a source, else one more than the largest layer among its
-/// predecessors (Kahn's algorithm; an unsettled node is on a cycle).
-fn longest_path_layers(n: usize, edges: &[(usize, usize)]) -> Result<Vec<usize>, LayoutError> {
+/// predecessors (Kahn's algorithm; an unsettled node is on a cycle). Edges must name nodes
+/// below `n`.
+pub fn longest_path_layers(n: usize, edges: &[(usize, usize)]) -> Result<Vec<usize>, LayoutError> {
     let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut waiting = vec![0usize; n];
     for &(a, b) in edges {

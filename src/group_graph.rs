@@ -2,7 +2,7 @@
 //! (the longest chain of groups before it), so that the page can draw groups in data-flow
 //! order, one row per layer, each with the groups it reads from.
 
-use crate::dag_layout::{layered_layout, Layout, Size, Spacing};
+use crate::dag_layout::{layered_layout, longest_path_layers, Layout, Size, Spacing};
 use crate::fusion::OpGraph;
 
 /// Data edges between fusion groups and a layering of them.
@@ -18,6 +18,11 @@ pub struct GroupGraph {
 }
 
 impl GroupGraph {
+    /// Every edge (group that writes, group that reads), in ascending order.
+    pub fn edges(&self) -> Vec<(usize, usize)> {
+        edge_list(&self.succs)
+    }
+
     /// Groups by layer, each layer in group order.
     pub fn layers(&self) -> Vec<Vec<usize>> {
         let depth = self.layer.iter().max().map_or(0, |&m| m + 1);
@@ -30,7 +35,7 @@ impl GroupGraph {
 }
 
 /// How a group's box is drawn: a header line, then one line per op up to
-/// [`MAX_OP_ROWS`] (a larger group shows one line fewer and a "+ n more ops" line; selecting
+/// [`MAX_OP_ROWS`](crate::group_graph::metrics::MAX_OP_ROWS) (a larger group shows one line fewer and a "+ n more ops" line; selecting
 /// the group lists them all). Boxes of one width keep the layers' columns regular.
 pub mod metrics {
     /// Width of a group box.
@@ -87,10 +92,13 @@ pub fn group_drawing(gg: &GroupGraph, ops_per_group: &[usize]) -> Layout {
         .iter()
         .map(|&ops| Size { width: metrics::BOX_WIDTH, height: BoxRows::for_ops(ops).height() })
         .collect();
-    let edges: Vec<(usize, usize)> =
-        gg.succs.iter().enumerate().flat_map(|(a, s)| s.iter().map(move |&b| (a, b))).collect();
     let spacing = Spacing { node_gap: 18.0, layer_gap: 40.0, dummy_width: 6.0, margin: 12.0 };
-    layered_layout(&sizes, &edges, spacing).expect("a group graph is acyclic and its edges name its groups")
+    layered_layout(&sizes, &gg.edges(), spacing).expect("a group graph is acyclic and its edges name its groups")
+}
+
+/// The (from, to) pairs of successor lists.
+fn edge_list(succs: &[Vec<usize>]) -> Vec<(usize, usize)> {
+    succs.iter().enumerate().flat_map(|(a, s)| s.iter().map(move |&b| (a, b))).collect()
 }
 
 /// The group graph of `graph` under a grouping given as the group of each op (in file order,
@@ -121,22 +129,7 @@ pub fn group_graph(graph: &OpGraph, op_group: &[usize]) -> GroupGraph {
         v.sort_unstable();
         v.dedup();
     }
-    // Kahn's algorithm, raising each successor's layer as its predecessors are settled.
-    let mut waiting: Vec<usize> = preds.iter().map(Vec::len).collect();
-    let mut ready: Vec<usize> = (0..n).filter(|&g| waiting[g] == 0).collect();
-    let mut layer = vec![0usize; n];
-    let mut settled = 0;
-    while let Some(g) = ready.pop() {
-        settled += 1;
-        for &s in &succs[g] {
-            layer[s] = layer[s].max(layer[g] + 1);
-            waiting[s] -= 1;
-            if waiting[s] == 0 {
-                ready.push(s);
-            }
-        }
-    }
-    assert_eq!(settled, n, "the fusion groups have a cycle");
+    let layer = longest_path_layers(n, &edge_list(&succs)).expect("the fusion groups are acyclic");
     GroupGraph { preds, succs, layer }
 }
 
