@@ -39,7 +39,7 @@ impl GroupGraph {
 /// the group lists them all). Boxes of one width keep the layers' columns regular.
 pub mod metrics {
     /// Width of a group box.
-    pub const BOX_WIDTH: f64 = 184.0;
+    pub const BOX_WIDTH: f64 = 196.0;
     /// Height of the header line (group number, kind).
     pub const HEAD_HEIGHT: f64 = 24.0;
     /// Height of one op line.

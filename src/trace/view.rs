@@ -240,7 +240,8 @@ fn longest(s: &SideStats) -> Cell {
 /// The classifier's rule table ([`super::classify::rules()`]) as the page shows it: one row per
 /// rule in the order they are tried (base-name rules first, then namespace and template
 /// argument rules, each scope first match wins), with where and how it matches, the
-/// categories it decides, the vendor its example kernel comes from and what it is for.
+/// categories it decides, the vendor whose library names its example kernel (by the vendor
+/// hints of [`super::platform`]; the rules themselves apply to every vendor) and what it is for.
 pub fn rules_table() -> DataTable {
     let mut t = DataTable::new(
         "rules",
@@ -250,7 +251,7 @@ pub fn rules_table() -> DataTable {
             ("rule", false),
             ("matches", false),
             ("category", false),
-            ("vendor", false),
+            ("example vendor", false),
             ("notes", false),
             ("example", false),
         ],
@@ -269,7 +270,8 @@ pub fn rules_table() -> DataTable {
             c
         };
         let vendor = match vendor_of_name(r.example) {
-            Vendor::Unknown => "any".to_string(),
+            // The example's name does not say: no vendor's library prefix, or both.
+            Vendor::Unknown => "—".to_string(),
             v => v.to_string(),
         };
         t.rows.push(vec![
@@ -603,7 +605,7 @@ mod tests {
         let row = |id: &str| t.rows.iter().find(|r| r[1].text == id).unwrap();
         assert_eq!(row("gemm-tensile")[4].text, "AMD");
         assert_eq!(row("gemm-nvjet")[4].text, "NVIDIA");
-        assert_eq!(row("collective-nccl")[4].text, "any");
+        assert_eq!(row("collective-nccl")[4].text, "—");
         assert_eq!(row("inductor-fused")[3].text, "from the fused op words");
         assert!(row("gemm-nvjet")[3].text.starts_with("gemm"));
         // Long notes are shortened on screen, whole in the tooltip and CSV.

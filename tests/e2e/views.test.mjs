@@ -90,6 +90,7 @@ test('a 500-op graph is drawn with every group and group edge; selecting an op s
       assert.ok(apart, `boxes ${i + 1} and ${j + 1} overlap`);
     }
   }
+  await page.locator('section[aria-labelledby=groups-h]').screenshot({ path: path.join(screenshotDir, 'dag-500-top.png') });
   // A matmul op: it starts its group, and the details say so.
   const g = report.op_details.findIndex((d, i) => d.op_type === 'matmul' && i > 100);
   const op = report.op_details[g];
@@ -166,7 +167,7 @@ test('the classifier rules table is shown from the trace view and says which rul
   shown.push(...await rules.locator('tbody tr[aria-rowindex] td:nth-child(2)').allTextContents());
   assert.deepEqual(new Set(shown), new Set(ids));
   await rules.locator('.vscroll').evaluate((el) => { el.scrollTop = 0; });
-  assert.deepEqual(await rules.locator('thead th').allTextContents(), ['order', 'rule', 'matches', 'category', 'vendor', 'notes', 'example']);
+  assert.deepEqual(await rules.locator('thead th').allTextContents(), ['order', 'rule', 'matches', 'category', 'example vendor', 'notes', 'example']);
   // Clicking a fused Triton kernel's row names the rule that decided it and marks that rule.
   await page.getByTestId('table-fused').locator('tbody tr[aria-rowindex="2"]').click();
   await page.getByTestId('rule-verdict').getByText(/^Rule inductor-fused \(order 1\) decides: /).waitFor();

@@ -92,6 +92,23 @@ pub fn group_view(props: &Props) -> Html {
     let selected_group = use_state_eq(|| None::<usize>);
     let zoom = use_state_eq(|| DEFAULT_ZOOM);
     let list = use_state_eq(|| false);
+    let scroller = use_node_ref();
+    // A new drawing opens scrolled to its first step's leftmost box: the layout centres layers
+    // over their successors, so a wide graph's top left corner can be empty.
+    {
+        let (scroller, d, zoom) = (scroller.clone(), d.clone(), *zoom);
+        let shown = !*list;
+        use_effect_with((props.graph.clone(), shown), move |_| {
+            let first = d
+                .layout
+                .as_ref()
+                .and_then(|l| l.nodes.iter().filter(|p| p.layer == 0).map(|p| p.x).min_by(|a, b| a.total_cmp(b)));
+            if let (Some(x), Some(el)) = (first, scroller.cast::<web_sys::Element>()) {
+                el.set_scroll_left(((x - 16.0) * ZOOMS[zoom]).max(0.0) as i32);
+                el.set_scroll_top(0);
+            }
+        });
+    }
     let r = &props.report;
     let n_groups = r.group_details.len();
     // An op selection wins; a group selection that no longer exists is dropped.
@@ -198,7 +215,7 @@ pub fn group_view(props: &Props) -> Html {
                     <span class="hint">{ format!("{} groups in {} steps of data flow; arrows carry the tensors one group writes and another reads.",
                         group_digits(n_groups as u64), layout.nodes.iter().map(|p| p.layer + 1).max().unwrap_or(0)) }</span>
                 </div>
-                <div class="dag-scroll">
+                <div class="dag-scroll" ref={scroller.clone()}>
                     <svg class="dag" data-testid="group-boxes" role="group" aria-label="Fusion groups as a data-flow graph"
                         width={format!("{:.0}", layout.width * scale)} height={format!("{:.0}", layout.height * scale)}
                         viewBox={format!("0 0 {:.1} {:.1}", layout.width, layout.height)}>
