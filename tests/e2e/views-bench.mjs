@@ -62,6 +62,7 @@ try {
   await second.page.getByTestId('unfused-total').waitFor();
   start = Date.now();
   await second.page.setInputFiles('#file-input', small);
+  await second.page.getByTestId('results-title').getByText('Op graph random-500.json').waitFor();
   await second.page.locator('svg.dag [data-group]').first().waitFor();
   const groups = await second.page.locator('svg.dag [data-group]').count();
   console.log(`500-op graph: opened and drawn as a DAG (${groups} groups) in ${Date.now() - start} ms`);
