@@ -231,6 +231,21 @@ pub fn longest_path_layers(n: usize, edges: &[(usize, usize)]) -> Result<Vec<usi
     Ok(layer)
 }
 
+/// Pass `pass` of an alternating sweep: even passes go down (layers 1.. against the layer above
+/// them), odd passes up (layers ..n-1, bottom first, against the layer below).
+fn sweep_step<'a>(
+    pass: usize,
+    depth: usize,
+    up: &'a [Vec<usize>],
+    down: &'a [Vec<usize>],
+) -> (Vec<usize>, &'a [Vec<usize>]) {
+    if pass % 2 == 0 {
+        ((1..depth).collect(), up)
+    } else {
+        ((0..depth.saturating_sub(1)).rev().collect(), down)
+    }
+}
+
 /// Orders each layer by barycentre sweeps, keeping the best order seen.
 fn order_layers(mut layers: Vec<Vec<usize>>, up: &[Vec<usize>], down: &[Vec<usize>]) -> Vec<Vec<usize>> {
     let total = up.len();
@@ -246,11 +261,8 @@ fn order_layers(mut layers: Vec<Vec<usize>>, up: &[Vec<usize>], down: &[Vec<usiz
     let mut best = layers.clone();
     let mut best_crossings = count_crossings(&layers, down);
     for sweep in 0..SWEEPS {
-        let downward = sweep % 2 == 0;
-        let order: Vec<usize> =
-            if downward { (1..layers.len()).collect() } else { (0..layers.len().saturating_sub(1)).rev().collect() };
+        let (order, neighbours) = sweep_step(sweep, layers.len(), up, down);
         for l in order {
-            let neighbours = if downward { up } else { down };
             // Barycentre of the neighbours in the fixed layer; a node without any keeps its place.
             let mut keyed: Vec<(f64, usize, usize)> = layers[l]
                 .iter()
@@ -345,11 +357,8 @@ fn place_horizontally(
     }
     let center = |x: &[f64], v: usize| x[v] + widths[v] / 2.0;
     for pass in 0..PLACEMENT_PASSES {
-        let downward = pass % 2 == 0;
-        let order: Vec<usize> =
-            if downward { (1..layers.len()).collect() } else { (0..layers.len().saturating_sub(1)).rev().collect() };
+        let (order, neighbours) = sweep_step(pass, layers.len(), up, down);
         for l in order {
-            let neighbours = if downward { up } else { down };
             let layer = &layers[l];
             let wanted: Vec<f64> = layer
                 .iter()
