@@ -2,6 +2,7 @@
 //! (the longest chain of groups before it), so that the page can draw groups in data-flow
 //! order, one row per layer, each with the groups it reads from.
 
+use crate::dag_layout::{layered_layout, longest_path_layers, Layout, Size, Spacing};
 use crate::fusion::OpGraph;
 
 /// Data edges between fusion groups and a layering of them.
@@ -17,6 +18,11 @@ pub struct GroupGraph {
 }
 
 impl GroupGraph {
+    /// Every edge (group that writes, group that reads), in ascending order.
+    pub fn edges(&self) -> Vec<(usize, usize)> {
+        edge_list(&self.succs)
+    }
+
     /// Groups by layer, each layer in group order.
     pub fn layers(&self) -> Vec<Vec<usize>> {
         let depth = self.layer.iter().max().map_or(0, |&m| m + 1);
@@ -26,6 +32,73 @@ impl GroupGraph {
         }
         out
     }
+}
+
+/// How a group's box is drawn: a header line, then one line per op up to
+/// [`MAX_OP_ROWS`](crate::group_graph::metrics::MAX_OP_ROWS) (a larger group shows one line fewer and a "+ n more ops" line; selecting
+/// the group lists them all). Boxes of one width keep the layers' columns regular.
+pub mod metrics {
+    /// Width of a group box.
+    pub const BOX_WIDTH: f64 = 196.0;
+    /// Height of the header line (group number, kind).
+    pub const HEAD_HEIGHT: f64 = 24.0;
+    /// Height of one op line.
+    pub const OP_ROW_HEIGHT: f64 = 18.0;
+    /// Op lines a box shows at most, the "+ n more" line included: a tall group would stretch
+    /// its whole layer.
+    pub const MAX_OP_ROWS: usize = 6;
+    /// Bottom padding inside a box.
+    pub const PADDING: f64 = 6.0;
+}
+
+/// Which of a group's ops its box lists: the first `shown`, and `more` further ones counted on a
+/// last line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoxRows {
+    pub shown: usize,
+    pub more: usize,
+}
+
+impl BoxRows {
+    /// The lines of a box for a group of `ops` ops.
+    pub fn for_ops(ops: usize) -> BoxRows {
+        if ops <= metrics::MAX_OP_ROWS {
+            BoxRows { shown: ops, more: 0 }
+        } else {
+            let shown = metrics::MAX_OP_ROWS - 1;
+            BoxRows { shown, more: ops - shown }
+        }
+    }
+
+    /// Height of the box.
+    pub fn height(&self) -> f64 {
+        let lines = self.shown + usize::from(self.more > 0);
+        metrics::HEAD_HEIGHT + lines as f64 * metrics::OP_ROW_HEIGHT + metrics::PADDING
+    }
+}
+
+/// Op graphs above this many ops are listed, not drawn: the drawing of a random graph of this
+/// size is already tens of layers deep and wide, and each further op adds SVG nodes the
+/// browser must lay out on every zoom.
+pub const MAX_DRAWN_OPS: usize = 2000;
+
+/// The drawing of the group graph: one box per group (same index), sized by [`BoxRows`], one
+/// route per group edge. Group-level boxes listing their ops (rather than one node per op)
+/// keep the drawing readable at 500 ops: a fused chain is one box, not a column of nodes
+/// with edges between each, and the edges drawn are the data that crosses group boundaries,
+/// which is the traffic fusion cannot save.
+pub fn group_drawing(gg: &GroupGraph, ops_per_group: &[usize]) -> Layout {
+    let sizes: Vec<Size> = ops_per_group
+        .iter()
+        .map(|&ops| Size { width: metrics::BOX_WIDTH, height: BoxRows::for_ops(ops).height() })
+        .collect();
+    let spacing = Spacing { node_gap: 18.0, layer_gap: 40.0, dummy_width: 6.0, margin: 12.0 };
+    layered_layout(&sizes, &gg.edges(), spacing).expect("a group graph is acyclic and its edges name its groups")
+}
+
+/// The (from, to) pairs of successor lists.
+fn edge_list(succs: &[Vec<usize>]) -> Vec<(usize, usize)> {
+    succs.iter().enumerate().flat_map(|(a, s)| s.iter().map(move |&b| (a, b))).collect()
 }
 
 /// The group graph of `graph` under a grouping given as the group of each op (in file order,
@@ -56,22 +129,7 @@ pub fn group_graph(graph: &OpGraph, op_group: &[usize]) -> GroupGraph {
         v.sort_unstable();
         v.dedup();
     }
-    // Kahn's algorithm, raising each successor's layer as its predecessors are settled.
-    let mut waiting: Vec<usize> = preds.iter().map(Vec::len).collect();
-    let mut ready: Vec<usize> = (0..n).filter(|&g| waiting[g] == 0).collect();
-    let mut layer = vec![0usize; n];
-    let mut settled = 0;
-    while let Some(g) = ready.pop() {
-        settled += 1;
-        for &s in &succs[g] {
-            layer[s] = layer[s].max(layer[g] + 1);
-            waiting[s] -= 1;
-            if waiting[s] == 0 {
-                ready.push(s);
-            }
-        }
-    }
-    assert_eq!(settled, n, "the fusion groups have a cycle");
+    let layer = longest_path_layers(n, &edge_list(&succs)).expect("the fusion groups are acyclic");
     GroupGraph { preds, succs, layer }
 }
 
@@ -106,6 +164,46 @@ mod tests {
         // Nine groups, one per layer; group 4 (attn_output) also reads v from group 1.
         assert_eq!(gg.layer, (0..9).collect::<Vec<_>>());
         assert_eq!(gg.preds[3], vec![0, 2]);
+    }
+
+    #[test]
+    fn box_rows_cap_tall_groups() {
+        assert_eq!(BoxRows::for_ops(1), BoxRows { shown: 1, more: 0 });
+        assert_eq!(BoxRows::for_ops(metrics::MAX_OP_ROWS), BoxRows { shown: metrics::MAX_OP_ROWS, more: 0 });
+        let big = BoxRows::for_ops(40);
+        assert_eq!(big.shown + big.more, 40);
+        assert_eq!(big.height(), BoxRows::for_ops(metrics::MAX_OP_ROWS).height());
+    }
+
+    #[test]
+    fn transformer_drawing_follows_the_groups_layers() {
+        let g = transformer_block(TransformerConfig::default()).unwrap();
+        let r = analyze(&g).report(&g);
+        let gg = group_graph(&g, &groups_of(&r));
+        let sizes: Vec<usize> = r.group_details.iter().map(|d| d.ops.len()).collect();
+        let d = group_drawing(&gg, &sizes);
+        assert_eq!(d.nodes.len(), r.group_details.len());
+        for (g2, p) in d.nodes.iter().enumerate() {
+            assert_eq!(p.layer, gg.layer[g2]);
+            assert_eq!(p.height, BoxRows::for_ops(sizes[g2]).height());
+        }
+        let edges: usize = gg.succs.iter().map(Vec::len).sum();
+        assert_eq!(d.routes.len(), edges);
+        assert_eq!(d.crossings, 0);
+    }
+
+    #[test]
+    fn a_500_op_drawing_has_few_crossings() {
+        let g = random_graph(500, 7);
+        let r = analyze(&g).report(&g);
+        let gg = group_graph(&g, &groups_of(&r));
+        let sizes: Vec<usize> = r.group_details.iter().map(|d| d.ops.len()).collect();
+        let d = group_drawing(&gg, &sizes);
+        assert_eq!(d.nodes.len(), r.group_details.len());
+        let edges: usize = gg.succs.iter().map(Vec::len).sum();
+        assert_eq!(d.routes.len(), edges);
+        // The sweeps leave far fewer crossings than edges (the input order had many).
+        assert!(d.crossings < edges, "{} crossings for {edges} edges", d.crossings);
     }
 
     #[test]

@@ -23,6 +23,7 @@
 
 pub mod calib;
 pub mod chart;
+pub mod dag_layout;
 pub mod fusion;
 pub mod group_graph;
 pub mod hardware;
@@ -32,6 +33,7 @@ pub mod share;
 pub mod share_trace;
 pub mod simcsv;
 pub mod table;
+pub mod table_window;
 pub mod trace;
 pub mod units;
 pub mod workload;

@@ -45,6 +45,16 @@ pub fn format_duration_us(us: f64) -> String {
     }
 }
 
+/// `s` cut to `width` characters, the last being an ellipsis, when it is longer (table cells
+/// and SVG text, which neither wraps nor clips itself).
+pub fn ellipsize(s: &str, width: usize) -> String {
+    if s.chars().count() > width {
+        s.chars().take(width.saturating_sub(1)).collect::<String>() + "…"
+    } else {
+        s.to_string()
+    }
+}
+
 /// Percentage with two decimals: `16.4285` → `"16.43 %"`.
 pub fn format_pct(pct: f64) -> String {
     format!("{pct:.2} %")
@@ -53,6 +63,13 @@ pub fn format_pct(pct: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ellipsize_counts_characters_not_bytes() {
+        assert_eq!(ellipsize("softmax", 7), "softmax");
+        assert_eq!(ellipsize("softmax", 5), "soft…");
+        assert_eq!(ellipsize("µµµµ", 3), "µµ…");
+    }
 
     #[test]
     fn bytes() {

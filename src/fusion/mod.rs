@@ -19,6 +19,7 @@ pub mod json;
 mod order;
 pub mod random;
 pub mod summary;
+pub mod tables;
 pub mod traffic;
 pub mod transformer;
 

@@ -64,6 +64,19 @@ pub struct Platform {
 const AMD_HINTS: [&str; 6] = ["cijk_", "ck_", "hip", "rocm", "wvsplitk", "mfma"];
 const NVIDIA_HINTS: [&str; 8] = ["nvjet_", "sm90_", "sm80_", "sm100_", "cutlass", "cublas", "__nv_", "ampere_"];
 
+/// The vendor whose library names a kernel name recalls (by the fragments above), or
+/// `Unknown` when it recalls neither or both.
+pub fn vendor_of_name(name: &str) -> Vendor {
+    let name = name.to_ascii_lowercase();
+    let amd = AMD_HINTS.iter().any(|h| name.contains(h));
+    let nv = NVIDIA_HINTS.iter().any(|h| name.contains(h));
+    match (amd, nv) {
+        (true, false) => Vendor::Amd,
+        (false, true) => Vendor::Nvidia,
+        _ => Vendor::Unknown,
+    }
+}
+
 /// Detects the vendor by the spec's rules, in order: version keys, warp size, kernel names.
 pub fn detect_vendor(trace: &Trace) -> (Vendor, VendorEvidence) {
     let v = &trace.versions;

@@ -7,10 +7,12 @@
 
 use crate::chart::{escape_xml, svg_start};
 use crate::table::Table;
-use crate::units::{format_duration_us, format_pct, group_digits};
+use crate::units::{ellipsize, format_bytes, format_duration_us, format_pct, group_digits};
 
 use super::classify::name::short_name;
+use super::classify::{rules, Pattern, Scope};
 use super::compare::{Comparison, Method};
+use super::platform::{vendor_of_name, Vendor};
 use super::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
 use super::Category;
 
@@ -64,6 +66,16 @@ impl Cell {
         Cell { text: format_pct(p), exact: format!("{p}"), sort: p }
     }
 
+    /// A size in bytes, shown with a binary unit; the exact count is the tooltip and the CSV value.
+    pub fn bytes(b: u64) -> Cell {
+        Cell { text: format_bytes(b), exact: b.to_string(), sort: b as f64 }
+    }
+
+    /// Text shortened to `width` characters for display, whole in `exact` (tooltip, CSV, filter).
+    pub fn long_text(s: &str, width: usize) -> Cell {
+        Cell { text: ellipsize(s, width), exact: s.to_string(), sort: 0.0 }
+    }
+
     /// A ratio, or a dash when there is none (sorted last).
     pub fn ratio(r: Option<f64>) -> Cell {
         match r {
@@ -101,7 +113,7 @@ pub struct SortBy {
 }
 
 impl DataTable {
-    /// An empty table; `columns` are (header, numeric).
+    /// An empty table with `columns` given as (header, numeric).
     pub fn new(id: &'static str, title: impl Into<String>, columns: &[(&str, bool)]) -> DataTable {
         DataTable {
             id,
@@ -224,6 +236,67 @@ pub fn component_list(k: &[Category]) -> String {
 fn longest(s: &SideStats) -> Cell {
     s.kernels.first().map(|k| Cell::kernel(&k.name)).unwrap_or_else(|| Cell::text(""))
 }
+
+/// The classifier's rule table ([`super::classify::rules()`]) as the page shows it: one row per
+/// rule in the order they are tried (base-name rules first, then namespace and template
+/// argument rules, each scope first match wins), with where and how it matches, the
+/// categories it decides, the vendor whose library names its example kernel (by the vendor
+/// hints of [`super::platform`]; the rules themselves apply to every vendor) and what it is for.
+pub fn rules_table() -> DataTable {
+    let mut t = DataTable::new(
+        "rules",
+        "Classifier rules, in the order they are tried",
+        &[
+            ("order", true),
+            ("rule", false),
+            ("matches", false),
+            ("category", false),
+            ("example vendor", false),
+            ("notes", false),
+            ("example", false),
+        ],
+    );
+    for (i, r) in rules_in_trial_order().enumerate() {
+        let category = if r.pattern == Pattern::Inductor {
+            "from the fused op words".to_string()
+        } else {
+            let mut c = component_list(r.components);
+            if r.launcher {
+                c += " (if nothing further matches)";
+            }
+            if r.epilogue {
+                c += " + epilogue words";
+            }
+            c
+        };
+        let vendor = match vendor_of_name(r.example) {
+            // The example's name does not say: no vendor's library prefix, or both.
+            Vendor::Unknown => "—".to_string(),
+            v => v.to_string(),
+        };
+        t.rows.push(vec![
+            Cell::count(i as u64 + 1),
+            Cell::text(r.id),
+            Cell::long_text(&r.describe_match(), RULE_TEXT_WIDTH),
+            Cell::text(category),
+            Cell::text(vendor),
+            Cell::long_text(r.description, RULE_TEXT_WIDTH),
+            Cell::kernel(r.example),
+        ]);
+    }
+    t
+}
+
+/// The rules in the order [`super::classify()`] tries them: base-name rules, then namespace
+/// rules, then template-argument rules, each scope in table order.
+pub fn rules_in_trial_order() -> impl Iterator<Item = &'static super::classify::Rule> {
+    [Scope::BaseName, Scope::Namespace, Scope::Inner]
+        .into_iter()
+        .flat_map(|scope| rules().iter().filter(move |r| r.scope == scope))
+}
+
+/// Rule patterns and notes are shortened to this many characters in cells (whole in the tooltip).
+const RULE_TEXT_WIDTH: usize = 48;
 
 /// The single-trace tables: categories, every kernel (longest total first), fused kernels.
 pub fn summary_tables(s: &TraceSummary) -> Vec<DataTable> {
@@ -507,6 +580,38 @@ pub fn comparison_markdown(c: &Comparison) -> String {
 mod tests {
     use super::*;
     use crate::trace::{classify, compare, read_trace, summarize, Input};
+
+    #[test]
+    fn rules_table_lists_every_rule_in_trial_order() {
+        let t = rules_table();
+        assert_eq!(t.rows.len(), rules().len());
+        let ids: Vec<&str> = t.rows.iter().map(|r| r[1].text.as_str()).collect();
+        let mut distinct = ids.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ids.len(), "a rule is listed twice");
+        // Scopes in the order they are tried, and the order column counts from 1.
+        let scope = |id: &str| rules().iter().find(|r| r.id == id).unwrap().scope as usize;
+        assert!(ids.windows(2).all(|w| scope(w[0]) <= scope(w[1])));
+        assert!(t.rows.iter().enumerate().all(|(i, r)| r[0].sort == (i + 1) as f64));
+        // Every example is decided by its own rule (a launcher's by what its arguments name).
+        for r in &t.rows {
+            let launcher = rules().iter().any(|rule| rule.id == r[1].text && rule.launcher);
+            let c = classify(&r[6].exact);
+            if !launcher {
+                assert_eq!(c.rule, Some(r[1].exact.as_str()), "example of {}", r[1].text);
+            }
+        }
+        let row = |id: &str| t.rows.iter().find(|r| r[1].text == id).unwrap();
+        assert_eq!(row("gemm-tensile")[4].text, "AMD");
+        assert_eq!(row("gemm-nvjet")[4].text, "NVIDIA");
+        assert_eq!(row("collective-nccl")[4].text, "—");
+        assert_eq!(row("inductor-fused")[3].text, "from the fused op words");
+        assert!(row("gemm-nvjet")[3].text.starts_with("gemm"));
+        // Long notes are shortened on screen, whole in the tooltip and CSV.
+        let notes = &row("inductor-fused")[5];
+        assert!(notes.text.chars().count() <= RULE_TEXT_WIDTH && notes.exact.len() > notes.text.len());
+    }
 
     fn load(rel: &str) -> crate::trace::Trace {
         let path = format!("{}/tests/data/traces/{rel}", env!("CARGO_MANIFEST_DIR"));

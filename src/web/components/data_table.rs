@@ -1,19 +1,36 @@
-//! A table of trace results ([`crate::trace::view::DataTable`]): sortable by clicking a column
-//! header, filterable by a text box, and drawing at most [`MAX_DRAWN`] rows so that a
-//! 100,000-row mapping never freezes the page (the CSV export has every row).
+//! A table ([`crate::trace::view::DataTable`]) drawn virtualised: every row is sortable (click a
+//! column header) and filterable (the text box), but only the rows in view plus a margin are in
+//! the page ([`crate::table_window::row_window`]), with blank rows of the right height above and
+//! below, so that 100,000 rows scroll as smoothly as 100. The header stays at the top of the
+//! scroll box; the box scrolls with the keyboard (it takes focus), and rows that can be opened
+//! (`on_activate`) take focus and open on Enter.
 
 use yew::prelude::*;
 
+use crate::table_window::row_window;
 use crate::trace::view::{DataTable, SortBy};
 use crate::units::group_digits;
 use crate::web::shared::Shared;
 
-/// Rows drawn at most; the rest are counted under the table.
-pub const MAX_DRAWN: usize = 300;
+/// Height of every body row in pixels (the stylesheet's `.data-table tbody tr` says the same).
+pub const ROW_HEIGHT: f64 = 28.0;
+/// Rows drawn above and below the view.
+const OVERSCAN: usize = 12;
+/// Height of the scroll box before it is measured (the stylesheet's `max-height: 32rem`).
+const DEFAULT_VIEW: f64 = 512.0;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub table: Shared<DataTable>,
+    /// Called with a row's index in the table when the row is clicked or Enter is pressed on it.
+    #[prop_or_default]
+    pub on_activate: Option<Callback<usize>>,
+    /// The row (index in the table) to mark as selected.
+    #[prop_or_default]
+    pub selected: Option<usize>,
+    /// A line under the table (totals, a note).
+    #[prop_or_default]
+    pub footer: Option<AttrValue>,
 }
 
 #[function_component(DataTableView)]
@@ -21,15 +38,31 @@ pub fn data_table_view(props: &Props) -> Html {
     let table = &props.table;
     let sort = use_state_eq(|| None::<SortBy>);
     let filter = use_state_eq(String::new);
+    // The first row scrolled to and the box's height: re-drawn only when the first row changes.
+    let scroll = use_state_eq(|| (0usize, DEFAULT_VIEW));
+    let wrap = use_node_ref();
     let rows = {
         let (table, s, f) = (table.clone(), *sort, (*filter).clone());
         use_memo((table, s, f), |(t, s, f)| t.view(*s, f))
     };
+    let on_scroll = {
+        let scroll = scroll.clone();
+        Callback::from(move |e: Event| {
+            let el: web_sys::Element = e.target_unchecked_into();
+            let first = (f64::from(el.scroll_top()) / ROW_HEIGHT).floor().max(0.0) as usize;
+            let view = f64::from(el.client_height());
+            scroll.set((first, if view > 0.0 { view } else { DEFAULT_VIEW }));
+        })
+    };
     let on_filter = {
-        let filter = filter.clone();
+        let (filter, wrap) = (filter.clone(), wrap.clone());
         Callback::from(move |e: InputEvent| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             filter.set(input.value());
+            // A new filter starts at the top of its rows.
+            if let Some(el) = wrap.cast::<web_sys::Element>() {
+                el.set_scroll_top(0);
+            }
         })
     };
     let header = table.columns.iter().enumerate().map(|(i, c)| {
@@ -46,15 +79,10 @@ pub fn data_table_view(props: &Props) -> Html {
                 sort.set(Some(SortBy { column: i, descending }))
             })
         };
-        let aria = match current {
-            Some(SortBy { descending: true, .. }) => "descending",
-            Some(_) => "ascending",
-            None => "none",
-        };
-        let arrow = match current {
-            Some(SortBy { descending: true, .. }) => " ▼",
-            Some(_) => " ▲",
-            None => "",
+        let (aria, arrow) = match current {
+            Some(SortBy { descending: true, .. }) => ("descending", " ▼"),
+            Some(_) => ("ascending", " ▲"),
+            None => ("none", ""),
         };
         html! {
             <th scope="col" class={classes!(c.numeric.then_some("num"))} aria-sort={aria}>
@@ -64,13 +92,43 @@ pub fn data_table_view(props: &Props) -> Html {
             </th>
         }
     });
-    let shown = rows.len().min(MAX_DRAWN);
-    let body = rows.iter().take(MAX_DRAWN).map(|&r| {
+    let (first, view) = *scroll;
+    let w = row_window(rows.len(), ROW_HEIGHT, first as f64 * ROW_HEIGHT, view, OVERSCAN);
+    let body = rows[w.start..w.end].iter().enumerate().map(|(k, &r)| {
+        let position = w.start + k;
         let cells = table.rows[r].iter().zip(&table.columns).map(|(cell, col)| {
             let title = (cell.exact != cell.text && !col.numeric).then(|| cell.exact.clone());
             html! { <td class={classes!(col.numeric.then_some("num"))} {title}>{ cell.text.clone() }</td> }
         });
-        html! { <tr>{ for cells }</tr> }
+        let parity = if position % 2 == 1 { "alt" } else { "" };
+        match &props.on_activate {
+            Some(on_activate) => {
+                let selected = props.selected == Some(r);
+                let onclick = {
+                    let on_activate = on_activate.clone();
+                    Callback::from(move |_| on_activate.emit(r))
+                };
+                let onkeydown = {
+                    let on_activate = on_activate.clone();
+                    Callback::from(move |e: KeyboardEvent| {
+                        if e.key() == "Enter" || e.key() == " " {
+                            e.prevent_default();
+                            on_activate.emit(r)
+                        }
+                    })
+                };
+                html! {
+                    <tr key={r} class={classes!("active-row", parity, selected.then_some("selected"))} tabindex="0"
+                        aria-rowindex={(position + 2).to_string()} aria-selected={selected.to_string()} {onclick} {onkeydown}>
+                        { for cells }
+                    </tr>
+                }
+            }
+            None => {
+                let selected = props.selected == Some(r);
+                html! { <tr key={r} class={classes!(parity, selected.then_some("selected"))} aria-rowindex={(position + 2).to_string()}>{ for cells }</tr> }
+            }
+        }
     });
     let filter_id = format!("filter-{}", table.id);
     if table.rows.is_empty() {
@@ -81,33 +139,42 @@ pub fn data_table_view(props: &Props) -> Html {
             </section>
         };
     }
+    let columns = table.columns.len().to_string();
     html! {
         <section class="data-table" data-testid={format!("table-{}", table.id)}>
             <div class="table-head">
-                <h3>{ table.title.clone() }</h3>
+                <h3 id={format!("title-{}", table.id)}>{ table.title.clone() }</h3>
                 <label for={filter_id.clone()} class="filter">
                     { "Filter " }
                     <input id={filter_id} type="search" value={(*filter).clone()} oninput={on_filter}
                         placeholder="any text in a row" />
                 </label>
             </div>
-            <div class="table-wrap">
-                <table>
-                    <thead><tr>{ for header }</tr></thead>
-                    <tbody>{ for body }</tbody>
+            <div class="table-wrap vscroll" ref={wrap} onscroll={on_scroll} tabindex="0"
+                aria-label={format!("{} (scrolls)", table.title)}>
+                <table role="table" aria-labelledby={format!("title-{}", table.id)}
+                    aria-rowcount={(rows.len() + 1).to_string()} aria-colcount={columns.clone()}>
+                    <thead><tr aria-rowindex="1">{ for header }</tr></thead>
+                    <tbody>
+                        if w.space_above > 0.0 {
+                            <tr class="spacer" aria-hidden="true" style={format!("height: {}px", w.space_above)}><td colspan={columns.clone()}></td></tr>
+                        }
+                        { for body }
+                        if w.space_below > 0.0 {
+                            <tr class="spacer" aria-hidden="true" style={format!("height: {}px", w.space_below)}><td colspan={columns}></td></tr>
+                        }
+                    </tbody>
                 </table>
             </div>
             <p class="hint table-count" data-testid="row-count">
                 {
-                    if rows.len() > shown {
-                        format!("Showing {} of {} matching rows ({} in all); filter to narrow them, or export the CSV for every row.",
-                            group_digits(shown as u64), group_digits(rows.len() as u64), group_digits(table.rows.len() as u64))
-                    } else if rows.len() < table.rows.len() {
+                    if rows.len() < table.rows.len() {
                         format!("{} of {} rows match.", group_digits(rows.len() as u64), group_digits(table.rows.len() as u64))
                     } else {
                         format!("{} rows.", group_digits(rows.len() as u64))
                     }
                 }
+                if let Some(footer) = &props.footer { { " " }{ footer.clone() } }
             </p>
         </section>
     }

@@ -12,6 +12,7 @@ pub mod model_form;
 pub mod optrace_panel;
 pub mod plain_table;
 pub mod read_progress;
+pub mod rules_view;
 pub mod share_link;
 pub mod sim_panel;
 pub mod summary;

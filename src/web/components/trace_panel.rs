@@ -14,6 +14,7 @@ use crate::web::shared::Shared;
 use crate::web::state::TraceView;
 
 use super::data_table::DataTableView;
+use super::rules_view::RulesView;
 use super::share_link::ShareLink;
 
 #[derive(Properties, PartialEq)]
@@ -167,6 +168,24 @@ pub fn trace_panel(props: &Props) -> Html {
         ));
     }
     let key = d.base_name.clone();
+    // The classifier's rules, shown on demand or when a kernel row is clicked (which rule
+    // classified that kernel).
+    let show_rules = use_state_eq(|| false);
+    let rule_kernel = use_state_eq(|| None::<AttrValue>);
+    let table_view = |t: &Shared<DataTable>| {
+        let on_activate = matches!(t.id, "kernels" | "fused").then(|| {
+            let (t, show_rules, rule_kernel) = (t.clone(), show_rules.clone(), rule_kernel.clone());
+            Callback::from(move |r: usize| {
+                rule_kernel.set(t.rows.get(r).map(|row| AttrValue::from(row[0].exact.clone())));
+                show_rules.set(true);
+            })
+        });
+        html! { <DataTableView key={format!("{key}-{}", t.id)} table={t.clone()} {on_activate} /> }
+    };
+    let toggle_rules = {
+        let (show_rules, shown) = (show_rules.clone(), *show_rules);
+        Callback::from(move |_| show_rules.set(!shown))
+    };
     html! {
         <section class="panel results trace" aria-labelledby="trace-h" data-testid="trace-panel">
             <div class="results-head">
@@ -195,7 +214,17 @@ pub fn trace_panel(props: &Props) -> Html {
             <figure class="chart" data-testid="chart-categories">
                 { Html::from_html_unchecked(d.chart.clone()) }
             </figure>
-            { for d.tables.iter().map(|t| html! { <DataTableView key={format!("{key}-{}", t.id)} table={t.clone()} /> }) }
+            { for d.tables.iter().map(table_view) }
+            <p class="hint">
+                { "Click a kernel row to see which classifier rule decided its category, or " }
+                <button type="button" class="link" data-testid="show-rules" aria-expanded={show_rules.to_string()} onclick={toggle_rules}>
+                    { if *show_rules { "hide the classifier rules" } else { "show the classifier rules" } }
+                </button>
+                { "." }
+            </p>
+            if *show_rules {
+                <RulesView kernel={(*rule_kernel).clone()} />
+            }
             <div class="exports" role="group" aria-label="Export">
                 <span class="exports-label">{ "Export:" }</span>
                 { for exports }
