@@ -98,3 +98,36 @@ export async function openPage(env, suffix = '', { init, viewport } = {}) {
   };
   return { page, context, check, errors };
 }
+
+/**
+ * Every row of a virtualised table (data_table.rs draws only the rows in view): scrolls its
+ * box from top to bottom, collecting each row's cell texts by `aria-rowindex`, and returns
+ * them in order. Fails if the rows found do not add up to the table's `aria-rowcount`.
+ */
+export async function allTableRows(page, testId) {
+  const table = page.getByTestId(testId);
+  return table.evaluate(async (root) => {
+    const box = root.querySelector('.vscroll');
+    const grid = root.querySelector('[aria-rowcount]');
+    if (!grid || !box) return []; // an empty table is a sentence, not a grid
+    const want = Number(grid.getAttribute('aria-rowcount')) - 1; // minus the header row
+    const rows = new Map();
+    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const collect = () => {
+      for (const tr of root.querySelectorAll('tbody tr[aria-rowindex]')) {
+        rows.set(Number(tr.getAttribute('aria-rowindex')), [...tr.querySelectorAll('td')].map((td) => td.textContent.trim()));
+      }
+    };
+    box.scrollTop = 0;
+    await frame();
+    collect();
+    while (rows.size < want && box.scrollTop + box.clientHeight < box.scrollHeight) {
+      box.scrollTop += Math.max(1, box.clientHeight - 30);
+      await frame();
+      collect();
+    }
+    box.scrollTop = 0;
+    if (rows.size !== want) throw new Error(`${rows.size} of ${want} rows found while scrolling`);
+    return [...rows.entries()].sort((a, b) => a[0] - b[0]).map(([, cells]) => cells);
+  });
+}

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, cliText, digits, root, screenshotDir } from './harness.mjs';
+import { openPage, startBrowser, stopBrowser, cli, cliText, digits, root, screenshotDir, allTableRows } from './harness.mjs';
 
 const OPTRACE = path.join(root, 'tests', 'data', 'optrace');
 const OPS_CSV = path.join(root, 'tests', 'data', 'ops-csv');
@@ -43,9 +43,9 @@ function assertRatio(cell, ours, sim, what) {
 }
 
 /** The cells of a table's body, as text. */
-async function cells(page, id) {
-  return page.getByTestId(`table-${id}`).locator('tbody tr').evaluateAll((rows) =>
-    rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent.trim())));
+/** Every row of a table (scrolled through: tables draw only the rows in view). */
+function cells(page, id) {
+  return allTableRows(page, `table-${id}`);
 }
 
 async function download(page, suffix) {
