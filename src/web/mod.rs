@@ -8,9 +8,11 @@ pub mod app;
 mod browser;
 pub mod components;
 mod open_file;
+mod opening;
 pub mod reader_worker;
 pub mod shared;
 pub mod state;
+mod worker_client;
 
 /// Mounts the page on `<main id="app">` (or the body if the element is missing).
 pub fn start() {

@@ -109,13 +109,14 @@ test('two traces dropped together are compared; the numbers match the CLI', asyn
   await check();
 });
 
-test('one trace after another: "compare with the previous trace"', async () => {
+test('one trace after another: the list offers the pair, "Compare A with B" compares it', async () => {
   const { page, check } = await openPage(env);
   await page.setInputFiles('#file-input', QWEN_NV);
   await page.getByTestId('results-title').getByText('Trace hf_qwen1.5-0.5b_eager_h100.json.gz').waitFor();
   await page.setInputFiles('#file-input', QWEN_AMD);
   await page.getByTestId('results-title').getByText('Trace hf_qwen1.5-0.5b_eager_mi300x.json.gz').waitFor();
-  await page.getByTestId('compare-previous').getByText('Compare with the previous trace (hf_qwen1.5-0.5b_eager_h100.json.gz)').click();
+  assert.equal(await page.getByTestId('trace-row').count(), 2);
+  await page.getByTestId('compare-pair').click();
   await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
   await check();
 });

@@ -8,6 +8,7 @@ pub mod groups_table;
 pub mod read_progress;
 pub mod share_link;
 pub mod summary;
+pub mod trace_list;
 pub mod trace_panel;
 pub mod traffic_chart;
 pub mod transformer_form;
