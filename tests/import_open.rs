@@ -1,7 +1,7 @@
 //! The slice-by-slice opener the page's analysis worker uses: on every shared trace its summary
 //! is the command line's (same core, any slicing), and no cut or slicing of a real file panics.
 
-use fusionscope::import::open::{FileOpener, OpenError, Opened};
+use fusionscope::import::open::{open_in_slices, OpenError, Opened};
 use fusionscope::trace::{classify, read_trace, summarize};
 use proptest::prelude::*;
 
@@ -21,17 +21,6 @@ fn trace_bytes(rel: &str) -> Vec<u8> {
     std::fs::read(format!("{}/tests/data/traces/{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
-fn open_sliced(name: &str, bytes: &[u8], slice: usize) -> Result<Opened, OpenError> {
-    let mut opener = FileOpener::new(name);
-    for s in bytes.chunks(slice.max(1)) {
-        if !opener.wants_more() {
-            break;
-        }
-        opener.feed(s)?;
-    }
-    opener.finish()
-}
-
 #[test]
 fn every_shared_trace_opened_in_slices_gives_the_whole_files_summary() {
     for rel in TRACES {
@@ -39,7 +28,7 @@ fn every_shared_trace_opened_in_slices_gives_the_whole_files_summary() {
         let expected = summarize(&read_trace(&bytes).unwrap(), Some(rel), &classify);
         // Slices smaller than the detection prefix: the worker's 4 MiB slices hold these
         // files whole, so this is the harder case.
-        match open_sliced(rel, &bytes, 10_000) {
+        match open_in_slices(rel, &bytes, 10_000) {
             Ok(Opened::Trace { summary, .. }) => assert_eq!(summary, expected, "{rel} in 10 kB slices"),
             other => panic!("{rel}: {other:?}"),
         }
@@ -55,7 +44,7 @@ proptest! {
     fn a_cut_trace_in_any_slices_is_an_error_not_a_panic(cut in 0.0f64..1.0, slice in 1usize..100_000) {
         let bytes = trace_bytes("amd/torch_compile_triton_mi300x.json.gz");
         let cut = (bytes.len() as f64 * cut) as usize;
-        match open_sliced("cut.json.gz", &bytes[..cut], slice) {
+        match open_in_slices("cut.json.gz", &bytes[..cut], slice) {
             Err(OpenError::Trace { gzipped, .. }) => prop_assert!(gzipped),
             Ok(Opened::Other { .. }) => {}
             other => prop_assert!(false, "{:?}", other.map(|_| ())),

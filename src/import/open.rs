@@ -130,8 +130,14 @@ fn stage_for(head: Vec<u8>) -> Result<Stage, OpenError> {
 
 /// Opens a whole file held in memory.
 pub fn open_whole(file_name: &str, bytes: &[u8]) -> Result<Opened, OpenError> {
+    open_in_slices(file_name, bytes, 1 << 20)
+}
+
+/// Opens a file held in memory as if it arrived in slices of `slice_bytes` (as the worker
+/// reads it): the result does not depend on the slicing.
+pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Result<Opened, OpenError> {
     let mut opener = FileOpener::new(file_name);
-    for slice in bytes.chunks(1 << 20) {
+    for slice in bytes.chunks(slice_bytes.max(1)) {
         if !opener.wants_more() {
             break;
         }
@@ -154,18 +160,6 @@ mod tests {
         "/tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
     ));
     const GRAPH: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json"));
-
-    /// Feeds `bytes` in slices of `n`.
-    fn open_in_slices(name: &str, bytes: &[u8], n: usize) -> Result<Opened, OpenError> {
-        let mut opener = FileOpener::new(name);
-        for slice in bytes.chunks(n) {
-            if !opener.wants_more() {
-                break;
-            }
-            opener.feed(slice)?;
-        }
-        opener.finish()
-    }
 
     #[test]
     fn a_trace_fed_in_any_slices_gives_the_summary_of_the_whole_file() {

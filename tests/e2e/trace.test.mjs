@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, cliText, digits, root, screenshotDir } from './harness.mjs';
+import { openPage, startBrowser, stopBrowser, cli, cliText, digits, duration, root, screenshotDir } from './harness.mjs';
 
 const traces = path.join(root, 'tests', 'data', 'traces');
 const TRITON = path.join(traces, 'amd', 'torch_compile_triton_mi300x.json.gz');
@@ -20,16 +20,6 @@ before(async () => {
 after(async () => {
   await stopBrowser(env);
 });
-
-/** The page's duration text for µs, as fusionscope::units::format_duration_us writes it. */
-function duration(us) {
-  const a = Math.abs(us);
-  if (a === 0) return '0 µs';
-  if (a < 1) return `${(us * 1000).toFixed(0)} ns`;
-  if (a < 1000) return `${us.toFixed(2)} µs`;
-  if (a < 1e6) return `${(us / 1000).toFixed(2)} ms`;
-  return `${(us / 1e6).toFixed(2)} s`;
-}
 
 /** The cells of a table's body, as text. */
 async function cells(page, id) {

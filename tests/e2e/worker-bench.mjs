@@ -6,7 +6,7 @@
 // Run: node tests/e2e/worker-bench.mjs GRAPH TRACE [DIST]   (DIST defaults to dist/)
 
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser } from './harness.mjs';
+import { openPage, recordFrames, startBrowser, stopBrowser } from './harness.mjs';
 
 const [graph, trace, distDir] = process.argv.slice(2);
 if (!graph || !trace) {
@@ -14,26 +14,19 @@ if (!graph || !trace) {
   process.exit(2);
 }
 
-/** Runs in the page before its scripts: records long tasks and animation-frame gaps. */
-function recordBlocking() {
+/** Runs in the page before its scripts: records long tasks (and, by `recordFrames`, the
+ * longest gap between animation frames). */
+function recordLongTasks() {
   window.__fsLong = [];
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) window.__fsLong.push(e.duration);
   }).observe({ type: 'longtask', buffered: false });
-  window.__fsGap = 0;
-  let last = performance.now();
-  const frame = (t) => {
-    window.__fsGap = Math.max(window.__fsGap, t - last);
-    last = t;
-    requestAnimationFrame(frame);
-  };
-  requestAnimationFrame(frame);
 }
 
 const env = await startBrowser(distDir ? path.resolve(distDir) : undefined);
 try {
   for (const [file, title] of [[graph, 'Op graph'], [trace, 'Trace']]) {
-    const { page, context } = await openPage(env, '', { init: recordBlocking });
+    const { page, context } = await openPage(env, '', { init: `(${recordLongTasks})(); (${recordFrames})();` });
     await page.getByTestId('unfused-total').waitFor();
     await page.evaluate(() => { window.__fsLong.length = 0; window.__fsGap = 0; });
     const start = Date.now();

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, cliBin, digits, root, screenshotDir } from './harness.mjs';
+import { openPage, startBrowser, stopBrowser, cli, cliBin, digits, duration, recordFrames, root, screenshotDir } from './harness.mjs';
 
 const rel = (kind, file) => `tests/data/traces/${kind}/${file}`;
 /** Every trace of tests/data/traces (PROVENANCE.md), as the CLI is given them. */
@@ -38,16 +38,6 @@ after(async () => {
   await stopBrowser(env);
   rmSync(tmp, { recursive: true, force: true });
 });
-
-/** The page's duration text for µs, as fusionscope::units::format_duration_us writes it. */
-function duration(us) {
-  const a = Math.abs(us);
-  if (a === 0) return '0 µs';
-  if (a < 1) return `${(us * 1000).toFixed(0)} ns`;
-  if (a < 1000) return `${us.toFixed(2)} µs`;
-  if (a < 1e6) return `${(us / 1000).toFixed(2)} ms`;
-  return `${(us / 1e6).toFixed(2)} s`;
-}
 
 async function cells(page, id) {
   return page.getByTestId(`table-${id}`).locator('tbody tr').evaluateAll((rows) =>
@@ -159,18 +149,6 @@ async function writeLargeTrace(file, kernels) {
   await write(']}\n');
   await new Promise((done) => out.end(done));
   return file;
-}
-
-/** Runs in the page before its scripts: the longest gap between animation frames since reset. */
-function recordFrames() {
-  window.__fsGap = 0;
-  let last = performance.now();
-  const frame = (t) => {
-    window.__fsGap = Math.max(window.__fsGap, t - last);
-    last = t;
-    requestAnimationFrame(frame);
-  };
-  requestAnimationFrame(frame);
 }
 
 test('a 170 MB trace is parsed off the main thread: frames and clicks go on; Cancel changes nothing', async () => {
