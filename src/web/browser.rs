@@ -1,6 +1,7 @@
 //! Small wrappers over browser APIs the components need: reading a dropped or chosen file,
 //! offering text for download, the address fragment and the clipboard.
 
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -54,6 +55,26 @@ pub async fn fetch_blob(path: &str) -> Result<web_sys::Blob, String> {
         .await
         .map_err(|e| format!("{path} could not be read: {}", js_error(e)))?;
     blob.dyn_into().map_err(|_| format!("{path}: not a blob"))
+}
+
+/// Resolves in a task after the next frame (an animation frame, then `setTimeout(0)`), or after
+/// 100 ms if no frame comes (a hidden tab): a long step split at these lets the page draw
+/// frames and answer input in between.
+pub async fn next_task() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let Some(w) = web_sys::window() else {
+            let _ = resolve.call0(&JsValue::NULL);
+            return;
+        };
+        let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 100);
+        let after_frame = Closure::once_into_js(move || {
+            if let Some(w) = web_sys::window() {
+                let _ = w.set_timeout_with_callback(&resolve);
+            }
+        });
+        let _ = w.request_animation_frame(after_frame.unchecked_ref());
+    });
+    let _ = JsFuture::from(promise).await;
 }
 
 /// Offers `content` as a file named `file_name` (the browser's download).

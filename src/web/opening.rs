@@ -13,6 +13,8 @@ use super::open_file::open_bytes;
 use super::shared::Shared;
 use super::state::{compare_on_page, Action, LoadedTrace, Reading, State, TraceHeld};
 use super::worker_client::{AnalysisWorker, Reply, CANCELLED, UNAVAILABLE};
+use crate::fusion::json::GraphFile;
+use crate::fusion::AnalysisReport;
 use crate::trace::pairing::default_pair;
 use crate::trace::Comparison;
 
@@ -123,7 +125,7 @@ impl Opening {
             Err(e) => Err(format!("{UNAVAILABLE}: {e}")),
         };
         let action = match reply {
-            Ok(reply) => Ok(action_of(file_name, reply)),
+            Ok(reply) => Ok(action_of(file_name, reply).await),
             // No worker (an old browser, or a host that does not serve the script).
             Err(e) if e.starts_with(UNAVAILABLE) => {
                 let warning = format!("fusionscope: reading and analysing {file_name} on the page: {e}");
@@ -157,8 +159,9 @@ impl Opening {
     }
 }
 
-/// The action for the worker's reply.
-fn action_of(file_name: &str, reply: Reply) -> Action {
+/// The action for the worker's reply. A large graph's decoding is split into steps with a
+/// task boundary between them, so that no single step blocks the page for long.
+async fn action_of(file_name: &str, reply: Reply) -> Action {
     match reply {
         Reply::Trace { id, summary } => Action::OpenTrace(LoadedTrace {
             id,
@@ -166,14 +169,32 @@ fn action_of(file_name: &str, reply: Reply) -> Action {
             summary: Shared::new(summary),
             held: TraceHeld::Worker,
         }),
-        Reply::Graph(analysed) => match crate::share::graph_of(&analysed.graph) {
-            Ok(graph) => Action::OpenAnalysedGraph {
+        Reply::Graph { graph, report } => {
+            let fail = |e: String| Action::Fail(format!("{file_name}: the worker's analysis cannot be read: {e}."));
+            browser::next_task().await;
+            let file: GraphFile = match serde_json::from_str(&graph) {
+                Ok(f) => f,
+                Err(e) => return fail(e.to_string()),
+            };
+            drop(graph);
+            browser::next_task().await;
+            let graph = match crate::share::graph_of(&file) {
+                Ok(g) => g,
+                Err(e) => return fail(e.to_string()),
+            };
+            drop(file);
+            browser::next_task().await;
+            let report: AnalysisReport = match serde_json::from_str(&report) {
+                Ok(r) => r,
+                Err(e) => return fail(e.to_string()),
+            };
+            browser::next_task().await;
+            Action::OpenAnalysedGraph {
                 file_name: file_name.to_string(),
                 graph: Shared::new(graph),
-                report: Shared::new(analysed.report),
-            },
-            Err(e) => Action::Fail(format!("{file_name}: the analysed graph cannot be rebuilt: {e}.")),
-        },
+                report: Shared::new(report),
+            }
+        }
         Reply::Raw(bytes) => open_bytes(file_name, &bytes),
     }
 }

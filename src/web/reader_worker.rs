@@ -25,7 +25,7 @@
 //! `{type: "cancel", job}`, `{type: "compare", job, a, b}` (ids of open jobs),
 //! `{type: "forget", job}`. To the page: `{type: "ready"}` once it listens, then per job
 //! `{type: "progress", job, done, total}`, and one of `{type: "trace", job, summary}` (JSON),
-//! `{type: "graph", job, analysed}` (JSON of [`AnalysedGraph`]), `{type: "raw", job, bytes}`
+//! `{type: "graph", job, graph, report}` (JSON of the graph file and of its analysis), `{type: "raw", job, bytes}`
 //! (a transferred `ArrayBuffer`), `{type: "comparison", job, comparison}` (JSON) or
 //! `{type: "error", job, message}`; `{type: "panic", message}` if the worker hits a bug.
 
@@ -33,14 +33,12 @@ use std::cell::RefCell;
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde::{Deserialize, Serialize};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::fusion::json::{to_file, GraphFile};
-use crate::fusion::AnalysisReport;
+use crate::fusion::json::to_file;
 use crate::import::open::{FileOpener, Opened};
 use crate::trace::{classify, compare, Input, Trace};
 
@@ -49,14 +47,6 @@ use super::open_file;
 /// Bytes read per slice: small enough for smooth progress and low memory, large enough to
 /// keep the per-slice overhead negligible.
 pub const SLICE_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
-
-/// A graph as the worker posts it: the graph in its file form (rebuilt on the page without
-/// re-parsing the user's text) and its analysis.
-#[derive(Serialize, Deserialize)]
-pub struct AnalysedGraph {
-    pub graph: GraphFile,
-    pub report: AnalysisReport,
-}
 
 thread_local! {
     /// The traces read, by job id, with their file names.
@@ -166,9 +156,10 @@ async fn open(job: u32, blob: Blob, name: String) {
             Err(e) => post("error", job, &[("message", format!("{name}: the summary cannot be sent: {e}").into())]),
         },
         Opened::Graph { graph, report } => {
-            match serde_json::to_string(&AnalysedGraph { graph: to_file(&graph), report }) {
-                Ok(json) => post("graph", job, &[("analysed", json.into())]),
-                Err(e) => {
+            // Two strings, so that the page can decode them in separate tasks.
+            match (serde_json::to_string(&to_file(&graph)), serde_json::to_string(&report)) {
+                (Ok(graph), Ok(report)) => post("graph", job, &[("graph", graph.into()), ("report", report.into())]),
+                (Err(e), _) | (_, Err(e)) => {
                     post("error", job, &[("message", format!("{name}: the analysis cannot be sent: {e}").into())])
                 }
             }

@@ -16,7 +16,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::reader_worker::{describe as js_error, field, message, AnalysedGraph};
+use super::reader_worker::{describe as js_error, field, message};
 use crate::trace::{Comparison, TraceSummary};
 
 /// The worker's script, next to the page (trunk writes it there).
@@ -47,8 +47,9 @@ pub fn next_job_id() -> u32 {
 pub enum Reply {
     /// A trace, kept by the worker under the job's id.
     Trace { id: u32, summary: TraceSummary },
-    /// An op graph and its analysis.
-    Graph(AnalysedGraph),
+    /// An op graph (graph-file JSON) and its analysis (JSON), decoded by the caller a step at
+    /// a time, between which the page can draw frames.
+    Graph { graph: String, report: String },
     /// A kind the worker does not analyse: the file's bytes (all, or the head of an
     /// unrecognised file).
     Raw(Vec<u8>),
@@ -199,7 +200,7 @@ fn decode_open(job: u32, reply: JsValue) -> Result<Reply, String> {
             id: job,
             summary: serde_json::from_str(&text("summary")).map_err(|e| bad("trace summary", e))?,
         }),
-        "graph" => Ok(Reply::Graph(serde_json::from_str(&text("analysed")).map_err(|e| bad("graph analysis", e))?)),
+        "graph" => Ok(Reply::Graph { graph: text("graph"), report: text("report") }),
         _ => Ok(Reply::Raw(Uint8Array::new(&field(&reply, "bytes")).to_vec())),
     }
 }
