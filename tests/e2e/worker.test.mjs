@@ -6,10 +6,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, cliBin, digits, duration, recordFrames, root, screenshotDir } from './harness.mjs';
+import { dist, openPage, startBrowser, stopBrowser, cli, cliBin, digits, duration, recordFrames, root, screenshotDir } from './harness.mjs';
 
 const rel = (kind, file) => `tests/data/traces/${kind}/${file}`;
 /** Every trace of tests/data/traces (PROVENANCE.md), as the CLI is given them. */
@@ -211,4 +211,30 @@ test('malformed files: the error names the file and the byte offset or line and 
   // Nothing was opened: the block's figures are still shown.
   assert.match(await page.getByTestId('results-title').textContent(), /Transformer block/);
   await check();
+});
+
+test('without a worker (its script fails), files are read and analysed on the page with the same figures', async () => {
+  const noWorker = mkdtempSync(path.join(os.tmpdir(), 'fusionscope-noworker-'));
+  cpSync(dist, noWorker, { recursive: true });
+  writeFileSync(path.join(noWorker, 'fusionscope-reader_loader.js'), 'throw new Error("this host cannot run workers");\n');
+  const host = await startBrowser(noWorker);
+  try {
+    const { page, check } = await openPage(host);
+    const warnings = [];
+    page.on('console', (m) => m.type() === 'warning' && warnings.push(m.text()));
+    await page.getByTestId('unfused-total').waitFor();
+    const [qwenNv, qwenAmd] = [TRACES[5], TRACES[6]];
+    await page.setInputFiles('#file-input', [qwenNv, qwenAmd].map(abs));
+    await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor({ timeout: 30000 });
+    await assertComparison(page, qwenNv, qwenAmd);
+    assert.ok(warnings.some((w) => w.includes('on the page')), warnings.join('\n'));
+    await page.setInputFiles('#file-input', path.join(root, 'tests/data/graphs/worked_example.json'));
+    await page.getByTestId('results-title').getByText('Op graph worked_example.json').waitFor();
+    const report = cli(['graph', 'tests/data/graphs/worked_example.json', '--json']);
+    assert.match(await page.getByTestId('unfused-total').textContent(), new RegExp(digits(report.unfused.total)));
+    await check();
+  } finally {
+    await stopBrowser(host);
+    rmSync(noWorker, { recursive: true, force: true });
+  }
 });
