@@ -140,10 +140,10 @@ mod state {
 mod traces {
     use std::rc::Rc;
 
+    use fusionscope::import::open::{open_whole, Opened};
     use fusionscope::share;
-    use fusionscope::trace::read_trace;
     use fusionscope::web::shared::Shared;
-    use fusionscope::web::state::{Action, LoadedTrace, State, TraceView};
+    use fusionscope::web::state::{compare_on_page, Action, LoadedTrace, PairSide, State, TraceHeld, TraceView};
     use wasm_bindgen_test::*;
     use yew::Reducible;
 
@@ -156,20 +156,38 @@ mod traces {
         (*Rc::new(s).reduce(a)).clone()
     }
 
-    fn open(s: State, name: &str, bytes: &[u8]) -> State {
-        let trace = Shared::new(read_trace(bytes).unwrap());
-        reduce(s, Action::OpenTrace(LoadedTrace { file_name: name.into(), trace }))
+    /// A trace read on the page, as the page's fallback without a worker does.
+    fn loaded(id: u32, name: &str, bytes: &[u8]) -> LoadedTrace {
+        let Ok(Opened::Trace { trace, summary }) = open_whole(name, bytes) else { panic!("{name} is not a trace") };
+        LoadedTrace {
+            id,
+            file_name: name.into(),
+            summary: Shared::new(summary),
+            held: TraceHeld::Page(Shared::new(trace)),
+        }
+    }
+
+    fn open(s: State, id: u32, name: &str, bytes: &[u8]) -> State {
+        reduce(s, Action::OpenTrace(loaded(id, name, bytes)))
+    }
+
+    /// The pair compared on the page and shown, as the page does after "Compare A with B".
+    fn compare_pair(s: State) -> State {
+        let (a, b) = s.traces.pair_traces().expect("a pair");
+        let comparison = compare_on_page(a, b).expect("both held on the page");
+        let files = (a.file_name.clone(), b.file_name.clone());
+        reduce(s.clone(), Action::ShowComparison { files, comparison: Shared::new(comparison) })
     }
 
     #[wasm_bindgen_test]
     fn traces_open_compare_share_and_close() {
-        let s = reduce(State::default(), Action::CompareWithPrevious);
-        assert!(s.notice.unwrap().text.contains("Open two traces"));
-        let s = open(State::default(), "h100.json.gz", H100);
+        let s = open(State::default(), 1, "h100.json.gz", H100);
         let Some(TraceView::Summary { summary, .. }) = &s.traces.view else { panic!("no summary") };
         assert_eq!(summary.platforms[0].kernels, 60);
-        let s = open(s, "mi300x.json.gz", MI300X);
-        let s = reduce(s, Action::CompareWithPrevious);
+        assert_eq!(s.traces.pair, None);
+        let s = open(s, 2, "mi300x.json.gz", MI300X);
+        assert_eq!(s.traces.pair, Some((1, 2)));
+        let s = compare_pair(s);
         let Some(TraceView::Comparison { comparison, files, .. }) = &s.traces.view else { panic!("no comparison") };
         assert_eq!(files, &("h100.json.gz".to_string(), "mi300x.json.gz".to_string()));
         assert_eq!(comparison.time_ratio, "amd / nvidia");
@@ -181,8 +199,33 @@ mod traces {
         );
         // Closing returns to the block; the traces stay for another comparison.
         let s = reduce(s, Action::CloseTrace);
-        assert!(s.traces.view.is_none() && s.traces.latest.is_some());
+        assert!(s.traces.view.is_none() && s.traces.opened.len() == 2);
         assert!(s.current.is_ok());
+    }
+
+    #[wasm_bindgen_test]
+    fn any_two_of_several_traces_can_be_picked_and_one_removed() {
+        let s = open(State::default(), 1, "a100.json.gz", H100);
+        let s = open(s, 2, "mi300x.json.gz", MI300X);
+        let s = open(s, 3, "h100.json.gz", H100);
+        // The latest NVIDIA and the latest AMD trace, in opening order.
+        assert_eq!(s.traces.pair, Some((2, 3)));
+        let s = reduce(s, Action::PickTrace(PairSide::A, 1));
+        assert_eq!(s.traces.pair, Some((1, 3)));
+        // Picking B's trace as A swaps the two.
+        let s = reduce(s, Action::PickTrace(PairSide::A, 3));
+        assert_eq!(s.traces.pair, Some((3, 1)));
+        let s = compare_pair(s);
+        let Some(TraceView::Comparison { files, .. }) = &s.traces.view else { panic!("no comparison") };
+        assert_eq!(files, &("h100.json.gz".to_string(), "a100.json.gz".to_string()));
+        // Removing a trace of the pair falls back to the default pair of those left.
+        let s = reduce(s, Action::ShowTrace(1));
+        let s = reduce(s, Action::RemoveTrace(1));
+        assert_eq!(s.traces.opened.iter().map(|t| t.id).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(s.traces.pair, Some((2, 3)));
+        assert!(s.traces.view.is_none(), "the removed trace's summary is no longer shown");
+        let s = reduce(s, Action::RemoveTrace(2));
+        assert_eq!(s.traces.pair, None);
     }
 }
 

@@ -5,7 +5,7 @@
 //! `OpGraph` therefore has a topological processing order and known tensor sizes, and the
 //! analysis on it cannot fail.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -231,9 +231,9 @@ impl GraphBuilder {
     pub fn with_capacity(ops: usize) -> Self {
         GraphBuilder {
             ops: Vec::with_capacity(ops),
-            op_names: HashMap::with_capacity(ops),
+            op_names: HashMap::with_capacity_and_hasher(ops, Default::default()),
             tensors: Vec::with_capacity(ops * 2),
-            tensor_index: HashMap::with_capacity(ops * 2),
+            tensor_index: HashMap::with_capacity_and_hasher(ops * 2, Default::default()),
         }
     }
 

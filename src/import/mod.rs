@@ -2,6 +2,7 @@
 //! shares (gzip, UTF-8), so that the page and the command line open files the same way.
 
 pub mod detect;
+pub mod open;
 
 use std::borrow::Cow;
 use std::io::Read;

@@ -12,6 +12,7 @@ pub mod classify;
 pub mod compare;
 pub mod intern;
 pub mod model;
+pub mod pairing;
 pub mod platform;
 pub mod raw;
 pub mod reader;

@@ -1,9 +1,6 @@
 //! The page: header with the Open button, notices, the transformer inputs, headline figures,
 //! charts, the fusion groups and the groups table. Files dropped anywhere on the page are opened.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -23,110 +20,14 @@ use super::components::share_link::ShareLink;
 use super::components::sim_panel::SimPanel;
 use super::components::summary::Summary;
 use super::components::time_panel::TimePanel;
+use super::components::trace_list::TraceList;
 use super::components::trace_panel::TracePanel;
 use super::components::traffic_chart::{ChartKind, TrafficChart};
 use super::components::transformer_form::TransformerFormView;
-use super::open_file::open_bytes;
-use super::state::{Action, Field, Reading, Source, State};
+use super::opening::Opening;
+use super::state::{Action, Field, PairSide, Reading, Source, State};
 use crate::hardware::ChipChoice;
 use crate::workload::{ModelChoice, ModelField, Phase};
-
-/// The read in progress, if any (so that Cancel can stop it).
-type CurrentRead = Rc<RefCell<Option<browser::WorkerRead>>>;
-
-/// Reads the files one after the other in the reader worker, showing progress, and dispatches
-/// what opening each does. Cancelling stops the current file and the ones after it.
-fn open_files(
-    state: UseReducerHandle<State>,
-    reading: UseStateHandle<Option<Reading>>,
-    current: CurrentRead,
-    files: Vec<web_sys::File>,
-) {
-    wasm_bindgen_futures::spawn_local(async move {
-        let mut traces_read = 0;
-        for file in files {
-            let file_name = file.name();
-            if let Some(e) = browser::too_large(&file) {
-                state.dispatch(Action::Fail(e));
-                continue;
-            }
-            let started_ms = js_sys::Date::now();
-            reading.set(Some(Reading { file_name: file_name.clone(), done: 0.0, total: file.size(), started_ms }));
-            let progress = {
-                let reading = reading.clone();
-                let file_name = file_name.clone();
-                move |done, total| reading.set(Some(Reading { file_name: file_name.clone(), done, total, started_ms }))
-            };
-            let content = match browser::read_in_worker(&file, progress) {
-                Ok((handle, content)) => {
-                    *current.borrow_mut() = Some(handle);
-                    content.await
-                }
-                Err(e) => Err(e),
-            };
-            current.borrow_mut().take();
-            let content = match content {
-                // No worker (an old browser, or a host that does not serve the script).
-                Err(e) if e != browser::CANCELLED => {
-                    web_sys::console::warn_1(&format!("fusionscope: reading {file_name} on the page: {e}").into());
-                    browser::read_file(&file).await
-                }
-                other => other,
-            };
-            reading.set(None);
-            match content {
-                Ok(bytes) => {
-                    let action = open_bytes(&file_name, &bytes);
-                    if matches!(
-                        action,
-                        Action::OpenGraph { .. }
-                            | Action::OpenTrace(_)
-                            | Action::OpenOpTrace { .. }
-                            | Action::OpenSimTable(_)
-                    ) {
-                        browser::clear_fragment();
-                    }
-                    traces_read += usize::from(matches!(action, Action::OpenTrace(_)));
-                    state.dispatch(action);
-                }
-                Err(e) if e == browser::CANCELLED => {
-                    state.dispatch(Action::Inform(format!("Reading {file_name} was cancelled; nothing changed.")));
-                    break;
-                }
-                Err(e) => state.dispatch(Action::Fail(e)),
-            }
-        }
-        // Two traces dropped together are compared at once (the last two, if more).
-        if traces_read >= 2 {
-            state.dispatch(Action::CompareWithPrevious);
-        }
-    });
-}
-
-/// The bundled example pair (copied next to the page from tests/data/traces, MIT licence,
-/// see examples/README.md).
-const EXAMPLE_TRACES: [&str; 2] =
-    ["examples/hf_bert-small_eager_h100.json.gz", "examples/hf_bert-small_eager_mi300x.json.gz"];
-
-/// Fetches the example traces from the page's own origin and shows their comparison.
-fn open_example(state: UseReducerHandle<State>) {
-    wasm_bindgen_futures::spawn_local(async move {
-        for path in EXAMPLE_TRACES {
-            let file_name = path.rsplit('/').next().unwrap_or(path);
-            let action = match browser::fetch_bytes(path).await {
-                Ok(bytes) => open_bytes(file_name, &bytes),
-                Err(e) => Action::Fail(format!("The example cannot be opened: {e}.")),
-            };
-            let ok = matches!(action, Action::OpenTrace(_));
-            state.dispatch(action);
-            if !ok {
-                return;
-            }
-        }
-        browser::clear_fragment();
-        state.dispatch(Action::CompareWithPrevious);
-    });
-}
 
 /// Opens the state of a share link pasted into the address bar of an open page.
 #[hook]
@@ -250,8 +151,13 @@ pub fn app() -> Html {
     let state = use_reducer(|| State::from_fragment(&browser::fragment()));
     use_hash_restore(state.clone());
     let dragging = use_state_eq(|| false);
-    let reading = use_state(|| None::<Reading>);
-    let current_read: CurrentRead = use_mut_ref(|| None);
+    let opening = Opening {
+        state: state.clone(),
+        reading: use_state(|| None::<Reading>),
+        current: use_mut_ref(|| None),
+        worker: use_mut_ref(|| None),
+        comparing: use_state_eq(|| false),
+    };
 
     let on_change = {
         let state = state.clone();
@@ -261,21 +167,15 @@ pub fn app() -> Html {
         })
     };
     let on_files = {
-        let state = state.clone();
-        let reading = reading.clone();
-        let current_read = current_read.clone();
+        let opening = opening.clone();
         Callback::from(move |files: Vec<web_sys::File>| {
-            open_files(state.clone(), reading.clone(), current_read.clone(), files)
+            opening.open_files(files.into_iter().map(|f| (f.clone().into(), f.name())).collect())
         })
     };
     use_window_drop(on_files.clone(), dragging.setter());
     let on_cancel = {
-        let current_read = current_read.clone();
-        Callback::from(move |()| {
-            if let Some(read) = current_read.borrow().as_ref() {
-                read.cancel();
-            }
-        })
+        let opening = opening.clone();
+        Callback::from(move |()| opening.cancel())
     };
     let make_fragment = {
         let state = state.clone();
@@ -302,12 +202,35 @@ pub fn app() -> Html {
     };
 
     let on_example = {
-        let state = state.clone();
-        Callback::from(move |_| open_example(state.clone()))
+        let opening = opening.clone();
+        Callback::from(move |_| opening.open_example())
     };
     let on_compare = {
+        let opening = opening.clone();
+        let pair = state.traces.pair_traces().map(|(a, b)| (a.clone(), b.clone()));
+        Callback::from(move |()| {
+            if let Some((a, b)) = pair.clone() {
+                let opening = opening.clone();
+                wasm_bindgen_futures::spawn_local(async move { opening.compare(a, b).await });
+            }
+        })
+    };
+    let on_show_trace = {
         let state = state.clone();
-        Callback::from(move |()| state.dispatch(Action::CompareWithPrevious))
+        Callback::from(move |id| state.dispatch(Action::ShowTrace(id)))
+    };
+    let on_pick = {
+        let state = state.clone();
+        Callback::from(move |(side, id): (PairSide, u32)| state.dispatch(Action::PickTrace(side, id)))
+    };
+    let on_remove = {
+        let (state, opening) = (state.clone(), opening.clone());
+        Callback::from(move |id| {
+            if let Some(t) = state.traces.get(id) {
+                opening.forget(t);
+            }
+            state.dispatch(Action::RemoveTrace(id))
+        })
     };
     let on_close_trace = {
         let state = state.clone();
@@ -330,7 +253,6 @@ pub fn app() -> Html {
         _ => None,
     };
     let trace_view = state.traces.view.clone();
-    let previous_trace: Option<AttrValue> = state.traces.previous.as_ref().map(|t| t.file_name.clone().into());
     let error = state.current.as_ref().err().cloned();
     let graph_name = match &state.source {
         Source::Graph { file_name, .. } | Source::OpTrace { file_name, .. } => Some(file_name.clone()),
@@ -362,7 +284,7 @@ pub fn app() -> Html {
                     </button>
                 </div>
             </header>
-            if let Some(r) = &*reading {
+            if let Some(r) = &*opening.reading {
                 <ReadProgress reading={r.clone()} {on_cancel} />
             }
             if let Some(notice) = &state.notice {
@@ -371,10 +293,14 @@ pub fn app() -> Html {
                     <button type="button" onclick={dismiss} aria-label="Dismiss this message">{ "×" }</button>
                 </div>
             }
+            if !state.traces.opened.is_empty() {
+                <TraceList opened={state.traces.opened.clone()} pair={state.traces.pair} comparing={*opening.comparing}
+                    on_show={on_show_trace} {on_pick} {on_remove} {on_compare} />
+            }
             if let Some(view) = state.sim.clone() {
                 <SimPanel {view} on_form={on_sim_form} on_close={on_close_sim} on_error={on_error.clone()} make_fragment={make_fragment.clone()} />
             } else if let Some(view) = trace_view.clone() {
-                <TracePanel {view} previous={previous_trace} {on_compare} on_close={on_close_trace} on_error={on_error.clone()} make_fragment={make_fragment.clone()} />
+                <TracePanel {view} on_close={on_close_trace} on_error={on_error.clone()} make_fragment={make_fragment.clone()} />
             } else {
             if let Some((file_name, report)) = optrace {
                 <OptracePanel {file_name} {report} on_close={on_close_optrace} on_error={on_error.clone()} />

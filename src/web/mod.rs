@@ -8,10 +8,12 @@ pub mod app;
 mod browser;
 pub mod components;
 pub mod open_file;
+mod opening;
 pub mod reader_worker;
 pub mod shared;
 pub mod state;
 pub mod time_model;
+mod worker_client;
 
 /// Mounts the page on `<main id="app">` (or the body if the element is missing).
 pub fn start() {

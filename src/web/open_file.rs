@@ -1,27 +1,61 @@
-//! What opening a file does: detect its kind from its first bytes, then read it with the core.
-//! New kinds plug in here, one match arm each.
+//! What opening a file does on the page: the messages for files that cannot be opened, the
+//! whole-file fallback when no analysis worker runs, and the actions for the kinds the worker
+//! sends back as bytes. New kinds plug in at [`open_other`], one match arm each.
 
-use crate::import::{self, FileKind, DETECT_BYTES};
+use crate::import::open::{open_whole, OpenError, Opened};
+use crate::import::{self, Detected, FileKind, DETECT_BYTES};
 
 use super::shared::Shared;
-use super::state::{Action, LoadedTrace, SimView};
+use super::state::{Action, LoadedTrace, SimView, TraceHeld};
 use super::time_model::LoadedCalibration;
 use crate::simcsv::view::SetupForm;
 use crate::workload::ModelChoice;
 
-/// The action for a file's content.
+/// Why a file of a recognised kind cannot be opened, naming the file and where it goes wrong.
+pub fn failure(file_name: &str, e: &OpenError) -> String {
+    match e {
+        OpenError::Trace { gzipped, error } => {
+            format!("{file_name} is a PyTorch-profiler trace{} but cannot be read: {error}.", gz(*gzipped))
+        }
+        OpenError::Graph { gzipped, error } => {
+            format!("{file_name} is an op graph{} but cannot be analysed: {error}.", gz(*gzipped))
+        }
+    }
+}
+
+fn gz(gzipped: bool) -> &'static str {
+    if gzipped {
+        " (gzip-compressed)"
+    } else {
+        ""
+    }
+}
+
+/// The action for a whole file's content, read and analysed on the page's thread: the
+/// fallback when no analysis worker can start (the worker does the same off the thread).
 pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
-    let detected = import::detect(&bytes[..bytes.len().min(DETECT_BYTES)]);
-    let gz = if detected.gzipped { " (gzip-compressed)" } else { "" };
+    match open_whole(file_name, bytes) {
+        Ok(Opened::Graph { graph, report }) => Action::OpenAnalysedGraph {
+            file_name: file_name.to_string(),
+            graph: Shared::new(graph),
+            report: Shared::new(report),
+        },
+        Ok(Opened::Trace { trace, summary }) => Action::OpenTrace(LoadedTrace {
+            id: super::worker_client::next_job_id(),
+            file_name: file_name.to_string(),
+            summary: Shared::new(summary),
+            held: TraceHeld::Page(Shared::new(trace)),
+        }),
+        Ok(Opened::Other { detected, bytes }) => open_other(file_name, detected, &bytes),
+        Err(e) => Action::Fail(failure(file_name, &e)),
+    }
+}
+
+/// The action for a file of a kind the analysis worker does not analyse (it sends back the
+/// bytes): the page's own views of the small kinds plug in here, one match arm each.
+pub fn open_other(file_name: &str, detected: Detected, bytes: &[u8]) -> Action {
+    let gz = gz(detected.gzipped);
     match detected.kind {
-        FileKind::OpGraph => match import::read_graph(bytes) {
-            Ok(graph) => Action::OpenGraph { file_name: file_name.to_string(), graph: Shared::new(graph) },
-            Err(e) => Action::Fail(format!("{file_name} is an op graph{gz} but cannot be analysed: {e}.")),
-        },
-        FileKind::KinetoTrace => match crate::trace::read_trace(bytes) {
-            Ok(trace) => Action::OpenTrace(LoadedTrace { file_name: file_name.to_string(), trace: Shared::new(trace) }),
-            Err(e) => Action::Fail(format!("{file_name} is a PyTorch-profiler trace{gz} but cannot be read: {e}.")),
-        },
         FileKind::OpTrace => match import::text(bytes).map_err(|e| e.to_string()).and_then(|text| {
             crate::optrace::analyze_optrace_with_graph(&text).map_err(|e| e.to_string())
         }) {
@@ -48,7 +82,10 @@ pub fn open_bytes(file_name: &str, bytes: &[u8]) -> Action {
             Err(e) => Action::Fail(format!("{file_name} is a simulator op table{gz} but cannot be read: {e}.")),
         },
         FileKind::Calibration | FileKind::ModelConfig | FileKind::Chip => open_time_input(detected.kind, file_name, bytes),
-        kind @ FileKind::Gzip => Action::Inform(format!(
+        kind @ (FileKind::Gzip
+        // Only reached if detection changes its mind: the worker analyses these two.
+        | FileKind::OpGraph
+        | FileKind::KinetoTrace) => Action::Inform(format!(
             "{file_name} is {}{gz}. This page shows op graphs, Kineto traces, op traces, simulator op tables, \
              calibration profiles, model and chip configurations and the transformer block; for this file use the command line: {}.",
             kind.describe(),

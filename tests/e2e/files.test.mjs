@@ -227,9 +227,9 @@ test('reading runs in a worker with progress, and Cancel stops it', async () => 
   const slowDist = mkdtempSync(path.join(os.tmpdir(), 'fusionscope-slow-'));
   cpSync(dist, slowDist, { recursive: true });
   const loader = path.join(slowDist, 'fusionscope-reader_loader.js');
-  writeFileSync(loader, `{ const read = FileReaderSync.prototype.readAsArrayBuffer;
-    FileReaderSync.prototype.readAsArrayBuffer = function (blob) {
-      const until = Date.now() + 400; while (Date.now() < until) {} return read.call(this, blob); }; }\n` + readFileSync(loader, 'utf8'));
+  writeFileSync(loader, `{ const read = Blob.prototype.arrayBuffer;
+    Blob.prototype.arrayBuffer = function () {
+      return new Promise((done) => setTimeout(done, 400)).then(() => read.call(this)); }; }\n` + readFileSync(loader, 'utf8'));
   const big = path.join(screenshotDir, 'padded-graph.json');
   // 40 MiB: the worked example followed by whitespace (still a valid graph).
   writeFileSync(big, readFileSync(EXAMPLE, 'utf8') + ' '.repeat(40 * 1024 * 1024));
@@ -249,7 +249,7 @@ test('reading runs in a worker with progress, and Cancel stops it', async () => 
     await page.getByTestId('notice').getByText('Reading padded-graph.json was cancelled; nothing changed.').waitFor();
     assert.equal(await progress.count(), 0);
     assert.match(await page.getByTestId('results-title').textContent(), /NH = 16/);
-    // A later file opens normally (a new worker).
+    // A later file opens normally.
     await page.setInputFiles('#file-input', EXAMPLE);
     await page.getByTestId('results-title').getByText('Op graph worked_example.json').waitFor();
     await check();

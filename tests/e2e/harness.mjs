@@ -19,6 +19,30 @@ export function digits(n) {
   return BigInt(n).toLocaleString('en-US');
 }
 
+/** The page's duration text for µs, as fusionscope::units::format_duration_us writes it. */
+export function duration(us) {
+  const a = Math.abs(us);
+  if (a === 0) return '0 µs';
+  if (a < 1) return `${(us * 1000).toFixed(0)} ns`;
+  if (a < 1000) return `${us.toFixed(2)} µs`;
+  if (a < 1e6) return `${(us / 1000).toFixed(2)} ms`;
+  return `${(us / 1e6).toFixed(2)} s`;
+}
+
+/** Runs in the page before its scripts (`openPage(env, '', { init: recordFrames })`): keeps
+ * in `window.__fsGap` the longest gap between animation frames, i.e. how long the main thread
+ * was blocked; reset it by setting it to 0. */
+export function recordFrames() {
+  window.__fsGap = 0;
+  let last = performance.now();
+  const frame = (t) => {
+    window.__fsGap = Math.max(window.__fsGap, t - last);
+    last = t;
+    requestAnimationFrame(frame);
+  };
+  requestAnimationFrame(frame);
+}
+
 /** Runs the native command line and returns its standard output. */
 export function cliText(args) {
   assert.ok(existsSync(cliBin), `the command line binary ${cliBin} is missing (cargo build --bin fusionscope)`);

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, cliText, digits, root, screenshotDir } from './harness.mjs';
+import { openPage, startBrowser, stopBrowser, cli, cliText, digits, duration, root, screenshotDir } from './harness.mjs';
 
 const traces = path.join(root, 'tests', 'data', 'traces');
 const TRITON = path.join(traces, 'amd', 'torch_compile_triton_mi300x.json.gz');
@@ -20,16 +20,6 @@ before(async () => {
 after(async () => {
   await stopBrowser(env);
 });
-
-/** The page's duration text for µs, as fusionscope::units::format_duration_us writes it. */
-function duration(us) {
-  const a = Math.abs(us);
-  if (a === 0) return '0 µs';
-  if (a < 1) return `${(us * 1000).toFixed(0)} ns`;
-  if (a < 1000) return `${us.toFixed(2)} µs`;
-  if (a < 1e6) return `${(us / 1000).toFixed(2)} ms`;
-  return `${(us / 1e6).toFixed(2)} s`;
-}
 
 /** The cells of a table's body, as text. */
 async function cells(page, id) {
@@ -118,13 +108,14 @@ test('two traces dropped together are compared; the numbers match the CLI', asyn
   await check();
 });
 
-test('one trace after another: "compare with the previous trace"', async () => {
+test('one trace after another: the list offers the pair, "Compare A with B" compares it', async () => {
   const { page, check } = await openPage(env);
   await page.setInputFiles('#file-input', QWEN_NV);
   await page.getByTestId('results-title').getByText('Trace hf_qwen1.5-0.5b_eager_h100.json.gz').waitFor();
   await page.setInputFiles('#file-input', QWEN_AMD);
   await page.getByTestId('results-title').getByText('Trace hf_qwen1.5-0.5b_eager_mi300x.json.gz').waitFor();
-  await page.getByTestId('compare-previous').getByText('Compare with the previous trace (hf_qwen1.5-0.5b_eager_h100.json.gz)').click();
+  assert.equal(await page.getByTestId('trace-row').count(), 2);
+  await page.getByTestId('compare-pair').click();
   await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
   await check();
 });

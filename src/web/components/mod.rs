@@ -17,6 +17,7 @@ pub mod share_link;
 pub mod sim_panel;
 pub mod summary;
 pub mod time_panel;
+pub mod trace_list;
 pub mod trace_panel;
 pub mod traffic_chart;
 pub mod transformer_form;

@@ -20,9 +20,6 @@ use super::share_link::ShareLink;
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub view: TraceView,
-    /// The file name of the trace opened before this one, when a comparison can be offered.
-    pub previous: Option<AttrValue>,
-    pub on_compare: Callback<()>,
     pub on_close: Callback<()>,
     /// Where an export that fails says why.
     pub on_error: Callback<String>,
@@ -133,19 +130,10 @@ fn export_button(
 #[function_component(TracePanel)]
 pub fn trace_panel(props: &Props) -> Html {
     let d = use_memo(props.view.clone(), drawn);
-    let is_summary = matches!(props.view, TraceView::Summary { .. });
     let trimmed = match &props.view {
         TraceView::Summary { trimmed, .. } | TraceView::Comparison { trimmed, .. } => *trimmed,
     };
     let make_fragment = props.make_fragment.clone();
-    let compare = props.previous.as_ref().filter(|_| is_summary).map(|prev| {
-        let on_compare = props.on_compare.clone();
-        html! {
-            <button type="button" data-testid="compare-previous" onclick={move |_| on_compare.emit(())}>
-                { format!("Compare with the previous trace ({prev})") }
-            </button>
-        }
-    });
     let on_close = props.on_close.clone();
     let mut exports = vec![
         export_button("JSON".into(), (&d, Export::Json), ".json".into(), "application/json", props.on_error.clone()),
@@ -191,7 +179,6 @@ pub fn trace_panel(props: &Props) -> Html {
             <div class="results-head">
                 <h2 id="trace-h" data-testid="results-title">{ d.title.clone() }</h2>
                 <div class="trace-actions">
-                    { for compare }
                     <button type="button" onclick={move |_| on_close.emit(())}>{ "Close the trace view" }</button>
                 </div>
                 <ShareLink {make_fragment} />

@@ -1,0 +1,229 @@
+//! Opening files and comparing traces through the analysis worker, with the progress bar, the
+//! Cancel button and the fallback to the page's thread when no worker can start.
+//!
+//! These are the page's only asynchronous steps: each ends in one [`Action`] for the reducer.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use yew::{UseReducerHandle, UseStateHandle};
+
+use super::browser;
+use super::open_file::open_bytes;
+use super::shared::Shared;
+use super::state::{compare_on_page, Action, LoadedTrace, Reading, State, TraceHeld};
+use super::worker_client::{AnalysisWorker, Reply, CANCELLED, UNAVAILABLE};
+use crate::fusion::json::GraphFile;
+use crate::fusion::AnalysisReport;
+use crate::trace::pairing::default_pair;
+use crate::trace::Comparison;
+
+/// The page's analysis worker, started on first use and again if it stopped.
+pub type WorkerSlot = Rc<RefCell<Option<AnalysisWorker>>>;
+
+/// The read in progress, if any (so that Cancel can stop it): the worker and the job.
+pub type CurrentRead = Rc<RefCell<Option<(AnalysisWorker, u32)>>>;
+
+/// What the page needs to open files.
+#[derive(Clone)]
+pub struct Opening {
+    pub state: UseReducerHandle<State>,
+    pub reading: UseStateHandle<Option<Reading>>,
+    pub current: CurrentRead,
+    pub worker: WorkerSlot,
+    /// A comparison is being computed (the Compare button says so).
+    pub comparing: UseStateHandle<bool>,
+}
+
+/// The running worker, started if there is none.
+fn worker(slot: &WorkerSlot) -> Result<AnalysisWorker, String> {
+    let mut slot = slot.borrow_mut();
+    if let Some(w) = slot.as_ref().filter(|w| !w.stopped()) {
+        return Ok(w.clone());
+    }
+    let w = AnalysisWorker::start()?;
+    *slot = Some(w.clone());
+    Ok(w)
+}
+
+impl Opening {
+    /// Stops the read in progress.
+    pub fn cancel(&self) {
+        if let Some((worker, job)) = self.current.borrow().as_ref() {
+            worker.cancel(*job);
+        }
+    }
+
+    /// Lets the worker drop a trace the page no longer lists.
+    pub fn forget(&self, trace: &LoadedTrace) {
+        if trace.held == TraceHeld::Worker {
+            if let Some(w) = self.worker.borrow().as_ref() {
+                w.forget(trace.id);
+            }
+        }
+    }
+
+    /// Opens the files one after the other, showing progress, and dispatches what opening
+    /// each does. Cancelling stops the current file and the ones after it. When two or more
+    /// traces were read, the default pair is compared at once.
+    pub fn open_files(&self, files: Vec<(web_sys::Blob, String)>) {
+        let this = self.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            // The list as the reducer will have it (the state handle is this render's).
+            let mut opened = this.state.traces.opened.clone();
+            let mut traces_read = 0;
+            for (blob, file_name) in files {
+                if let Some(e) = browser::too_large(&blob, &file_name) {
+                    this.state.dispatch(Action::Fail(e));
+                    continue;
+                }
+                let action = match this.open_one(&blob, &file_name).await {
+                    Ok(action) => action,
+                    Err(e) if e == CANCELLED => {
+                        let text = format!("Reading {file_name} was cancelled; nothing changed.");
+                        this.state.dispatch(Action::Inform(text));
+                        break;
+                    }
+                    Err(e) => Action::Fail(e),
+                };
+                if matches!(
+                    action,
+                    Action::OpenAnalysedGraph { .. }
+                        | Action::OpenTrace(_)
+                        | Action::OpenOpTrace { .. }
+                        | Action::OpenSimTable(_)
+                ) {
+                    browser::clear_fragment();
+                }
+                if let Action::OpenTrace(t) = &action {
+                    traces_read += 1;
+                    opened.push(t.clone());
+                }
+                this.state.dispatch(action);
+            }
+            if traces_read >= 2 {
+                let vendors: Vec<_> = opened.iter().map(LoadedTrace::vendor).collect();
+                if let Some((a, b)) = default_pair(&vendors) {
+                    this.compare(opened[a].clone(), opened[b].clone()).await;
+                }
+            }
+        });
+    }
+
+    /// Reads and analyses one file in the worker (on the page's thread without one).
+    async fn open_one(&self, blob: &web_sys::Blob, file_name: &str) -> Result<Action, String> {
+        let started_ms = js_sys::Date::now();
+        let reading = self.reading.clone();
+        let total = blob.size();
+        reading.set(Some(Reading { file_name: file_name.to_string(), done: 0.0, total, started_ms }));
+        let progress = {
+            let (reading, file_name) = (reading.clone(), file_name.to_string());
+            move |done, total| reading.set(Some(Reading { file_name: file_name.clone(), done, total, started_ms }))
+        };
+        let reply = match worker(&self.worker) {
+            Ok(w) => {
+                let (job, reply) = w.open(blob, file_name, progress);
+                *self.current.borrow_mut() = Some((w, job));
+                let reply = reply.await;
+                self.current.borrow_mut().take();
+                reply
+            }
+            Err(e) => Err(format!("{UNAVAILABLE}: {e}")),
+        };
+        let action = match reply {
+            Ok(reply) => Ok(action_of(file_name, reply).await),
+            // No worker (an old browser, or a host that does not serve the script).
+            Err(e) if e.starts_with(UNAVAILABLE) => {
+                let warning = format!("fusionscope: reading and analysing {file_name} on the page: {e}");
+                web_sys::console::warn_1(&warning.into());
+                browser::read_blob(blob, file_name).await.map(|bytes| open_bytes(file_name, &bytes))
+            }
+            Err(e) => Err(e),
+        };
+        reading.set(None);
+        action
+    }
+
+    /// Compares two opened traces where they are held and shows the comparison.
+    pub async fn compare(&self, a: LoadedTrace, b: LoadedTrace) {
+        self.comparing.set(true);
+        let result: Result<Comparison, String> = match (&a.held, &b.held) {
+            (TraceHeld::Worker, TraceHeld::Worker) => match worker(&self.worker) {
+                Ok(w) => w.compare(a.id, b.id).await,
+                Err(e) => Err(e),
+            },
+            _ => compare_on_page(&a, &b)
+                .ok_or_else(|| "one was read by the analysis worker and one on the page; open both again".to_string()),
+        };
+        self.comparing.set(false);
+        self.state.dispatch(match result {
+            Ok(c) => {
+                Action::ShowComparison { files: (a.file_name.clone(), b.file_name.clone()), comparison: Shared::new(c) }
+            }
+            Err(e) => Action::Fail(format!("{} and {} cannot be compared: {e}.", a.file_name, b.file_name)),
+        });
+    }
+}
+
+/// The action for the worker's reply. A large graph's decoding is split into steps with a
+/// task boundary between them, so that no single step blocks the page for long.
+async fn action_of(file_name: &str, reply: Reply) -> Action {
+    match reply {
+        Reply::Trace { id, summary } => Action::OpenTrace(LoadedTrace {
+            id,
+            file_name: file_name.to_string(),
+            summary: Shared::new(summary),
+            held: TraceHeld::Worker,
+        }),
+        Reply::Graph { graph, report } => {
+            let fail = |e: String| Action::Fail(format!("{file_name}: the worker's analysis cannot be read: {e}."));
+            browser::next_task().await;
+            let file: GraphFile = match serde_json::from_str(&graph) {
+                Ok(f) => f,
+                Err(e) => return fail(e.to_string()),
+            };
+            drop(graph);
+            browser::next_task().await;
+            let graph = match crate::share::graph_of(&file) {
+                Ok(g) => g,
+                Err(e) => return fail(e.to_string()),
+            };
+            drop(file);
+            browser::next_task().await;
+            let report: AnalysisReport = match serde_json::from_str(&report) {
+                Ok(r) => r,
+                Err(e) => return fail(e.to_string()),
+            };
+            browser::next_task().await;
+            Action::OpenAnalysedGraph {
+                file_name: file_name.to_string(),
+                graph: Shared::new(graph),
+                report: Shared::new(report),
+            }
+        }
+        Reply::Raw(bytes) => open_bytes(file_name, &bytes),
+    }
+}
+
+/// The bundled example pair (copied next to the page from tests/data/traces, MIT licence,
+/// see examples/README.md).
+const EXAMPLE_TRACES: [&str; 2] =
+    ["examples/hf_bert-small_eager_h100.json.gz", "examples/hf_bert-small_eager_mi300x.json.gz"];
+
+impl Opening {
+    /// Fetches the example traces from the page's own origin, opens them and shows their
+    /// comparison.
+    pub fn open_example(&self) {
+        let this = self.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let mut files = Vec::new();
+            for path in EXAMPLE_TRACES {
+                match browser::fetch_blob(path).await {
+                    Ok(blob) => files.push((blob, path.rsplit('/').next().unwrap_or(path).to_string())),
+                    Err(e) => return this.state.dispatch(Action::Fail(format!("The example cannot be opened: {e}."))),
+                }
+            }
+            this.open_files(files);
+        });
+    }
+}
