@@ -154,3 +154,15 @@ test('every control is reachable with the keyboard', async () => {
   await page.getByTestId('op-details').getByText('softmax (reduction) — group 3').waitFor();
   await check();
 });
+
+test('the page bundle a first visit downloads stays within 600 KB gzipped', async () => {
+  // A size budget, not a timing: deterministic for a given build. page-bench.mjs prints the
+  // figures; this stops a change from quietly pushing the first download over the target.
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const { gzipSync } = await import('node:zlib');
+  const { dist } = await import('./harness.mjs');
+  const firstLoad = readdirSync(dist).filter((f) => /^fusionscope-[0-9a-f]+(_bg\.wasm|\.js)$/.test(f));
+  assert.equal(firstLoad.length, 2, `expected the page's wasm and its glue in ${dist}, found ${firstLoad}`);
+  const gz = firstLoad.reduce((n, f) => n + gzipSync(readFileSync(path.join(dist, f)), { level: 9 }).length, 0);
+  assert.ok(gz <= 600_000, `the page's wasm + glue is ${gz} bytes gzipped, over the 600 KB budget`);
+});
