@@ -35,7 +35,7 @@ pub const FORMAT_VERSION: u32 = 2;
 /// The views (the `view` tag) each format holds; index 0 is format 1.
 const VIEWS: [&[&str]; 2] = [
     &["transformer", "graph", "trace_summary", "trace_comparison"],
-    &["transformer", "graph", "trace_summary", "trace_comparison", "model"],
+    &["transformer", "graph", "trace_summary", "trace_comparison", "model", "op_trace"],
 ];
 
 /// What a fragment starts with (after `#`).
@@ -73,6 +73,9 @@ pub enum SharedView {
     /// "Model × chip": the model (a built-in name, or a config file's text) and the workload
     /// parameters; the page regenerates the graph. Format 2 on.
     Model { spec: ModelSpec },
+    /// An op trace: its text (the case view, the converted graph and its analysis are
+    /// recomputed from it, exactly as when the file is opened). Format 2 on.
+    OpTrace { file_name: String, text: String },
 }
 
 /// Distinct kernel names a shared trace view keeps per category (the summary's kernel
@@ -358,6 +361,15 @@ mod tests {
         assert_eq!(file_name, "wörked example.json");
         let back = graph_of(&file).unwrap();
         assert_eq!(analyze(&back).report(&back), analyze(&graph).report(&graph));
+    }
+
+    #[test]
+    fn op_trace_links_carry_the_text_and_stay_small() {
+        let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/optrace/gpt2_block_tp_rank1.optrace"));
+        let view = SharedView::OpTrace { file_name: "gpt2_block_tp_rank1.optrace".into(), text: text.into() };
+        let link = encode(&view.clone().into());
+        assert!(link.len() < 8 * 1024, "{} bytes for {} bytes of text", link.len(), text.len());
+        assert_eq!(decode(&link).unwrap().view, view);
     }
 
     #[test]

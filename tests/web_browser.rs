@@ -103,7 +103,7 @@ mod state {
     }
 
     #[wasm_bindgen_test]
-    fn op_traces_and_simulator_tables_open_and_are_not_shared_yet() {
+    fn op_traces_open_and_share_their_text_and_simulator_tables_are_not_shared_yet() {
         use fusionscope::web::open_file::open_bytes;
         use fusionscope::web::state::NOT_SHAREABLE;
         let text = include_str!("data/optrace/spec_example.optrace");
@@ -112,7 +112,14 @@ mod state {
         assert_eq!(report.cases.len(), 7);
         // The results are the report's own analysis (the figures of `optrace --json`).
         assert_eq!(*s.shown().unwrap().report, report.analysis);
-        assert_eq!(s.shared_view().unwrap_err(), NOT_SHAREABLE);
+        // The link holds the text; opening it recomputes the same case view and analysis.
+        let link = encode(&s.shared_view().expect("an op trace is shared"));
+        let opened = State::from_fragment(&link);
+        let Source::OpTrace { report: again, file_name, .. } = &opened.source else {
+            panic!("the link does not open an op trace: {:?}", opened.notice)
+        };
+        assert_eq!((file_name.as_str(), &again.cases), ("spec_example.optrace", &report.cases));
+        assert_eq!(*opened.shown().unwrap().report, report.analysis);
         let csv = include_str!("data/ops-csv/llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode.csv");
         let s = reduce(s, open_bytes("llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode.csv", csv.as_bytes()));
         let sim = s.sim.as_ref().expect("the simulator view is shown");

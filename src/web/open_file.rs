@@ -57,10 +57,12 @@ pub fn open_other(file_name: &str, detected: Detected, bytes: &[u8]) -> Action {
     let gz = gz(detected.gzipped);
     match detected.kind {
         FileKind::OpTrace => match import::text(bytes).map_err(|e| e.to_string()).and_then(|text| {
-            crate::optrace::analyze_optrace_with_graph(&text).map_err(|e| e.to_string())
+            let (report, graph) = crate::optrace::analyze_optrace_with_graph(&text).map_err(|e| e.to_string())?;
+            Ok((text.into_owned(), report, graph))
         }) {
-            Ok((report, graph)) => Action::OpenOpTrace {
+            Ok((text, report, graph)) => Action::OpenOpTrace {
                 file_name: file_name.to_string(),
+                text: Shared::new(text),
                 report: Shared::new(report),
                 graph: Shared::new(graph),
             },

@@ -115,7 +115,7 @@ pub enum Source {
     /// An op graph read from a file.
     Graph { file_name: String, graph: Shared<OpGraph> },
     /// An op trace (optrace text form): its case view, and its conversion to an op graph.
-    OpTrace { file_name: String, report: Shared<OptraceReport>, graph: Shared<OpGraph> },
+    OpTrace { file_name: String, text: Shared<String>, report: Shared<OptraceReport>, graph: Shared<OpGraph> },
     /// "Model × chip": the op graph a workload generator makes of a model config.
     Model(ModelForm),
 }
@@ -132,7 +132,11 @@ pub struct SimView {
 
 /// What the share button says for the op-trace and simulator views until the share format
 /// carries them.
-pub const NOT_SHAREABLE: &str = "Op-trace and simulator-table views cannot be shared yet: send the file instead.";
+pub const NOT_SHAREABLE: &str = "Simulator-table views cannot be shared yet: send the file instead.";
+
+/// The longest op-trace text a share link carries (it holds the text; the view is recomputed
+/// from it). Deflate shrinks op traces about 8×, so this keeps such links near 8 KB.
+pub const MAX_SHARED_OPTRACE_BYTES: usize = 64 * 1024;
 
 /// A finished analysis and what it was computed from, in words.
 #[derive(Debug, Clone, PartialEq)]
@@ -372,6 +376,8 @@ pub enum Action {
     /// An op trace was read and converted.
     OpenOpTrace {
         file_name: String,
+        /// The trace's text, which a share link carries.
+        text: Shared<String>,
         report: Shared<OptraceReport>,
         graph: Shared<OpGraph>,
     },
@@ -418,7 +424,7 @@ fn compute(source: &Source) -> Result<Computed, String> {
         }
         Source::Graph { file_name, graph } => Ok(computed(format!("Op graph {file_name}"), graph.clone())),
         // The report's own analysis: the figures of `fusionscope optrace FILE --json`.
-        Source::OpTrace { file_name, report, graph } => Ok(Computed {
+        Source::OpTrace { file_name, report, graph, .. } => Ok(Computed {
             title: format!("Op trace {file_name}: fusion groups of its op graph"),
             graph: graph.clone(),
             report: Shared::new(report.analysis.clone()),
@@ -500,6 +506,19 @@ impl State {
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
             SharedView::Model { spec } => State::with_source(Source::Model(spec.into()), last_good),
+            SharedView::OpTrace { file_name, text } => match crate::optrace::analyze_optrace_with_graph(&text) {
+                Ok((report, graph)) => {
+                    let (text, report, graph) = (Shared::new(text), Shared::new(report), Shared::new(graph));
+                    State::with_source(Source::OpTrace { file_name, text, report, graph }, last_good)
+                }
+                Err(e) => State {
+                    notice: Some(Notice {
+                        text: format!("This share link holds an op trace that cannot be read: {e}."),
+                        is_error: true,
+                    }),
+                    ..State::default()
+                },
+            },
         };
         if let Some(chip) = shared.chip {
             state.time.chip = chip;
@@ -536,7 +555,16 @@ impl State {
         let view = match &self.source {
             Source::Transformer(form) => SharedView::Transformer { config: form.config()? },
             Source::Graph { file_name, graph } => SharedView::of_graph(file_name, graph),
-            Source::OpTrace { .. } => return Err(NOT_SHAREABLE.to_string()),
+            Source::OpTrace { text, .. } if text.len() > MAX_SHARED_OPTRACE_BYTES => {
+                return Err(format!(
+                    "This op trace is {} of text, too long for a share link (at most {}): send the file instead.",
+                    crate::units::format_bytes(text.len() as u64),
+                    crate::units::format_bytes(MAX_SHARED_OPTRACE_BYTES as u64)
+                ))
+            }
+            Source::OpTrace { file_name, text, .. } => {
+                SharedView::OpTrace { file_name: file_name.clone(), text: String::clone(text) }
+            }
             Source::Model(form) => SharedView::Model { spec: form.spec()? },
         };
         let selected_op = self.selected_op.filter(|&i| i < computed.graph.len());
@@ -680,7 +708,9 @@ impl Reducible for State {
                 let traces = Traces { view: Some(view), ..self.traces.clone() };
                 return Rc::new(State { traces, notice: None, sim: None, ..(*self).clone() });
             }
-            Action::OpenOpTrace { file_name, report, graph } => Source::OpTrace { file_name, report, graph },
+            Action::OpenOpTrace { file_name, text, report, graph } => {
+                Source::OpTrace { file_name, text, report, graph }
+            }
             Action::OpenSimTable(view) => {
                 let traces = Traces { view: None, ..self.traces.clone() };
                 return Rc::new(State { sim: Some(view), traces, notice: None, ..(*self).clone() });

@@ -1,7 +1,8 @@
 // End-to-end tests of the op-trace and simulator-table views: every op trace in
 // tests/data/optrace and every simulator CSV in tests/data/ops-csv is dropped on the page, and
 // its figures are compared with the command line's --json on the same file; damaged files
-// name the file and line; the views cannot be shared yet and say so.
+// name the file and line; an op trace's share link carries its text, and the simulator view
+// cannot be shared yet and says so.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -58,7 +59,7 @@ const hex = (a) => `0x${BigInt(a).toString(16)}`;
 
 for (const file of optraces) {
   test(`op trace ${file}: the case view, the unmapped ops and the fusion figures match the CLI`, async () => {
-    const { page, check } = await openPage(env);
+    const { page, context, check } = await openPage(env);
     await page.setInputFiles('#file-input', path.join(OPTRACE, file));
     await page.getByTestId('optrace-panel').waitFor();
     const rel = `tests/data/optrace/${file}`;
@@ -100,10 +101,19 @@ for (const file of optraces) {
     const csv = await download(page, '-cases.csv');
     assert.equal(csv.text.trim().split('\n').length, 1 + j.cases.length);
     assert.match(csv.text, /^line,op,kind,case type,case shape,dtype,inputs,outputs,input addresses,input addresses \(hex\)/);
-    // Not shareable yet, in one sentence.
+    // A share link carries the trace's text: a fresh page shows the same case view and figures.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.getByTestId('share-button').click();
-    await page.getByText('Op-trace and simulator-table views cannot be shared yet: send the file instead.').waitFor();
+    const url = await page.getByTestId('share-url').inputValue();
+    assert.match(url, /#s=2\./);
+    assert.ok(url.length < 8000, `${url.length} bytes`);
     await check();
+    const fresh = await openPage(env, url.slice(url.indexOf('#')));
+    await fresh.page.getByTestId('optrace-panel').waitFor();
+    assert.deepEqual(await cells(fresh.page, 'cases'), rows);
+    assert.deepEqual(await cells(fresh.page, 'unmapped'), unmapped);
+    assert.ok((await fresh.page.getByTestId('fused-total').textContent()).includes(`${digits(j.analysis.fused.total)} bytes`));
+    await fresh.check();
   });
 }
 
@@ -222,7 +232,7 @@ test('simulator view: the workload can be changed, bad sizes are named, not shar
   await page.fill('#sim-batch', '');
   await page.getByTestId('sim-setup').waitFor();
   await page.getByTestId('share-button').click();
-  await page.getByText('Op-trace and simulator-table views cannot be shared yet: send the file instead.').waitFor();
+  await page.getByText('Simulator-table views cannot be shared yet: send the file instead.').waitFor();
   await page.getByRole('button', { name: 'Close the simulator table' }).click();
   await page.getByTestId('results-title').getByText('Transformer block').waitFor();
   await check();
