@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, cliText, digits, root, screenshotDir, allTableRows } from './harness.mjs';
+import { openPage, startBrowser, stopBrowser, cli, cliText, digits, duration, root, screenshotDir, allTableRows } from './harness.mjs';
 
 const OPTRACE = path.join(root, 'tests', 'data', 'optrace');
 const OPS_CSV = path.join(root, 'tests', 'data', 'ops-csv');
@@ -22,16 +22,6 @@ before(async () => {
 after(async () => {
   await stopBrowser(env);
 });
-
-/** The page's duration text for µs, as fusionscope::units::format_duration_us writes it. */
-function duration(us) {
-  const a = Math.abs(us);
-  if (a === 0) return '0 µs';
-  if (a < 1) return `${(us * 1000).toFixed(0)} ns`;
-  if (a < 1000) return `${us.toFixed(2)} µs`;
-  if (a < 1e6) return `${(us / 1000).toFixed(2)} ms`;
-  return `${(us / 1e6).toFixed(2)} s`;
-}
 
 /**
  * A ratio cell is ours / simulator with two decimals (Rust rounds an exact tie such as 8.625 to
