@@ -35,7 +35,7 @@ pub const FORMAT_VERSION: u32 = 2;
 /// The views (the `view` tag) each format holds; index 0 is format 1.
 const VIEWS: [&[&str]; 2] = [
     &["transformer", "graph", "trace_summary", "trace_comparison"],
-    &["transformer", "graph", "trace_summary", "trace_comparison", "model", "op_trace"],
+    &["transformer", "graph", "trace_summary", "trace_comparison", "model", "op_trace", "sim_table"],
 ];
 
 /// What a fragment starts with (after `#`).
@@ -76,6 +76,16 @@ pub enum SharedView {
     /// An op trace: its text (the case view, the converted graph and its analysis are
     /// recomputed from it, exactly as when the file is opened). Format 2 on.
     OpTrace { file_name: String, text: String },
+    /// A simulator op table (its rows, as parsed) and the workload it is compared with; the
+    /// page recomputes our side. Format 2 on.
+    SimTable {
+        file_name: String,
+        table: crate::simcsv::SimTable,
+        setup: crate::simcsv::SimSetup,
+        /// What was assumed when the workload was read from the file name.
+        #[serde(default)]
+        notes: Vec<String>,
+    },
 }
 
 /// Distinct kernel names a shared trace view keeps per category (the summary's kernel
@@ -370,6 +380,25 @@ mod tests {
         let link = encode(&view.clone().into());
         assert!(link.len() < 8 * 1024, "{} bytes for {} bytes of text", link.len(), text.len());
         assert_eq!(decode(&link).unwrap().view, view);
+    }
+
+    #[test]
+    fn simulator_table_links_round_trip_and_stay_small() {
+        use crate::simcsv::{infer_setup, parse_sim_csv};
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ops-csv");
+        let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.retain(|p| p.extension().is_some_and(|e| e == "csv"));
+        assert!(files.len() >= 5, "{files:?}");
+        for path in files {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let table = parse_sim_csv(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let inferred = infer_setup(&name, &table);
+            let view =
+                SharedView::SimTable { file_name: name.clone(), table, setup: inferred.setup, notes: inferred.notes };
+            let link = encode(&view.clone().into());
+            assert!(link.len() < 8 * 1024, "{name}: {} bytes", link.len());
+            assert_eq!(decode(&link).unwrap().view, view, "{name}");
+        }
     }
 
     #[test]

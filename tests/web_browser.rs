@@ -103,9 +103,8 @@ mod state {
     }
 
     #[wasm_bindgen_test]
-    fn op_traces_open_and_share_their_text_and_simulator_tables_are_not_shared_yet() {
+    fn op_traces_and_simulator_tables_open_and_share() {
         use fusionscope::web::open_file::open_bytes;
-        use fusionscope::web::state::NOT_SHAREABLE;
         let text = include_str!("data/optrace/spec_example.optrace");
         let s = reduce(State::default(), open_bytes("spec_example.optrace", text.as_bytes()));
         let Source::OpTrace { report, .. } = &s.source else { panic!("not an op trace: {:?}", s.notice) };
@@ -127,7 +126,18 @@ mod state {
             (sim.form.model.as_str(), sim.form.phase.as_str(), sim.form.seq_len.as_str()),
             ("llama3-8b", "decode", "1024")
         );
-        assert_eq!(s.shared_view().unwrap_err(), NOT_SHAREABLE);
+        // The link holds the rows and the workload; a fresh page shows the same view.
+        let opened = State::from_fragment(&encode(&s.shared_view().expect("a simulator table is shared")));
+        let back = opened.sim.as_ref().expect("the link opens the simulator view");
+        assert_eq!(
+            (&back.file_name, &*back.table, &back.form, &back.notes),
+            (&sim.file_name, &*sim.table, &sim.form, &sim.notes)
+        );
+        // An invalid workload is not shared; the message names the field.
+        let mut typo = sim.form.clone();
+        typo.batch = "x".into();
+        let bad = reduce(s.clone(), Action::SetSimForm(typo));
+        assert!(bad.shared_view().unwrap_err().starts_with("Nothing to share while the workload is invalid: Batch"));
         let s = reduce(s, Action::CloseSimTable);
         assert!(s.sim.is_none() && matches!(s.source, Source::OpTrace { .. }));
         let broken = reduce(s, open_bytes("bad.optrace", b"0:0:0 %1:<2x?xf16> = a.b.add(%0:<2xf16>)\n"));

@@ -130,10 +130,6 @@ pub struct SimView {
     pub notes: Vec<String>,
 }
 
-/// What the share button says for the op-trace and simulator views until the share format
-/// carries them.
-pub const NOT_SHAREABLE: &str = "Simulator-table views cannot be shared yet: send the file instead.";
-
 /// The longest op-trace text a share link carries (it holds the text; the view is recomputed
 /// from it). Deflate shrinks op traces about 8×, so this keeps such links near 8 KB.
 pub const MAX_SHARED_OPTRACE_BYTES: usize = 64 * 1024;
@@ -506,6 +502,10 @@ impl State {
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
             SharedView::Model { spec } => State::with_source(Source::Model(spec.into()), last_good),
+            SharedView::SimTable { file_name, table, setup, notes } => {
+                let view = SimView { file_name, table: Shared::new(table), form: SetupForm::from(&setup), notes };
+                State { sim: Some(view), ..State::default() }
+            }
             SharedView::OpTrace { file_name, text } => match crate::optrace::analyze_optrace_with_graph(&text) {
                 Ok((report, graph)) => {
                     let (text, report, graph) = (Shared::new(text), Shared::new(report), Shared::new(graph));
@@ -534,8 +534,15 @@ impl State {
 
     /// What a share link of this page holds, or why there is nothing to share.
     pub fn shared_view(&self) -> Result<SharedState, String> {
-        if self.sim.is_some() {
-            return Err(NOT_SHAREABLE.to_string());
+        if let Some(sim) = &self.sim {
+            let setup = sim.form.setup().map_err(|e| format!("Nothing to share while the workload is invalid: {e}"))?;
+            let view = SharedView::SimTable {
+                file_name: sim.file_name.clone(),
+                table: SimTable::clone(&sim.table),
+                setup,
+                notes: sim.notes.clone(),
+            };
+            return Ok(self.with_chip(view.into()));
         }
         match &self.traces.view {
             Some(TraceView::Summary { file_name, summary, trimmed }) => {

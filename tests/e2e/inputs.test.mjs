@@ -1,8 +1,8 @@
 // End-to-end tests of the op-trace and simulator-table views: every op trace in
 // tests/data/optrace and every simulator CSV in tests/data/ops-csv is dropped on the page, and
 // its figures are compared with the command line's --json on the same file; damaged files
-// name the file and line; an op trace's share link carries its text, and the simulator view
-// cannot be shared yet and says so.
+// name the file and line; share links carry an op trace's text, or a simulator table's rows and
+// workload.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -197,8 +197,8 @@ for (const file of csvs) {
   });
 }
 
-test('simulator view: the workload can be changed, bad sizes are named, not shareable; screenshots', async () => {
-  const { page, check } = await openPage(env);
+test('simulator view: the workload can be changed, bad sizes are named, the share link reopens it; screenshots', async () => {
+  const { page, context, check } = await openPage(env);
   const file = 'llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128.csv';
   await page.setInputFiles('#file-input', path.join(OPS_CSV, file));
   await page.getByTestId('sim-panel').waitFor();
@@ -221,8 +221,17 @@ test('simulator view: the workload can be changed, bad sizes are named, not shar
   await err.getByText('Batch must be a whole number of at least 1, or empty for the model\'s default (got "x").').waitFor();
   await page.fill('#sim-batch', '');
   await page.getByTestId('sim-setup').waitFor();
+  // A share link carries the rows and the chosen workload: a fresh page shows the same view.
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   await page.getByTestId('share-button').click();
-  await page.getByText('Simulator-table views cannot be shared yet: send the file instead.').waitFor();
+  const url = await page.getByTestId('share-url').inputValue();
+  assert.ok(url.length < 8000, `${url.length} bytes`);
+  const fresh = await openPage(env, url.slice(url.indexOf('#')));
+  await fresh.page.getByTestId('sim-panel').waitFor();
+  assert.equal(await fresh.page.getByTestId('sim-setup').textContent(), await page.getByTestId('sim-setup').textContent());
+  assert.deepEqual(await cells(fresh.page, 'sim-groups'), await cells(page, 'sim-groups'));
+  assert.deepEqual(await cells(fresh.page, 'side-by-side'), await cells(page, 'side-by-side'));
+  await fresh.check();
   await page.getByRole('button', { name: 'Close the simulator table' }).click();
   await page.getByTestId('results-title').getByText('Transformer block').waitFor();
   await check();
