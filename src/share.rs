@@ -76,11 +76,11 @@ pub enum SharedView {
     /// An op trace: its text (the case view, the converted graph and its analysis are
     /// recomputed from it, exactly as when the file is opened). Format 2 on.
     OpTrace { file_name: String, text: String },
-    /// A simulator op table (its rows, as parsed) and the workload it is compared with; the
-    /// page recomputes our side. Format 2 on.
+    /// A simulator op table (its CSV text, which deflates ~6×) and the workload it is compared
+    /// with; the page parses the text and recomputes our side. Format 2 on.
     SimTable {
         file_name: String,
-        table: crate::simcsv::SimTable,
+        text: String,
         setup: crate::simcsv::SimSetup,
         /// What was assumed when the workload was read from the file name.
         #[serde(default)]
@@ -391,10 +391,10 @@ mod tests {
         assert!(files.len() >= 5, "{files:?}");
         for path in files {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            let table = parse_sim_csv(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            let inferred = infer_setup(&name, &table);
+            let text = std::fs::read_to_string(&path).unwrap();
+            let inferred = infer_setup(&name, &parse_sim_csv(&text).unwrap());
             let view =
-                SharedView::SimTable { file_name: name.clone(), table, setup: inferred.setup, notes: inferred.notes };
+                SharedView::SimTable { file_name: name.clone(), text, setup: inferred.setup, notes: inferred.notes };
             let link = encode(&view.clone().into());
             assert!(link.len() < 8 * 1024, "{name}: {} bytes", link.len());
             assert_eq!(decode(&link).unwrap().view, view, "{name}");

@@ -70,12 +70,15 @@ pub fn open_other(file_name: &str, detected: Detected, bytes: &[u8]) -> Action {
         },
         FileKind::SimOpsCsv => match import::text(bytes)
             .map_err(|e| e.to_string())
-            .and_then(|text| crate::simcsv::parse_sim_csv(&text).map_err(|e| e.to_string()))
-        {
-            Ok(table) => {
+            .and_then(|text| {
+                let table = crate::simcsv::parse_sim_csv(&text).map_err(|e| e.to_string())?;
+                Ok((text.into_owned(), table))
+            }) {
+            Ok((text, table)) => {
                 let inferred = crate::simcsv::infer_setup(file_name, &table);
                 Action::OpenSimTable(SimView {
                     file_name: file_name.to_string(),
+                    text: Shared::new(text),
                     table: Shared::new(table),
                     form: SetupForm::from(&inferred.setup),
                     notes: inferred.notes,

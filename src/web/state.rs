@@ -124,6 +124,8 @@ pub enum Source {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimView {
     pub file_name: String,
+    /// The CSV as read, which a share link carries.
+    pub text: Shared<String>,
     pub table: Shared<SimTable>,
     pub form: SetupForm,
     /// What was assumed when reading the workload from the file name.
@@ -502,10 +504,19 @@ impl State {
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
             SharedView::Model { spec } => State::with_source(Source::Model(spec.into()), last_good),
-            SharedView::SimTable { file_name, table, setup, notes } => {
-                let view = SimView { file_name, table: Shared::new(table), form: SetupForm::from(&setup), notes };
-                State { sim: Some(view), ..State::default() }
-            }
+            SharedView::SimTable { file_name, text, setup, notes } => match crate::simcsv::parse_sim_csv(&text) {
+                Ok(table) => {
+                    let (text, table, form) = (Shared::new(text), Shared::new(table), SetupForm::from(&setup));
+                    State { sim: Some(SimView { file_name, text, table, form, notes }), ..State::default() }
+                }
+                Err(e) => State {
+                    notice: Some(Notice {
+                        text: format!("This share link holds a simulator table that cannot be read: {e}."),
+                        is_error: true,
+                    }),
+                    ..State::default()
+                },
+            },
             SharedView::OpTrace { file_name, text } => match crate::optrace::analyze_optrace_with_graph(&text) {
                 Ok((report, graph)) => {
                     let (text, report, graph) = (Shared::new(text), Shared::new(report), Shared::new(graph));
@@ -538,7 +549,7 @@ impl State {
             let setup = sim.form.setup().map_err(|e| format!("Nothing to share while the workload is invalid: {e}"))?;
             let view = SharedView::SimTable {
                 file_name: sim.file_name.clone(),
-                table: SimTable::clone(&sim.table),
+                text: String::clone(&sim.text),
                 setup,
                 notes: sim.notes.clone(),
             };
