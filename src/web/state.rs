@@ -336,11 +336,6 @@ pub enum Action {
     SetField(Field, String),
     /// Back to the built-in transformer block with the default inputs.
     ResetTransformer,
-    /// An op graph was read from a file.
-    OpenGraph {
-        file_name: String,
-        graph: Shared<OpGraph>,
-    },
     /// A file or link could not be opened; the figures shown stay as they were.
     Fail(String),
     /// Something worth saying that is not an error (e.g. a file kind this page does not show).
@@ -676,7 +671,6 @@ impl Reducible for State {
                 return Rc::new(State { time: TimeModel { calibration: None, ..self.time.clone() }, ..(*self).clone() })
             }
             Action::ResetTransformer => Source::Transformer(TransformerConfig::default().into()),
-            Action::OpenGraph { file_name, graph } => Source::Graph { file_name, graph },
             Action::Fail(text) => return with_notice(text, true),
             Action::Inform(text) => return with_notice(text, false),
             Action::DismissNotice => return Rc::new(State { notice: None, ..(*self).clone() }),
