@@ -22,18 +22,14 @@
 //! (the `web` module, wasm only) only call into them.
 
 pub mod calib;
-pub mod chart;
-pub mod dag_layout;
+pub mod draw;
 pub mod fusion;
-pub mod group_graph;
 pub mod hardware;
 pub mod import;
 pub mod optrace;
 pub mod share;
-pub mod share_trace;
 pub mod simcsv;
 pub mod table;
-pub mod table_window;
 pub mod trace;
 pub mod units;
 pub mod workload;

@@ -60,6 +60,11 @@ pub fn format_pct(pct: f64) -> String {
     format!("{pct:.2} %")
 }
 
+/// `-0.0` as `0.0`: an empty sum of floats is `-0.0`, which would print as "-0.00 %".
+pub fn positive_zero(x: f64) -> f64 {
+    x + 0.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

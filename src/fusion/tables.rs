@@ -2,7 +2,7 @@
 //! with the rule that placed it. The page draws them virtualised, sorted and filtered over
 //! every row by [`DataTable::view`], so they stay usable at 100,000 ops.
 
-use crate::trace::view::{Cell, DataTable};
+use crate::table::{Cell, DataTable};
 use crate::units::{format_pct, group_digits};
 
 use super::AnalysisReport;
@@ -80,7 +80,7 @@ mod tests {
     use crate::fusion::analyze;
     use crate::fusion::random::random_graph;
     use crate::fusion::transformer::{transformer_block, TransformerConfig};
-    use crate::trace::view::SortBy;
+    use crate::table::SortBy;
 
     #[test]
     fn transformer_tables_match_the_report() {

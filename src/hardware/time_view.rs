@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::chip::{preset, Chip, ChipError};
 use super::roofline::{format_flops, Bound, RooflineChart, TimeReport};
-use crate::chart::{escape_xml, svg_start};
+use crate::draw::chart::{escape_xml, svg_start};
 use crate::table::Table;
 use crate::units::{format_bytes, format_duration_us};
 

@@ -6,7 +6,7 @@
 //! Collectives are their own kind (`collective`), never folded into the op types of the
 //! fusion graph, where they become a standalone head and result pair.
 
-use crate::trace::view::{Cell, DataTable};
+use crate::table::{Cell, DataTable};
 use crate::units::group_digits;
 
 use super::{hex, Case, OptraceReport, Role};

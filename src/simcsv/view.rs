@@ -3,7 +3,7 @@
 //! shows is tested natively.
 
 use crate::hardware::roofline::format_flops;
-use crate::trace::view::{Cell, DataTable};
+use crate::table::{Cell, DataTable};
 use crate::units::{format_bytes, format_duration_us, group_digits};
 use crate::workload::{Phase, WorkloadParams};
 

@@ -5,9 +5,9 @@
 //!
 //! Kept in the core (no browser code) so that what the page shows and exports is tested natively.
 
-use crate::chart::{escape_xml, svg_start};
-use crate::table::Table;
-use crate::units::{ellipsize, format_bytes, format_duration_us, format_pct, group_digits};
+use crate::draw::chart::{escape_xml, svg_start};
+use crate::table::{Cell, DataTable};
+use crate::units::{format_duration_us, format_pct, group_digits, positive_zero};
 
 use super::classify::name::short_name;
 use super::classify::{rules, Pattern, Scope};
@@ -20,181 +20,9 @@ use super::Category;
 /// cell's `exact` value: tooltip and CSV).
 pub const NAME_WIDTH: usize = 60;
 
-/// One column: its header and whether it holds numbers (right-aligned, sorted numerically,
-/// largest first on the first click).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Column {
-    pub header: String,
-    pub numeric: bool,
-}
-
-/// One cell: what is shown, the exact value (full kernel name, number in the header's unit)
-/// and the key numeric columns sort by.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Cell {
-    pub text: String,
-    pub exact: String,
-    pub sort: f64,
-}
-
-impl Cell {
-    /// A text cell (sorted by its text).
-    pub fn text(s: impl Into<String>) -> Cell {
-        let s = s.into();
-        Cell { exact: s.clone(), text: s, sort: 0.0 }
-    }
-
-    /// A kernel name: shortened for display, whole in `exact`.
-    pub fn kernel(name: &str) -> Cell {
-        Cell { text: short_name(name, NAME_WIDTH), exact: name.to_string(), sort: 0.0 }
-    }
-
-    /// A count with thousands separators.
-    pub fn count(n: u64) -> Cell {
-        Cell { text: group_digits(n), exact: n.to_string(), sort: n as f64 }
-    }
-
-    /// A duration in µs, shown with a fitting unit.
-    pub fn micros(us: f64) -> Cell {
-        let us = positive_zero(us);
-        Cell { text: format_duration_us(us), exact: format!("{us}"), sort: us }
-    }
-
-    /// A percentage.
-    pub fn pct(p: f64) -> Cell {
-        let p = positive_zero(p);
-        Cell { text: format_pct(p), exact: format!("{p}"), sort: p }
-    }
-
-    /// A size in bytes, shown with a binary unit; the exact count is the tooltip and the CSV value.
-    pub fn bytes(b: u64) -> Cell {
-        Cell { text: format_bytes(b), exact: b.to_string(), sort: b as f64 }
-    }
-
-    /// Text shortened to `width` characters for display, whole in `exact` (tooltip, CSV, filter).
-    pub fn long_text(s: &str, width: usize) -> Cell {
-        Cell { text: ellipsize(s, width), exact: s.to_string(), sort: 0.0 }
-    }
-
-    /// A ratio, or a dash when there is none (sorted last).
-    pub fn ratio(r: Option<f64>) -> Cell {
-        match r {
-            Some(r) => Cell { text: format!("{r:.2}×"), exact: format!("{r}"), sort: r },
-            None => Cell { text: "—".to_string(), exact: String::new(), sort: f64::NEG_INFINITY },
-        }
-    }
-
-    /// Does the cell contain `needle` (already lower-cased)?
-    fn matches(&self, needle: &str) -> bool {
-        self.text.to_lowercase().contains(needle) || self.exact.to_lowercase().contains(needle)
-    }
-}
-
-/// `-0.0` as `0.0`: an empty sum of floats is `-0.0`, which would print as "-0.00 %".
-fn positive_zero(x: f64) -> f64 {
-    x + 0.0
-}
-
-/// A table of trace results, with every row (the page draws a window of them).
-#[derive(Debug, Clone, PartialEq)]
-pub struct DataTable {
-    /// Stable identifier (element ids, export file names).
-    pub id: &'static str,
-    pub title: String,
-    pub columns: Vec<Column>,
-    pub rows: Vec<Vec<Cell>>,
-}
-
-/// How a table is ordered: by a column, ascending or not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SortBy {
-    pub column: usize,
-    pub descending: bool,
-}
-
-impl DataTable {
-    /// An empty table with `columns` given as (header, numeric).
-    pub fn new(id: &'static str, title: impl Into<String>, columns: &[(&str, bool)]) -> DataTable {
-        DataTable {
-            id,
-            title: title.into(),
-            columns: columns.iter().map(|&(h, numeric)| Column { header: h.to_string(), numeric }).collect(),
-            rows: Vec::new(),
-        }
-    }
-
-    /// The row indices to show: those containing `filter` in any cell (case-insensitive;
-    /// all for an empty filter), in the order `sort` asks (a stable sort: ties keep the
-    /// table's own order).
-    pub fn view(&self, sort: Option<SortBy>, filter: &str) -> Vec<usize> {
-        let needle = filter.trim().to_lowercase();
-        let mut rows: Vec<usize> = (0..self.rows.len())
-            .filter(|&i| needle.is_empty() || self.rows[i].iter().any(|c| c.matches(&needle)))
-            .collect();
-        if let Some(SortBy { column, descending }) = sort.filter(|s| s.column < self.columns.len()) {
-            let numeric = self.columns[column].numeric;
-            rows.sort_by(|&a, &b| {
-                let (x, y) = (&self.rows[a][column], &self.rows[b][column]);
-                let o = if numeric { x.sort.total_cmp(&y.sort) } else { x.text.cmp(&y.text) };
-                if descending {
-                    o.reverse()
-                } else {
-                    o
-                }
-            });
-        }
-        rows
-    }
-
-    /// The table with exact values (full kernel names, plain numbers), for CSV.
-    pub fn exact_table(&self) -> Table {
-        let headers = self.headers(true);
-        let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>());
-        for r in &self.rows {
-            t.row(r.iter().map(|c| c.exact.clone()));
-        }
-        t
-    }
-
-    /// The table as shown (short names, units), for Markdown.
-    pub fn shown_table(&self) -> Table {
-        let headers = self.headers(false);
-        let mut t = Table::new(&headers.iter().map(String::as_str).collect::<Vec<_>>());
-        for r in &self.rows {
-            t.row(r.iter().map(|c| c.text.clone()));
-        }
-        t
-    }
-
-    /// Headers with `>` on numeric columns; for exact values, durations say their unit.
-    fn headers(&self, exact: bool) -> Vec<String> {
-        self.columns
-            .iter()
-            .map(|c| {
-                let unit = if exact && c.numeric && is_time(&c.header) { " (µs)" } else { "" };
-                format!("{}{}{unit}", if c.numeric { ">" } else { "" }, c.header)
-            })
-            .collect()
-    }
-}
-
-impl DataTable {
-    /// The table without the column named `header` (e.g. counts a shortened share link no
-    /// longer knows); unchanged if there is none.
-    pub fn without_column(mut self, header: &str) -> DataTable {
-        if let Some(i) = self.columns.iter().position(|c| c.header == header) {
-            self.columns.remove(i);
-            for r in &mut self.rows {
-                r.remove(i);
-            }
-        }
-        self
-    }
-}
-
-/// Columns holding durations (their exact values are µs).
-fn is_time(header: &str) -> bool {
-    header.contains("time") || header == "total" || header == "mean"
+/// A kernel name as a cell: shortened for display, whole in `exact` (tooltip, CSV, filter).
+pub fn kernel_cell(name: &str) -> Cell {
+    Cell { text: short_name(name, NAME_WIDTH), exact: name.to_string(), sort: 0.0 }
 }
 
 /// The platform in one line: vendor, devices, kernels, GPU time, copies.
@@ -234,7 +62,7 @@ pub fn component_list(k: &[Category]) -> String {
 }
 
 fn longest(s: &SideStats) -> Cell {
-    s.kernels.first().map(|k| Cell::kernel(&k.name)).unwrap_or_else(|| Cell::text(""))
+    s.kernels.first().map(|k| kernel_cell(&k.name)).unwrap_or_else(|| Cell::text(""))
 }
 
 /// The classifier's rule table ([`super::classify::rules()`]) as the page shows it: one row per
@@ -281,7 +109,7 @@ pub fn rules_table() -> DataTable {
             Cell::text(category),
             Cell::text(vendor),
             Cell::long_text(r.description, RULE_TEXT_WIDTH),
-            Cell::kernel(r.example),
+            kernel_cell(r.example),
         ]);
     }
     t
@@ -336,7 +164,7 @@ pub fn summary_tables(s: &TraceSummary) -> Vec<DataTable> {
     for k in all {
         let share = if gpu > 0.0 { 100.0 * k.time_us / gpu } else { 0.0 };
         kernels.rows.push(vec![
-            Cell::kernel(&k.name),
+            kernel_cell(&k.name),
             Cell::text(k.category.id()),
             Cell::count(k.count),
             Cell::micros(k.time_us),
@@ -350,7 +178,7 @@ pub fn summary_tables(s: &TraceSummary) -> Vec<DataTable> {
     );
     for k in &s.fused_kernels {
         fused.rows.push(vec![
-            Cell::kernel(&k.name),
+            kernel_cell(&k.name),
             Cell::count(k.count),
             Cell::micros(k.time_us),
             Cell::text(component_list(&k.components)),
@@ -428,7 +256,7 @@ pub fn comparison_tables(c: &Comparison) -> Vec<DataTable> {
         let others = d.unfused_kernels.iter().map(|n| short_name(n, NAME_WIDTH)).collect::<Vec<_>>().join(" ; ");
         let mut row = vec![
             Cell::text(d.fused_platform.clone()),
-            Cell::kernel(&d.fused_kernel),
+            kernel_cell(&d.fused_kernel),
             Cell::text(component_list(&d.components)),
             Cell { text: others, exact: d.unfused_kernels.join(" ; "), sort: 0.0 },
             Cell::count(d.count),
@@ -579,6 +407,7 @@ pub fn comparison_markdown(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::SortBy;
     use crate::trace::{classify, compare, read_trace, summarize, Input};
 
     #[test]

@@ -1,14 +1,14 @@
-//! A table ([`crate::trace::view::DataTable`]) drawn virtualised: every row is sortable (click a
+//! A table ([`crate::table::DataTable`]) drawn virtualised: every row is sortable (click a
 //! column header) and filterable (the text box), but only the rows in view plus a margin are in
-//! the page ([`crate::table_window::row_window`]), with blank rows of the right height above and
+//! the page ([`crate::table::window::row_window`]), with blank rows of the right height above and
 //! below, so that 100,000 rows scroll as smoothly as 100. The header stays at the top of the
 //! scroll box; the box scrolls with the keyboard (it takes focus), and rows that can be opened
 //! (`on_activate`) take focus and open on Enter.
 
 use yew::prelude::*;
 
-use crate::table_window::row_window;
-use crate::trace::view::{DataTable, SortBy};
+use crate::table::window::row_window;
+use crate::table::{DataTable, SortBy};
 use crate::units::group_digits;
 use crate::web::shared::Shared;
 

@@ -1,4 +1,4 @@
-//! The fusion groups as a layered DAG drawn in SVG ([`crate::group_graph::group_drawing`]):
+//! The fusion groups as a layered DAG drawn in SVG ([`crate::draw::group_graph::group_drawing`]):
 //! one coloured box per group listing its ops, arrows for the data that crosses from one group
 //! to another. Ops and group headers are focusable buttons: selecting one (click, or Enter/Space)
 //! shows its tensors, their sizes and the rule that put it in its group (an op), or the group's
@@ -11,14 +11,14 @@ use yew::prelude::*;
 
 use crate::web::shared::Shared;
 
-use crate::dag_layout::Layout;
+use crate::draw::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
+pub use crate::draw::group_graph::MAX_DRAWN_OPS;
+use crate::draw::group_graph::{group_drawing, group_graph, BoxRows, GroupGraph};
+use crate::draw::layout::Layout;
 use crate::fusion::graph::SizeSource;
 use crate::fusion::tables::{kind_name, ops_table};
 use crate::fusion::{AnalysisReport, OpGraph, OpId, TensorId};
-use crate::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
-pub use crate::group_graph::MAX_DRAWN_OPS;
-use crate::group_graph::{group_drawing, group_graph, BoxRows, GroupGraph};
-use crate::trace::view::DataTable;
+use crate::table::DataTable;
 use crate::units::{ellipsize, format_bytes, group_digits};
 
 use super::data_table::DataTableView;

@@ -6,7 +6,7 @@ use yew::prelude::*;
 
 use crate::optrace::view::{case_table, headline, report_json, unmapped_table};
 use crate::optrace::OptraceReport;
-use crate::trace::view::DataTable;
+use crate::table::DataTable;
 use crate::web::shared::Shared;
 
 use super::data_table::DataTableView;

@@ -4,8 +4,9 @@
 
 use yew::prelude::*;
 
+use crate::table::DataTable;
 use crate::trace::classify;
-use crate::trace::view::{component_list, rules_table, DataTable};
+use crate::trace::view::{component_list, rules_table};
 use crate::web::shared::Shared;
 
 use super::data_table::DataTableView;

@@ -8,7 +8,7 @@ use yew::prelude::*;
 use crate::hardware::{preset, preset_names};
 use crate::simcsv::view::{comparison_table, groups_table, headline, SetupForm, SizeField, DOCS_NOTE};
 use crate::simcsv::{side_by_side, SideBySide};
-use crate::trace::view::DataTable;
+use crate::table::DataTable;
 use crate::units::group_digits;
 use crate::web::shared::Shared;
 use crate::web::state::SimView;

@@ -5,9 +5,10 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
+use crate::table::DataTable;
 use crate::trace::view::{
     category_chart, comparison_chart, comparison_markdown, comparison_tables, platform_line, side_label,
-    summary_markdown, summary_tables, DataTable,
+    summary_markdown, summary_tables,
 };
 use crate::web::browser;
 use crate::web::shared::Shared;

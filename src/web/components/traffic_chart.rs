@@ -1,10 +1,10 @@
-//! A traffic bar chart: the core draws the SVG ([`crate::chart`]) and the page shows exactly
+//! A traffic bar chart: the core draws the SVG ([`crate::draw::chart`]) and the page shows exactly
 //! that document, so what is exported is what is seen. The SVG is only redrawn when the
 //! analysis changes.
 
 use yew::prelude::*;
 
-use crate::chart::{group_traffic_chart, total_traffic_chart};
+use crate::draw::chart::{group_traffic_chart, total_traffic_chart};
 use crate::fusion::AnalysisReport;
 use crate::web::shared::Shared;
 

@@ -1,5 +1,11 @@
-//! Plain tables as the command line prints them and the page exports them: aligned text,
-//! Markdown (for pasting into a review) and CSV.
+//! Tables: [`Table`], plain rows as the command line prints them and the page exports them
+//! (aligned text, Markdown for pasting into a review, CSV); [`DataTable`], the page's tables of
+//! results with sortable, filterable cells; [`window`], which rows of a long table are drawn.
+
+mod data;
+pub mod window;
+
+pub use data::{Cell, Column, DataTable, SortBy};
 
 /// Column alignment in text and Markdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,6 +12,7 @@
 //! (fixtures in `tests/data/share/`). A view this page does not know, or a format above
 //! [`FORMAT_VERSION`], is refused as made by a newer version.
 
+pub mod compact;
 use std::io::{Read, Write};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -64,8 +65,8 @@ pub enum SharedView {
     /// Two traces compared (the analysis, not the traces), with their file names.
     TraceComparison {
         files: (String, String),
-        /// Written in the compact form of [`crate::share_trace`] (format 2), read in either.
-        #[serde(with = "crate::share_trace::compact_or_full")]
+        /// Written in the compact form of [`crate::share::compact`] (format 2), read in either.
+        #[serde(with = "crate::share::compact::compact_or_full")]
         comparison: Comparison,
         #[serde(default)]
         trimmed: bool,
@@ -545,8 +546,7 @@ mod tests {
         use crate::trace::view::comparison_tables;
         use crate::trace::{classify, compare, summarize, Input};
         let traces: Vec<_> = SHARED_TRACES.iter().map(|n| trace(n)).collect();
-        let shown =
-            |tables: Vec<crate::trace::view::DataTable>| tables.iter().map(|t| t.shown_table()).collect::<Vec<_>>();
+        let shown = |tables: Vec<crate::table::DataTable>| tables.iter().map(|t| t.shown_table()).collect::<Vec<_>>();
         for (t, name) in traces.iter().zip(SHARED_TRACES) {
             let (summary, trimmed) = trim_summary(&summarize(t, Some(name), &classify));
             let view = SharedView::TraceSummary { file_name: name.into(), summary, trimmed };

@@ -2,7 +2,7 @@
 //! (the longest chain of groups before it), so that the page can draw groups in data-flow
 //! order, one row per layer, each with the groups it reads from.
 
-use crate::dag_layout::{layered_layout, longest_path_layers, Layout, Size, Spacing};
+use crate::draw::layout::{layered_layout, longest_path_layers, Layout, Size, Spacing};
 use crate::fusion::OpGraph;
 
 /// Data edges between fusion groups and a layering of them.
@@ -35,7 +35,7 @@ impl GroupGraph {
 }
 
 /// How a group's box is drawn: a header line, then one line per op up to
-/// [`MAX_OP_ROWS`](crate::group_graph::metrics::MAX_OP_ROWS) (a larger group shows one line fewer and a "+ n more ops" line; selecting
+/// [`MAX_OP_ROWS`](crate::draw::group_graph::metrics::MAX_OP_ROWS) (a larger group shows one line fewer and a "+ n more ops" line; selecting
 /// the group lists them all). Boxes of one width keep the layers' columns regular.
 pub mod metrics {
     /// Width of a group box.
