@@ -1,4 +1,4 @@
-//! Fusion groups, formed as `spec/fusion-rules.md` ("Groups") states.
+//! Fusion groups, formed as `docs/fusion-rules.md` ("Groups") states.
 //!
 //! The no-cycle test asks whether another candidate group is reachable from the candidate
 //! through the data edges between groups. A plain graph search per op would make grouping
