@@ -3,7 +3,7 @@
 //! The crate is the analysis core plus two thin front ends:
 //!
 //! * [`fusion`]: op graph in (JSON or built in code), fusion groups and global-memory traffic
-//!   (unfused vs fused) out, exactly as `spec/fusion-rules.md` states; [`fusion::transformer`]
+//!   (unfused vs fused) out, exactly as `docs/fusion-rules.md` states; [`fusion::transformer`]
 //!   builds the reference transformer block.
 //! * [`trace`]: PyTorch-profiler (Kineto) traces from NVIDIA and AMD GPUs: reading, kernel
 //!   classification, single-trace summaries and the AMD-vs-NVIDIA comparison.

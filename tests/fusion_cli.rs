@@ -1,4 +1,5 @@
-//! The spec's worked example, the transformer block and every graph error, through the binary.
+//! The worked example of docs/fusion-rules.md, the transformer block and every graph error,
+//! through the binary.
 
 use std::process::Command;
 

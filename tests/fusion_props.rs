@@ -1,5 +1,5 @@
 //! Invariants of grouping and traffic on random DAGs, and the optimised grouping checked
-//! against a direct, quadratic reading of the spec's rules.
+//! against a direct, quadratic reading of the rules in docs/fusion-rules.md.
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
@@ -65,7 +65,8 @@ fn names(g: &OpGraph, groups: &[Vec<fusionscope::fusion::OpId>]) -> Vec<Vec<Stri
     groups.iter().map(|ops| ops.iter().map(|&o| g.op(o).name.clone()).collect()).collect()
 }
 
-/// The spec's "Groups" rules read literally, with a fresh graph search for every test.
+/// The "Groups" rules of docs/fusion-rules.md read literally, with a fresh graph search for
+/// every test.
 fn reference_groups(g: &OpGraph) -> Vec<Vec<String>> {
     let mut op_group: HashMap<u32, usize> = HashMap::new();
     let mut groups: Vec<Vec<fusionscope::fusion::OpId>> = Vec::new();
@@ -210,7 +211,7 @@ proptest! {
     /// Shuffling the file: the processing order is Kahn's with file priority, and the result is
     /// exactly that of the same graph written in the processing order. Unfused traffic, which
     /// does not depend on grouping, is the same for every file order when every tensor that no
-    /// op produces is declared (assumed sizes depend on file order by the spec's own rule).
+    /// op produces is declared (assumed sizes depend on file order by the documented rule).
     #[test]
     fn file_order_matters_only_where_the_spec_says(
         ops in prop::collection::vec(gen_op(), 1..40),

@@ -1,5 +1,5 @@
 //! The op-trace reader, case view, addresses and conversion on the test files in
-//! tests/data/optrace (hand-written in the spec's grammar, see the README there).
+//! tests/data/optrace (hand-written in the grammar of docs/optrace.md, see the README there).
 
 use fusionscope::optrace::{analyze_optrace, parse_optrace, CaseType, OptraceError, Role, BASE_ADDRESS};
 use proptest::prelude::*;

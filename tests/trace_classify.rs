@@ -1,5 +1,6 @@
 //! The kernel classifier against the labelled regression set (every distinct kernel name in the
-//! real traces under tests/data/traces), the spec's known traps, and invariants on any input.
+//! real traces under tests/data/traces), the known traps of docs/trace-analysis.md, and invariants
+//! on any input.
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -141,7 +142,7 @@ fn check(name: &str, category: Category, components: &[Category]) {
 
 use Category::*;
 
-// ---- the spec's known traps, one test each
+// ---- the known traps of docs/trace-analysis.md, one test each
 
 #[test]
 fn trap_fp8_kv_cache_template_argument_in_paged_attention_is_attention() {
@@ -255,7 +256,7 @@ fn trap_old_inductor_names_are_other() {
     assert_eq!(classify("triton__0d1d2d3d").rule, Some("inductor-legacy"));
 }
 
-// ---- fused kernels named in the spec
+// ---- fused kernels named in docs/trace-analysis.md ("Categories")
 
 #[test]
 fn spec_fused_examples() {

@@ -69,8 +69,9 @@ fn model_json_snapshot_of_one_small_layer() {
         run(&["model", "--model", path.to_str().unwrap(), "--chip", "h100", "--phase", "decode", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    // The keys and the op table; per-group details and grouping reasons have their own
-    // tests (and the fusion module's snapshots), so the snapshot stays small.
+    // The keys docs/time-model.md §6 lists and the op table; per-group details and grouping
+    // reasons have their own tests (and the fusion module's snapshots), so the snapshot stays
+    // small.
     let keep = serde_json::json!({
         "model": v["model"], "chip": v["chip"], "phase": v["phase"], "layers": v["layers"], "steps": v["steps"],
         "params": v["params"], "per_layer_flops": v["per_layer_flops"], "total_flops": v["total_flops"],

@@ -26,7 +26,7 @@ fn flops_of(g: &OpGraph) -> u64 {
     (0..g.len()).map(|i| op_flops(g, OpId(i as u32)).0).sum()
 }
 
-/// Closed form of one Llama layer's FLOPs (docs/time-model.md, "Llama layer"), batch B, S new
+/// Closed form of one Llama layer's FLOPs (docs/time-model.md §3, "Llama"), batch B, S new
 /// tokens attending over T, local heads Hq/Hkv, head dim dh, model width D, FFN width F:
 /// matmuls 2·B·S·D·dh·(Hq + 2·Hkv) + 2·2·B·Hq·S·T·dh + 2·B·S·Hq·dh·D + 3·2·B·S·D·F,
 /// norms 2·4·B·S·D, RoPE B·S·dh·(Hq + Hkv), softmax 4·B·Hq·S·T, residuals 2·B·S·D, SiLU·mul B·S·F.

@@ -1,5 +1,5 @@
 //! `fusionscope trace FILE [--json]` and `fusionscope compare FILE_A FILE_B [--json]`:
-//! Kineto trace summary and two-trace comparison (spec/trace-analysis.md).
+//! Kineto trace summary and two-trace comparison (docs/trace-analysis.md).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,5 @@
-//! The whole analysis of one graph, and its machine-readable form (the spec's JSON object).
+//! The whole analysis of one graph, and its machine-readable form (the JSON object of
+//! `docs/fusion-rules.md`).
 
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +31,7 @@ impl Analysis {
         savings_pct(self.traffic.unfused.total(), self.traffic.fused.total())
     }
 
-    /// The spec's object plus per-group and per-op details.
+    /// The documented object plus per-group and per-op details.
     pub fn report(&self, graph: &OpGraph) -> AnalysisReport {
         let names = |g: &super::group::Group| g.ops.iter().map(|&o| graph.op(o).name.clone()).collect::<Vec<_>>();
         let group_name = |g: GroupId| format!("group {}", g.0 + 1);
@@ -127,7 +128,7 @@ pub struct OpDetail {
     pub decision: Decision,
 }
 
-/// The machine-readable result: the spec's keys first, then details.
+/// The machine-readable result: the keys `docs/fusion-rules.md` fixes first, then details.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AnalysisReport {
     pub groups: Vec<Vec<String>>,

@@ -254,7 +254,7 @@ impl GraphBuilder {
     }
 
     /// Declares a tensor that no op produces (a graph input or a weight). A declaration of a
-    /// tensor that an op produces is accepted and ignored, as the spec says.
+    /// tensor that an op produces is accepted and ignored (`docs/fusion-rules.md`).
     pub fn declare_tensor(
         &mut self,
         name: &str,
@@ -324,7 +324,7 @@ fn shape_bytes(shape: &[u64], bytes_per_element: u64) -> Option<u64> {
     shape.iter().try_fold(bytes_per_element, |acc, &d| acc.checked_mul(d))
 }
 
-/// Tensor sizes as the spec's "Tensor sizes" section defines them.
+/// Tensor sizes as `docs/fusion-rules.md` ("Tensor sizes") defines them.
 fn compute_sizes(ops: &[Op], tensors: &mut [Tensor]) -> Result<(), GraphError> {
     let overflow = |t: &Tensor| GraphError::SizeOverflow { tensor: t.name.clone() };
     // The first op in file order that reads each tensor decides assumed sizes and missing

@@ -1,4 +1,4 @@
-//! Fusion groups, formed as `spec/fusion-rules.md` ("Groups") states.
+//! Fusion groups, formed as `docs/fusion-rules.md` ("Groups") states.
 //!
 //! The no-cycle test asks whether another candidate group is reachable from the candidate
 //! through the data edges between groups. A plain graph search per op would make grouping
@@ -189,8 +189,8 @@ pub fn group(graph: &OpGraph) -> Grouping {
 #[derive(Debug, Default)]
 struct GroupDag {
     /// Adjacency as singly linked lists in one arena per direction: `out_head[v]` is the
-    /// first out-edge of `v` (or `NONE`), `out_edges[e] = (target, next)`. Hundreds of
-    /// thousands of groups with one `Vec` each made the allocator the bottleneck.
+    /// first out-edge of `v` (or `NONE`), `out_edges[e] = (target, next)`. With hundreds of
+    /// thousands of groups, one `Vec` per group would make the allocator the bottleneck.
     out_head: Vec<u32>,
     out_edges: Vec<(u32, u32)>,
     in_head: Vec<u32>,

@@ -1,4 +1,4 @@
-//! Op-graph fusion: groups and global-memory traffic, exactly as `spec/fusion-rules.md` states.
+//! Op-graph fusion: groups and global-memory traffic, exactly as `docs/fusion-rules.md` states.
 //!
 //! ```
 //! use fusionscope::fusion::{analyze, parse_graph};

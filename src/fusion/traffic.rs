@@ -1,4 +1,5 @@
-//! Global-memory traffic, unfused and fused, as the spec's "Memory traffic" section defines it.
+//! Global-memory traffic, unfused and fused, as `docs/fusion-rules.md` ("Memory traffic")
+//! defines it.
 
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! The reference transformer block of the spec ("Transformer block").
+//! The reference transformer block of `docs/fusion-rules.md` ("Transformer block").
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -31,7 +31,7 @@ pub enum TransformerError {
     TooLarge,
 }
 
-/// One row of the spec's table: name, type, inputs, output, shape.
+/// One row of the block's table: name, type, inputs, output, shape.
 type OpRow = (&'static str, OpType, &'static [&'static str], &'static str, Vec<u64>);
 
 /// Builds the block's op graph.

@@ -71,7 +71,7 @@ mod tests {
     use crate::fusion::{analyze, parse_graph};
     use crate::hardware::{estimate, preset};
 
-    /// The fusion spec's worked example: [[matmul1, bias1, relu], [matmul2]].
+    /// The worked example of `docs/fusion-rules.md`: [[matmul1, bias1, relu], [matmul2]].
     const EXAMPLE: &str = r#"[
       {"name": "matmul1", "op_type": "matmul", "inputs": ["x", "w1"], "output": "y1", "shape": [1024, 4096], "bytes_per_element": 2},
       {"name": "bias1", "op_type": "elementwise", "inputs": ["y1", "b1"], "output": "y2", "shape": [1024, 4096], "bytes_per_element": 2},

@@ -10,8 +10,8 @@
 //! * An elementwise op costs 1 FLOP per output element; a reduction (norm, softmax) costs
 //!   [`REDUCTION_FLOPS_PER_ELEMENT`] per element of its first input; a reshape costs nothing.
 //! * Bytes are the fusion analysis's traffic: an op alone reads each distinct input once and
-//!   writes its output (the spec's unfused traffic); a fused group costs the group's fused
-//!   traffic from [`crate::fusion::Analysis`].
+//!   writes its output (the unfused traffic of `docs/fusion-rules.md`); a fused group costs the
+//!   group's fused traffic from [`crate::fusion::Analysis`].
 //! * Unfused, every op is a kernel and pays one launch overhead; fused, a group is one kernel.
 
 use serde::{Deserialize, Serialize};
@@ -118,7 +118,8 @@ pub fn op_flops(graph: &OpGraph, id: OpId) -> (u64, bool) {
     }
 }
 
-/// An op run alone: each distinct input read once, the output written (the spec's unfused traffic).
+/// An op run alone: each distinct input read once, the output written (the unfused traffic of
+/// `docs/fusion-rules.md`).
 pub fn op_bytes(graph: &OpGraph, id: OpId) -> u64 {
     let op = graph.op(id);
     let mut seen: Vec<TensorId> = Vec::with_capacity(op.inputs.len());
@@ -372,7 +373,7 @@ mod tests {
         }
     }
 
-    /// The spec's worked example: matmul1 (x [1024,512] declared) · w1 → [1024,4096].
+    /// The worked example of `docs/fusion-rules.md`: matmul1 (x [1024,512] declared) · w1 → [1024,4096].
     const EXAMPLE: &str = r#"{"ops": [
       {"name": "matmul1", "op_type": "matmul", "inputs": ["x", "w1"], "output": "y1", "shape": [1024, 4096], "bytes_per_element": 2},
       {"name": "bias1", "op_type": "elementwise", "inputs": ["y1", "b1"], "output": "y2", "shape": [1024, 4096], "bytes_per_element": 2},

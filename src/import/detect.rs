@@ -21,9 +21,9 @@ pub enum FileKind {
     Gzip,
     /// PyTorch-profiler (Kineto) Chrome-trace JSON: an object with `traceEvents`.
     KinetoTrace,
-    /// Op-graph JSON (spec/fusion-rules.md): an object with `ops` or an array of ops.
+    /// Op-graph JSON (docs/fusion-rules.md): an object with `ops` or an array of ops.
     OpGraph,
-    /// Op trace text (spec/optrace.md): lines `N:N:N %id:<shape> = op(...)`.
+    /// Op trace text (docs/optrace.md): lines `N:N:N %id:<shape> = op(...)`.
     OpTrace,
     /// NPU simulator op table: CSV whose header starts with `Fusion index`.
     SimOpsCsv,

@@ -1,7 +1,7 @@
 //! Nova's case view: per instruction, the case type and case shape its `fusion_utils` derives.
 //!
-//! "Operand i" is the i-th positional argument (keywords left out). The rules, from the
-//! spec's table:
+//! "Operand i" is the i-th positional argument (keywords left out). The rules, as
+//! `docs/optrace.md` ("The case view") states them:
 //!
 //! | op | case type | case shape |
 //! |---|---|---|

@@ -1,16 +1,16 @@
-//! An op trace as a fusion op graph (`spec/fusion-rules.md`), so that groups, traffic and
+//! An op trace as a fusion op graph (`docs/fusion-rules.md`), so that groups, traffic and
 //! time work on it.
 //!
 //! Tensors are named by their ids (`%10`). Op types:
 //!
 //! | optrace op | role | op type | why |
 //! |---|---|---|---|
-//! | `dot`, `allgather_gemm` | matmul | matmul | the spec's mapping |
+//! | `dot`, `allgather_gemm` | matmul | matmul | a GEMM |
 //! | `flash_attention_fusion` | matmul | matmul | one fused attention kernel whose work is its two GEMMs: like a matmul it starts a group and an epilogue (a transpose, an add) may join it |
-//! | `layer_norm` | reduction | reduction | the spec's mapping |
-//! | `add`, `gelu` | elementwise | elementwise | the spec's mapping |
+//! | `layer_norm` | reduction | reduction | a normalisation reduces over a dimension |
+//! | `add`, `gelu` | elementwise | elementwise | elementwise ops |
 //! | `embedding`, `mbedding` | gather | elementwise | each output element is one table element: it fuses into its consumers like an elementwise op (XLA and Inductor fuse gathers the same way) |
-//! | `transpose` | reshape | reshape | the spec's mapping |
+//! | `transpose` | reshape | reshape | moves data, computes nothing |
 //! | `allreduce`, `allgather` | collective | standalone pair, below | communication is its own kernel |
 //! | anything else | opaque | standalone pair, below | we cannot know what it fuses with, so it fuses with nothing |
 //!

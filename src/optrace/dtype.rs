@@ -6,7 +6,8 @@ use serde::{Serialize, Serializer};
 
 /// An element type as written in a tensor type (`f16` in `<1x128xf16>`).
 ///
-/// The spec's table is `f16 f32 f64 bf16 f8e4m3 f8e5m2 u8 i8 u16 i16 u32 i32 b8 pred unknown`;
+/// The text form's table (`docs/optrace.md`) is
+/// `f16 f32 f64 bf16 f8e4m3 f8e5m2 u8 i8 u16 i16 u32 i32 b8 pred unknown`;
 /// `i64` and `u64` (8 bytes) are accepted too because PyTorch index tensors use them. Any other
 /// name, and the literal `unknown`, is [`Dtype::Unknown`]: its size is not known, and whoever
 /// needs a size must say what it assumed.

@@ -1,4 +1,4 @@
-//! Op traces in the optrace text form (`spec/optrace.md`): Nova's case view and the fusion
+//! Op traces in the optrace text form (`docs/optrace.md`): Nova's case view and the fusion
 //! analysis of the same trace.
 //!
 //! The stages, each its own module:
@@ -61,7 +61,7 @@ pub struct OptraceReport {
     pub unmapped: Vec<String>,
     /// Lines that are not records.
     pub skipped_lines: usize,
-    /// The fusion analysis of the converted op graph (the fusion spec's object).
+    /// The fusion analysis of the converted op graph (the object of `docs/fusion-rules.md`).
     pub analysis: AnalysisReport,
     /// Each unmapped instruction with its line and the reason.
     pub unmapped_cases: Vec<Unmapped>,

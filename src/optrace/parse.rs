@@ -1,4 +1,4 @@
-//! The optrace text form (`spec/optrace.md`): one instruction a line,
+//! The optrace text form (`docs/optrace.md`): one instruction a line,
 //!
 //! ```text
 //! <pid>:<rank>:<stream> <results> = <domain>.<version>.<opname>(<args>)

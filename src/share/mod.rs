@@ -116,7 +116,8 @@ pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
 
 /// Kernel names a shared comparison carries are cut to what the page's tables show
 /// ([`crate::trace::view::NAME_WIDTH`] characters by [`short_name`]): full names of templated
-/// kernels run to hundreds of characters and made the A100-vs-B200 link 13.7 KB.
+/// kernels run to hundreds of characters, enough to push a comparison's link (the A100-vs-B200
+/// pair's, for one) well past the 8 KB a typical link must stay under.
 fn shorten(name: &mut String) -> bool {
     let short = short_name(name, NAME_WIDTH);
     let cut = short != *name;
@@ -406,8 +407,9 @@ mod tests {
     fn a_500_op_graph_fits_a_typical_link() {
         let graph = random_graph(500, 7);
         let link = encode(&SharedView::of_graph("random.json", &graph).into());
-        // Issue 4 asks typical links to stay under 8 KB; a 500-op graph with random shapes
-        // is larger than typical, so this bounds it loosely and checks it round-trips.
+        // Typical links must stay under 8 KB so that they paste into chat and review tools; a
+        // 500-op graph with random shapes is larger than typical, so this bounds it loosely and
+        // checks it round-trips.
         assert!(link.len() < 16 * 1024, "{} bytes", link.len());
         let SharedView::Graph { graph: file, .. } = decode(&link).unwrap().view else { panic!("not a graph") };
         assert_eq!(graph_of(&file).unwrap().len(), 500);
@@ -462,7 +464,8 @@ mod tests {
         assert_eq!(e, Err(ShareError::NewerView { version: 1, view: "model".into() }));
     }
 
-    /// Links written by format 1 (before format 2 existed) still open, to the same views.
+    /// Links written in format 1 still open, to the same views, so that links already shared
+    /// keep working.
     #[test]
     fn format_1_links_still_open() {
         let fixture = |name: &str| {
@@ -538,9 +541,11 @@ mod tests {
         "amd/torch_compile_triton_mi300x.json.gz",
     ];
 
-    /// Issue 4: typical links under 8 KB. Every shared trace alone and every pair of them
-    /// (including the A100-vs-B200 pair, 13.7 KB in format 1) makes a link under 8 KB that
-    /// opens to the same view: equal state, and tables that read as the untrimmed names did.
+    /// Typical links must stay under 8 KB so that they paste into chat and review tools. Every
+    /// shared trace alone and every pair of them (including the A100-vs-B200 pair, which needs
+    /// both the compact form of [`crate::share_trace`] and the shortened names to fit) makes a
+    /// link under 8 KB that opens to the same view: equal state, and tables that read as the
+    /// untrimmed names did.
     #[test]
     fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
         use crate::trace::view::comparison_tables;

@@ -1,11 +1,11 @@
-//! The fixed list of kernel categories of `spec/trace-analysis.md`, with the precedence that
+//! The fixed list of kernel categories of `docs/trace-analysis.md`, with the precedence that
 //! decides a fused kernel's category (its heaviest component).
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// One kernel category. The JSON ids are the spec's (`gemm`, `kv_cache`, ...).
+/// One kernel category. The JSON ids are the documented ones (`gemm`, `kv_cache`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
@@ -29,7 +29,7 @@ pub enum Category {
 }
 
 impl Category {
-    /// Every category, in the spec's listing order.
+    /// Every category, in the order `docs/trace-analysis.md` lists them.
     pub const ALL: [Category; 17] = [
         Category::Gemm,
         Category::Attention,
@@ -74,7 +74,7 @@ impl Category {
     }
 
     /// Weight of a component when it decides a fused kernel's category: higher wins.
-    /// The spec orders `gemm > attention > moe > norm > softmax > activation > reduction >
+    /// The contract orders `gemm > attention > moe > norm > softmax > activation > reduction >
     /// elementwise …`; the rest follow, with `other` last.
     pub fn weight(self) -> u8 {
         match self {

@@ -40,8 +40,8 @@ impl Classification {
 
     /// Puts components in the one order every classification uses, so that two platforms'
     /// kernels can be matched by their component lists: a GEMM, attention or MoE core first
-    /// (what it fuses is its epilogue, as the spec writes `[gemm, …]`), then the rest by id
-    /// (the spec's `[elementwise, norm]`, `[activation, elementwise]`); no duplicates.
+    /// (what it fuses is its epilogue: `[gemm, activation]`), then the rest by id
+    /// (`[elementwise, norm]`, `[activation, elementwise]`); no duplicates.
     pub fn canonical_order(components: &mut Vec<Category>) {
         let is_core = |c: &Category| matches!(c, Category::Gemm | Category::Attention | Category::Moe);
         components.sort_by_key(|c| (!is_core(c), c.id()));

@@ -1,6 +1,6 @@
-//! Comparison of two traces of the same workload (spec "AMD-vs-NVIDIA mapping table"): the
-//! category table, the op-anchored kernel mapping with its sequence-alignment fallback, and the
-//! fusion differences.
+//! Comparison of two traces of the same workload (`docs/trace-analysis.md`, "Comparing two
+//! traces"): the category table, the op-anchored kernel mapping with its sequence-alignment
+//! fallback, and the fusion differences.
 //!
 //! Sides are keyed `amd`/`nvidia` when the vendors differ (AMD first, whatever the order the
 //! traces were given in), else `a`/`b` in the order given. `time_ratio` is always the first

@@ -1,10 +1,10 @@
 //! PyTorch-profiler (Kineto) trace analysis: reading, kernel classification, summaries and the
-//! AMD-vs-NVIDIA comparison (`spec/trace-analysis.md`).
+//! AMD-vs-NVIDIA comparison (`docs/trace-analysis.md`).
 //!
 //! [`TraceReader`] reads a trace incrementally (plain or gzip JSON, chunk by chunk) into a
 //! compact [`Trace`]; [`platform::platform`] says which vendor and devices; [`summarize`] gives
 //! the single-trace summary and [`compare()`] the two-trace comparison, both serde-serialisable
-//! as the spec's JSON.
+//! as the JSON that `docs/trace-analysis.md` describes.
 
 pub mod align;
 pub mod category;

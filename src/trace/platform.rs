@@ -1,4 +1,5 @@
-//! Which vendor a trace comes from and which devices ran its kernels (spec "Platform").
+//! Which vendor a trace comes from and which devices ran its kernels (`docs/trace-analysis.md`,
+//! "Platform").
 
 use std::fmt;
 
@@ -77,7 +78,7 @@ pub fn vendor_of_name(name: &str) -> Vendor {
     }
 }
 
-/// Detects the vendor by the spec's rules, in order: version keys, warp size, kernel names.
+/// Detects the vendor by the documented rules, in order: version keys, warp size, kernel names.
 pub fn detect_vendor(trace: &Trace) -> (Vendor, VendorEvidence) {
     let v = &trace.versions;
     let amd_keys = v.roctracer_version.is_some() || v.hip_runtime_version.is_some() || v.hip_driver_version.is_some();
@@ -148,7 +149,7 @@ pub fn kernel_devices(trace: &Trace, vendor: Vendor) -> Vec<String> {
     names
 }
 
-/// Everything the spec's `platforms[]` entry reports.
+/// Everything a `platforms[]` entry of the JSON result reports.
 pub fn platform(trace: &Trace) -> Platform {
     let (vendor, evidence) = detect_vendor(trace);
     Platform {

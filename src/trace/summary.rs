@@ -1,6 +1,6 @@
-//! Single-trace summary (spec "Single-trace summary") and the per-side statistics the
-//! comparison reuses: kernels grouped by category, distinct names sorted by time, fused kernels
-//! with their components, memory copies and sets counted apart.
+//! Single-trace summary (`docs/trace-analysis.md`, "Single-trace summary") and the per-side
+//! statistics the comparison reuses: kernels grouped by category, distinct names sorted by time,
+//! fused kernels with their components, memory copies and sets counted apart.
 
 use std::collections::BTreeMap;
 

@@ -206,7 +206,7 @@ async fn action_of(file_name: &str, reply: Reply) -> Action {
 }
 
 /// The bundled example pair (copied next to the page from tests/data/traces, MIT licence,
-/// see examples/README.md).
+/// see www/examples/README.md).
 const EXAMPLE_TRACES: [&str; 2] =
     ["examples/hf_bert-small_eager_h100.json.gz", "examples/hf_bert-small_eager_mi300x.json.gz"];
 

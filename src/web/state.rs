@@ -586,7 +586,7 @@ impl State {
     }
 
     /// A link's state with the time view's chip, unless it is the default one (so that links
-    /// that do not change it stay as short as before).
+    /// that keep the default chip carry nothing for it and stay short).
     fn with_chip(&self, shared: SharedState) -> SharedState {
         let chip = Some(self.time.chip.clone()).filter(|c| *c != ChipChoice::default());
         SharedState { chip, ..shared }

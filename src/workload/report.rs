@@ -43,7 +43,8 @@ pub struct ModelReport {
     pub per_layer_flops: u64,
     pub total_flops: u64,
     pub ops: Vec<OpRow>,
-    /// The fusion spec's object for the representative graph (one layer of each kind).
+    /// The fusion analysis object (`docs/fusion-rules.md`) for the representative graph (one
+    /// layer of each kind).
     pub analysis: AnalysisReport,
     pub time_us: PhaseTime,
     pub params: ResolvedParams,

@@ -1,7 +1,7 @@
 // End-to-end tests of the built page (dist/) in Debian's headless Chromium.
 //
-// Expected figures come from the spec (the default transformer block) and from the command
-// line (`fusionscope transformer … --json`) for changed inputs, so the page and the CLI are
+// Expected figures come from docs/fusion-rules.md (the default transformer block) and from the
+// command line (`fusionscope transformer … --json`) for changed inputs, so the page and the CLI are
 // checked against each other. Every test also asserts that the page logged no console error
 // and made no request outside its own origin.
 //

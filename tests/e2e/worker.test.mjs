@@ -12,7 +12,7 @@ import path from 'node:path';
 import { dist, openPage, startBrowser, stopBrowser, cli, cliBin, digits, duration, recordFrames, root, screenshotDir } from './harness.mjs';
 
 const rel = (kind, file) => `tests/data/traces/${kind}/${file}`;
-/** Every trace of tests/data/traces (PROVENANCE.md), as the CLI is given them. */
+/** Every trace of tests/data/traces (tests/data/PROVENANCE.md), as the CLI is given them. */
 const TRACES = [
   rel('nvidia', 'hta_a100_compiled_rank0.json.gz'),
   rel('nvidia', 'tracelens_eager_b200.json.gz'),
