@@ -20,6 +20,16 @@ mod transformer;
 /// What a subcommand returns: nothing on success, or an error whose `Display` is one line.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 
+/// `--json`, shared by the subcommands that print tables: `#[command(flatten)]` it after the
+/// subcommand's own input argument(s), which keep their per-subcommand help. (`simcsv` and
+/// `model` have their own `--json`: its help says what their JSON holds.)
+#[derive(clap::Args)]
+pub struct Output {
+    /// Print the machine-readable result instead of tables
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Parser)]
 #[command(
     name = "fusionscope",
