@@ -10,7 +10,7 @@ use fusionscope::trace::summary::{KernelStat, PlatformEntry, SideStats, TraceSum
 use fusionscope::trace::{classify, compare, summarize, Input, Trace, TraceReader};
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
 
-use super::{print, CliResult, Output};
+use super::{print, print_json, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
@@ -39,7 +39,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     let trace = load(&args.file)?;
     let summary = summarize(&trace, Some(&file_name(&args.file)), &classify);
     if args.output.json {
-        print(&(serde_json::to_string_pretty(&summary)? + "\n"))
+        print_json(&summary)
     } else {
         print(&trace_text(&summary))
     }
@@ -51,7 +51,7 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     let (na, nb) = (file_name(&args.file_a), file_name(&args.file_b));
     let c = compare(Input { trace: &a, file: Some(&na) }, Input { trace: &b, file: Some(&nb) }, &classify);
     if args.output.json {
-        print(&(serde_json::to_string_pretty(&c)? + "\n"))
+        print_json(&c)
     } else {
         print(&compare_text(&c))
     }
