@@ -128,3 +128,14 @@ pub fn print_json(value: &impl serde::Serialize) -> CliResult {
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap checks a subcommand's definitions only when that subcommand is parsed; this checks
+    /// them all (flattened structs included: no clashing ids, conflicts naming real args).
+    #[test]
+    fn clap_definitions_are_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}
