@@ -1,21 +1,12 @@
 //! `fusionscope calib` run as a user would.
 
-use std::process::Command;
+mod common;
 
-fn data(name: &str) -> String {
-    format!("{}/tests/data/calibration/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fusionscope")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
+use common::{data, json, run, temp_dir};
 
 #[test]
 fn json_has_the_issue_keys() {
-    let (code, out, err) = run(&["calib", &data("i7_12700k_with_fusion.json"), "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = json(&["calib", &data("calibration/i7_12700k_with_fusion.json"), "--json"]);
     assert_eq!(v["hardware"], "i7-12700K");
     let first = &v["patterns"][0];
     assert_eq!(first["fusion_pattern"], "Linear_Bias");
@@ -29,18 +20,14 @@ fn json_has_the_issue_keys() {
 
 #[test]
 fn profile_without_fusion_profiles_gives_empty_patterns() {
-    let (code, out, _) = run(&["calib", &data("jetson_orin_nano_gpu_pytorch.json"), "--json"]);
-    assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = json(&["calib", &data("calibration/jetson_orin_nano_gpu_pytorch.json"), "--json"]);
     assert_eq!(v["hardware"], "Jetson Orin Nano (GPU)");
     assert_eq!(v["patterns"], serde_json::json!([]));
 }
 
 #[test]
 fn measured_subgraph_file_lists_subgraphs() {
-    let (code, out, _) = run(&["calib", &data("resnet18_b1.json"), "--json"]);
-    assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = json(&["calib", &data("calibration/resnet18_b1.json"), "--json"]);
     assert_eq!(v["hardware"], "jetson_orin_30w");
     assert_eq!(v["kind"], "measured_subgraphs");
     assert_eq!(v["patterns"], serde_json::json!([]));
@@ -49,7 +36,7 @@ fn measured_subgraph_file_lists_subgraphs() {
 
 #[test]
 fn readable_tables_by_default() {
-    let (code, out, _) = run(&["calib", &data("i7_12700k_with_fusion.json")]);
+    let (code, out, _) = run(&["calib", &data("calibration/i7_12700k_with_fusion.json")]);
     assert_eq!(code, 0);
     assert!(out.contains("theoretical peak") && out.contains("1280 GFLOP/s"), "{out}");
     let sdpa = out.lines().find(|l| l.starts_with("FullAttention_SDPA")).unwrap();
@@ -58,8 +45,7 @@ fn readable_tables_by_default() {
 
 #[test]
 fn errors_are_one_line_with_exit_code_2() {
-    let dir = std::env::temp_dir().join(format!("fusionscope-calib-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("fusionscope-calib");
     let bad = dir.join("bad.json");
     std::fs::write(&bad, "{\"fusion_profiles\": {\n  \"P\": {\"operators\": [\"Linear\"]}\n}}").unwrap();
     let (code, _, err) = run(&["calib", bad.to_str().unwrap()]);

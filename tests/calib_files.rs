@@ -1,18 +1,16 @@
 //! The calibration reader on the real profiles in tests/data/calibration and on edge cases.
 
+mod common;
+
+use common::data_text;
 use fusionscope::calib::{
     matching_pattern, parse_calibration, CalibReport, CalibrationFile, CalibrationProfile, Verdict,
 };
 use fusionscope::fusion::OpType::{Elementwise, Matmul, Reduction, Reshape};
 use proptest::prelude::*;
 
-fn read(name: &str) -> String {
-    let path = format!("{}/tests/data/calibration/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
 fn profile(name: &str) -> CalibrationProfile {
-    match parse_calibration(&read(name)).unwrap() {
+    match parse_calibration(&data_text(&format!("calibration/{name}"))).unwrap() {
         CalibrationFile::Profile(p) => p,
         CalibrationFile::Measured(_) => panic!("{name} read as a measured-subgraph file"),
     }
@@ -66,7 +64,7 @@ fn jetson_profile_without_fusion_profiles_loads_with_its_hardware() {
 
 #[test]
 fn resnet18_measured_subgraphs_are_recognised() {
-    let CalibrationFile::Measured(m) = parse_calibration(&read("resnet18_b1.json")).unwrap() else {
+    let CalibrationFile::Measured(m) = parse_calibration(&data_text("calibration/resnet18_b1.json")).unwrap() else {
         panic!("resnet18_b1.json should read as measured subgraphs");
     };
     assert_eq!(m.hardware_id.as_deref(), Some("jetson_orin_30w"));
@@ -98,7 +96,7 @@ fn calibrated_matching_on_the_real_profiles() {
 #[test]
 fn report_json_of_each_real_file() {
     for name in ["i7_12700k_with_fusion.json", "test_fusion_integration.json", "jetson_orin_nano_gpu_pytorch.json"] {
-        let report = CalibReport::new(&parse_calibration(&read(name)).unwrap());
+        let report = CalibReport::new(&parse_calibration(&data_text(&format!("calibration/{name}"))).unwrap());
         insta::assert_json_snapshot!(format!("calib_report_{}", name.trim_end_matches(".json")), report);
     }
 }
@@ -129,7 +127,7 @@ fn truncations(text: &str) -> impl Iterator<Item = &str> {
 
 #[test]
 fn every_truncation_of_a_real_profile_is_an_error_not_a_panic() {
-    let text = read("i7_12700k_with_fusion.json");
+    let text = data_text("calibration/i7_12700k_with_fusion.json");
     for t in truncations(&text) {
         assert!(parse_calibration(t).is_err(), "a truncated file parsed: {} bytes", t.len());
     }

@@ -1,30 +1,10 @@
 //! The worked example of docs/fusion-rules.md, the transformer block and every graph error,
 //! through the binary.
 
-use std::process::Command;
+mod common;
 
+use common::{data, json, run};
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_fusionscope");
-
-fn data(path: &str) -> String {
-    format!("{}/tests/data/graphs/{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN).args(args).output().expect("binary runs");
-    (
-        out.status.code().expect("exit code"),
-        String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    )
-}
-
-fn json(args: &[&str]) -> Value {
-    let (code, stdout, stderr) = run(args);
-    assert_eq!(code, 0, "stderr: {stderr}");
-    serde_json::from_str(&stdout).expect("stdout is JSON")
-}
 
 fn traffic(v: &Value) -> [u64; 4] {
     ["bytes_read", "bytes_written", "total", "saved_by_fusion"].map(|k| v[k].as_u64().unwrap())
@@ -32,7 +12,7 @@ fn traffic(v: &Value) -> [u64; 4] {
 
 #[test]
 fn worked_example_to_the_byte() {
-    let v = json(&["graph", &data("worked_example.json"), "--json"]);
+    let v = json(&["graph", &data("graphs/worked_example.json"), "--json"]);
     assert_eq!(v["groups"], serde_json::json!([["matmul1", "bias1", "relu"], ["matmul2"]]));
     assert_eq!(traffic(&v["unfused"]), [52_428_800, 27_262_976, 79_691_776, 0]);
     assert_eq!(traffic(&v["fused"]), [35_651_584, 10_485_760, 46_137_344, 33_554_432]);
@@ -78,7 +58,7 @@ fn transformer_dtype_bytes_scales_traffic() {
 
 #[test]
 fn readable_table_has_units_and_totals() {
-    let (code, out, _) = run(&["graph", &data("worked_example.json")]);
+    let (code, out, _) = run(&["graph", &data("graphs/worked_example.json")]);
     assert_eq!(code, 0);
     assert!(out.contains("4 ops in 2 fusion groups"), "{out}");
     assert!(out.contains("matmul1, bias1, relu"), "{out}");
@@ -90,7 +70,7 @@ fn readable_table_has_units_and_totals() {
 
 #[test]
 fn file_order_that_is_not_topological_is_reordered() {
-    let v = json(&["graph", &data("out_of_order.json"), "--json"]);
+    let v = json(&["graph", &data("graphs/out_of_order.json"), "--json"]);
     assert_eq!(v["processing_order"], serde_json::json!(["matmul1", "bias1", "relu"]));
     assert_eq!(v["groups"], serde_json::json!([["matmul1", "bias1", "relu"]]));
     // x is declared without bytes_per_element: it takes matmul1's 2 bytes (1 MiB); b1 is assumed.
@@ -112,7 +92,7 @@ fn every_graph_error_is_one_line_naming_the_culprit() {
         ("bad/malformed.json", &["malformed JSON at line 3, column 18"]),
     ];
     for (file, fragments) in cases {
-        let (code, stdout, stderr) = run(&["graph", &data(file)]);
+        let (code, stdout, stderr) = run(&["graph", &data(&format!("graphs/{file}"))]);
         assert_eq!(code, 2, "{file}: {stderr}");
         assert!(stdout.is_empty(), "{file}: {stdout}");
         assert_eq!(stderr.lines().count(), 1, "{file}: {stderr}");

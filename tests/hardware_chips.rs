@@ -1,16 +1,17 @@
 //! Chip presets and chip JSON files: every TPU config in tests/data loads with the documented
 //! formula, the GPU presets carry their sources, and no input makes the reader panic.
 
+mod common;
+
+use common::{data, data_text};
 use fusionscope::hardware::chip::{all_presets, systolic_peak_flops};
 use fusionscope::hardware::{parse_chip, preset, preset_names};
 use proptest::prelude::*;
 
-const CHIPS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/models/chips");
-
 #[test]
 fn every_chip_file_loads_with_the_systolic_formula() {
     let mut n = 0;
-    for entry in std::fs::read_dir(CHIPS).unwrap() {
+    for entry in std::fs::read_dir(data("models/chips")).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
         let chip = parse_chip(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -51,7 +52,7 @@ proptest! {
 
     #[test]
     fn truncated_chip_files_never_panic(cut in 0usize..1100) {
-        let text = std::fs::read_to_string(format!("{CHIPS}/tpuv5p.json")).unwrap();
+        let text = data_text("models/chips/tpuv5p.json");
         let end = text.char_indices().map(|(i, _)| i).take_while(|&i| i <= cut).last().unwrap_or(0);
         let _ = parse_chip(&text[..end]);
     }
@@ -68,14 +69,13 @@ proptest! {
 #[test]
 fn detection_tells_chips_models_tables_and_profiles_apart() {
     use fusionscope::import::detect::{detect_kind, FileKind};
-    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
     for (dir, want) in [
         ("models/chips", FileKind::Chip),
         ("models/models", FileKind::ModelConfig),
         ("ops-csv", FileKind::SimOpsCsv),
         ("calibration", FileKind::Calibration),
     ] {
-        for entry in std::fs::read_dir(format!("{data}/{dir}")).unwrap() {
+        for entry in std::fs::read_dir(data(dir)).unwrap() {
             let path = entry.unwrap().path();
             assert_eq!(detect_kind(&std::fs::read(&path).unwrap()), want, "{}", path.display());
         }

@@ -1,6 +1,9 @@
 //! The slice-by-slice opener the page's analysis worker uses: on every shared trace its summary
 //! is the command line's (same core, any slicing), and no cut or slicing of a real file panics.
 
+mod common;
+
+use common::trace_bytes;
 use fusionscope::import::open::{open_in_slices, OpenError, Opened};
 use fusionscope::trace::{classify, read_trace, summarize};
 use proptest::prelude::*;
@@ -16,10 +19,6 @@ const TRACES: [&str; 9] = [
     "nvidia/hf_bert-small_eager_h100.json.gz",
     "amd/hf_bert-small_eager_mi300x.json.gz",
 ];
-
-fn trace_bytes(rel: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/tests/data/traces/{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
 
 #[test]
 fn every_shared_trace_opened_in_slices_gives_the_whole_files_summary() {

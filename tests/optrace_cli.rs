@@ -1,21 +1,12 @@
 //! `fusionscope optrace` run as a user would.
 
-use std::process::Command;
+mod common;
 
-fn data(name: &str) -> String {
-    format!("{}/tests/data/optrace/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fusionscope")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
+use common::{data, json, run};
 
 #[test]
 fn json_has_the_issue_keys() {
-    let (code, out, err) = run(&["optrace", &data("spec_example.optrace"), "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = json(&["optrace", &data("optrace/spec_example.optrace"), "--json"]);
     let dot = &v["cases"][3];
     assert_eq!(dot["line"], 4);
     assert_eq!(dot["op"], "dot");
@@ -37,16 +28,14 @@ fn json_has_the_issue_keys() {
 
 #[test]
 fn unmapped_ops_and_skipped_lines_in_json() {
-    let (code, out, _) = run(&["optrace", &data("gpt2_block_tp_rank1.optrace"), "--json"]);
-    assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = json(&["optrace", &data("optrace/gpt2_block_tp_rank1.optrace"), "--json"]);
     assert_eq!(v["unmapped"], serde_json::json!(["split", "dropout", "slice", "sum"]));
     assert_eq!(v["skipped_lines"], 7);
 }
 
 #[test]
 fn table_shows_addresses_in_decimal_and_hex() {
-    let (code, out, _) = run(&["optrace", &data("spec_example.optrace")]);
+    let (code, out, _) = run(&["optrace", &data("optrace/spec_example.optrace")]);
     assert_eq!(code, 0);
     let dot = out.lines().find(|l| l.trim_start().starts_with("4  dot")).unwrap();
     assert!(dot.contains("[1, 128, 768, 2304]"), "{dot}");
@@ -57,7 +46,7 @@ fn table_shows_addresses_in_decimal_and_hex() {
 
 #[test]
 fn a_malformed_record_fails_naming_its_line() {
-    let (code, out, err) = run(&["optrace", &data("malformed_line4.optrace")]);
+    let (code, out, err) = run(&["optrace", &data("optrace/malformed_line4.optrace")]);
     assert_eq!(code, 2);
     assert!(out.is_empty());
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -68,7 +57,7 @@ fn a_malformed_record_fails_naming_its_line() {
 
 #[test]
 fn a_missing_file_is_named() {
-    let (code, _, err) = run(&["optrace", &data("no_such_file.optrace")]);
+    let (code, _, err) = run(&["optrace", &data("optrace/no_such_file.optrace")]);
     assert_eq!(code, 2);
     assert!(err.contains("cannot read") && err.contains("no_such_file.optrace"), "{err}");
 }

@@ -1,17 +1,15 @@
 //! The op-trace reader, case view, addresses and conversion on the test files in
 //! tests/data/optrace (hand-written in the grammar of docs/optrace.md, see the README there).
 
+mod common;
+
+use common::data_text;
 use fusionscope::optrace::{analyze_optrace, parse_optrace, CaseType, OptraceError, Role, BASE_ADDRESS};
 use proptest::prelude::*;
 
-fn read(name: &str) -> String {
-    let path = format!("{}/tests/data/optrace/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
 #[test]
 fn spec_example_addresses_counted_by_hand() {
-    let r = analyze_optrace(&read("spec_example.optrace")).unwrap();
+    let r = analyze_optrace(&data_text("optrace/spec_example.optrace")).unwrap();
     assert_eq!(r.skipped_lines, 0);
     assert!(r.unmapped.is_empty() && r.warnings.is_empty());
     // Sizes in allocation order: %0 1x128 i32 = 512; %1 30522x768 f16 = 46,881,792;
@@ -46,7 +44,7 @@ fn spec_example_addresses_counted_by_hand() {
 
 #[test]
 fn spec_example_case_shapes_and_groups() {
-    let r = analyze_optrace(&read("spec_example.optrace")).unwrap();
+    let r = analyze_optrace(&data_text("optrace/spec_example.optrace")).unwrap();
     let shapes: Vec<(CaseType, String)> =
         r.cases.iter().map(|c| (c.case_type, serde_json::to_string(&c.case_shape).unwrap())).collect();
     assert_eq!(
@@ -98,7 +96,7 @@ fn spec_example_case_shapes_and_groups() {
 
 #[test]
 fn spec_example_json_snapshot() {
-    let r = analyze_optrace(&read("spec_example.optrace")).unwrap();
+    let r = analyze_optrace(&data_text("optrace/spec_example.optrace")).unwrap();
     // The per-op grouping reasons are the fusion module's wording, snapshotted there.
     let mut v = serde_json::to_value(&r).unwrap();
     v["analysis"].as_object_mut().unwrap().remove("op_details");
@@ -107,7 +105,7 @@ fn spec_example_json_snapshot() {
 
 #[test]
 fn gpt2_block_every_grammar_feature() {
-    let text = read("gpt2_block_tp_rank1.optrace");
+    let text = data_text("optrace/gpt2_block_tp_rank1.optrace");
     let trace = parse_optrace(&text).unwrap();
     assert_eq!(trace.records.len(), 22);
     assert_eq!(trace.skipped_lines, [1, 2, 3, 8, 9, 19, 29], "comments, log lines, the blank line");
@@ -136,7 +134,7 @@ fn gpt2_block_every_grammar_feature() {
 
 #[test]
 fn collectives_and_unknown_ops_never_share_a_group() {
-    let r = analyze_optrace(&read("gpt2_block_tp_rank1.optrace")).unwrap();
+    let r = analyze_optrace(&data_text("optrace/gpt2_block_tp_rank1.optrace")).unwrap();
     let standalone: Vec<&str> = r
         .graph_ops
         .iter()
@@ -165,7 +163,7 @@ fn collectives_and_unknown_ops_never_share_a_group() {
 
 #[test]
 fn the_bad_line_is_named() {
-    match analyze_optrace(&read("malformed_line4.optrace")).unwrap_err() {
+    match analyze_optrace(&data_text("optrace/malformed_line4.optrace")).unwrap_err() {
         OptraceError::Parse(e) => assert_eq!(e.line, 4),
         other => panic!("{other:?}"),
     }
@@ -196,7 +194,7 @@ fn edge_cases() {
 
 #[test]
 fn every_truncation_of_the_gpt2_file_is_handled() {
-    let text = read("gpt2_block_tp_rank1.optrace");
+    let text = data_text("optrace/gpt2_block_tp_rank1.optrace");
     for end in (0..=text.len()).step_by(13) {
         let _ = analyze_optrace(&text[..end]);
     }

@@ -2,15 +2,17 @@
 //! the same model and chip. Where the two models agree the figures must match; where they
 //! differ the difference is the documented one (docs/time-model.md, "Against the simulator").
 
+mod common;
+
+use common::data_text;
 use fusionscope::hardware::preset;
 use fusionscope::simcsv::{compare, parse_sim_csv, Comparison, RoleComparison, SimBound, SimTable};
 use fusionscope::workload::report::model_time;
 use fusionscope::workload::{build_workload, preset_model, Phase, WorkloadParams};
 
-const CSV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ops-csv");
-
+/// The simulator table tests/data/ops-csv/`name`.csv.
 fn table(name: &str) -> SimTable {
-    parse_sim_csv(&std::fs::read_to_string(format!("{CSV}/{name}.csv")).unwrap()).unwrap()
+    parse_sim_csv(&data_text(&format!("ops-csv/{name}.csv"))).unwrap()
 }
 
 fn side_by_side(model: &str, csv: &str, phase: Phase, p: WorkloadParams) -> (Comparison, SimTable) {

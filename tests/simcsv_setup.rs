@@ -2,13 +2,15 @@
 //! from the file name (and table) is the one the command-line tests compare by hand, and a
 //! combined prefill + decode table compares only the rows of the chosen phase.
 
+mod common;
+
+use common::{data, data_text, run};
 use fusionscope::simcsv::{infer_setup, parse_sim_csv, side_by_side, SimTable};
 use fusionscope::workload::{Phase, WorkloadParams};
 
-const CSV: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ops-csv");
-
+/// The simulator table tests/data/ops-csv/`name`.csv.
 fn table(name: &str) -> SimTable {
-    parse_sim_csv(&std::fs::read_to_string(format!("{CSV}/{name}.csv")).unwrap()).unwrap()
+    parse_sim_csv(&data_text(&format!("ops-csv/{name}.csv"))).unwrap()
 }
 
 #[test]
@@ -89,10 +91,8 @@ proptest::proptest! {
 
 #[test]
 fn the_command_line_shows_the_same_side_by_side() {
-    let file = format!("{CSV}/llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128.csv");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fusionscope")).args(["simcsv", &file]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8(out.stdout).unwrap();
+    let (code, text, err) = run(&["simcsv", &data("ops-csv/llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128.csv")]);
+    assert_eq!(code, 0, "{err}");
     assert!(text.contains("28 ops in 20 fusion groups"), "{text}");
     assert!(text.contains("note: The table holds prefill and decode rows"), "{text}");
     assert!(

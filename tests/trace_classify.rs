@@ -2,15 +2,16 @@
 //! real traces under tests/data/traces), the known traps of docs/trace-analysis.md, and invariants
 //! on any input.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use common::{data, gunzip};
 use fusionscope::trace::{classify, Category, Classification};
 use proptest::prelude::*;
 
 const LABELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kernel_labels.tsv");
-const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/traces");
 
 /// One row of the label table.
 struct Label {
@@ -64,14 +65,12 @@ fn trace_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Every distinct kernel name (events with cat == "kernel") in the real traces.
 fn trace_kernel_names() -> BTreeSet<String> {
     let mut files = Vec::new();
-    trace_files(Path::new(TRACES), &mut files);
+    trace_files(Path::new(&data("traces")), &mut files);
     assert!(files.len() >= 9, "expected the 9 shared traces, found {}", files.len());
     let mut names = BTreeSet::new();
     for file in files {
-        let mut json = String::new();
-        flate2::read::GzDecoder::new(std::fs::File::open(&file).expect("open trace"))
-            .read_to_string(&mut json)
-            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let json = String::from_utf8(gunzip(&bytes)).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let trace: serde_json::Value =
             serde_json::from_str(&json).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let events = trace.get("traceEvents").unwrap_or(&trace).as_array().expect("traceEvents array");

@@ -1,24 +1,17 @@
 //! `fusionscope trace` and `fusionscope compare` as a user runs them.
 
-use std::process::Command;
+mod common;
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/traces/");
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fusionscope")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
+use common::{data, json, run, temp_dir};
 
 #[test]
 fn trace_prints_tables_and_json() {
-    let path = format!("{DIR}amd/torch_compile_triton_mi300x.json.gz");
+    let path = data("traces/amd/torch_compile_triton_mi300x.json.gz");
     let (code, text, _) = run(&["trace", &path]);
     assert_eq!(code, 0);
     assert!(text.contains("AMD on AMD Instinct MI300X: 12 kernels"), "{text}");
     assert!(text.contains("Fused kernels") && text.contains("triton_red_fused_add_mean_mul_pow_rsqrt_0"), "{text}");
-    let (code, json, _) = run(&["trace", &path, "--json"]);
-    assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v = json(&["trace", &path, "--json"]);
     assert_eq!(v["platforms"][0]["vendor"], "AMD");
     assert_eq!(v["platforms"][0]["kernels"], 12);
     assert!(v["categories"][0]["trace"]["kernels"].is_array());
@@ -27,14 +20,12 @@ fn trace_prints_tables_and_json() {
 
 #[test]
 fn compare_prints_tables_and_spec_json() {
-    let a = format!("{DIR}nvidia/hf_bert-small_eager_h100.json.gz");
-    let b = format!("{DIR}amd/hf_bert-small_eager_mi300x.json.gz");
+    let a = data("traces/nvidia/hf_bert-small_eager_h100.json.gz");
+    let b = data("traces/amd/hf_bert-small_eager_mi300x.json.gz");
     let (code, text, _) = run(&["compare", &a, &b]);
     assert_eq!(code, 0);
     assert!(text.contains("Categories") && text.contains("Kernel mapping") && text.contains("aten::addmm"), "{text}");
-    let (code, json, _) = run(&["compare", &a, &b, "--json"]);
-    assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v = json(&["compare", &a, &b, "--json"]);
     assert_eq!(v["platforms"][0]["vendor"], "AMD");
     assert_eq!(v["platforms"][1]["vendor"], "NVIDIA");
     let row = &v["categories"][0];
@@ -51,8 +42,7 @@ fn compare_prints_tables_and_spec_json() {
 
 #[test]
 fn bad_input_gives_one_line_error_with_file_and_offset() {
-    let dir = std::env::temp_dir().join(format!("fusionscope-trace-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("fusionscope-trace-cli");
     let bad = dir.join("cut.json");
     std::fs::write(&bad, br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k"#).unwrap();
     let (code, _, err) = run(&["trace", bad.to_str().unwrap()]);
@@ -71,8 +61,8 @@ fn bad_input_gives_one_line_error_with_file_and_offset() {
 fn one_sided_categories_have_plain_zero_times() {
     let (code, out, err) = run(&[
         "compare",
-        &format!("{DIR}nvidia/hta_a100_compiled_rank0.json.gz"),
-        &format!("{DIR}amd/sglang_qwen3-8b_decode_hipgraph_mi300x.json.gz"),
+        &data("traces/nvidia/hta_a100_compiled_rank0.json.gz"),
+        &data("traces/amd/sglang_qwen3-8b_decode_hipgraph_mi300x.json.gz"),
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");

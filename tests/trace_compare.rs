@@ -1,13 +1,14 @@
 //! Single-trace summaries and AMD-vs-NVIDIA comparisons on the real traces, with the real
 //! classifier: mapping tables an engineer would trust, and JSON snapshots.
 
+mod common;
+
+use common::trace_bytes;
 use fusionscope::trace::compare::Method;
 use fusionscope::trace::{classify, compare, read_trace, summarize, Category, Comparison, Input, Trace};
 
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/traces/");
-
 fn load(path: &str) -> Trace {
-    read_trace(&std::fs::read(format!("{DIR}{path}")).unwrap()).unwrap()
+    read_trace(&trace_bytes(path)).unwrap()
 }
 
 fn file(path: &str) -> &str {

@@ -1,23 +1,12 @@
 //! The Kineto reader on every real trace in tests/data/traces, fed in tiny chunks as well as
 //! whole, plus the format variations of the notes and malformed input (never a panic).
 
-use std::io::Read;
+mod common;
 
+use common::{gunzip, trace_bytes};
 use fusionscope::trace::platform::{platform, VendorEvidence};
 use fusionscope::trace::{read_trace, Trace, TraceError, TraceReader, Vendor};
 use proptest::prelude::*;
-
-const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/traces/");
-
-fn raw(path: &str) -> Vec<u8> {
-    std::fs::read(format!("{DIR}{path}")).unwrap()
-}
-
-fn gunzip(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).unwrap();
-    out
-}
 
 fn read_chunked(bytes: &[u8], chunk: usize) -> Result<Trace, TraceError> {
     let mut r = TraceReader::new();
@@ -97,7 +86,7 @@ const TRACES: [(&str, Vendor, VendorEvidence, &str, usize); 9] = [
 #[test]
 fn every_real_trace_reads_with_vendor_devices_and_kernel_count() {
     for (file, vendor, evidence, device, kernels) in TRACES {
-        let t = read_trace(&raw(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let t = read_trace(&trace_bytes(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
         let p = platform(&t);
         assert_eq!((p.vendor, p.evidence), (vendor, evidence), "{file}");
         assert_eq!(p.devices, vec![device.to_string()], "{file}");
@@ -110,7 +99,7 @@ fn every_real_trace_reads_with_vendor_devices_and_kernel_count() {
 #[test]
 fn compressed_input_in_tiny_chunks_reads_the_same() {
     for (file, ..) in TRACES {
-        let bytes = raw(file);
+        let bytes = trace_bytes(file);
         let whole = fingerprint(&read_chunked(&bytes, bytes.len()).unwrap());
         // 1-byte chunks on the small files; the large ones would only slow the suite down.
         let sizes: &[usize] = if bytes.len() < 200_000 { &[1, 7, 64] } else { &[7, 64] };
@@ -127,8 +116,8 @@ fn plain_json_in_tiny_chunks_reads_the_same() {
         "amd/torch_compile_triton_mi300x.json.gz",
         "amd/hta_mi250_minitoy_train_rocm6.2.json.gz",
     ] {
-        let plain = gunzip(&raw(file));
-        let gz = fingerprint(&read_trace(&raw(file)).unwrap());
+        let plain = gunzip(&trace_bytes(file));
+        let gz = fingerprint(&read_trace(&trace_bytes(file)).unwrap());
         for chunk in [1, 7, 64, plain.len()] {
             assert_eq!(fingerprint(&read_chunked(&plain, chunk).unwrap()), gz, "{file} plain in {chunk}-byte chunks");
         }
@@ -137,7 +126,7 @@ fn plain_json_in_tiny_chunks_reads_the_same() {
 
 #[test]
 fn graph_replay_kernels_share_one_correlation_and_have_no_op() {
-    let t = read_trace(&raw("amd/sglang_qwen3-8b_decode_hipgraph_mi300x.json.gz")).unwrap();
+    let t = read_trace(&trace_bytes("amd/sglang_qwen3-8b_decode_hipgraph_mi300x.json.gz")).unwrap();
     let replay: Vec<_> = t.kernels.iter().filter(|k| k.correlation == Some(92178)).collect();
     assert_eq!(replay.len(), 544);
     assert!(replay.iter().all(|k| k.graph_node && k.external_id.is_none()));
@@ -147,7 +136,7 @@ fn graph_replay_kernels_share_one_correlation_and_have_no_op() {
 
 #[test]
 fn kernels_join_ops_through_external_id_or_launch() {
-    let t = read_trace(&raw("nvidia/hf_bert-small_eager_h100.json.gz")).unwrap();
+    let t = read_trace(&trace_bytes("nvidia/hf_bert-small_eager_h100.json.gz")).unwrap();
     let ops = t.kernel_ops();
     assert!(ops.iter().all(|o| o.is_some()), "every bert kernel has an External id");
     let names: Vec<&str> = ops.iter().map(|o| t.name(t.cpu_ops[o.unwrap()].name)).collect();
@@ -189,7 +178,7 @@ fn tolerates_the_format_variations() {
 
 #[test]
 fn errors_name_the_byte_offset_of_the_json_text() {
-    let plain = gunzip(&raw("amd/torch_compile_triton_mi300x.json.gz"));
+    let plain = gunzip(&trace_bytes("amd/torch_compile_triton_mi300x.json.gz"));
     let cut = plain.len() / 2;
     let err = read_trace(&plain[..cut]).unwrap_err();
     assert_eq!(
@@ -197,7 +186,7 @@ fn errors_name_the_byte_offset_of_the_json_text() {
         format!("not a trace: unexpected end of input (truncated trace?) at byte {cut} of the JSON text")
     );
     // Truncated gzip: decompressed text stops early.
-    let gz = raw("amd/torch_compile_triton_mi300x.json.gz");
+    let gz = trace_bytes("amd/torch_compile_triton_mi300x.json.gz");
     assert!(read_trace(&gz[..gz.len() / 2]).is_err());
     assert!(matches!(read_trace(b"{\"a\": 1}"), Err(TraceError::NoEvents)));
     assert!(matches!(read_trace(b"{\"a\": 1, \"traceEvents\": {}}"), Err(TraceError::NoEvents)));
@@ -212,7 +201,7 @@ fn errors_name_the_byte_offset_of_the_json_text() {
 }
 
 fn small_plain() -> Vec<u8> {
-    gunzip(&raw("amd/hta_mi250_minitoy_train_rocm6.2.json.gz"))
+    gunzip(&trace_bytes("amd/hta_mi250_minitoy_train_rocm6.2.json.gz"))
 }
 
 proptest! {
@@ -227,7 +216,7 @@ proptest! {
             return Ok(());
         }
         prop_assert!(read_chunked(&plain[..cut], chunk).is_err());
-        let gz = raw("amd/hta_mi250_minitoy_train_rocm6.2.json.gz");
+        let gz = trace_bytes("amd/hta_mi250_minitoy_train_rocm6.2.json.gz");
         prop_assert!(read_chunked(&gz[..cut % gz.len()], chunk).is_err());
     }
 
@@ -250,7 +239,7 @@ proptest! {
 
 #[test]
 fn gzip_cut_anywhere_is_an_error() {
-    let gz = raw("amd/hta_mi250_minitoy_train_rocm6.2.json.gz");
+    let gz = trace_bytes("amd/hta_mi250_minitoy_train_rocm6.2.json.gz");
     for cut in [gz.len() - 1, gz.len() - 4, gz.len() - 8, gz.len() - 9, gz.len() / 3, 10, 1] {
         assert!(read_trace(&gz[..cut]).is_err(), "cut at {cut} of {}", gz.len());
     }
@@ -259,7 +248,7 @@ fn gzip_cut_anywhere_is_an_error() {
 #[test]
 fn older_traces_link_kernels_to_ops_by_thread_containment() {
     // Here a kernel's External id is only its correlation id: no op shares it.
-    let t = read_trace(&raw("nvidia/hta_a100_compiled_rank0.json.gz")).unwrap();
+    let t = read_trace(&trace_bytes("nvidia/hta_a100_compiled_rank0.json.gz")).unwrap();
     let ops = t.kernel_ops();
     let linked = ops.iter().filter(|o| o.is_some()).count();
     // Counted independently: 705 kernels' launch calls are outside the CPU window and 90 are
@@ -279,7 +268,7 @@ fn older_traces_link_kernels_to_ops_by_thread_containment() {
 #[test]
 fn kept_data_is_a_small_fraction_of_the_json() {
     for file in ["nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz", "nvidia/hta_a100_compiled_rank0.json.gz"] {
-        let t = read_trace(&raw(file)).unwrap();
+        let t = read_trace(&trace_bytes(file)).unwrap();
         assert!(
             t.heap_bytes() * 4 < t.json_bytes as usize,
             "{file}: {} bytes kept of {} bytes of JSON",

@@ -1,30 +1,23 @@
 //! `fusionscope model` and `fusionscope simcsv` run as a user would run them.
 
-use std::process::Command;
+mod common;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fusionscope")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
-}
+use common::{data, json, run, temp_dir};
 
 /// A tiny Llama-shaped config (GQA 4:2) so the snapshot stays one small layer.
 const TINY: &str = r#"{"model_name": "tiny-llama", "model_type": "llm", "d_model": 64, "num_heads": 4, "num_kv_heads": 2,
   "d_head": 16, "d_ff": 128, "num_layers": 2, "ffn_type": "llama", "global_batch_size": 1, "input_seqlen": 32, "output_seqlen": 8}"#;
 
 fn tiny_file() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("fusionscope-workload-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("tiny.json");
+    let path = temp_dir("fusionscope-workload-cli").join("tiny.json");
     std::fs::write(&path, TINY).unwrap();
     path
 }
 
 #[test]
 fn model_json_has_the_issue_keys() {
-    let chip = format!("{DATA}/models/chips/tpuv5p.json");
-    let (code, out, err) = run(&[
+    let chip = data("models/chips/tpuv5p.json");
+    let v = json(&[
         "model",
         "--model",
         "llama3-8b",
@@ -42,8 +35,6 @@ fn model_json_has_the_issue_keys() {
         "1",
         "--json",
     ]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["model"], "llama3-8b");
     assert_eq!(v["chip"], "TPU v5p");
     assert_eq!(v["phase"], "prefill");
@@ -65,10 +56,7 @@ fn model_json_has_the_issue_keys() {
 #[test]
 fn model_json_snapshot_of_one_small_layer() {
     let path = tiny_file();
-    let (code, out, err) =
-        run(&["model", "--model", path.to_str().unwrap(), "--chip", "h100", "--phase", "decode", "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = json(&["model", "--model", path.to_str().unwrap(), "--chip", "h100", "--phase", "decode", "--json"]);
     // The keys docs/time-model.md §6 lists and the op table; per-group details and grouping
     // reasons have their own tests (and the fusion module's snapshots), so the snapshot stays
     // small.
@@ -95,7 +83,7 @@ fn csv_prints_the_op_table() {
 
 #[test]
 fn text_output_has_units_and_the_simulator_side_by_side() {
-    let csv = format!("{DATA}/ops-csv/llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_prefill.csv");
+    let csv = data("ops-csv/llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_prefill.csv");
     let (code, out, err) = run(&[
         "model",
         "--model",
@@ -118,13 +106,11 @@ fn text_output_has_units_and_the_simulator_side_by_side() {
 
 #[test]
 fn simcsv_subcommand_groups_by_fusion_index() {
-    let csv = format!("{DATA}/ops-csv/llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode.csv");
+    let csv = data("ops-csv/llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode.csv");
     let (code, out, err) = run(&["simcsv", &csv]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("16 ops in 10 fusion groups"), "{out}");
-    let (code, out, _) = run(&["simcsv", &csv, "--json"]);
-    assert_eq!(code, 0);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = json(&["simcsv", &csv, "--json"]);
     assert_eq!(v["groups"].as_array().unwrap().len(), 10);
 }
 
@@ -140,7 +126,7 @@ fn errors_are_one_line_and_name_the_input() {
     let (code, _, err) = run(&["model", "--model", "dit-xl", "--chip", "h100", "--phase", "decode"]);
     assert_eq!(code, 2);
     assert!(err.contains("decode phase does not apply"), "{err}");
-    let bad = format!("{DATA}/ops-csv/../models/models/llama3-8b.json");
+    let bad = data("ops-csv/../models/models/llama3-8b.json");
     let (code, _, err) = run(&["simcsv", &bad]);
     assert_eq!(code, 2);
     assert!(err.contains("llama3-8b.json") && err.contains("Fusion index"), "{err}");
@@ -151,13 +137,10 @@ fn errors_are_one_line_and_name_the_input() {
 
 #[test]
 fn calibration_profile_replaces_matching_groups() {
-    let calib = format!("{DATA}/calibration/i7_12700k_with_fusion.json");
+    let calib = data("calibration/i7_12700k_with_fusion.json");
     let args = ["model", "--model", "llama3-8b", "--chip", "h100", "--seq-len", "256"];
-    let (_, plain, _) = run(&[&args[..], &["--json"]].concat());
-    let (code, out, err) = run(&[&args[..], &["--calib", &calib, "--json"]].concat());
-    assert_eq!(code, 0, "{err}");
-    let (plain, v): (serde_json::Value, serde_json::Value) =
-        (serde_json::from_str(&plain).unwrap(), serde_json::from_str(&out).unwrap());
+    let plain = json(&[&args[..], &["--json"]].concat());
+    let v = json(&[&args[..], &["--calib", &calib, "--json"]].concat());
     assert_eq!(v["calibration"]["hardware"], "i7-12700K");
     let calibrated = v["calibration"]["calibrated_groups"].as_array().unwrap();
     // q, k (matmul + RoPE), o_proj + residual, gate + SiLU·mul, down + residual: matmul +
@@ -177,7 +160,7 @@ fn calibration_profile_replaces_matching_groups() {
     let (code, out, _) = run(&[&args[..], &["--calib", &calib]].concat());
     assert_eq!(code, 0);
     assert!(out.contains("Linear_Bias (fusing here is slower on this hardware)"), "{out}");
-    let measured = format!("{DATA}/calibration/resnet18_b1.json");
+    let measured = data("calibration/resnet18_b1.json");
     let (code, _, err) = run(&[&args[..], &["--calib", &measured]].concat());
     assert_eq!(code, 2);
     assert!(err.contains("resnet18_b1.json") && err.contains("measured-subgraph"), "{err}");

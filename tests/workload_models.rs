@@ -1,16 +1,17 @@
 //! Model workloads from the NeuSim configs in tests/data: closed forms, GQA, KV cache, MoE routing.
 
+mod common;
+
+use common::{data, data_text};
 use fusionscope::fusion::{OpGraph, OpId};
 use fusionscope::hardware::roofline::{op_bytes, op_flops};
 use fusionscope::workload::{
     build_workload, parse_model_config, whole_model_graph, ModelConfig, Phase, Workload, WorkloadError, WorkloadParams,
 };
 
-const MODELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/models/models");
-
+/// The model config tests/data/models/models/`name`.json.
 fn config(name: &str) -> ModelConfig {
-    let text = std::fs::read_to_string(format!("{MODELS}/{name}.json")).unwrap();
-    parse_model_config(&text).unwrap()
+    parse_model_config(&data_text(&format!("models/models/{name}.json"))).unwrap()
 }
 
 fn params(batch: u64, seq: u64, out: u64, tp: u64) -> WorkloadParams {
@@ -41,7 +42,7 @@ fn llama_layer_flops(b: u64, s: u64, t: u64, d: u64, hq: u64, hkv: u64, dh: u64,
 #[test]
 fn every_model_config_loads() {
     let mut n = 0;
-    for entry in std::fs::read_dir(MODELS).unwrap() {
+    for entry in std::fs::read_dir(data("models/models")).unwrap() {
         let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
         let c = parse_model_config(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -16,6 +16,11 @@ use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
 
 use super::{print, CliResult};
 
+/// Default graph sizes of `bench fusion`, also used when `bench` is given no subcommand.
+const FUSION_SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];
+/// Default timed runs per size of `bench fusion` (and of a bare `bench`).
+const FUSION_RUNS: usize = 3;
+
 #[derive(clap::Args)]
 pub struct Args {
     #[command(subcommand)]
@@ -27,10 +32,10 @@ pub enum What {
     /// Grouping + traffic throughput on random graphs (the default)
     Fusion {
         /// Graph sizes in ops
-        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000, 1_000_000])]
+        #[arg(long, value_delimiter = ',', default_values_t = FUSION_SIZES)]
         sizes: Vec<usize>,
         /// Timed runs per size; the fastest is reported
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = FUSION_RUNS)]
         runs: usize,
     },
     /// Trace reading and comparison on large synthetic Kineto traces
@@ -45,7 +50,7 @@ pub enum What {
 }
 
 pub fn run(args: Args) -> CliResult {
-    match args.what.unwrap_or(What::Fusion { sizes: vec![10_000, 100_000, 1_000_000], runs: 3 }) {
+    match args.what.unwrap_or(What::Fusion { sizes: FUSION_SIZES.to_vec(), runs: FUSION_RUNS }) {
         What::Fusion { sizes, runs } => fusion(&sizes, runs),
         What::Trace { size_mb, dir } => trace(size_mb, &dir),
     }

@@ -5,21 +5,20 @@ use std::path::PathBuf;
 
 use fusionscope::calib::{parse_calibration, CalibReport};
 
-use super::{print, print_json, read_parsed, CliResult};
+use super::{print, print_json, read_parsed, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Calibration JSON: a hardware profile (with or without fusion_profiles) or a measured-subgraph file
     pub file: PathBuf,
-    /// Print the machine-readable result instead of tables
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 pub fn run(args: Args) -> CliResult {
     let file = read_parsed(&args.file, parse_calibration)?;
     let report = CalibReport::new(&file);
-    if args.json {
+    if args.output.json {
         return print_json(&report);
     }
     let mut out =

@@ -20,6 +20,16 @@ mod transformer;
 /// What a subcommand returns: nothing on success, or an error whose `Display` is one line.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 
+/// `--json`, shared by the subcommands that print tables: `#[command(flatten)]` it after the
+/// subcommand's own input argument(s), which keep their per-subcommand help. (`simcsv` and
+/// `model` have their own `--json`: its help says what their JSON holds.)
+#[derive(clap::Args)]
+pub struct Output {
+    /// Print the machine-readable result instead of tables
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Parser)]
 #[command(
     name = "fusionscope",
@@ -117,4 +127,15 @@ pub fn print_json(value: &impl serde::Serialize) -> CliResult {
 /// Reads a whole file, naming it in the error.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())
+}
+
+#[cfg(test)]
+mod tests {
+    /// clap checks a subcommand's definitions only when that subcommand is parsed; this checks
+    /// them all (flattened structs included: no clashing ids, conflicts naming real args).
+    #[test]
+    fn clap_definitions_are_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

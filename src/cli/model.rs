@@ -20,7 +20,7 @@ use fusionscope::workload::{
 };
 use serde::Serialize;
 
-use super::{print, read_parsed, CliResult};
+use super::{print, print_json, read_parsed, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -135,7 +135,7 @@ pub fn run(args: Args) -> CliResult {
     let report = model_report_from(&workload, &chip, &analysis, time);
     if args.json {
         let out = JsonOut { report: &report, calibration: calibration.as_ref(), simulator: comparison.as_ref() };
-        return print(&(serde_json::to_string_pretty(&out)? + "\n"));
+        return print_json(&out);
     }
     if args.csv {
         return print(&op_table(&report).to_csv());

@@ -7,20 +7,19 @@ use fusionscope::fusion::summary;
 use fusionscope::fusion::OpType;
 use fusionscope::optrace::{analyze_optrace, Role};
 
-use super::{print, print_json, read_parsed, CliResult};
+use super::{print, print_json, read_parsed, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Op trace in the optrace text form (one instruction a line)
     pub file: PathBuf,
-    /// Print the machine-readable result instead of tables
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 pub fn run(args: Args) -> CliResult {
     let report = read_parsed(&args.file, analyze_optrace)?;
-    if args.json {
+    if args.output.json {
         return print_json(&report);
     }
     let mut out = format!(

@@ -9,7 +9,7 @@ use fusionscope::simcsv::{infer_setup, parse_sim_csv, side_by_side, SimSetup};
 use fusionscope::table::Table;
 use fusionscope::units::{format_bytes, format_duration_us};
 
-use super::{print, CliResult};
+use super::{print, print_json, read_parsed, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -21,9 +21,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let table = super::read_parsed(&args.file, parse_sim_csv)?;
+    let table = read_parsed(&args.file, parse_sim_csv)?;
     if args.json {
-        return print(&(serde_json::to_string_pretty(&table)? + "\n"));
+        return print_json(&table);
     }
     let mut t =
         Table::new(&[">fusion", "ops", "units", ">runs", "bound", ">per run", ">total", ">FLOPs/run", ">bytes/run"]);

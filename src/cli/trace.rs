@@ -10,15 +10,14 @@ use fusionscope::trace::summary::{KernelStat, PlatformEntry, SideStats, TraceSum
 use fusionscope::trace::{classify, compare, summarize, Input, Trace, TraceReader};
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
 
-use super::{print, CliResult};
+use super::{print, print_json, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
     /// Kineto trace (.json or .json.gz; gzip is recognised by its content)
     pub file: PathBuf,
-    /// Print the machine-readable result instead of tables
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 #[derive(clap::Args)]
@@ -27,9 +26,8 @@ pub struct CompareArgs {
     pub file_a: PathBuf,
     /// Second Kineto trace
     pub file_b: PathBuf,
-    /// Print the machine-readable result instead of tables
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 /// Longest kernel name shown in a table cell (the JSON has them whole).
@@ -40,8 +38,8 @@ const TOP_KERNELS: usize = 15;
 pub fn run_trace(args: TraceArgs) -> CliResult {
     let trace = load(&args.file)?;
     let summary = summarize(&trace, Some(&file_name(&args.file)), &classify);
-    if args.json {
-        print(&(serde_json::to_string_pretty(&summary)? + "\n"))
+    if args.output.json {
+        print_json(&summary)
     } else {
         print(&trace_text(&summary))
     }
@@ -52,8 +50,8 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     let b = load(&args.file_b)?;
     let (na, nb) = (file_name(&args.file_a), file_name(&args.file_b));
     let c = compare(Input { trace: &a, file: Some(&na) }, Input { trace: &b, file: Some(&nb) }, &classify);
-    if args.json {
-        print(&(serde_json::to_string_pretty(&c)? + "\n"))
+    if args.output.json {
+        print_json(&c)
     } else {
         print(&compare_text(&c))
     }

@@ -3,7 +3,7 @@
 use fusionscope::fusion::transformer::{transformer_block, TransformerConfig};
 use fusionscope::fusion::{analyze, summary};
 
-use super::{print, print_json, CliResult};
+use super::{print, print_json, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,9 +19,8 @@ pub struct Args {
     /// Bytes per element
     #[arg(long, default_value_t = 2)]
     pub dtype_bytes: u64,
-    /// Print the machine-readable result instead of tables
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: Output,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -33,7 +32,7 @@ pub fn run(args: Args) -> CliResult {
     };
     let graph = transformer_block(config)?;
     let report = analyze(&graph).report(&graph);
-    if args.json {
+    if args.output.json {
         print_json(&report)
     } else {
         print(&format!(

@@ -1,0 +1,74 @@
+//! Helpers shared by the integration tests (`mod common;` in each test file): running the
+//! `fusionscope` binary as a user would, and reading the files under tests/data.
+//!
+//! Each test binary uses only some of them, hence the `dead_code` allowance. The data
+//! helpers panic naming the file, at the caller's line (`#[track_caller]`).
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Absolute path of `rel` under tests/data, as a command-line argument:
+/// `data("graphs/worked_example.json")`.
+pub fn data(rel: &str) -> String {
+    format!("{}/tests/data/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The bytes of the file `rel` under tests/data.
+#[track_caller]
+pub fn data_bytes(rel: &str) -> Vec<u8> {
+    let path = data(rel);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The text of the file `rel` under tests/data.
+#[track_caller]
+pub fn data_text(rel: &str) -> String {
+    let path = data(rel);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The bytes of a Kineto trace under tests/data/traces, as stored (mostly gzipped):
+/// `trace_bytes("amd/torch_compile_triton_mi300x.json.gz")`.
+#[track_caller]
+pub fn trace_bytes(rel: &str) -> Vec<u8> {
+    data_bytes(&format!("traces/{rel}"))
+}
+
+/// Decompresses gzip `bytes` (a whole .gz file).
+#[track_caller]
+pub fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).unwrap_or_else(|e| panic!("not gzip: {e}"));
+    out
+}
+
+/// Runs the `fusionscope` binary with `args`: (exit code, stdout, stderr). The exit code is -1
+/// when the process was killed by a signal, so that the caller's assertion shows its stderr.
+pub fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fusionscope")).args(args).output().expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    )
+}
+
+/// Runs the binary with `args` (which should include `--json`), asserts that it succeeded and
+/// returns its stdout parsed as JSON.
+#[track_caller]
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let (code, stdout, stderr) = run(args);
+    assert_eq!(code, 0, "{args:?}: stderr: {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: stdout is not JSON ({e}): {stdout}"))
+}
+
+/// The folder `{name}-{pid}` in the system's temporary folder (created if missing), for files
+/// a test writes; the test removes it when done.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}
