@@ -27,6 +27,7 @@ pub mod fusion;
 pub mod hardware;
 pub mod import;
 pub mod optrace;
+pub mod page;
 pub mod share;
 pub mod simcsv;
 pub mod table;

@@ -4,7 +4,7 @@
 mod common;
 
 use common::trace_bytes;
-use fusionscope::import::open::{open_in_slices, OpenError, Opened};
+use fusionscope::import::{open_in_slices, FileKind, Imported};
 use fusionscope::trace::{classify, read_trace, summarize};
 use proptest::prelude::*;
 
@@ -28,7 +28,7 @@ fn every_shared_trace_opened_in_slices_gives_the_whole_files_summary() {
         // Slices smaller than the detection prefix: the worker's 4 MiB slices hold these
         // files whole, so this is the harder case.
         match open_in_slices(rel, &bytes, 10_000) {
-            Ok(Opened::Trace { summary, .. }) => assert_eq!(summary, expected, "{rel} in 10 kB slices"),
+            Ok(Imported::Trace { summary, .. }) => assert_eq!(summary, expected, "{rel} in 10 kB slices"),
             other => panic!("{rel}: {other:?}"),
         }
     }
@@ -44,8 +44,8 @@ proptest! {
         let bytes = trace_bytes("amd/torch_compile_triton_mi300x.json.gz");
         let cut = (bytes.len() as f64 * cut) as usize;
         match open_in_slices("cut.json.gz", &bytes[..cut], slice) {
-            Err(OpenError::Trace { gzipped, .. }) => prop_assert!(gzipped),
-            Ok(Opened::Other { .. }) => {}
+            Err(e) => prop_assert_eq!((e.detected.kind, e.detected.gzipped), (FileKind::KinetoTrace, true)),
+            Ok(Imported::Unrecognised { .. }) => {}
             other => prop_assert!(false, "{:?}", other.map(|_| ())),
         }
     }

@@ -38,6 +38,12 @@ pub enum FileKind {
 }
 
 impl FileKind {
+    /// Kinds whose files can be hundreds of megabytes: the page reads and analyses them in its
+    /// analysis worker. The others are small inputs the page's thread opens from their bytes.
+    pub fn analysed_off_the_page(self) -> bool {
+        matches!(self, FileKind::KinetoTrace | FileKind::OpGraph)
+    }
+
     /// The kind in words, for messages.
     pub fn describe(self) -> &'static str {
         match self {

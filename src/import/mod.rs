@@ -1,5 +1,6 @@
-//! Reading a user's file whatever its kind: detection ([`detect()`]) and the steps every kind
-//! shares (gzip, UTF-8), so that the page and the command line open files the same way.
+//! Reading a user's file whatever its kind: detection ([`detect()`]), the steps every kind
+//! shares (gzip, UTF-8), and [`open`], the one dispatch that turns a file into a typed
+//! [`Imported`] value, so that the page and the command line open files the same way.
 
 pub mod detect;
 pub mod open;
@@ -12,6 +13,7 @@ use thiserror::Error;
 use crate::fusion::{parse_graph, GraphError, OpGraph};
 
 pub use detect::{detect, detect_kind, unrecognised_reason, Detected, FileKind, DETECT_BYTES};
+pub use open::{open_in_slices, open_whole, FileOpener, Imported, OpenError, ReadError};
 
 /// Why a file's content cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -1,35 +1,87 @@
-//! Opening a file slice by slice: the kind is detected from the first bytes, a Kineto trace
-//! is fed to the incremental [`TraceReader`] as its slices arrive (so that a 1 GB trace never
-//! sits whole in memory), an op graph is gathered and then parsed and analysed, and any other
-//! kind is gathered as it is for whoever shows it.
+//! The one dispatch over every kind of file fusionscope reads: the kind is detected from the
+//! first bytes, and [`FileOpener::finish`] gives one typed [`Imported`] value, or an
+//! [`OpenError`] naming the kind and what went wrong. The page maps `Imported` to an action in
+//! one match (`page::open`); the command line reads each kind through the same parsers.
 //!
-//! The page's analysis worker drives this with the slices it reads from a `File`; the page's
-//! own fallback (no worker) and the tests feed it a whole file. Either way the figures are those
-//! of the command line, which reads the same files with the same core.
+//! Reading is slice by slice: a Kineto trace is fed to the incremental [`TraceReader`] as its
+//! slices arrive (so that a 1 GB trace never sits whole in memory); every other kind is
+//! gathered and parsed at the end, an unrecognised file keeping only its head. The page's
+//! analysis worker feeds the slices it reads from a `File`; the page's own fallback (no
+//! worker) and the tests feed a whole file. Either way the figures are those of the command
+//! line. Adding a format: a [`FileKind`] in `detect`, a variant here and its arm in [`parse`].
 
+use thiserror::Error;
+
+use crate::calib::{parse_calibration, CalibError, CalibrationFile};
 use crate::fusion::{analyze, AnalysisReport, OpGraph};
+use crate::hardware::{parse_chip, Chip, ChipError};
+use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
+use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
 use crate::trace::{classify, summarize, Trace, TraceError, TraceReader, TraceSummary};
+use crate::workload::{parse_model_config, WorkloadError};
 
-use super::{detect, read_graph, Detected, FileKind, ImportError, DETECT_BYTES};
+use super::{detect, read_graph, text, unrecognised_reason, Detected, FileKind, ImportError, DETECT_BYTES};
 
-/// What a file turned out to hold, read and analysed.
+/// What a file turned out to hold, read and analysed: one variant per kind.
 #[derive(Debug)]
-pub enum Opened {
+pub enum Imported {
     /// A Kineto trace and its summary (`fusionscope trace FILE --json`).
     Trace { trace: Trace, summary: TraceSummary },
     /// An op graph and its analysis (`fusionscope graph FILE --json`).
     Graph { graph: OpGraph, report: AnalysisReport },
-    /// A kind this opener does not analyse, with its bytes as read. For
-    /// [`FileKind::Unknown`] only the first [`DETECT_BYTES`] are kept: they are all that says
-    /// what the file looks like instead.
-    Other { detected: Detected, bytes: Vec<u8> },
+    /// An op trace: its text (a share link carries it), case view and op graph.
+    OpTrace { text: String, report: OptraceReport, graph: OpGraph },
+    /// A simulator op table, its CSV text, and the workload its file name describes.
+    SimTable { text: String, table: SimTable, inferred: InferredSetup },
+    /// A hardware calibration profile (or a measured-subgraph file).
+    Calibration(CalibrationFile),
+    /// A model configuration, checked; its text is kept whole (a share link carries it).
+    ModelConfig { text: String },
+    /// A chip configuration.
+    Chip(Chip),
+    /// No kind fusionscope reads (or gzip whose content could not be inflated): why, in words.
+    Unrecognised { detected: Detected, reason: String },
 }
 
-/// Why a file of a recognised kind could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpenError {
-    Trace { gzipped: bool, error: TraceError },
-    Graph { gzipped: bool, error: ImportError },
+/// Why the content of a file of a recognised kind cannot be read.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
+    OpTrace(#[from] OptraceError),
+    #[error(transparent)]
+    SimTable(#[from] SimCsvError),
+    #[error(transparent)]
+    Calibration(#[from] CalibError),
+    #[error(transparent)]
+    ModelConfig(#[from] WorkloadError),
+    #[error(transparent)]
+    Chip(#[from] ChipError),
+}
+
+/// A file of a recognised kind that could not be read: its kind and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenError {
+    pub detected: Detected,
+    pub error: ReadError,
+}
+
+impl OpenError {
+    /// The sentence a user reads: the file, its kind, and what is wrong with it and where.
+    pub fn message(&self, file_name: &str) -> String {
+        let gz = if self.detected.gzipped { " (gzip-compressed)" } else { "" };
+        let (what, verb) = match self.detected.kind {
+            FileKind::KinetoTrace => ("a PyTorch-profiler trace", "read"),
+            FileKind::OpGraph => ("an op graph", "analysed"),
+            FileKind::OpTrace => ("an op trace", "read"),
+            FileKind::SimOpsCsv => ("a simulator op table", "read"),
+            kind => (kind.describe(), "read"),
+        };
+        format!("{file_name} is {what}{gz} but cannot be {verb}: {}.", self.error)
+    }
 }
 
 /// Where the opener is.
@@ -54,7 +106,8 @@ pub struct FileOpener {
 }
 
 impl FileOpener {
-    /// An opener for a file named `file_name` (the name goes into the trace summary).
+    /// An opener for a file named `file_name` (the name goes into a trace's summary and is
+    /// what a simulator table's workload is read from).
     pub fn new(file_name: &str) -> Self {
         FileOpener { file_name: file_name.to_string(), stage: Stage::Detecting(Vec::new()) }
     }
@@ -63,6 +116,15 @@ impl FileOpener {
     /// unrecognised kind (its head says all there is to say), so the reader can stop early.
     pub fn wants_more(&self) -> bool {
         !matches!(&self.stage, Stage::Gathering { detected, .. } if detected.kind == FileKind::Unknown)
+    }
+
+    /// The kind, once the first [`DETECT_BYTES`] have been seen.
+    pub fn detected(&self) -> Option<Detected> {
+        match &self.stage {
+            Stage::Detecting(_) => None,
+            Stage::Trace { gzipped, .. } => Some(Detected { kind: FileKind::KinetoTrace, gzipped: *gzipped }),
+            Stage::Gathering { detected, .. } => Some(*detected),
+        }
     }
 
     /// The next slice of the file. A trace's error is reported as soon as its slice is read.
@@ -75,9 +137,7 @@ impl FileOpener {
                 }
                 Ok(())
             }
-            Stage::Trace { gzipped, reader } => {
-                reader.feed(slice).map_err(|error| OpenError::Trace { gzipped: *gzipped, error })
-            }
+            Stage::Trace { gzipped, reader } => reader.feed(slice).map_err(|e| trace_error(*gzipped, e)),
             Stage::Gathering { detected, bytes } => {
                 if detected.kind != FileKind::Unknown {
                     bytes.extend_from_slice(slice);
@@ -87,29 +147,37 @@ impl FileOpener {
         }
     }
 
+    /// The bytes gathered so far, for a file that is not streamed (not a trace): what the
+    /// page's worker sends back for kinds the page opens itself (see
+    /// [`FileKind::analysed_off_the_page`]).
+    pub fn into_gathered(self) -> Option<Vec<u8>> {
+        match self.stage {
+            Stage::Detecting(bytes) | Stage::Gathering { bytes, .. } => Some(bytes),
+            Stage::Trace { .. } => None,
+        }
+    }
+
     /// Ends the file: reads what was gathered and analyses it.
-    pub fn finish(self) -> Result<Opened, OpenError> {
+    pub fn finish(self) -> Result<Imported, OpenError> {
         let stage = match self.stage {
             Stage::Detecting(head) => stage_for(head)?,
             decided => decided,
         };
         match stage {
             // A file shorter than the detection prefix: nothing but its head to go on.
-            Stage::Detecting(bytes) => Ok(Opened::Other { detected: detect(&bytes), bytes }),
+            Stage::Detecting(bytes) => parse(&self.file_name, detect(&bytes), &bytes),
             Stage::Trace { gzipped, reader } => {
-                let trace = reader.finish().map_err(|error| OpenError::Trace { gzipped, error })?;
+                let trace = reader.finish().map_err(|e| trace_error(gzipped, e))?;
                 let summary = summarize(&trace, Some(&self.file_name), &classify);
-                Ok(Opened::Trace { trace, summary })
+                Ok(Imported::Trace { trace, summary })
             }
-            Stage::Gathering { detected, bytes } if detected.kind == FileKind::OpGraph => {
-                let gzipped = detected.gzipped;
-                let graph = read_graph(&bytes).map_err(|error| OpenError::Graph { gzipped, error })?;
-                let report = analyze(&graph).report(&graph);
-                Ok(Opened::Graph { graph, report })
-            }
-            Stage::Gathering { detected, bytes } => Ok(Opened::Other { detected, bytes }),
+            Stage::Gathering { detected, bytes } => parse(&self.file_name, detected, &bytes),
         }
     }
+}
+
+fn trace_error(gzipped: bool, error: TraceError) -> OpenError {
+    OpenError { detected: Detected { kind: FileKind::KinetoTrace, gzipped }, error: error.into() }
 }
 
 /// Chooses the stage from the first bytes and passes them on.
@@ -118,7 +186,7 @@ fn stage_for(head: Vec<u8>) -> Result<Stage, OpenError> {
     if detected.kind == FileKind::KinetoTrace {
         let mut reader = Box::new(TraceReader::new());
         let gzipped = detected.gzipped;
-        reader.feed(&head).map_err(|error| OpenError::Trace { gzipped, error })?;
+        reader.feed(&head).map_err(|e| trace_error(gzipped, e))?;
         return Ok(Stage::Trace { gzipped, reader });
     }
     let mut bytes = head;
@@ -128,14 +196,53 @@ fn stage_for(head: Vec<u8>) -> Result<Stage, OpenError> {
     Ok(Stage::Gathering { detected, bytes })
 }
 
+/// A whole file of a detected kind, parsed: the one match over the kinds.
+pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Imported, OpenError> {
+    let fail = |error: ReadError| OpenError { detected, error };
+    let text = |bytes: &[u8]| text(bytes).map(|t| t.into_owned()).map_err(|e| fail(e.into()));
+    Ok(match detected.kind {
+        FileKind::KinetoTrace => {
+            let trace = crate::trace::read_trace(bytes).map_err(|e| fail(e.into()))?;
+            let summary = summarize(&trace, Some(file_name), &classify);
+            Imported::Trace { trace, summary }
+        }
+        FileKind::OpGraph => {
+            let graph = read_graph(bytes).map_err(|e| fail(e.into()))?;
+            let report = analyze(&graph).report(&graph);
+            Imported::Graph { graph, report }
+        }
+        FileKind::OpTrace => {
+            let text = text(bytes)?;
+            let (report, graph) = analyze_optrace_with_graph(&text).map_err(|e| fail(e.into()))?;
+            Imported::OpTrace { text, report, graph }
+        }
+        FileKind::SimOpsCsv => {
+            let text = text(bytes)?;
+            let table = parse_sim_csv(&text).map_err(|e| fail(e.into()))?;
+            let inferred = infer_setup(file_name, &table);
+            Imported::SimTable { text, table, inferred }
+        }
+        FileKind::Calibration => Imported::Calibration(parse_calibration(&text(bytes)?).map_err(|e| fail(e.into()))?),
+        FileKind::ModelConfig => {
+            let text = text(bytes)?;
+            parse_model_config(&text).map_err(|e| fail(e.into()))?;
+            Imported::ModelConfig { text }
+        }
+        FileKind::Chip => Imported::Chip(parse_chip(&text(bytes)?).map_err(|e| fail(e.into()))?),
+        FileKind::Gzip | FileKind::Unknown => {
+            Imported::Unrecognised { detected, reason: unrecognised_reason(&bytes[..bytes.len().min(DETECT_BYTES)]) }
+        }
+    })
+}
+
 /// Opens a whole file held in memory.
-pub fn open_whole(file_name: &str, bytes: &[u8]) -> Result<Opened, OpenError> {
+pub fn open_whole(file_name: &str, bytes: &[u8]) -> Result<Imported, OpenError> {
     open_in_slices(file_name, bytes, 1 << 20)
 }
 
 /// Opens a file held in memory as if it arrived in slices of `slice_bytes` (as the worker
 /// reads it): the result does not depend on the slicing.
-pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Result<Opened, OpenError> {
+pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Result<Imported, OpenError> {
     let mut opener = FileOpener::new(file_name);
     for slice in bytes.chunks(slice_bytes.max(1)) {
         if !opener.wants_more() {
@@ -167,7 +274,7 @@ mod tests {
         let expected = summarize(&whole, Some("q.json.gz"), &classify);
         for n in [7, 4096, 100_000, QWEN.len()] {
             match open_in_slices("q.json.gz", QWEN, n).unwrap() {
-                Opened::Trace { trace, summary } => {
+                Imported::Trace { trace, summary } => {
                     assert_eq!(summary, expected, "slices of {n}");
                     assert_eq!(trace.kernels.len(), whole.kernels.len());
                 }
@@ -178,7 +285,7 @@ mod tests {
 
     #[test]
     fn a_graph_is_parsed_and_analysed() {
-        let Opened::Graph { graph, report } = open_in_slices("g.json", GRAPH, 100).unwrap() else { panic!() };
+        let Imported::Graph { graph, report } = open_in_slices("g.json", GRAPH, 100).unwrap() else { panic!() };
         assert_eq!(graph.len(), 4);
         assert_eq!(report, analyze(&graph).report(&graph));
     }
@@ -188,13 +295,15 @@ mod tests {
         let plain = crate::import::decompress(TRITON).unwrap().into_owned();
         let cut = &plain[..plain.len() / 2];
         match open_in_slices("cut.json", cut, 1000) {
-            Err(OpenError::Trace { gzipped: false, error }) => {
-                assert!(error.to_string().contains("byte"), "{error}");
+            Err(e @ OpenError { detected: Detected { kind: FileKind::KinetoTrace, gzipped: false }, .. }) => {
+                assert!(e.error.to_string().contains("byte"), "{e:?}");
+                assert!(e.message("cut.json").starts_with("cut.json is a PyTorch-profiler trace but cannot be read: "));
             }
             other => panic!("{other:?}"),
         }
         let gz_cut = &TRITON[..TRITON.len() / 2];
-        assert!(matches!(open_in_slices("cut.json.gz", gz_cut, 1000), Err(OpenError::Trace { gzipped: true, .. })));
+        let e = open_in_slices("cut.json.gz", gz_cut, 1000).unwrap_err();
+        assert_eq!(e.detected, Detected { kind: FileKind::KinetoTrace, gzipped: true });
     }
 
     #[test]
@@ -204,25 +313,49 @@ mod tests {
         opener.feed(&noise[..DETECT_BYTES + 10]).unwrap();
         assert!(!opener.wants_more());
         match opener.finish().unwrap() {
-            Opened::Other { detected, bytes } => {
+            Imported::Unrecognised { detected, reason } => {
                 assert_eq!(detected.kind, FileKind::Unknown);
-                assert_eq!(bytes.len(), DETECT_BYTES);
+                assert!(reason.contains("text"), "{reason}");
             }
             other => panic!("{other:?}"),
         }
     }
 
     #[test]
-    fn other_kinds_come_back_whole_and_small_files_are_decided_at_the_end() {
-        let csv: &[u8] =
-            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ops-csv/dit-xl_inference_tpuv5p_bs8.csv"));
-        match open_whole("ops.csv", csv).unwrap() {
-            Opened::Other { detected, bytes } => {
-                assert_eq!(detected.kind, FileKind::SimOpsCsv);
-                assert_eq!(bytes, csv);
+    fn every_small_kind_is_parsed_by_the_one_dispatch() {
+        let data = |rel: &str| std::fs::read(format!("{}/tests/data/{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let csv = data("ops-csv/dit-xl_inference_tpuv5p_bs8.csv");
+        match open_whole("dit-xl_inference_tpuv5p_bs8.csv", &csv).unwrap() {
+            Imported::SimTable { text, table, inferred } => {
+                assert_eq!(text.as_bytes(), csv);
+                assert!(!table.rows.is_empty());
+                assert_eq!(inferred.setup.model, "dit-xl");
             }
             other => panic!("{other:?}"),
         }
-        assert!(matches!(open_whole("empty", b""), Ok(Opened::Other { .. })));
+        let optrace = data("optrace/spec_example.optrace");
+        assert!(
+            matches!(open_whole("a.optrace", &optrace).unwrap(), Imported::OpTrace { graph, .. } if graph.len() > 0)
+        );
+        let calib = data("calibration/i7_12700k_with_fusion.json");
+        assert!(matches!(open_whole("c.json", &calib).unwrap(), Imported::Calibration(_)));
+        let model = data("models/models/llama2-13b.json");
+        assert!(
+            matches!(open_whole("m.json", &model).unwrap(), Imported::ModelConfig { text } if text.contains("llama"))
+        );
+        let chip = br#"{"name": "mine", "peak_flops": 1e15, "hbm_bw_GBps": 3000}"#;
+        assert!(matches!(open_whole("chip.json", chip).unwrap(), Imported::Chip(c) if c.name == "mine"));
+        assert!(matches!(open_whole("empty", b""), Ok(Imported::Unrecognised { .. })));
+    }
+
+    #[test]
+    fn a_bad_small_file_names_its_kind_and_the_place() {
+        let e = open_whole("bad.optrace", b"0:0:0 %1:<2x?xf16> = a.b.add(%0:<2xf16>)\n").unwrap_err();
+        assert_eq!(e.detected.kind, FileKind::OpTrace);
+        assert!(
+            e.message("bad.optrace").starts_with("bad.optrace is an op trace but cannot be read: line 1"),
+            "{}",
+            e.message("bad.optrace")
+        );
     }
 }

@@ -5,9 +5,8 @@
 use crate::hardware::roofline::format_flops;
 use crate::table::{Cell, DataTable};
 use crate::units::{format_bytes, format_duration_us, group_digits};
-use crate::workload::{Phase, WorkloadParams};
 
-use super::setup::{SideBySide, SimSetup};
+use super::setup::SideBySide;
 use super::SimTable;
 
 /// Where the differences between the two sides are explained.
@@ -129,107 +128,11 @@ pub fn headline(t: &SimTable) -> String {
     )
 }
 
-/// The setup form as typed: a size left empty takes the model config's default.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SetupForm {
-    pub model: String,
-    pub chip: String,
-    pub phase: Phase,
-    pub batch: String,
-    pub seq_len: String,
-    pub output_len: String,
-    pub tp: String,
-}
-
-/// One size field of the form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SizeField {
-    Batch,
-    SeqLen,
-    OutputLen,
-    Tp,
-}
-
-impl SizeField {
-    pub const ALL: [SizeField; 4] = [SizeField::Batch, SizeField::SeqLen, SizeField::OutputLen, SizeField::Tp];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            SizeField::Batch => "Batch",
-            SizeField::SeqLen => "Input tokens",
-            SizeField::OutputLen => "Output tokens",
-            SizeField::Tp => "Tensor parallelism",
-        }
-    }
-}
-
-impl From<&SimSetup> for SetupForm {
-    fn from(s: &SimSetup) -> Self {
-        let text = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
-        SetupForm {
-            model: s.model.clone(),
-            chip: s.chip.clone(),
-            phase: s.phase,
-            batch: text(s.params.batch),
-            seq_len: text(s.params.seq_len),
-            output_len: text(s.params.output_len),
-            tp: text(s.params.tp),
-        }
-    }
-}
-
-impl SetupForm {
-    pub fn get(&self, f: SizeField) -> &str {
-        match f {
-            SizeField::Batch => &self.batch,
-            SizeField::SeqLen => &self.seq_len,
-            SizeField::OutputLen => &self.output_len,
-            SizeField::Tp => &self.tp,
-        }
-    }
-
-    pub fn set(&mut self, f: SizeField, value: String) {
-        match f {
-            SizeField::Batch => self.batch = value,
-            SizeField::SeqLen => self.seq_len = value,
-            SizeField::OutputLen => self.output_len = value,
-            SizeField::Tp => self.tp = value,
-        }
-    }
-
-    /// The setup, or a sentence naming the field that is not empty nor a whole number ≥ 1.
-    pub fn setup(&self) -> Result<SimSetup, String> {
-        let size = |f: SizeField| -> Result<Option<u64>, String> {
-            let text = self.get(f).trim();
-            if text.is_empty() {
-                return Ok(None);
-            }
-            match text.parse::<u64>() {
-                Ok(v) if v >= 1 => Ok(Some(v)),
-                _ => Err(format!(
-                    "{} must be a whole number of at least 1, or empty for the model's default (got \"{text}\").",
-                    f.label()
-                )),
-            }
-        };
-        Ok(SimSetup {
-            model: self.model.clone(),
-            chip: self.chip.clone(),
-            phase: self.phase,
-            params: WorkloadParams {
-                batch: size(SizeField::Batch)?,
-                seq_len: size(SizeField::SeqLen)?,
-                output_len: size(SizeField::OutputLen)?,
-                tp: size(SizeField::Tp)?,
-            },
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simcsv::{parse_sim_csv, side_by_side};
+    use crate::simcsv::{parse_sim_csv, side_by_side, SimSetup};
+    use crate::workload::{Phase, WorkloadParams};
 
     const HEADER: &str = "Fusion index,Description,OpType,Count,Bounded-by,Execution time,Compute time,Memory time,Bytes accessed,FLOP Count";
 
@@ -275,21 +178,5 @@ mod tests {
         assert_eq!(q[12].text, "-Q-3");
         assert_eq!(q[13].text, "layer0.q_proj");
         assert!(s.describe().starts_with("llama3-8b on TPU v5p, prefill: batch 1, 1024 input tokens"));
-    }
-
-    #[test]
-    fn form_names_the_bad_field() {
-        let setup = SimSetup {
-            model: "llama3-8b".into(),
-            chip: "h100".into(),
-            phase: Phase::Decode,
-            params: WorkloadParams { batch: Some(4), ..WorkloadParams::default() },
-        };
-        let mut form = SetupForm::from(&setup);
-        assert_eq!(form.setup().unwrap(), setup);
-        form.set(SizeField::Tp, "0".into());
-        assert!(form.setup().unwrap_err().starts_with("Tensor parallelism must be a whole number of at least 1"));
-        form.set(SizeField::Tp, " ".into());
-        assert_eq!(form.setup().unwrap().params.tp, None);
     }
 }

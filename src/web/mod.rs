@@ -1,18 +1,19 @@
-//! The web page (wasm only): a Yew app over the core. Nothing here computes a figure; every
-//! number shown comes from [`crate::fusion`] and is formatted by [`crate::units`].
+//! The web page (wasm only): Yew components over [`crate::page`], which holds the state, the
+//! actions and the reducer natively. Nothing here computes a figure; every number shown comes
+//! from the core and is formatted by [`crate::units`].
 //!
-//! Layout follows Yew's examples: [`state`] holds the page state, the [`state::Action`]s and
-//! the reducer; [`components`] has one component per file, each with its `Props`.
+//! [`app`] lays the page out and wraps [`crate::page::State::apply`] as Yew's `Reducible`;
+//! [`components`] has one component per file, each with its `Props`; [`hooks`] listens to the
+//! window (drops, pasted links); [`opening`] reads files through the analysis worker
+//! ([`worker_client`] on the page, [`reader_worker`] in the worker, speaking
+//! [`crate::page::protocol`]); [`browser`] wraps the few browser calls the page makes.
 
 pub mod app;
 mod browser;
 pub mod components;
-pub mod open_file;
+mod hooks;
 mod opening;
 pub mod reader_worker;
-pub mod shared;
-pub mod state;
-pub mod time_model;
 mod worker_client;
 
 /// Mounts the page on `<main id="app">` (or the body if the element is missing).

@@ -9,12 +9,10 @@ use std::rc::Rc;
 use yew::{UseReducerHandle, UseStateHandle};
 
 use super::browser;
-use super::open_file::open_bytes;
-use super::shared::Shared;
-use super::state::{compare_on_page, Action, LoadedTrace, Reading, State, TraceHeld};
-use super::worker_client::{AnalysisWorker, Reply, CANCELLED, UNAVAILABLE};
-use crate::fusion::json::GraphFile;
-use crate::fusion::AnalysisReport;
+use super::worker_client::{next_job_id, AnalysisWorker, OpenReply, CANCELLED, UNAVAILABLE};
+use crate::import::Imported;
+use crate::page::open::{action_of, open_bytes, Opened};
+use crate::page::{compare_on_page, Action, LoadedTrace, Reading, Shared, State, TraceHeld};
 use crate::trace::pairing::default_pair;
 use crate::trace::Comparison;
 
@@ -131,12 +129,12 @@ impl Opening {
             Err(e) => Err(format!("{UNAVAILABLE}: {e}")),
         };
         let action = match reply {
-            Ok(reply) => Ok(action_of(file_name, reply).await),
+            Ok(reply) => Ok(action_of_reply(file_name, reply).await),
             // No worker (an old browser, or a host that does not serve the script).
             Err(e) if e.starts_with(UNAVAILABLE) => {
                 let warning = format!("fusionscope: reading and analysing {file_name} on the page: {e}");
                 web_sys::console::warn_1(&warning.into());
-                browser::read_blob(blob, file_name).await.map(|bytes| open_bytes(file_name, &bytes))
+                browser::read_blob(blob, file_name).await.map(|bytes| open_bytes(file_name, &bytes, next_job_id()))
             }
             Err(e) => Err(e),
         };
@@ -167,18 +165,13 @@ impl Opening {
 
 /// The action for the worker's reply. A large graph's decoding is split into steps with a
 /// task boundary between them, so that no single step blocks the page for long.
-async fn action_of(file_name: &str, reply: Reply) -> Action {
+async fn action_of_reply(file_name: &str, reply: OpenReply) -> Action {
     match reply {
-        Reply::Trace { id, summary } => Action::OpenTrace(LoadedTrace {
-            id,
-            file_name: file_name.to_string(),
-            summary: Shared::new(summary),
-            held: TraceHeld::Worker,
-        }),
-        Reply::Graph { graph, report } => {
+        OpenReply::Trace { id, summary } => action_of(file_name, Opened::TraceInWorker { summary }, id),
+        OpenReply::Graph { graph, report } => {
             let fail = |e: String| Action::Fail(format!("{file_name}: the worker's analysis cannot be read: {e}."));
             browser::next_task().await;
-            let file: GraphFile = match serde_json::from_str(&graph) {
+            let file = match graph.decode() {
                 Ok(f) => f,
                 Err(e) => return fail(e.to_string()),
             };
@@ -190,18 +183,14 @@ async fn action_of(file_name: &str, reply: Reply) -> Action {
             };
             drop(file);
             browser::next_task().await;
-            let report: AnalysisReport = match serde_json::from_str(&report) {
+            let report = match report.decode() {
                 Ok(r) => r,
                 Err(e) => return fail(e.to_string()),
             };
             browser::next_task().await;
-            Action::OpenAnalysedGraph {
-                file_name: file_name.to_string(),
-                graph: Shared::new(graph),
-                report: Shared::new(report),
-            }
+            action_of(file_name, Opened::Imported(Imported::Graph { graph, report }), next_job_id())
         }
-        Reply::Raw(bytes) => open_bytes(file_name, &bytes),
+        OpenReply::Bytes(bytes) => open_bytes(file_name, &bytes, next_job_id()),
     }
 }
 

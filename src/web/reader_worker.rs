@@ -9,7 +9,8 @@
 //! progress posted after each slice is true. What comes back to the page is the *result*,
 //! serialised: a trace's summary, a graph in its file form with its analysis, never the file.
 //! Kinds this worker does not analyse (op traces, simulator CSVs, configurations: small files
-//! shown by the page's own views) come back as their bytes, for `open_file` on the page.
+//! shown by the page's own views) come back as their bytes, for the same dispatch on the page
+//! (`page::open::open_bytes`).
 //!
 //! **Why the worker keeps the traces.** Comparing two traces needs both whole traces (their
 //! kernels, CPU ops and launch calls), not their summaries. The worker is persistent and keeps
@@ -21,17 +22,12 @@
 //! again. Cancelling is a message (checked between slices), not terminating the worker, so the
 //! other traces survive a cancelled read.
 //!
-//! Messages (plain objects) from the page: `{type: "open", job, file, name}` (a `Blob`),
-//! `{type: "cancel", job}`, `{type: "compare", job, a, b}` (ids of open jobs),
-//! `{type: "forget", job}`. To the page: `{type: "ready"}` once it listens, then per job
-//! `{type: "progress", job, done, total}`, and one of `{type: "trace", job, summary}` (JSON),
-//! `{type: "graph", job, graph, report}` (JSON of the graph file and of its analysis), `{type: "raw", job, bytes}`
-//! (a transferred `ArrayBuffer`), `{type: "comparison", job, comparison}` (JSON) or
-//! `{type: "error", job, message}`; `{type: "panic", message}` if the worker hits a bug.
+//! The messages are [`crate::page::protocol`]'s [`Request`] and [`Reply`], as JavaScript values
+//! made by `serde-wasm-bindgen`; a request to open a file is the array `[request, file]`.
 
 use std::cell::RefCell;
 
-use js_sys::{Array, Object, Reflect, Uint8Array};
+use js_sys::{Array, Uint8Array};
 use rustc_hash::{FxHashMap, FxHashSet};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -39,10 +35,9 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::fusion::json::to_file;
-use crate::import::open::{FileOpener, Opened};
+use crate::import::{FileOpener, Imported};
+use crate::page::protocol::{Json, Reply, Request};
 use crate::trace::{classify, compare, Input, Trace};
-
-use super::open_file;
 
 /// Bytes read per slice: small enough for smooth progress and low memory, large enough to
 /// keep the per-slice overhead negligible.
@@ -53,21 +48,6 @@ thread_local! {
     static TRACES: RefCell<FxHashMap<u32, (String, Trace)>> = RefCell::default();
     /// Jobs the page cancelled that have not stopped yet.
     static CANCELLED: RefCell<FxHashSet<u32>> = RefCell::default();
-}
-
-/// A message object with a `type` and fields.
-pub fn message(kind: &str, fields: &[(&str, JsValue)]) -> Object {
-    let o = Object::new();
-    let _ = Reflect::set(&o, &"type".into(), &kind.into());
-    for (k, v) in fields {
-        let _ = Reflect::set(&o, &(*k).into(), v);
-    }
-    o
-}
-
-/// A field of a message object.
-pub fn field(data: &JsValue, key: &str) -> JsValue {
-    Reflect::get(data, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// A JavaScript error's message.
@@ -81,50 +61,61 @@ fn scope() -> DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
 
-fn post(kind: &str, job: u32, fields: &[(&str, JsValue)]) {
-    let mut all = vec![("job", JsValue::from(job))];
-    all.extend(fields.iter().cloned());
-    let _ = scope().post_message(&message(kind, &all));
+/// Sends a reply to the page.
+fn post(reply: &Reply) {
+    match serde_wasm_bindgen::to_value(reply) {
+        Ok(value) => {
+            let _ = scope().post_message(&value);
+        }
+        // Not expected (every reply is plain data); say so rather than leave the page waiting.
+        Err(e) => {
+            let text = format!("a reply could not be encoded: {e}");
+            if let Ok(value) = serde_wasm_bindgen::to_value(&Reply::Panic { message: text }) {
+                let _ = scope().post_message(&value);
+            }
+        }
+    }
 }
 
 /// Installs the message handler; the worker then waits for work.
 pub fn start() {
     // A bug would otherwise surface on the page as "unreachable": say what it was.
-    std::panic::set_hook(Box::new(|info| {
-        let _ = scope().post_message(&message("panic", &[("message", info.to_string().into())]));
-    }));
+    std::panic::set_hook(Box::new(|info| post(&Reply::Panic { message: info.to_string() })));
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |e: MessageEvent| {
         let data = e.data();
-        let job = field(&data, "job").as_f64().unwrap_or(-1.0) as u32;
-        match field(&data, "type").as_string().as_deref() {
-            Some("open") => match field(&data, "file").dyn_into::<Blob>() {
-                Ok(blob) => {
-                    let name = field(&data, "name").as_string().unwrap_or_else(|| "the file".into());
-                    wasm_bindgen_futures::spawn_local(open(job, blob, name));
-                }
-                Err(_) => post("error", job, &[("message", "the worker was sent something that is not a file".into())]),
-            },
-            Some("cancel") => {
-                CANCELLED.with(|c| c.borrow_mut().insert(job));
-            }
-            Some("compare") => {
-                let id = |k: &str| field(&data, k).as_f64().unwrap_or(-1.0) as u32;
-                match compare_held(id("a"), id("b")) {
-                    Ok(json) => post("comparison", job, &[("comparison", json.into())]),
-                    Err(text) => post("error", job, &[("message", text.into())]),
-                }
-            }
-            Some("forget") => {
-                TRACES.with(|t| t.borrow_mut().remove(&job));
-            }
-            other => post("error", job, &[("message", format!("unknown request {other:?}").into())]),
+        let (request, file) = match data.dyn_ref::<Array>() {
+            Some(parts) => (parts.get(0), parts.get(1)),
+            None => (data.clone(), JsValue::UNDEFINED),
+        };
+        match serde_wasm_bindgen::from_value::<Request>(request) {
+            Ok(request) => handle(request, file),
+            Err(e) => post(&Reply::Panic { message: format!("the page sent a request this worker cannot read: {e}") }),
         }
     });
     let scope = scope();
     scope.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget(); // lives as long as the worker
                          // Messages sent before the handler existed would be lost: the page waits for this.
-    let _ = scope.post_message(&message("ready", &[]));
+    post(&Reply::Ready);
+}
+
+fn handle(request: Request, file: JsValue) {
+    match request {
+        Request::Open { job, name } => match file.dyn_into::<Blob>() {
+            Ok(blob) => wasm_bindgen_futures::spawn_local(open(job, blob, name)),
+            Err(_) => post(&Reply::Error { job, message: "the worker was sent something that is not a file".into() }),
+        },
+        Request::Cancel { job } => {
+            CANCELLED.with(|c| c.borrow_mut().insert(job));
+        }
+        Request::Compare { job, a, b } => post(&match compare_held(a, b) {
+            Ok(comparison) => Reply::Comparison { job, comparison },
+            Err(message) => Reply::Error { job, message },
+        }),
+        Request::Forget { job } => {
+            TRACES.with(|t| t.borrow_mut().remove(&job));
+        }
+    }
 }
 
 /// Whether the page cancelled `job` (and forgets it: a job is only asked once it ended).
@@ -142,38 +133,41 @@ async fn open(job: u32, blob: Blob, name: String) {
     if take_cancelled(job) {
         return;
     }
-    let opened = match result {
-        Ok(Some(opened)) => opened,
+    let reply = match result {
         Ok(None) => return,
-        Err(text) => return post("error", job, &[("message", text.into())]),
-    };
-    match opened {
-        Opened::Trace { trace, summary } => match serde_json::to_string(&summary) {
-            Ok(json) => {
+        Ok(Some(Read::Bytes(bytes))) => Reply::Bytes { job, bytes },
+        Ok(Some(Read::Opened(Imported::Trace { trace, summary }))) => match Json::encode(&summary) {
+            Ok(summary) => {
                 TRACES.with(|t| t.borrow_mut().insert(job, (name, trace)));
-                post("trace", job, &[("summary", json.into())]);
+                Reply::Trace { job, summary }
             }
-            Err(e) => post("error", job, &[("message", format!("{name}: the summary cannot be sent: {e}").into())]),
+            Err(e) => Reply::Error { job, message: format!("{name}: the summary cannot be sent: {e}") },
         },
-        Opened::Graph { graph, report } => {
-            // Two strings, so that the page can decode them in separate tasks.
-            match (serde_json::to_string(&to_file(&graph)), serde_json::to_string(&report)) {
-                (Ok(graph), Ok(report)) => post("graph", job, &[("graph", graph.into()), ("report", report.into())]),
+        // Two texts, so that the page can decode them in separate tasks.
+        Ok(Some(Read::Opened(Imported::Graph { graph, report }))) => {
+            match (Json::encode(&to_file(&graph)), Json::encode(&report)) {
+                (Ok(graph), Ok(report)) => Reply::Graph { job, graph, report },
                 (Err(e), _) | (_, Err(e)) => {
-                    post("error", job, &[("message", format!("{name}: the analysis cannot be sent: {e}").into())])
+                    Reply::Error { job, message: format!("{name}: the analysis cannot be sent: {e}") }
                 }
             }
         }
-        Opened::Other { bytes, .. } => {
-            let buffer = Uint8Array::from(&bytes[..]).buffer();
-            let reply = message("raw", &[("job", job.into()), ("bytes", buffer.clone().into())]);
-            let _ = scope().post_message_with_transfer(&reply, &Array::of1(&buffer));
+        Ok(Some(Read::Opened(_))) => {
+            Reply::Error { job, message: format!("{name}: the worker opened a kind the page opens itself") }
         }
-    }
+        Err(message) => Reply::Error { job, message },
+    };
+    post(&reply);
+}
+
+/// A file read by the worker: opened (the kinds that can be large), or its bytes for the page.
+enum Read {
+    Opened(Imported),
+    Bytes(Vec<u8>),
 }
 
 /// The file read slice by slice into the opener; `None` if cancelled.
-async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Opened>, String> {
+async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>, String> {
     let fail = |e: JsValue| format!("{name} could not be read: {}", describe(e));
     let total = blob.size();
     let mut opener = FileOpener::new(name);
@@ -185,18 +179,24 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Opene
         let end = (done + SLICE_BYTES).min(total);
         let slice = blob.slice_with_f64_and_f64(done, end).map_err(fail)?;
         let buffer = JsFuture::from(slice.array_buffer()).await.map_err(fail)?;
-        opener.feed(&Uint8Array::new(&buffer).to_vec()).map_err(|e| open_file::failure(name, &e))?;
+        opener.feed(&Uint8Array::new(&buffer).to_vec()).map_err(|e| e.message(name))?;
         done = end;
-        post("progress", job, &[("done", done.into()), ("total", total.into())]);
+        post(&Reply::Progress { job, done, total });
     }
     if is_cancelled(job) {
         return Ok(None);
     }
-    opener.finish().map(Some).map_err(|e| open_file::failure(name, &e))
+    if opener.detected().is_none_or(|d| !d.kind.analysed_off_the_page()) {
+        if let Some(bytes) = opener.into_gathered() {
+            return Ok(Some(Read::Bytes(bytes)));
+        }
+        return Err(format!("{name}: the worker lost the file's bytes"));
+    }
+    opener.finish().map(|o| Some(Read::Opened(o))).map_err(|e| e.message(name))
 }
 
-/// The comparison of two held traces, as JSON.
-fn compare_held(a: u32, b: u32) -> Result<String, String> {
+/// The comparison of two held traces.
+fn compare_held(a: u32, b: u32) -> Result<Json<crate::trace::Comparison>, String> {
     TRACES.with(|t| {
         let traces = t.borrow();
         let get = |id: u32| {
@@ -211,6 +211,6 @@ fn compare_held(a: u32, b: u32) -> Result<String, String> {
             Input { trace: b, file: Some(name_b.as_str()) },
             &classify,
         );
-        serde_json::to_string(&comparison).map_err(|e| format!("the comparison cannot be sent: {e}"))
+        Json::encode(&comparison).map_err(|e| format!("the comparison cannot be sent: {e}"))
     })
 }

@@ -10,13 +10,16 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::{Rc, Weak};
 
-use js_sys::{Function, Object, Promise, Uint8Array};
+use js_sys::{Array, Function, Promise};
 use rustc_hash::FxHashMap;
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use super::reader_worker::{describe as js_error, field, message};
+use super::reader_worker::describe as js_error;
+use crate::fusion::json::GraphFile;
+use crate::fusion::AnalysisReport;
+use crate::page::protocol::{Json, Reply, Request};
 use crate::trace::{Comparison, TraceSummary};
 
 /// The worker's script, next to the page (trunk writes it there).
@@ -44,18 +47,19 @@ pub fn next_job_id() -> u32 {
 }
 
 /// What opening a file in the worker gave.
-pub enum Reply {
+pub enum OpenReply {
     /// A trace, kept by the worker under the job's id.
     Trace { id: u32, summary: TraceSummary },
-    /// An op graph (graph-file JSON) and its analysis (JSON), decoded by the caller a step at
-    /// a time, between which the page can draw frames.
-    Graph { graph: String, report: String },
+    /// An op graph in its file form and its analysis, decoded by the caller a step at a time,
+    /// between which the page can draw frames.
+    Graph { graph: Json<GraphFile>, report: Json<AnalysisReport> },
     /// A kind the worker does not analyse: the file's bytes (all, or the head of an
     /// unrecognised file).
-    Raw(Vec<u8>),
+    Bytes(Vec<u8>),
 }
 
-/// A request waiting for its answer.
+/// A request waiting for its answer. The promise resolves with the reply's index in
+/// [`Inner::answers`] (a `Reply` is Rust data, not a JavaScript value).
 struct Pending {
     resolve: Function,
     reject: Function,
@@ -69,6 +73,8 @@ struct Inner {
     stopped: Option<String>,
     queue: Vec<JsValue>,
     pending: FxHashMap<u32, Pending>,
+    /// Replies that ended a request, by job, until the request's future takes them.
+    answers: FxHashMap<u32, Reply>,
     _handlers: Vec<Closure<dyn Fn(web_sys::MessageEvent)>>,
 }
 
@@ -94,6 +100,7 @@ impl AnalysisWorker {
             stopped: None,
             queue: Vec::new(),
             pending: FxHashMap::default(),
+            answers: FxHashMap::default(),
             _handlers: Vec::new(),
         }));
         let weak = Rc::downgrade(&inner);
@@ -119,13 +126,15 @@ impl AnalysisWorker {
         self.0.borrow().stopped.is_some()
     }
 
-    /// Sends `request` (with its `job`) and returns the reply message, or the error text.
+    /// Sends `request` (with a file beside it, for `Open`) and returns the reply that ends it,
+    /// or the error text.
     fn request(
         &self,
-        job: u32,
-        request: Object,
+        request: Request,
+        file: Option<&web_sys::Blob>,
         progress: Option<Rc<dyn Fn(f64, f64)>>,
-    ) -> impl Future<Output = Result<JsValue, String>> {
+    ) -> impl Future<Output = Result<Reply, String>> {
+        let job = request_job(&request);
         let inner = self.0.clone();
         let mut progress = Some(progress);
         let promise = Promise::new(&mut |resolve, reject| {
@@ -136,16 +145,29 @@ impl AnalysisWorker {
             }
             i.pending.insert(job, Pending { resolve, reject, progress: progress.take().flatten() });
         });
-        self.send(request.into());
-        async move { JsFuture::from(promise).await.map_err(js_error) }
+        self.send(&request, file);
+        let inner = self.0.clone();
+        async move {
+            JsFuture::from(promise).await.map_err(js_error)?;
+            inner.borrow_mut().answers.remove(&job).ok_or_else(|| "the analysis worker's reply was lost".to_string())
+        }
     }
 
-    fn send(&self, request: JsValue) {
+    /// Posts a request (queued until the worker is ready).
+    fn send(&self, request: &Request, file: Option<&web_sys::Blob>) {
+        let value = match serde_wasm_bindgen::to_value(request) {
+            Ok(v) => v,
+            Err(e) => return web_sys::console::error_1(&format!("fusionscope: request not sent: {e}").into()),
+        };
+        let message: JsValue = match file {
+            Some(f) => Array::of2(&value, f).into(),
+            None => value,
+        };
         let mut i = self.0.borrow_mut();
         if i.ready {
-            let _ = i.worker.post_message(&request);
+            let _ = i.worker.post_message(&message);
         } else {
-            i.queue.push(request);
+            i.queue.push(message);
         }
     }
 
@@ -157,10 +179,10 @@ impl AnalysisWorker {
         file: &web_sys::Blob,
         name: &str,
         on_progress: impl Fn(f64, f64) + 'static,
-    ) -> (u32, impl Future<Output = Result<Reply, String>>) {
+    ) -> (u32, impl Future<Output = Result<OpenReply, String>>) {
         let job = next_job_id();
-        let request = message("open", &[("job", job.into()), ("file", file.into()), ("name", name.into())]);
-        let reply = self.request(job, request, Some(Rc::new(on_progress)));
+        let request = Request::Open { job, name: name.to_string() };
+        let reply = self.request(request, Some(file), Some(Rc::new(on_progress)));
         (job, async move { decode_open(job, reply.await?) })
     }
 
@@ -171,77 +193,112 @@ impl AnalysisWorker {
         if let Some(p) = pending {
             let _ = p.reject.call1(&JsValue::NULL, &CANCELLED.into());
         }
-        self.send(message("cancel", &[("job", job.into())]).into());
+        self.send(&Request::Cancel { job }, None);
     }
 
     /// Compares two traces the worker holds (their open jobs' ids).
     pub fn compare(&self, a: u32, b: u32) -> impl Future<Output = Result<Comparison, String>> {
         let job = next_job_id();
-        let request = message("compare", &[("job", job.into()), ("a", a.into()), ("b", b.into())]);
-        let reply = self.request(job, request, None);
+        let reply = self.request(Request::Compare { job, a, b }, None, None);
         async move {
-            let json = field(&reply.await?, "comparison").as_string().unwrap_or_default();
-            serde_json::from_str(&json).map_err(|e| format!("the worker's comparison cannot be read: {e}"))
+            match reply.await? {
+                Reply::Comparison { comparison, .. } => {
+                    comparison.decode().map_err(|e| format!("the worker's comparison cannot be read: {e}"))
+                }
+                other => Err(format!("the analysis worker answered a comparison with {}", reply_kind(&other))),
+            }
         }
     }
 
     /// Lets the worker drop a trace the page no longer lists.
     pub fn forget(&self, id: u32) {
-        self.send(message("forget", &[("job", id.into())]).into());
+        self.send(&Request::Forget { job: id }, None);
+    }
+}
+
+fn request_job(r: &Request) -> u32 {
+    match r {
+        Request::Open { job, .. }
+        | Request::Cancel { job }
+        | Request::Compare { job, .. }
+        | Request::Forget { job } => *job,
+    }
+}
+
+/// A reply's kind in words, for the message when a request got an answer of another kind.
+fn reply_kind(r: &Reply) -> &'static str {
+    match r {
+        Reply::Ready => "ready",
+        Reply::Progress { .. } => "progress",
+        Reply::Trace { .. } => "a trace",
+        Reply::Graph { .. } => "a graph",
+        Reply::Bytes { .. } => "a file's bytes",
+        Reply::Comparison { .. } => "a comparison",
+        Reply::Error { .. } => "an error",
+        Reply::Panic { .. } => "a stop",
     }
 }
 
 /// The reply to an open request.
-fn decode_open(job: u32, reply: JsValue) -> Result<Reply, String> {
-    let text = |k: &str| field(&reply, k).as_string().unwrap_or_default();
-    let bad = |what: &str, e: serde_json::Error| format!("the worker's {what} cannot be read: {e}");
-    match text("type").as_str() {
-        "trace" => Ok(Reply::Trace {
+fn decode_open(job: u32, reply: Reply) -> Result<OpenReply, String> {
+    match reply {
+        Reply::Trace { summary, .. } => Ok(OpenReply::Trace {
             id: job,
-            summary: serde_json::from_str(&text("summary")).map_err(|e| bad("trace summary", e))?,
+            summary: summary.decode().map_err(|e| format!("the worker's trace summary cannot be read: {e}"))?,
         }),
-        "graph" => Ok(Reply::Graph { graph: text("graph"), report: text("report") }),
-        _ => Ok(Reply::Raw(Uint8Array::new(&field(&reply, "bytes")).to_vec())),
+        Reply::Graph { graph, report, .. } => Ok(OpenReply::Graph { graph, report }),
+        Reply::Bytes { bytes, .. } => Ok(OpenReply::Bytes(bytes)),
+        other => Err(format!("the analysis worker answered a file with {}", reply_kind(&other))),
     }
 }
 
 /// Handles one message from the worker.
 fn on_reply(inner: &Rc<RefCell<Inner>>, data: JsValue) {
-    let kind = field(&data, "type").as_string().unwrap_or_default();
-    if kind == "ready" {
-        let mut i = inner.borrow_mut();
-        i.ready = true;
-        for request in std::mem::take(&mut i.queue) {
-            let _ = i.worker.post_message(&request);
+    let reply = match serde_wasm_bindgen::from_value::<Reply>(data) {
+        Ok(r) => r,
+        Err(e) => {
+            return stop(&Rc::downgrade(inner), format!("the analysis worker sent a message the page cannot read: {e}"))
         }
-        return;
-    }
-    if kind == "panic" {
-        let text = field(&data, "message").as_string().unwrap_or_default();
-        return stop(&Rc::downgrade(inner), format!("the analysis worker stopped on an internal error: {text}"));
-    }
-    let job = field(&data, "job").as_f64().unwrap_or(-1.0) as u32;
-    if kind == "progress" {
-        let progress = inner.borrow().pending.get(&job).and_then(|p| p.progress.clone());
-        if let Some(progress) = progress {
-            progress(field(&data, "done").as_f64().unwrap_or(0.0), field(&data, "total").as_f64().unwrap_or(0.0));
+    };
+    let job = match &reply {
+        Reply::Ready => {
+            let mut i = inner.borrow_mut();
+            i.ready = true;
+            for request in std::mem::take(&mut i.queue) {
+                let _ = i.worker.post_message(&request);
+            }
+            return;
         }
-        return;
-    }
+        Reply::Panic { message } => {
+            let text = format!("the analysis worker stopped on an internal error: {message}");
+            return stop(&Rc::downgrade(inner), text);
+        }
+        Reply::Progress { job, done, total } => {
+            let progress = inner.borrow().pending.get(job).and_then(|p| p.progress.clone());
+            if let Some(progress) = progress {
+                progress(*done, *total);
+            }
+            return;
+        }
+        other => other.job().unwrap_or(u32::MAX),
+    };
     let pending = inner.borrow_mut().pending.remove(&job);
-    match pending {
-        Some(p) if kind == "error" => {
-            let _ = p.reject.call1(&JsValue::NULL, &field(&data, "message"));
+    match (pending, reply) {
+        (Some(p), Reply::Error { message, .. }) => {
+            let _ = p.reject.call1(&JsValue::NULL, &message.into());
         }
-        Some(p) => {
-            let _ = p.resolve.call1(&JsValue::NULL, &data);
+        (Some(p), reply) => {
+            inner.borrow_mut().answers.insert(job, reply);
+            let _ = p.resolve.call0(&JsValue::NULL);
         }
         // A read cancelled after the worker had finished it: it must not keep the trace.
-        None if kind == "trace" => {
+        (None, Reply::Trace { .. }) => {
             let i = inner.borrow();
-            let _ = i.worker.post_message(&message("forget", &[("job", job.into())]));
+            if let Ok(v) = serde_wasm_bindgen::to_value(&Request::Forget { job }) {
+                let _ = i.worker.post_message(&v);
+            }
         }
-        None => {}
+        (None, _) => {}
     }
 }
 

@@ -15,11 +15,11 @@
 mod config;
 mod dit;
 mod dlrm;
-pub mod form;
 mod llm;
 mod net;
 mod presets;
 pub mod report;
+pub mod spec;
 
 use std::fmt;
 use std::str::FromStr;
@@ -30,9 +30,9 @@ use thiserror::Error;
 use crate::fusion::OpGraph;
 
 pub use config::{parse_model_config, DitConfig, DlrmConfig, LlmConfig, MlpLayer, ModelConfig};
-pub use form::{ModelChoice, ModelField, ModelForm, ModelSpec};
 pub use presets::{model_names, preset_model};
 pub use report::{model_report, ModelReport};
+pub use spec::{ModelChoice, ModelSpec};
 
 /// Inference phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -218,7 +218,7 @@ test('simulator view: the workload can be changed, bad sizes are named, the shar
   await page.getByTestId('sim-setup').getByText(/on H100/).waitFor();
   await page.fill('#sim-batch', 'x');
   const err = page.getByTestId('sim-error');
-  await err.getByText('Batch must be a whole number of at least 1, or empty for the model\'s default (got "x").').waitFor();
+  await err.getByText('Batch size must be a whole number of at least 1 (got "x").').waitFor();
   await page.fill('#sim-batch', '');
   await page.getByTestId('sim-setup').waitFor();
   // A share link carries the rows and the chosen workload: a fresh page shows the same view.

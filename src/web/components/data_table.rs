@@ -7,10 +7,10 @@
 
 use yew::prelude::*;
 
+use crate::page::Shared;
 use crate::table::window::row_window;
 use crate::table::{DataTable, SortBy};
 use crate::units::group_digits;
-use crate::web::shared::Shared;
 
 /// Height of every body row in pixels (the stylesheet's `.data-table tbody tr` says the same).
 pub const ROW_HEIGHT: f64 = 28.0;

@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use crate::web::shared::Shared;
+use crate::page::Shared;
 
 use crate::draw::chart::{group_traffic_chart, total_traffic_chart};
 use crate::fusion::summary::{groups_table, markdown_report, totals_table};

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use yew::prelude::*;
 
-use crate::web::shared::Shared;
+use crate::page::Shared;
 
 use crate::draw::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
 pub use crate::draw::group_graph::MAX_DRAWN_OPS;

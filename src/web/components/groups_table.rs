@@ -6,8 +6,8 @@ use yew::prelude::*;
 
 use crate::fusion::tables::groups_table;
 use crate::fusion::AnalysisReport;
+use crate::page::Shared;
 use crate::units::{format_bytes, format_pct};
-use crate::web::shared::Shared;
 
 use super::data_table::DataTableView;
 

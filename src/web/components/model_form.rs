@@ -7,13 +7,16 @@ use yew::prelude::*;
 
 use crate::hardware::roofline::format_flops;
 use crate::hardware::{Chip, ChipChoice};
+use crate::page::form::model::ModelForm;
+use crate::page::form::{NumberField, WorkloadField};
 use crate::units::group_digits;
 use crate::workload::report::{model_report, op_table};
-use crate::workload::{model_names, ModelChoice, ModelField, ModelForm, Phase, Workload};
+use crate::workload::{model_names, ModelChoice, Phase, Workload};
 
+use crate::page::Shared;
 use crate::web::browser;
 use crate::web::components::chip_picker::ChipPicker;
-use crate::web::shared::Shared;
+use crate::web::components::number_input::NumberInputs;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -30,7 +33,7 @@ pub struct Props {
     pub chip_options: Vec<(ChipChoice, String)>,
     pub chip_choice: ChipChoice,
     pub on_chip: Callback<ChipChoice>,
-    pub on_field: Callback<(ModelField, String)>,
+    pub on_field: Callback<(WorkloadField, String)>,
     pub on_model: Callback<ModelChoice>,
     pub on_phase: Callback<Phase>,
     pub on_error: Callback<String>,
@@ -77,22 +80,6 @@ pub fn model_form(props: &Props) -> Html {
                 cb.emit(p);
             }
         })
-    };
-    let text_input = |field: ModelField| {
-        let on_field = props.on_field.clone();
-        let oninput = Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            on_field.emit((field, input.value()));
-        });
-        let invalid = props.error.as_deref().is_some_and(|m| m.starts_with(field.label()));
-        html! {
-            <label class="field" for={field.id()}>
-                <span>{ field.label() }</span>
-                <input id={field.id()} type="text" inputmode="numeric" autocomplete="off" spellcheck="false"
-                    placeholder="config's value" value={props.form.get(field).to_string()} {oninput}
-                    aria-invalid={invalid.to_string()} aria-describedby="model-error" />
-            </label>
-        }
     };
     let on_csv = {
         let workload = props.workload.clone();
@@ -155,7 +142,9 @@ pub fn model_form(props: &Props) -> Html {
                     }) }
                 </select>
             </label>
-            { for ModelField::ALL.into_iter().map(text_input) }
+            <NumberInputs<WorkloadField> numbers={props.form.numbers.clone()} fields={WorkloadField::ALL.to_vec()}
+                id_prefix="in-model-" placeholder={Some("config's value")} error={props.error.clone()}
+                described_by="model-error" on_change={props.on_field.clone()} />
             <p id="model-error" class="form-error" role="status" aria-live="polite" data-testid="model-error">
                 { props.error.clone().unwrap_or_default() }
             </p>

@@ -6,8 +6,8 @@ use yew::prelude::*;
 
 use crate::optrace::view::{case_table, headline, report_json, unmapped_table};
 use crate::optrace::OptraceReport;
+use crate::page::Shared;
 use crate::table::DataTable;
-use crate::web::shared::Shared;
 
 use super::data_table::DataTableView;
 use super::download_button::DownloadButton;

@@ -2,8 +2,8 @@
 
 use yew::prelude::*;
 
+use crate::page::Reading;
 use crate::units::format_bytes;
-use crate::web::state::Reading;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

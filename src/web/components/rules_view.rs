@@ -4,10 +4,10 @@
 
 use yew::prelude::*;
 
+use crate::page::Shared;
 use crate::table::DataTable;
 use crate::trace::classify;
 use crate::trace::view::{component_list, rules_table};
-use crate::web::shared::Shared;
 
 use super::data_table::DataTableView;
 

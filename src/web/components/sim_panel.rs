@@ -6,12 +6,15 @@
 use yew::prelude::*;
 
 use crate::hardware::{preset, preset_names};
-use crate::simcsv::view::{comparison_table, groups_table, headline, SetupForm, SizeField, DOCS_NOTE};
+use crate::page::form::sim::SetupForm;
+use crate::page::form::{NumberField, WorkloadField};
+use crate::page::Shared;
+use crate::page::SimView;
+use crate::simcsv::view::{comparison_table, groups_table, headline, DOCS_NOTE};
 use crate::simcsv::{side_by_side, SideBySide};
 use crate::table::DataTable;
 use crate::units::group_digits;
-use crate::web::shared::Shared;
-use crate::web::state::SimView;
+use crate::web::components::number_input::NumberInputs;
 use crate::workload::{model_names, Phase};
 
 use super::data_table::DataTableView;
@@ -60,7 +63,7 @@ fn select(
     }
 }
 
-fn setup_form(form: &SetupForm, on_form: &Callback<SetupForm>) -> Html {
+fn setup_form(form: &SetupForm, error: Option<&str>, on_form: &Callback<SetupForm>) -> Html {
     let with = |change: fn(&mut SetupForm, String)| {
         let (form, on_form) = (form.clone(), on_form.clone());
         Callback::from(move |v: String| {
@@ -76,28 +79,11 @@ fn setup_form(form: &SetupForm, on_form: &Callback<SetupForm>) -> Html {
         .collect();
     let phases =
         [Phase::Prefill, Phase::Decode].iter().map(|p| (p.as_str().to_string(), p.as_str().to_string())).collect();
-    let size = |field: SizeField| {
-        let id = match field {
-            SizeField::Batch => "sim-batch",
-            SizeField::SeqLen => "sim-seq-len",
-            SizeField::OutputLen => "sim-output-len",
-            SizeField::Tp => "sim-tp",
-        };
-        let value = form.get(field).to_string();
+    let on_size = {
         let (form, on_form) = (form.clone(), on_form.clone());
-        let oninput = Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            let mut f = form.clone();
-            f.set(field, input.value());
-            on_form.emit(f);
-        });
-        html! {
-            <label class="field" for={id}>
-                <span>{ field.label() }</span>
-                <input {id} type="text" inputmode="numeric" autocomplete="off" spellcheck="false" placeholder="model default"
-                    {value} {oninput} aria-describedby="sim-error" />
-            </label>
-        }
+        Callback::from(move |(field, text): (WorkloadField, String)| {
+            on_form.emit(SetupForm { numbers: form.numbers.with(field, text), ..form.clone() })
+        })
     };
     html! {
         <form class="transformer-form sim-form" aria-label="Workload compared with the simulator"
@@ -105,7 +91,9 @@ fn setup_form(form: &SetupForm, on_form: &Callback<SetupForm>) -> Html {
             { select("sim-model", "Model", models, &form.model, with(|f, v| f.model = v)) }
             { select("sim-chip", "Chip", chips, &form.chip, with(|f, v| f.chip = v)) }
             { select("sim-phase", "Phase", phases, form.phase.as_str(), with(|f, v| f.phase = v.parse().unwrap_or(f.phase))) }
-            { for SizeField::ALL.into_iter().map(size) }
+            <NumberInputs<WorkloadField> numbers={form.numbers.clone()} fields={WorkloadField::ALL.to_vec()}
+                id_prefix="sim-" placeholder={Some("model default")} error={error.map(str::to_string)}
+                described_by="sim-error" on_change={on_size} />
         </form>
     }
 }
@@ -174,7 +162,7 @@ pub fn sim_panel(props: &Props) -> Html {
             </div>
             <h3 id="sim-ours-h">{ "Our analysis of the same workload" }</h3>
             <p class="hint">{ "Read from the file name; change any field to compare another workload. Figures are per execution; the simulator's Count is our repeat (layers × steps)." }</p>
-            { setup_form(&v.form, &props.on_form) }
+            { setup_form(&v.form, side.as_ref().as_ref().err().map(String::as_str), &props.on_form) }
             if !v.notes.is_empty() {
                 <ul class="notes" data-testid="sim-notes">{ for v.notes.iter().map(|n| html! { <li>{ n.clone() }</li> }) }</ul>
             }

@@ -2,7 +2,7 @@
 
 use yew::prelude::*;
 
-use crate::web::shared::Shared;
+use crate::page::Shared;
 
 use crate::fusion::AnalysisReport;
 use crate::units::{format_bytes, format_pct, group_digits};

@@ -16,11 +16,11 @@ use crate::table::Table;
 use crate::units::{format_duration_us, group_digits};
 use crate::workload::Workload;
 
+use crate::page::time_model::TimeModel;
+use crate::page::Shared;
 use crate::web::browser;
 use crate::web::components::chip_picker::ChipPicker;
 use crate::web::components::plain_table::PlainTable;
-use crate::web::shared::Shared;
-use crate::web::time_model::TimeModel;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -4,8 +4,8 @@
 
 use yew::prelude::*;
 
+use crate::page::{LoadedTrace, PairSide};
 use crate::units::group_digits;
-use crate::web::state::{LoadedTrace, PairSide};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -5,14 +5,14 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
+use crate::page::Shared;
+use crate::page::TraceView;
 use crate::table::DataTable;
 use crate::trace::view::{
     category_chart, comparison_chart, comparison_markdown, comparison_tables, platform_line, side_label,
     summary_markdown, summary_tables,
 };
 use crate::web::browser;
-use crate::web::shared::Shared;
-use crate::web::state::TraceView;
 
 use super::data_table::DataTableView;
 use super::rules_view::RulesView;

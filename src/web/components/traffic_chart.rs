@@ -6,7 +6,7 @@ use yew::prelude::*;
 
 use crate::draw::chart::{group_traffic_chart, total_traffic_chart};
 use crate::fusion::AnalysisReport;
-use crate::web::shared::Shared;
+use crate::page::Shared;
 
 /// Which chart of an analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

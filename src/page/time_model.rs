@@ -2,10 +2,11 @@
 //! configs the user loaded, and a calibration profile while one is loaded. Kept apart from the
 //! graph so that opening another graph keeps them.
 
+use super::form::model::ModelForm;
 use crate::calib::{CalibReport, CalibrationFile, CalibrationProfile};
 use crate::hardware::chip::all_presets;
 use crate::hardware::{Chip, ChipChoice};
-use crate::workload::{ModelChoice, ModelForm};
+use crate::workload::ModelChoice;
 
 use super::shared::Shared;
 

@@ -1,0 +1,85 @@
+//! Everything that can happen to the page, as one enum: each user gesture, each file read and
+//! each link opened ends in one [`Action`], and [`super::State::apply`] is the one place the
+//! state changes.
+
+use super::form::sim::SetupForm;
+use super::form::transformer::TransformerField;
+use super::form::WorkloadField;
+use super::shared::Shared;
+use super::state::SimView;
+use super::time_model::LoadedCalibration;
+use super::traces::{LoadedTrace, PairSide};
+use crate::fusion::{AnalysisReport, OpGraph};
+use crate::hardware::{Chip, ChipChoice};
+use crate::optrace::OptraceReport;
+use crate::share::SharedState;
+use crate::trace::Comparison;
+use crate::workload::{ModelChoice, Phase};
+
+/// Everything that can happen to the page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// One transformer input changed (switches to the transformer block if a file was open).
+    SetField(TransformerField, String),
+    /// Back to the built-in transformer block with the default inputs.
+    ResetTransformer,
+    /// A file or link could not be opened; the figures shown stay as they were.
+    Fail(String),
+    /// Something worth saying that is not an error (e.g. a file kind this page does not show).
+    Inform(String),
+    DismissNotice,
+    /// Show (or hide, with `None`) an op's details.
+    SelectOp(Option<usize>),
+    /// The state a share link holds.
+    Restore(SharedState),
+    /// A Kineto trace was read: list it and show its summary.
+    OpenTrace(LoadedTrace),
+    /// An op graph was read and analysed (by the analysis worker).
+    OpenAnalysedGraph {
+        file_name: String,
+        graph: Shared<OpGraph>,
+        report: Shared<AnalysisReport>,
+    },
+    /// Show an opened trace's summary.
+    ShowTrace(u32),
+    /// Pick an opened trace as one side of the comparison.
+    PickTrace(PairSide, u32),
+    /// Remove a trace from the list.
+    RemoveTrace(u32),
+    /// Two traces compared (by the analysis worker): show the comparison.
+    ShowComparison {
+        files: (String, String),
+        comparison: Shared<Comparison>,
+    },
+    /// Leave the trace view (back to the op graph or transformer block).
+    CloseTrace,
+    /// An op trace was read and converted.
+    OpenOpTrace {
+        file_name: String,
+        /// The trace's text, which a share link carries.
+        text: Shared<String>,
+        report: Shared<OptraceReport>,
+        graph: Shared<OpGraph>,
+    },
+    /// A simulator op table was read: show it beside our analysis.
+    OpenSimTable(SimView),
+    /// The simulator view's workload changed.
+    SetSimForm(SetupForm),
+    /// Leave the simulator view.
+    CloseSimTable,
+    /// Show "Model × chip" (with the inputs last used there).
+    ShowModel,
+    /// One numeric input of "Model × chip" changed.
+    SetModelField(WorkloadField, String),
+    SetModel(ModelChoice),
+    SetPhase(Phase),
+    /// The time view's chip.
+    SetChip(ChipChoice),
+    /// A chip read from a file: offered and chosen.
+    AddChip(Chip),
+    /// A model config read from a file: offered and shown in "Model × chip".
+    AddModelFile(ModelChoice),
+    /// A calibration file was read: shown, and its profile calibrates the time view.
+    LoadCalibration(LoadedCalibration),
+    UnloadCalibration,
+}

@@ -1,0 +1,83 @@
+//! What opening a file does to the page: the one match from what was opened to an [`Action`].
+//! The core's dispatch ([`crate::import::open`]) says what a file is; this says what the page
+//! does with each kind. Adding a format adds one arm here.
+
+use super::action::Action;
+use super::form::sim::SetupForm;
+use super::shared::Shared;
+use super::state::SimView;
+use super::time_model::LoadedCalibration;
+use super::traces::{LoadedTrace, TraceHeld};
+use crate::import::{FileKind, Imported};
+use crate::trace::TraceSummary;
+use crate::workload::ModelChoice;
+
+/// A file as it reaches the page: opened by the core's dispatch (on the page's thread, or by
+/// the analysis worker and sent back), or a trace the worker read and keeps.
+#[derive(Debug)]
+pub enum Opened {
+    Imported(Imported),
+    /// A Kineto trace kept by the analysis worker under the job's id: only its summary crosses.
+    TraceInWorker {
+        summary: TraceSummary,
+    },
+}
+
+/// The action for an opened file. `id` is the job that opened it: a trace is listed under it.
+pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
+    let file_name = file_name.to_string();
+    let imported = match opened {
+        Opened::TraceInWorker { summary } => {
+            let held = TraceHeld::Worker;
+            return Action::OpenTrace(LoadedTrace { id, file_name, summary: Shared::new(summary), held });
+        }
+        Opened::Imported(imported) => imported,
+    };
+    match imported {
+        Imported::Trace { trace, summary } => Action::OpenTrace(LoadedTrace {
+            id,
+            file_name,
+            summary: Shared::new(summary),
+            held: TraceHeld::Page(Shared::new(trace)),
+        }),
+        Imported::Graph { graph, report } => {
+            Action::OpenAnalysedGraph { file_name, graph: Shared::new(graph), report: Shared::new(report) }
+        }
+        Imported::OpTrace { text, report, graph } => Action::OpenOpTrace {
+            file_name,
+            text: Shared::new(text),
+            report: Shared::new(report),
+            graph: Shared::new(graph),
+        },
+        Imported::SimTable { text, table, inferred } => Action::OpenSimTable(SimView {
+            file_name,
+            text: Shared::new(text),
+            table: Shared::new(table),
+            form: SetupForm::from(&inferred.setup),
+            notes: inferred.notes,
+        }),
+        Imported::Calibration(file) => Action::LoadCalibration(LoadedCalibration::new(file_name, file)),
+        Imported::ModelConfig { text } => Action::AddModelFile(ModelChoice::File { file_name, text }),
+        Imported::Chip(chip) => Action::AddChip(chip),
+        Imported::Unrecognised { detected, .. } if detected.kind == FileKind::Gzip => Action::Inform(format!(
+            "{file_name} is {} (gzip-compressed). This page shows op graphs, Kineto traces, op traces, simulator op \
+             tables, calibration profiles, model and chip configurations and the transformer block; for this file use \
+             the command line: fusionscope trace {file_name}.",
+            FileKind::Gzip.describe(),
+        )),
+        Imported::Unrecognised { reason, .. } => Action::Fail(format!(
+            "{file_name} cannot be opened: {reason}. fusionscope reads op-graph JSON (an object with \"ops\" or an array of ops), \
+             PyTorch-profiler traces (.json or .json.gz), op traces, simulator op CSVs, calibration profiles, \
+             model and chip configurations."
+        )),
+    }
+}
+
+/// The action for a whole file read on the page's thread: the core's dispatch, then
+/// [`action_of`]; a file that cannot be read is a message naming it, its kind and the place.
+pub fn open_bytes(file_name: &str, bytes: &[u8], id: u32) -> Action {
+    match crate::import::open_whole(file_name, bytes) {
+        Ok(imported) => action_of(file_name, Opened::Imported(imported), id),
+        Err(e) => Action::Fail(e.message(file_name)),
+    }
+}

@@ -1,0 +1,182 @@
+//! The messages between the page and its analysis worker, as two enums both sides use: the
+//! page sends a [`Request`], the worker answers with [`Reply`]s. They cross as JavaScript
+//! values made by `serde-wasm-bindgen` (`web::worker_client` and `web::reader_worker`), so a
+//! message the other side does not understand is a decoding error, not a silently missing field.
+//!
+//! A file to open travels beside its request (a `Blob` is not data serde can carry): the
+//! message is the array `[request, file]`. Large results (a trace's summary, a comparison, a
+//! graph and its analysis) travel as [`Json`] text: the page decodes them with the same
+//! `serde_json` it uses for share links, in steps between which it can draw frames, and does
+//! not link a second decoder for the same types.
+
+use std::marker::PhantomData;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::fusion::json::GraphFile;
+use crate::fusion::AnalysisReport;
+use crate::trace::{Comparison, TraceSummary};
+
+/// What the page asks of the worker. Every request names its job (a page-wide unique id); the
+/// replies to it carry the same id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Request {
+    /// Read, open and analyse the file sent beside this request.
+    Open { job: u32, name: String },
+    /// Stop reading `job` at the next slice; nothing of the file is kept.
+    Cancel { job: u32 },
+    /// Compare two traces the worker holds (the ids of the jobs that opened them).
+    Compare { job: u32, a: u32, b: u32 },
+    /// Drop the trace opened by `job` (the page no longer lists it).
+    Forget { job: u32 },
+}
+
+/// What the worker sends back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    /// The worker listens: requests sent before this would have been lost.
+    Ready,
+    /// Bytes of the file read so far.
+    Progress { job: u32, done: f64, total: f64 },
+    /// A trace, kept by the worker under `job`; only its summary crosses.
+    Trace { job: u32, summary: Json<TraceSummary> },
+    /// An op graph in its file form and its analysis.
+    Graph { job: u32, graph: Json<GraphFile>, report: Json<AnalysisReport> },
+    /// A small file the page opens itself (see `FileKind::analysed_off_the_page`): its bytes,
+    /// all of them, or the head of an unrecognised file.
+    Bytes {
+        job: u32,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
+    /// The comparison asked for.
+    Comparison { job: u32, comparison: Json<Comparison> },
+    /// The job failed; the message names the file and what went wrong.
+    Error { job: u32, message: String },
+    /// The worker hit a bug and cannot go on.
+    Panic { message: String },
+}
+
+impl Reply {
+    /// The job a reply answers (none for `Ready` and `Panic`).
+    pub fn job(&self) -> Option<u32> {
+        match self {
+            Reply::Ready | Reply::Panic { .. } => None,
+            Reply::Progress { job, .. }
+            | Reply::Trace { job, .. }
+            | Reply::Graph { job, .. }
+            | Reply::Bytes { job, .. }
+            | Reply::Comparison { job, .. }
+            | Reply::Error { job, .. } => Some(*job),
+        }
+    }
+}
+
+/// A value of type `T` as JSON text: typed on both sides, decoded when and where the receiver
+/// chooses.
+#[derive(Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Json<T> {
+    text: String,
+    #[serde(skip)]
+    of: PhantomData<fn() -> T>,
+}
+
+impl<T: Serialize> Json<T> {
+    pub fn encode(value: &T) -> Result<Json<T>, serde_json::Error> {
+        Ok(Json { text: serde_json::to_string(value)?, of: PhantomData })
+    }
+}
+
+impl<T: DeserializeOwned> Json<T> {
+    pub fn decode(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(&self.text)
+    }
+}
+
+impl<T> Json<T> {
+    /// The text's length in bytes.
+    pub fn len(&self) -> usize {
+        self.text.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+}
+
+impl<T> Clone for Json<T> {
+    fn clone(&self) -> Self {
+        Json { text: self.text.clone(), of: PhantomData }
+    }
+}
+
+impl<T> PartialEq for Json<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl<T> std::fmt::Debug for Json<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Json({} bytes)", self.text.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::{open_whole, Imported};
+
+    const QWEN: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
+    ));
+
+    #[test]
+    fn a_summary_crosses_as_json_and_decodes_to_the_same_value() {
+        let Imported::Trace { summary, .. } = open_whole("q.json.gz", QWEN).unwrap() else { panic!() };
+        let reply = Reply::Trace { job: 7, summary: Json::encode(&summary).unwrap() };
+        // Through a self-describing format, as serde-wasm-bindgen does with JavaScript values.
+        let back: Reply = serde_json::from_value(serde_json::to_value(&reply).unwrap()).unwrap();
+        assert_eq!(back, reply);
+        let Reply::Trace { job, summary: json } = back else { panic!() };
+        assert_eq!((job, json.decode().unwrap()), (7, summary));
+    }
+
+    #[test]
+    fn every_request_and_reply_keeps_its_job_through_encoding() {
+        let requests = [
+            Request::Open { job: 1, name: "a.json".into() },
+            Request::Cancel { job: 2 },
+            Request::Compare { job: 3, a: 1, b: 2 },
+            Request::Forget { job: 1 },
+        ];
+        for r in requests {
+            let back: Request = serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+            assert_eq!(back, r);
+        }
+        let replies = [
+            Reply::Ready,
+            Reply::Progress { job: 4, done: 4.0, total: 8.0 },
+            Reply::Bytes { job: 5, bytes: vec![0, 255, 10] },
+            Reply::Error { job: 6, message: "x.json is broken".into() },
+            Reply::Panic { message: "bug".into() },
+        ];
+        for r in replies {
+            let back: Reply = serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+            assert_eq!(back.job(), r.job());
+            assert_eq!(back, r);
+        }
+    }
+
+    #[test]
+    fn a_reply_of_another_shape_is_an_error_not_a_default() {
+        let e = serde_json::from_str::<Reply>(r#"{"progress": {"job": 1}}"#).unwrap_err();
+        assert!(e.to_string().contains("done"), "{e}");
+        assert!(serde_json::from_str::<Request>(r#"{"open": {"job": "1", "name": "a"}}"#).is_err());
+    }
+}

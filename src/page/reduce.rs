@@ -1,0 +1,118 @@
+//! The reducer: how each [`Action`] changes the page's [`State`].
+
+use super::action::Action;
+use super::form::model::ModelForm;
+use super::shared::Shared;
+use super::state::{Computed, Notice, SimView, Source, State};
+use super::time_model::TimeModel;
+use super::traces::{TraceView, Traces};
+use crate::fusion::analyze;
+use crate::fusion::transformer::TransformerConfig;
+
+impl State {
+    /// The state after `action`: the page's only transition. Pure (no browser call), so every
+    /// path is tested natively; the page wraps it as Yew's `Reducible` (`web::app`).
+    pub fn apply(&self, action: Action) -> State {
+        let last_good = self.last_good.clone();
+        let with_notice =
+            |text: String, is_error: bool| State { notice: Some(Notice { text, is_error }), ..self.clone() };
+        let source = match action {
+            Action::SetField(field, value) => Source::Transformer(self.form().with(field, value)),
+            Action::ShowModel => Source::Model(self.model_form()),
+            Action::SetModelField(field, value) => {
+                let form = self.model_form();
+                Source::Model(ModelForm { numbers: form.numbers.with(field, value), ..form })
+            }
+            Action::SetModel(model) => Source::Model(ModelForm { model, ..self.model_form() }),
+            Action::SetPhase(phase) => Source::Model(ModelForm { phase, ..self.model_form() }),
+            Action::AddModelFile(model) => {
+                let time = self.time.with_model_file(model.clone());
+                let form = ModelForm { model, ..self.model_form() };
+                let traces = Traces { view: None, ..self.traces.clone() };
+                return State { traces, time, ..State::with_source(Source::Model(form), last_good) };
+            }
+            Action::SetChip(chip) => return State { time: TimeModel { chip, ..self.time.clone() }, ..self.clone() },
+            // A chip or profile acts on the time view: leave the trace view to show it.
+            Action::AddChip(chip) => {
+                let traces = Traces { view: None, ..self.traces.clone() };
+                return State { time: self.time.with_chip(chip), traces, sim: None, notice: None, ..self.clone() };
+            }
+            Action::LoadCalibration(calibration) => {
+                let time = TimeModel { calibration: Some(calibration), ..self.time.clone() };
+                let traces = Traces { view: None, ..self.traces.clone() };
+                return State { time, traces, sim: None, notice: None, ..self.clone() };
+            }
+            Action::UnloadCalibration => {
+                return State { time: TimeModel { calibration: None, ..self.time.clone() }, ..self.clone() }
+            }
+            Action::ResetTransformer => Source::Transformer(TransformerConfig::default().into()),
+            Action::Fail(text) => return with_notice(text, true),
+            Action::Inform(text) => return with_notice(text, false),
+            Action::DismissNotice => return State { notice: None, ..self.clone() },
+            Action::SelectOp(selected_op) => return State { selected_op, ..self.clone() },
+            Action::Restore(view) => {
+                // The link's trace view (if any); the traces opened here stay for comparing.
+                // The loaded chips, models and calibration stay; the link may choose the chip.
+                let restored = State::restored(view, last_good);
+                let traces = Traces { view: restored.traces.view.clone(), ..self.traces.clone() };
+                let time = TimeModel {
+                    chip: restored.time.chip.clone(),
+                    last_model: restored.time.last_model.clone().or(self.time.last_model.clone()),
+                    ..self.time.clone()
+                };
+                return State { traces, time, ..restored };
+            }
+            Action::OpenTrace(loaded) => {
+                return State { traces: self.traces.open(loaded), notice: None, sim: None, ..self.clone() }
+            }
+            Action::OpenAnalysedGraph { file_name, graph, report } => {
+                let title = format!("Op graph {file_name}");
+                // The report comes from the worker; the time model's grouping is recomputed here
+                // (linear and a small share of the whole: ~60 ms at 100 k ops, natively).
+                let analysis = Shared::new(analyze(&graph));
+                let computed = Computed { title, graph: graph.clone(), report, analysis, workload: None };
+                let traces = Traces { view: None, ..self.traces.clone() };
+                return State {
+                    source: Source::Graph { file_name, graph },
+                    current: Ok(computed.clone()),
+                    last_good: Some(computed),
+                    notice: None,
+                    selected_op: None,
+                    traces,
+                    sim: None,
+                    time: self.time.clone(),
+                };
+            }
+            Action::ShowTrace(id) => return State { traces: self.traces.show(id), sim: None, ..self.clone() },
+            Action::PickTrace(side, id) => return State { traces: self.traces.pick(side, id), ..self.clone() },
+            Action::RemoveTrace(id) => return State { traces: self.traces.remove(id), ..self.clone() },
+            Action::ShowComparison { files, comparison } => {
+                let view = TraceView::Comparison { files, comparison, trimmed: false };
+                let traces = Traces { view: Some(view), ..self.traces.clone() };
+                return State { traces, notice: None, sim: None, ..self.clone() };
+            }
+            Action::OpenOpTrace { file_name, text, report, graph } => {
+                Source::OpTrace { file_name, text, report, graph }
+            }
+            Action::OpenSimTable(view) => {
+                let traces = Traces { view: None, ..self.traces.clone() };
+                return State { sim: Some(view), traces, notice: None, ..self.clone() };
+            }
+            Action::SetSimForm(form) => {
+                let sim = self.sim.clone().map(|v| SimView { form, ..v });
+                return State { sim, ..self.clone() };
+            }
+            Action::CloseSimTable => return State { sim: None, ..self.clone() },
+            Action::CloseTrace => {
+                return State { traces: Traces { view: None, ..self.traces.clone() }, ..self.clone() }
+            }
+        };
+        // Changing the op graph or the block leaves the trace view; the traces stay for comparing.
+        let traces = Traces { view: None, ..self.traces.clone() };
+        let mut time = self.time.clone();
+        if let Source::Model(form) = &source {
+            time.last_model = Some(form.clone());
+        }
+        State { traces, time, ..State::with_source(source, last_good) }
+    }
+}

@@ -1,0 +1,148 @@
+//! Share links and the page: the state a link's fragment restores ([`State::from_fragment`])
+//! and what a link of the page holds ([`State::shared_view`]). A link that cannot be opened
+//! gives the default page with a message saying why, never a blank one.
+
+use super::form::sim::SetupForm;
+use super::form::transformer;
+use super::shared::Shared;
+use super::state::{Computed, Notice, SimView, Source, State};
+use super::traces::{TraceView, Traces};
+use crate::hardware::ChipChoice;
+use crate::share::{self, SharedState, SharedView};
+
+/// The longest op-trace text a share link carries (it holds the text; the view is recomputed
+/// from it). Deflate shrinks op traces about 8×, so this keeps such links near 8 KB.
+pub const MAX_SHARED_OPTRACE_BYTES: usize = 64 * 1024;
+
+impl State {
+    /// The page as a share link fragment describes it; a link that cannot be opened gives the
+    /// default page with a message saying why.
+    pub fn from_fragment(fragment: &str) -> State {
+        let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
+        if fragment.is_empty() {
+            return State::default();
+        }
+        match share::decode(fragment) {
+            Ok(shared) => State::restored(shared, None),
+            Err(e) => State {
+                notice: Some(Notice { text: format!("This share link cannot be opened: {e}."), is_error: true }),
+                ..State::default()
+            },
+        }
+    }
+
+    pub(super) fn restored(shared: SharedState, last_good: Option<Computed>) -> State {
+        let mut state = match shared.view {
+            SharedView::Transformer { config } => State::with_source(Source::Transformer(config.into()), last_good),
+            SharedView::Graph { file_name, graph } => match share::graph_of(&graph) {
+                Ok(g) => State::with_source(Source::Graph { file_name, graph: Shared::new(g) }, last_good),
+                Err(e) => State {
+                    notice: Some(Notice {
+                        text: format!("This share link holds a graph that is not valid: {e}."),
+                        is_error: true,
+                    }),
+                    ..State::default()
+                },
+            },
+            SharedView::TraceSummary { file_name, summary, trimmed } => {
+                let view = TraceView::Summary { file_name, summary: Shared::new(summary), trimmed };
+                State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
+            }
+            SharedView::TraceComparison { files, comparison, trimmed } => {
+                let view = TraceView::Comparison { files, comparison: Shared::new(comparison), trimmed };
+                State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
+            }
+            SharedView::Model { spec } => State::with_source(Source::Model(spec.into()), last_good),
+            SharedView::SimTable { file_name, text, setup, notes } => match crate::simcsv::parse_sim_csv(&text) {
+                Ok(table) => {
+                    let (text, table, form) = (Shared::new(text), Shared::new(table), SetupForm::from(&setup));
+                    State { sim: Some(SimView { file_name, text, table, form, notes }), ..State::default() }
+                }
+                Err(e) => State {
+                    notice: Some(Notice {
+                        text: format!("This share link holds a simulator table that cannot be read: {e}."),
+                        is_error: true,
+                    }),
+                    ..State::default()
+                },
+            },
+            SharedView::OpTrace { file_name, text } => match crate::optrace::analyze_optrace_with_graph(&text) {
+                Ok((report, graph)) => {
+                    let (text, report, graph) = (Shared::new(text), Shared::new(report), Shared::new(graph));
+                    State::with_source(Source::OpTrace { file_name, text, report, graph }, last_good)
+                }
+                Err(e) => State {
+                    notice: Some(Notice {
+                        text: format!("This share link holds an op trace that cannot be read: {e}."),
+                        is_error: true,
+                    }),
+                    ..State::default()
+                },
+            },
+        };
+        if let Some(chip) = shared.chip {
+            state.time.chip = chip;
+        }
+        if let Source::Model(form) = &state.source {
+            state.time.last_model = Some(form.clone());
+        }
+        // The selected op, by name; a name the graph lacks (an edited link) selects nothing.
+        let graph = state.current.as_ref().ok().map(|c| c.graph.clone());
+        state.selected_op = shared.selected_op.and_then(|name| graph?.ops().iter().position(|op| op.name == name));
+        state
+    }
+
+    /// What a share link of this page holds, or why there is nothing to share.
+    pub fn shared_view(&self) -> Result<SharedState, String> {
+        if let Some(sim) = &self.sim {
+            let setup = sim.form.setup().map_err(|e| format!("Nothing to share while the workload is invalid: {e}"))?;
+            let view = SharedView::SimTable {
+                file_name: sim.file_name.clone(),
+                text: String::clone(&sim.text),
+                setup,
+                notes: sim.notes.clone(),
+            };
+            return Ok(self.with_chip(view.into()));
+        }
+        match &self.traces.view {
+            Some(TraceView::Summary { file_name, summary, trimmed }) => {
+                let (summary, cut) = share::trim_summary(summary);
+                let view = SharedView::TraceSummary { file_name: file_name.clone(), summary, trimmed: *trimmed || cut };
+                return Ok(self.with_chip(view.into()));
+            }
+            Some(TraceView::Comparison { files, comparison, trimmed }) => {
+                let (comparison, cut) = share::trim_comparison(comparison);
+                let view = SharedView::TraceComparison { files: files.clone(), comparison, trimmed: *trimmed || cut };
+                return Ok(self.with_chip(view.into()));
+            }
+            None => {}
+        }
+        let computed =
+            self.current.as_ref().map_err(|e| format!("Nothing to share while the inputs are invalid: {e}"))?;
+        let view = match &self.source {
+            Source::Transformer(form) => SharedView::Transformer { config: transformer::config(form)? },
+            Source::Graph { file_name, graph } => SharedView::of_graph(file_name, graph),
+            Source::OpTrace { text, .. } if text.len() > MAX_SHARED_OPTRACE_BYTES => {
+                return Err(format!(
+                    "This op trace is {} of text, too long for a share link (at most {}): send the file instead.",
+                    crate::units::format_bytes(text.len() as u64),
+                    crate::units::format_bytes(MAX_SHARED_OPTRACE_BYTES as u64)
+                ))
+            }
+            Source::OpTrace { file_name, text, .. } => {
+                SharedView::OpTrace { file_name: file_name.clone(), text: String::clone(text) }
+            }
+            Source::Model(form) => SharedView::Model { spec: form.spec()? },
+        };
+        let selected_op = self.selected_op.filter(|&i| i < computed.graph.len());
+        let selected_op = selected_op.map(|i| computed.graph.ops()[i].name.clone());
+        Ok(self.with_chip(SharedState { view, selected_op, chip: None }))
+    }
+
+    /// A link's state with the time view's chip, unless it is the default one (so that links
+    /// that keep the default chip carry nothing for it and stay short).
+    fn with_chip(&self, shared: SharedState) -> SharedState {
+        let chip = Some(self.time.chip.clone()).filter(|c| *c != ChipChoice::default());
+        SharedState { chip, ..shared }
+    }
+}

@@ -1,0 +1,138 @@
+//! The Kineto traces opened on the page: the list (in opening order), the two picked for
+//! comparing, and what the trace panel shows. Pure values: every change returns a new list.
+
+use super::shared::Shared;
+use crate::trace::pairing::default_pair;
+use crate::trace::{classify, compare, Comparison, Input, Trace, TraceSummary, Vendor};
+
+/// Where an opened trace is kept, for comparing it with another.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceHeld {
+    /// By the analysis worker, under the trace's id (the page has only the summary).
+    Worker,
+    /// On the page (read without a worker).
+    Page(Shared<Trace>),
+}
+
+/// A Kineto trace read from a file: its summary, and where the trace is kept for comparing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedTrace {
+    /// Unique for the page's life (the worker's job id).
+    pub id: u32,
+    pub file_name: String,
+    pub summary: Shared<TraceSummary>,
+    pub held: TraceHeld,
+}
+
+impl LoadedTrace {
+    /// The vendor the summary found (unknown if it has no platform).
+    pub fn vendor(&self) -> Vendor {
+        self.summary.platforms.first().map(|p| p.vendor).unwrap_or(Vendor::Unknown)
+    }
+}
+
+/// What the trace panel shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceView {
+    /// One trace's summary.
+    Summary {
+        file_name: String,
+        summary: Shared<TraceSummary>,
+        /// From a share link whose kernel lists were shortened.
+        trimmed: bool,
+    },
+    /// Two traces side by side.
+    Comparison { files: (String, String), comparison: Shared<Comparison>, trimmed: bool },
+}
+
+/// One of the two traces of a comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairSide {
+    A,
+    B,
+}
+
+/// The traces opened (in opening order), the two picked for comparing, and the view shown.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Traces {
+    pub view: Option<TraceView>,
+    pub opened: Vec<LoadedTrace>,
+    /// Ids of the traces to compare, A and B.
+    pub pair: Option<(u32, u32)>,
+}
+
+impl Traces {
+    /// A newly read trace: its summary is shown, and the pair becomes the default one.
+    pub(super) fn open(&self, loaded: LoadedTrace) -> Traces {
+        let view =
+            TraceView::Summary { file_name: loaded.file_name.clone(), summary: loaded.summary.clone(), trimmed: false };
+        let mut opened = self.opened.clone();
+        opened.push(loaded);
+        Traces { view: Some(view), pair: default_pair_of(&opened), opened }
+    }
+
+    /// The trace with this id.
+    pub fn get(&self, id: u32) -> Option<&LoadedTrace> {
+        self.opened.iter().find(|t| t.id == id)
+    }
+
+    /// The pair's traces, A and B.
+    pub fn pair_traces(&self) -> Option<(&LoadedTrace, &LoadedTrace)> {
+        let (a, b) = self.pair?;
+        Some((self.get(a)?, self.get(b)?))
+    }
+
+    /// The trace's summary, shown.
+    pub(super) fn show(&self, id: u32) -> Traces {
+        let view = self.get(id).map(|t| TraceView::Summary {
+            file_name: t.file_name.clone(),
+            summary: t.summary.clone(),
+            trimmed: false,
+        });
+        Traces { view: view.or_else(|| self.view.clone()), ..self.clone() }
+    }
+
+    /// One side of the pair set to a trace; picking the other side's trace swaps the two.
+    pub(super) fn pick(&self, side: PairSide, id: u32) -> Traces {
+        let (a, b) = self.pair.unwrap_or((id, id));
+        let pair = match side {
+            PairSide::A if b == id => (id, a),
+            PairSide::A => (id, b),
+            PairSide::B if a == id => (b, id),
+            PairSide::B => (a, id),
+        };
+        Traces { pair: Some(pair), ..self.clone() }
+    }
+
+    /// The trace no longer listed; the pair falls back to the default if it held it, and a
+    /// view of its summary goes.
+    pub(super) fn remove(&self, id: u32) -> Traces {
+        let Some(gone) = self.get(id) else { return self.clone() };
+        let opened: Vec<LoadedTrace> = self.opened.iter().filter(|t| t.id != id).cloned().collect();
+        let pair = match self.pair {
+            Some((a, b)) if a != id && b != id => Some((a, b)),
+            _ => default_pair_of(&opened),
+        };
+        let view = match &self.view {
+            Some(TraceView::Summary { summary, .. }) if *summary == gone.summary => None,
+            other => other.clone(),
+        };
+        Traces { view, opened, pair }
+    }
+}
+
+/// The default pair of `opened` (see [`crate::trace::pairing::default_pair`]), as ids.
+fn default_pair_of(opened: &[LoadedTrace]) -> Option<(u32, u32)> {
+    let vendors: Vec<Vendor> = opened.iter().map(LoadedTrace::vendor).collect();
+    default_pair(&vendors).map(|(a, b)| (opened[a].id, opened[b].id))
+}
+
+/// Compares two traces read on the page (the fallback without a worker).
+pub fn compare_on_page(a: &LoadedTrace, b: &LoadedTrace) -> Option<Comparison> {
+    let (TraceHeld::Page(ta), TraceHeld::Page(tb)) = (&a.held, &b.held) else { return None };
+    Some(compare(
+        Input { trace: ta, file: Some(&a.file_name) },
+        Input { trace: tb, file: Some(&b.file_name) },
+        &classify,
+    ))
+}

@@ -1,0 +1,82 @@
+//! Hooks that listen to the window: a share link pasted into the address bar of an open page,
+//! and files dropped anywhere on it.
+
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+use super::browser;
+use super::components::file_open::files_of;
+use crate::page::{Action, State};
+use crate::share;
+
+/// Opens the state of a share link pasted into the address bar of an open page.
+#[hook]
+pub fn use_hash_restore(state: UseReducerHandle<State>) {
+    use_effect_with((), move |_| {
+        let listener = Closure::<dyn Fn()>::new(move || {
+            let fragment = browser::fragment();
+            if fragment.is_empty() {
+                return;
+            }
+            match share::decode(&fragment) {
+                Ok(shared) => state.dispatch(Action::Restore(shared)),
+                Err(e) => state.dispatch(Action::Fail(format!("This share link cannot be opened: {e}."))),
+            }
+        });
+        let window = web_sys::window();
+        if let Some(w) = &window {
+            let _ = w.add_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
+        }
+        move || {
+            if let Some(w) = window {
+                let _ = w.remove_event_listener_with_callback("hashchange", listener.as_ref().unchecked_ref());
+            }
+        }
+    });
+}
+
+/// Files dropped anywhere in the window are opened (listening on the window, not an element,
+/// so that no drop falls through to the browser, which would navigate away to the file).
+#[hook]
+pub fn use_window_drop(on_files: Callback<Vec<web_sys::File>>, dragging: UseStateSetter<bool>) {
+    use_effect_with((), move |_| {
+        let over = {
+            let dragging = dragging.clone();
+            Closure::<dyn Fn(web_sys::Event)>::new(move |e: web_sys::Event| {
+                e.prevent_default(); // allows the drop
+                dragging.set(true);
+            })
+        };
+        let leave = {
+            let dragging = dragging.clone();
+            Closure::<dyn Fn(web_sys::Event)>::new(move |e: web_sys::Event| {
+                // Only when the pointer leaves the window, not when it moves between elements.
+                if e.dyn_ref::<web_sys::DragEvent>().is_some_and(|d| d.related_target().is_none()) {
+                    dragging.set(false);
+                }
+            })
+        };
+        let drop = Closure::<dyn Fn(web_sys::Event)>::new(move |e: web_sys::Event| {
+            e.prevent_default();
+            dragging.set(false);
+            if let Some(d) = e.dyn_ref::<web_sys::DragEvent>() {
+                on_files.emit(files_of(d.data_transfer().and_then(|t| t.files())));
+            }
+        });
+        let window = web_sys::window();
+        let listeners = [("dragover", over), ("dragleave", leave), ("drop", drop)];
+        if let Some(w) = &window {
+            for (name, f) in &listeners {
+                let _ = w.add_event_listener_with_callback(name, f.as_ref().unchecked_ref());
+            }
+        }
+        move || {
+            if let Some(w) = window {
+                for (name, f) in &listeners {
+                    let _ = w.remove_event_listener_with_callback(name, f.as_ref().unchecked_ref());
+                }
+            }
+        }
+    });
+}

@@ -1,0 +1,253 @@
+//! The page's state natively: every action through the reducer ([`State::apply`]), share
+//! links restored and made, files opened through the core's dispatch, exactly as the page does
+//! them (the page only wraps `apply` as Yew's `Reducible`).
+
+mod state {
+    use fusionscope::fusion::transformer::TransformerConfig;
+    use fusionscope::page::form::transformer::{self, TransformerField};
+    use fusionscope::page::form::WorkloadField;
+    use fusionscope::page::{Action, Source, State};
+    use fusionscope::share::{encode, SharedState, SharedView};
+
+    fn reduce(s: State, a: Action) -> State {
+        s.apply(a)
+    }
+
+    #[test]
+    fn invalid_input_keeps_the_last_good_analysis() {
+        let s = reduce(State::default(), Action::SetField(TransformerField::Hidden, "4097".into()));
+        assert_eq!(
+            s.current.as_ref().unwrap_err(),
+            "These inputs cannot be analysed: hidden_dim 4097 is not divisible by num_heads 32."
+        );
+        assert_eq!(s.shown().unwrap().report.unfused.total, 2_348_810_240);
+        assert!(s.shared_view().unwrap_err().starts_with("Nothing to share while the inputs are invalid"));
+        let s = reduce(s, Action::SetField(TransformerField::Hidden, "2048".into()));
+        assert!(s.current.is_ok());
+        assert_ne!(s.shown().unwrap().report.unfused.total, 2_348_810_240);
+    }
+
+    #[test]
+    fn a_share_fragment_restores_the_block_and_a_bad_one_says_why() {
+        let config = TransformerConfig { seq_len: 128, hidden_dim: 256, num_heads: 4, dtype_bytes: 4 };
+        let shared =
+            SharedState { view: SharedView::Transformer { config }, selected_op: Some("softmax".into()), chip: None };
+        let s = State::from_fragment(&format!("#{}", encode(&shared)));
+        assert!(matches!(&s.source, Source::Transformer(f) if transformer::config(f) == Ok(config)));
+        assert_eq!(s.selected_op, Some(5), "softmax is the sixth op of the block");
+        assert_eq!(s.shared_view(), Ok(shared));
+        // An op name the graph lacks selects nothing.
+        let edited =
+            SharedState { view: SharedView::Transformer { config }, selected_op: Some("nope".into()), chip: None };
+        assert_eq!(State::from_fragment(&encode(&edited)).selected_op, None);
+        let bad = State::from_fragment("#s=7.xyz");
+        assert!(bad.notice.unwrap().text.contains("newer version of fusionscope (format 7)"));
+        assert!(bad.current.is_ok(), "the default block is shown");
+    }
+
+    #[test]
+    fn op_traces_and_simulator_tables_open_and_share() {
+        use fusionscope::page::open::open_bytes;
+        let text = include_str!("data/optrace/spec_example.optrace");
+        let s = reduce(State::default(), open_bytes("spec_example.optrace", text.as_bytes(), 1));
+        let Source::OpTrace { report, .. } = &s.source else { panic!("not an op trace: {:?}", s.notice) };
+        assert_eq!(report.cases.len(), 7);
+        // The results are the report's own analysis (the figures of `optrace --json`).
+        assert_eq!(*s.shown().unwrap().report, report.analysis);
+        // The link holds the text; opening it recomputes the same case view and analysis.
+        let link = encode(&s.shared_view().expect("an op trace is shared"));
+        let opened = State::from_fragment(&link);
+        let Source::OpTrace { report: again, file_name, .. } = &opened.source else {
+            panic!("the link does not open an op trace: {:?}", opened.notice)
+        };
+        assert_eq!((file_name.as_str(), &again.cases), ("spec_example.optrace", &report.cases));
+        assert_eq!(*opened.shown().unwrap().report, report.analysis);
+        let csv = include_str!("data/ops-csv/llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode.csv");
+        let s =
+            reduce(s, open_bytes("llama3-8b_inference_tpuv5p_1chip_bs1_in1024_out128_decode.csv", csv.as_bytes(), 2));
+        let sim = s.sim.as_ref().expect("the simulator view is shown");
+        assert_eq!(
+            (sim.form.model.as_str(), sim.form.phase.as_str(), sim.form.numbers.get(WorkloadField::SeqLen)),
+            ("llama3-8b", "decode", "1024")
+        );
+        // The link holds the rows and the workload; a fresh page shows the same view.
+        let opened = State::from_fragment(&encode(&s.shared_view().expect("a simulator table is shared")));
+        let back = opened.sim.as_ref().expect("the link opens the simulator view");
+        assert_eq!(
+            (&back.file_name, &*back.table, &back.form, &back.notes),
+            (&sim.file_name, &*sim.table, &sim.form, &sim.notes)
+        );
+        // An invalid workload is not shared; the message names the field.
+        let mut typo = sim.form.clone();
+        typo.numbers.set(WorkloadField::Batch, "x".into());
+        let bad = reduce(s.clone(), Action::SetSimForm(typo));
+        assert!(bad
+            .shared_view()
+            .unwrap_err()
+            .starts_with("Nothing to share while the workload is invalid: Batch size"));
+        let s = reduce(s, Action::CloseSimTable);
+        assert!(s.sim.is_none() && matches!(s.source, Source::OpTrace { .. }));
+        let broken = reduce(s, open_bytes("bad.optrace", b"0:0:0 %1:<2x?xf16> = a.b.add(%0:<2xf16>)\n", 3));
+        assert!(broken.notice.unwrap().text.starts_with("bad.optrace is an op trace but cannot be read: line 1:"));
+    }
+
+    #[test]
+    fn notices_do_not_change_the_figures() {
+        let s = reduce(State::default(), Action::Fail("x.json cannot be opened".into()));
+        assert_eq!(s.notice.as_ref().unwrap().text, "x.json cannot be opened");
+        assert_eq!(s.shown().unwrap().report.unfused.total, 2_348_810_240);
+        let s = reduce(s, Action::DismissNotice);
+        assert!(s.notice.is_none());
+    }
+}
+
+mod traces {
+    use fusionscope::import::{open_whole, Imported};
+    use fusionscope::page::{compare_on_page, Action, LoadedTrace, PairSide, Shared, State, TraceHeld, TraceView};
+    use fusionscope::share;
+
+    const H100: &[u8] =
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/www/examples/hf_bert-small_eager_h100.json.gz"));
+    const MI300X: &[u8] =
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/www/examples/hf_bert-small_eager_mi300x.json.gz"));
+
+    fn reduce(s: State, a: Action) -> State {
+        s.apply(a)
+    }
+
+    /// A trace read on the page, as the page's fallback without a worker does.
+    fn loaded(id: u32, name: &str, bytes: &[u8]) -> LoadedTrace {
+        let Ok(Imported::Trace { trace, summary }) = open_whole(name, bytes) else { panic!("{name} is not a trace") };
+        LoadedTrace {
+            id,
+            file_name: name.into(),
+            summary: Shared::new(summary),
+            held: TraceHeld::Page(Shared::new(trace)),
+        }
+    }
+
+    fn open(s: State, id: u32, name: &str, bytes: &[u8]) -> State {
+        reduce(s, Action::OpenTrace(loaded(id, name, bytes)))
+    }
+
+    /// The pair compared on the page and shown, as the page does after "Compare A with B".
+    fn compare_pair(s: State) -> State {
+        let (a, b) = s.traces.pair_traces().expect("a pair");
+        let comparison = compare_on_page(a, b).expect("both held on the page");
+        let files = (a.file_name.clone(), b.file_name.clone());
+        reduce(s.clone(), Action::ShowComparison { files, comparison: Shared::new(comparison) })
+    }
+
+    #[test]
+    fn traces_open_compare_share_and_close() {
+        let s = open(State::default(), 1, "h100.json.gz", H100);
+        let Some(TraceView::Summary { summary, .. }) = &s.traces.view else { panic!("no summary") };
+        assert_eq!(summary.platforms[0].kernels, 60);
+        assert_eq!(s.traces.pair, None);
+        let s = open(s, 2, "mi300x.json.gz", MI300X);
+        assert_eq!(s.traces.pair, Some((1, 2)));
+        let s = compare_pair(s);
+        let Some(TraceView::Comparison { comparison, files, .. }) = &s.traces.view else { panic!("no comparison") };
+        assert_eq!(files, &("h100.json.gz".to_string(), "mi300x.json.gz".to_string()));
+        assert_eq!(comparison.time_ratio, "amd / nvidia");
+        // The link restores the comparison in a fresh page.
+        let fragment = share::encode(&s.shared_view().unwrap());
+        let restored = State::from_fragment(&fragment);
+        assert!(
+            matches!(&restored.traces.view, Some(TraceView::Comparison { comparison: c, .. }) if c.categories.len() == comparison.categories.len())
+        );
+        // Closing returns to the block; the traces stay for another comparison.
+        let s = reduce(s, Action::CloseTrace);
+        assert!(s.traces.view.is_none() && s.traces.opened.len() == 2);
+        assert!(s.current.is_ok());
+    }
+
+    #[test]
+    fn any_two_of_several_traces_can_be_picked_and_one_removed() {
+        let s = open(State::default(), 1, "a100.json.gz", H100);
+        let s = open(s, 2, "mi300x.json.gz", MI300X);
+        let s = open(s, 3, "h100.json.gz", H100);
+        // The latest NVIDIA and the latest AMD trace, in opening order.
+        assert_eq!(s.traces.pair, Some((2, 3)));
+        let s = reduce(s, Action::PickTrace(PairSide::A, 1));
+        assert_eq!(s.traces.pair, Some((1, 3)));
+        // Picking B's trace as A swaps the two.
+        let s = reduce(s, Action::PickTrace(PairSide::A, 3));
+        assert_eq!(s.traces.pair, Some((3, 1)));
+        let s = compare_pair(s);
+        let Some(TraceView::Comparison { files, .. }) = &s.traces.view else { panic!("no comparison") };
+        assert_eq!(files, &("h100.json.gz".to_string(), "a100.json.gz".to_string()));
+        // Removing a trace of the pair falls back to the default pair of those left.
+        let s = reduce(s, Action::ShowTrace(1));
+        let s = reduce(s, Action::RemoveTrace(1));
+        assert_eq!(s.traces.opened.iter().map(|t| t.id).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(s.traces.pair, Some((2, 3)));
+        assert!(s.traces.view.is_none(), "the removed trace's summary is no longer shown");
+        let s = reduce(s, Action::RemoveTrace(2));
+        assert_eq!(s.traces.pair, None);
+    }
+}
+
+mod model {
+    use fusionscope::calib::parse_calibration;
+    use fusionscope::hardware::{Chip, ChipChoice};
+    use fusionscope::page::form::WorkloadField;
+    use fusionscope::page::time_model::LoadedCalibration;
+    use fusionscope::page::{Action, Source, State};
+    use fusionscope::share;
+    use fusionscope::workload::{ModelChoice, Phase};
+
+    const PROFILE: &str =
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/calibration/i7_12700k_with_fusion.json"));
+
+    fn reduce(s: State, a: Action) -> State {
+        s.apply(a)
+    }
+
+    #[test]
+    fn model_inputs_chip_and_calibration_through_the_reducer() {
+        let s = reduce(State::default(), Action::ShowModel);
+        let c = s.current.as_ref().unwrap();
+        let w = c.workload.as_ref().expect("a model view has its workload");
+        assert_eq!((w.model.as_str(), w.layers), ("llama3-8b", 32));
+        // A bad field is named and keeps the last figures.
+        let s = reduce(s, Action::SetModelField(WorkloadField::Tp, "0".into()));
+        assert_eq!(s.current.as_ref().unwrap_err(), "Tensor parallelism must be at least 1 (got 0).");
+        assert!(s.shown().unwrap().workload.is_some());
+        let s = reduce(s, Action::SetModelField(WorkloadField::Tp, "".into()));
+        let s = reduce(s, Action::SetPhase(Phase::Decode));
+        let s = reduce(s, Action::SetModel(ModelChoice::Preset("dit-xl".into())));
+        assert!(s.current.as_ref().unwrap_err().contains("decode"), "DiT has no decode phase");
+        let s = reduce(s, Action::SetPhase(Phase::Prefill));
+        assert!(s.current.is_ok());
+        // A chip from a file is offered and chosen; opening the transformer keeps it.
+        let chip = Chip {
+            name: "npu".into(),
+            peak_flops: 1e14,
+            hbm_bandwidth: 1e12,
+            launch_overhead_us: 1.0,
+            source: "f".into(),
+        };
+        let s = reduce(s, Action::AddChip(chip.clone()));
+        assert_eq!(s.time.chip, ChipChoice::Custom(chip.clone()));
+        assert!(s.time.chip_options().iter().any(|(c, label)| *c == s.time.chip && label == "npu (from file)"));
+        // The link carries the model and the chip; a fresh page restores both.
+        let fragment = share::encode(&s.shared_view().unwrap());
+        let restored = State::from_fragment(&fragment);
+        assert!(matches!(&restored.source, Source::Model(f) if f.model == ModelChoice::Preset("dit-xl".into())));
+        assert_eq!(restored.time.chip, ChipChoice::Custom(chip.clone()));
+        let s = reduce(s, Action::ResetTransformer);
+        assert_eq!(s.time.chip, ChipChoice::Custom(chip));
+        // Back to Model × chip: the inputs last used come back.
+        let s = reduce(s, Action::ShowModel);
+        assert!(matches!(&s.source, Source::Model(f) if f.model == ModelChoice::Preset("dit-xl".into())));
+        // A calibration profile loads and unloads.
+        let calibration = LoadedCalibration::new("p.json".into(), parse_calibration(PROFILE).unwrap());
+        let s = reduce(s, Action::LoadCalibration(calibration));
+        let loaded = s.time.calibration.as_ref().unwrap();
+        assert_eq!(loaded.report.patterns.len(), 9);
+        assert!(loaded.active_profile().is_some());
+        let s = reduce(s, Action::UnloadCalibration);
+        assert!(s.time.calibration.is_none());
+    }
+}
