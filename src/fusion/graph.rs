@@ -312,11 +312,25 @@ impl GraphBuilder {
 
     /// Validates what is left (cycles, sizes) and returns the graph.
     pub fn build(mut self) -> Result<OpGraph, GraphError> {
-        let order = order::processing_order(&self.ops, &self.tensors)?;
+        let order = processing_order(&self.ops, &self.tensors)?;
         compute_sizes(&self.ops, &mut self.tensors)?;
         let producer = self.tensors.iter().map(|t| t.producer.map_or(u32::MAX, |p| p.0)).collect();
         let size = self.tensors.iter().map(|t| t.size_bytes).collect();
         Ok(OpGraph { ops: self.ops, tensors: self.tensors, order, producer, size })
+    }
+}
+
+/// The ops in processing order ([`order::processing_order`]), or the error naming a cycle.
+fn processing_order(ops: &[Op], tensors: &[Tensor]) -> Result<Vec<OpId>, GraphError> {
+    let mut deps = order::Dependencies { starts: Vec::with_capacity(ops.len() + 1), producers: Vec::new() };
+    deps.starts.push(0);
+    for op in ops {
+        deps.producers.extend(op.inputs.iter().filter_map(|t| tensors[t.index()].producer).map(|p| p.0));
+        deps.starts.push(deps.producers.len());
+    }
+    match order::processing_order(&deps) {
+        Ok(order) => Ok(order.into_iter().map(OpId).collect()),
+        Err(cycle) => Err(GraphError::Cycle { ops: cycle.into_iter().map(|i| ops[i as usize].name.clone()).collect() }),
     }
 }
 

@@ -1,73 +1,125 @@
 //! The processing order: Kahn's algorithm, always taking the ready op that comes first in the
 //! file. When the file order is already topological this returns it unchanged.
+//!
+//! It works on plain indices ([`Dependencies`]) rather than on the graph's types, so that the
+//! graph builds on it without the two depending on each other.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::error::GraphError;
-use super::graph::{Op, OpId, Tensor};
+/// Which ops each op reads from, in compressed rows: op `i` reads the outputs of
+/// `producers[starts[i]..starts[i + 1]]` (an op reading a tensor twice is listed twice).
+pub(crate) struct Dependencies {
+    pub starts: Vec<usize>,
+    pub producers: Vec<u32>,
+}
 
-/// Topological order of `ops`, or the ops on one cycle.
-pub(crate) fn processing_order(ops: &[Op], tensors: &[Tensor]) -> Result<Vec<OpId>, GraphError> {
-    let n = ops.len();
-    // consumers[t] lists the ops reading tensor t once per reading (an op reading t twice is
-    // listed twice and counted twice in its in-degree, which keeps the two consistent).
+impl Dependencies {
+    fn of(&self, op: usize) -> &[u32] {
+        &self.producers[self.starts[op]..self.starts[op + 1]]
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+}
+
+/// Topological order of the ops (indices in file order), or the indices of the ops on one
+/// cycle, along the data flow, starting at the one that comes first in the file.
+pub(crate) fn processing_order(deps: &Dependencies) -> Result<Vec<u32>, Vec<u32>> {
+    let n = deps.len();
+    // Consumers of each op in compressed rows, built by counting (linear in the reads).
     let mut in_degree = vec![0u32; n];
-    let mut consumers: Vec<Vec<OpId>> = vec![Vec::new(); tensors.len()];
-    for (i, op) in ops.iter().enumerate() {
-        for &t in &op.inputs {
-            if tensors[t.index()].producer.is_some() {
-                in_degree[i] += 1;
-                consumers[t.index()].push(OpId(i as u32));
-            }
+    let mut consumer_starts = vec![0usize; n + 1];
+    for &p in &deps.producers {
+        consumer_starts[p as usize + 1] += 1;
+    }
+    for i in 0..n {
+        consumer_starts[i + 1] += consumer_starts[i];
+    }
+    let mut fill = consumer_starts.clone();
+    let mut consumers = vec![0u32; deps.producers.len()];
+    for i in 0..n {
+        for &p in deps.of(i) {
+            in_degree[i] += 1;
+            consumers[fill[p as usize]] = i as u32;
+            fill[p as usize] += 1;
         }
     }
     let mut ready: BinaryHeap<Reverse<u32>> =
         (0..n as u32).filter(|&i| in_degree[i as usize] == 0).map(Reverse).collect();
     let mut order = Vec::with_capacity(n);
     while let Some(Reverse(i)) = ready.pop() {
-        order.push(OpId(i));
-        for &c in &consumers[ops[i as usize].output.index()] {
-            let d = &mut in_degree[c.index()];
+        order.push(i);
+        for &c in &consumers[consumer_starts[i as usize]..consumer_starts[i as usize + 1]] {
+            let d = &mut in_degree[c as usize];
             *d -= 1;
             if *d == 0 {
-                ready.push(Reverse(c.0));
+                ready.push(Reverse(c));
             }
         }
     }
     if order.len() == n {
         return Ok(order);
     }
-    Err(GraphError::Cycle { ops: find_cycle(ops, tensors, &in_degree) })
+    Err(find_cycle(deps, &in_degree))
 }
 
-/// Names the ops of one cycle among the ops Kahn's algorithm could not order (those with a
-/// remaining in-degree). Walking backwards from such an op along unprocessed producers must
-/// revisit an op; the revisited stretch is a cycle.
-fn find_cycle(ops: &[Op], tensors: &[Tensor], in_degree: &[u32]) -> Vec<String> {
-    let stuck = |id: OpId| in_degree[id.index()] > 0;
-    let start = (0..ops.len()).map(|i| OpId(i as u32)).find(|&i| stuck(i)).expect("a cycle leaves an op unordered");
-    let mut seen_at = vec![usize::MAX; ops.len()];
-    let mut path: Vec<OpId> = Vec::new();
+/// One cycle among the ops Kahn's algorithm could not order (those with a remaining
+/// in-degree). Walking backwards from such an op along unordered producers must revisit an
+/// op; the revisited stretch is a cycle.
+fn find_cycle(deps: &Dependencies, in_degree: &[u32]) -> Vec<u32> {
+    let stuck = |op: u32| in_degree[op as usize] > 0;
+    let start = (0..deps.len() as u32).find(|&i| stuck(i)).expect("a cycle leaves an op unordered");
+    let mut seen_at = vec![usize::MAX; deps.len()];
+    let mut path: Vec<u32> = Vec::new();
     let mut cur = start;
     loop {
-        if seen_at[cur.index()] != usize::MAX {
-            let mut cycle: Vec<OpId> = path[seen_at[cur.index()]..].to_vec();
+        if seen_at[cur as usize] != usize::MAX {
+            let mut cycle: Vec<u32> = path[seen_at[cur as usize]..].to_vec();
             // We walked against the data flow; report it along the data flow.
             cycle.reverse();
             // Start at the op that comes first in the file, so the message is stable.
-            let first = cycle.iter().enumerate().min_by_key(|(_, id)| id.0).map(|(k, _)| k).unwrap_or(0);
+            let first = cycle.iter().enumerate().min_by_key(|(_, &id)| id).map(|(k, _)| k).unwrap_or(0);
             cycle.rotate_left(first);
-            return cycle.into_iter().map(|id| ops[id.index()].name.clone()).collect();
+            return cycle;
         }
-        seen_at[cur.index()] = path.len();
+        seen_at[cur as usize] = path.len();
         path.push(cur);
         // An unordered op has at least one input produced by another unordered op.
-        cur = ops[cur.index()]
-            .inputs
+        cur = deps
+            .of(cur as usize)
             .iter()
-            .filter_map(|&t| tensors[t.index()].producer)
+            .copied()
             .find(|&p| stuck(p))
             .expect("an unordered op reads an unordered producer");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deps(rows: &[&[u32]]) -> Dependencies {
+        let mut starts = vec![0];
+        let mut producers = Vec::new();
+        for r in rows {
+            producers.extend_from_slice(r);
+            starts.push(producers.len());
+        }
+        Dependencies { starts, producers }
+    }
+
+    #[test]
+    fn file_order_is_kept_when_it_is_topological_and_fixed_otherwise() {
+        assert_eq!(processing_order(&deps(&[&[], &[0], &[0, 1]])), Ok(vec![0, 1, 2]));
+        // Op 0 reads op 2's output: 1 and 2 come first (the earliest ready op each time).
+        assert_eq!(processing_order(&deps(&[&[2], &[], &[1]])), Ok(vec![1, 2, 0]));
+    }
+
+    #[test]
+    fn a_cycle_is_named_along_the_data_flow_from_its_first_op() {
+        // 0 is a source; 1 -> 3 -> 2 -> 1 is a cycle.
+        assert_eq!(processing_order(&deps(&[&[], &[0, 2], &[3], &[1]])), Err(vec![1, 3, 2]));
     }
 }
