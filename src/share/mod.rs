@@ -13,7 +13,10 @@
 //! [`FORMAT_VERSION`], is refused as made by a newer version.
 
 pub mod compact;
+mod trim;
+
 use std::io::{Read, Write};
+pub use trim::{trim_comparison, trim_summary, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -24,9 +27,6 @@ use crate::fusion::json::{build, to_file, GraphFile};
 use crate::fusion::transformer::TransformerConfig;
 use crate::fusion::{GraphError, OpGraph};
 use crate::hardware::ChipChoice;
-use crate::trace::classify::name::short_name;
-use crate::trace::summary::SideStats;
-use crate::trace::view::NAME_WIDTH;
 use crate::trace::{Comparison, TraceSummary};
 use crate::workload::ModelSpec;
 
@@ -87,87 +87,6 @@ pub enum SharedView {
         #[serde(default)]
         notes: Vec<String>,
     },
-}
-
-/// Distinct kernel names a shared trace view keeps per category (the summary's kernel
-/// table lists these); the rest are dropped to keep links near a few KiB.
-pub const SHARED_KERNELS_PER_CATEGORY: usize = 8;
-/// Kernel names a shared comparison keeps per mapping row and side (the main kernel).
-pub const SHARED_KERNELS_PER_ROW: usize = 1;
-
-/// Keeps the `keep` longest kernels of a side; true if any were dropped.
-fn trim_kernels(s: &mut SideStats, keep: usize) -> bool {
-    let cut = s.kernels.len() > keep;
-    s.kernels.truncate(keep);
-    cut
-}
-
-/// A summary for a link: each category keeps its [`SHARED_KERNELS_PER_CATEGORY`] longest
-/// kernels (totals, counts and fused kernels stay whole). Returns it and whether anything
-/// was dropped.
-pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
-    let mut s = summary.clone();
-    let mut trimmed = false;
-    for r in &mut s.categories {
-        trimmed |= trim_kernels(&mut r.trace, SHARED_KERNELS_PER_CATEGORY);
-    }
-    (s, trimmed)
-}
-
-/// Kernel names a shared comparison carries are cut to what the page's tables show
-/// ([`crate::trace::view::NAME_WIDTH`] characters by [`short_name`]): full names of templated
-/// kernels run to hundreds of characters, enough to push a comparison's link (the A100-vs-B200
-/// pair's, for one) well past the 8 KB a typical link must stay under.
-fn shorten(name: &mut String) -> bool {
-    let short = short_name(name, NAME_WIDTH);
-    let cut = short != *name;
-    *name = short;
-    cut
-}
-
-fn shorten_names(s: &mut SideStats) -> bool {
-    s.kernels.iter_mut().fold(false, |cut, k| shorten(&mut k.name) | cut)
-}
-
-/// A comparison for a link: categories keep [`SHARED_KERNELS_PER_CATEGORY`] kernels per
-/// side and mapping rows their main kernel; totals and fusion differences stay whole; kernel
-/// names are shortened as the tables show them. Returns it and whether anything was dropped.
-pub fn trim_comparison(comparison: &Comparison) -> (Comparison, bool) {
-    let (mut c, mut trimmed) = trim_comparison_lists(comparison);
-    for r in &mut c.categories {
-        for side in r.sides.values_mut() {
-            trimmed |= shorten_names(side);
-        }
-    }
-    for r in &mut c.op_mapping {
-        for side in r.sides.values_mut() {
-            trimmed |= shorten_names(&mut side.stats);
-        }
-    }
-    for d in &mut c.fusion_differences {
-        trimmed |= shorten(&mut d.fused_kernel);
-        for n in &mut d.unfused_kernels {
-            trimmed |= shorten(n);
-        }
-    }
-    (c, trimmed)
-}
-
-/// The kernel lists of [`trim_comparison`] cut, names left whole.
-fn trim_comparison_lists(comparison: &Comparison) -> (Comparison, bool) {
-    let mut c = comparison.clone();
-    let mut trimmed = false;
-    for r in &mut c.categories {
-        for side in r.sides.values_mut() {
-            trimmed |= trim_kernels(side, SHARED_KERNELS_PER_CATEGORY);
-        }
-    }
-    for r in &mut c.op_mapping {
-        for side in r.sides.values_mut() {
-            trimmed |= trim_kernels(&mut side.stats, SHARED_KERNELS_PER_ROW);
-        }
-    }
-    (c, trimmed)
 }
 
 impl SharedView {
