@@ -213,6 +213,7 @@ pub fn decode(fragment: &str) -> Result<SharedState, ShareError> {
 
 #[cfg(test)]
 mod tests {
+    use super::trim::trim_comparison_lists;
     use super::*;
     use crate::fusion::random::random_graph;
     use crate::fusion::{analyze, parse_graph};

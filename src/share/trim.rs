@@ -73,7 +73,7 @@ pub fn trim_comparison(comparison: &Comparison) -> (Comparison, bool) {
 }
 
 /// The kernel lists of [`trim_comparison`] cut, names left whole.
-fn trim_comparison_lists(comparison: &Comparison) -> (Comparison, bool) {
+pub(super) fn trim_comparison_lists(comparison: &Comparison) -> (Comparison, bool) {
     let mut c = comparison.clone();
     let mut trimmed = false;
     for r in &mut c.categories {
