@@ -463,7 +463,7 @@ mod tests {
 
     /// Typical links must stay under 8 KB so that they paste into chat and review tools. Every
     /// shared trace alone and every pair of them (including the A100-vs-B200 pair, which needs
-    /// both the compact form of [`crate::share_trace`] and the shortened names to fit) makes a
+    /// both the compact form of [`crate::share::compact`] and the shortened names to fit) makes a
     /// link under 8 KB that opens to the same view: equal state, and tables that read as the
     /// untrimmed names did.
     #[test]
