@@ -239,7 +239,7 @@ fn sweep_step<'a>(
     up: &'a [Vec<usize>],
     down: &'a [Vec<usize>],
 ) -> (Vec<usize>, &'a [Vec<usize>]) {
-    if pass % 2 == 0 {
+    if pass.is_multiple_of(2) {
         ((1..depth).collect(), up)
     } else {
         ((0..depth.saturating_sub(1)).rev().collect(), down)

@@ -39,9 +39,9 @@ pub(crate) fn processing_order(deps: &Dependencies) -> Result<Vec<u32>, Vec<u32>
     }
     let mut fill = consumer_starts.clone();
     let mut consumers = vec![0u32; deps.producers.len()];
-    for i in 0..n {
+    for (i, degree) in in_degree.iter_mut().enumerate() {
         for &p in deps.of(i) {
-            in_degree[i] += 1;
+            *degree += 1;
             consumers[fill[p as usize]] = i as u32;
             fill[p as usize] += 1;
         }

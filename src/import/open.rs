@@ -335,7 +335,7 @@ mod tests {
         }
         let optrace = data("optrace/spec_example.optrace");
         assert!(
-            matches!(open_whole("a.optrace", &optrace).unwrap(), Imported::OpTrace { graph, .. } if graph.len() > 0)
+            matches!(open_whole("a.optrace", &optrace).unwrap(), Imported::OpTrace { graph, .. } if !graph.is_empty())
         );
         let calib = data("calibration/i7_12700k_with_fusion.json");
         assert!(matches!(open_whole("c.json", &calib).unwrap(), Imported::Calibration(_)));

@@ -15,6 +15,7 @@ use crate::workload::ModelChoice;
 /// A file as it reaches the page: opened by the core's dispatch (on the page's thread, or by
 /// the analysis worker and sent back), or a trace the worker read and keeps.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // made and matched once per file opened
 pub enum Opened {
     Imported(Imported),
     /// A Kineto trace kept by the analysis worker under the job's id: only its summary crosses.

@@ -136,7 +136,16 @@ async fn open(job: u32, blob: Blob, name: String) {
     let reply = match result {
         Ok(None) => return,
         Ok(Some(Read::Bytes(bytes))) => Reply::Bytes { job, bytes },
-        Ok(Some(Read::Opened(Imported::Trace { trace, summary }))) => match Json::encode(&summary) {
+        Ok(Some(Read::Opened(opened))) => reply_of(job, name, *opened),
+        Err(message) => Reply::Error { job, message },
+    };
+    post(&reply);
+}
+
+/// The reply for a file the worker opened; a trace stays here under the job's id.
+fn reply_of(job: u32, name: String, opened: Imported) -> Reply {
+    match opened {
+        Imported::Trace { trace, summary } => match Json::encode(&summary) {
             Ok(summary) => {
                 TRACES.with(|t| t.borrow_mut().insert(job, (name, trace)));
                 Reply::Trace { job, summary }
@@ -144,25 +153,19 @@ async fn open(job: u32, blob: Blob, name: String) {
             Err(e) => Reply::Error { job, message: format!("{name}: the summary cannot be sent: {e}") },
         },
         // Two texts, so that the page can decode them in separate tasks.
-        Ok(Some(Read::Opened(Imported::Graph { graph, report }))) => {
-            match (Json::encode(&to_file(&graph)), Json::encode(&report)) {
-                (Ok(graph), Ok(report)) => Reply::Graph { job, graph, report },
-                (Err(e), _) | (_, Err(e)) => {
-                    Reply::Error { job, message: format!("{name}: the analysis cannot be sent: {e}") }
-                }
+        Imported::Graph { graph, report } => match (Json::encode(&to_file(&graph)), Json::encode(&report)) {
+            (Ok(graph), Ok(report)) => Reply::Graph { job, graph, report },
+            (Err(e), _) | (_, Err(e)) => {
+                Reply::Error { job, message: format!("{name}: the analysis cannot be sent: {e}") }
             }
-        }
-        Ok(Some(Read::Opened(_))) => {
-            Reply::Error { job, message: format!("{name}: the worker opened a kind the page opens itself") }
-        }
-        Err(message) => Reply::Error { job, message },
-    };
-    post(&reply);
+        },
+        _ => Reply::Error { job, message: format!("{name}: the worker opened a kind the page opens itself") },
+    }
 }
 
 /// A file read by the worker: opened (the kinds that can be large), or its bytes for the page.
 enum Read {
-    Opened(Imported),
+    Opened(Box<Imported>),
     Bytes(Vec<u8>),
 }
 
@@ -192,7 +195,7 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>
         }
         return Err(format!("{name}: the worker lost the file's bytes"));
     }
-    opener.finish().map(|o| Some(Read::Opened(o))).map_err(|e| e.message(name))
+    opener.finish().map(|o| Some(Read::Opened(Box::new(o)))).map_err(|e| e.message(name))
 }
 
 /// The comparison of two held traces.
