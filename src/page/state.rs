@@ -4,7 +4,7 @@
 //! Every figure on the page is derived from [`State::source`] by the core; the state keeps
 //! the last valid analysis so that a half-typed input shows a message beside the figures of
 //! the last valid block instead of blanking them. The state changes only in
-//! [`State::apply`](super::reduce).
+//! [`State::apply`].
 
 use super::form::model::{self, ModelForm};
 use super::form::sim::SetupForm;

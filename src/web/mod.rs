@@ -3,10 +3,10 @@
 //! from the core and is formatted by [`crate::units`].
 //!
 //! [`app`] lays the page out and wraps [`crate::page::State::apply`] as Yew's `Reducible`;
-//! [`components`] has one component per file, each with its `Props`; [`hooks`] listens to the
-//! window (drops, pasted links); [`opening`] reads files through the analysis worker
-//! ([`worker_client`] on the page, [`reader_worker`] in the worker, speaking
-//! [`crate::page::protocol`]); [`browser`] wraps the few browser calls the page makes.
+//! [`components`] has one component per file, each with its `Props`; `hooks` listens to the
+//! window (drops, pasted links); `opening` reads files through the analysis worker
+//! (`worker_client` on the page, [`reader_worker`] in the worker, speaking
+//! [`crate::page::protocol`]); `browser` wraps the few browser calls the page makes.
 
 pub mod app;
 mod browser;
