@@ -14,6 +14,7 @@
 //! * [`share`]: share links: the page's state, versioned and compressed, in a URL fragment.
 //! * [`table`]: tables as text, Markdown and CSV, and the page's sortable tables.
 //! * [`draw`]: bar charts as SVG, the layered layout of the fusion groups' DAG.
+//! * [`limits`]: every budget an input is held to (sizes, depths, counts), in one place.
 //! * [`units`]: how numbers are shown (bytes, times) so the CLI and the page agree.
 //! * [`page`]: the page's state, actions and reducer, natively testable.
 //!
@@ -26,6 +27,7 @@ pub mod draw;
 pub mod fusion;
 pub mod hardware;
 pub mod import;
+pub mod limits;
 pub mod optrace;
 pub mod page;
 pub mod share;

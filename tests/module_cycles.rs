@@ -418,6 +418,28 @@ fn path_in_string(s: &str) -> Option<Vec<String>> {
     is_path.then_some(segs)
 }
 
+/// What an attribute adds: paths in strings that the compiler follows
+/// (`#[serde(with = "crate::share::compact::compact_or_full")]`), and the component type that
+/// Yew's `#[function_component(Name)]` defines from the function below it (the one macro-made
+/// name this crate's paths refer to).
+fn read_attribute(attr: &[Token], scope: usize, f: &mut FileScan) {
+    for (k, t) in attr.iter().enumerate() {
+        match &t.tok {
+            Tok::Str(s) => {
+                if let Some(segs) = path_in_string(s) {
+                    f.refs.push(Reference { scope, segs, line: t.line, stmt_line: t.line, kind: RefKind::Path });
+                }
+            }
+            Tok::Ident(w) if w == "function_component" && is_punct(attr, k + 1, '(') => {
+                if let Some(name) = ident(attr, k + 2) {
+                    f.scopes[scope].items.insert(name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 fn scan(tokens: &[Token]) -> FileScan {
     let mut f = FileScan { scopes: vec![Scope::default()], refs: Vec::new() };
     // What each open `{` belongs to: Some(scope) for an inline module's body, None otherwise.
@@ -435,23 +457,7 @@ fn scan(tokens: &[Token]) -> FileScan {
                 if is_cfg_test(&tokens[i..end]) {
                     skip_next_item = true;
                 } else {
-                    for t in &tokens[i..end] {
-                        if let Some(segs) = matches!(&t.tok, Tok::Str(_))
-                            .then(|| match &t.tok {
-                                Tok::Str(s) => path_in_string(s),
-                                _ => None,
-                            })
-                            .flatten()
-                        {
-                            f.refs.push(Reference {
-                                scope,
-                                segs,
-                                line: t.line,
-                                stmt_line: t.line,
-                                kind: RefKind::Path,
-                            });
-                        }
-                    }
+                    read_attribute(&tokens[i..end], scope, &mut f);
                 }
                 i = end;
                 continue;
@@ -801,7 +807,22 @@ impl Tree {
                     || module.children.contains_key(name)
                     || scope.imports.iter().any(|i| i.name.as_deref() == Some(name))
             };
+            // Names a private `use` binds to an item: that `use` line already is the evidence for
+            // the edge, so paths through them (`WorkloadError::Param`) would only repeat it.
+            let used_items: BTreeSet<&str> = scope
+                .imports
+                .iter()
+                .filter(|i| !i.public)
+                .filter_map(|i| i.name.as_deref())
+                .filter(|name| {
+                    let r = self.lookup(m, name, true, &mut Vec::new());
+                    r.item.is_some() && r.module.is_none()
+                })
+                .collect();
             for r in file.scan.refs.iter().filter(|r| r.scope == module.scope) {
+                if r.kind == RefKind::Path && used_items.contains(r.segs[0].as_str()) {
+                    continue;
+                }
                 if r.kind == RefKind::Name {
                     let name = r.segs[0].as_str();
                     if !reexported.contains(name) && (bound(name) || !has_glob) {

@@ -10,9 +10,7 @@ use super::traces::{TraceView, Traces};
 use crate::hardware::ChipChoice;
 use crate::share::{self, SharedState, SharedView};
 
-/// The longest op-trace text a share link carries (it holds the text; the view is recomputed
-/// from it). Deflate shrinks op traces about 8×, so this keeps such links near 8 KB.
-pub const MAX_SHARED_OPTRACE_BYTES: usize = 64 * 1024;
+use crate::limits::SHARED_OPTRACE_BYTES;
 
 impl State {
     /// The page as a share link fragment describes it; a link that cannot be opened gives the
@@ -122,11 +120,11 @@ impl State {
         let view = match &self.source {
             Source::Transformer(form) => SharedView::Transformer { config: transformer::config(form)? },
             Source::Graph { file_name, graph } => SharedView::of_graph(file_name, graph),
-            Source::OpTrace { text, .. } if text.len() > MAX_SHARED_OPTRACE_BYTES => {
+            Source::OpTrace { text, .. } if text.len() > SHARED_OPTRACE_BYTES => {
                 return Err(format!(
                     "This op trace is {} of text, too long for a share link (at most {}): send the file instead.",
                     crate::units::format_bytes(text.len() as u64),
-                    crate::units::format_bytes(MAX_SHARED_OPTRACE_BYTES as u64)
+                    crate::units::format_bytes(SHARED_OPTRACE_BYTES as u64)
                 ))
             }
             Source::OpTrace { file_name, text, .. } => {
