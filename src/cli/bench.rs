@@ -14,7 +14,7 @@ use fusionscope::fusion::random::random_graph;
 use fusionscope::trace::synthetic::{write_trace, Flavor, Length};
 use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
 
-use super::{print, CliResult};
+use super::io::{print, CliResult};
 
 /// Default graph sizes of `bench fusion`, also used when `bench` is given no subcommand.
 const FUSION_SIZES: [usize; 3] = [10_000, 100_000, 1_000_000];

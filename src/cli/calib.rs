@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use fusionscope::calib::{parse_calibration, CalibReport};
 
-use super::{print, print_json, read_parsed, CliResult, Output};
+use super::io::{print, print_json, read_parsed, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use fusionscope::fusion::{analyze, parse_graph, summary};
 
-use super::{print, print_json, read_parsed, CliResult, Output};
+use super::io::{print, print_json, read_parsed, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -20,7 +20,7 @@ use fusionscope::workload::{
 };
 use serde::Serialize;
 
-use super::{print, print_json, read_parsed, CliResult};
+use super::io::{print, print_json, read_parsed, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {

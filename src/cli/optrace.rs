@@ -7,7 +7,7 @@ use fusionscope::fusion::summary;
 use fusionscope::fusion::OpType;
 use fusionscope::optrace::{analyze_optrace, Role};
 
-use super::{print, print_json, read_parsed, CliResult, Output};
+use super::io::{print, print_json, read_parsed, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct Args {

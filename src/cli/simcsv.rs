@@ -9,7 +9,7 @@ use fusionscope::simcsv::{infer_setup, parse_sim_csv, side_by_side, SimSetup};
 use fusionscope::table::Table;
 use fusionscope::units::{format_bytes, format_duration_us};
 
-use super::{print, print_json, read_parsed, CliResult};
+use super::io::{print, print_json, read_parsed, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {

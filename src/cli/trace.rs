@@ -10,7 +10,7 @@ use fusionscope::trace::summary::{KernelStat, PlatformEntry, SideStats, TraceSum
 use fusionscope::trace::{classify, compare, summarize, Input, Trace, TraceReader};
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
 
-use super::{print, print_json, CliResult, Output};
+use super::io::{print, print_json, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct TraceArgs {

@@ -3,7 +3,7 @@
 use fusionscope::fusion::transformer::{transformer_block, TransformerConfig};
 use fusionscope::fusion::{analyze, summary};
 
-use super::{print, print_json, CliResult, Output};
+use super::io::{print, print_json, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct Args {

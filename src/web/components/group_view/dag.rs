@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use super::{Drawing, ZOOMS};
+use super::drawing::{Drawing, ZOOMS};
 use crate::draw::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
 use crate::draw::group_graph::BoxRows;
 use crate::draw::layout::Layout;

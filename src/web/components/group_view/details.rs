@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use super::Drawing;
+use super::drawing::Drawing;
 use crate::fusion::graph::SizeSource;
 use crate::fusion::tables::kind_name;
 use crate::fusion::{AnalysisReport, OpGraph, OpId, TensorId};

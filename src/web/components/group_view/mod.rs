@@ -6,25 +6,22 @@
 //! Graphs above [`MAX_DRAWN_OPS`] ops, too large to read as a drawing, are listed instead (the
 //! virtualised op table), and the list is one click away for any graph.
 
-use std::collections::HashMap;
 use yew::prelude::*;
 
 use crate::page::Shared;
 
 pub use crate::draw::group_graph::MAX_DRAWN_OPS;
-use crate::draw::group_graph::{group_drawing, group_graph, GroupGraph};
-use crate::draw::layout::Layout;
-use crate::fusion::tables::ops_table;
 use crate::fusion::{AnalysisReport, OpGraph};
-use crate::table::DataTable;
 use crate::units::group_digits;
 
 use super::data_table::DataTableView;
 
 mod dag;
 mod details;
+mod drawing;
 
 use details::{group_details, op_details};
+use drawing::{drawing, DEFAULT_ZOOM, ZOOMS};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -33,36 +30,6 @@ pub struct Props {
     pub selected: Option<usize>,
     pub on_select: Callback<Option<usize>>,
 }
-
-/// What the drawing needs, computed once per analysis.
-pub(super) struct Drawing {
-    pub groups: GroupGraph,
-    /// Op indices (file order) of each group, in the group's order.
-    pub members: Vec<Vec<usize>>,
-    /// None above [`MAX_DRAWN_OPS`].
-    layout: Option<Layout>,
-    ops: Shared<DataTable>,
-}
-
-fn drawing(graph: &OpGraph, report: &AnalysisReport) -> Drawing {
-    let op_group: Vec<usize> = report.op_details.iter().map(|d| d.group).collect();
-    let index: HashMap<&str, usize> = report.op_details.iter().enumerate().map(|(i, d)| (d.name.as_str(), i)).collect();
-    let members: Vec<Vec<usize>> = report
-        .group_details
-        .iter()
-        .map(|g| g.ops.iter().filter_map(|name| index.get(name.as_str()).copied()).collect())
-        .collect();
-    let groups = group_graph(graph, &op_group);
-    let layout = (graph.len() <= MAX_DRAWN_OPS).then(|| {
-        let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
-        group_drawing(&groups, &sizes)
-    });
-    Drawing { groups, members, layout, ops: Shared::new(ops_table(report)) }
-}
-
-/// Zoom steps of the drawing.
-pub(super) const ZOOMS: [f64; 7] = [0.4, 0.55, 0.7, 0.85, 1.0, 1.25, 1.5];
-const DEFAULT_ZOOM: usize = 4;
 
 #[function_component(GroupView)]
 pub fn group_view(props: &Props) -> Html {
