@@ -13,7 +13,7 @@ use thiserror::Error;
 use crate::fusion::{parse_graph, GraphError, OpGraph};
 
 pub use detect::{detect, detect_kind, unrecognised_reason, Detected, FileKind, DETECT_BYTES};
-pub use open::{open_in_slices, open_whole, FileOpener, Imported, OpenError, ReadError};
+pub use open::{open_in_slices, open_whole, FileOpener, Imported, OpenError, ReadError, READS_LARGE_KINDS};
 
 /// Why a file's content cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -22,6 +22,13 @@ use crate::workload::{parse_model_config, WorkloadError};
 
 use super::{detect, read_graph, text, unrecognised_reason, Detected, FileKind, ImportError, DETECT_BYTES};
 
+/// Whether this build reads traces and op graphs. Natively and in the page's analysis worker
+/// (feature `page-worker`) it does; the page's own wasm does not: those kinds can be hundreds
+/// of megabytes and are read in the worker, and their reader, analysis and comparison would be
+/// most of the page's first download while serving only a fallback for hosts where the worker
+/// cannot start. A constant, so that the compiler drops what it guards.
+pub const READS_LARGE_KINDS: bool = cfg!(any(not(target_arch = "wasm32"), feature = "page-worker"));
+
 /// What a file turned out to hold, read and analysed: one variant per kind.
 #[derive(Debug)]
 pub enum Imported {
@@ -60,6 +67,12 @@ pub enum ReadError {
     ModelConfig(#[from] WorkloadError),
     #[error(transparent)]
     Chip(#[from] ChipError),
+    /// A trace or op graph reached a build that does not read them ([`READS_LARGE_KINDS`]).
+    #[error(
+        "this page reads traces and op graphs in its analysis worker, which could not start in this browser \
+         (the command line reads the file too)"
+    )]
+    NeedsWorker,
 }
 
 /// A file of a recognised kind that could not be read: its kind and why.
@@ -183,7 +196,7 @@ fn trace_error(gzipped: bool, error: TraceError) -> OpenError {
 /// Chooses the stage from the first bytes and passes them on.
 fn stage_for(head: Vec<u8>) -> Result<Stage, OpenError> {
     let detected = detect(&head[..head.len().min(DETECT_BYTES)]);
-    if detected.kind == FileKind::KinetoTrace {
+    if detected.kind == FileKind::KinetoTrace && READS_LARGE_KINDS {
         let mut reader = Box::new(TraceReader::new());
         let gzipped = detected.gzipped;
         reader.feed(&head).map_err(|e| trace_error(gzipped, e))?;
@@ -201,6 +214,7 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
     let fail = |error: ReadError| OpenError { detected, error };
     let text = |bytes: &[u8]| text(bytes).map(|t| t.into_owned()).map_err(|e| fail(e.into()));
     Ok(match detected.kind {
+        FileKind::KinetoTrace | FileKind::OpGraph if !READS_LARGE_KINDS => return Err(fail(ReadError::NeedsWorker)),
         FileKind::KinetoTrace => {
             let trace = crate::trace::read_trace(bytes).map_err(|e| fail(e.into()))?;
             let summary = summarize(&trace, Some(file_name), &classify);

@@ -40,6 +40,17 @@ pub async fn read_blob(file: &web_sys::Blob, file_name: &str) -> Result<Vec<u8>,
     Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
+/// The first `bytes` of a file (all of it if shorter), read on the page's thread.
+pub async fn read_head(file: &web_sys::Blob, file_name: &str, bytes: usize) -> Result<Vec<u8>, String> {
+    let head = file
+        .slice_with_f64_and_f64(0.0, bytes as f64)
+        .map_err(|e| format!("{file_name} could not be read: {}", js_error(e)))?;
+    let buffer = JsFuture::from(head.array_buffer())
+        .await
+        .map_err(|e| format!("{file_name} could not be read: {}", js_error(e)))?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
 /// The file at `path`, fetched from the page's own origin (a relative path: the bundled
 /// examples next to the page), as a blob for the analysis worker.
 pub async fn fetch_blob(path: &str) -> Result<web_sys::Blob, String> {

@@ -1,5 +1,5 @@
 //! Opening files and comparing traces through the analysis worker, with the progress bar, the
-//! Cancel button and the fallback to the page's thread when no worker can start.
+//! Cancel button, and the small kinds opened on the page's thread when no worker can start.
 //!
 //! These are the page's only asynchronous steps: each ends in one [`Action`] for the reducer.
 
@@ -10,9 +10,9 @@ use yew::{UseReducerHandle, UseStateHandle};
 
 use super::browser;
 use super::worker_client::{next_job_id, AnalysisWorker, OpenReply, CANCELLED, UNAVAILABLE};
-use crate::import::Imported;
+use crate::import::{detect, Imported, DETECT_BYTES, READS_LARGE_KINDS};
 use crate::page::open::{action_of, open_bytes, Opened};
-use crate::page::{compare_on_page, Action, LoadedTrace, Reading, Shared, State, TraceHeld};
+use crate::page::{Action, LoadedTrace, Reading, Shared, State, TraceHeld};
 use crate::trace::pairing::default_pair;
 use crate::trace::Comparison;
 
@@ -108,7 +108,7 @@ impl Opening {
         });
     }
 
-    /// Reads and analyses one file in the worker (on the page's thread without one).
+    /// Reads and analyses one file in the worker (a small kind on the page's thread without one).
     async fn open_one(&self, blob: &web_sys::Blob, file_name: &str) -> Result<Action, String> {
         let started_ms = js_sys::Date::now();
         let reading = self.reading.clone();
@@ -132,9 +132,9 @@ impl Opening {
             Ok(reply) => Ok(action_of_reply(file_name, reply).await),
             // No worker (an old browser, or a host that does not serve the script).
             Err(e) if e.starts_with(UNAVAILABLE) => {
-                let warning = format!("fusionscope: reading and analysing {file_name} on the page: {e}");
+                let warning = format!("fusionscope: reading {file_name} on the page: {e}");
                 web_sys::console::warn_1(&warning.into());
-                browser::read_blob(blob, file_name).await.map(|bytes| open_bytes(file_name, &bytes, next_job_id()))
+                open_on_page(blob, file_name).await
             }
             Err(e) => Err(e),
         };
@@ -150,8 +150,8 @@ impl Opening {
                 Ok(w) => w.compare(a.id, b.id).await,
                 Err(e) => Err(e),
             },
-            _ => compare_on_page(&a, &b)
-                .ok_or_else(|| "one was read by the analysis worker and one on the page; open both again".to_string()),
+            // Only the worker reads traces in the page (see `import::READS_LARGE_KINDS`).
+            _ => Err("the analysis worker no longer holds them; open both again".to_string()),
         };
         self.comparing.set(false);
         self.state.dispatch(match result {
@@ -161,6 +161,19 @@ impl Opening {
             Err(e) => Action::Fail(format!("{} and {} cannot be compared: {e}.", a.file_name, b.file_name)),
         });
     }
+}
+
+/// Opens a file on the page's thread (no worker could start). The page's build reads only the
+/// small kinds, so the head is read first: a trace or op graph is refused at once, without
+/// reading what may be gigabytes into the page.
+async fn open_on_page(blob: &web_sys::Blob, file_name: &str) -> Result<Action, String> {
+    let head = browser::read_head(blob, file_name, DETECT_BYTES).await?;
+    let detected = detect(&head);
+    if detected.kind.analysed_off_the_page() && !READS_LARGE_KINDS {
+        return Ok(open_bytes(file_name, &head, next_job_id()));
+    }
+    let bytes = browser::read_blob(blob, file_name).await?;
+    Ok(open_bytes(file_name, &bytes, next_job_id()))
 }
 
 /// The action for the worker's reply. A large graph's decoding is split into steps with a

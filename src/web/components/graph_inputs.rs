@@ -14,7 +14,7 @@ use crate::workload::{ModelChoice, Phase};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub state: std::rc::Rc<State>,
+    pub state: crate::page::Shared<State>,
     pub on_transformer_field: Callback<(TransformerField, String)>,
     pub on_reset_transformer: Callback<()>,
     pub on_show_model: Callback<()>,

@@ -16,7 +16,7 @@ use crate::workload::{model_names, ModelChoice, Phase, Workload};
 use crate::page::Shared;
 use crate::web::browser;
 use crate::web::components::chip_picker::ChipPicker;
-use crate::web::components::number_input::NumberInputs;
+use crate::web::components::number_input::{number_inputs, NumberInputs};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -142,9 +142,9 @@ pub fn model_form(props: &Props) -> Html {
                     }) }
                 </select>
             </label>
-            <NumberInputs<WorkloadField> numbers={props.form.numbers.clone()} fields={WorkloadField::ALL.to_vec()}
-                id_prefix="in-model-" placeholder={Some("config's value")} error={props.error.clone()}
-                described_by="model-error" on_change={props.on_field.clone()} />
+            { number_inputs(NumberInputs { numbers: props.form.numbers.clone(), fields: WorkloadField::ALL.to_vec(),
+                id_prefix: "in-model-", placeholder: Some("config's value"), error: props.error.clone(),
+                described_by: "model-error", on_change: props.on_field.clone() }) }
             <p id="model-error" class="form-error" role="status" aria-live="polite" data-testid="model-error">
                 { props.error.clone().unwrap_or_default() }
             </p>

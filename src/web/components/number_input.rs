@@ -1,20 +1,20 @@
-//! One whole-number input of a form ([`crate::page::form`]), the same in every form: a label,
-//! a text input that keeps what was typed (so a bad value can be quoted back), marked invalid
-//! while the form's message is about it.
+//! The whole-number inputs of a form ([`crate::page::form`]), drawn the same in every form: a
+//! label, a text input that keeps what was typed (so a bad value can be quoted back), marked
+//! invalid while the form's message is about it. A function rather than a function component:
+//! it holds no state, and each component type is code in the page's first download.
 
 use yew::prelude::*;
 
 use crate::page::form::{input_id, NumberField, Numbers};
 
-#[derive(Properties, PartialEq)]
-pub struct Props<F: NumberField> {
+/// The inputs to draw and what typing in them does.
+pub struct NumberInputs<F: NumberField> {
     pub numbers: Numbers<F>,
     /// The fields to draw, in order (a form may draw one of its fields another way).
     pub fields: Vec<F>,
     /// The form's element ids start with this (`in-model-`).
     pub id_prefix: &'static str,
     /// Shown in an empty input (what an empty field means), if anything.
-    #[prop_or_default]
     pub placeholder: Option<&'static str>,
     /// The form's message, if any: a field is invalid when the message starts with its label.
     pub error: Option<String>,
@@ -23,8 +23,9 @@ pub struct Props<F: NumberField> {
     pub on_change: Callback<(F, String)>,
 }
 
-#[function_component(NumberInputs)]
-pub fn number_inputs<F: NumberField>(props: &Props<F>) -> Html {
+/// One labelled input per field.
+pub fn number_inputs<F: NumberField>(props: NumberInputs<F>) -> Html {
+    let props = &props;
     let input = |field: F| {
         let id = input_id(props.id_prefix, field);
         let on_change = props.on_change.clone();

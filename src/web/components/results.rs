@@ -17,7 +17,7 @@ use crate::page::{Source, State};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub state: std::rc::Rc<State>,
+    pub state: crate::page::Shared<State>,
     pub make_fragment: Callback<(), Result<String, String>>,
     pub on_select: Callback<Option<usize>>,
     pub on_chip: Callback<ChipChoice>,

@@ -14,7 +14,7 @@ use crate::simcsv::view::{comparison_table, groups_table, headline, DOCS_NOTE};
 use crate::simcsv::{side_by_side, SideBySide};
 use crate::table::DataTable;
 use crate::units::group_digits;
-use crate::web::components::number_input::NumberInputs;
+use crate::web::components::number_input::{number_inputs, NumberInputs};
 use crate::workload::{model_names, Phase};
 
 use super::data_table::DataTableView;
@@ -91,9 +91,9 @@ fn setup_form(form: &SetupForm, error: Option<&str>, on_form: &Callback<SetupFor
             { select("sim-model", "Model", models, &form.model, with(|f, v| f.model = v)) }
             { select("sim-chip", "Chip", chips, &form.chip, with(|f, v| f.chip = v)) }
             { select("sim-phase", "Phase", phases, form.phase.as_str(), with(|f, v| f.phase = v.parse().unwrap_or(f.phase))) }
-            <NumberInputs<WorkloadField> numbers={form.numbers.clone()} fields={WorkloadField::ALL.to_vec()}
-                id_prefix="sim-" placeholder={Some("model default")} error={error.map(str::to_string)}
-                described_by="sim-error" on_change={on_size} />
+            { number_inputs(NumberInputs { numbers: form.numbers.clone(), fields: WorkloadField::ALL.to_vec(),
+                id_prefix: "sim-", placeholder: Some("model default"), error: error.map(str::to_string),
+                described_by: "sim-error", on_change: on_size }) }
         </form>
     }
 }

@@ -2,7 +2,7 @@
 
 use yew::prelude::*;
 
-use super::number_input::NumberInputs;
+use super::number_input::{number_inputs, NumberInputs};
 use crate::page::form::transformer::{TransformerField, TransformerForm, ID_PREFIX};
 use crate::page::form::{input_id, NumberField};
 
@@ -31,9 +31,9 @@ pub fn transformer_form(props: &Props) -> Html {
     let dtype_id = input_id(ID_PREFIX, TransformerField::DtypeBytes);
     html! {
         <form class="transformer-form" aria-label="Transformer block inputs" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
-            <NumberInputs<TransformerField> numbers={props.form.clone()} id_prefix={ID_PREFIX}
-                fields={vec![TransformerField::SeqLen, TransformerField::Hidden, TransformerField::Heads]}
-                error={props.error.clone()} described_by="form-error" on_change={props.on_change.clone()} />
+            { number_inputs(NumberInputs { numbers: props.form.clone(), id_prefix: ID_PREFIX, placeholder: None,
+                fields: vec![TransformerField::SeqLen, TransformerField::Hidden, TransformerField::Heads],
+                error: props.error.clone(), described_by: "form-error", on_change: props.on_change.clone() }) }
             <label class="field" for={dtype_id.clone()}>
                 <span>{ TransformerField::DtypeBytes.label() }</span>
                 <select id={dtype_id} onchange={on_dtype}>
