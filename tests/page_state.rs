@@ -115,7 +115,8 @@ mod traces {
         s.apply(a)
     }
 
-    /// A trace read on the page, as the page's fallback without a worker does.
+    /// A trace held on the page (natively, as tests can; the page's own build has the analysis
+    /// worker read every trace).
     fn loaded(id: u32, name: &str, bytes: &[u8]) -> LoadedTrace {
         let Ok(Imported::Trace { trace, summary }) = open_whole(name, bytes) else { panic!("{name} is not a trace") };
         LoadedTrace {
@@ -136,6 +137,32 @@ mod traces {
         let comparison = compare_on_page(a, b).expect("both held on the page");
         let files = (a.file_name.clone(), b.file_name.clone());
         reduce(s.clone(), Action::ShowComparison { files, comparison: Shared::new(comparison) })
+    }
+
+    #[test]
+    fn a_stopped_worker_takes_its_traces_with_it_and_says_which() {
+        let in_worker = |id, name: &str, bytes| LoadedTrace { held: TraceHeld::Worker, ..loaded(id, name, bytes) };
+        let s = reduce(State::default(), Action::OpenTrace(in_worker(1, "h100.json.gz", H100)));
+        let s = reduce(s, Action::OpenTrace(in_worker(2, "mi300x.json.gz", MI300X)));
+        let s = open(s, 3, "local.json.gz", H100);
+        assert_eq!(s.traces.pair, Some((2, 3)));
+        let why =
+            "The analysis worker ran out of memory reading big.json.gz at 2.10 GiB of 3.00 GiB; it was restarted.";
+        let s = reduce(s, Action::WorkerStopped(why.into()));
+        let notice = s.notice.as_ref().expect("a notice");
+        assert!(notice.is_error);
+        assert_eq!(
+            notice.text,
+            format!("{why} The traces it held (h100.json.gz, mi300x.json.gz) are no longer listed: open them again to compare.")
+        );
+        assert_eq!(s.traces.opened.iter().map(|t| t.id).collect::<Vec<_>>(), vec![3]);
+        assert_eq!(s.traces.pair, None, "one trace left: nothing to pair");
+        // The summary shown stays readable, and the page's figures are untouched.
+        assert!(matches!(&s.traces.view, Some(TraceView::Summary { file_name, .. }) if file_name == "local.json.gz"));
+        assert!(s.current.is_ok());
+        // With no trace held, the message is only what happened.
+        let s = reduce(State::default(), Action::WorkerStopped(why.into()));
+        assert_eq!(s.notice.unwrap().text, why);
     }
 
     #[test]

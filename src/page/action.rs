@@ -53,6 +53,10 @@ pub enum Action {
     },
     /// Leave the trace view (back to the op graph or transformer block).
     CloseTrace,
+    /// The analysis worker stopped (out of memory, a bug, or no answer to Cancel) and was
+    /// replaced: the traces it held are gone. The text says what happened, naming the file it
+    /// was reading, if any.
+    WorkerStopped(String),
     /// An op trace was read and converted.
     OpenOpTrace {
         file_name: String,

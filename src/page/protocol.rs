@@ -39,8 +39,11 @@ pub enum Request {
 pub enum Reply {
     /// The worker listens: requests sent before this would have been lost.
     Ready,
-    /// Bytes of the file read so far.
-    Progress { job: u32, done: f64, total: f64 },
+    /// Bytes of the file read so far, and the worker's memory (bytes), so that the page can
+    /// tell a worker that dies at 4 GiB ran out of memory.
+    Progress { job: u32, done: f64, total: f64, memory: f64 },
+    /// The worker saw the Cancel of `job` and dropped what it had read.
+    Cancelled { job: u32 },
     /// A trace, kept by the worker under `job`; only its summary crosses.
     Trace { job: u32, summary: Json<TraceSummary> },
     /// An op graph in its file form and its analysis.
@@ -66,6 +69,7 @@ impl Reply {
         match self {
             Reply::Ready | Reply::Panic { .. } => None,
             Reply::Progress { job, .. }
+            | Reply::Cancelled { job }
             | Reply::Trace { job, .. }
             | Reply::Graph { job, .. }
             | Reply::Bytes { job, .. }
@@ -161,7 +165,8 @@ mod tests {
         }
         let replies = [
             Reply::Ready,
-            Reply::Progress { job: 4, done: 4.0, total: 8.0 },
+            Reply::Progress { job: 4, done: 4.0, total: 8.0, memory: 65536.0 },
+            Reply::Cancelled { job: 4 },
             Reply::Bytes { job: 5, bytes: vec![0, 255, 10] },
             Reply::Error { job: 6, message: "x.json is broken".into() },
             Reply::Panic { message: "bug".into() },

@@ -106,6 +106,20 @@ impl State {
             Action::CloseTrace => {
                 return State { traces: Traces { view: None, ..self.traces.clone() }, ..self.clone() }
             }
+            Action::WorkerStopped(text) => {
+                let (traces, lost) = self.traces.without_worker_traces();
+                let text = match lost.as_slice() {
+                    [] => text,
+                    names => format!(
+                        "{text} The trace{} it held ({}) {} no longer listed: open {} again to compare.",
+                        if names.len() == 1 { "" } else { "s" },
+                        names.join(", "),
+                        if names.len() == 1 { "is" } else { "are" },
+                        if names.len() == 1 { "it" } else { "them" },
+                    ),
+                };
+                return State { traces, notice: Some(Notice { text, is_error: true }), ..self.clone() };
+            }
         };
         // Changing the op graph or the block leaves the trace view; the traces stay for comparing.
         let traces = Traces { view: None, ..self.traces.clone() };

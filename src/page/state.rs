@@ -67,6 +67,13 @@ pub struct Reading {
 }
 
 impl Reading {
+    /// Seconds left at the rate so far, once there is a rate to go by (a quarter of a second
+    /// of reading, so that the first slice's start-up cost does not make a wild estimate).
+    pub fn seconds_left(&self, now_ms: f64) -> Option<f64> {
+        let rate = self.rate(now_ms);
+        (now_ms - self.started_ms >= 250.0 && rate > 0.0).then(|| ((self.total - self.done) / rate).max(0.0))
+    }
+
     /// Bytes per second so far (0 until time has passed).
     pub fn rate(&self, now_ms: f64) -> f64 {
         let seconds = (now_ms - self.started_ms) / 1000.0;
@@ -193,5 +200,20 @@ impl State {
 impl Default for State {
     fn default() -> Self {
         State::with_source(Source::Transformer(TransformerConfig::default().into()), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_left_follows_the_rate_once_there_is_one() {
+        let r = Reading { file_name: "big.json".into(), done: 1e9, total: 3e9, started_ms: 0.0 };
+        assert_eq!(r.rate(10_000.0), 1e8);
+        assert_eq!(r.seconds_left(10_000.0), Some(20.0));
+        assert_eq!(r.seconds_left(100.0), None, "too early to tell");
+        let start = Reading { done: 0.0, ..r.clone() };
+        assert_eq!(start.seconds_left(5_000.0), None, "nothing read yet: no rate");
     }
 }

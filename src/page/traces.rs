@@ -104,6 +104,17 @@ impl Traces {
         Traces { pair: Some(pair), ..self.clone() }
     }
 
+    /// The list without the traces the analysis worker held (it stopped, and they with it), and
+    /// their file names. A view of one stays readable (the page has its summary); the pair falls
+    /// back to the default of those left.
+    pub(super) fn without_worker_traces(&self) -> (Traces, Vec<String>) {
+        let (lost, kept): (Vec<LoadedTrace>, Vec<LoadedTrace>) =
+            self.opened.iter().cloned().partition(|t| t.held == TraceHeld::Worker);
+        let pair = default_pair_of(&kept);
+        let names = lost.into_iter().map(|t| t.file_name).collect();
+        (Traces { view: self.view.clone(), pair, opened: kept }, names)
+    }
+
     /// The trace no longer listed; the pair falls back to the default if it held it, and a
     /// view of its summary goes.
     pub(super) fn remove(&self, id: u32) -> Traces {

@@ -5,8 +5,8 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-/// Largest file the page reads: it holds the whole file in WebAssembly memory (at most 4 GiB,
-/// shared with the analysis).
+/// Largest file the page's own thread reads whole (the small kinds, when no analysis worker
+/// can start; the worker streams files of any size).
 pub const MAX_FILE_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
 
 fn js_error(e: JsValue) -> String {
@@ -15,13 +15,13 @@ fn js_error(e: JsValue) -> String {
         .unwrap_or_else(|| format!("{e:?}"))
 }
 
-/// Why a file is too large for the page, if it is.
-pub fn too_large(file: &web_sys::Blob, file_name: &str) -> Option<String> {
+/// Why a file is too large to read whole on the page's thread, if it is.
+fn too_large(file: &web_sys::Blob, file_name: &str) -> Option<String> {
     let size = file.size();
     (size > MAX_FILE_BYTES).then(|| {
         format!(
-            "{} is {}: too large to analyse in the browser (the limit is {}). Use the command line instead \
-             (fusionscope graph FILE, or fusionscope trace FILE for a trace).",
+            "{} is {}: too large to read on the page without its analysis worker (the limit is {}). \
+             Use the command line instead.",
             file_name,
             crate::units::format_bytes(size as u64),
             crate::units::format_bytes(MAX_FILE_BYTES as u64)

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use yew::{UseReducerHandle, UseStateHandle};
 
 use super::browser;
-use super::worker_client::{next_job_id, AnalysisWorker, OpenReply, CANCELLED, UNAVAILABLE};
+use super::worker_client::{next_job_id, AnalysisWorker, OpenReply, CANCELLED, STOPPED, UNAVAILABLE};
 use crate::import::{detect, Imported, DETECT_BYTES, READS_LARGE_KINDS};
 use crate::page::open::{action_of, open_bytes, Opened};
 use crate::page::{Action, LoadedTrace, Reading, Shared, State, TraceHeld};
@@ -33,15 +33,19 @@ pub struct Opening {
     pub comparing: UseStateHandle<bool>,
 }
 
-/// The running worker, started if there is none.
-fn worker(slot: &WorkerSlot) -> Result<AnalysisWorker, String> {
-    let mut slot = slot.borrow_mut();
-    if let Some(w) = slot.as_ref().filter(|w| !w.stopped()) {
-        return Ok(w.clone());
+impl Opening {
+    /// The running worker, started if there is none (or the last one stopped). A worker that
+    /// stops once running is reported as [`Action::WorkerStopped`].
+    fn worker(&self) -> Result<AnalysisWorker, String> {
+        let mut slot = self.worker.borrow_mut();
+        if let Some(w) = slot.as_ref().filter(|w| !w.stopped()) {
+            return Ok(w.clone());
+        }
+        let state = self.state.clone();
+        let w = AnalysisWorker::start(Rc::new(move |text| state.dispatch(Action::WorkerStopped(text))))?;
+        *slot = Some(w.clone());
+        Ok(w)
     }
-    let w = AnalysisWorker::start()?;
-    *slot = Some(w.clone());
-    Ok(w)
 }
 
 impl Opening {
@@ -71,10 +75,6 @@ impl Opening {
             let mut opened = this.state.traces.opened.clone();
             let mut traces_read = 0;
             for (blob, file_name) in files {
-                if let Some(e) = browser::too_large(&blob, &file_name) {
-                    this.state.dispatch(Action::Fail(e));
-                    continue;
-                }
                 let action = match this.open_one(&blob, &file_name).await {
                     Ok(action) => action,
                     Err(e) if e == CANCELLED => {
@@ -82,6 +82,9 @@ impl Opening {
                         this.state.dispatch(Action::Inform(text));
                         break;
                     }
+                    // The page was told (Action::WorkerStopped, naming this file); the next
+                    // file opens in a new worker.
+                    Err(e) if e == STOPPED => continue,
                     Err(e) => Action::Fail(e),
                 };
                 if matches!(
@@ -118,7 +121,7 @@ impl Opening {
             let (reading, file_name) = (reading.clone(), file_name.to_string());
             move |done, total| reading.set(Some(Reading { file_name: file_name.clone(), done, total, started_ms }))
         };
-        let reply = match worker(&self.worker) {
+        let reply = match self.worker() {
             Ok(w) => {
                 let (job, reply) = w.open(blob, file_name, progress);
                 *self.current.borrow_mut() = Some((w, job));
@@ -146,7 +149,7 @@ impl Opening {
     pub async fn compare(&self, a: LoadedTrace, b: LoadedTrace) {
         self.comparing.set(true);
         let result: Result<Comparison, String> = match (&a.held, &b.held) {
-            (TraceHeld::Worker, TraceHeld::Worker) => match worker(&self.worker) {
+            (TraceHeld::Worker, TraceHeld::Worker) => match self.worker() {
                 Ok(w) => w.compare(a.id, b.id).await,
                 Err(e) => Err(e),
             },

@@ -118,6 +118,15 @@ fn handle(request: Request, file: JsValue) {
     }
 }
 
+/// The worker's WebAssembly memory: it only grows, so at a crash it is the peak.
+fn memory_bytes() -> f64 {
+    wasm_bindgen::memory()
+        .unchecked_into::<js_sys::WebAssembly::Memory>()
+        .buffer()
+        .unchecked_into::<js_sys::ArrayBuffer>()
+        .byte_length() as f64
+}
+
 /// Whether the page cancelled `job` (and forgets it: a job is only asked once it ended).
 fn take_cancelled(job: u32) -> bool {
     CANCELLED.with(|c| c.borrow_mut().remove(&job))
@@ -131,10 +140,10 @@ fn is_cancelled(job: u32) -> bool {
 async fn open(job: u32, blob: Blob, name: String) {
     let result = read_and_open(job, &blob, &name).await;
     if take_cancelled(job) {
-        return;
+        return post(&Reply::Cancelled { job });
     }
     let reply = match result {
-        Ok(None) => return,
+        Ok(None) => Reply::Cancelled { job },
         Ok(Some(Read::Bytes(bytes))) => Reply::Bytes { job, bytes },
         Ok(Some(Read::Opened(opened))) => reply_of(job, name, *opened),
         Err(message) => Reply::Error { job, message },
@@ -184,7 +193,7 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>
         let buffer = JsFuture::from(slice.array_buffer()).await.map_err(fail)?;
         opener.feed(&Uint8Array::new(&buffer).to_vec()).map_err(|e| e.message(name))?;
         done = end;
-        post(&Reply::Progress { job, done, total });
+        post(&Reply::Progress { job, done, total, memory: memory_bytes() });
     }
     if is_cancelled(job) {
         return Ok(None);

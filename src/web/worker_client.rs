@@ -3,15 +3,17 @@
 //!
 //! One worker lives as long as the page (it keeps the traces it read, see the worker's docs).
 //! Requests sent before it said "ready" are queued, since a worker's messages that arrive
-//! before its WebAssembly has loaded would be lost. If the worker stops (it cannot load, or it
-//! ran out of memory), every pending request fails and the next request starts a new worker.
+//! before its WebAssembly has loaded would be lost. If the worker stops (it cannot load, it ran
+//! out of memory, it hit a bug, or it did not stop within a second of Cancel and was
+//! terminated), every pending request fails, the page is told in words (the cause, and the
+//! file and position it was reading), and the next request starts a new worker.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::{Rc, Weak};
 
 use js_sys::{Array, Function, Promise};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -21,12 +23,25 @@ use crate::fusion::json::GraphFile;
 use crate::fusion::AnalysisReport;
 use crate::page::protocol::{Json, Reply, Request};
 use crate::trace::{Comparison, TraceSummary};
+use crate::units::format_bytes;
 
 /// The worker's script, next to the page (trunk writes it there).
 const WORKER_SCRIPT: &str = "./fusionscope-reader_loader.js";
 
 /// The error text of a request that was cancelled.
 pub const CANCELLED: &str = "cancelled";
+
+/// The error text of a request whose worker stopped: the page was already told why, with the
+/// file (the `on_stop` callback of [`AnalysisWorker::start`]).
+pub const STOPPED: &str = "the analysis worker stopped";
+
+/// How long a Cancel may take before the worker is terminated and replaced: reading checks
+/// for it between slices (milliseconds apart), but a final analysis step cannot be interrupted.
+const CANCEL_GRACE_MS: i32 = 1000;
+
+/// A worker whose memory has reached this when it dies ran out of memory (WebAssembly memory
+/// stops at 4 GiB; a failed allocation traps like any bug, so the size is the only tell).
+const OUT_OF_MEMORY_BYTES: f64 = 1.5 * (1u64 << 30) as f64;
 
 /// The error text when the worker script could not be loaded (the caller falls back to
 /// reading and analysing on the page's thread).
@@ -64,6 +79,9 @@ struct Pending {
     resolve: Function,
     reject: Function,
     progress: Option<Rc<dyn Fn(f64, f64)>>,
+    /// For an open: the file's name and how far reading has come (bytes), for the message if
+    /// the worker dies.
+    file: Option<(String, f64, f64)>,
 }
 
 struct Inner {
@@ -75,6 +93,12 @@ struct Inner {
     pending: FxHashMap<u32, Pending>,
     /// Replies that ended a request, by job, until the request's future takes them.
     answers: FxHashMap<u32, Reply>,
+    /// Jobs cancelled that the worker has not yet said it dropped.
+    cancelling: FxHashSet<u32>,
+    /// The worker's memory at its last progress report (bytes).
+    memory: f64,
+    /// Told, in words, when a running worker stops.
+    on_stop: Rc<dyn Fn(String)>,
     _handlers: Vec<Closure<dyn Fn(web_sys::MessageEvent)>>,
 }
 
@@ -89,8 +113,8 @@ impl Drop for Inner {
 pub struct AnalysisWorker(Rc<RefCell<Inner>>);
 
 impl AnalysisWorker {
-    /// Starts the worker.
-    pub fn start() -> Result<AnalysisWorker, String> {
+    /// Starts the worker; `on_stop` is told why if it stops once running.
+    pub fn start(on_stop: Rc<dyn Fn(String)>) -> Result<AnalysisWorker, String> {
         let options = web_sys::WorkerOptions::new();
         options.set_type(web_sys::WorkerType::Classic);
         let worker = web_sys::Worker::new_with_options(WORKER_SCRIPT, &options).map_err(js_error)?;
@@ -101,6 +125,9 @@ impl AnalysisWorker {
             queue: Vec::new(),
             pending: FxHashMap::default(),
             answers: FxHashMap::default(),
+            cancelling: FxHashSet::default(),
+            memory: 0.0,
+            on_stop,
             _handlers: Vec::new(),
         }));
         let weak = Rc::downgrade(&inner);
@@ -113,7 +140,7 @@ impl AnalysisWorker {
         let on_error = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
             e.prevent_default(); // reported through the pending requests, not the console
             let text = e.dyn_ref::<web_sys::ErrorEvent>().map(|e| e.message()).unwrap_or_default();
-            stop(&weak, text);
+            stop(&weak, Stop::Error(text));
         });
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
@@ -135,6 +162,10 @@ impl AnalysisWorker {
         progress: Option<Rc<dyn Fn(f64, f64)>>,
     ) -> impl Future<Output = Result<Reply, String>> {
         let job = request_job(&request);
+        let mut reading = match (&request, file) {
+            (Request::Open { name, .. }, Some(f)) => Some((name.clone(), 0.0, f.size())),
+            _ => None,
+        };
         let inner = self.0.clone();
         let mut progress = Some(progress);
         let promise = Promise::new(&mut |resolve, reject| {
@@ -143,7 +174,8 @@ impl AnalysisWorker {
                 let _ = reject.call1(&JsValue::NULL, &why.into());
                 return;
             }
-            i.pending.insert(job, Pending { resolve, reject, progress: progress.take().flatten() });
+            i.pending
+                .insert(job, Pending { resolve, reject, progress: progress.take().flatten(), file: reading.take() });
         });
         self.send(&request, file);
         let inner = self.0.clone();
@@ -187,13 +219,29 @@ impl AnalysisWorker {
     }
 
     /// Stops a read: the request ends at once with [`CANCELLED`]; the worker stops at its next
-    /// slice and keeps nothing of the file.
+    /// slice and keeps nothing of the file. A worker that has not said so within
+    /// [`CANCEL_GRACE_MS`] (busy in a step that cannot be interrupted) is terminated, and the
+    /// next request starts a new one.
     pub fn cancel(&self, job: u32) {
-        let pending = self.0.borrow_mut().pending.remove(&job);
+        let pending = {
+            let mut i = self.0.borrow_mut();
+            i.cancelling.insert(job);
+            i.pending.remove(&job)
+        };
         if let Some(p) = pending {
             let _ = p.reject.call1(&JsValue::NULL, &CANCELLED.into());
         }
         self.send(&Request::Cancel { job }, None);
+        let weak = Rc::downgrade(&self.0);
+        let deadline = Closure::once_into_js(move || {
+            let overdue = weak.upgrade().is_some_and(|i| i.borrow().cancelling.contains(&job));
+            if overdue {
+                stop(&weak, Stop::CancelOverdue);
+            }
+        });
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(deadline.unchecked_ref(), CANCEL_GRACE_MS);
+        }
     }
 
     /// Compares two traces the worker holds (their open jobs' ids).
@@ -230,6 +278,7 @@ fn reply_kind(r: &Reply) -> &'static str {
     match r {
         Reply::Ready => "ready",
         Reply::Progress { .. } => "progress",
+        Reply::Cancelled { .. } => "a cancellation",
         Reply::Trace { .. } => "a trace",
         Reply::Graph { .. } => "a graph",
         Reply::Bytes { .. } => "a file's bytes",
@@ -257,7 +306,8 @@ fn on_reply(inner: &Rc<RefCell<Inner>>, data: JsValue) {
     let reply = match serde_wasm_bindgen::from_value::<Reply>(data) {
         Ok(r) => r,
         Err(e) => {
-            return stop(&Rc::downgrade(inner), format!("the analysis worker sent a message the page cannot read: {e}"))
+            let why = Stop::Bug(format!("it sent a message the page cannot read: {e}"));
+            return stop(&Rc::downgrade(inner), why);
         }
     };
     let job = match &reply {
@@ -269,12 +319,19 @@ fn on_reply(inner: &Rc<RefCell<Inner>>, data: JsValue) {
             }
             return;
         }
-        Reply::Panic { message } => {
-            let text = format!("the analysis worker stopped on an internal error: {message}");
-            return stop(&Rc::downgrade(inner), text);
-        }
-        Reply::Progress { job, done, total } => {
-            let progress = inner.borrow().pending.get(job).and_then(|p| p.progress.clone());
+        Reply::Panic { message } => return stop(&Rc::downgrade(inner), Stop::Bug(message.clone())),
+        Reply::Progress { job, done, total, memory } => {
+            let progress = {
+                let mut i = inner.borrow_mut();
+                i.memory = *memory;
+                let p = i.pending.get_mut(job);
+                p.and_then(|p| {
+                    if let Some(f) = &mut p.file {
+                        (f.1, f.2) = (*done, *total);
+                    }
+                    p.progress.clone()
+                })
+            };
             if let Some(progress) = progress {
                 progress(*done, *total);
             }
@@ -282,6 +339,8 @@ fn on_reply(inner: &Rc<RefCell<Inner>>, data: JsValue) {
         }
         other => other.job().unwrap_or(u32::MAX),
     };
+    // Any last word on a job (dropped, done or failed) ends its Cancel's grace period.
+    inner.borrow_mut().cancelling.remove(&job);
     let pending = inner.borrow_mut().pending.remove(&job);
     match (pending, reply) {
         (Some(p), Reply::Error { message, .. }) => {
@@ -302,25 +361,53 @@ fn on_reply(inner: &Rc<RefCell<Inner>>, data: JsValue) {
     }
 }
 
-/// The worker stopped: every pending request fails with why.
-fn stop(inner: &Weak<RefCell<Inner>>, text: String) {
+/// Why a worker stopped.
+enum Stop {
+    /// Its `onerror`: a trap (out of memory, or a bug without a panic message), or a failure to
+    /// load; the browser's text.
+    Error(String),
+    /// It reported a panic (a bug), with the message.
+    Bug(String),
+    /// It did not stop within [`CANCEL_GRACE_MS`] of a Cancel.
+    CancelOverdue,
+}
+
+/// The worker stopped: every pending request fails (with [`STOPPED`], or [`UNAVAILABLE`] if it
+/// never started), and `on_stop` is told why in words: the cause, and the file it was reading
+/// and how far it had come.
+fn stop(inner: &Weak<RefCell<Inner>>, why: Stop) {
     let Some(inner) = inner.upgrade() else { return };
-    let (pending, why) = {
+    let (pending, tell) = {
         let mut i = inner.borrow_mut();
-        let why = if i.ready {
-            if text.is_empty() {
-                "the analysis worker stopped (out of memory?)".to_string()
-            } else {
-                text
+        if i.stopped.is_some() {
+            return;
+        }
+        let started = i.ready;
+        let cause = match &why {
+            Stop::CancelOverdue => "did not stop within a second of Cancel and was terminated".to_string(),
+            Stop::Bug(text) => format!("stopped on an internal error ({text})"),
+            Stop::Error(_) if i.memory >= OUT_OF_MEMORY_BYTES => {
+                format!("ran out of memory (it had reached {})", format_bytes(i.memory as u64))
             }
-        } else {
-            UNAVAILABLE.to_string()
+            Stop::Error(text) if text.is_empty() => "stopped".to_string(),
+            Stop::Error(text) => format!("stopped ({text})"),
         };
-        i.stopped = Some(why.clone());
+        let reading = i.pending.values().find_map(|p| p.file.clone()).map(|(name, done, total)| {
+            format!(" reading {name} at {} of {}", format_bytes(done as u64), format_bytes(total as u64))
+        });
+        let text =
+            format!("The analysis worker {cause}{}; a new one starts with the next file.", reading.unwrap_or_default());
+        i.stopped = Some(if started { STOPPED.to_string() } else { UNAVAILABLE.to_string() });
+        i.cancelling.clear();
         i.worker.terminate();
-        (std::mem::take(&mut i.pending), why)
+        let tell = started.then(|| (i.on_stop.clone(), text));
+        (std::mem::take(&mut i.pending), tell)
     };
+    let reason = if tell.is_some() { STOPPED } else { UNAVAILABLE };
     for p in pending.into_values() {
-        let _ = p.reject.call1(&JsValue::NULL, &why.clone().into());
+        let _ = p.reject.call1(&JsValue::NULL, &reason.into());
+    }
+    if let Some((on_stop, text)) = tell {
+        on_stop(text);
     }
 }

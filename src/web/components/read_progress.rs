@@ -1,9 +1,9 @@
-//! The progress of a file being read: bytes so far, rate, and a Cancel button.
+//! The progress of a file being read: bytes so far, rate, time left, and a Cancel button.
 
 use yew::prelude::*;
 
 use crate::page::Reading;
-use crate::units::format_bytes;
+use crate::units::{format_bytes, format_duration_us};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -14,7 +14,9 @@ pub struct Props {
 #[function_component(ReadProgress)]
 pub fn read_progress(props: &Props) -> Html {
     let r = &props.reading;
-    let rate = r.rate(js_sys::Date::now());
+    let now = js_sys::Date::now();
+    let rate = r.rate(now);
+    let left = r.seconds_left(now).map(|s| format!(", about {} left", format_duration_us((s.round() * 1e6).max(1e6))));
     let on_cancel = props.on_cancel.clone();
     let pct = if r.total > 0.0 { 100.0 * r.done / r.total } else { 0.0 };
     html! {
@@ -24,6 +26,7 @@ pub fn read_progress(props: &Props) -> Html {
             <span class="reading-figures">
                 { format!("{} of {}", format_bytes(r.done as u64), format_bytes(r.total as u64)) }
                 { if rate > 0.0 { format!(", {:.1} MB/s", rate / 1e6) } else { String::new() } }
+                { left.unwrap_or_default() }
             </span>
             <button type="button" onclick={Callback::from(move |_| on_cancel.emit(()))} data-testid="cancel-read">{ "Cancel" }</button>
         </div>
