@@ -21,7 +21,8 @@ use thiserror::Error;
 
 use super::model::{Annotation, CpuOp, DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
 use super::raw::{RawDevice, RawEvent};
-use super::scan::{Item, ScanError, Scanner};
+use super::scan::{Item, Part, ScanError, Scanner};
+use crate::units::{format_bytes, group_digits};
 
 /// Why a trace could not be read. Offsets count bytes of the JSON text, i.e. after gzip
 /// decompression for a `.json.gz` file.
@@ -33,6 +34,16 @@ pub enum TraceError {
     Event { offset: u64, message: String },
     #[error("malformed top-level \"{key}\" at byte {offset} of the JSON text: {message}")]
     Field { key: String, offset: u64, message: String },
+    /// One event, top-level value or key is longer than its budget ([`crate::limits`]).
+    #[error(
+        "{part} starting at byte {offset} of the JSON text is longer than the limit of {} ({} bytes)",
+        format_bytes(*limit as u64),
+        group_digits(*limit as u64)
+    )]
+    TooLong { part: Part, offset: u64, limit: usize },
+    /// Arrays and objects nest deeper than the budget in one item; `at` is the bracket.
+    #[error("{part} starting at byte {offset} of the JSON text nests deeper than the limit of {limit} levels (at byte {at})")]
+    TooDeep { part: Part, offset: u64, at: u64, limit: u32 },
     #[error("corrupt gzip data after {compressed_offset} compressed bytes: {message}")]
     Gzip { compressed_offset: u64, message: String },
     #[error("not a trace: the JSON has no \"traceEvents\" array")]
@@ -43,7 +54,11 @@ pub enum TraceError {
 
 impl From<ScanError> for TraceError {
     fn from(e: ScanError) -> Self {
-        TraceError::Structure { offset: e.offset, problem: e.problem }
+        match e {
+            ScanError::Syntax { offset, problem } => TraceError::Structure { offset, problem },
+            ScanError::TooLong { part, offset, limit } => TraceError::TooLong { part, offset, limit },
+            ScanError::TooDeep { part, offset, at, limit } => TraceError::TooDeep { part, offset, at, limit },
+        }
     }
 }
 
@@ -418,6 +433,24 @@ mod tests {
         assert!(!is_dropped_category(br#"{"name": "\"cat\": \"ac2g\"", "cat": "kernel"}"#));
         assert!(!is_dropped_category(br#"{"name": "k", "args": {"cat": "ac2g"}, "cat": "kernel"}"#));
         assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#));
+    }
+
+    #[test]
+    fn oversize_and_overdeep_items_are_named_with_their_offset_and_the_limit() {
+        let e = TraceError::from(ScanError::TooLong { part: Part::Event, offset: 17, limit: 64 << 20 });
+        assert_eq!(
+            e.to_string(),
+            "the event starting at byte 17 of the JSON text is longer than the limit of 64.00 MiB (67,108,864 bytes)"
+        );
+        // The outer `[` is the events array; the event at byte 1 opens its 65th level at byte 65.
+        let deep = "[".repeat(66) + &"]".repeat(66);
+        let e = read_trace(deep.as_bytes()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the event starting at byte 1 of the JSON text nests deeper than the limit of 64 levels (at byte 65)"
+        );
+        // 64 levels pass (an event that is not an object is skipped, as every such event).
+        assert_eq!(read_trace(("[".repeat(65) + &"]".repeat(65)).as_bytes()).unwrap().event_count, 1);
     }
 
     #[test]
