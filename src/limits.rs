@@ -35,4 +35,13 @@ pub const TRACE_KEY_BYTES: usize = 4 * 1024;
 /// so a crafted `[[[[…` is refused by the scanner with the place, before anything parses it.
 pub const TRACE_NESTING_DEPTH: u32 = 64;
 
+/// The longest text a file read whole may have (every kind but a trace, which is streamed and
+/// bounded per item by [`TRACE_ITEM_BYTES`]): op graphs, op traces, simulator tables,
+/// calibration profiles, model and chip configurations. It is enforced while a gzip file is
+/// inflated (a 10 MB `.gz` can inflate to 10 GB) and on the bytes gathered of a plain file.
+/// The largest such file in tests/data is a 221 KB calibration profile (simulator tables there
+/// are at most 36 KB, op traces and graphs a few KB); 256 MiB is over 1,000× that and still
+/// fits a page's memory next to the parsed result.
+pub const WHOLE_FILE_TEXT_BYTES: usize = 256 * 1024 * 1024;
+
 // ---- numbers ------------------------------------------------------------------------------------
