@@ -221,6 +221,7 @@ fn hostile_names_export_safely() {
     );
     let svg = comparison_chart(&c);
     assert!(svg.contains("a\u{fffd}.json") && svg.contains("b\u{fffd}[31m.json"), "{svg}");
-    let forbidden = |ch: char| matches!(ch, '\0'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}');
+    let forbidden =
+        |ch: char| matches!(ch, '\0'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}');
     assert!(!svg.contains(forbidden), "{svg}");
 }

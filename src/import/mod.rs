@@ -190,7 +190,14 @@ mod tests {
 
     #[test]
     fn every_kind_read_whole_has_a_budget() {
-        for kind in [FileKind::OpGraph, FileKind::OpTrace, FileKind::SimOpsCsv, FileKind::Calibration, FileKind::ModelConfig, FileKind::Chip] {
+        for kind in [
+            FileKind::OpGraph,
+            FileKind::OpTrace,
+            FileKind::SimOpsCsv,
+            FileKind::Calibration,
+            FileKind::ModelConfig,
+            FileKind::Chip,
+        ] {
             assert_eq!(text_budget(kind), Some(WHOLE_FILE_TEXT_BYTES), "{kind:?}");
         }
         assert_eq!(text_budget(FileKind::KinetoTrace), None);

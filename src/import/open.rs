@@ -420,8 +420,9 @@ mod tests {
     #[test]
     fn a_small_kind_past_its_budget_fails_as_the_slice_arrives() {
         let limit = text_budget(FileKind::SimOpsCsv).unwrap();
-        let head = std::fs::read(format!("{}/tests/data/ops-csv/dit-xl_inference_tpuv5p_bs8.csv", env!("CARGO_MANIFEST_DIR")))
-            .unwrap();
+        let head =
+            std::fs::read(format!("{}/tests/data/ops-csv/dit-xl_inference_tpuv5p_bs8.csv", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
         let mut opener = FileOpener::new("big.csv");
         opener.feed(&head).unwrap();
         opener.feed(&vec![b'\n'; DETECT_BYTES]).unwrap();

@@ -131,12 +131,15 @@ fn is_plain_number(s: &str) -> bool {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
         None => (s, None),
     };
-    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
     let mantissa_ok = match mantissa.split_once('.') {
-        Some((int, frac)) => (digits(int) || int.is_empty()) && (digits(frac) || frac.is_empty()) && int.len() + frac.len() > 0,
-        None => digits(mantissa),
+        Some((int, frac)) => digits(int) && digits(frac) && !(int.is_empty() && frac.is_empty()),
+        None => !mantissa.is_empty() && digits(mantissa),
     };
-    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['+', '-']).unwrap_or(e)));
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && digits(e)
+    });
     mantissa_ok && exponent_ok
 }
 

@@ -67,9 +67,9 @@ impl ScanError {
     /// The byte of the JSON text the error is about (where the oversize item starts).
     pub fn offset(&self) -> u64 {
         match self {
-            ScanError::Syntax { offset, .. } | ScanError::TooLong { offset, .. } | ScanError::TooDeep { offset, .. } => {
-                *offset
-            }
+            ScanError::Syntax { offset, .. }
+            | ScanError::TooLong { offset, .. }
+            | ScanError::TooDeep { offset, .. } => *offset,
         }
     }
 }
@@ -569,7 +569,10 @@ mod tests {
         );
         // An unterminated string longer than the limit fails at the limit, not at the end.
         let endless = format!(r#"{{"traceEvents": [{{"a":"{}"#, "x".repeat(1000));
-        assert_eq!(small_all_chunkings(&endless).unwrap_err(), ScanError::TooLong { part: Part::Event, offset: 17, limit: 16 });
+        assert_eq!(
+            small_all_chunkings(&endless).unwrap_err(),
+            ScanError::TooLong { part: Part::Event, offset: 17, limit: 16 }
+        );
         // Scalars end at a delimiter that is not theirs: 16 digits pass.
         assert!(small_all_chunkings(&format!("[{}]", "1".repeat(16))).is_ok());
         assert!(small_all_chunkings(&format!("[{}]", "1".repeat(17))).is_err());
