@@ -62,7 +62,11 @@ const TOP: u32 = 50;
 /// The written segment is the series colour at this opacity.
 const WRITTEN_OPACITY: &str = "0.5";
 
-/// Escapes text for use in SVG element content and attribute values.
+/// Escapes text for use in SVG element content and attribute values. Labels are kernel and op
+/// names from files, so besides the markup characters, the characters XML 1.0 forbids
+/// altogether (control characters other than tab and line breaks, U+FFFE, U+FFFF) become
+/// U+FFFD, the replacement character: one `\u{1}` in a name would otherwise make the whole
+/// exported SVG unreadable (not even as an escape such as `&#1;`, which XML 1.0 forbids too).
 pub fn escape_xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -72,10 +76,17 @@ pub fn escape_xml(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            c if !is_xml_char(c) => out.push(char::REPLACEMENT_CHARACTER),
             _ => out.push(c),
         }
     }
     out
+}
+
+/// Whether XML 1.0 allows `c` in a document (its `Char` production; Rust chars are never
+/// surrogates).
+fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{FFFD}' | '\u{10000}'..)
 }
 
 /// Shortens a label to `max` characters, marking the cut with an ellipsis.
@@ -266,6 +277,8 @@ mod tests {
     #[test]
     fn escapes_markup_in_labels() {
         assert_eq!(escape_xml("a<b & \"c\"'"), "a&lt;b &amp; &quot;c&quot;&#39;");
+        assert_eq!(escape_xml("a\u{1}b\u{0}\u{1b}[31m\u{ffff}"), "a\u{fffd}b\u{fffd}\u{fffd}[31m\u{fffd}");
+        assert_eq!(escape_xml("tab\tline\nµ 😀 \u{7f}"), "tab\tline\nµ 😀 \u{7f}");
         let chart = BarChart {
             title: "t".into(),
             series: traffic_series(),

@@ -5,7 +5,9 @@
 //!
 //! Reading is slice by slice: a Kineto trace is fed to the incremental [`TraceReader`] as its
 //! slices arrive (so that a 1 GB trace never sits whole in memory); every other kind is
-//! gathered and parsed at the end, an unrecognised file keeping only its head. The page's
+//! gathered, up to its budget ([`super::text_budget`]), and parsed at the end; of a file of no
+//! known kind (an unrecognised one, or gzip whose content cannot be inflated) only the head is
+//! kept, since it says all there is to say. The page's
 //! analysis worker feeds the slices it reads from a `File`; the page's own fallback (no
 //! worker) and the tests feed a whole file. Either way the figures are those of the command
 //! line. Adding a format: a [`FileKind`] in `detect`, a variant here and its arm in [`parse`].
@@ -20,7 +22,9 @@ use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimT
 use crate::trace::{classify, summarize, Trace, TraceError, TraceReader, TraceSummary};
 use crate::workload::{parse_model_config, WorkloadError};
 
-use super::{detect, read_graph, text, unrecognised_reason, Detected, FileKind, ImportError, DETECT_BYTES};
+use super::{
+    detect, read_graph, text, text_budget, unrecognised_reason, Detected, FileKind, ImportError, DETECT_BYTES,
+};
 
 /// Whether this build reads traces and op graphs. Natively and in the page's analysis worker
 /// (feature `page-worker`) it does; the page's own wasm does not: those kinds can be hundreds
@@ -105,7 +109,8 @@ enum Stage {
         gzipped: bool,
         reader: Box<TraceReader>,
     },
-    /// Any other kind: the bytes are kept (all of them, or only the head for an unknown file).
+    /// Any other kind: the bytes are kept (all of them, or only the head for a file of no known
+    /// kind: see [`head_only`]).
     Gathering {
         detected: Detected,
         bytes: Vec<u8>,
@@ -125,10 +130,10 @@ impl FileOpener {
         FileOpener { file_name: file_name.to_string(), stage: Stage::Detecting(Vec::new()) }
     }
 
-    /// Whether more bytes would change the result: false once the file is known to be of an
-    /// unrecognised kind (its head says all there is to say), so the reader can stop early.
+    /// Whether more bytes would change the result: false once the file is known to be of no
+    /// kind fusionscope reads (its head says all there is to say), so the reader can stop early.
     pub fn wants_more(&self) -> bool {
-        !matches!(&self.stage, Stage::Gathering { detected, .. } if detected.kind == FileKind::Unknown)
+        !matches!(&self.stage, Stage::Gathering { detected, .. } if head_only(detected.kind))
     }
 
     /// The kind, once the first [`DETECT_BYTES`] have been seen.
@@ -151,12 +156,7 @@ impl FileOpener {
                 Ok(())
             }
             Stage::Trace { gzipped, reader } => reader.feed(slice).map_err(|e| trace_error(*gzipped, e)),
-            Stage::Gathering { detected, bytes } => {
-                if detected.kind != FileKind::Unknown {
-                    bytes.extend_from_slice(slice);
-                }
-                Ok(())
-            }
+            Stage::Gathering { detected, bytes } => gather(*detected, bytes, slice),
         }
     }
 
@@ -202,17 +202,40 @@ fn stage_for(head: Vec<u8>) -> Result<Stage, OpenError> {
         reader.feed(&head).map_err(|e| trace_error(gzipped, e))?;
         return Ok(Stage::Trace { gzipped, reader });
     }
-    let mut bytes = head;
-    if detected.kind == FileKind::Unknown {
-        bytes.truncate(DETECT_BYTES);
-    }
+    let mut bytes = Vec::new();
+    gather(detected, &mut bytes, &head)?;
     Ok(Stage::Gathering { detected, bytes })
+}
+
+/// Files of these kinds are not read past their head: it is all [`parse`] looks at.
+fn head_only(kind: FileKind) -> bool {
+    matches!(kind, FileKind::Unknown | FileKind::Gzip)
+}
+
+/// Adds `slice` to the bytes gathered of a file of a kind read whole: an error as soon as
+/// they pass the kind's budget (a gzip file's compressed bytes are held to it as well, being
+/// fewer than its text); only the head of a file of no known kind.
+fn gather(detected: Detected, bytes: &mut Vec<u8>, slice: &[u8]) -> Result<(), OpenError> {
+    if head_only(detected.kind) {
+        let room = DETECT_BYTES.saturating_sub(bytes.len());
+        bytes.extend_from_slice(&slice[..slice.len().min(room)]);
+        return Ok(());
+    }
+    if let Some(limit) = text_budget(detected.kind) {
+        if bytes.len() + slice.len() > limit {
+            return Err(OpenError { detected, error: ImportError::TooLarge { limit }.into() });
+        }
+    }
+    bytes.extend_from_slice(slice);
+    Ok(())
 }
 
 /// A whole file of a detected kind, parsed: the one match over the kinds.
 pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Imported, OpenError> {
     let fail = |error: ReadError| OpenError { detected, error };
-    let text = |bytes: &[u8]| text(bytes).map(|t| t.into_owned()).map_err(|e| fail(e.into()));
+    // Borrowed for a plain file: copied (`into_owned`) only by the kinds that keep their text.
+    let limit = text_budget(detected.kind).unwrap_or(usize::MAX);
+    let text = || text(bytes, limit).map_err(|e| fail(e.into()));
     Ok(match detected.kind {
         FileKind::KinetoTrace | FileKind::OpGraph if !READS_LARGE_KINDS => return Err(fail(ReadError::NeedsWorker)),
         FileKind::KinetoTrace => {
@@ -226,23 +249,23 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
             Imported::Graph { graph, report }
         }
         FileKind::OpTrace => {
-            let text = text(bytes)?;
+            let text = text()?.into_owned();
             let (report, graph) = analyze_optrace_with_graph(&text).map_err(|e| fail(e.into()))?;
             Imported::OpTrace { text, report, graph }
         }
         FileKind::SimOpsCsv => {
-            let text = text(bytes)?;
+            let text = text()?.into_owned();
             let table = parse_sim_csv(&text).map_err(|e| fail(e.into()))?;
             let inferred = infer_setup(file_name, &table);
             Imported::SimTable { text, table, inferred }
         }
-        FileKind::Calibration => Imported::Calibration(parse_calibration(&text(bytes)?).map_err(|e| fail(e.into()))?),
+        FileKind::Calibration => Imported::Calibration(parse_calibration(&text()?).map_err(|e| fail(e.into()))?),
         FileKind::ModelConfig => {
-            let text = text(bytes)?;
+            let text = text()?.into_owned();
             parse_model_config(&text).map_err(|e| fail(e.into()))?;
             Imported::ModelConfig { text }
         }
-        FileKind::Chip => Imported::Chip(parse_chip(&text(bytes)?).map_err(|e| fail(e.into()))?),
+        FileKind::Chip => Imported::Chip(parse_chip(&text()?).map_err(|e| fail(e.into()))?),
         FileKind::Gzip | FileKind::Unknown => {
             Imported::Unrecognised { detected, reason: unrecognised_reason(&bytes[..bytes.len().min(DETECT_BYTES)]) }
         }
@@ -306,7 +329,7 @@ mod tests {
 
     #[test]
     fn a_cut_trace_fails_with_the_offset() {
-        let plain = crate::import::decompress(TRITON).unwrap().into_owned();
+        let plain = crate::import::decompress(TRITON, usize::MAX).unwrap().into_owned();
         let cut = &plain[..plain.len() / 2];
         match open_in_slices("cut.json", cut, 1000) {
             Err(e @ OpenError { detected: Detected { kind: FileKind::KinetoTrace, gzipped: false }, .. }) => {
@@ -370,6 +393,61 @@ mod tests {
             e.message("bad.optrace").starts_with("bad.optrace is an op trace but cannot be read: line 1"),
             "{}",
             e.message("bad.optrace")
+        );
+    }
+
+    /// Bytes that start with the gzip magic and go on as garbage.
+    fn gzip_garbage(len: usize) -> Vec<u8> {
+        let mut bytes = vec![0x1f, 0x8b];
+        bytes.extend((0..len - 2).map(|i| (i * 7 % 251) as u8));
+        bytes
+    }
+
+    #[test]
+    fn gzip_garbage_keeps_only_its_head_and_wants_no_more() {
+        let garbage = gzip_garbage(DETECT_BYTES * 4);
+        let mut opener = FileOpener::new("g.json.gz");
+        let mut fed = 0;
+        for slice in garbage.chunks(4096) {
+            if !opener.wants_more() {
+                break;
+            }
+            opener.feed(slice).unwrap();
+            fed += slice.len();
+        }
+        assert!(fed <= DETECT_BYTES + 4096, "read {fed} bytes");
+        assert_eq!(opener.detected(), Some(Detected { kind: FileKind::Gzip, gzipped: true }));
+        assert_eq!(opener.into_gathered().unwrap().len(), DETECT_BYTES);
+        // Fed whole in one slice, the same: only the head is kept.
+        let mut opener = FileOpener::new("g.json.gz");
+        opener.feed(&garbage).unwrap();
+        assert!(!opener.wants_more());
+        match opener.finish().unwrap() {
+            Imported::Unrecognised { detected, reason } => {
+                assert_eq!(detected, Detected { kind: FileKind::Gzip, gzipped: true });
+                assert_eq!(reason, "it is gzip-compressed but its content could not be inflated");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_small_kind_past_its_budget_fails_as_the_slice_arrives() {
+        let limit = text_budget(FileKind::SimOpsCsv).unwrap();
+        let head =
+            std::fs::read(format!("{}/tests/data/ops-csv/dit-xl_inference_tpuv5p_bs8.csv", env!("CARGO_MANIFEST_DIR")))
+                .unwrap();
+        let mut opener = FileOpener::new("big.csv");
+        opener.feed(&head).unwrap();
+        opener.feed(&vec![b'\n'; DETECT_BYTES]).unwrap();
+        assert_eq!(opener.detected().map(|d| d.kind), Some(FileKind::SimOpsCsv));
+        // Zeros, so that the slice costs no memory until it is read (it is refused unread).
+        let e = opener.feed(&vec![0u8; limit]).unwrap_err();
+        assert_eq!(e.error, ReadError::Import(ImportError::TooLarge { limit }));
+        assert_eq!(
+            e.message("big.csv"),
+            "big.csv is a simulator op table but cannot be read: the file is larger than the limit of 256.00 MiB \
+             (268,435,456 bytes) for this kind of file."
         );
     }
 }

@@ -7,6 +7,8 @@ pub mod window;
 
 pub use data::{Cell, Column, DataTable, SortBy};
 
+use std::borrow::Cow;
+
 /// Column alignment in text and Markdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
@@ -69,9 +71,10 @@ impl Table {
         out
     }
 
-    /// GitHub-flavoured Markdown; `|` in cells is escaped.
+    /// GitHub-flavoured Markdown; cells are escaped ([`markdown_cell`]) so that a name from a
+    /// file cannot break the table.
     pub fn to_markdown(&self) -> String {
-        let esc = |c: &str| c.replace('|', "\\|");
+        let esc = markdown_cell;
         let mut out = format!("| {} |\n", self.headers.iter().map(|h| esc(h)).collect::<Vec<_>>().join(" | "));
         out.push_str(&format!(
             "|{}|\n",
@@ -83,22 +86,70 @@ impl Table {
         out
     }
 
-    /// RFC 4180 CSV: fields with commas, quotes or line breaks are quoted.
+    /// RFC 4180 CSV, safe to open in a spreadsheet: see [`csv_field`].
     pub fn to_csv(&self) -> String {
-        let field = |c: &str| {
-            if c.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c.to_string()
-            }
-        };
         let mut out = String::new();
         for r in std::iter::once(&self.headers).chain(&self.rows) {
-            out.push_str(&r.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
+            out.push_str(&r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","));
             out.push('\n');
         }
         out
     }
+}
+
+/// One CSV field. Kernel and op names come from files anyone can write, and a spreadsheet runs
+/// a cell that starts with `=`, `+`, `-` or `@` (or a tab or carriage return before one) as a
+/// formula: `=HYPERLINK(…)` in a kernel name would become a live link, or worse. Such a cell
+/// gets a leading `'`, as OWASP recommends, so that it is read as text, unless it is a plain
+/// number (`-1.5`, `+3`, `-2e-7`): a number cannot call anything and must stay numeric. Then
+/// RFC 4180 quoting: a field with a comma, quote or line break is quoted, and so is one with a
+/// semicolon or tab, which spreadsheets in some locales take as the separator (quoted, the
+/// field stays whole, so nothing after them can start a cell).
+pub fn csv_field(cell: &str) -> Cow<'_, str> {
+    let cell: Cow<'_, str> = if starts_like_formula(cell) && !is_plain_number(cell) {
+        Cow::Owned(format!("'{cell}"))
+    } else {
+        Cow::Borrowed(cell)
+    };
+    if cell.contains([',', '"', '\n', '\r', ';', '\t']) {
+        Cow::Owned(format!("\"{}\"", cell.replace('"', "\"\"")))
+    } else {
+        cell
+    }
+}
+
+/// Whether a spreadsheet would read `cell` as a formula (OWASP's list of leading characters).
+fn starts_like_formula(cell: &str) -> bool {
+    cell.starts_with(['=', '+', '-', '@', '\t', '\r'])
+}
+
+/// A decimal number as Rust prints one, with an optional sign and exponent: `-1.5`, `+3`,
+/// `12`, `2.5e-7`, `-1E+9`. Not `-inf`, `NaN`, `1,5` or `-1+2`.
+fn is_plain_number(s: &str) -> bool {
+    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some((int, frac)) => digits(int) && digits(frac) && !(int.is_empty() && frac.is_empty()),
+        None => !mantissa.is_empty() && digits(mantissa),
+    };
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && digits(e)
+    });
+    mantissa_ok && exponent_ok
+}
+
+/// One Markdown table cell: `|` escaped, and line breaks (which would end the table row) as
+/// `<br>`, which GitHub renders as a break inside the cell.
+pub fn markdown_cell(cell: &str) -> Cow<'_, str> {
+    if !cell.contains(['|', '\n', '\r']) {
+        return Cow::Borrowed(cell);
+    }
+    Cow::Owned(cell.replace("\r\n", "<br>").replace(['\n', '\r'], "<br>").replace('|', "\\|"))
 }
 
 #[cfg(test)]
@@ -125,5 +176,74 @@ mod tests {
     #[test]
     fn csv_quotes_commas() {
         assert_eq!(sample().to_csv(), "name,bytes\na|b,1\n\"long, name\",12345\n");
+    }
+
+    #[test]
+    fn csv_neutralises_formulas_but_keeps_numbers() {
+        let cases = [
+            ("=HYPERLINK(\"http://x\",\"y\")", "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""),
+            ("=1+2", "'=1+2"),
+            ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+            ("-1+A1", "'-1+A1"),
+            ("@SUM(A1:A9)", "'@SUM(A1:A9)"),
+            ("\t=1", "\"'\t=1\""),
+            ("\r=1", "\"'\r=1\""),
+            ("-", "'-"),
+            ("-inf", "'-inf"),
+            ("-1.5", "-1.5"),
+            ("+3", "+3"),
+            ("-2e-7", "-2e-7"),
+            ("-1E+9", "-1E+9"),
+            ("-.5", "-.5"),
+            ("1.5", "1.5"),
+            ("aten::mm", "aten::mm"),
+            ("a=b", "a=b"),
+            ("x;=1+1", "\"x;=1+1\""),
+            ("", ""),
+        ];
+        for (cell, want) in cases {
+            assert_eq!(csv_field(cell), want, "{cell:?}");
+        }
+        for not_number in ["-", "+", "-.", "-e5", "-1e", "-1.2.3", "-1,5", "--1", "-1e+-2", "- 1"] {
+            assert!(!is_plain_number(not_number), "{not_number:?}");
+        }
+    }
+
+    #[test]
+    fn markdown_escapes_line_breaks() {
+        assert_eq!(markdown_cell("a\nb\r\nc\rd|e"), "a<br>b<br>c<br>d\\|e");
+        assert_eq!(markdown_cell("a\nb"), "a<br>b");
+        assert_eq!(markdown_cell("plain"), "plain");
+        let mut t = Table::new(&["name"]);
+        t.row(["x\n| y |"]);
+        assert_eq!(t.to_markdown().lines().count(), 3, "{}", t.to_markdown());
+    }
+
+    proptest::proptest! {
+        /// Whatever the cell, the CSV field is read back (RFC 4180) as the cell, or as `'` and
+        /// the cell, and never starts with a formula character unless it is a number.
+        #[test]
+        fn csv_fields_round_trip_and_never_start_a_formula(cell in "[-=+@\t\r\n,;\"' a-z0-9.eE|]{0,12}") {
+            let field = csv_field(&cell);
+            let unquoted = match field.strip_prefix('"') {
+                Some(inner) => inner.strip_suffix('"').unwrap().replace("\"\"", "\""),
+                None => field.to_string(),
+            };
+            let prefixed = format!("'{}", cell);
+            proptest::prop_assert!(unquoted == cell || unquoted == prefixed, "{:?} → {:?}", cell, field);
+            proptest::prop_assert!(!starts_like_formula(&unquoted) || is_plain_number(&unquoted), "{:?}", field);
+        }
+
+        /// A Markdown row stays one line with as many cells as the table has columns.
+        #[test]
+        fn markdown_rows_stay_whole(cell in "[-|\\\\\n\r a-z]{0,12}") {
+            let mut t = Table::new(&["a", "b"]);
+            t.row([cell.as_str(), "x"]);
+            let md = t.to_markdown();
+            let row = md.lines().nth(2).unwrap();
+            proptest::prop_assert_eq!(md.lines().count(), 3);
+            let unescaped_pipes = row.match_indices('|').filter(|(i, _)| !row[..*i].ends_with('\\')).count();
+            proptest::prop_assert_eq!(unescaped_pipes, 3);
+        }
     }
 }

@@ -14,6 +14,10 @@
 //! Each event's bytes are parsed by serde into a borrowed view ([`super::raw::RawEvent`]); only
 //! kernels, memory copies/sets, CPU ops and annotations with an `External id`, launch calls and
 //! device properties are kept, with names interned.
+//!
+//! Memory stays bounded whatever the file: the scanner holds one item, of at most
+//! [`crate::limits::TRACE_ITEM_BYTES`], and gzip is inflated a few tens of KB at a time (a
+//! 64 KB slice of a `.gz` can inflate to 64 MB).
 
 use std::io::Write;
 
@@ -21,7 +25,8 @@ use thiserror::Error;
 
 use super::model::{Annotation, CpuOp, DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
 use super::raw::{RawDevice, RawEvent};
-use super::scan::{Item, ScanError, Scanner};
+use super::scan::{Item, Part, ScanError, Scanner};
+use crate::units::{format_bytes, group_digits};
 
 /// Why a trace could not be read. Offsets count bytes of the JSON text, i.e. after gzip
 /// decompression for a `.json.gz` file.
@@ -33,6 +38,16 @@ pub enum TraceError {
     Event { offset: u64, message: String },
     #[error("malformed top-level \"{key}\" at byte {offset} of the JSON text: {message}")]
     Field { key: String, offset: u64, message: String },
+    /// One event, top-level value or key is longer than its budget ([`crate::limits`]).
+    #[error(
+        "{part} starting at byte {offset} of the JSON text is longer than the limit of {} ({} bytes)",
+        format_bytes(*limit as u64),
+        group_digits(*limit as u64)
+    )]
+    TooLong { part: Part, offset: u64, limit: usize },
+    /// Arrays and objects nest deeper than the budget in one item; `at` is the bracket.
+    #[error("{part} starting at byte {offset} of the JSON text nests deeper than the limit of {limit} levels (at byte {at})")]
+    TooDeep { part: Part, offset: u64, at: u64, limit: u32 },
     #[error("corrupt gzip data after {compressed_offset} compressed bytes: {message}")]
     Gzip { compressed_offset: u64, message: String },
     #[error("not a trace: the JSON has no \"traceEvents\" array")]
@@ -43,7 +58,11 @@ pub enum TraceError {
 
 impl From<ScanError> for TraceError {
     fn from(e: ScanError) -> Self {
-        TraceError::Structure { offset: e.offset, problem: e.problem }
+        match e {
+            ScanError::Syntax { offset, problem } => TraceError::Structure { offset, problem },
+            ScanError::TooLong { part, offset, limit } => TraceError::TooLong { part, offset, limit },
+            ScanError::TooDeep { part, offset, at, limit } => TraceError::TooDeep { part, offset, at, limit },
+        }
     }
 }
 
@@ -139,12 +158,18 @@ impl TraceReader {
         match decoding {
             Decoding::Plain => scanner.feed(bytes, &mut |item| builder.item(item)),
             Decoding::Gzip(gz) => {
-                // Decompress in slices so the inflated buffer stays small.
-                for (i, piece) in bytes.chunks(64 * 1024).enumerate() {
-                    gz.write_all(piece).map_err(|e| TraceError::Gzip {
-                        compressed_offset: compressed_offset + (i * 64 * 1024) as u64,
-                        message: e.to_string(),
-                    })?;
+                // One `write` inflates at most the decoder's buffer (32 KiB) into ours, so
+                // scanning after each keeps the inflated bytes small: `write_all` on a 64 KB
+                // slice of a crafted file would first inflate all of its 64 MB.
+                let mut rest = bytes;
+                while !rest.is_empty() {
+                    let at = compressed_offset + (bytes.len() - rest.len()) as u64;
+                    let gzip_err = |message: String| TraceError::Gzip { compressed_offset: at, message };
+                    match gz.write(rest) {
+                        Ok(0) => return Err(gzip_err("the decoder accepts no more data".to_string())),
+                        Ok(n) => rest = &rest[n..],
+                        Err(e) => return Err(gzip_err(e.to_string())),
+                    }
                     let out = std::mem::take(gz.get_mut());
                     scanner.feed(&out, &mut |item| builder.item(item))?;
                     *gz.get_mut() = recycle(out);
@@ -418,6 +443,42 @@ mod tests {
         assert!(!is_dropped_category(br#"{"name": "\"cat\": \"ac2g\"", "cat": "kernel"}"#));
         assert!(!is_dropped_category(br#"{"name": "k", "args": {"cat": "ac2g"}, "cat": "kernel"}"#));
         assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#));
+    }
+
+    #[test]
+    fn oversize_and_overdeep_items_are_named_with_their_offset_and_the_limit() {
+        let e = TraceError::from(ScanError::TooLong { part: Part::Event, offset: 17, limit: 64 << 20 });
+        assert_eq!(
+            e.to_string(),
+            "the event starting at byte 17 of the JSON text is longer than the limit of 64.00 MiB (67,108,864 bytes)"
+        );
+        // The outer `[` is the events array; the event at byte 1 opens its 65th level at byte 65.
+        let deep = "[".repeat(66) + &"]".repeat(66);
+        let e = read_trace(deep.as_bytes()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the event starting at byte 1 of the JSON text nests deeper than the limit of 64 levels (at byte 65)"
+        );
+        // 64 levels pass (an event that is not an object is skipped, as every such event).
+        assert_eq!(read_trace(("[".repeat(65) + &"]".repeat(65)).as_bytes()).unwrap().event_count, 1);
+    }
+
+    #[test]
+    fn gzip_is_inflated_a_little_at_a_time() {
+        // 8 MiB of text in 8 KB of gzip, fed in one slice: the inflated bytes waiting for the
+        // scanner never exceed a few tens of KB (the event itself is the scanner's to hold).
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(b"{\"traceEvents\": [{\"name\": \"").unwrap();
+        enc.write_all(&vec![b'a'; 8 << 20]).unwrap();
+        enc.write_all(b"\"}]}").unwrap();
+        let gz = enc.finish().unwrap();
+        assert!(gz.len() < 64 << 10);
+        let mut reader = TraceReader::new();
+        reader.feed(&gz).unwrap();
+        let Decoding::Gzip(decoder) = &reader.decoding else { panic!("not gzip") };
+        let inflated = decoder.get_ref().capacity();
+        assert!(inflated <= 64 << 10, "{inflated} bytes inflated at once");
+        assert_eq!(reader.finish().unwrap().event_count, 1);
     }
 
     #[test]

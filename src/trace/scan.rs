@@ -5,9 +5,18 @@
 //! value begins and ends, carrying string, escape and nesting state across chunk boundaries, and
 //! hands each complete item to a callback as one byte slice. It does not validate the item's
 //! inside: the caller parses it (serde_json), which reports malformed JSON. Only the current
-//! incomplete item is buffered, so memory does not grow with the input.
+//! incomplete item is buffered, so memory does not grow with the input; and since a file can
+//! hold one item of any size (a 3 GB string), each item is held to [`ScanLimits`]: a longer or
+//! deeper one is an error naming where it starts, raised as soon as the limit is passed.
+//!
+//! Every byte is looked at once: an unfinished item's scan resumes where the last chunk left
+//! it, so feeding 1-byte chunks costs no more than feeding the whole text.
+
+use std::fmt;
 
 use thiserror::Error;
+
+use crate::limits::{TRACE_ITEM_BYTES, TRACE_KEY_BYTES, TRACE_NESTING_DEPTH};
 
 /// One complete item of the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,12 +27,68 @@ pub enum Item<'a> {
     Field { key: &'a [u8], value: &'a [u8], offset: u64 },
 }
 
-/// What is wrong with the text's structure, at which byte of the JSON text.
+/// Which part of the text an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// One element of the events array.
+    Event,
+    /// A top-level key's value (other than the events array).
+    Value,
+    /// A top-level key.
+    Key,
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Part::Event => "the event",
+            Part::Value => "the top-level value",
+            Part::Key => "the top-level key",
+        })
+    }
+}
+
+/// What is wrong with the text, at which byte of the JSON text.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("{problem} at byte {offset}")]
-pub struct ScanError {
-    pub offset: u64,
-    pub problem: &'static str,
+pub enum ScanError {
+    /// The text does not have a trace's structure.
+    #[error("{problem} at byte {offset}")]
+    Syntax { offset: u64, problem: &'static str },
+    /// One item (or key) is longer than its budget; `offset` is where it starts.
+    #[error("{part} starting at byte {offset} is longer than the limit of {limit} bytes")]
+    TooLong { part: Part, offset: u64, limit: usize },
+    /// Arrays and objects nest deeper than the budget inside one item starting at `offset`;
+    /// `at` is the bracket that goes one level too deep.
+    #[error("{part} starting at byte {offset} nests deeper than the limit of {limit} levels at byte {at}")]
+    TooDeep { part: Part, offset: u64, at: u64, limit: u32 },
+}
+
+impl ScanError {
+    /// The byte of the JSON text the error is about (where the oversize item starts).
+    pub fn offset(&self) -> u64 {
+        match self {
+            ScanError::Syntax { offset, .. }
+            | ScanError::TooLong { offset, .. }
+            | ScanError::TooDeep { offset, .. } => *offset,
+        }
+    }
+}
+
+/// The budgets one item of the text is held to (see [`crate::limits`] for the figures and why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanLimits {
+    /// Longest event or top-level value, in bytes of JSON text.
+    pub item_bytes: usize,
+    /// Longest top-level key, in bytes between its quotes.
+    pub key_bytes: usize,
+    /// Deepest nesting of arrays and objects in one item, the item itself being level 1.
+    pub depth: u32,
+}
+
+impl Default for ScanLimits {
+    fn default() -> Self {
+        ScanLimits { item_bytes: TRACE_ITEM_BYTES, key_bytes: TRACE_KEY_BYTES, depth: TRACE_NESTING_DEPTH }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +113,19 @@ enum State {
     Done,
 }
 
-/// Progress through one value whose end is being looked for.
+/// How scanning part of a value ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Advance {
+    /// The value ends before this index.
+    Ended(usize),
+    /// The bytes ran out, at this index, before the value ended.
+    Open(usize),
+    /// The array or object opening at this index nests deeper than the limit.
+    TooDeep(usize),
+}
+
+/// Progress through one value whose end is being looked for. It is all the state the scan
+/// needs, so the next chunk's scan starts where this one stopped.
 #[derive(Debug, Clone, Copy, Default)]
 struct ValueScan {
     depth: u32,
@@ -67,17 +144,17 @@ impl ValueScan {
         }
     }
 
-    /// Advances over `buf[i..]`; returns where the value ends (exclusive) if it ends here.
-    /// `buf[start]` (the opening byte) was already consumed by `begin`.
-    fn advance(&mut self, buf: &[u8], mut i: usize) -> (usize, bool) {
+    /// Advances over `buf[i..]`, nesting no deeper than `max_depth`. `buf[start]` (the opening
+    /// byte) was already consumed by `begin`.
+    fn advance(&mut self, buf: &[u8], mut i: usize, max_depth: u32) -> Advance {
         if self.scalar {
             while i < buf.len() {
                 if matches!(buf[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
-                    return (i, true);
+                    return Advance::Ended(i);
                 }
                 i += 1;
             }
-            return (i, false);
+            return Advance::Open(i);
         }
         while i < buf.len() {
             if self.in_string {
@@ -95,7 +172,7 @@ impl ValueScan {
                         } else {
                             self.in_string = false;
                             if self.depth == 0 {
-                                return (i + 1, true);
+                                return Advance::Ended(i + 1);
                             }
                         }
                         i += 1;
@@ -106,18 +183,23 @@ impl ValueScan {
                 i += 1;
                 match b {
                     b'"' => self.in_string = true,
-                    b'{' | b'[' => self.depth = self.depth.saturating_add(1),
+                    b'{' | b'[' => {
+                        if self.depth >= max_depth {
+                            return Advance::TooDeep(i - 1);
+                        }
+                        self.depth += 1;
+                    }
                     b'}' | b']' => {
                         self.depth = self.depth.saturating_sub(1);
                         if self.depth == 0 {
-                            return (i, true);
+                            return Advance::Ended(i);
                         }
                     }
                     _ => {}
                 }
             }
         }
-        (i, false)
+        Advance::Open(i)
     }
 }
 
@@ -137,8 +219,11 @@ pub struct Scanner {
     value: Option<(usize, ValueScan)>,
     /// The current top-level key (raw bytes between the quotes).
     key: Vec<u8>,
+    /// Offset in the whole text of the current key's opening quote.
+    key_offset: u64,
     /// Whether an events array (`traceEvents`, or the bare top-level array) was entered.
     events_array: bool,
+    limits: ScanLimits,
 }
 
 impl Default for Scanner {
@@ -152,7 +237,13 @@ fn is_blank(b: u8) -> bool {
 }
 
 impl Scanner {
+    /// A scanner holding items to the budgets of [`crate::limits`].
     pub fn new() -> Self {
+        Self::with_limits(ScanLimits::default())
+    }
+
+    /// A scanner with other budgets (tests use small ones to reach them with small inputs).
+    pub fn with_limits(limits: ScanLimits) -> Self {
         Scanner {
             state: State::Start,
             bare_array: false,
@@ -161,7 +252,9 @@ impl Scanner {
             pos: 0,
             value: None,
             key: Vec::new(),
+            key_offset: 0,
             events_array: false,
+            limits,
         }
     }
 
@@ -181,7 +274,7 @@ impl Scanner {
     }
 
     fn err(&self, at: usize, problem: &'static str) -> ScanError {
-        ScanError { offset: self.base + at as u64, problem }
+        ScanError::Syntax { offset: self.base + at as u64, problem }
     }
 
     /// Scans `chunk`, calling `on_item` for every item completed in it. Stops at the first
@@ -222,14 +315,29 @@ impl Scanner {
         let n = self.buf.len();
         while self.pos < n {
             if let Some((start, mut vs)) = self.value {
-                let (end, done) = vs.advance(&self.buf, self.pos);
-                self.pos = end;
-                if !done {
-                    self.value = Some((start, vs));
-                    return Ok(());
-                }
-                self.value = None;
+                let part = if matches!(self.state, State::Element { .. }) { Part::Event } else { Part::Value };
                 let offset = self.base + start as u64;
+                let limit = self.limits.item_bytes;
+                // Look no further than one byte past the budget: the verdict then depends only
+                // on the item's first `limit + 1` bytes, not on how the text was sliced.
+                let window = n.min(start.saturating_add(limit).saturating_add(1));
+                let end = match vs.advance(&self.buf[..window], self.pos, self.limits.depth) {
+                    Advance::TooDeep(at) => {
+                        let at = self.base + at as u64;
+                        return Err(ScanError::TooDeep { part, offset, at, limit: self.limits.depth }.into());
+                    }
+                    Advance::Open(end) | Advance::Ended(end) if end - start > limit => {
+                        return Err(ScanError::TooLong { part, offset, limit }.into());
+                    }
+                    Advance::Open(end) => {
+                        self.pos = end;
+                        self.value = Some((start, vs));
+                        return Ok(());
+                    }
+                    Advance::Ended(end) => end,
+                };
+                self.pos = end;
+                self.value = None;
                 let bytes = &self.buf[start..end];
                 match self.state {
                     State::Element { .. } => {
@@ -245,6 +353,11 @@ impl Scanner {
             }
             let b = self.buf[self.pos];
             if let State::InKey { escape } = self.state {
+                let kept = escape || b != b'"';
+                if kept && self.key.len() >= self.limits.key_bytes {
+                    let limit = self.limits.key_bytes;
+                    return Err(ScanError::TooLong { part: Part::Key, offset: self.key_offset, limit }.into());
+                }
                 if escape {
                     self.key.push(b);
                     self.state = State::InKey { escape: false };
@@ -285,6 +398,7 @@ impl Scanner {
                 (State::Start, _) => return Err(self.err(at, "expected a JSON object or array").into()),
                 (State::Key { .. }, b'"') => {
                     self.key.clear();
+                    self.key_offset = self.base + at as u64;
                     State::InKey { escape: false }
                 }
                 (State::Key { may_close: true }, b'}') => State::Done,
@@ -344,9 +458,14 @@ mod tests {
 
     /// Items as owned strings, feeding `text` in chunks of `chunk` bytes.
     fn items(text: &str, chunk: usize) -> Result<Vec<String>, ScanError> {
-        let mut s = Scanner::new();
+        items_within(ScanLimits::default(), text.as_bytes(), chunk)
+    }
+
+    /// Like [`items`], with other budgets and any bytes.
+    fn items_within(limits: ScanLimits, text: &[u8], chunk: usize) -> Result<Vec<String>, ScanError> {
+        let mut s = Scanner::with_limits(limits);
         let mut out = Vec::new();
-        for c in text.as_bytes().chunks(chunk) {
+        for c in text.chunks(chunk) {
             s.feed::<ScanError>(c, &mut |item| {
                 out.push(match item {
                     Item::Event { bytes, offset } => format!("E@{offset}:{}", String::from_utf8_lossy(bytes)),
@@ -396,13 +515,16 @@ mod tests {
 
     #[test]
     fn reports_truncation_and_garbage_with_offsets() {
-        assert_eq!(all_chunkings(r#"{"traceEvents": [{"a": 1}"#).unwrap_err().offset, 25);
-        assert_eq!(all_chunkings(r#"{"traceEvents": [{"a": "x"#).unwrap_err().offset, 25);
-        assert_eq!(all_chunkings("").unwrap_err().problem, "empty input: expected a JSON object or array");
-        assert_eq!(all_chunkings("  x").unwrap_err().offset, 2);
-        assert_eq!(all_chunkings("[1,]").unwrap_err().offset, 3);
-        assert_eq!(all_chunkings("{\"traceEvents\": []} {").unwrap_err().offset, 20);
-        assert_eq!(all_chunkings("{\"a\" 1}").unwrap_err().offset, 5);
+        assert_eq!(all_chunkings(r#"{"traceEvents": [{"a": 1}"#).unwrap_err().offset(), 25);
+        assert_eq!(all_chunkings(r#"{"traceEvents": [{"a": "x"#).unwrap_err().offset(), 25);
+        assert_eq!(
+            all_chunkings("").unwrap_err(),
+            ScanError::Syntax { offset: 0, problem: "empty input: expected a JSON object or array" }
+        );
+        assert_eq!(all_chunkings("  x").unwrap_err().offset(), 2);
+        assert_eq!(all_chunkings("[1,]").unwrap_err().offset(), 3);
+        assert_eq!(all_chunkings("{\"traceEvents\": []} {").unwrap_err().offset(), 20);
+        assert_eq!(all_chunkings("{\"a\" 1}").unwrap_err().offset(), 5);
     }
 
     #[test]
@@ -421,5 +543,140 @@ mod tests {
         assert_eq!(n, 1000);
         assert!(s.buf.len() <= event.len(), "buffer kept {} bytes", s.buf.len());
         assert_eq!(s.bytes_seen(), 17 + 1000 * event.len() as u64);
+    }
+
+    /// Small budgets; keys as long as `traceEvents` (11 bytes) only.
+    const SMALL: ScanLimits = ScanLimits { item_bytes: 16, key_bytes: 11, depth: 3 };
+
+    /// `items_within(SMALL, …)` in every chunking, which must all agree.
+    fn small_all_chunkings(text: &str) -> Result<Vec<String>, ScanError> {
+        let whole = items_within(SMALL, text.as_bytes(), text.len().max(1));
+        for chunk in [1, 2, 3, 7, 64] {
+            assert_eq!(items_within(SMALL, text.as_bytes(), chunk), whole, "{text:?} in chunks of {chunk}");
+        }
+        whole
+    }
+
+    #[test]
+    fn an_item_at_the_limit_passes_and_one_byte_more_fails_where_it_starts() {
+        // 16 bytes: `{"a":"xxxxxxxx"}`.
+        let at_limit = r#"{"traceEvents": [{"a":"xxxxxxxx"}]}"#;
+        assert_eq!(small_all_chunkings(at_limit).unwrap(), vec![r#"E@17:{"a":"xxxxxxxx"}"#.to_string()]);
+        let over = r#"{"traceEvents": [{"a":"xxxxxxxxx"}]}"#;
+        assert_eq!(
+            small_all_chunkings(over).unwrap_err(),
+            ScanError::TooLong { part: Part::Event, offset: 17, limit: 16 }
+        );
+        // An unterminated string longer than the limit fails at the limit, not at the end.
+        let endless = format!(r#"{{"traceEvents": [{{"a":"{}"#, "x".repeat(1000));
+        assert_eq!(
+            small_all_chunkings(&endless).unwrap_err(),
+            ScanError::TooLong { part: Part::Event, offset: 17, limit: 16 }
+        );
+        // Scalars end at a delimiter that is not theirs: 16 digits pass.
+        assert!(small_all_chunkings(&format!("[{}]", "1".repeat(16))).is_ok());
+        assert!(small_all_chunkings(&format!("[{}]", "1".repeat(17))).is_err());
+    }
+
+    #[test]
+    fn top_level_values_and_keys_have_limits_too() {
+        assert_eq!(
+            small_all_chunkings(r#"{"v": "0123456789abcdef", "traceEvents": []}"#).unwrap_err(),
+            ScanError::TooLong { part: Part::Value, offset: 6, limit: 16 }
+        );
+        assert_eq!(
+            small_all_chunkings(r#"{"abc": 1, "traceEventsX": []}"#).unwrap_err(),
+            ScanError::TooLong { part: Part::Key, offset: 11, limit: 11 }
+        );
+        assert_eq!(small_all_chunkings(r#"{"a\"": 1}"#).unwrap(), vec![r#"F@8:a\"=1"#.to_string()]);
+    }
+
+    #[test]
+    fn nesting_deeper_than_the_limit_fails_at_the_bracket() {
+        assert!(small_all_chunkings(r#"[{"a":[[1]]}]"#).is_ok());
+        assert_eq!(
+            small_all_chunkings(r#"[{"a":[[[1]]]}]"#).unwrap_err(),
+            ScanError::TooDeep { part: Part::Event, offset: 1, at: 8, limit: 3 }
+        );
+        // Brackets inside strings do not count.
+        assert!(small_all_chunkings(r#"[{"a":"[[[[{{"}]"#).is_ok());
+    }
+
+    #[test]
+    fn the_default_limits_are_those_of_the_limits_module() {
+        let l = ScanLimits::default();
+        assert_eq!((l.item_bytes, l.key_bytes, l.depth), (TRACE_ITEM_BYTES, TRACE_KEY_BYTES, TRACE_NESTING_DEPTH));
+    }
+
+    #[test]
+    fn one_byte_chunks_of_a_long_item_are_scanned_in_linear_time() {
+        // A 1 MiB string fed a byte at a time: if each chunk rescanned the carried-over bytes
+        // from the item's start this would take ~5·10¹¹ steps; resumed, it is 1 M.
+        let mut s = Scanner::new();
+        s.feed::<ScanError>(b"[\"", &mut |_| Ok(())).unwrap();
+        let start = std::time::Instant::now();
+        for _ in 0..1 << 20 {
+            s.feed::<ScanError>(b"a", &mut |_| Ok(())).unwrap();
+        }
+        let mut n = 0;
+        s.feed::<ScanError>(b"\"]", &mut |_| {
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+        s.finish().unwrap();
+        assert_eq!(n, 1);
+        assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Any bytes, any chunking, small budgets: never a panic, and the same result whatever
+        /// the chunking.
+        #[test]
+        fn never_panics_and_chunking_does_not_matter(
+            bytes in proptest::collection::vec(proptest::sample::select(b"{}[]\",:\\ a1tn\xef".to_vec()), 0..300),
+            chunk in 1usize..40,
+        ) {
+            let whole = items_within(SMALL, &bytes, bytes.len().max(1));
+            proptest::prop_assert_eq!(items_within(SMALL, &bytes, chunk), whole);
+            let _ = items_within(ScanLimits::default(), &bytes, chunk);
+        }
+
+        /// No item handed out is over the budget, and an item that fails for its size
+        /// is reported where it starts.
+        #[test]
+        fn no_item_is_longer_than_the_limit(
+            bytes in proptest::collection::vec(proptest::sample::select(b"{}[]\",: a1".to_vec()), 0..300),
+            chunk in 1usize..40,
+        ) {
+            let mut s = Scanner::with_limits(SMALL);
+            let mut longest = 0;
+            for c in bytes.chunks(chunk) {
+                let r = s.feed::<ScanError>(c, &mut |item| {
+                    longest = longest.max(match item {
+                        Item::Event { bytes, .. } | Item::Field { value: bytes, .. } => bytes.len(),
+                    });
+                    Ok(())
+                });
+                match r {
+                    Err(ScanError::TooLong { part, offset, .. }) => {
+                        let first = bytes[offset as usize];
+                        let starts_item = if part == Part::Key { first == b'"' } else { !is_blank(first) };
+                        proptest::prop_assert!(starts_item, "{part} at {offset}");
+                    }
+                    Err(ScanError::TooDeep { at, .. }) => {
+                        let bracket = matches!(bytes[at as usize], b'{' | b'[');
+                        proptest::prop_assert!(bracket, "at {at}");
+                    }
+                    _ => {}
+                }
+                if r.is_err() {
+                    break;
+                }
+            }
+            proptest::prop_assert!(longest <= SMALL.item_bytes);
+        }
     }
 }
