@@ -136,12 +136,13 @@ impl FileOpener {
         !matches!(&self.stage, Stage::Gathering { detected, .. } if head_only(detected.kind))
     }
 
-    /// The kind, once the first [`DETECT_BYTES`] have been seen.
-    pub fn detected(&self) -> Option<Detected> {
+    /// The kind: once the first [`DETECT_BYTES`] have been seen, or, for a file that ended
+    /// sooner, what all its bytes say.
+    pub fn detected(&self) -> Detected {
         match &self.stage {
-            Stage::Detecting(_) => None,
-            Stage::Trace { gzipped, .. } => Some(Detected { kind: FileKind::KinetoTrace, gzipped: *gzipped }),
-            Stage::Gathering { detected, .. } => Some(*detected),
+            Stage::Detecting(head) => detect(head),
+            Stage::Trace { gzipped, .. } => Detected { kind: FileKind::KinetoTrace, gzipped: *gzipped },
+            Stage::Gathering { detected, .. } => *detected,
         }
     }
 
@@ -359,6 +360,17 @@ mod tests {
     }
 
     #[test]
+    fn a_file_shorter_than_the_detection_prefix_is_known_by_its_end() {
+        // The worker decides from this which kinds to analyse and which to send back: a small
+        // graph must be known as a graph, though its bytes never filled the prefix.
+        let mut opener = FileOpener::new("g.json");
+        opener.feed(GRAPH).unwrap();
+        assert!(GRAPH.len() < DETECT_BYTES);
+        assert_eq!(opener.detected(), Detected { kind: FileKind::OpGraph, gzipped: false });
+        assert!(opener.detected().kind.analysed_off_the_page());
+    }
+
+    #[test]
     fn every_small_kind_is_parsed_by_the_one_dispatch() {
         let data = |rel: &str| std::fs::read(format!("{}/tests/data/{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap();
         let csv = data("ops-csv/dit-xl_inference_tpuv5p_bs8.csv");
@@ -416,7 +428,7 @@ mod tests {
             fed += slice.len();
         }
         assert!(fed <= DETECT_BYTES + 4096, "read {fed} bytes");
-        assert_eq!(opener.detected(), Some(Detected { kind: FileKind::Gzip, gzipped: true }));
+        assert_eq!(opener.detected(), Detected { kind: FileKind::Gzip, gzipped: true });
         assert_eq!(opener.into_gathered().unwrap().len(), DETECT_BYTES);
         // Fed whole in one slice, the same: only the head is kept.
         let mut opener = FileOpener::new("g.json.gz");
@@ -440,7 +452,7 @@ mod tests {
         let mut opener = FileOpener::new("big.csv");
         opener.feed(&head).unwrap();
         opener.feed(&vec![b'\n'; DETECT_BYTES]).unwrap();
-        assert_eq!(opener.detected().map(|d| d.kind), Some(FileKind::SimOpsCsv));
+        assert_eq!(opener.detected().kind, FileKind::SimOpsCsv);
         // Zeros, so that the slice costs no memory until it is read (it is refused unread).
         let e = opener.feed(&vec![0u8; limit]).unwrap_err();
         assert_eq!(e.error, ReadError::Import(ImportError::TooLarge { limit }));

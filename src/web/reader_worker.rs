@@ -198,7 +198,7 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>
     if is_cancelled(job) {
         return Ok(None);
     }
-    if opener.detected().is_none_or(|d| !d.kind.analysed_off_the_page()) {
+    if !opener.detected().kind.analysed_off_the_page() {
         if let Some(bytes) = opener.into_gathered() {
             return Ok(Some(Read::Bytes(bytes)));
         }

@@ -12,7 +12,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, digits, screenshotDir } from './harness.mjs';
+import { openPage, startBrowser, stopBrowser, cli, digits, root, screenshotDir } from './harness.mjs';
 
 let env;
 before(async () => {
@@ -165,4 +165,30 @@ test('the page bundle a first visit downloads stays within 600 KB gzipped', asyn
   assert.equal(firstLoad.length, 2, `expected the page's wasm and its glue in ${dist}, found ${firstLoad}`);
   const gz = firstLoad.reduce((n, f) => n + gzipSync(readFileSync(path.join(dist, f)), { level: 9 }).length, 0);
   assert.ok(gz <= 600_000, `the page's wasm + glue is ${gz} bytes gzipped, over the 600 KB budget`);
+});
+
+test('the page has a Content-Security-Policy: no inline script, nothing from another origin', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { dist } = await import('./harness.mjs');
+  const html = readFileSync(path.join(dist, 'index.html'), 'utf8');
+  const policy = html.match(/<meta http-equiv="Content-Security-Policy" content="([^"]+)">/);
+  assert.ok(policy, 'a CSP meta element');
+  for (const rule of ["default-src 'none'", "script-src 'self' 'wasm-unsafe-eval'", "connect-src 'self'", "object-src 'none'"]) {
+    assert.ok(policy[1].includes(rule), `${rule} in ${policy[1]}`);
+  }
+  assert.ok(!/'unsafe-inline'/.test(policy[1].replace("style-src-attr 'unsafe-inline'", '')), policy[1]);
+  const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+  assert.ok(scripts.length >= 1 && scripts.every(([, attrs, body]) => /\bsrc=/.test(attrs) && body.trim() === ''), 'every script is a file');
+  // The page runs under it: the block renders and a trace opens in the worker (the harness's
+  // check() fails on any console error, which is where CSP violations are reported).
+  const env = await startBrowser();
+  try {
+    const { page, check } = await openPage(env);
+    await page.getByTestId('unfused-total').waitFor();
+    await page.setInputFiles('#file-input', path.join(root, 'tests/data/traces/nvidia/hf_bert-small_eager_h100.json.gz'));
+    await page.getByTestId('results-title').getByText('Trace hf_bert-small_eager_h100.json.gz').waitFor();
+    await check();
+  } finally {
+    await stopBrowser(env);
+  }
 });

@@ -245,3 +245,69 @@ test('without a worker (its script fails), small files open on the page; traces 
     rmSync(noWorker, { recursive: true, force: true });
   }
 });
+
+/**
+ * A copy of dist/ whose worker loader wraps the real worker: a file named `crash-*` makes the
+ * worker fail after it started reading (as a trap or an allocation failure does), and a file
+ * named `stuck-*` is never answered, nor its Cancel (as a worker busy in a step that cannot be
+ * interrupted). Every other file goes to the real worker.
+ */
+function distWithFaultyWorker() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'fusionscope-faulty-'));
+  cpSync(dist, dir, { recursive: true });
+  writeFileSync(path.join(dir, 'fusionscope-reader_loader.js'), `
+importScripts("./fusionscope-reader.js");
+const stuck = new Set();
+wasm_bindgen("./fusionscope-reader_bg.wasm").then(() => {
+  const real = self.onmessage;
+  self.onmessage = (e) => {
+    const request = Array.isArray(e.data) ? e.data[0] : e.data;
+    const open = request instanceof Map ? request.get('open') : request.open;
+    const cancel = request instanceof Map ? request.get('cancel') : request.cancel;
+    const field = (o, k) => (o instanceof Map ? o.get(k) : o[k]);
+    if (open && field(open, 'name').startsWith('stuck-')) { stuck.add(field(open, 'job')); return; }
+    if (cancel && stuck.has(field(cancel, 'job'))) return;
+    real(e);
+    if (open && field(open, 'name').startsWith('crash-')) setTimeout(() => { throw new Error('RuntimeError: unreachable'); }, 30);
+  };
+});
+`);
+  return dir;
+}
+
+test('a worker that dies or ignores Cancel is replaced: the notice names the file, its traces leave the list, the next file opens', async () => {
+  const dir = distWithFaultyWorker();
+  const host = await startBrowser(dir);
+  try {
+    const { page, check } = await openPage(host);
+    await page.getByTestId('unfused-total').waitFor();
+    await page.setInputFiles('#file-input', abs(TRACES[7]));
+    await page.getByTestId('results-title').getByText(`Trace ${base(TRACES[7])}`).waitFor();
+    const crash = path.join(tmp, 'crash-me.json.gz');
+    cpSync(abs(TRACES[8]), crash);
+    await page.setInputFiles('#file-input', crash);
+    const notice = page.getByTestId('notice');
+    await notice.getByText(/^The analysis worker stopped \(.*unreachable.*\) reading crash-me\.json\.gz at .* of .*; a new one starts with the next file\. The trace it held \(hf_bert-small_eager_h100\.json\.gz\) is no longer listed: open it again to compare\.$/).waitFor();
+    assert.equal(await notice.getAttribute('role'), 'alert');
+    assert.equal(await page.getByTestId('trace-row').count(), 0);
+    // The next file opens in a new worker.
+    await page.setInputFiles('#file-input', abs(TRACES[8]));
+    await page.getByTestId('results-title').getByText(`Trace ${base(TRACES[8])}`).waitFor();
+    assert.equal(await page.getByTestId('trace-row').count(), 1);
+    // A worker that does not answer Cancel within a second is terminated and replaced.
+    const stuck = path.join(tmp, 'stuck-forever.json.gz');
+    cpSync(abs(TRACES[7]), stuck);
+    await page.setInputFiles('#file-input', stuck);
+    await page.getByTestId('reading').waitFor();
+    const cancelled = Date.now();
+    await page.getByTestId('cancel-read').click();
+    await notice.getByText(/^The analysis worker did not stop within a second of Cancel and was terminated; a new one starts with the next file\./).waitFor({ timeout: 5000 });
+    assert.ok(Date.now() - cancelled < 4000, 'the stuck worker was replaced promptly');
+    await page.setInputFiles('#file-input', abs(TRACES[7]));
+    await page.getByTestId('results-title').getByText(`Trace ${base(TRACES[7])}`).waitFor();
+    await check();
+  } finally {
+    await stopBrowser(host);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
