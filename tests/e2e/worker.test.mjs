@@ -268,7 +268,8 @@ wasm_bindgen("./fusionscope-reader_bg.wasm").then(() => {
     if (open && field(open, 'name').startsWith('stuck-')) { stuck.add(field(open, 'job')); return; }
     if (cancel && stuck.has(field(cancel, 'job'))) return;
     real(e);
-    if (open && field(open, 'name').startsWith('crash-')) setTimeout(() => { throw new Error('RuntimeError: unreachable'); }, 30);
+    // As a trap does: the worker fails while the file is being read.
+    if (open && field(open, 'name').startsWith('crash-')) throw new Error('RuntimeError: unreachable');
   };
 });
 `);
