@@ -15,3 +15,35 @@ pub const SHARED_OPTRACE_BYTES: usize = 64 * 1024;
 // ---- traces and compressed files ------------------------------------------------------------
 
 // ---- numbers ------------------------------------------------------------------------------------
+
+/// Peak FLOP/s a chip may have, whatever its source (a chip file, a link). The presets span
+/// 4.6e13 (TPU v2) to 2.25e15 (B200 dense bf16); the largest published single device, a
+/// wafer-scale engine (Cerebras WSE-3), claims 1.25e17. 1e6 (a microcontroller) to 1e21 (a
+/// zettaFLOP/s, 10⁴ × that) admits every real chip and any plausible future one, and keeps the
+/// roofline's axes within a few dozen decades.
+pub const CHIP_PEAK_FLOPS: std::ops::RangeInclusive<f64> = 1e6..=1e21;
+
+/// Memory bandwidth a chip may have, bytes/s. The presets span 6e11 (TPU v2) to 8e12 (B200);
+/// the largest published figure, a wafer-scale engine's on-chip SRAM, is 2.1e16 (21 PB/s).
+/// 1e6 (1 MB/s) to 1e17 (100 PB/s) admits them all with room.
+pub const CHIP_BANDWIDTH: std::ops::RangeInclusive<f64> = 1e6..=1e17;
+
+/// Per-kernel launch overhead a chip may have, µs. Presets use 0.5 (TPU) and 2 (GPU); an eager
+/// launch from Python costs tens of µs. 0 to 1e6 (one second, 10⁴ × a slow launch) admits any
+/// real figure.
+pub const CHIP_LAUNCH_OVERHEAD_US: std::ops::RangeInclusive<f64> = 0.0..=1e6;
+
+/// The longest chip name, in characters. Preset names are at most 13 ("A100 SXM 80GB"); the
+/// name is shown in the chip picker and chart titles, where 200 is already more than fits.
+pub const CHIP_NAME_CHARS: usize = 200;
+
+/// The longest note of where a chip's figures come from, in characters. The longest preset's
+/// is 110 characters (a TPU's NeuSim formula); 500 leaves room for a datasheet citation.
+pub const CHIP_SOURCE_CHARS: usize = 500;
+
+/// Decades the roofline chart spans at most on each axis: a grid line and a label per decade
+/// are drawn, so without a bound a chip of 1e308 FLOP/s made a loop of 2³¹ steps and hung the
+/// page. Charts of real workloads span about 10 (groups achieving 1e6 FLOP/s up to a peak of
+/// 1e15, with margins); beyond 30 the chart keeps the decades nearest the peak and draws lower
+/// points on its bottom edge.
+pub const ROOFLINE_DECADES: i32 = 30;
