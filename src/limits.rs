@@ -47,3 +47,8 @@ pub const CHIP_SOURCE_CHARS: usize = 500;
 /// 1e15, with margins); beyond 30 the chart keeps the decades nearest the peak and draws lower
 /// points on its bottom edge.
 pub const ROOFLINE_DECADES: i32 = 30;
+
+/// The most routed experts a MoE workload builds on one chip (one small op chain each). The
+/// largest real MoE model in the configs, DeepSeek-V3, has 256 routed experts; a config with
+/// 2³¹ of them would otherwise make billions of ops and hang the page that opened its link.
+pub const WORKLOAD_EXPERTS_PER_CHIP: u64 = 4096;

@@ -108,7 +108,7 @@ pub fn run(args: Args) -> CliResult {
     let phase: Phase = args.phase.parse()?;
     let params = WorkloadParams { batch: args.batch, seq_len: args.seq_len, output_len: args.output_len, tp: args.tp };
     let workload = build_workload(&config, phase, params)?;
-    let (analysis, mut time) = model_time(&workload, &chip);
+    let (analysis, mut time) = model_time(&workload, &chip)?;
     let calibration = match &args.calib {
         Some(path) => {
             let file = read_parsed(path, parse_calibration)?;

@@ -272,7 +272,7 @@ mod tests {
 
     fn report(chip: &Chip) -> TimeReport {
         let g = parse_graph(EXAMPLE).unwrap();
-        estimate(&g, &analyze(&g), chip)
+        estimate(&g, &analyze(&g), chip).unwrap()
     }
 
     #[test]
