@@ -10,6 +10,42 @@
 /// shrinks op traces about 8×, so this keeps such links near 8 KB.
 pub const SHARED_OPTRACE_BYTES: usize = 64 * 1024;
 
+/// The most a link's state may inflate to (its JSON, before it is read). A link is a few KB of
+/// deflate, and deflate inflates up to ~1000×, so without this a 60 KB link could make the
+/// page hold gigabytes. The largest state the tests make is the 500-op random graph's, 58,303
+/// bytes; the largest trace state is the A100 compiled trace's summary, 23,019 bytes, and the
+/// largest comparison 22,042 (`share::tests::real_states_are_far_under_the_state_limit`
+/// measures every shared trace, pair and the graph): 1 MiB leaves 18× room over the largest and
+/// stays small enough to read in a few milliseconds.
+pub const SHARE_STATE_BYTES: usize = 1 << 20;
+
+/// The most ops a shared op graph may have. A link carries the graph whole (about 100–120
+/// bytes of JSON per op); the largest graph the tests share has 500 ops (59 KB of state), and
+/// real hand-written graphs have tens. 5,000 ops keeps such a state near 600 KB, under
+/// [`SHARE_STATE_BYTES`] (longer names reach that sooner: the state limit still applies);
+/// larger graphs are sent as files.
+pub const SHARED_GRAPH_OPS: usize = 5_000;
+
+/// The longest simulator-table text a link carries (the page re-reads the table from it). The
+/// largest real table (DeepSeek-V2 prefill, `tests/data/ops-csv`) is 36 KB; 256 KiB is 7× that
+/// and, deflated about 6×, still a link of tens of KB.
+pub const SHARED_SIM_TABLE_BYTES: usize = 256 * 1024;
+
+/// The longest model-config text a link carries ("Model × chip" with a config from a file).
+/// The largest real config (`tests/data/models/models/gligen.json`) is 2.2 KB.
+pub const SHARED_MODEL_CONFIG_BYTES: usize = 64 * 1024;
+
+/// The longest name a link may carry, in characters: file names, op, tensor and kernel names,
+/// the selected op, model and chip preset names, a simulator table's notes. File names are at
+/// most 255 bytes on every common file system; op names are short; kernel names are not: a
+/// trace summary keeps them whole, and the longest among the shared traces of the tests is
+/// 1,817 characters (a templated C++ kernel). 16,384 is 9× that.
+pub const SHARED_NAME_CHARS: usize = 16 * 1024;
+
+/// The most notes a shared simulator view may carry (what was assumed reading its file name:
+/// at most one per workload field, 6 today).
+pub const SHARED_NOTES: usize = 32;
+
 // ---- op traces and simulator tables (text importers) ----------------------------------------
 
 // ---- traces and compressed files ------------------------------------------------------------
