@@ -103,7 +103,7 @@ pub fn run(args: Args) -> CliResult {
     let mut chip = load_chip(&args.chip)?;
     if let Some(us) = args.launch_us {
         chip.launch_overhead_us = us;
-        chip.validate().map_err(|e| format!("--launch-us {us}: {e}"))?;
+        chip.validate().map_err(|e| format!("--launch-us: {e}"))?;
     }
     let phase: Phase = args.phase.parse()?;
     let params = WorkloadParams { batch: args.batch, seq_len: args.seq_len, output_len: args.output_len, tp: args.tp };
