@@ -304,9 +304,11 @@ pub fn estimate_repeated(
         .enumerate()
         .map(|(gi, (g, t))| {
             let members: Vec<&OpTime> = g.ops.iter().map(|o| &ops[o.index()]).collect();
-            let flops = members.iter().try_fold(0u64, |a, o| a.checked_add(o.flops)).ok_or_else(|| {
-                TimeError::GroupFlops { group: gi + 1, first_op: members.first().map_or(String::new(), |o| o.name.clone()) }
-            })?;
+            let flops =
+                members.iter().try_fold(0u64, |a, o| a.checked_add(o.flops)).ok_or_else(|| TimeError::GroupFlops {
+                    group: gi + 1,
+                    first_op: members.first().map_or(String::new(), |o| o.name.clone()),
+                })?;
             let unfused_us: f64 = members.iter().map(|o| o.time_us).sum();
             let fused = roofline(flops, t.fused.total(), chip, 1);
             Ok(GroupTime {
@@ -327,15 +329,8 @@ pub fn estimate_repeated(
             })
         })
         .collect::<Result<_, TimeError>>()?;
-    let mut report = TimeReport {
-        chip: chip.name.clone(),
-        ops,
-        groups,
-        unfused_us: 0.0,
-        fused_us: 0.0,
-        speedup: 1.0,
-        total_flops,
-    };
+    let mut report =
+        TimeReport { chip: chip.name.clone(), ops, groups, unfused_us: 0.0, fused_us: 0.0, speedup: 1.0, total_flops };
     report.recompute_totals();
     Ok(report)
 }

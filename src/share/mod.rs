@@ -14,7 +14,7 @@
 //!
 //! Links come from strangers, so opening one is bounded at every step: the state may inflate to
 //! at most [`SHARE_STATE_BYTES`] (checked while inflating), is read straight into its types
-//! (no untyped JSON tree; [`read`] says how), and is then held to every per-view limit a page
+//! (no untyped JSON tree; `share/read.rs` says how), and is then held to every per-view limit a page
 //! holds a link to when it makes one ([`check_limits`]: op-trace text, graph ops, kernel lists,
 //! names). Every failure is a [`ShareError`] saying what was wrong, which the page shows over
 //! its default view.

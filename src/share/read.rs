@@ -1,4 +1,4 @@
-//! Reading a link's inflated JSON straight into [`SharedState`], in two passes over at most
+//! Reading a link's inflated JSON straight into [`super::SharedState`], in two passes over at most
 //! [`crate::limits::SHARE_STATE_BYTES`]:
 //!
 //! 1. [`view_tag`] reads only the envelope's `state.view` tag (everything else is skipped

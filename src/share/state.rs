@@ -1,6 +1,6 @@
 //! What a link holds ([`SharedState`], [`SharedView`]), how it is written as JSON, and why one
-//! cannot be opened ([`ShareError`]): the types that reading ([`super::read`]), the limits
-//! ([`super::caps`]) and the fragment's encoding (`share/mod.rs`) all use, kept below them.
+//! cannot be opened ([`ShareError`]): the types that reading (`share/read.rs`), the limits
+//! (`share/caps.rs`) and the fragment's encoding (`share/mod.rs`) all use, kept below them.
 
 use serde::Serialize;
 use thiserror::Error;
@@ -27,7 +27,7 @@ pub(super) const VIEWS: [&[&str]; 2] = [
 pub const FRAGMENT_KEY: &str = "s=";
 
 /// What a link restores. Written with serde's internal tag (`{"view": "graph", …}`); read by
-/// [`super::read`], which finds the tag first and reads the fields straight into the variant.
+/// `share/read.rs`, which finds the tag first and reads the fields straight into the variant.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "view", rename_all = "snake_case")]
 pub enum SharedView {
@@ -39,7 +39,7 @@ pub enum SharedView {
     TraceSummary {
         file_name: String,
         summary: TraceSummary,
-        /// Kernel lists were shortened to keep the link small ([`trim_summary`]).
+        /// Kernel lists were shortened to keep the link small ([`crate::share::trim_summary`]).
         #[serde(default)]
         trimmed: bool,
     },
@@ -93,7 +93,7 @@ impl From<SharedView> for SharedState {
     }
 }
 
-/// The state as a link writes it (read back by [`super::read`]).
+/// The state as a link writes it (read back by `share/read.rs`).
 #[derive(Serialize)]
 struct Envelope<'s> {
     v: u32,

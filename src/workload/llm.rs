@@ -4,9 +4,9 @@
 use crate::fusion::OpType::{Elementwise, Matmul, Reduction, Reshape};
 
 use super::config::LlmConfig;
-use crate::limits::WORKLOAD_EXPERTS_PER_CHIP;
 use super::net::Net;
 use super::{positive, LayerPart, Phase, ResolvedParams, Workload, WorkloadError, WorkloadParams};
+use crate::limits::WORKLOAD_EXPERTS_PER_CHIP;
 
 /// Token counts of one pass: `q` new tokens per sequence, attending over `ctx` tokens.
 #[derive(Debug, Clone, Copy)]

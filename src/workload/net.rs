@@ -58,7 +58,9 @@ impl Net {
     pub(crate) fn build(self) -> Result<(OpGraph, Vec<u64>), WorkloadError> {
         use crate::fusion::GraphError;
         let graph = self.builder.build().map_err(|e| match e {
-            GraphError::SizeOverflow { .. } | GraphError::TrafficOverflow { .. } => WorkloadError::TooLarge(e.to_string()),
+            GraphError::SizeOverflow { .. } | GraphError::TrafficOverflow { .. } => {
+                WorkloadError::TooLarge(e.to_string())
+            }
             other => WorkloadError::Internal(other.to_string()),
         })?;
         Ok((graph, self.op_repeat))

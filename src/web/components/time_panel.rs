@@ -54,8 +54,8 @@ fn timed(
 ) -> Result<Timed, String> {
     let chip = chip?;
     let repeat = workload.map(|w| w.op_repeat.as_slice()).unwrap_or(&[]);
-    let mut report =
-        estimate_repeated(graph, analysis, &chip, repeat).map_err(|e| format!("The time model cannot count this graph: {e}."))?;
+    let mut report = estimate_repeated(graph, analysis, &chip, repeat)
+        .map_err(|e| format!("The time model cannot count this graph: {e}."))?;
     let calibration = profile.map(|p| apply_calibration(&mut report, p));
     let table = group_time_table(&report, chip.launch_overhead_us);
     let svg = roofline_chart(&report, &chip).to_svg(&format!("Roofline on {}: fusion groups, fused", chip.name));
