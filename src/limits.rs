@@ -13,10 +13,11 @@ pub const SHARED_OPTRACE_BYTES: usize = 64 * 1024;
 /// The most a link's state may inflate to (its JSON, before it is read). A link is a few KB of
 /// deflate, and deflate inflates up to ~1000×, so without this a 60 KB link could make the
 /// page hold gigabytes. The largest state the tests make is the 500-op random graph's, 58,303
-/// bytes; the largest trace state is the A100 compiled trace's summary, 23,019 bytes, and the
-/// largest comparison 22,042 (`share::tests::real_states_are_far_under_the_state_limit`
-/// measures every shared trace, pair and the graph): 1 MiB leaves 18× room over the largest and
-/// stays small enough to read in a few milliseconds.
+/// bytes; then the DeepSeek-V2 simulator table's, 37,136; the largest trace state is the A100
+/// compiled trace's summary, 23,019 bytes, and the largest comparison 22,042 (the share tests
+/// measure the graph, every op trace, simulator table, shared trace and pair, and check each is
+/// under a tenth of this): 1 MiB leaves 18× room over the largest and stays small enough to read
+/// in a few milliseconds.
 pub const SHARE_STATE_BYTES: usize = 1 << 20;
 
 /// The most ops a shared op graph may have. A link carries the graph whole (about 100–120
