@@ -10,6 +10,43 @@
 /// shrinks op traces about 8×, so this keeps such links near 8 KB.
 pub const SHARED_OPTRACE_BYTES: usize = 64 * 1024;
 
+/// The most a link's state may inflate to (its JSON, before it is read). A link is a few KB of
+/// deflate, and deflate inflates up to ~1000×, so without this a 60 KB link could make the
+/// page hold gigabytes. The largest state the tests make is the 500-op random graph's, 58,303
+/// bytes; then the DeepSeek-V2 simulator table's, 37,136; the largest trace state is the A100
+/// compiled trace's summary, 23,019 bytes, and the largest comparison 22,042 (the share tests
+/// measure the graph, every op trace, simulator table, shared trace and pair, and check each is
+/// under a tenth of this): 1 MiB leaves 18× room over the largest and stays small enough to read
+/// in a few milliseconds.
+pub const SHARE_STATE_BYTES: usize = 1 << 20;
+
+/// The most ops a shared op graph may have. A link carries the graph whole (about 100–120
+/// bytes of JSON per op); the largest graph the tests share has 500 ops (59 KB of state), and
+/// real hand-written graphs have tens. 5,000 ops keeps such a state near 600 KB, under
+/// [`SHARE_STATE_BYTES`] (longer names reach that sooner: the state limit still applies);
+/// larger graphs are sent as files.
+pub const SHARED_GRAPH_OPS: usize = 5_000;
+
+/// The longest simulator-table text a link carries (the page re-reads the table from it). The
+/// largest real table (DeepSeek-V2 prefill, `tests/data/ops-csv`) is 36 KB; 256 KiB is 7× that
+/// and, deflated about 6×, still a link of tens of KB.
+pub const SHARED_SIM_TABLE_BYTES: usize = 256 * 1024;
+
+/// The longest model-config text a link carries ("Model × chip" with a config from a file).
+/// The largest real config (`tests/data/models/models/gligen.json`) is 2.2 KB.
+pub const SHARED_MODEL_CONFIG_BYTES: usize = 64 * 1024;
+
+/// The longest name a link may carry, in characters: file names, op, tensor and kernel names,
+/// the selected op, model and chip preset names, a simulator table's notes. File names are at
+/// most 255 bytes on every common file system; op names are short; kernel names are not: a
+/// trace summary keeps them whole, and the longest among the shared traces of the tests is
+/// 1,817 characters (a templated C++ kernel). 16,384 is 9× that.
+pub const SHARED_NAME_CHARS: usize = 16 * 1024;
+
+/// The most notes a shared simulator view may carry (what was assumed reading its file name:
+/// at most one per workload field, 6 today).
+pub const SHARED_NOTES: usize = 32;
+
 // ---- op traces and simulator tables (text importers) ----------------------------------------
 
 // ---- traces and compressed files ------------------------------------------------------------
@@ -45,3 +82,40 @@ pub const TRACE_NESTING_DEPTH: u32 = 64;
 pub const WHOLE_FILE_TEXT_BYTES: usize = 256 * 1024 * 1024;
 
 // ---- numbers ------------------------------------------------------------------------------------
+
+/// Peak FLOP/s a chip may have, whatever its source (a chip file, a link). The presets span
+/// 4.6e13 (TPU v2) to 2.25e15 (B200 dense bf16); the largest published single device, a
+/// wafer-scale engine (Cerebras WSE-3), claims 1.25e17. 1e6 (a microcontroller) to 1e21 (a
+/// zettaFLOP/s, 10⁴ × that) admits every real chip and any plausible future one, and keeps the
+/// roofline's axes within a few dozen decades.
+pub const CHIP_PEAK_FLOPS: std::ops::RangeInclusive<f64> = 1e6..=1e21;
+
+/// Memory bandwidth a chip may have, bytes/s. The presets span 6e11 (TPU v2) to 8e12 (B200);
+/// the largest published figure, a wafer-scale engine's on-chip SRAM, is 2.1e16 (21 PB/s).
+/// 1e6 (1 MB/s) to 1e17 (100 PB/s) admits them all with room.
+pub const CHIP_BANDWIDTH: std::ops::RangeInclusive<f64> = 1e6..=1e17;
+
+/// Per-kernel launch overhead a chip may have, µs. Presets use 0.5 (TPU) and 2 (GPU); an eager
+/// launch from Python costs tens of µs. 0 to 1e6 (one second, 10⁴ × a slow launch) admits any
+/// real figure.
+pub const CHIP_LAUNCH_OVERHEAD_US: std::ops::RangeInclusive<f64> = 0.0..=1e6;
+
+/// The longest chip name, in characters. Preset names are at most 13 ("A100 SXM 80GB"); the
+/// name is shown in the chip picker and chart titles, where 200 is already more than fits.
+pub const CHIP_NAME_CHARS: usize = 200;
+
+/// The longest note of where a chip's figures come from, in characters. The longest preset's
+/// is 110 characters (a TPU's NeuSim formula); 500 leaves room for a datasheet citation.
+pub const CHIP_SOURCE_CHARS: usize = 500;
+
+/// Decades the roofline chart spans at most on each axis: a grid line and a label per decade
+/// are drawn, so without a bound a chip of 1e308 FLOP/s made a loop of 2³¹ steps and hung the
+/// page. Charts of real workloads span about 10 (groups achieving 1e6 FLOP/s up to a peak of
+/// 1e15, with margins); beyond 30 the chart keeps the decades nearest the peak and draws lower
+/// points on its bottom edge.
+pub const ROOFLINE_DECADES: i32 = 30;
+
+/// The most routed experts a MoE workload builds on one chip (one small op chain each). The
+/// largest real MoE model in the configs, DeepSeek-V3, has 256 routed experts; a config with
+/// 2³¹ of them would otherwise make billions of ops and hang the page that opened its link.
+pub const WORKLOAD_EXPERTS_PER_CHIP: u64 = 4096;

@@ -271,3 +271,77 @@ fn random_generator_graphs_are_grouped_like_the_literal_rules() {
     let got = names(&g, &a.grouping.groups.iter().map(|gr| gr.ops.clone()).collect::<Vec<_>>());
     assert_eq!(got, reference_groups(&g));
 }
+
+/// Sizes that reach 64 bits: small dimensions mixed with 2^28, 2^31 and ~2^41 (the transformer
+/// case S = 2^31, H = 2^28 makes tensors of 2^60 to 2^63 bytes).
+fn huge_op() -> impl Strategy<Value = GenOp> {
+    let dim = prop_oneof![1u64..9, Just(1u64 << 28), Just(1u64 << 31), (1u64 << 40)..(1u64 << 42)];
+    (
+        prop_oneof![Just(OpType::Matmul), Just(OpType::Elementwise), Just(OpType::Reduction), Just(OpType::Reshape)],
+        prop::collection::vec((any::<bool>(), 0usize..1000), 0..4),
+        prop::collection::vec(dim, 0..3),
+        1u64..9,
+    )
+        .prop_map(|(op_type, inputs, shape, bpe)| GenOp { op_type, inputs, shape, bpe })
+}
+
+/// Tensor sizes by the rules of docs/fusion-rules.md in u128, which cannot overflow here:
+/// produced tensors take their op's shape, the others (never declared here) the output of their
+/// first reader.
+fn sizes_u128(specs: &[OpSpec]) -> HashMap<String, u128> {
+    let size = |s: &OpSpec| s.shape.iter().fold(u128::from(s.bytes_per_element), |a, &d| a * u128::from(d));
+    let mut sizes: HashMap<String, u128> = specs.iter().map(|s| (s.output.clone(), size(s))).collect();
+    for s in specs {
+        for t in &s.inputs {
+            sizes.entry(t.clone()).or_insert_with(|| size(s));
+        }
+    }
+    sizes
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// No sizes make a wrapped total: the graph is refused with the overflow named exactly when
+    /// a size or the unfused traffic passes 2^64 − 1, and otherwise every total equals its u128
+    /// recomputation (unfused read and written; fused as the sum of its groups).
+    #[test]
+    fn no_sizes_produce_a_wrapped_total(ops in prop::collection::vec(huge_op(), 1..12)) {
+        use fusionscope::fusion::GraphError;
+        let specs = specs(&ops);
+        let sizes = sizes_u128(&specs);
+        let mut read = 0u128;
+        let mut written = 0u128;
+        for s in &specs {
+            let distinct: BTreeSet<&String> = s.inputs.iter().collect();
+            read += distinct.iter().map(|t| sizes[*t]).sum::<u128>();
+            written += sizes[&s.output];
+        }
+        let mut b = GraphBuilder::new();
+        for s in &specs {
+            b.add_op(s.clone()).unwrap();
+        }
+        let max = u128::from(u64::MAX);
+        match b.build() {
+            Err(GraphError::SizeOverflow { tensor }) => prop_assert!(sizes[&tensor] > max, "{tensor} fits"),
+            Err(GraphError::TrafficOverflow { op }) => {
+                prop_assert!(sizes.values().all(|&s| s <= max));
+                prop_assert!(read + written > max, "refused at {op}, but the traffic fits");
+            }
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+            Ok(g) => {
+                prop_assert!(read + written <= max);
+                let r = analyze(&g).report(&g);
+                prop_assert_eq!(u128::from(r.unfused.bytes_read), read);
+                prop_assert_eq!(u128::from(r.unfused.bytes_written), written);
+                prop_assert_eq!(u128::from(r.unfused.total), read + written);
+                let fused: u128 = r.group_details.iter().map(|d| u128::from(d.fused.total)).sum();
+                let unfused: u128 = r.group_details.iter().map(|d| u128::from(d.unfused.total)).sum();
+                prop_assert_eq!(u128::from(r.fused.total), fused);
+                prop_assert_eq!(unfused, read + written);
+                prop_assert!(r.fused.total <= r.unfused.total);
+                prop_assert_eq!(u128::from(r.fused.saved_by_fusion), read + written - fused);
+            }
+        }
+    }
+}

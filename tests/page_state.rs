@@ -91,6 +91,36 @@ mod state {
         assert!(broken.notice.unwrap().text.starts_with("bad.optrace is an op trace but cannot be read: line 1:"));
     }
 
+    /// A page never makes a link it would refuse to open, and a link over the limits (hand-made
+    /// or from an older page) leaves the page usable, with a notice naming what was over.
+    #[test]
+    fn links_over_the_limits_are_neither_made_nor_opened() {
+        use fusionscope::fusion::{json::to_file, random::random_graph};
+        use fusionscope::page::open::open_bytes;
+        let big = serde_json::to_vec(&to_file(&random_graph(5_001, 3))).unwrap();
+        let s = reduce(State::default(), open_bytes("big.json", &big, 1));
+        assert!(matches!(s.source, Source::Graph { .. }), "{:?}", s.notice);
+        assert_eq!(
+            s.shared_view().unwrap_err(),
+            "This view is too large for a share link: the link's graph has 5,001 ops; a link holds at most 5,000. \
+             Send the file instead."
+        );
+        // The link such a page would have made (encode does not check) opens to the default
+        // block with the same words.
+        let Source::Graph { graph, .. } = &s.source else { unreachable!() };
+        let opened = State::from_fragment(&encode(&SharedView::of_graph("big.json", graph).into()));
+        assert_eq!(
+            opened.notice.as_ref().unwrap().text,
+            "This share link cannot be opened: the link's graph has 5,001 ops; a link holds at most 5,000."
+        );
+        assert_eq!(opened.shown().unwrap().report.unfused.total, 2_348_810_240);
+        // A 5,000-op graph is shared and opens.
+        let fits = serde_json::to_vec(&to_file(&random_graph(5_000, 3))).unwrap();
+        let s = reduce(State::default(), open_bytes("fits.json", &fits, 2));
+        let opened = State::from_fragment(&encode(&s.shared_view().unwrap()));
+        assert!(opened.notice.is_none() && matches!(opened.source, Source::Graph { .. }));
+    }
+
     #[test]
     fn notices_do_not_change_the_figures() {
         let s = reduce(State::default(), Action::Fail("x.json cannot be opened".into()));

@@ -18,7 +18,7 @@ fn table(name: &str) -> SimTable {
 fn side_by_side(model: &str, csv: &str, phase: Phase, p: WorkloadParams) -> (Comparison, SimTable) {
     let w = build_workload(&preset_model(model).unwrap(), phase, p).unwrap();
     let chip = preset("tpuv5p").unwrap();
-    let (_, time) = model_time(&w, &chip);
+    let (_, time) = model_time(&w, &chip).unwrap();
     let t = table(csv);
     (compare(&t, &w, &time), t)
 }

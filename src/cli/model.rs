@@ -102,15 +102,13 @@ pub fn run(args: Args) -> CliResult {
     let config = load_model(&args.model)?;
     let mut chip = load_chip(&args.chip)?;
     if let Some(us) = args.launch_us {
-        if !us.is_finite() || us < 0.0 {
-            return Err(format!("--launch-us {us}: must be a finite number ≥ 0").into());
-        }
         chip.launch_overhead_us = us;
+        chip.validate().map_err(|e| format!("--launch-us: {e}"))?;
     }
     let phase: Phase = args.phase.parse()?;
     let params = WorkloadParams { batch: args.batch, seq_len: args.seq_len, output_len: args.output_len, tp: args.tp };
     let workload = build_workload(&config, phase, params)?;
-    let (analysis, mut time) = model_time(&workload, &chip);
+    let (analysis, mut time) = model_time(&workload, &chip)?;
     let calibration = match &args.calib {
         Some(path) => {
             let file = read_parsed(path, parse_calibration)?;

@@ -22,6 +22,8 @@ pub fn analyze(graph: &OpGraph) -> Analysis {
 }
 
 impl Analysis {
+    /// `unfused.total − fused.total`. Fusion never adds traffic (a group's fused figure is part
+    /// of its unfused one; `tests/fusion_props.rs` checks it), so the subtraction never saturates.
     pub fn saved_bytes(&self) -> u64 {
         self.traffic.unfused.total().saturating_sub(self.traffic.fused.total())
     }

@@ -64,6 +64,14 @@ pub enum GraphError {
 
     #[error("tensor \"{tensor}\" is too large: its size in bytes does not fit in 64 bits")]
     SizeOverflow { tensor: String },
+
+    /// The unfused traffic (every op reading its inputs and writing its output) passes 2^64 − 1
+    /// bytes at this op, in file order: totals that large cannot be counted in 64 bits.
+    #[error(
+        "the graph is too large: its memory traffic passes 2^64 bytes at op \"{op}\" (each tensor fits, but the \
+         bytes its ops read and write do not fit in 64 bits)"
+    )]
+    TrafficOverflow { op: String },
 }
 
 fn cycle_text(ops: &[String]) -> String {
@@ -88,7 +96,10 @@ impl GraphError {
             | GraphError::OpBytesPerElement { at, .. }
             | GraphError::TensorBytesPerElement { at, .. }
             | GraphError::EmptyName { at, .. } => Some(at),
-            GraphError::Json { .. } | GraphError::Cycle { .. } | GraphError::SizeOverflow { .. } => None,
+            GraphError::Json { .. }
+            | GraphError::Cycle { .. }
+            | GraphError::SizeOverflow { .. }
+            | GraphError::TrafficOverflow { .. } => None,
         };
         if let Some(at) = slot {
             if at.0.is_none() {

@@ -1,9 +1,11 @@
 //! The op graph: ops that read tensors and write one tensor each.
 //!
 //! An [`OpGraph`] can only be obtained through [`GraphBuilder::build`], which validates it
-//! (unique op names, one producer per tensor, no cycle, sizes that fit in 64 bits). Every
-//! `OpGraph` therefore has a topological processing order and known tensor sizes, and the
-//! analysis on it cannot fail.
+//! (unique op names, one producer per tensor, no cycle, sizes that fit in 64 bits, and total
+//! traffic that fits in 64 bits). Every `OpGraph` therefore has a topological processing order
+//! and known tensor sizes, and the analysis on it cannot fail: every traffic figure (read,
+//! written, total, per group, fused or unfused, one op alone) is at most the unfused total, which
+//! [`GraphBuilder::build`] has checked fits, so no sum of sizes can wrap.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
@@ -314,6 +316,7 @@ impl GraphBuilder {
     pub fn build(mut self) -> Result<OpGraph, GraphError> {
         let order = processing_order(&self.ops, &self.tensors)?;
         compute_sizes(&self.ops, &mut self.tensors)?;
+        check_traffic(&self.ops, &self.tensors)?;
         let producer = self.tensors.iter().map(|t| t.producer.map_or(u32::MAX, |p| p.0)).collect();
         let size = self.tensors.iter().map(|t| t.size_bytes).collect();
         Ok(OpGraph { ops: self.ops, tensors: self.tensors, order, producer, size })
@@ -336,6 +339,30 @@ fn processing_order(ops: &[Op], tensors: &[Tensor]) -> Result<Vec<OpId>, GraphEr
 
 fn shape_bytes(shape: &[u64], bytes_per_element: u64) -> Option<u64> {
     shape.iter().try_fold(bytes_per_element, |acc, &d| acc.checked_mul(d))
+}
+
+/// The unfused traffic (each op reads each of its distinct inputs once and writes its output)
+/// counted with overflow checks: the error names the op at which the total passes 2^64 − 1.
+///
+/// Every other traffic figure is bounded by this one — a group's fused reads are distinct
+/// tensors some op of the group reads, its writes outputs of its ops, and a figure for part of
+/// the graph is a part of the whole — so once it fits, the analysis can add sizes without
+/// checks.
+fn check_traffic(ops: &[Op], tensors: &[Tensor]) -> Result<(), GraphError> {
+    // The last op that counted each tensor, so that an op listing a tensor twice counts it once.
+    let mut seen = vec![u32::MAX; tensors.len()];
+    let mut total = 0u64;
+    for (i, op) in ops.iter().enumerate() {
+        let overflow = || GraphError::TrafficOverflow { op: op.name.clone() };
+        total = total.checked_add(tensors[op.output.index()].size_bytes).ok_or_else(overflow)?;
+        for &t in &op.inputs {
+            if seen[t.index()] != i as u32 {
+                seen[t.index()] = i as u32;
+                total = total.checked_add(tensors[t.index()].size_bytes).ok_or_else(overflow)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Tensor sizes as `docs/fusion-rules.md` ("Tensor sizes") defines them.

@@ -1,5 +1,9 @@
 //! Global-memory traffic, unfused and fused, as `docs/fusion-rules.md` ("Memory traffic")
 //! defines it.
+//!
+//! Sums here are plain additions: every figure is at most the graph's unfused total, which
+//! [`crate::fusion::GraphBuilder::build`] has checked fits in 64 bits (a graph whose traffic
+//! does not is refused there, naming the op), so none can wrap.
 
 use serde::Serialize;
 

@@ -90,7 +90,7 @@ mod tests {
         let g = parse_graph(EXAMPLE).unwrap();
         let a = analyze(&g);
         let chip = preset("h100").unwrap();
-        let mut t = estimate(&g, &a, &chip);
+        let mut t = estimate(&g, &a, &chip).unwrap();
         let roofline_fused = t.groups[0].fused_us;
         let p = profile(include_str!("../../tests/data/calibration/i7_12700k_with_fusion.json"));
         let s = apply_calibration(&mut t, &p);
@@ -114,7 +114,7 @@ mod tests {
         let g = parse_graph(EXAMPLE).unwrap();
         let a = analyze(&g);
         let chip = preset("a100").unwrap();
-        let mut t = estimate(&g, &a, &chip);
+        let mut t = estimate(&g, &a, &chip).unwrap();
         let before = t.clone();
         let p = profile(include_str!("../../tests/data/calibration/jetson_orin_nano_gpu_pytorch.json"));
         let s = apply_calibration(&mut t, &p);

@@ -9,13 +9,24 @@
 //!   bandwidth = `hbm_bw_GBps × 10⁹` bytes/s (decimal GB, as the datasheets state it);
 //! * a simple form `{"name": "my-gpu", "peak_flops": 9.89e14, "hbm_bw_GBps": 3350,
 //!   "launch_overhead_us": 2.0}` (`launch_overhead_us` optional, default 0).
+//!
+//! Every chip that is not a preset (read from a file, restored from a share link, deserialised
+//! in any way) is held to the ranges of [`crate::limits`] ([`Chip::validate`]): a chip of 1e308
+//! FLOP/s or a NaN bandwidth would make every time and chart meaningless, and once made the
+//! roofline chart loop over billions of decades.
+
+use std::ops::RangeInclusive;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
-/// A chip as the time model sees it.
+use crate::limits::{CHIP_BANDWIDTH, CHIP_LAUNCH_OVERHEAD_US, CHIP_NAME_CHARS, CHIP_PEAK_FLOPS, CHIP_SOURCE_CHARS};
+
+/// A chip as the time model sees it. Deserialising one validates it ([`Chip::validate`]), so a
+/// share link cannot bring in figures a chip file could not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ChipFields")]
 pub struct Chip {
     /// Display name, e.g. `TPU v5p` or `H100 SXM`.
     pub name: String,
@@ -29,10 +40,83 @@ pub struct Chip {
     pub source: String,
 }
 
+/// A chip as written (in a share link), before [`Chip::validate`].
+#[derive(Deserialize)]
+struct ChipFields {
+    name: String,
+    peak_flops: f64,
+    hbm_bandwidth: f64,
+    launch_overhead_us: f64,
+    source: String,
+}
+
+impl TryFrom<ChipFields> for Chip {
+    type Error = ChipError;
+    fn try_from(f: ChipFields) -> Result<Self, ChipError> {
+        let chip = Chip {
+            name: f.name,
+            peak_flops: f.peak_flops,
+            hbm_bandwidth: f.hbm_bandwidth,
+            launch_overhead_us: f.launch_overhead_us,
+            source: f.source,
+        };
+        chip.validate()?;
+        Ok(chip)
+    }
+}
+
 impl Chip {
     /// Arithmetic intensity (FLOP/byte) above which an op is compute-bound: `peak / bandwidth`.
     pub fn ridge_intensity(&self) -> f64 {
         self.peak_flops / self.hbm_bandwidth
+    }
+
+    /// Checks every field against [`crate::limits`]: name and source lengths, peak FLOP/s,
+    /// bandwidth and launch overhead within their ranges (NaN and infinities are outside every
+    /// range). The error names the field, its value and the range.
+    pub fn validate(&self) -> Result<(), ChipError> {
+        text_field("name", &self.name, CHIP_NAME_CHARS, false)?;
+        text_field("source", &self.source, CHIP_SOURCE_CHARS, true)?;
+        in_range("peak_flops", self.peak_flops, &CHIP_PEAK_FLOPS, 1.0, "FLOP/s")?;
+        in_range("hbm_bandwidth", self.hbm_bandwidth, &CHIP_BANDWIDTH, 1.0, "bytes/s")?;
+        in_range("launch_overhead_us", self.launch_overhead_us, &CHIP_LAUNCH_OVERHEAD_US, 1.0, "µs")?;
+        Ok(())
+    }
+}
+
+/// `1e308`, `1e-320`, `2000`, `0.001`, `NaN`: short enough for a one-line message, exact enough
+/// to recognise the value typed.
+fn show(v: f64) -> String {
+    if v == 0.0 || (v.is_finite() && (1e-3..1e5).contains(&v.abs())) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// `value` (in the field's own unit, `scale` × the range's) within `range`, else the error
+/// naming the field.
+fn in_range(
+    field: &'static str,
+    value: f64,
+    range: &RangeInclusive<f64>,
+    scale: f64,
+    unit: &'static str,
+) -> Result<(), ChipError> {
+    let (lo, hi) = (range.start() / scale, range.end() / scale);
+    if (lo..=hi).contains(&value) {
+        Ok(())
+    } else {
+        Err(ChipError::OutOfRange { field, value: show(value), range: format!("{} to {} {unit}", show(lo), show(hi)) })
+    }
+}
+
+fn text_field(field: &'static str, text: &str, max: usize, may_be_empty: bool) -> Result<(), ChipError> {
+    let chars = text.chars().count();
+    if (chars == 0 && !may_be_empty) || chars > max {
+        Err(ChipError::Text { field, chars, max })
+    } else {
+        Ok(())
     }
 }
 
@@ -50,8 +134,10 @@ pub enum ChipError {
     MissingField(&'static str),
     #[error("chip field `{field}` must be a positive finite number (got {value})")]
     BadNumber { field: &'static str, value: String },
-    #[error("chip field `launch_overhead_us` must be a finite number ≥ 0 (got {0})")]
-    BadLaunchOverhead(String),
+    #[error("chip field `{field}` is {value}, outside the accepted range {range}")]
+    OutOfRange { field: &'static str, value: String, range: String },
+    #[error("chip field `{field}` is {chars} characters long; it must have 1 to {max}")]
+    Text { field: &'static str, chars: usize, max: usize },
     #[error("unknown chip preset `{name}`; known presets: {known}")]
     UnknownPreset { name: String, known: String },
 }
@@ -61,7 +147,8 @@ pub fn systolic_peak_flops(num_sa: f64, sa_dim: f64, freq_ghz: f64) -> f64 {
     num_sa * sa_dim * sa_dim * 2.0 * freq_ghz * 1e9
 }
 
-/// Reads a chip JSON in either accepted form.
+/// Reads a chip JSON in either accepted form and validates it ([`Chip::validate`]); errors
+/// name the field as the file writes it (`hbm_bw_GBps` in GB/s).
 pub fn parse_chip(text: &str) -> Result<Chip, ChipError> {
     let value: Value = serde_json::from_str(text).map_err(|e| ChipError::Json {
         line: e.line(),
@@ -73,43 +160,59 @@ pub fn parse_chip(text: &str) -> Result<Chip, ChipError> {
         let v = obj.get(field).ok_or(ChipError::MissingField(field))?;
         match v.as_f64() {
             Some(x) if x.is_finite() && x > 0.0 => Ok(x),
-            _ => Err(ChipError::BadNumber { field, value: v.to_string() }),
+            _ => Err(ChipError::BadNumber { field, value: v.to_string().chars().take(40).collect() }),
         }
     };
     let launch = match obj.get("launch_overhead_us") {
         None => None,
-        Some(v) => match v.as_f64() {
-            Some(x) if x.is_finite() && x >= 0.0 => Some(x),
-            _ => return Err(ChipError::BadLaunchOverhead(v.to_string())),
-        },
+        Some(v) => {
+            let x = v.as_f64().ok_or_else(|| ChipError::OutOfRange {
+                field: "launch_overhead_us",
+                value: v.to_string().chars().take(40).collect(),
+                range: format!(
+                    "{} to {} µs",
+                    show(*CHIP_LAUNCH_OVERHEAD_US.start()),
+                    show(*CHIP_LAUNCH_OVERHEAD_US.end())
+                ),
+            })?;
+            in_range("launch_overhead_us", x, &CHIP_LAUNCH_OVERHEAD_US, 1.0, "µs")?;
+            Some(x)
+        }
+    };
+    let bandwidth = |gbps: f64| -> Result<f64, ChipError> {
+        in_range("hbm_bw_GBps", gbps, &CHIP_BANDWIDTH, 1e9, "GB/s")?;
+        Ok(gbps * 1e9)
     };
     let name_field = obj.get("name").map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
-    if obj.contains_key("num_sa") {
+    let chip = if obj.contains_key("num_sa") {
         let peak = systolic_peak_flops(num("num_sa")?, num("sa_dim")?, num("freq_GHz")?);
-        let bw = num("hbm_bw_GBps")? * 1e9;
+        in_range("num_sa × sa_dim² × 2 × freq_GHz × 10⁹ (peak FLOP/s)", peak, &CHIP_PEAK_FLOPS, 1.0, "FLOP/s")?;
+        let bw = bandwidth(num("hbm_bw_GBps")?)?;
         let name = match name_field {
             // NeuSim names TPUs by generation only ("5p").
             Some(n) if !n.is_empty() && n.chars().next().is_some_and(|c| c.is_ascii_digit()) => format!("TPU v{n}"),
             Some(n) if !n.is_empty() => n,
             _ => "unnamed NeuSim chip".to_string(),
         };
-        Ok(Chip {
+        Chip {
             name,
             peak_flops: peak,
             hbm_bandwidth: bw,
             launch_overhead_us: launch.unwrap_or(TPU_LAUNCH_OVERHEAD_US),
             source: "NeuSim chip config: peak = num_sa × sa_dim² × 2 × freq_GHz, bandwidth = hbm_bw_GBps".into(),
-        })
+        }
     } else {
         let name = name_field.ok_or(ChipError::MissingField("name"))?;
-        Ok(Chip {
+        Chip {
             name,
             peak_flops: num("peak_flops")?,
-            hbm_bandwidth: num("hbm_bw_GBps")? * 1e9,
+            hbm_bandwidth: bandwidth(num("hbm_bw_GBps")?)?,
             launch_overhead_us: launch.unwrap_or(0.0),
             source: "user chip JSON".into(),
-        })
-    }
+        }
+    };
+    chip.validate()?;
+    Ok(chip)
 }
 
 /// Per-op fixed cost for TPU presets: the NeuSim simulator never reports an op faster than
@@ -235,7 +338,9 @@ pub fn preset(name: &str) -> Result<Chip, ChipError> {
             source: g.source.to_string(),
         });
     }
-    Err(ChipError::UnknownPreset { name: name.to_string(), known: preset_names().join(", ") })
+    // The name may come from an edited link: quote a bounded part of it.
+    let name = crate::units::ellipsize(name, 40);
+    Err(ChipError::UnknownPreset { name, known: preset_names().join(", ") })
 }
 
 /// Every preset, in [`preset_names`] order.
@@ -280,7 +385,73 @@ mod tests {
         assert_eq!(parse_chip("[1]").unwrap_err(), ChipError::NotObject);
         assert!(matches!(
             parse_chip(r#"{"num_sa": 2, "sa_dim": 128, "freq_GHz": 1, "hbm_bw_GBps": 1, "launch_overhead_us": -3}"#),
-            Err(ChipError::BadLaunchOverhead(_))
+            Err(ChipError::OutOfRange { field: "launch_overhead_us", .. })
         ));
+    }
+
+    #[test]
+    fn every_preset_is_within_the_limits() {
+        for c in all_presets() {
+            assert_eq!(c.validate(), Ok(()), "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn absurd_figures_are_refused_naming_the_field_and_range() {
+        let simple = |peak: &str, bw: &str| {
+            parse_chip(&format!(r#"{{"name": "x", "peak_flops": {peak}, "hbm_bw_GBps": {bw}}}"#))
+        };
+        assert_eq!(
+            simple("1e308", "1000").unwrap_err().to_string(),
+            "chip field `peak_flops` is 1e308, outside the accepted range 1e6 to 1e21 FLOP/s"
+        );
+        assert_eq!(
+            simple("1e-320", "1000").unwrap_err().to_string(),
+            "chip field `peak_flops` is 1e-320, outside the accepted range 1e6 to 1e21 FLOP/s"
+        );
+        assert_eq!(
+            simple("1e15", "1e12").unwrap_err().to_string(),
+            "chip field `hbm_bw_GBps` is 1e12, outside the accepted range 0.001 to 1e8 GB/s"
+        );
+        let neusim = parse_chip(r#"{"num_sa": 1e200, "sa_dim": 128, "freq_GHz": 1, "hbm_bw_GBps": 100}"#);
+        assert!(matches!(&neusim, Err(ChipError::OutOfRange { value, .. }) if value.ends_with("e213")), "{neusim:?}");
+        let long = format!(r#"{{"name": "{}", "peak_flops": 1e15, "hbm_bw_GBps": 1000}}"#, "n".repeat(201));
+        assert_eq!(
+            parse_chip(&long).unwrap_err().to_string(),
+            "chip field `name` is 201 characters long; it must have 1 to 200"
+        );
+        assert!(matches!(
+            simple("1e15", "1000").map(|mut c| {
+                c.name.clear();
+                c.validate()
+            }),
+            Ok(Err(ChipError::Text { field: "name", .. }))
+        ));
+        let c = Chip { peak_flops: f64::NAN, ..preset("h100").unwrap() };
+        assert_eq!(
+            c.validate().unwrap_err().to_string(),
+            "chip field `peak_flops` is NaN, outside the accepted range 1e6 to 1e21 FLOP/s"
+        );
+        let c = Chip { launch_overhead_us: f64::INFINITY, ..preset("h100").unwrap() };
+        assert!(matches!(c.validate(), Err(ChipError::OutOfRange { field: "launch_overhead_us", .. })));
+    }
+
+    #[test]
+    fn deserialising_a_chip_validates_it() {
+        let json = |peak: &str| {
+            format!(
+                r#"{{"name": "x", "peak_flops": {peak}, "hbm_bandwidth": 1e12, "launch_overhead_us": 1, "source": "s"}}"#
+            )
+        };
+        assert!(serde_json::from_str::<Chip>(&json("1e15")).is_ok());
+        let e = serde_json::from_str::<Chip>(&json("1e308")).unwrap_err().to_string();
+        assert!(e.contains("chip field `peak_flops` is 1e308, outside the accepted range 1e6 to 1e21 FLOP/s"), "{e}");
+        assert!(serde_json::from_str::<Chip>(&json("-5")).is_err());
+    }
+
+    #[test]
+    fn an_edited_preset_name_is_quoted_short() {
+        let e = preset(&"z".repeat(100_000)).unwrap_err().to_string();
+        assert!(e.len() < 400, "{e}");
     }
 }

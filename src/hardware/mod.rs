@@ -13,5 +13,7 @@ pub mod time_view;
 
 pub use calibrated::{apply_calibration, CalibratedGroup, CalibrationSummary};
 pub use chip::{parse_chip, preset, preset_names, Chip, ChipError};
-pub use roofline::{estimate, estimate_repeated, roofline_chart, Bound, GroupTime, OpTime, RooflineChart, TimeReport};
+pub use roofline::{
+    estimate, estimate_repeated, roofline_chart, Bound, GroupTime, OpTime, RooflineChart, TimeError, TimeReport,
+};
 pub use time_view::{group_time_table, ChipChoice};

@@ -13,8 +13,13 @@
 //!   writes its output (the unfused traffic of `docs/fusion-rules.md`); a fused group costs the
 //!   group's fused traffic from [`crate::fusion::Analysis`].
 //! * Unfused, every op is a kernel and pays one launch overhead; fused, a group is one kernel.
+//!
+//! FLOP counts are exact: an op, a group or a repeat-weighted total whose count does not fit in
+//! 64 bits is a [`TimeError`] naming it, never a wrapped or capped count shown as if right.
+//! Byte counts need no check: they are traffic figures, which the graph bounds when it is built.
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 use super::chip::Chip;
 use crate::fusion::{Analysis, OpGraph, OpId, OpType, TensorId};
@@ -23,6 +28,17 @@ use crate::fusion::{Analysis, OpGraph, OpId, OpType, TensorId};
 /// multiplies by the weight (4); softmax takes a max, subtracts, exponentiates, sums and
 /// divides (5). The figure only matters for compute-bound reductions, which are rare.
 pub const REDUCTION_FLOPS_PER_ELEMENT: u64 = 4;
+
+/// A FLOP count that does not fit in 64 bits, naming where it passes.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum TimeError {
+    #[error("op \"{op}\" does more FLOPs ({formula}) than 64 bits can count")]
+    OpFlops { op: String, formula: &'static str },
+    #[error("fusion group {group} (first op \"{first_op}\") does more FLOPs than 64 bits can count")]
+    GroupFlops { group: usize, first_op: String },
+    #[error("the total FLOPs pass what 64 bits can count at op \"{op}\" ({repeat} runs)")]
+    TotalFlops { op: String, repeat: u64 },
+}
 
 /// Which side of the roofline limits a kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,8 +100,10 @@ pub fn tensor_shape(graph: &OpGraph, t: TensorId) -> Option<&[u64]> {
     }
 }
 
-fn elements(shape: &[u64]) -> u64 {
-    shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
+/// Elements of a shape; `None` if the count does not fit in 64 bits (never for a tensor of a
+/// built graph, whose size in bytes fits).
+fn elements(shape: &[u64]) -> Option<u64> {
+    shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
 }
 
 /// A matmul's contracted dimension `K` (see the module doc), and whether it came from a shape.
@@ -100,26 +118,35 @@ pub fn matmul_k(graph: &OpGraph, id: OpId) -> (u64, bool) {
     }
 }
 
-/// FLOPs of one op and whether its `K` was known (always true for non-matmuls).
-pub fn op_flops(graph: &OpGraph, id: OpId) -> (u64, bool) {
+/// FLOPs of one op and whether its `K` was known (always true for non-matmuls); an error
+/// naming the op when they do not fit in 64 bits (a matmul's `K` is any dimension of its input,
+/// so `2 · M · N · K` can pass 2^64 though every tensor fits).
+pub fn op_flops(graph: &OpGraph, id: OpId) -> Result<(u64, bool), TimeError> {
     let op = graph.op(id);
-    let out = elements(&op.shape);
-    match op.op_type {
+    let too_many = |formula| TimeError::OpFlops { op: op.name.clone(), formula };
+    let out = elements(&op.shape).ok_or_else(|| too_many("output elements"))?;
+    Ok(match op.op_type {
         OpType::Matmul => {
             let (k, known) = matmul_k(graph, id);
-            (out.saturating_mul(k).saturating_mul(2), known)
+            let flops = out.checked_mul(k).and_then(|f| f.checked_mul(2));
+            (flops.ok_or_else(|| too_many("2 · M · N · K"))?, known)
         }
         OpType::Elementwise => (out, true),
         OpType::Reduction => {
-            let input = op.inputs.first().and_then(|&t| tensor_shape(graph, t)).map(elements).unwrap_or(out);
-            (input.saturating_mul(REDUCTION_FLOPS_PER_ELEMENT), true)
+            let input = match op.inputs.first().and_then(|&t| tensor_shape(graph, t)) {
+                Some(shape) => elements(shape),
+                None => Some(out),
+            };
+            let flops = input.and_then(|n| n.checked_mul(REDUCTION_FLOPS_PER_ELEMENT));
+            (flops.ok_or_else(|| too_many("4 per input element"))?, true)
         }
         OpType::Reshape => (0, true),
-    }
+    })
 }
 
 /// An op run alone: each distinct input read once, the output written (the unfused traffic of
-/// `docs/fusion-rules.md`).
+/// `docs/fusion-rules.md`). Part of the graph's unfused total, which fits in 64 bits (checked
+/// when the graph was built), so the sum cannot wrap.
 pub fn op_bytes(graph: &OpGraph, id: OpId) -> u64 {
     let op = graph.op(id);
     let mut seen: Vec<TensorId> = Vec::with_capacity(op.inputs.len());
@@ -127,7 +154,7 @@ pub fn op_bytes(graph: &OpGraph, id: OpId) -> u64 {
     for &t in &op.inputs {
         if !seen.contains(&t) {
             seen.push(t);
-            bytes = bytes.saturating_add(graph.tensor(t).size_bytes);
+            bytes += graph.tensor(t).size_bytes;
         }
     }
     bytes
@@ -201,6 +228,8 @@ pub struct TimeReport {
     pub fused_us: f64,
     /// `unfused_us / fused_us` (1 for an empty graph).
     pub speedup: f64,
+    /// FLOPs of every op, weighted by its runs (checked to fit in 64 bits).
+    pub total_flops: u64,
 }
 
 fn ratio(unfused: f64, fused: f64) -> f64 {
@@ -211,25 +240,47 @@ fn ratio(unfused: f64, fused: f64) -> f64 {
     }
 }
 
-/// Times every op and group of an analysed graph, each run once.
-pub fn estimate(graph: &OpGraph, analysis: &Analysis, chip: &Chip) -> TimeReport {
+/// Times every op and group of an analysed graph, each run once; an error names the op or group
+/// whose FLOPs do not fit in 64 bits.
+pub fn estimate(graph: &OpGraph, analysis: &Analysis, chip: &Chip) -> Result<TimeReport, TimeError> {
     estimate_repeated(graph, analysis, chip, &[])
+}
+
+/// The FLOPs of every op weighted by its runs (`op_repeat[i]`, missing entries 1), or the op at
+/// which the total passes 2^64 − 1.
+pub fn total_flops(graph: &OpGraph, op_repeat: &[u64]) -> Result<u64, TimeError> {
+    let mut total = 0u64;
+    for (i, op) in graph.ops().iter().enumerate() {
+        let repeat = op_repeat.get(i).copied().unwrap_or(1);
+        let (flops, _) = op_flops(graph, OpId(i as u32))?;
+        total = flops
+            .checked_mul(repeat)
+            .and_then(|f| total.checked_add(f))
+            .ok_or_else(|| TimeError::TotalFlops { op: op.name.clone(), repeat })?;
+    }
+    Ok(total)
 }
 
 /// As [`estimate`], with `op_repeat[i]` runs of op `i` (missing entries count 1). A group's
 /// repeat is that of its first op; workload generators give every op of a layer the same one.
-pub fn estimate_repeated(graph: &OpGraph, analysis: &Analysis, chip: &Chip, op_repeat: &[u64]) -> TimeReport {
+pub fn estimate_repeated(
+    graph: &OpGraph,
+    analysis: &Analysis,
+    chip: &Chip,
+    op_repeat: &[u64],
+) -> Result<TimeReport, TimeError> {
     let repeat_of = |i: usize| op_repeat.get(i).copied().unwrap_or(1);
+    let total_flops = total_flops(graph, op_repeat)?;
     let ops: Vec<OpTime> = graph
         .ops()
         .iter()
         .enumerate()
         .map(|(i, op)| {
             let id = OpId(i as u32);
-            let (flops, k_known) = op_flops(graph, id);
+            let (flops, k_known) = op_flops(graph, id)?;
             let bytes = op_bytes(graph, id);
             let r = roofline(flops, bytes, chip, 1);
-            OpTime {
+            Ok(OpTime {
                 name: op.name.clone(),
                 op_type: op.op_type,
                 group: analysis.grouping.op_group[i].index(),
@@ -242,9 +293,9 @@ pub fn estimate_repeated(graph: &OpGraph, analysis: &Analysis, chip: &Chip, op_r
                 bound: r.bound,
                 k_known,
                 repeat: repeat_of(i),
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, TimeError>>()?;
     let groups: Vec<GroupTime> = analysis
         .grouping
         .groups
@@ -253,10 +304,14 @@ pub fn estimate_repeated(graph: &OpGraph, analysis: &Analysis, chip: &Chip, op_r
         .enumerate()
         .map(|(gi, (g, t))| {
             let members: Vec<&OpTime> = g.ops.iter().map(|o| &ops[o.index()]).collect();
-            let flops = members.iter().fold(0u64, |a, o| a.saturating_add(o.flops));
+            let flops =
+                members.iter().try_fold(0u64, |a, o| a.checked_add(o.flops)).ok_or_else(|| TimeError::GroupFlops {
+                    group: gi + 1,
+                    first_op: members.first().map_or(String::new(), |o| o.name.clone()),
+                })?;
             let unfused_us: f64 = members.iter().map(|o| o.time_us).sum();
             let fused = roofline(flops, t.fused.total(), chip, 1);
-            GroupTime {
+            Ok(GroupTime {
                 group: gi,
                 ops: members.iter().map(|o| o.name.clone()).collect(),
                 op_types: members.iter().map(|o| o.op_type).collect(),
@@ -271,12 +326,13 @@ pub fn estimate_repeated(graph: &OpGraph, analysis: &Analysis, chip: &Chip, op_r
                 speedup: ratio(unfused_us, fused.time_us),
                 repeat: g.ops.first().map(|o| repeat_of(o.index())).unwrap_or(1),
                 calibration: None,
-            }
+            })
         })
-        .collect();
-    let mut report = TimeReport { chip: chip.name.clone(), ops, groups, unfused_us: 0.0, fused_us: 0.0, speedup: 1.0 };
+        .collect::<Result<_, TimeError>>()?;
+    let mut report =
+        TimeReport { chip: chip.name.clone(), ops, groups, unfused_us: 0.0, fused_us: 0.0, speedup: 1.0, total_flops };
     report.recompute_totals();
-    report
+    Ok(report)
 }
 
 impl TimeReport {
@@ -285,11 +341,6 @@ impl TimeReport {
         self.unfused_us = self.groups.iter().map(|g| g.unfused_us * g.repeat as f64).sum();
         self.fused_us = self.groups.iter().map(|g| g.fused_us * g.repeat as f64).sum();
         self.speedup = ratio(self.unfused_us, self.fused_us);
-    }
-
-    /// Total FLOPs, weighted by repeat.
-    pub fn total_flops(&self) -> u64 {
-        self.ops.iter().fold(0u64, |a, o| a.saturating_add(o.flops.saturating_mul(o.repeat)))
     }
 }
 
@@ -384,8 +435,8 @@ mod tests {
     fn matmul_flops_use_k_of_the_first_input() {
         let g = parse_graph(EXAMPLE).unwrap();
         assert_eq!(matmul_k(&g, OpId(0)), (512, true));
-        assert_eq!(op_flops(&g, OpId(0)), (2 * 1024 * 4096 * 512, true));
-        assert_eq!(op_flops(&g, OpId(1)), (1024 * 4096, true));
+        assert_eq!(op_flops(&g, OpId(0)), Ok((2 * 1024 * 4096 * 512, true)));
+        assert_eq!(op_flops(&g, OpId(1)), Ok((1024 * 4096, true)));
     }
 
     #[test]
@@ -394,14 +445,14 @@ mod tests {
             r#"[{"name": "mm", "op_type": "matmul", "inputs": ["a", "b"], "output": "c", "shape": [4, 4], "bytes_per_element": 2}]"#,
         )
         .unwrap();
-        assert_eq!(op_flops(&g, OpId(0)), (32, false));
+        assert_eq!(op_flops(&g, OpId(0)), Ok((32, false)));
     }
 
     #[test]
     fn group_times_follow_the_roofline() {
         let g = parse_graph(EXAMPLE).unwrap();
         let a = analyze(&g);
-        let r = estimate(&g, &a, &chip());
+        let r = estimate(&g, &a, &chip()).unwrap();
         assert_eq!(r.groups.len(), 1);
         let grp = &r.groups[0];
         // Memory-bound on this chip: fused bytes = x + w1 + b1 + y3.
@@ -423,6 +474,29 @@ mod tests {
         assert_eq!(format_flops(512.0), "512 FLOP");
         assert_eq!(format_flops(34_359_738_368.0), "34.36 GFLOP");
         assert_eq!(format_flops(4.59e14), "459.00 TFLOP");
+    }
+
+    /// A matmul contracting over a dimension of 2^60 whose input is empty (a 0 in its shape):
+    /// every tensor is small, but `2 · M · N · K` is 2^83. Before, it was capped at 2^64 − 1 and
+    /// shown as a count.
+    #[test]
+    fn flops_that_do_not_fit_name_the_op() {
+        let g = parse_graph(
+            r#"{"ops": [{"name": "mm", "op_type": "matmul", "inputs": ["a", "b"], "output": "c", "shape": [4096, 1024], "bytes_per_element": 2}],
+                "tensors": {"a": {"shape": [0, 1152921504606846976]}}}"#,
+        )
+        .unwrap();
+        let e = op_flops(&g, OpId(0)).unwrap_err();
+        assert_eq!(e.to_string(), "op \"mm\" does more FLOPs (2 · M · N · K) than 64 bits can count");
+        assert_eq!(estimate(&g, &analyze(&g), &chip()), Err(e));
+    }
+
+    #[test]
+    fn a_total_over_runs_that_does_not_fit_names_the_op() {
+        let g = parse_graph(EXAMPLE).unwrap();
+        let e = total_flops(&g, &[u64::MAX, 1, 1]).unwrap_err();
+        assert_eq!(e, TimeError::TotalFlops { op: "matmul1".into(), repeat: u64::MAX });
+        assert_eq!(total_flops(&g, &[2, 1, 1]), Ok(2 * 2 * 1024 * 4096 * 512 + 2 * 1024 * 4096));
     }
 
     #[test]

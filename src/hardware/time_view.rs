@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::chip::{preset, Chip, ChipError};
 use super::roofline::{format_flops, Bound, RooflineChart, TimeReport};
 use crate::draw::chart::{escape_xml, svg_start};
+use crate::limits::ROOFLINE_DECADES;
 use crate::table::Table;
 use crate::units::{format_bytes, format_duration_us};
 
@@ -28,11 +29,15 @@ impl Default for ChipChoice {
 }
 
 impl ChipChoice {
-    /// The chip chosen; an unknown preset name (an edited link) is an error naming it.
+    /// The chip chosen; an unknown preset name (an edited link) is an error naming it, and a
+    /// chip from a file or a link is checked again ([`Chip::validate`]) whatever made it.
     pub fn chip(&self) -> Result<Chip, ChipError> {
         match self {
             ChipChoice::Preset(key) => preset(key),
-            ChipChoice::Custom(chip) => Ok(chip.clone()),
+            ChipChoice::Custom(chip) => {
+                chip.validate()?;
+                Ok(chip.clone())
+            }
         }
     }
 }
@@ -100,12 +105,25 @@ pub const MAX_ROOFLINE_POINTS: usize = 2000;
 const MEMORY_COLOR: &str = "#2f81f7";
 const COMPUTE_COLOR: &str = "#d9822b";
 
-/// Whole decades around `[lo, hi]` (both > 0): `(floor(log10 lo), ceil(log10 hi))`, at least one
-/// decade wide.
+/// Whole decades around `[lo, hi]`: `(floor(log10 lo), ceil(log10 hi))`, at least one decade
+/// and at most [`ROOFLINE_DECADES`] wide (keeping the top ones, where the peak is), whatever the
+/// numbers: zero, subnormal, huge, infinite or NaN bounds are brought back to the f64 range
+/// first, so the grid loops that draw one line per decade are always short.
 fn decades(lo: f64, hi: f64) -> (i32, i32) {
-    let a = lo.log10().floor() as i32;
-    let b = (hi.log10().ceil() as i32).max(a + 1);
-    (a, b)
+    /// Within the decades whose powers of ten are normal f64s (1e±308), so that `10^e` of
+    /// every grid line is finite and non-zero.
+    const F64_DECADES: f64 = 300.0;
+    let log = |v: f64, fallback: f64| {
+        let l = v.log10();
+        if l.is_nan() {
+            fallback
+        } else {
+            l.clamp(-F64_DECADES, F64_DECADES)
+        }
+    };
+    let a = log(lo, 0.0).floor() as i32;
+    let b = (log(hi, 1.0).ceil() as i32).max(a + 1);
+    (a.max(b - ROOFLINE_DECADES), b)
 }
 
 /// `10^e` as an axis label: `0.01`, `1`, `1000`, `1e6`.
@@ -180,21 +198,30 @@ impl RooflineChart {
         let x_min = 10f64.powi(x0);
         let x_max = 10f64.powi(x1);
         let y_min = 10f64.powi(y0);
+        let y_max = 10f64.powi(y1);
         let start = x_min.max(y_min / self.hbm_bandwidth);
         let ridge = self.ridge_intensity.clamp(x_min, x_max);
-        s.push_str(&format!(
-            "<polyline data-role=\"roof\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"2\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\">\
-             <title>Roof: {}/s of HBM bandwidth up to the ridge at {:.1} FLOP/byte, then the peak {}/s</title></polyline>",
-            sx(start),
-            sy(self.hbm_bandwidth * start),
-            sx(ridge),
-            sy(self.peak_flops.min(self.hbm_bandwidth * ridge)),
-            sx(x_max),
-            sy(self.peak_flops),
-            format_bytes(self.hbm_bandwidth as u64),
-            self.ridge_intensity,
-            format_flops(self.peak_flops)
-        ));
+        // Every coordinate clamped into the plot, and no roof for a chip whose figures make
+        // none (zero, negative or non-finite: only a chip outside the limits, drawn anyway).
+        let sx = |v: f64| sx(if v.is_nan() { x_min } else { v.clamp(x_min, x_max) });
+        let sy = |v: f64| sy(if v.is_nan() { y_min } else { v.clamp(y_min, y_max) });
+        let has_roof =
+            [self.peak_flops, self.hbm_bandwidth, self.ridge_intensity].iter().all(|v| v.is_finite() && *v > 0.0);
+        if has_roof {
+            s.push_str(&format!(
+                "<polyline data-role=\"roof\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"2\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\">\
+                 <title>Roof: {}/s of HBM bandwidth up to the ridge at {:.1} FLOP/byte, then the peak {}/s</title></polyline>",
+                sx(start),
+                sy(self.hbm_bandwidth * start),
+                sx(ridge),
+                sy(self.peak_flops.min(self.hbm_bandwidth * ridge)),
+                sx(x_max),
+                sy(self.peak_flops),
+                format_bytes(self.hbm_bandwidth as u64),
+                self.ridge_intensity,
+                format_flops(self.peak_flops)
+            ));
+        }
         // Legend.
         for (i, (name, color)) in
             [("memory-bound group", MEMORY_COLOR), ("compute-bound group", COMPUTE_COLOR)].iter().enumerate()
@@ -211,7 +238,8 @@ impl RooflineChart {
                 self.points.len()
             ));
         }
-        for p in self.points.iter().take(MAX_ROOFLINE_POINTS) {
+        let drawable = |p: &&super::roofline::RooflinePoint| p.intensity.is_finite() && p.achieved_flops.is_finite();
+        for p in self.points.iter().filter(drawable).take(MAX_ROOFLINE_POINTS) {
             let color = match p.bound {
                 Bound::Memory => MEMORY_COLOR,
                 Bound::Compute => COMPUTE_COLOR,
@@ -220,8 +248,8 @@ impl RooflineChart {
                 "<circle data-group=\"{}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"6\" fill=\"{color}\" fill-opacity=\"0.8\" stroke=\"currentColor\" stroke-width=\"0.5\">\
                  <title>Group {}: {} — {:.1} FLOP/byte, {}/s achieved, {}-bound</title></circle>",
                 p.group + 1,
-                sx(p.intensity.clamp(x_min, x_max)),
-                sy(p.achieved_flops.clamp(y_min, 10f64.powi(y1))),
+                sx(p.intensity),
+                sy(p.achieved_flops),
                 p.group + 1,
                 escape_xml(&p.label),
                 p.intensity,
@@ -244,7 +272,7 @@ mod tests {
 
     fn report(chip: &Chip) -> TimeReport {
         let g = parse_graph(EXAMPLE).unwrap();
-        estimate(&g, &analyze(&g), chip)
+        estimate(&g, &analyze(&g), chip).unwrap()
     }
 
     #[test]
@@ -336,6 +364,42 @@ mod tests {
         let svg = c.to_svg("big");
         assert_eq!(svg.matches("<circle data-group=").count(), MAX_ROOFLINE_POINTS);
         assert!(svg.contains(&format!("first {MAX_ROOFLINE_POINTS} of 5000 groups drawn")));
+    }
+
+    /// A chip outside every limit (as a link could once carry) and points of every kind of bad
+    /// number: the chart is drawn with a bounded number of grid lines, no NaN or infinity, and
+    /// every point that can be placed lies inside the plot.
+    #[test]
+    fn absurd_numbers_draw_a_bounded_chart() {
+        use crate::hardware::roofline::RooflinePoint;
+        let point = |g: usize, intensity: f64, achieved_flops: f64| RooflinePoint {
+            group: g,
+            label: format!("g{g}"),
+            intensity,
+            achieved_flops,
+            bound: Bound::Memory,
+        };
+        for (peak, bw) in
+            [(1e308, 1e-320), (1e-320, 1e308), (f64::NAN, f64::INFINITY), (-1.0, 0.0), (f64::MAX, f64::MIN_POSITIVE)]
+        {
+            let c = RooflineChart {
+                peak_flops: peak,
+                hbm_bandwidth: bw,
+                ridge_intensity: peak / bw,
+                points: vec![
+                    point(0, 1e-300, 1e300),
+                    point(1, f64::NAN, 1.0),
+                    point(2, 1.0, f64::INFINITY),
+                    point(3, 10.0, 1e12),
+                ],
+            };
+            let ((x0, x1), (y0, y1)) = c.axes();
+            assert!(x1 - x0 <= ROOFLINE_DECADES && y1 - y0 <= ROOFLINE_DECADES, "{peak} {bw}: {x0}..{x1}, {y0}..{y1}");
+            let svg = c.to_svg("absurd");
+            assert!(!svg.contains("NaN") && !svg.contains("inf"), "{peak} {bw}: {svg}");
+            assert!(svg.matches("<line ").count() <= 2 * (ROOFLINE_DECADES as usize + 1));
+            assert_eq!(svg.matches("<circle data-group=").count(), 2, "the NaN and infinite points are skipped");
+        }
     }
 
     #[test]

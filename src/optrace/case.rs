@@ -275,7 +275,12 @@ pub fn case_of(record: &Record) -> Result<(CaseType, CaseShape), String> {
             let input = shape(0)?;
             rank_at_least(&input, 2, 0)?;
             let mut gathered = input.clone();
-            gathered[1] = gathered[1].saturating_mul(NOVA_ALLGATHER_GROUP);
+            gathered[1] = gathered[1].checked_mul(NOVA_ALLGATHER_GROUP).ok_or_else(|| {
+                format!(
+                    "allgather: operand 0's dimension 1 ({}) × {NOVA_ALLGATHER_GROUP} does not fit in 64 bits",
+                    input[1]
+                )
+            })?;
             Ok((CaseType::Allgather, CaseShape::Allgather { gathered, input }))
         }
         other => Err(format!("no case type for op \"{other}\"")),

@@ -120,6 +120,8 @@ pub struct Conversion {
 pub enum ConvertError {
     #[error("tensor %{id} is produced on line {first_line} and again on line {second_line} (does the file mix ranks or streams?)")]
     ProducedTwice { id: u64, first_line: usize, second_line: usize },
+    #[error("tensor %{id} on line {line} has a dimension above 2^63 - 1, more than a graph can hold")]
+    DimensionTooLarge { id: u64, line: usize },
     #[error("the op graph of the trace is not valid: {0}")]
     Graph(#[from] GraphError),
 }
@@ -147,7 +149,7 @@ pub fn to_graph(trace: &OpTrace, tensors: &TensorTable) -> Result<Conversion, Co
                 if declared.insert(rows.clone()) {
                     let shape = conv.result_shape(r, 0);
                     let bpe = conv.bytes_per_element(t.id);
-                    conv.builder.declare_tensor(&rows, &to_i64(&shape), Some(bpe as i64))?;
+                    conv.builder.declare_tensor(&rows, &to_i64(&shape, t.id, r.line)?, Some(bpe as i64))?;
                 }
                 rows
             } else {
@@ -156,7 +158,7 @@ pub fn to_graph(trace: &OpTrace, tensors: &TensorTable) -> Result<Conversion, Co
                     let shape =
                         tensors.get(t.id).and_then(|i| i.ty.as_ref()).map(|ty| ty.shape.clone()).unwrap_or_default();
                     let bpe = conv.bytes_per_element(t.id);
-                    conv.builder.declare_tensor(&name, &to_i64(&shape), Some(bpe as i64))?;
+                    conv.builder.declare_tensor(&name, &to_i64(&shape, t.id, r.line)?, Some(bpe as i64))?;
                 }
                 name
             };
@@ -240,8 +242,10 @@ fn tensor_name(id: u64) -> String {
     format!("%{id}")
 }
 
-fn to_i64(shape: &[u64]) -> Vec<i64> {
-    shape.iter().map(|&d| i64::try_from(d).unwrap_or(i64::MAX)).collect()
+/// A declared shape as the graph builder takes it. A dimension above `i64::MAX` is an error
+/// naming the tensor: capping it would declare a tensor of the wrong size.
+fn to_i64(shape: &[u64], id: u64, line: usize) -> Result<Vec<i64>, ConvertError> {
+    shape.iter().map(|&d| i64::try_from(d).map_err(|_| ConvertError::DimensionTooLarge { id, line })).collect()
 }
 
 #[cfg(test)]
@@ -313,6 +317,26 @@ mod tests {
         let conv = to_graph(&trace, &tensors).unwrap();
         let report = analyze(&conv.graph).report(&conv.graph);
         assert_eq!(report.unfused.bytes_read, 16_000 + 16 + 16_000);
+    }
+
+    /// A weight of 2^63 + 1 one-byte elements fits in 64 bits but not in a graph file's signed
+    /// dimensions: before, it was declared as 2^63 − 1 bytes without a word.
+    #[test]
+    fn a_dimension_past_i64_is_named_not_capped() {
+        let e = groups("0:0:0 %2:<4xi8> = n.1.add(%1:<9223372036854775809xi8>, %0:<4xi8>)\n").unwrap_err();
+        assert_eq!(e, ConvertError::DimensionTooLarge { id: 1, line: 1 });
+        assert_eq!(e.to_string(), "tensor %1 on line 1 has a dimension above 2^63 - 1, more than a graph can hold");
+    }
+
+    #[test]
+    fn traffic_past_64_bits_is_refused() {
+        let e = groups(
+            "0:0:0 %1:<4611686018427387904xi8> = n.1.gelu(%0:<4611686018427387904xi8>)\n\
+             0:0:0 %2:<4611686018427387904xi8> = n.1.gelu(%1:<4611686018427387904xi8>)\n",
+        )
+        .unwrap_err();
+        // 2^62 bytes each: the first gelu moves 2^63, the second takes the total to 2^64.
+        assert!(matches!(&e, ConvertError::Graph(GraphError::TrafficOverflow { op }) if op == "gelu %2"), "{e}");
     }
 
     #[test]

@@ -90,8 +90,17 @@ impl State {
         state
     }
 
-    /// What a share link of this page holds, or why there is nothing to share.
+    /// What a share link of this page holds, or why there is nothing to share: the view's
+    /// state, held to the limits a link is opened with ([`share::check_shareable`]), so that
+    /// the page never makes a link that would not open.
     pub fn shared_view(&self) -> Result<SharedState, String> {
+        let state = self.shared_state()?;
+        share::check_shareable(&state)
+            .map_err(|e| format!("This view is too large for a share link: {e}. Send the file instead."))?;
+        Ok(state)
+    }
+
+    fn shared_state(&self) -> Result<SharedState, String> {
         if let Some(sim) = &self.sim {
             let setup = sim.form.setup().map_err(|e| format!("Nothing to share while the workload is invalid: {e}"))?;
             let view = SharedView::SimTable {

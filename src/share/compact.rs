@@ -45,19 +45,22 @@ fn is_empty_side(s: &OpSide) -> bool {
 
 const EMPTY_STATS: SideStats = SideStats { count: 0, time_us: 0.0, mean_us: 0.0, share_pct: 0.0, kernels: Vec::new() };
 
+/// `[category, time ratio, stats per platform]`.
+type CategoryCells = (Category, Option<f64>, Vec<Option<StatsCell>>);
+/// `[op, method, side per platform]`.
+type OpRowCells = (String, Method, Vec<Option<OpSideSlot>>);
+/// `[fused platform, fused side, fused kernel, components, unfused kernels, count, time per
+/// side, confidence, evidence]`.
+type FusionCells = (String, String, u32, Vec<Category>, Vec<u32>, u64, BTreeMap<String, f64>, f64, String);
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactComparison {
     pub platforms: Vec<PlatformEntry>,
     pub time_ratio: String,
     names: Vec<NameEntry>,
-    /// `[category, time ratio, stats per platform]`.
-    categories: Vec<(Category, Option<f64>, Vec<Option<StatsCell>>)>,
-    /// `[op, method, side per platform]`.
-    op_mapping: Vec<(String, Method, Vec<Option<OpSideSlot>>)>,
-    /// `[fused platform, fused side, fused kernel, components, unfused kernels, count, time per
-    /// side, confidence, evidence]`.
-    #[allow(clippy::type_complexity)]
-    fusion_differences: Vec<(String, String, u32, Vec<Category>, Vec<u32>, u64, BTreeMap<String, f64>, f64, String)>,
+    categories: Vec<CategoryCells>,
+    op_mapping: Vec<OpRowCells>,
+    fusion_differences: Vec<FusionCells>,
 }
 
 /// Interns kernel names while compacting.
@@ -256,12 +259,21 @@ impl CompactComparison {
 }
 
 /// Serde for a share link's comparison field: written compact, read in either form (format-1
-/// links hold the full [`Comparison`] object).
+/// links, and format-2 links made before the compact form, hold the full [`Comparison`] object).
+///
+/// The form is told by the keys, read once and straight into their types (serde's untagged
+/// enums would first copy the whole comparison into an untyped tree to try each form): the
+/// compact form writes `names` before any rows, so rows after a `names` key are compact rows
+/// and rows without one are full rows.
 pub mod compact_or_full {
-    use serde::de::Error as _;
+    use std::fmt;
+
+    use serde::de::{self, IgnoredAny, MapAccess, Visitor};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    use super::CompactComparison;
+    use super::{CategoryCells, CompactComparison, FusionCells, NameEntry, OpRowCells};
+    use crate::trace::compare::{CategoryRow, FusionDifference, OpRow};
+    use crate::trace::summary::PlatformEntry;
     use crate::trace::Comparison;
 
     pub fn serialize<S: Serializer>(c: &Comparison, s: S) -> Result<S::Ok, S::Error> {
@@ -269,15 +281,93 @@ pub mod compact_or_full {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Comparison, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Either {
-            Compact(CompactComparison),
-            Full(Comparison),
+        d.deserialize_map(Either)
+    }
+
+    #[derive(Deserialize)]
+    #[serde(field_identifier, rename_all = "snake_case")]
+    enum Key {
+        Platforms,
+        TimeRatio,
+        Names,
+        Categories,
+        OpMapping,
+        FusionDifferences,
+        #[serde(other)]
+        Other,
+    }
+
+    /// Rows in the form the keys before them said.
+    enum Rows<C, F> {
+        Compact(Vec<C>),
+        Full(Vec<F>),
+    }
+
+    fn rows<'de, A: MapAccess<'de>, C: Deserialize<'de>, F: Deserialize<'de>>(
+        map: &mut A,
+        compact: bool,
+    ) -> Result<Rows<C, F>, A::Error> {
+        Ok(if compact { Rows::Compact(map.next_value()?) } else { Rows::Full(map.next_value()?) })
+    }
+
+    struct Either;
+
+    impl<'de> Visitor<'de> for Either {
+        type Value = Comparison;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a trace comparison, compact or full")
         }
-        match Either::deserialize(d)? {
-            Either::Compact(c) => c.expand().map_err(D::Error::custom),
-            Either::Full(c) => Ok(c),
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Comparison, A::Error> {
+            let mut platforms: Option<Vec<PlatformEntry>> = None;
+            let mut time_ratio: Option<String> = None;
+            let mut names: Option<Vec<NameEntry>> = None;
+            let mut categories: Option<Rows<CategoryCells, CategoryRow>> = None;
+            let mut op_mapping: Option<Rows<OpRowCells, OpRow>> = None;
+            let mut fusion_differences: Option<Rows<FusionCells, FusionDifference>> = None;
+            let mut any_rows = false;
+            while let Some(key) = map.next_key::<Key>()? {
+                let compact = names.is_some();
+                match key {
+                    Key::Platforms if platforms.is_none() => platforms = Some(map.next_value()?),
+                    Key::TimeRatio if time_ratio.is_none() => time_ratio = Some(map.next_value()?),
+                    Key::Names if names.is_none() && !any_rows => names = Some(map.next_value()?),
+                    Key::Names if names.is_none() => {
+                        return Err(de::Error::custom("the comparison's `names` come after its rows"))
+                    }
+                    Key::Categories if categories.is_none() => categories = Some(rows(&mut map, compact)?),
+                    Key::OpMapping if op_mapping.is_none() => op_mapping = Some(rows(&mut map, compact)?),
+                    Key::FusionDifferences if fusion_differences.is_none() => {
+                        fusion_differences = Some(rows(&mut map, compact)?)
+                    }
+                    Key::Other => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                    _ => return Err(de::Error::custom("the comparison has a key twice")),
+                }
+                any_rows |= matches!(key, Key::Categories | Key::OpMapping | Key::FusionDifferences);
+            }
+            let platforms = platforms.ok_or_else(|| de::Error::missing_field("platforms"))?;
+            let time_ratio = time_ratio.ok_or_else(|| de::Error::missing_field("time_ratio"))?;
+            let categories = categories.ok_or_else(|| de::Error::missing_field("categories"))?;
+            let op_mapping = op_mapping.ok_or_else(|| de::Error::missing_field("op_mapping"))?;
+            let fusion_differences =
+                fusion_differences.ok_or_else(|| de::Error::missing_field("fusion_differences"))?;
+            match (names, categories, op_mapping, fusion_differences) {
+                (
+                    Some(names),
+                    Rows::Compact(categories),
+                    Rows::Compact(op_mapping),
+                    Rows::Compact(fusion_differences),
+                ) => CompactComparison { platforms, time_ratio, names, categories, op_mapping, fusion_differences }
+                    .expand()
+                    .map_err(de::Error::custom),
+                (None, Rows::Full(categories), Rows::Full(op_mapping), Rows::Full(fusion_differences)) => {
+                    Ok(Comparison { platforms, time_ratio, categories, op_mapping, fusion_differences })
+                }
+                _ => Err(de::Error::custom("the comparison mixes the compact and the full form")),
+            }
         }
     }
 }

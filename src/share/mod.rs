@@ -11,161 +11,43 @@
 //! file by its figures). Every format-1 link is a valid format-2 state and still opens
 //! (fixtures in `tests/data/share/`). A view this page does not know, or a format above
 //! [`FORMAT_VERSION`], is refused as made by a newer version.
+//!
+//! Links come from strangers, so opening one is bounded at every step: the state may inflate to
+//! at most [`SHARE_STATE_BYTES`] (checked while inflating), is read straight into its types
+//! (no untyped JSON tree; `share/read.rs` says how), and is then held to every per-view limit a page
+//! holds a link to when it makes one ([`check_limits`]: op-trace text, graph ops, kernel lists,
+//! names). Every failure is a [`ShareError`] saying what was wrong, which the page shows over
+//! its default view.
 
+mod caps;
 pub mod compact;
+mod read;
+mod state;
 mod trim;
 
-use std::io::{Read, Write};
+pub use caps::{check_limits, check_shareable};
+pub use state::{ShareError, SharedState, SharedView, FORMAT_VERSION, FRAGMENT_KEY};
 pub use trim::{trim_comparison, trim_summary, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW};
+
+use std::io::{Read, Write};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use serde::{Deserialize, Serialize};
-use thiserror::Error;
 
-use crate::fusion::json::{build, to_file, GraphFile};
-use crate::fusion::transformer::TransformerConfig;
+use crate::fusion::json::{build, GraphFile};
 use crate::fusion::{GraphError, OpGraph};
-use crate::hardware::ChipChoice;
-use crate::trace::{Comparison, TraceSummary};
-use crate::workload::ModelSpec;
-
-/// The format this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 2;
-
-/// The views (the `view` tag) each format holds; index 0 is format 1.
-const VIEWS: [&[&str]; 2] = [
-    &["transformer", "graph", "trace_summary", "trace_comparison"],
-    &["transformer", "graph", "trace_summary", "trace_comparison", "model", "op_trace", "sim_table"],
-];
-
-/// What a fragment starts with (after `#`).
-pub const FRAGMENT_KEY: &str = "s=";
-
-/// Largest state a link may inflate to: a guard against a crafted link that inflates to
-/// gigabytes.
-pub const MAX_STATE_BYTES: usize = 64 << 20;
-
-/// What a link restores.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "view", rename_all = "snake_case")]
-pub enum SharedView {
-    /// The built-in transformer block with these parameters.
-    Transformer { config: TransformerConfig },
-    /// An op graph, in full (ops, shapes, declared tensors), with the name of its file.
-    Graph { file_name: String, graph: GraphFile },
-    /// A trace's summary (the analysis, not the trace), with the name of its file.
-    TraceSummary {
-        file_name: String,
-        summary: TraceSummary,
-        /// Kernel lists were shortened to keep the link small ([`trim_summary`]).
-        #[serde(default)]
-        trimmed: bool,
-    },
-    /// Two traces compared (the analysis, not the traces), with their file names.
-    TraceComparison {
-        files: (String, String),
-        /// Written in the compact form of [`crate::share::compact`] (format 2), read in either.
-        #[serde(with = "crate::share::compact::compact_or_full")]
-        comparison: Comparison,
-        #[serde(default)]
-        trimmed: bool,
-    },
-    /// "Model × chip": the model (a built-in name, or a config file's text) and the workload
-    /// parameters; the page regenerates the graph. Format 2 on.
-    Model { spec: ModelSpec },
-    /// An op trace: its text (the case view, the converted graph and its analysis are
-    /// recomputed from it, exactly as when the file is opened). Format 2 on.
-    OpTrace { file_name: String, text: String },
-    /// A simulator op table (its CSV text, which deflates ~6×) and the workload it is compared
-    /// with; the page parses the text and recomputes our side. Format 2 on.
-    SimTable {
-        file_name: String,
-        text: String,
-        setup: crate::simcsv::SimSetup,
-        /// What was assumed when the workload was read from the file name.
-        #[serde(default)]
-        notes: Vec<String>,
-    },
-}
-
-impl SharedView {
-    /// The view of a graph opened from a file.
-    pub fn of_graph(file_name: &str, graph: &OpGraph) -> Self {
-        SharedView::Graph { file_name: file_name.to_string(), graph: to_file(graph) }
-    }
-}
-
-/// Everything a link holds: the view and what is selected in it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SharedState {
-    pub view: SharedView,
-    /// The op whose details are open, by name.
-    pub selected_op: Option<String>,
-    /// The time view's chip; `None` (and every format-1 link) means the page's default.
-    pub chip: Option<ChipChoice>,
-}
-
-impl From<SharedView> for SharedState {
-    fn from(view: SharedView) -> Self {
-        SharedState { view, selected_op: None, chip: None }
-    }
-}
+pub use crate::limits::SHARE_STATE_BYTES;
+use state::{state_json, VIEWS};
 
 /// Rebuilds a shared graph; the errors are those of a graph file (without positions).
 pub fn graph_of(file: &GraphFile) -> Result<OpGraph, GraphError> {
     build(file, &|_| None, &|_| None)
 }
 
-#[derive(Serialize, Deserialize)]
-struct Envelope {
-    v: u32,
-    state: SharedView,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    selected_op: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    chip: Option<ChipChoice>,
-}
-
-/// Why a link cannot be opened, in words for the person who clicked it.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum ShareError {
-    #[error("the address has no shared state (its fragment does not start with \"#{FRAGMENT_KEY}\")")]
-    NotAShareLink,
-    #[error("the link's format number \"{0}\" is not a number; the link was probably cut or edited")]
-    BadVersion(String),
-    #[error(
-        "the link was made by a newer version of fusionscope (format {0}); this page reads up to {FORMAT_VERSION}: \
-         open it with the newer version"
-    )]
-    Newer(u32),
-    #[error(
-        "the link was made by a newer version of fusionscope (format {version}, whose view \"{view}\" this page does not know); \
-         this page reads up to {FORMAT_VERSION}: open it with the newer version"
-    )]
-    NewerView { version: u32, view: String },
-    #[error("share format {0} does not exist (formats start at 1)")]
-    Unknown(u32),
-    #[error("the link is damaged: its data is not base64url ({0}); it was probably cut or edited")]
-    Base64(String),
-    #[error("the link is damaged: its data does not inflate ({0}); it was probably cut short")]
-    Deflate(String),
-    #[error("the link's state inflates to more than {} MiB, more than any real state", MAX_STATE_BYTES >> 20)]
-    TooLarge,
-    #[error("the link's state is not what format {version} holds: {message}")]
-    Json { version: u32, message: String },
-}
-
-/// The fragment (without `#`) for a state.
+/// The fragment (without `#`) for a state. A page checks [`check_shareable`] first: a state over
+/// the limits makes a link that will not open.
 pub fn encode(state: &SharedState) -> String {
-    let envelope = Envelope {
-        v: FORMAT_VERSION,
-        state: state.view.clone(),
-        selected_op: state.selected_op.clone(),
-        chip: state.chip.clone(),
-    };
-    let json = serde_json::to_vec(&envelope)
-        .expect("a view always serialises: it holds only strings, numbers and maps with string keys");
+    let json = state_json(state);
     let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
     enc.write_all(&json).expect("writing to a Vec cannot fail");
     let deflated = enc.finish().expect("writing to a Vec cannot fail");
@@ -186,29 +68,30 @@ pub fn decode(fragment: &str) -> Result<SharedState, ShareError> {
     let deflated = URL_SAFE_NO_PAD.decode(payload.trim_end()).map_err(|e| ShareError::Base64(e.to_string()))?;
     let mut json = Vec::new();
     flate2::read::DeflateDecoder::new(deflated.as_slice())
-        .take(MAX_STATE_BYTES as u64 + 1)
+        .take(SHARE_STATE_BYTES as u64 + 1)
         .read_to_end(&mut json)
         .map_err(|e| ShareError::Deflate(e.to_string()))?;
-    if json.len() > MAX_STATE_BYTES {
+    if json.len() > SHARE_STATE_BYTES {
         return Err(ShareError::TooLarge);
     }
     let json_error = |e: serde_json::Error| ShareError::Json { version, message: e.to_string() };
-    let value: serde_json::Value = serde_json::from_slice(&json).map_err(json_error)?;
     // A view this format does not have comes from a newer page (one that added a view
     // without a new format number), not from a damaged link.
-    if let Some(view) = value.pointer("/state/view").and_then(|v| v.as_str()) {
-        if !VIEWS[version as usize - 1].contains(&view) {
-            return Err(ShareError::NewerView { version, view: view.chars().take(40).collect() });
-        }
+    let view = read::view_tag(&json).map_err(json_error)?;
+    let view = view.ok_or_else(|| ShareError::Json { version, message: "the state has no `view`".into() })?;
+    if !VIEWS[version as usize - 1].contains(&view.as_str()) {
+        return Err(ShareError::NewerView { version, view: view.chars().take(40).collect() });
     }
-    let envelope: Envelope = serde_json::from_value(value).map_err(json_error)?;
+    let envelope = read::envelope(&json, &view).map_err(json_error)?;
     if envelope.v != version {
         return Err(ShareError::Json {
             version,
             message: format!("the state says format {} but the link says {version}", envelope.v),
         });
     }
-    Ok(SharedState { view: envelope.state, selected_op: envelope.selected_op, chip: envelope.chip })
+    let state = SharedState { view: envelope.state, selected_op: envelope.selected_op, chip: envelope.chip };
+    check_limits(&state)?;
+    Ok(state)
 }
 
 #[cfg(test)]
@@ -216,7 +99,10 @@ mod tests {
     use super::trim::trim_comparison_lists;
     use super::*;
     use crate::fusion::random::random_graph;
+    use crate::fusion::transformer::TransformerConfig;
     use crate::fusion::{analyze, parse_graph};
+    use crate::hardware::ChipChoice;
+    use crate::workload::ModelSpec;
 
     const EXAMPLE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json"));
 
@@ -360,7 +246,7 @@ mod tests {
     #[test]
     fn a_bomb_is_refused() {
         let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
-        enc.write_all(&vec![b' '; MAX_STATE_BYTES + 10]).unwrap();
+        enc.write_all(&vec![b' '; SHARE_STATE_BYTES + 10]).unwrap();
         let link = format!("s=1.{}", URL_SAFE_NO_PAD.encode(enc.finish().unwrap()));
         assert_eq!(decode(&link), Err(ShareError::TooLarge));
     }
@@ -420,6 +306,99 @@ mod tests {
         assert!(!comparison.op_mapping.is_empty());
     }
 
+    /// Read straight into the types: the tag may stand after the fields (hand-written JSON),
+    /// unknown keys are skipped, and a duplicate or mistyped field is an error naming it.
+    #[test]
+    fn states_are_read_whatever_the_key_order() {
+        let config = TransformerConfig { seq_len: 8, hidden_dim: 16, num_heads: 2, dtype_bytes: 2 };
+        let json = r#"{"selected_op": "gelu", "x": [1, {"y": 2}], "state": {"config": {"seq_len": 8, "hidden_dim": 16,
+            "num_heads": 2, "dtype_bytes": 2}, "note": "hi", "view": "transformer"}, "v": 2}"#;
+        let s = decode(&deflated(json, 2)).unwrap();
+        assert_eq!((s.view, s.selected_op.as_deref()), (SharedView::Transformer { config }, Some("gelu")));
+        let e = decode(&deflated(r#"{"v": 2, "v": 2, "state": {"view": "transformer"}}"#, 2)).unwrap_err();
+        assert!(e.to_string().contains("duplicate field `v`"), "{e}");
+        let e = decode(&deflated(r#"{"v": 2, "state": {"view": "transformer"}}"#, 2)).unwrap_err();
+        assert!(e.to_string().contains("missing field `config`"), "{e}");
+        let e = decode(&deflated(r#"{"v": 2, "state": {"config": 1}}"#, 2)).unwrap_err();
+        assert!(e.to_string().contains("the state has no `view`"), "{e}");
+    }
+
+    /// Nesting cannot exhaust the stack: values nobody reads are skipped without recursion
+    /// (serde_json skips them with a loop), and where a view's field stands the first wrong type
+    /// stops the reading a few levels down.
+    #[test]
+    fn deep_nesting_is_skipped_or_refused() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let config = r#"{"seq_len": 8, "hidden_dim": 16, "num_heads": 2, "dtype_bytes": 2}"#;
+        let skipped = format!(
+            r#"{{"v": 2, "extra": {deep}, "state": {{"view": "transformer", "extra": {deep}, "config": {config}}}}}"#
+        );
+        assert!(decode(&deflated(&skipped, 2)).is_ok());
+        let typed = format!(r#"{{"v": 2, "state": {{"view": "graph", "file_name": "g", "graph": {deep}}}}}"#);
+        let e = decode(&deflated(&typed, 2)).unwrap_err();
+        assert!(e.to_string().contains("invalid type: sequence"), "{e}");
+    }
+
+    /// What a page refuses to put in a link is refused when a (hand-made) link holds it, with
+    /// the limit named.
+    #[test]
+    fn per_view_limits_are_enforced_on_opening() {
+        use crate::limits::{SHARED_GRAPH_OPS, SHARED_NAME_CHARS, SHARED_OPTRACE_BYTES};
+        let text = "x".repeat(SHARED_OPTRACE_BYTES + 1);
+        let link = encode(&SharedView::OpTrace { file_name: "big.optrace".into(), text }.into());
+        assert_eq!(
+            decode(&link).unwrap_err().to_string(),
+            "the link's op trace text has 65,537 bytes; a link holds at most 65,536"
+        );
+        let ops: Vec<String> = (0..=SHARED_GRAPH_OPS)
+            .map(|i| format!(r#"{{"name": "o{i}", "op_type": "elementwise", "output": "t{i}", "shape": [], "bytes_per_element": 1}}"#))
+            .collect();
+        let json = format!(
+            r#"{{"v": 2, "state": {{"view": "graph", "file_name": "g.json", "graph": {{"ops": [{}]}}}}}}"#,
+            ops.join(",")
+        );
+        assert_eq!(
+            decode(&deflated(&json, 2)).unwrap_err().to_string(),
+            "the link's graph has 5,001 ops; a link holds at most 5,000"
+        );
+        let long = "n".repeat(SHARED_NAME_CHARS + 1);
+        let state = SharedState {
+            selected_op: Some(long),
+            ..SharedView::Transformer { config: TransformerConfig::default() }.into()
+        };
+        let e = decode(&encode(&state)).unwrap_err().to_string();
+        assert!(
+            e.starts_with("the link's selected op \"nnnn")
+                && e.ends_with("has 16,385 characters; a link holds at most 16,384"),
+            "{e}"
+        );
+        // A summary with more kernels in a category than trimming keeps (as a hand-made link
+        // could hold).
+        let t = trace("nvidia/hf_bert-small_eager_h100.json.gz");
+        let mut summary = crate::trace::summarize(&t, Some("h100"), &crate::trace::classify);
+        let gemm = &mut summary.categories[0].trace.kernels;
+        *gemm = vec![gemm[0].clone(); SHARED_KERNELS_PER_CATEGORY + 1];
+        let link = encode(&SharedView::TraceSummary { file_name: "h100".into(), summary, trimmed: false }.into());
+        let e = decode(&link).unwrap_err().to_string();
+        assert_eq!(e, "the link's kernel list of category gemm has 9 kernels; a link holds at most 8");
+    }
+
+    #[test]
+    fn a_custom_chip_outside_the_limits_is_refused_naming_the_field() {
+        let chip = |peak: &str| {
+            format!(
+                r#"{{"v": 2, "state": {{"view": "transformer", "config": {{"seq_len": 8, "hidden_dim": 16, "num_heads": 2, "dtype_bytes": 2}}}},
+                   "chip": {{"custom": {{"name": "evil", "peak_flops": {peak}, "hbm_bandwidth": 1e12, "launch_overhead_us": 1, "source": "link"}}}}}}"#
+            )
+        };
+        assert!(decode(&deflated(&chip("1e15"), 2)).is_ok());
+        for peak in ["1e308", "1e-320", "-1", "0"] {
+            let e = decode(&deflated(&chip(peak), 2)).unwrap_err().to_string();
+            assert!(e.contains("chip field `peak_flops` is"), "{peak}: {e}");
+            assert!(e.contains("outside the accepted range 1e6 to 1e21 FLOP/s"), "{peak}: {e}");
+        }
+    }
+
     #[test]
     fn model_view_is_tiny_and_round_trips() {
         use crate::workload::{ModelChoice, Phase, WorkloadParams};
@@ -472,9 +451,23 @@ mod tests {
         use crate::trace::{classify, compare, summarize, Input};
         let traces: Vec<_> = SHARED_TRACES.iter().map(|n| trace(n)).collect();
         let shown = |tables: Vec<crate::table::DataTable>| tables.iter().map(|t| t.shown_table()).collect::<Vec<_>>();
+        // Every state within the limits a link is opened with, with room (the largest and the
+        // longest kernel name are what `crate::limits` quotes; `--nocapture` shows them).
+        let mut largest = (0, String::new());
+        let mut longest_kernel = 0;
+        let mut measure = |what: &str, view: &SharedView| {
+            let state = SharedState::from(view.clone());
+            assert_eq!(check_shareable(&state), Ok(()), "{what}");
+            largest = largest.clone().max((state_json(&state).len(), what.to_string()));
+        };
         for (t, name) in traces.iter().zip(SHARED_TRACES) {
             let (summary, trimmed) = trim_summary(&summarize(t, Some(name), &classify));
+            for r in &summary.categories {
+                longest_kernel =
+                    r.trace.kernels.iter().map(|k| k.name.chars().count()).fold(longest_kernel, usize::max);
+            }
             let view = SharedView::TraceSummary { file_name: name.into(), summary, trimmed };
+            measure(name, &view);
             let link = encode(&view.clone().into());
             assert!(link.len() < 8 * 1024, "{name}: {} bytes", link.len());
             assert_eq!(decode(&link).unwrap().view, view, "{name}");
@@ -489,6 +482,7 @@ mod tests {
                 );
                 let (small, trimmed) = trim_comparison(&c);
                 let view = SharedView::TraceComparison { files: (a.into(), b.into()), comparison: small, trimmed };
+                measure(&format!("{a} vs {b}"), &view);
                 let link = encode(&view.clone().into());
                 assert!(link.len() < 8 * 1024, "{a} vs {b}: {} bytes", link.len());
                 let back = decode(&link).unwrap().view;
@@ -502,6 +496,54 @@ mod tests {
                 );
             }
         }
+        eprintln!(
+            "largest trace state: {} bytes ({}); longest kernel name: {longest_kernel} characters",
+            largest.0, largest.1
+        );
+        assert!(largest.0 * 10 < SHARE_STATE_BYTES, "{largest:?}");
+        assert!(longest_kernel * 8 < crate::limits::SHARED_NAME_CHARS, "{longest_kernel}");
+    }
+
+    /// The largest states of the tests' graphs, op traces and simulator tables, measured against
+    /// [`SHARE_STATE_BYTES`] (the figures its doc comment quotes; run with `--nocapture` to see
+    /// them; the trace views are measured by
+    /// `every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips`). Each passes every
+    /// limit, with room.
+    #[test]
+    fn real_states_are_far_under_the_state_limit() {
+        let mut largest: Vec<(usize, String)> = Vec::new();
+        let mut measure = |what: String, state: SharedState| {
+            assert_eq!(check_shareable(&state), Ok(()), "{what}");
+            largest.push((state_json(&state).len(), what));
+        };
+        measure("500-op graph".into(), SharedView::of_graph("random.json", &random_graph(500, 7)).into());
+        let dir = |d: &str| {
+            let mut files: Vec<_> = std::fs::read_dir(format!("{}/tests/data/{d}", env!("CARGO_MANIFEST_DIR")))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            files.sort();
+            files
+        };
+        for path in dir("optrace").into_iter().filter(|p| p.extension().is_some_and(|e| e == "optrace")) {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            measure(name.clone(), SharedView::OpTrace { file_name: name, text }.into());
+        }
+        for path in dir("ops-csv").into_iter().filter(|p| p.extension().is_some_and(|e| e == "csv")) {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let inferred = crate::simcsv::infer_setup(&name, &crate::simcsv::parse_sim_csv(&text).unwrap());
+            let view =
+                SharedView::SimTable { file_name: name.clone(), text, setup: inferred.setup, notes: inferred.notes };
+            measure(name, view.into());
+        }
+        largest.sort();
+        for (bytes, what) in largest.iter().rev().take(3) {
+            eprintln!("{bytes} bytes: {what}");
+        }
+        let (bytes, what) = largest.last().unwrap();
+        assert!(bytes * 10 < SHARE_STATE_BYTES, "{what}: {bytes} bytes");
     }
 
     proptest::proptest! {

@@ -152,7 +152,7 @@ pub fn side_by_side(table: &SimTable, setup: &SimSetup) -> Result<SideBySide, St
     let config = preset_model(&setup.model).map_err(|e| e.to_string())?;
     let chip = preset(&setup.chip).map_err(|e| e.to_string())?;
     let workload = build_workload(&config, setup.phase, setup.params).map_err(|e| e.to_string())?;
-    let (_, time) = model_time(&workload, &chip);
+    let (_, time) = model_time(&workload, &chip).map_err(|e| e.to_string())?;
     let of_phase = table.only_rows(|r| row_phase(r) == setup.phase);
     Ok(SideBySide {
         comparison: compare(&of_phase, &workload, &time),

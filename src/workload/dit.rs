@@ -53,6 +53,7 @@ pub(crate) fn build(
     }
     let parts = vec![LayerPart { kind: "block".into(), layers, repeat: net.repeat, first_op: 0, op_count: net.len() }];
     let (graph, op_repeat) = net.build()?;
+    let total_flops = super::count_flops(&graph, &op_repeat)?;
     Ok(Workload {
         model: c.model_name.clone(),
         phase,
@@ -67,5 +68,6 @@ pub(crate) fn build(
             "adaLN-Zero conditioning (timestep/class embedding MLP, shift/scale/gate modulation)".into(),
             "tensor-parallel collectives".into(),
         ],
+        total_flops,
     })
 }

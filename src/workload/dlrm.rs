@@ -69,6 +69,7 @@ pub(crate) fn build(c: &DlrmConfig, phase: Phase, params: WorkloadParams) -> Res
     mlp(&mut net, "top_mlp", &flat, batch, &c.top_mlp_config)?;
     let parts = vec![LayerPart { kind: "forward".into(), layers: 1, repeat: 1, first_op: 0, op_count: net.len() }];
     let (graph, op_repeat) = net.build()?;
+    let total_flops = super::count_flops(&graph, &op_repeat)?;
     Ok(Workload {
         model: c.model_name.clone(),
         phase,
@@ -85,5 +86,6 @@ pub(crate) fn build(c: &DlrmConfig, phase: Phase, params: WorkloadParams) -> Res
             format!("interaction `{}` is modelled as the dot interaction", c.interaction.as_deref().unwrap_or("dot")),
             "data/model parallelism of the embedding tables".into(),
         ],
+        total_flops,
     })
 }

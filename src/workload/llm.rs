@@ -6,6 +6,7 @@ use crate::fusion::OpType::{Elementwise, Matmul, Reduction, Reshape};
 use super::config::LlmConfig;
 use super::net::Net;
 use super::{positive, LayerPart, Phase, ResolvedParams, Workload, WorkloadError, WorkloadParams};
+use crate::limits::WORKLOAD_EXPERTS_PER_CHIP;
 
 /// Token counts of one pass: `q` new tokens per sequence, attending over `ctx` tokens.
 #[derive(Debug, Clone, Copy)]
@@ -211,12 +212,19 @@ pub(crate) struct MoeDims {
 
 impl MoeDims {
     /// Routed experts that receive tokens on this chip and tokens each, with balanced routing:
-    /// `tokens × top_k / ep` assignments spread over at most `routed / ep` local experts.
-    pub(crate) fn active_experts(&self, tokens: u64) -> (u64, u64) {
+    /// `tokens × top_k / ep` assignments spread over at most `routed / ep` local experts. An
+    /// error when `tokens × top_k` does not fit in 64 bits.
+    pub(crate) fn active_experts(&self, tokens: u64) -> Result<(u64, u64), WorkloadError> {
         let local_experts = self.routed.div_ceil(self.ep);
-        let assignments = tokens.saturating_mul(self.top_k).div_ceil(self.ep);
+        let assignments = tokens.checked_mul(self.top_k).ok_or_else(|| {
+            WorkloadError::TooLarge(format!(
+                "{tokens} tokens × {} routed experts per token does not fit in 64 bits",
+                self.top_k
+            ))
+        })?;
+        let assignments = assignments.div_ceil(self.ep);
         let active = local_experts.min(assignments).max(1);
-        (active, assignments.div_ceil(active))
+        Ok((active, assignments.div_ceil(active)))
     }
 }
 
@@ -241,7 +249,8 @@ fn moe_block(net: &mut Net, p: &str, x: &str, m: &MoeDims, t: Tokens) -> Result<
             FfnKind::SwiGlu,
         )?);
     }
-    let (active, per_expert) = m.active_experts(b.saturating_mul(s));
+    // b and s are at most 2^31 each (`positive`), so their product fits.
+    let (active, per_expert) = m.active_experts(b * s)?;
     for e in 0..active {
         let ep = format!("{p}.expert{e}");
         let tokens = net.op(&format!("{ep}.dispatch"), Reshape, &[&n, &route], &[per_expert, d])?;
@@ -359,6 +368,16 @@ pub(crate) fn build(
                 )?,
                 ep: tp,
             };
+            // One op chain per local expert: a config with billions of experts would make
+            // billions of ops (and hang the page that opened its link).
+            let local = moe.routed.div_ceil(tp);
+            if local > WORKLOAD_EXPERTS_PER_CHIP {
+                return Err(WorkloadError::Config(format!(
+                    "{}: num_routed_experts {} over tp {tp} is {local} experts per chip; at most \
+                     {WORKLOAD_EXPERTS_PER_CHIP} are modelled",
+                    c.model_name, moe.routed
+                )));
+            }
             not_modelled.push(
                 "MoE routing is balanced (every local expert gets the same tokens); dispatch/combine all-to-all is not timed"
                     .into(),
@@ -409,6 +428,7 @@ pub(crate) fn build(
         layer_index += count;
     }
     let (graph, op_repeat) = net.build()?;
+    let total_flops = super::count_flops(&graph, &op_repeat)?;
     Ok(Workload {
         model: c.model_name.clone(),
         phase,
@@ -419,5 +439,6 @@ pub(crate) fn build(
         op_repeat,
         parts,
         not_modelled,
+        total_flops,
     })
 }

@@ -126,6 +126,8 @@ pub struct Workload {
     pub parts: Vec<LayerPart>,
     /// What the generator leaves out, in words.
     pub not_modelled: Vec<String>,
+    /// FLOPs of the whole phase, counted (and checked to fit in 64 bits) when built.
+    total_flops: u64,
 }
 
 /// Why a workload could not be built.
@@ -141,8 +143,10 @@ pub enum WorkloadError {
     Param { name: &'static str, value: String, reason: &'static str },
     #[error("model {model}: config field `{field}` is required for {what}")]
     MissingField { model: String, field: &'static str, what: &'static str },
-    #[error("the workload is too large: a tensor size overflows 64 bits")]
-    TooLarge,
+    /// A dimension, tensor size, the traffic or the FLOPs do not fit in 64 bits; the message
+    /// names the tensor or op.
+    #[error("the workload is too large: {0}")]
+    TooLarge(String),
     #[error("internal error building the op graph: {0}")]
     Internal(String),
 }
@@ -184,13 +188,17 @@ pub fn whole_model_graph(
     }
 }
 
+/// FLOPs of a generated graph, each op times its runs, by the roofline module's counting; an
+/// error naming the op when they do not fit in 64 bits (2³¹-sized parameters can get there).
+pub(crate) fn count_flops(graph: &OpGraph, op_repeat: &[u64]) -> Result<u64, WorkloadError> {
+    crate::hardware::roofline::total_flops(graph, op_repeat).map_err(|e| WorkloadError::TooLarge(e.to_string()))
+}
+
 impl Workload {
-    /// FLOPs of the whole phase (every layer, every step), by the roofline module's counting.
+    /// FLOPs of the whole phase (every layer, every step), by the roofline module's counting
+    /// (counted when the workload was built, which fails if they do not fit in 64 bits).
     pub fn total_flops(&self) -> u64 {
-        (0..self.graph.len()).fold(0u64, |acc, i| {
-            let (f, _) = crate::hardware::roofline::op_flops(&self.graph, crate::fusion::OpId(i as u32));
-            acc.saturating_add(f.saturating_mul(self.op_repeat[i]))
-        })
+        self.total_flops
     }
 
     /// FLOPs of one layer of one step: `total / (layers × steps)`; for models whose layers

@@ -14,8 +14,11 @@ pub(crate) struct Net {
     pub(crate) repeat: u64,
 }
 
-fn dims(shape: &[u64]) -> Result<Vec<i64>, WorkloadError> {
-    shape.iter().map(|&d| i64::try_from(d).map_err(|_| WorkloadError::TooLarge)).collect()
+/// A shape as the graph builder takes it; a dimension above `i64::MAX` is an error naming the
+/// tensor.
+fn dims(tensor: &str, shape: &[u64]) -> Result<Vec<i64>, WorkloadError> {
+    let too_large = || WorkloadError::TooLarge(format!("tensor \"{tensor}\" has a dimension above 2^63 - 1"));
+    shape.iter().map(|&d| i64::try_from(d).map_err(|_| too_large())).collect()
 }
 
 impl Net {
@@ -25,8 +28,10 @@ impl Net {
 
     /// Declares a tensor no op produces (input, weight, cache) and returns its name.
     pub(crate) fn input(&mut self, name: &str, shape: &[u64]) -> Result<String, WorkloadError> {
-        let bpe = i64::try_from(self.bpe).map_err(|_| WorkloadError::TooLarge)?;
-        self.builder.declare_tensor(name, &dims(shape)?, Some(bpe)).map_err(|_| WorkloadError::TooLarge)?;
+        let bpe = i64::try_from(self.bpe).map_err(|_| WorkloadError::Internal(format!("element size {}", self.bpe)))?;
+        self.builder
+            .declare_tensor(name, &dims(name, shape)?, Some(bpe))
+            .map_err(|e| WorkloadError::Internal(e.to_string()))?;
         Ok(name.to_string())
     }
 
@@ -38,7 +43,7 @@ impl Net {
         inputs: &[&str],
         shape: &[u64],
     ) -> Result<String, WorkloadError> {
-        dims(shape)?;
+        dims(name, shape)?;
         self.builder
             .add_op(OpSpec::new(name, op_type, inputs, name, shape, self.bpe))
             .map_err(|e| WorkloadError::Internal(e.to_string()))?;
@@ -51,8 +56,11 @@ impl Net {
     }
 
     pub(crate) fn build(self) -> Result<(OpGraph, Vec<u64>), WorkloadError> {
+        use crate::fusion::GraphError;
         let graph = self.builder.build().map_err(|e| match e {
-            crate::fusion::GraphError::SizeOverflow { .. } => WorkloadError::TooLarge,
+            GraphError::SizeOverflow { .. } | GraphError::TrafficOverflow { .. } => {
+                WorkloadError::TooLarge(e.to_string())
+            }
             other => WorkloadError::Internal(other.to_string()),
         })?;
         Ok((graph, self.op_repeat))

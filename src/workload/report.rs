@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{ResolvedParams, Workload};
 use crate::fusion::{analyze, Analysis, AnalysisReport, OpType};
-use crate::hardware::roofline::{estimate_repeated, roofline_chart, Bound, GroupTime, RooflineChart, TimeReport};
+use crate::hardware::roofline::{
+    estimate_repeated, roofline_chart, Bound, GroupTime, RooflineChart, TimeError, TimeReport,
+};
 use crate::hardware::Chip;
 use crate::table::Table;
 
@@ -57,11 +59,12 @@ pub struct ModelReport {
 }
 
 /// The fusion analysis of a workload's graph and its times on a chip (roofline). A caller that
-/// calibrates the times does so between this and [`model_report_from`].
-pub fn model_time(w: &Workload, chip: &Chip) -> (Analysis, TimeReport) {
+/// calibrates the times does so between this and [`model_report_from`]. (A built workload's
+/// FLOPs fit in 64 bits, so the error is only the time model's guarantee made visible.)
+pub fn model_time(w: &Workload, chip: &Chip) -> Result<(Analysis, TimeReport), TimeError> {
     let analysis = analyze(&w.graph);
-    let time = estimate_repeated(&w.graph, &analysis, chip, &w.op_repeat);
-    (analysis, time)
+    let time = estimate_repeated(&w.graph, &analysis, chip, &w.op_repeat)?;
+    Ok((analysis, time))
 }
 
 /// The report of a workload from its analysis and (possibly calibrated) times.
@@ -122,7 +125,7 @@ pub fn op_table(r: &ModelReport) -> Table {
 }
 
 /// Analyses and times a workload on a chip with the roofline model.
-pub fn model_report(w: &Workload, chip: &Chip) -> ModelReport {
-    let (analysis, time) = model_time(w, chip);
-    model_report_from(w, chip, &analysis, time)
+pub fn model_report(w: &Workload, chip: &Chip) -> Result<ModelReport, TimeError> {
+    let (analysis, time) = model_time(w, chip)?;
+    Ok(model_report_from(w, chip, &analysis, time))
 }

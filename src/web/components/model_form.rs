@@ -90,7 +90,13 @@ pub fn model_form(props: &Props) -> Html {
                 on_error.emit("The op table export needs a valid model and chip.".into());
                 return;
             };
-            let csv = op_table(&model_report(w, chip)).to_csv();
+            let csv = match model_report(w, chip) {
+                Ok(report) => op_table(&report).to_csv(),
+                Err(e) => {
+                    on_error.emit(format!("The op table cannot be made: {e}."));
+                    return;
+                }
+            };
             let file = format!("{}-{}-{}-ops.csv", w.model, chip.name.replace(' ', "_").to_lowercase(), w.phase);
             if let Err(e) = browser::download(&file, "text/csv", &csv) {
                 on_error.emit(format!("The op table export failed: {e}."));

@@ -54,7 +54,8 @@ fn timed(
 ) -> Result<Timed, String> {
     let chip = chip?;
     let repeat = workload.map(|w| w.op_repeat.as_slice()).unwrap_or(&[]);
-    let mut report = estimate_repeated(graph, analysis, &chip, repeat);
+    let mut report = estimate_repeated(graph, analysis, &chip, repeat)
+        .map_err(|e| format!("The time model cannot count this graph: {e}."))?;
     let calibration = profile.map(|p| apply_calibration(&mut report, p));
     let table = group_time_table(&report, chip.launch_overhead_us);
     let svg = roofline_chart(&report, &chip).to_svg(&format!("Roofline on {}: fusion groups, fused", chip.name));
@@ -168,7 +169,7 @@ pub fn time_panel(props: &Props) -> Html {
                 { figure("time-unfused", "Unfused time", format_duration_us(r.unfused_us), format!("{:.3} µs, {runs}", r.unfused_us)) }
                 { figure("time-fused", "Fused time", format_duration_us(r.fused_us), format!("{:.3} µs", r.fused_us)) }
                 { figure("time-speedup", "Speedup from fusion", format!("{:.2}×", r.speedup), "unfused / fused".to_string()) }
-                { figure("time-flops", "FLOPs", format_flops(r.total_flops() as f64), format!("{} FLOP", group_digits(r.total_flops()))) }
+                { figure("time-flops", "FLOPs", format_flops(r.total_flops as f64), format!("{} FLOP", group_digits(r.total_flops))) }
             </dl>
             if unknown_k > 0 {
                 <p class="hint" data-testid="unknown-k">{ format!(

@@ -1,0 +1,148 @@
+//! The limits of [`crate::limits`] ("share links") that a link's state is held to — the same
+//! when a link is made (the page says what is too large before making it) and when one is
+//! opened (a link can be written by hand: what its own page would have refused is refused).
+//!
+//! The whole state is already bounded by [`SHARE_STATE_BYTES`] when it is inflated; these
+//! bound each part that the page turns into work (an op trace to parse, a graph to lay out) or
+//! shows (names), and keep trace views within the kernel lists trimming leaves.
+
+use super::state::{state_json, ShareError, SharedState, SharedView};
+use super::trim::{SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW};
+use crate::limits::{
+    SHARED_GRAPH_OPS, SHARED_MODEL_CONFIG_BYTES, SHARED_NAME_CHARS, SHARED_NOTES, SHARED_OPTRACE_BYTES,
+    SHARED_SIM_TABLE_BYTES, SHARE_STATE_BYTES,
+};
+use crate::trace::summary::{PlatformEntry, SideStats};
+use crate::units::ellipsize;
+use crate::workload::ModelChoice;
+
+fn over(what: String, size: usize, max: usize, unit: &'static str) -> ShareError {
+    ShareError::OverLimit { what, size, max, unit }
+}
+
+/// `size` of `unit` within `max`.
+fn at_most(what: impl FnOnce() -> String, size: usize, max: usize, unit: &'static str) -> Result<(), ShareError> {
+    if size > max {
+        Err(over(what(), size, max, unit))
+    } else {
+        Ok(())
+    }
+}
+
+/// A name (file, op, tensor, kernel…) within [`SHARED_NAME_CHARS`]; the error quotes its start.
+fn name(kind: &str, text: &str) -> Result<(), ShareError> {
+    // Bytes bound characters from above: count characters only when the bytes are over.
+    if text.len() <= SHARED_NAME_CHARS {
+        return Ok(());
+    }
+    let chars = text.chars().count();
+    at_most(|| format!("{kind} \"{}\"", ellipsize(text, 40)), chars, SHARED_NAME_CHARS, "characters")
+}
+
+fn text(what: &str, text: &str, max: usize) -> Result<(), ShareError> {
+    at_most(|| format!("{what} text"), text.len(), max, "bytes")
+}
+
+fn kernels(where_: impl FnOnce() -> String, s: &SideStats, max: usize) -> Result<(), ShareError> {
+    at_most(|| format!("kernel list of {}", where_()), s.kernels.len(), max, "kernels")?;
+    s.kernels.iter().try_for_each(|k| name("kernel name", &k.name))
+}
+
+fn platforms(list: &[PlatformEntry]) -> Result<(), ShareError> {
+    for p in list {
+        name("platform", &p.key)?;
+        if let Some(file) = &p.file {
+            name("file name", file)?;
+        }
+        p.devices.iter().try_for_each(|d| name("device name", d))?;
+    }
+    Ok(())
+}
+
+/// Every per-view limit of a link's state; the error names what is over and by how much.
+pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
+    if let Some(op) = &state.selected_op {
+        name("selected op", op)?;
+    }
+    if let Some(crate::hardware::ChipChoice::Preset(key)) = &state.chip {
+        name("chip preset", key)?;
+    }
+    // A custom chip was validated as it was read (`Chip`'s deserialisation checks every field).
+    match &state.view {
+        SharedView::Transformer { .. } => Ok(()),
+        SharedView::Graph { file_name, graph } => {
+            name("file name", file_name)?;
+            at_most(|| "graph".into(), graph.ops.len(), SHARED_GRAPH_OPS, "ops")?;
+            for op in &graph.ops {
+                name("op name", &op.name)?;
+                name("op type", &op.op_type)?;
+                name("tensor name", &op.output)?;
+                op.inputs.iter().try_for_each(|t| name("tensor name", t))?;
+            }
+            graph.tensors.keys().try_for_each(|t| name("tensor name", t))
+        }
+        SharedView::TraceSummary { file_name, summary, .. } => {
+            name("file name", file_name)?;
+            platforms(&summary.platforms)?;
+            for r in &summary.categories {
+                kernels(|| format!("category {}", r.category.id()), &r.trace, SHARED_KERNELS_PER_CATEGORY)?;
+            }
+            summary.fused_kernels.iter().try_for_each(|k| name("kernel name", &k.name))
+        }
+        SharedView::TraceComparison { files, comparison, .. } => {
+            name("file name", &files.0)?;
+            name("file name", &files.1)?;
+            platforms(&comparison.platforms)?;
+            for r in &comparison.categories {
+                for s in r.sides.values() {
+                    kernels(|| format!("category {}", r.category.id()), s, SHARED_KERNELS_PER_CATEGORY)?;
+                }
+            }
+            for r in &comparison.op_mapping {
+                name("op name", &r.op)?;
+                for s in r.sides.values() {
+                    if let Some(op) = &s.op {
+                        name("op name", op)?;
+                    }
+                    kernels(|| format!("op {}", ellipsize(&r.op, 40)), &s.stats, SHARED_KERNELS_PER_ROW)?;
+                }
+            }
+            for d in &comparison.fusion_differences {
+                name("kernel name", &d.fused_kernel)?;
+                d.unfused_kernels.iter().try_for_each(|k| name("kernel name", k))?;
+                name("fusion evidence", &d.evidence)?;
+            }
+            Ok(())
+        }
+        SharedView::Model { spec } => match &spec.model {
+            ModelChoice::Preset(key) => name("model preset", key),
+            ModelChoice::File { file_name, text: config } => {
+                name("file name", file_name)?;
+                text("model config", config, SHARED_MODEL_CONFIG_BYTES)
+            }
+        },
+        SharedView::OpTrace { file_name, text: trace } => {
+            name("file name", file_name)?;
+            text("op trace", trace, SHARED_OPTRACE_BYTES)
+        }
+        SharedView::SimTable { file_name, text: table, setup, notes } => {
+            name("file name", file_name)?;
+            text("simulator table", table, SHARED_SIM_TABLE_BYTES)?;
+            name("model preset", &setup.model)?;
+            name("chip preset", &setup.chip)?;
+            at_most(|| "simulator notes".into(), notes.len(), SHARED_NOTES, "notes")?;
+            notes.iter().try_for_each(|n| name("note", n))
+        }
+    }
+}
+
+/// [`check_limits`], and the state's JSON within [`SHARE_STATE_BYTES`]: what a page checks
+/// before it makes a link, so that it never makes one that would not open.
+pub fn check_shareable(state: &SharedState) -> Result<(), ShareError> {
+    check_limits(state)?;
+    let bytes = state_json(state).len();
+    if bytes > SHARE_STATE_BYTES {
+        return Err(ShareError::TooLarge);
+    }
+    Ok(())
+}
