@@ -83,6 +83,12 @@ pub const WHOLE_FILE_TEXT_BYTES: usize = 256 * 1024 * 1024;
 
 // ---- numbers ------------------------------------------------------------------------------------
 
+/// The largest size or count a model config or workload parameter may give: any two multiply
+/// without overflowing 64 bits, so shape arithmetic in the generators cannot overflow. Real
+/// configs stay below: the largest number in tests/data/models is 40,000,000 (the rows of a
+/// DLRM embedding table), 50× under it.
+pub const MODEL_DIM: u64 = 1 << 31;
+
 /// Peak FLOP/s a chip may have, whatever its source (a chip file, a link). The presets span
 /// 4.6e13 (TPU v2) to 2.25e15 (B200 dense bf16); the largest published single device, a
 /// wafer-scale engine (Cerebras WSE-3), claims 1.25e17. 1e6 (a microcontroller) to 1e21 (a

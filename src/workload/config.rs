@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::WorkloadError;
+use crate::limits::MODEL_DIM;
 
 /// A decoder-only LLM (Llama family) or a DeepSeek MoE model (`model_type: "llm"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,9 +150,8 @@ fn typed<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, WorkloadErro
     serde_json::from_value(value).map_err(|e| WorkloadError::Config(e.to_string()))
 }
 
-/// The largest size or count a config or parameter may give: any two multiply without
-/// overflowing 64 bits, so shape arithmetic in the generators cannot overflow.
-pub const MAX_DIM: u64 = 1 << 31;
+/// The largest size or count a config or parameter may give ([`MODEL_DIM`]).
+pub const MAX_DIM: u64 = MODEL_DIM;
 
 /// The first number anywhere in the config above [`MAX_DIM`], with its field name.
 fn oversized(v: &Value) -> Option<(String, String)> {

@@ -12,6 +12,7 @@
 //! input and cache is a declared tensor, so no size is assumed. What each generator leaves out
 //! is listed in [`Workload::not_modelled`]; the closed forms are in `docs/time-model.md`.
 
+mod build;
 mod config;
 mod dit;
 mod dlrm;
@@ -28,7 +29,9 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::fusion::OpGraph;
+use crate::limits::MODEL_DIM;
 
+pub use build::{build_workload, whole_model_graph};
 pub use config::{parse_model_config, DitConfig, DlrmConfig, LlmConfig, MlpLayer, ModelConfig};
 pub use presets::{model_names, preset_model};
 pub use report::{model_report, ModelReport};
@@ -154,37 +157,10 @@ pub enum WorkloadError {
 pub(crate) fn positive(name: &'static str, v: u64) -> Result<u64, WorkloadError> {
     if v == 0 {
         Err(WorkloadError::Param { name, value: "0".into(), reason: "must be at least 1" })
-    } else if v > config::MAX_DIM {
+    } else if v > MODEL_DIM {
         Err(WorkloadError::Param { name, value: v.to_string(), reason: "must be at most 2^31" })
     } else {
         Ok(v)
-    }
-}
-
-/// Builds the workload of a config in a phase.
-pub fn build_workload(config: &ModelConfig, phase: Phase, params: WorkloadParams) -> Result<Workload, WorkloadError> {
-    match config {
-        ModelConfig::Llm(c) => llm::build(c, phase, params, false),
-        ModelConfig::Dit(c) => dit::build(c, phase, params, false),
-        ModelConfig::Dlrm(c) => dlrm::build(c, phase, params),
-        ModelConfig::Unsupported { model_name, model_type } => Err(WorkloadError::Unsupported {
-            model: model_name.clone(),
-            reason: ModelConfig::not_modelled_reason(model_type),
-        }),
-    }
-}
-
-/// Every layer chained, each op with repeat = steps (decode steps, diffusion steps). Grows with
-/// depth: for the whole DeepSeek-V3 prefill that is tens of thousands of ops (still fast).
-pub fn whole_model_graph(
-    config: &ModelConfig,
-    phase: Phase,
-    params: WorkloadParams,
-) -> Result<Workload, WorkloadError> {
-    match config {
-        ModelConfig::Llm(c) => llm::build(c, phase, params, true),
-        ModelConfig::Dit(c) => dit::build(c, phase, params, true),
-        _ => build_workload(config, phase, params),
     }
 }
 
