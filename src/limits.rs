@@ -33,6 +33,19 @@ pub const OPTRACE_NESTING: usize = 64;
 /// 96-layer transformer about 2,000; this is 100 times that.
 pub const OPTRACE_RECORDS: usize = 200_000;
 
+/// The most data rows (the header not counted) a simulator op table may hold. The simulator
+/// writes one row per op of each layer kind, with the number of runs in `Count`, so tables
+/// stay small: the largest in tests/data/ops-csv (DeepSeek-V2 236B prefill) has 55 rows, the
+/// others 10 to 28. 100,000 is nearly 2,000 times that, and bounds the memory of a table that
+/// a share link (where 200,000 identical rows compress into a few hundred bytes) or a file
+/// can bring.
+pub const SIM_CSV_ROWS: usize = 100_000;
+
+/// The most fields one simulator-table record may have. The simulator writes 70 columns (every
+/// table in tests/data/ops-csv); each field costs a string even when empty, so a line of a
+/// million commas would take 24 MB for nothing. 1,000 is 14 times the real width.
+pub const SIM_CSV_FIELDS: usize = 1_000;
+
 // ---- traces and compressed files ------------------------------------------------------------
 
 // ---- numbers ------------------------------------------------------------------------------------
