@@ -16,7 +16,7 @@
 //! Op traces come from strangers, so reading is held to the budgets of [`crate::limits`]: a line
 //! of at most [`OPTRACE_LINE_BYTES`], brackets nested at most [`OPTRACE_NESTING`] deep (the only
 //! recursion, into `list{…}`, is therefore bounded), at most [`OPTRACE_RECORDS`] records; and
-//! every step is linear in the line (finding the record in a line included, see [`locate`]).
+//! every step is linear in the line (finding the record in a line included, see `locate`).
 
 use thiserror::Error;
 
