@@ -116,6 +116,9 @@ pub fn group(graph: &OpGraph) -> Grouping {
     let mut groups: Vec<Group> = Vec::new();
     let mut dag = GroupDag::default();
     let mut candidates: Vec<GroupId> = Vec::new();
+    // The last op that listed each group as a candidate: an op may read 100,000 tensors of as
+    // many groups, and searching the candidates so far for each would be quadratic.
+    let mut listed_by: Vec<OpId> = Vec::new();
 
     for &id in graph.order() {
         let op = graph.op(id);
@@ -123,10 +126,14 @@ pub fn group(graph: &OpGraph) -> Grouping {
         for &t in &op.inputs {
             if let Some(p) = graph.producer(t) {
                 let g = op_group[p.index()];
-                if !candidates.contains(&g) {
+                if listed_by[g.index()] != id {
+                    listed_by[g.index()] = id;
                     candidates.push(g);
                 }
             }
+        }
+        if op.op_type != OpType::Matmul {
+            dag.set_targets(&candidates);
         }
         let mut rejected = Vec::new();
         let mut outcome = if op.op_type == OpType::Matmul {
@@ -151,7 +158,7 @@ pub fn group(graph: &OpGraph) -> Grouping {
                     rejected.push(r);
                     continue;
                 }
-                if let Some(reachable) = dag.reaches_any(g, &candidates) {
+                if let Some(reachable) = dag.reaches_any(g) {
                     rejected.push(Rejection::WouldCycle { group: g, reachable });
                     continue;
                 }
@@ -164,6 +171,7 @@ pub fn group(graph: &OpGraph) -> Grouping {
             _ => {
                 let g = GroupId(groups.len() as u32);
                 groups.push(Group { ops: Vec::new(), has_matmul: false, has_reduction: false });
+                listed_by.push(OpId(u32::MAX));
                 dag.add_node();
                 g
             }
@@ -197,8 +205,12 @@ struct GroupDag {
     in_edges: Vec<(u32, u32)>,
     ord: Vec<u32>,
     mark: Vec<u32>,
-    target: Vec<u32>,
     epoch: u32,
+    /// The current op's candidates ([`GroupDag::set_targets`]): marked with `target_epoch`,
+    /// and the highest number among them.
+    target: Vec<u32>,
+    target_epoch: u32,
+    target_upper: u32,
     stack: Vec<u32>,
     forward: Vec<u32>,
     backward: Vec<u32>,
@@ -233,24 +245,36 @@ impl GroupDag {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.mark.iter_mut().for_each(|m| *m = 0);
-            self.target.iter_mut().for_each(|m| *m = 0);
             self.epoch = 1;
         }
         self.epoch
     }
 
-    /// The first of `candidates` (other than `from`) reachable from `from`, if any.
-    fn reaches_any(&mut self, from: GroupId, candidates: &[GroupId]) -> Option<GroupId> {
-        let from_ord = self.ord[from.index()];
-        // Only candidates numbered after `from` can be reached from it.
-        let upper =
-            candidates.iter().filter(|&&c| c != from).map(|c| self.ord[c.index()]).filter(|&o| o > from_ord).max()?;
-        let epoch = self.next_epoch();
-        for &c in candidates {
-            if c != from {
-                self.target[c.index()] = epoch;
-            }
+    /// Marks the candidates of the op being grouped, once for all its [`GroupDag::reaches_any`]
+    /// tests (no edge is added in between, so the numbering holds): marking them per test would
+    /// make an op with many candidates quadratic.
+    fn set_targets(&mut self, candidates: &[GroupId]) {
+        self.target_epoch = self.target_epoch.wrapping_add(1);
+        if self.target_epoch == 0 {
+            self.target.iter_mut().for_each(|m| *m = 0);
+            self.target_epoch = 1;
         }
+        for &c in candidates {
+            self.target[c.index()] = self.target_epoch;
+        }
+        self.target_upper = candidates.iter().map(|c| self.ord[c.index()]).max().unwrap_or(0);
+    }
+
+    /// The first of the candidates ([`GroupDag::set_targets`]) other than `from` reachable from
+    /// `from`, if any.
+    fn reaches_any(&mut self, from: GroupId) -> Option<GroupId> {
+        // Only candidates numbered after `from` can be reached from it.
+        let upper = self.target_upper;
+        if upper <= self.ord[from.index()] {
+            return None;
+        }
+        let epoch = self.next_epoch();
+        let target_epoch = self.target_epoch;
         let mut found: Option<u32> = None;
         self.stack.clear();
         self.stack.push(from.0);
@@ -261,7 +285,7 @@ impl GroupDag {
                 if self.mark[wi] == epoch || self.ord[wi] > upper {
                     continue;
                 }
-                if self.target[wi] == epoch {
+                if self.target[wi] == target_epoch {
                     found = Some(w);
                     break;
                 }

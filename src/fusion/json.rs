@@ -37,6 +37,18 @@ pub struct GraphFile {
 
 /// Parses and validates a graph file (object with `ops` and optional `tensors`, or a bare
 /// array of ops).
+///
+/// Graph files come from strangers; what bounds the work on one:
+/// - **Depth.** serde_json refuses to recurse past 128 levels (its default recursion limit,
+///   kept on), and the format's own types nest 3 deep (`{"ops": [{"shape": [1]}]}`), so an array
+///   where an op, a name or a dimension belongs is a type error long before that. The value of
+///   an unknown key is skipped by serde_json without recursion (a heap stack), and so is any
+///   value by the position scanner (`locate`): a file nested 100,000 deep costs one pass.
+/// - **Size.** Everything after serde_json is linear in the file: the scanner reads it once,
+///   op and tensor names are found through hash maps ([`GraphBuilder`]), grouping is linear in
+///   the op inputs however many candidate groups an op has, and a line and column are worked
+///   out only for the one error reported. So no budget beyond the file's size is set: time
+///   and memory grow with it, as `fusionscope bench fusion` measures up to a million ops.
 pub fn parse_graph(text: &str) -> Result<OpGraph, GraphError> {
     let file = parse_file(text)?;
     let spots = locate(text);

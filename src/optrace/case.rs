@@ -22,6 +22,8 @@
 //!
 //! The case's dtype is its first result's, or operand 0's when no result has a type.
 
+use std::collections::HashSet;
+
 use serde::ser::{SerializeSeq, Serializer};
 use serde::Serialize;
 
@@ -155,15 +157,11 @@ impl CaseView {
         view
     }
 
-    /// The distinct unmapped op names, in order of first appearance.
+    /// The distinct unmapped op names, in order of first appearance. (A set, not a search of
+    /// the names so far: a crafted trace may have as many op names as records.)
     pub fn unmapped_ops(&self) -> Vec<String> {
-        let mut names: Vec<String> = Vec::new();
-        for u in &self.unmapped {
-            if !names.contains(&u.op) {
-                names.push(u.op.clone());
-            }
-        }
-        names
+        let mut seen: HashSet<&str> = HashSet::new();
+        self.unmapped.iter().filter(|u| seen.insert(&u.op)).map(|u| u.op.clone()).collect()
     }
 }
 

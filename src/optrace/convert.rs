@@ -47,6 +47,7 @@ use thiserror::Error;
 use super::address::TensorTable;
 use super::parse::{OpTrace, Record, TensorType};
 use crate::fusion::{GraphBuilder, GraphError, OpGraph, OpSpec, OpType};
+use crate::units::group_digits;
 
 /// What an optrace op is, for the graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -139,12 +140,20 @@ pub fn to_graph(trace: &OpTrace, tensors: &TensorTable) -> Result<Conversion, Co
     }
     let mut conv = Converter { tensors, builder: GraphBuilder::with_capacity(trace.records.len()), ops: Vec::new() };
     let mut declared: HashSet<String> = HashSet::new();
+    // The inputs already named for the current record, by id and whether they are the rows of
+    // a table: a record may have 100,000 operands, so no search through the list so far.
+    let mut named: HashSet<(u64, bool)> = HashSet::new();
     for r in &trace.records {
         let role = Role::of_op(&r.op);
         let mut inputs: Vec<String> = Vec::new();
+        named.clear();
         for (position, t) in r.operand_tensors().into_iter().enumerate() {
             let produced = producer.contains_key(&t.id);
-            let name = if role == Role::Gather && position == 1 && !produced {
+            let rows = role == Role::Gather && position == 1 && !produced;
+            if !named.insert((t.id, rows)) {
+                continue;
+            }
+            let name = if rows {
                 let rows = format!("%{} rows", t.id);
                 if declared.insert(rows.clone()) {
                     let shape = conv.result_shape(r, 0);
@@ -162,9 +171,7 @@ pub fn to_graph(trace: &OpTrace, tensors: &TensorTable) -> Result<Conversion, Co
                 }
                 name
             };
-            if !inputs.contains(&name) {
-                inputs.push(name);
-            }
+            inputs.push(name);
         }
         conv.add_instruction(r, role, inputs)?;
     }
@@ -193,8 +200,7 @@ impl Converter<'_> {
             return self.push(r, role, OpSpec::new(&name, head_type, &input_refs, &out, &shape, bpe));
         }
         let ids: Vec<String> = r.results.iter().map(|t| tensor_name(t.id)).collect();
-        let head =
-            if ids.is_empty() { format!("{} at line {}", r.op, r.line) } else { format!("{} {}", r.op, ids.join(",")) };
+        let head = head_name(&r.op, r.line, &ids);
         let token = format!("{head} token");
         self.push(r, role, OpSpec::new(&head, head_type, &input_refs, &token, &[0], 1))?;
         for (i, out) in ids.iter().enumerate() {
@@ -230,6 +236,24 @@ impl Converter<'_> {
     /// Bytes per element of an operand, from its first typed sighting.
     fn bytes_per_element(&self, id: u64) -> u64 {
         self.tensors.get(id).and_then(|i| i.ty.as_ref()).map_or(1, dtype_bytes)
+    }
+}
+
+/// The most result ids a head's name lists; more are shortened to the first and the last.
+const HEAD_NAME_IDS: usize = 8;
+
+/// The name of the head of an instruction with `ids` as results: `split %240,%241,%242`, or
+/// `barrier at line 4` without results. Beyond [`HEAD_NAME_IDS`] results only the first and
+/// last are named (`split %1,…,%5000 (5,000 results)`): every result op reads the head's
+/// token, named after the head, so a name listing all results would make the graph quadratic in
+/// them. The name stays unique: the first result is produced by this instruction only.
+fn head_name(op: &str, line: usize, ids: &[String]) -> String {
+    match ids {
+        [] => format!("{op} at line {line}"),
+        [first, .., last] if ids.len() > HEAD_NAME_IDS => {
+            format!("{op} {first},…,{last} ({} results)", group_digits(ids.len() as u64))
+        }
+        _ => format!("{op} {}", ids.join(",")),
     }
 }
 
@@ -337,6 +361,35 @@ mod tests {
         .unwrap_err();
         // 2^62 bytes each: the first gelu moves 2^63, the second takes the total to 2^64.
         assert!(matches!(&e, ConvertError::Graph(GraphError::TrafficOverflow { op }) if op == "gelu %2"), "{e}");
+    }
+
+    #[test]
+    fn heads_of_many_results_name_the_first_and_last() {
+        let ids = |n: u64| (1..=n).map(tensor_name).collect::<Vec<_>>();
+        assert_eq!(head_name("split", 3, &[]), "split at line 3");
+        assert_eq!(head_name("split", 3, &ids(HEAD_NAME_IDS as u64)), "split %1,%2,%3,%4,%5,%6,%7,%8");
+        assert_eq!(head_name("split", 3, &ids(5000)), "split %1,…,%5000 (5,000 results)");
+        let results = (1..=20).map(|i| format!("%{i}")).collect::<Vec<_>>().join(", ");
+        let g = groups(&format!("0:0:0 {results} = n.1.split(%0:<20xf16>)\n")).unwrap();
+        assert_eq!(g[0], ["split %1,…,%20 (20 results)"]);
+        assert_eq!(g[1], ["%1 of split"]);
+    }
+
+    #[test]
+    fn an_operand_read_twice_is_one_input() {
+        let text =
+            "0:0:0 %2:<1x4x8xf16> = n.1.embedding(%0:<1x4xi32>, %1:<1000x8xf16>, %0:<1x4xi32>, %1:<1000x8xf16>)\n\
+                    0:0:0 %3:<4xf16> = n.1.add(%2:<4xf16>, %2:<4xf16>, %9:<4xf16>)\n";
+        let trace = parse_optrace(text).unwrap();
+        let (tensors, _) = TensorTable::build(&trace);
+        let conv = to_graph(&trace, &tensors).unwrap();
+        let inputs = |i: usize| {
+            let op = &conv.graph.ops()[i];
+            op.inputs.iter().map(|&t| conv.graph.tensor(t).name.as_str()).collect::<Vec<_>>()
+        };
+        // The table is read as rows in position 1, and whole where it comes again.
+        assert_eq!(inputs(0), ["%0", "%1 rows", "%1"]);
+        assert_eq!(inputs(1), ["%2", "%9"]);
     }
 
     #[test]

@@ -12,10 +12,17 @@
 //!
 //! Results may be written without a type (`%5, %6 = …`); their types may then follow the call
 //! (`… ) : <2xf16>, <2xf16>`), or come from a later use of the same id.
+//!
+//! Op traces come from strangers, so reading is held to the budgets of [`crate::limits`]: a line
+//! of at most [`OPTRACE_LINE_BYTES`], brackets nested at most [`OPTRACE_NESTING`] deep (the only
+//! recursion, into `list{…}`, is therefore bounded), at most [`OPTRACE_RECORDS`] records; and
+//! every step is linear in the line (finding the record in a line included, see `locate`).
 
 use thiserror::Error;
 
 use super::dtype::Dtype;
+use crate::limits::{OPTRACE_LINE_BYTES, OPTRACE_NESTING, OPTRACE_RECORDS};
+use crate::units::group_digits;
 
 /// A whole op trace: its records in file order and what was skipped.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -116,40 +123,64 @@ pub struct TensorType {
     pub dtype: Dtype,
 }
 
-/// A record that does not follow the grammar.
+/// A line that cannot be read: a record that does not follow the grammar, or a line over one
+/// of the budgets. `column` (1-based, in characters) is given where it says more than the line.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("line {line}: malformed record: {kind}")]
+#[error("line {line}{}: {kind}", column_text(.column))]
 pub struct ParseError {
     pub line: usize,
+    pub column: Option<usize>,
     pub kind: ParseErrorKind,
 }
 
-/// What is wrong inside a record. Quoted text is shortened to 60 characters.
+fn column_text(column: &Option<usize>) -> String {
+    column.map(|c| format!(", column {c}")).unwrap_or_default()
+}
+
+/// What is wrong with a line. Quoted text is shortened to 60 characters.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ParseErrorKind {
-    #[error("'{open}' is never closed")]
+    #[error("malformed record: '{open}' is never closed")]
     Unclosed { open: char },
-    #[error("unexpected '{close}'")]
+    #[error("malformed record: unexpected '{close}'")]
     UnexpectedClose { close: char },
-    #[error("text after the closing parenthesis: `{text}`")]
+    #[error("malformed record: text after the closing parenthesis: `{text}`")]
     TrailingText { text: String },
-    #[error("an empty argument (two commas in a row, or a trailing comma)")]
+    #[error("malformed record: an empty argument (two commas in a row, or a trailing comma)")]
     EmptyArgument,
-    #[error("argument `{text}` has no `:type` (scalars are written value:type)")]
+    #[error("malformed record: argument `{text}` has no `:type` (scalars are written value:type)")]
     MissingType { text: String },
-    #[error("result `{text}` is not a tensor (%id with an optional :<type>)")]
+    #[error("malformed record: result `{text}` is not a tensor (%id with an optional :<type>)")]
     BadResult { text: String },
-    #[error("tensor `{text}`: {reason}")]
+    #[error("malformed record: tensor `{text}`: {reason}")]
     BadTensor { text: String, reason: &'static str },
+    /// Over [`OPTRACE_LINE_BYTES`].
+    #[error(
+        "the line is {} bytes long, over the budget of {} bytes for one op-trace line",
+        group_digits(*.bytes as u64),
+        group_digits(*.limit as u64)
+    )]
+    LineTooLong { bytes: usize, limit: usize },
+    /// Over [`OPTRACE_NESTING`]; the error's column is the bracket that goes one level too deep.
+    #[error("types nested deeper than {limit} levels (`(`, `{{` and `<` open at once; real records nest 3 deep)")]
+    TooDeep { limit: usize },
+    /// Over [`OPTRACE_RECORDS`]; the error's line is the first record over the budget.
+    #[error("more than {} records, the budget of one op trace", group_digits(*.limit as u64))]
+    TooManyRecords { limit: usize },
 }
 
 /// Reads a whole op trace. Lines that are not records are skipped and counted; the first
-/// malformed record is an error.
+/// malformed record, or line over a budget, is an error (the record after the
+/// [`OPTRACE_RECORDS`]th included).
 pub fn parse_optrace(text: &str) -> Result<OpTrace, ParseError> {
     let mut trace = OpTrace::default();
     for (i, line) in text.lines().enumerate() {
         let number = i + 1;
         match parse_line(line, number)? {
+            Some(_) if trace.records.len() == OPTRACE_RECORDS => {
+                let kind = ParseErrorKind::TooManyRecords { limit: OPTRACE_RECORDS };
+                return Err(ParseError { line: number, column: None, kind });
+            }
             Some(record) => trace.records.push(record),
             None => trace.skipped_lines.push(number),
         }
@@ -163,10 +194,21 @@ pub fn looks_like_optrace(text: &str) -> bool {
     text.lines().take(200).any(|line| locate(line).is_some())
 }
 
-/// One line: `Ok(None)` when it holds no record.
+/// One line: `Ok(None)` when it holds no record. A line longer than [`OPTRACE_LINE_BYTES`] is
+/// an error whatever it holds, and so is a record nested deeper than [`OPTRACE_NESTING`]
+/// (checked before anything recurses).
 pub fn parse_line(line: &str, number: usize) -> Result<Option<Record>, ParseError> {
+    if line.len() > OPTRACE_LINE_BYTES {
+        let kind = ParseErrorKind::LineTooLong { bytes: line.len(), limit: OPTRACE_LINE_BYTES };
+        return Err(ParseError { line: number, column: None, kind });
+    }
     let Some(skeleton) = locate(line) else { return Ok(None) };
-    let err = |kind| ParseError { line: number, kind };
+    if let Some(at) = too_deep(&line[skeleton.start..], OPTRACE_NESTING) {
+        let column = line[..skeleton.start + at].chars().count() + 1;
+        let kind = ParseErrorKind::TooDeep { limit: OPTRACE_NESTING };
+        return Err(ParseError { line: number, column: Some(column), kind });
+    }
+    let err = |kind| ParseError { line: number, column: None, kind };
     let results: Vec<TensorRef> = if skeleton.results.trim().is_empty() {
         Vec::new()
     } else {
@@ -217,8 +259,32 @@ fn apply_trailing_result_types(trailing: &str, results: &mut [TensorRef]) -> Res
     Ok(())
 }
 
+/// Where brackets first nest deeper than `limit`: the byte index of the bracket that opens
+/// level `limit + 1`, if any. Any closing bracket lowers the level (never below 0), whatever it
+/// closes: this bounds the nesting, the grammar is checked later. A `list{…}` nested `d` deep
+/// in a record that passes holds at least `d` open brackets, so the parser's recursion is
+/// bounded by `limit` too.
+fn too_deep(text: &str, limit: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            b'(' | b'{' | b'<' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+            }
+            b')' | b'}' | b'>' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The parts of a line that make it a record.
 struct Skeleton<'a> {
+    /// Byte index of the prefix in the line (what comes before it is stray text).
+    start: usize,
     prefix: Prefix,
     results: &'a str,
     callee: &'a str,
@@ -227,15 +293,24 @@ struct Skeleton<'a> {
 }
 
 /// Finds the first position where a record starts (see the module docs).
+///
+/// Every position that could start a prefix is tried, left to right, and must stay cheap: a
+/// line of 100,000 prefixes (`0:0:0 0:0:0 …`) has 100,000 of them. Each parses only its own
+/// prefix (a few bytes). The search for the `=` after a prefix and the check of the callee
+/// after that `=` would each run to the end of the line, once per position, which is
+/// quadratic; they are remembered instead ([`Tails`]) and shared by every position that leads
+/// to the same `=`, so that the whole line is read a bounded number of times.
 fn locate(line: &str) -> Option<Skeleton<'_>> {
     let bytes = line.as_bytes();
+    let mut tails = Tails::default();
     (0..bytes.len())
         .filter(|&p| p == 0 || !bytes[p - 1].is_ascii_digit())
         .filter(|&p| bytes[p].is_ascii_digit() || bytes[p] == b'N' || bytes[p] == b'-')
-        .find_map(|p| skeleton_at(&line[p..]))
+        .find_map(|p| skeleton_at(line, p, &mut tails))
 }
 
-fn skeleton_at(s: &str) -> Option<Skeleton<'_>> {
+fn skeleton_at<'a>(line: &'a str, start: usize, tails: &mut Tails) -> Option<Skeleton<'a>> {
+    let s = &line[start..];
     let (pid, s) = prefix_field(s)?;
     let s = s.strip_prefix(':')?;
     let (rank, s) = prefix_field(s)?;
@@ -244,20 +319,68 @@ fn skeleton_at(s: &str) -> Option<Skeleton<'_>> {
     if !s.starts_with(|c: char| c.is_whitespace()) {
         return None;
     }
-    let s = s.trim_start();
-    let eq = s.find('=')?;
-    let results = &s[..eq];
-    if !(results.trim().is_empty() || results.starts_with('%')) {
+    // The results start at `from`; they are empty (`=` right there) or start with `%`.
+    let from = line.len() - s.trim_start().len();
+    let eq = tails.next_eq(line, from)?;
+    if !(eq == from || line.as_bytes()[from] == b'%') {
         return None;
     }
-    let rest = s[eq + 1..].trim_start();
-    let paren = rest.find('(')?;
-    let callee = &rest[..paren];
-    let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-');
-    if callee.is_empty() || !callee.chars().all(name_char) {
-        return None;
+    let (callee_start, paren) = tails.callee_after(line, eq)?;
+    Some(Skeleton {
+        start,
+        prefix: Prefix { pid, rank, stream },
+        results: &line[from..eq],
+        callee: &line[callee_start..paren],
+        after_paren: &line[paren + 1..],
+    })
+}
+
+/// What follows the prefixes [`locate`] tries, remembered from one to the next.
+///
+/// The prefixes that parse end in the order they start (one starting inside another fails,
+/// except a field's digits after its `-`, which ends at the same place), so the `=` looked for
+/// is never before the last one found: remembering the last search answers the next one
+/// unless it starts past the `=` found, and each `=`'s callee is checked once. The line is
+/// thus read once for `=` and once for callees, however many prefixes it holds.
+#[derive(Default)]
+struct Tails {
+    /// The last search for `=`: where it started, and the `=` it found (the first at or after
+    /// the start; `None` when there is none to the end of the line).
+    eq: Option<(usize, Option<usize>)>,
+    /// The last callee checked: the `=` it follows, and its start and `(` when it is one.
+    callee: Option<(usize, Option<(usize, usize)>)>,
+}
+
+impl Tails {
+    /// The first `=` at or after `from`.
+    fn next_eq(&mut self, line: &str, from: usize) -> Option<usize> {
+        if let Some((start, found)) = self.eq {
+            if start <= from && found.is_none_or(|f| from <= f) {
+                return found;
+            }
+        }
+        let found = line.as_bytes()[from..].iter().position(|&b| b == b'=').map(|i| from + i);
+        self.eq = Some((from, found));
+        found
     }
-    Some(Skeleton { prefix: Prefix { pid, rank, stream }, results, callee, after_paren: &rest[paren + 1..] })
+
+    /// The callee after the `=` at `eq` (blanks skipped): its start and the index of its `(`,
+    /// when it is one or more name characters (letters, digits, `_ . : -`) directly followed by
+    /// `(`.
+    fn callee_after(&mut self, line: &str, eq: usize) -> Option<(usize, usize)> {
+        if let Some((at, callee)) = self.callee {
+            if at == eq {
+                return callee;
+            }
+        }
+        let rest = line[eq + 1..].trim_start();
+        let start = line.len() - rest.len();
+        let name_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(*b, b'_' | b'.' | b':' | b'-');
+        let len = rest.bytes().take_while(name_byte).count();
+        let callee = (len > 0 && rest.as_bytes().get(len) == Some(&b'(')).then_some((start, start + len));
+        self.callee = Some((eq, callee));
+        callee
+    }
 }
 
 /// An integer or `None`, and the rest of the text.
@@ -583,6 +706,106 @@ mod tests {
         assert!(looks_like_optrace("# dump\nfor debug!! 1:0:0 %3:<2xf16> = a.b.gelu(%2:<2xf16>)\n"));
         assert!(!looks_like_optrace("{\"traceEvents\": []}"));
         assert!(!looks_like_optrace("time 12:30:00 started\n"));
+    }
+
+    /// The search `locate` replaced: every start tries the rest of the line from scratch
+    /// (quadratic on a long line, but plainly what the module docs say).
+    fn plain_locate(line: &str) -> Option<(usize, &str, &str, &str)> {
+        let bytes = line.as_bytes();
+        (0..bytes.len())
+            .filter(|&p| p == 0 || !bytes[p - 1].is_ascii_digit())
+            .filter(|&p| bytes[p].is_ascii_digit() || bytes[p] == b'N' || bytes[p] == b'-')
+            .find_map(|p| {
+                let s = &line[p..];
+                let (_, s) = prefix_field(s)?;
+                let (_, s) = prefix_field(s.strip_prefix(':')?)?;
+                let (_, s) = prefix_field(s.strip_prefix(':')?)?;
+                if !s.starts_with(|c: char| c.is_whitespace()) {
+                    return None;
+                }
+                let s = s.trim_start();
+                let eq = s.find('=')?;
+                let results = &s[..eq];
+                if !(results.trim().is_empty() || results.starts_with('%')) {
+                    return None;
+                }
+                let rest = s[eq + 1..].trim_start();
+                let paren = rest.find('(')?;
+                let callee = &rest[..paren];
+                let name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-');
+                (!callee.is_empty() && callee.chars().all(name_char)).then_some((
+                    p,
+                    results,
+                    callee,
+                    &rest[paren + 1..],
+                ))
+            })
+    }
+
+    proptest::proptest! {
+        /// Lines made of the pieces of records, in any order: the linear search finds the
+        /// record the plain one finds.
+        #[test]
+        fn locate_finds_what_the_plain_search_finds(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "0", "12", "-", "-3", "None", "N", ":", " ", "\t", "\u{a0}", "%", "%1", "=", " = ", "(", ")",
+                    "a", "a.b", "x:y", "!", "é", "0:0:0 ", "1:None:2 ", "%5:<2xf16>", "nova.1.dot(", "<", ">",
+                ]),
+                0..40,
+            )
+        ) {
+            let line: String = pieces.concat();
+            let got = locate(&line).map(|s| (s.start, s.results, s.callee, s.after_paren));
+            proptest::prop_assert_eq!(got, plain_locate(&line), "{:?}", line);
+        }
+
+        /// No text makes the parser panic, and whatever it refuses names the line it was given.
+        #[test]
+        fn any_line_is_a_record_nothing_or_an_error_naming_it(line in "[ -~é\t]{0,200}") {
+            if let Err(e) = parse_line(&line, 9) {
+                proptest::prop_assert_eq!(e.line, 9);
+                proptest::prop_assert!(e.to_string().starts_with("line 9"), "{}", e);
+            }
+        }
+    }
+
+    #[test]
+    fn nesting_is_bounded_by_any_bracket() {
+        assert_eq!(too_deep("a(b{c<d>})", 3), None);
+        assert_eq!(too_deep("a(b{c<d>})", 2), Some(5));
+        // Closing brackets lower the level whatever they close, never below 0.
+        assert_eq!(too_deep(")))((", 2), None);
+        assert_eq!(too_deep("(}(>(", 1), None);
+        assert_eq!(too_deep("((>((", 2), Some(4));
+    }
+
+    #[test]
+    fn budgets_name_the_line_and_where() {
+        let deep = format!("x 0:0:0 %1:<2xf16> = a.b.op({}1:i32{})", "list{".repeat(100), "}".repeat(100));
+        let e = parse_line(&deep, 4).unwrap_err();
+        assert_eq!(e.kind, ParseErrorKind::TooDeep { limit: OPTRACE_NESTING });
+        // `(` is level 1, so the 64th `list{` opens level 65; columns count characters.
+        let column = deep.find("list{").unwrap() + 63 * 5 + 5;
+        assert_eq!(e.column, Some(column));
+        assert_eq!(
+            e.to_string(),
+            format!("line 4, column {column}: types nested deeper than 64 levels (`(`, `{{` and `<` open at once; real records nest 3 deep)")
+        );
+        // 64 levels in all (the call's `(` and 63 lists) are read.
+        let ok = format!("0:0:0 %1:<2xf16> = a.b.op({}1:i32{})", "list{".repeat(63), "}".repeat(63));
+        assert!(parse_line(&ok, 1).unwrap().is_some());
+
+        let long = format!("0:0:0 %1:<2xf16> = a.b.op({})", "%2:<2xf16>, ".repeat(100_000));
+        let e = parse_line(&long, 2).unwrap_err();
+        assert_eq!(e.kind, ParseErrorKind::LineTooLong { bytes: long.len(), limit: OPTRACE_LINE_BYTES });
+        assert_eq!(
+            e.to_string(),
+            "line 2: the line is 1,200,027 bytes long, over the budget of 1,048,576 bytes for one op-trace line"
+        );
+        // A long line is refused whatever it holds.
+        assert!(parse_line(&"x".repeat(OPTRACE_LINE_BYTES + 1), 1).is_err());
+        assert_eq!(parse_line(&"x".repeat(OPTRACE_LINE_BYTES), 1), Ok(None));
     }
 
     #[test]

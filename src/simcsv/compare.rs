@@ -8,6 +8,8 @@
 //! covers (RoPE, reshapes, the attention residual, cache writes) are listed, not hidden.
 //! docs/time-model.md explains every difference.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 
 use super::{SimBound, SimTable};
@@ -110,10 +112,14 @@ pub fn compare(table: &SimTable, workload: &Workload, time: &TimeReport) -> Comp
     // Per role: the longest simulator row so far, which decides the role's bound.
     let mut sim_longest: Vec<f64> = Vec::new();
     let mut sim_only = Vec::new();
+    // Descriptions already listed, as sets: a table may have 100,000 rows, each described
+    // differently (only the roles are few, at most one per entry of `ROLES`).
+    let mut sim_only_seen: HashSet<&str> = HashSet::new();
+    let mut described: HashSet<(usize, &str)> = HashSet::new();
     let mut covered = vec![false; time.ops.len()];
     for row in &table.rows {
         let Some((role, suffixes)) = role_of(&row.description) else {
-            if !sim_only.contains(&row.description) {
+            if sim_only_seen.insert(&row.description) {
                 sim_only.push(row.description.clone());
             }
             continue;
@@ -156,7 +162,7 @@ pub fn compare(table: &SimTable, workload: &Workload, time: &TimeReport) -> Comp
             }
         };
         let c = &mut roles[pos];
-        if !c.sim_descriptions.contains(&row.description) {
+        if described.insert((pos, &row.description)) {
             c.sim_descriptions.push(row.description.clone());
         }
         c.sim_rows += 1;

@@ -10,12 +10,16 @@ mod reader;
 pub mod setup;
 pub mod view;
 
+use std::collections::{HashMap, HashSet};
+
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use compare::{compare, Comparison, RoleComparison};
 pub use reader::{read_records, Record};
 pub use setup::{infer_setup, side_by_side, InferredSetup, SideBySide, SimSetup};
+
+use crate::units::group_digits;
 
 /// Why a simulator table was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -30,6 +34,19 @@ pub enum SimCsvError {
     BadNumber { line: usize, column: &'static str, value: String },
     #[error("line {line}: {got} fields, but the header has {expected}")]
     FieldCount { line: usize, expected: usize, got: usize },
+    /// Over [`SIM_CSV_ROWS`](crate::limits::SIM_CSV_ROWS): `line` is the first row over it.
+    #[error(
+        "line {line}: more than {} rows, the budget of one simulator table (real tables have tens)",
+        group_digits(*.limit as u64)
+    )]
+    TooManyRows { line: usize, limit: usize },
+    /// Over [`SIM_CSV_FIELDS`](crate::limits::SIM_CSV_FIELDS): `line` is where the field over it
+    /// starts.
+    #[error(
+        "line {line}: more than {} fields in one record, the budget of a simulator table (real tables have 70 columns)",
+        group_digits(*.limit as u64)
+    )]
+    TooManyFields { line: usize, limit: usize },
 }
 
 /// What limits an op in the simulator.
@@ -217,32 +234,41 @@ impl SimTable {
     }
 }
 
+/// Groups rows by fusion index, in one pass. Everything a row is compared with is kept at hand
+/// (the group of each index, each group's heaviest row and its descriptions so far): a table
+/// may have 100,000 rows, all in one group or each in its own, and searching the groups, the
+/// group's rows or its descriptions for each row would be quadratic.
 fn group_rows(rows: &[SimRow]) -> Vec<SimGroup> {
     let mut groups: Vec<SimGroup> = Vec::new();
+    let mut group_of: HashMap<u64, usize> = HashMap::new();
+    // Per group: the largest `execution × count` of its rows so far, and its descriptions.
+    let mut heaviest: Vec<f64> = Vec::new();
+    let mut descriptions: Vec<HashSet<&str>> = Vec::new();
     for (i, r) in rows.iter().enumerate() {
-        let g = match groups.iter().position(|g| g.fusion_index == r.fusion_index) {
-            Some(g) => &mut groups[g],
-            None => {
-                groups.push(SimGroup {
-                    fusion_index: r.fusion_index,
-                    rows: Vec::new(),
-                    descriptions: Vec::new(),
-                    count: 0,
-                    execution_ns: 0.0,
-                    total_ns: 0.0,
-                    bound: r.bound.clone(),
-                    flops: 0,
-                    bytes: 0,
-                });
-                groups.last_mut().expect("just pushed")
-            }
-        };
-        let heaviest = g.rows.iter().map(|&j| rows[j].execution_ns * rows[j].count as f64).fold(0.0, f64::max);
-        if r.execution_ns * r.count as f64 > heaviest {
+        let gi = *group_of.entry(r.fusion_index).or_insert_with(|| {
+            groups.push(SimGroup {
+                fusion_index: r.fusion_index,
+                rows: Vec::new(),
+                descriptions: Vec::new(),
+                count: 0,
+                execution_ns: 0.0,
+                total_ns: 0.0,
+                bound: r.bound.clone(),
+                flops: 0,
+                bytes: 0,
+            });
+            heaviest.push(0.0);
+            descriptions.push(HashSet::new());
+            groups.len() - 1
+        });
+        let g = &mut groups[gi];
+        let weight = r.execution_ns * r.count as f64;
+        if weight > heaviest[gi] {
+            heaviest[gi] = weight;
             g.bound = r.bound.clone();
         }
         g.rows.push(i);
-        if !g.descriptions.contains(&r.description) {
+        if descriptions[gi].insert(&r.description) {
             g.descriptions.push(r.description.clone());
         }
         g.count = g.count.max(r.count);

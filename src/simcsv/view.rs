@@ -2,6 +2,8 @@
 //! CSV exports, and the setup form's typed values. Kept in the core so that what the page
 //! shows is tested natively.
 
+use std::collections::HashSet;
+
 use crate::hardware::roofline::format_flops;
 use crate::table::{Cell, DataTable};
 use crate::units::{format_bytes, format_duration_us, group_digits};
@@ -45,13 +47,10 @@ pub fn groups_table(t: &SimTable) -> DataTable {
         .groups
         .iter()
         .map(|g| {
-            // Each unit once, in order of first use (a decode attention is MXU and VPU rows interleaved).
-            let mut units: Vec<&str> = Vec::new();
-            for &i in &g.rows {
-                if !units.contains(&t.rows[i].unit.as_str()) {
-                    units.push(&t.rows[i].unit);
-                }
-            }
+            // Each unit once, in order of first use (a decode attention is MXU and VPU rows
+            // interleaved); a set, as a crafted group may have 100,000 rows of distinct units.
+            let mut seen: HashSet<&str> = HashSet::new();
+            let units: Vec<&str> = g.rows.iter().map(|&i| t.rows[i].unit.as_str()).filter(|u| seen.insert(u)).collect();
             vec![
                 Cell::count(g.fusion_index),
                 Cell::text(g.descriptions.join(" | ")),
