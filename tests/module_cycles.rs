@@ -25,12 +25,15 @@
 //! comments and string literals (except string paths in attributes such as
 //! `#[serde(with = "crate::share::compact::compact_or_full")]`, which the compiler does follow),
 //! handles grouped, nested, multi-line and renamed `use` trees, globs, inline modules, `self`,
-//! `super`, `crate`, `$crate` and the library's name in the binaries. Known limits: macros are not
-//! expanded (items a macro defines are unknown, and names a macro refers to are seen only as the
-//! tokens in its invocation); items defined inside function bodies are not module items; a bare
-//! identifier that merely shares its name with a re-exported item of its own file counts as a use.
-//! A `crate::`/`super::`/`self::`/`fusionscope::` path that the resolver cannot follow fails the
-//! test, so a gap in the resolver shows up instead of silently hiding edges.
+//! `super`, `crate`, `$crate` and the library's name in the binaries. A module imported by `use`
+//! (`use super::browser;`) counts where its items are used (`browser::read_blob(..)`).
+//! Known limits: macros are not expanded (the only macro-made names it knows are Yew's
+//! `#[function_component(Name)]` types, and names inside a macro call are seen only as its tokens);
+//! `#[path]` and `include!` are not followed; items defined inside function bodies are not module
+//! items; a bare identifier that merely shares its name with a re-exported item of its own file
+//! counts as a use of it. A `crate::`/`super::`/`self::`/`fusionscope::` path that the resolver
+//! cannot follow fails the test, so a gap in the resolver shows up instead of silently hiding
+//! edges; and the resolver is itself tested on small made-up crates at the end of this file.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
@@ -440,6 +443,8 @@ fn read_attribute(attr: &[Token], scope: usize, f: &mut FileScan) {
     }
 }
 
+/// Reads one file: its scopes (its own module and inline ones), what each defines and imports,
+/// and every reference that may name an item of another file.
 fn scan(tokens: &[Token]) -> FileScan {
     let mut f = FileScan { scopes: vec![Scope::default()], refs: Vec::new() };
     // What each open `{` belongs to: Some(scope) for an inline module's body, None otherwise.
@@ -926,11 +931,12 @@ impl Tree {
             counter: 0,
             out: Vec::new(),
         };
-        for v in 0..n {
+        // Every file starts a search unless an earlier one reached it.
+        (0..n).for_each(|v| {
             if t.index[v].is_none() {
                 t.visit(v);
             }
-        }
+        });
         t.out.sort();
         t.out
     }
@@ -963,7 +969,10 @@ impl Tree {
                         continue;
                     }
                     writeln!(out, "    {} -> {}:", self.files[from].path, self.files[to].path).unwrap();
-                    for e in &self.edges[&(from, to)] {
+                    // Enough lines to see what the edge is made of; the rest only by number.
+                    const SHOWN_LINES: usize = 6;
+                    let evidence = &self.edges[&(from, to)];
+                    for e in evidence.iter().take(SHOWN_LINES) {
                         let file = &self.files[from];
                         let text = file.lines.get(e.line - 1).map_or("", |l| l.trim());
                         let within = if e.stmt_line != e.line {
@@ -972,6 +981,10 @@ impl Tree {
                             String::new()
                         };
                         writeln!(out, "      {}:{}{within}: {text}", file.path, e.line).unwrap();
+                    }
+                    if evidence.len() > SHOWN_LINES {
+                        let rest: Vec<String> = evidence.iter().skip(SHOWN_LINES).map(|e| e.line.to_string()).collect();
+                        writeln!(out, "      and lines {}", rest.join(", ")).unwrap();
                     }
                 }
             }
@@ -1129,7 +1142,7 @@ fn resolver_follows_reexports_groups_renames_and_skips_tests() {
     );
     let b = tree.file_index("src/b.rs").unwrap();
     let c = tree.file_index("src/c.rs").unwrap();
-    assert_eq!(tree.cycles(), vec![vec![b, c]]);
+    assert_eq!(tree.cycles(), [vec![b, c]]);
     let report = tree.cycle_report();
     assert!(report.contains("src/b.rs -> src/c.rs -> src/b.rs"), "{report}");
     assert!(report.contains("src/b.rs:4: pub fn f() -> Renamed { h(); crate::c::g() }"), "{report}");
@@ -1138,7 +1151,7 @@ fn resolver_follows_reexports_groups_renames_and_skips_tests() {
     let inner = tree.file_index("src/a/inner.rs").unwrap();
     assert_eq!(
         tree.edges[&(cli, inner)].iter().map(|e| (e.line, e.stmt_line)).collect::<Vec<_>>(),
-        vec![(2, 1)],
+        [(2, 1)],
         "both names are on line 2 of the `use` starting on line 1"
     );
 }
@@ -1179,4 +1192,17 @@ fn resolver_handles_inline_modules_attribute_paths_and_files_with_folders() {
             ("src/trace/classify.rs", "src/trace/classify/name.rs"),
         ])
     );
+}
+
+/// The whole file graph, for reading when a cycle needs untangling:
+/// `cargo test --test module_cycles -- --ignored --nocapture`.
+#[test]
+#[ignore = "prints the graph; run by hand"]
+fn print_file_dependencies() {
+    let tree = src_tree();
+    for (&(from, to), evidence) in &tree.edges {
+        let lines: Vec<String> = evidence.iter().map(|e| e.line.to_string()).collect();
+        println!("{} -> {} (lines {})", tree.files[from].path, tree.files[to].path, lines.join(", "));
+    }
+    println!("{} files, {} dependencies", tree.files.len(), tree.edges.len());
 }

@@ -6,7 +6,7 @@
 //! [`SIM_CSV_FIELDS`] fields a record. The first record over a budget is the error, so a
 //! crafted table fails at that line without the rest being read.
 
-use super::SimCsvError;
+use super::error::SimCsvError;
 use crate::limits::{SIM_CSV_FIELDS, SIM_CSV_ROWS};
 
 /// One record and the 1-based line it starts on.
