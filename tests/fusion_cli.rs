@@ -129,3 +129,42 @@ fn bench_prints_throughput() {
     let ops_per_s: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
     assert!(ops_per_s > 0.0, "{row}");
 }
+
+/// The command line reads every kind read whole as the page does: plain or gzip, held to the
+/// same text budget (a small `.gz` that inflates past it is refused while inflating).
+#[test]
+fn graph_files_read_gzipped_and_within_the_text_budget() {
+    use std::io::Write;
+    let dir = common::temp_dir("fusion_cli_gzip");
+    let plain = std::fs::read(data("graphs/worked_example.json")).unwrap();
+    let gz = dir.join("worked_example.json.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(&plain).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    assert_eq!(
+        json(&["graph", gz.to_str().unwrap(), "--json"]),
+        json(&["graph", &data("graphs/worked_example.json"), "--json"])
+    );
+
+    // 300 MiB of spaces (a valid start of JSON) compress to about 300 KB.
+    let bomb = dir.join("bomb.json.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(b"{\"ops\": []").unwrap();
+    let spaces = vec![b' '; 1 << 20];
+    for _ in 0..300 {
+        enc.write_all(&spaces).unwrap();
+    }
+    enc.write_all(b"}").unwrap();
+    std::fs::write(&bomb, enc.finish().unwrap()).unwrap();
+    let (code, out, err) = run(&["graph", bomb.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("bomb.json.gz: ") && err.contains("256.00 MiB"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let latin1 = dir.join("latin1.json");
+    std::fs::write(&latin1, b"{\"ops\": [], \"note\": \"caf\xe9\"}").unwrap();
+    let (code, _, err) = run(&["graph", latin1.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("latin1.json: ") && err.contains("not UTF-8"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

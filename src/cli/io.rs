@@ -3,6 +3,8 @@
 
 use std::io::Write;
 
+use fusionscope::limits::WHOLE_FILE_TEXT_BYTES;
+
 /// What a subcommand returns: nothing on success, or an error whose `Display` is one line.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -24,9 +26,19 @@ pub fn print(text: &str) -> CliResult {
     Ok(())
 }
 
-/// Reads a whole text file, naming it in the error when it can't be read or isn't UTF-8.
+/// Reads a whole text file, plain or gzip-compressed, held to the budget of a file read whole
+/// ([`WHOLE_FILE_TEXT_BYTES`], as the page is); the error names the file.
 pub fn read_text(path: &std::path::Path) -> Result<String, Box<dyn std::error::Error>> {
-    String::from_utf8(read_file(path)?).map_err(|e| format!("{}: not UTF-8 text ({e})", path.display()).into())
+    let size = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.len();
+    // A compressed file cannot inflate to less than it is; one this large is over any budget.
+    if size > WHOLE_FILE_TEXT_BYTES as u64 {
+        let e = fusionscope::import::ImportError::TooLarge { limit: WHOLE_FILE_TEXT_BYTES };
+        return Err(format!("{}: {e}", path.display()).into());
+    }
+    let bytes = read_file(path)?;
+    let text =
+        fusionscope::import::text(&bytes, WHOLE_FILE_TEXT_BYTES).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(text.into_owned())
 }
 
 /// Reads a text file and parses it with `parse`, naming the file in any error.
