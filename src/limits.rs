@@ -95,6 +95,14 @@ pub const SIM_CSV_FIELDS: usize = 1_000;
 /// a few KB (names and shapes), so 64 MiB is over 20,000× the largest real event.
 pub const TRACE_ITEM_BYTES: usize = 64 * 1024 * 1024;
 
+/// The distinct names a trace may hold in all (kernels, CPU ops, annotations), each counted
+/// once. Each event is bounded by [`TRACE_ITEM_BYTES`], but a file of many events with long,
+/// distinct names would otherwise grow without bound (60 MB of gzip can hold 60,000 distinct
+/// 1 MiB names). Real traces hold a few MB of names: a 10 GB synthetic trace with 4.26 M
+/// kernels reads within 1.05 GB in all; 512 MiB of names is far above real traces and fits in
+/// the worker's 4 GiB.
+pub const TRACE_NAME_BYTES: usize = 512 * 1024 * 1024;
+
 /// The longest top-level key of a trace (`traceEvents`, `deviceProperties`, ...), which the
 /// reader keeps while it reads the key's value. Real keys are at most 20 bytes
 /// (`cuda_runtime_version`); 4 KiB is 200× that.

@@ -11,7 +11,7 @@ use std::io::Write;
 
 use common::{gunzip, run, temp_dir, trace_bytes};
 use fusionscope::import::{open_in_slices, open_whole, FileKind, FileOpener, Imported, DETECT_BYTES};
-use fusionscope::limits::{TRACE_ITEM_BYTES, WHOLE_FILE_TEXT_BYTES};
+use fusionscope::limits::{TRACE_ITEM_BYTES, TRACE_NAME_BYTES, WHOLE_FILE_TEXT_BYTES};
 use fusionscope::trace::scan::Part;
 use fusionscope::trace::view::{comparison_chart, summary_markdown, summary_tables};
 use fusionscope::trace::{classify, compare, read_trace, summarize, Input, TraceError, TraceReader};
@@ -224,4 +224,40 @@ fn hostile_names_export_safely() {
     let forbidden =
         |ch: char| matches!(ch, '\0'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}');
     assert!(!svg.contains(forbidden), "{svg}");
+}
+
+/// Each event is bounded, but many events with long distinct names are not by that: the names a
+/// trace holds in all have a budget of their own, met while reading (events are made one at a
+/// time here, so the test holds no more than the reader does).
+#[test]
+fn many_long_distinct_names_pass_the_name_budget_and_stop_there() {
+    let name_len = 1 << 20;
+    let mut reader = TraceReader::new();
+    reader.feed(b"{\"traceEvents\": [").unwrap();
+    let mut offset = 17u64;
+    let mut filler = vec![b'k'; name_len];
+    let err = (0..(TRACE_NAME_BYTES / name_len + 2)).find_map(|i| {
+        filler[..8].copy_from_slice(format!("{i:08}").as_bytes());
+        let event = format!(
+            "{}{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"ts\": {i}, \"dur\": 1, \"pid\": 0, \"tid\": 0}}",
+            if i == 0 { "" } else { "," },
+            std::str::from_utf8(&filler).unwrap()
+        );
+        let at = offset;
+        offset += event.len() as u64;
+        reader.feed(event.as_bytes()).err().map(|e| (i, at, e))
+    });
+    let (i, _, e) = err.expect("the name budget stops the reader");
+    assert_eq!(i, TRACE_NAME_BYTES / name_len, "stopped by the event that passed the budget");
+    assert!(matches!(e, TraceError::TooManyNames { limit, .. } if limit == TRACE_NAME_BYTES), "{e}");
+    assert!(e.to_string().contains("past the limit of 512.00 MiB in all"), "{e}");
+}
+
+/// The name budget is far above what real traces hold.
+#[test]
+fn real_traces_hold_a_sliver_of_the_name_budget() {
+    for rel in ["nvidia/hta_a100_compiled_rank0.json.gz", "amd/sglang_qwen3-8b_decode_hipgraph_mi300x.json.gz"] {
+        let t = read_trace(&trace_bytes(rel)).unwrap();
+        assert!(t.names.bytes() < TRACE_NAME_BYTES / 100, "{rel}: {} bytes of names", t.names.bytes());
+    }
 }

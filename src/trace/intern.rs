@@ -20,6 +20,8 @@ impl NameId {
 pub struct NameTable {
     names: Vec<Box<str>>,
     ids: FxHashMap<Box<str>, NameId>,
+    /// Bytes of the distinct names held (each is held twice: in `names` and as a key).
+    bytes: usize,
 }
 
 impl NameTable {
@@ -35,7 +37,14 @@ impl NameTable {
         let id = NameId(u32::try_from(self.names.len()).expect("fewer than 2^32 distinct names"));
         self.names.push(name.into());
         self.ids.insert(name.into(), id);
+        self.bytes += name.len();
         id
+    }
+
+    /// Bytes of the distinct names held so far: what a trace of many long, distinct names
+    /// costs, which the reader holds to a budget.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The id of `name` if it was interned.
@@ -76,6 +85,7 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(t.resolve(b), "Cijk_Alik_Bljk");
         assert_eq!(t.len(), 2);
+        assert_eq!(t.bytes(), "aten::mm".len() + "Cijk_Alik_Bljk".len(), "each distinct name counted once");
         assert_eq!(t.get("nope"), None);
     }
 }

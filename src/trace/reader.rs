@@ -26,6 +26,7 @@ use thiserror::Error;
 use super::model::{Annotation, CpuOp, DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
 use super::raw::{RawDevice, RawEvent};
 use super::scan::{Item, Part, ScanError, Scanner};
+use crate::limits::TRACE_NAME_BYTES;
 use crate::units::{format_bytes, group_digits};
 
 /// Why a trace could not be read. Offsets count bytes of the JSON text, i.e. after gzip
@@ -48,6 +49,12 @@ pub enum TraceError {
     /// Arrays and objects nest deeper than the budget in one item; `at` is the bracket.
     #[error("{part} starting at byte {offset} of the JSON text nests deeper than the limit of {limit} levels (at byte {at})")]
     TooDeep { part: Part, offset: u64, at: u64, limit: u32 },
+    /// The distinct names held (kernels, ops, annotations) pass their budget.
+    #[error(
+        "the event at byte {offset} of the JSON text takes the trace's distinct names past the limit of {} in all",
+        format_bytes(*limit as u64)
+    )]
+    TooManyNames { offset: u64, limit: usize },
     #[error("corrupt gzip data after {compressed_offset} compressed bytes: {message}")]
     Gzip { compressed_offset: u64, message: String },
     #[error("not a trace: the JSON has no \"traceEvents\" array")]
@@ -285,6 +292,9 @@ impl Builder {
                 let event: RawEvent = serde_json::from_slice(bytes)
                     .map_err(|e| TraceError::Event { offset: offset + error_offset(bytes, &e), message: strip(&e) })?;
                 self.event(event);
+                if self.trace.names.bytes() > TRACE_NAME_BYTES {
+                    return Err(TraceError::TooManyNames { offset, limit: TRACE_NAME_BYTES });
+                }
                 Ok(())
             }
             Item::Field { key, value, offset } => self.field(key, value, offset),
