@@ -1,7 +1,7 @@
 //! The analysis as tables for people: one row per group, then the totals. The command line
 //! prints them as text; the page exports them as Markdown and CSV.
 
-use crate::table::Table;
+use crate::table::{markdown_text, Table};
 use crate::units::{format_bytes, format_pct, group_digits};
 
 use super::analysis::{AnalysisReport, TrafficFigures};
@@ -82,7 +82,8 @@ pub fn markdown_report(r: &AnalysisReport) -> String {
         format_pct(r.savings_pct)
     ));
     if !r.assumed_tensors.is_empty() {
-        out.push_str(&format!("\nAssumed tensor sizes: {}\n", r.assumed_tensors.join(", ")));
+        let names: Vec<String> = r.assumed_tensors.iter().map(|t| markdown_text(t)).collect();
+        out.push_str(&format!("\nAssumed tensor sizes: {}\n", names.join(", ")));
     }
     out
 }

@@ -152,9 +152,33 @@ pub fn markdown_cell(cell: &str) -> Cow<'_, str> {
     Cow::Owned(cell.replace("\r\n", "<br>").replace(['\n', '\r'], "<br>").replace('|', "\\|"))
 }
 
+/// Text from a file (a file, kernel or tensor name) in a Markdown line outside a table: the
+/// characters Markdown would read as markup are escaped, and line breaks (which would start a
+/// heading or a list of the file's making) become spaces, so a name reads as itself.
+pub fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '!' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markdown_text_reads_as_itself() {
+        assert_eq!(markdown_text("aten::mm"), "aten::mm");
+        assert_eq!(markdown_text("x*y_[z](u)\n# h|<b>"), "x\\*y\\_\\[z\\](u) \\# h\\|\\<b\\>");
+    }
 
     fn sample() -> Table {
         let mut t = Table::new(&["name", ">bytes"]);

@@ -6,7 +6,7 @@
 //! Kept in the core (no browser code) so that what the page shows and exports is tested natively.
 
 use crate::draw::chart::{escape_xml, svg_start};
-use crate::table::{Cell, DataTable};
+use crate::table::{markdown_text, Cell, DataTable};
 use crate::units::{format_duration_us, format_pct, group_digits, positive_zero};
 
 use super::classify::name::short_name;
@@ -368,10 +368,11 @@ pub fn comparison_chart(c: &Comparison) -> String {
 }
 
 /// Markdown of a table list under a heading, for pasting into a review.
+/// The heading and lines hold names from files: they are escaped ([`markdown_text`]).
 fn markdown(heading: &str, lines: &[String], tables: &[DataTable]) -> String {
-    let mut out = format!("# {heading}\n\n");
+    let mut out = format!("# {}\n\n", markdown_text(heading));
     for l in lines {
-        out += &format!("- {l}\n");
+        out += &format!("- {}\n", markdown_text(l));
     }
     for t in tables {
         out += &format!("\n## {}\n\n{}", t.title, t.shown_table().to_markdown());
@@ -531,7 +532,7 @@ mod tests {
         assert_eq!(cut.columns.len(), width - 1);
         assert!(cut.rows.iter().all(|r| r.len() == width - 1));
         let md = summary_markdown(&s);
-        assert!(md.starts_with("# Trace summary: a<b>.json\n"));
+        assert!(md.starts_with("# Trace summary: a\\<b\\>.json\n"), "{md}");
         assert!(md.contains("## Fused kernels"));
     }
 
