@@ -3,17 +3,28 @@
 
 /// `1536` → `"1.50 KiB"`; values under 1 KiB are exact (`"512 B"`).
 pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
+    Bytes(bytes).to_string()
+}
+
+/// [`format_bytes`] as a `Display` value, for writing a long table without a `String` per cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bytes(pub u64);
+
+impl std::fmt::Display for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+        let bytes = self.0;
+        if bytes < 1024 {
+            return write!(f, "{bytes} B");
+        }
+        let mut value = bytes as f64;
+        let mut unit = 0;
+        while value >= 1024.0 && unit < UNITS.len() - 1 {
+            value /= 1024.0;
+            unit += 1;
+        }
+        write!(f, "{value:.2} {}", UNITS[unit])
     }
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.2} {}", UNITS[unit])
 }
 
 /// `1234567` → `"1,234,567"`: exact byte counts stay readable.
