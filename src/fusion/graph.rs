@@ -233,9 +233,27 @@ impl GraphBuilder {
         GraphBuilder {
             ops: Vec::with_capacity(ops),
             op_names: NameIndex::with_capacity(ops),
-            tensors: Vec::with_capacity(ops * 2),
-            tensor_index: NameIndex::with_capacity(ops * 2),
+            // Each op writes one tensor and some read one that no op writes.
+            tensors: Vec::with_capacity(ops + ops / 2),
+            tensor_index: NameIndex::with_capacity(ops + ops / 2),
         }
+    }
+
+    /// Reads (to bring them into the cache) the table slots, and the names they hold, that
+    /// adding an op with these names will look at; returns a value only to be ignored.
+    pub(crate) fn warm<'s>(&self, name: &str, output: &str, inputs: impl Iterator<Item = &'s str>) -> u32 {
+        let tensor = |t: &str| {
+            let (hash, id) = self.tensor_index.home(t);
+            match self.tensors.get(id as usize) {
+                Some(known) if hash == NameIndex::hash(t) => known.name.as_bytes().first().map_or(0, |&b| b as u32),
+                _ => id,
+            }
+        };
+        let mut acc = self.op_names.home(name).1 ^ tensor(output);
+        for t in inputs {
+            acc ^= tensor(t);
+        }
+        acc
     }
 
     fn intern(&mut self, name: &str) -> TensorId {
@@ -370,6 +388,11 @@ impl NameIndex {
         h.write(name.as_bytes());
         let h = h.finish();
         (h ^ (h >> 32)) as u32
+    }
+
+    /// The slot where a search for `name` starts.
+    fn home(&self, name: &str) -> (u32, u32) {
+        self.slots[Self::hash(name) as usize & (self.slots.len() - 1)]
     }
 
     /// The id of `name`, or where to [`insert`](Self::insert) it (valid until the next insert).

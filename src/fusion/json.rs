@@ -257,6 +257,9 @@ fn read_ops(text: &str, object: bool, loader: &mut Loader) -> Result<bool, serde
     Ok(tensors)
 }
 
+/// Ops handed to a [`Loader`] at a time.
+const BATCH: usize = 64;
+
 /// The ops list, streamed into a [`Loader`]; read as serde reads a `Vec<FileOp>` (the same
 /// messages).
 struct Ops<'l>(&'l mut Loader);
@@ -274,9 +277,16 @@ impl<'de> serde::de::Visitor<'de> for Ops<'_> {
         f.write_str("a sequence")
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        // In batches: see `Loader::add_batch`.
+        let mut batch: Vec<OpRef<'de>> = Vec::with_capacity(BATCH);
         while let Some(op) = seq.next_element::<OpRef<'de>>()? {
-            self.0.add(&op);
+            batch.push(op);
+            if batch.len() == BATCH {
+                self.0.add_batch(&batch);
+                batch.clear();
+            }
         }
+        self.0.add_batch(&batch);
         Ok(())
     }
 }
@@ -403,6 +413,19 @@ impl Loader {
             }
         }
         Loader { builder, next: 0, failed }
+    }
+
+    /// Adds `ops` in order, after touching the memory their names will be looked up in, all
+    /// at once: on a large graph the name tables are far larger than the caches, and the
+    /// misses of a batch then overlap rather than follow one another.
+    fn add_batch(&mut self, ops: &[impl OpFields]) {
+        if self.failed.is_none() {
+            let warmed = ops.iter().fold(0, |acc, op| acc ^ self.builder.warm(op.name(), op.output(), op.inputs()));
+            std::hint::black_box(warmed);
+        }
+        for op in ops {
+            self.add(op);
+        }
     }
 
     fn add(&mut self, op: &impl OpFields) {

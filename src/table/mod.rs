@@ -138,7 +138,15 @@ impl TextLayout {
                 self.line.push_str("  ");
             }
             let fill = self.widths[i].saturating_sub(self.cell.chars().count());
-            let pad = |line: &mut String| line.extend(std::iter::repeat_n(' ', fill));
+            let pad = |line: &mut String| {
+                const SPACES: &str = "                                                                ";
+                let mut left = fill;
+                while left > 0 {
+                    let n = left.min(SPACES.len());
+                    line.push_str(&SPACES[..n]);
+                    left -= n;
+                }
+            };
             match self.align[i] {
                 Align::Left => {
                     self.line.push_str(&self.cell);
