@@ -42,7 +42,7 @@ use borrowed::FileOp as OpRef;
 /// (`expected struct FileOp`).
 mod borrowed {
     use std::borrow::Cow;
-    
+
     use serde::Deserialize;
 
     #[derive(Deserialize)]
@@ -115,7 +115,6 @@ mod borrowed {
     #[derive(Deserialize, Default, PartialEq, Eq, PartialOrd, Ord)]
     #[serde(transparent)]
     pub(super) struct Name<'a>(#[serde(borrow)] pub Cow<'a, str>);
-
 }
 
 /// What [`build`] reads of an op, whichever way the file was read.
@@ -460,7 +459,11 @@ fn add_op(b: &mut GraphBuilder, op: &impl OpFields) -> Result<(), GraphError> {
     }
     let bytes_per_element = op.bytes_per_element();
     if bytes_per_element < 1 {
-        return Err(GraphError::OpBytesPerElement { op: name.to_string(), value: bytes_per_element, at: Default::default() });
+        return Err(GraphError::OpBytesPerElement {
+            op: name.to_string(),
+            value: bytes_per_element,
+            at: Default::default(),
+        });
     }
     let shape = shape.iter().map(|&d| d as u64).collect();
     b.add_op_parts(name, op_type, op.inputs(), op.output(), shape, bytes_per_element as u64)?;

@@ -1,13 +1,13 @@
-//! Export buttons: the analysis as JSON (the command line's `--json --details` object, byte for byte), the groups and
-//! totals as CSV, the summary as Markdown, and each chart as SVG.
+//! Export buttons: the analysis as JSON (the command line's `--json --details` object, byte
+//! for byte), the groups and totals as CSV, the summary as Markdown, and each chart as SVG.
 
 use yew::prelude::*;
 
 use crate::page::Shared;
 
 use crate::draw::chart::{group_traffic_chart, total_traffic_chart};
-use crate::fusion::summary::{groups_table, markdown_report, totals_table};
 use crate::fusion::analysis::report_json_text;
+use crate::fusion::summary::{groups_table, markdown_report, totals_table};
 use crate::fusion::AnalysisReport;
 
 use crate::web::browser;
