@@ -3,17 +3,37 @@
 
 /// `1536` → `"1.50 KiB"`; values under 1 KiB are exact (`"512 B"`).
 pub fn format_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
+    Bytes(bytes).to_string()
+}
+
+/// [`format_bytes`] as a `Display` value, for writing a long table without a `String` per cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bytes(pub u64);
+
+impl std::fmt::Display for Bytes {
+    /// As `format!("{:.2} {unit}", bytes as f64 / 1024^k)` writes it (the value scaled until it
+    /// is under 1024, rounded half to even), in integers: a long table writes millions of
+    /// these, and formatting a float to a fixed number of places is the slow path of `fmt`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+        let bytes = self.0;
+        if bytes < 1024 {
+            return write!(f, "{bytes} B");
+        }
+        // The float's value exactly: `bytes as f64` (rounded above 2^53), scaled by 2^-10k,
+        // which is exact.
+        let value = bytes as f64 as u128;
+        let mut unit = 0;
+        while unit < UNITS.len() - 1 && value >> (10 * unit) >= 1024 {
+            unit += 1;
+        }
+        let (hundredths, divisor) = (value * 100, 1u128 << (10 * unit));
+        let (mut q, r) = (hundredths / divisor, hundredths % divisor);
+        if 2 * r > divisor || (2 * r == divisor && q % 2 == 1) {
+            q += 1;
+        }
+        write!(f, "{}.{:02} {}", q / 100, q % 100, UNITS[unit])
     }
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.2} {}", UNITS[unit])
 }
 
 /// `1234567` → `"1,234,567"`: exact byte counts stay readable.
@@ -83,6 +103,48 @@ mod tests {
         assert_eq!(format_bytes(1536), "1.50 KiB");
         assert_eq!(format_bytes(2_348_810_240), "2.19 GiB");
         assert_eq!(format_bytes(u64::MAX), "16.00 EiB");
+    }
+
+    /// The integer formatting of `Bytes` against the float formatting it stands for.
+    #[test]
+    fn bytes_as_the_float_formatting_writes_them() {
+        fn float(bytes: u64) -> String {
+            const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+            if bytes < 1024 {
+                return format!("{bytes} B");
+            }
+            let mut value = bytes as f64;
+            let mut unit = 0;
+            while value >= 1024.0 && unit < UNITS.len() - 1 {
+                value /= 1024.0;
+                unit += 1;
+            }
+            format!("{value:.2} {}", UNITS[unit])
+        }
+        let mut values: Vec<u64> = (0..200_000).collect();
+        // Around every unit and every tie (x.xx5 exactly) of the first units, and at random.
+        for k in 1..7u32 {
+            let unit = 1u64 << (10 * k);
+            for m in [1u64, 2, 10, 100, 1000, 1023, 1024] {
+                let at = (m as u128 * unit as u128).min(u64::MAX as u128) as u64;
+                values.extend((0..64).map(|d| at.saturating_sub(32).saturating_add(d)));
+            }
+            // Ties: 2^(10k-3) times an odd number is a whole number of eighths of the unit.
+            values.extend((0..20_000u64).map(|m| (2 * m + 1).saturating_mul(unit >> 3)));
+        }
+        // splitmix64, shifted right by a varying amount to cover every magnitude.
+        let mut state = 5u64;
+        values.extend((0..200_000u64).map(|i| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)) >> (i % 64)
+        }));
+        values.extend([u64::MAX, u64::MAX - 1, 1 << 53, (1 << 53) + 1, 1152, 1_073_741_823]);
+        for b in values {
+            assert_eq!(Bytes(b).to_string(), float(b), "{b}");
+        }
     }
 
     #[test]

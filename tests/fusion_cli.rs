@@ -3,7 +3,11 @@
 
 mod common;
 
-use common::{data, json, run};
+use common::{data, json, run, temp_dir};
+use fusionscope::fusion::analysis::PRETTY_JSON_MAX_OPS;
+use fusionscope::fusion::json::to_file;
+use fusionscope::fusion::random::random_graph;
+use fusionscope::fusion::{analyze, parse_graph};
 use serde_json::Value;
 
 fn traffic(v: &Value) -> [u64; 4] {
@@ -70,12 +74,76 @@ fn readable_table_has_units_and_totals() {
 
 #[test]
 fn file_order_that_is_not_topological_is_reordered() {
-    let v = json(&["graph", &data("graphs/out_of_order.json"), "--json"]);
+    let v = json(&["graph", &data("graphs/out_of_order.json"), "--json", "--details"]);
     assert_eq!(v["processing_order"], serde_json::json!(["matmul1", "bias1", "relu"]));
     assert_eq!(v["groups"], serde_json::json!([["matmul1", "bias1", "relu"]]));
     // x is declared without bytes_per_element: it takes matmul1's 2 bytes (1 MiB); b1 is assumed.
     assert_eq!(v["unfused"]["bytes_read"], 30_408_704u64);
     assert_eq!(v["assumed_tensors"], serde_json::json!(["b1"]));
+}
+
+const CONTRACT_KEYS: [&str; 5] = ["groups", "unfused", "fused", "savings_pct", "assumed_tensors"];
+const DETAIL_KEYS: [&str; 3] = ["group_details", "op_details", "processing_order"];
+
+/// The top-level keys of a JSON object's text, in the order written.
+fn keys(text: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(text).unwrap();
+    let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    keys.sort_by_key(|k| text.find(&format!("\"{k}\":")).unwrap());
+    keys
+}
+
+fn stdout(args: &[&str]) -> String {
+    let (code, stdout, stderr) = run(args);
+    assert_eq!(code, 0, "{args:?}: {stderr}");
+    stdout
+}
+
+/// `--json` prints the contract's keys, `--details` adds the per-group and per-op ones; with
+/// them the object is the page's report (the page's JSON export), byte for byte.
+#[test]
+fn json_has_the_contract_keys_and_details_on_request() {
+    let file = data("graphs/worked_example.json");
+    assert_eq!(keys(&stdout(&["graph", &file, "--json"])), CONTRACT_KEYS);
+    let detailed = stdout(&["graph", &file, "--json", "--details"]);
+    assert_eq!(keys(&detailed), [&CONTRACT_KEYS[..], &DETAIL_KEYS[..]].concat());
+    let g = parse_graph(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let report = analyze(&g).report(&g);
+    assert_eq!(detailed, serde_json::to_string_pretty(&report).unwrap() + "\n");
+    assert_eq!(detailed, fusionscope::fusion::analysis::report_json_text(&report));
+    let t = ["transformer", "--seq-len", "128", "--hidden", "256", "--heads", "4", "--json"];
+    assert_eq!(keys(&stdout(&t)), CONTRACT_KEYS);
+    assert_eq!(keys(&stdout(&[&t[..], &["--details"]].concat())), [&CONTRACT_KEYS[..], &DETAIL_KEYS[..]].concat());
+    // --details is a part of --json.
+    let (code, _, stderr) = run(&["graph", &file, "--details"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--json"), "{stderr}");
+}
+
+/// Above PRETTY_JSON_MAX_OPS ops the JSON is one line (indentation would double it), with
+/// or without details; the figures are those of the report.
+#[test]
+fn a_large_graph_prints_compact_json() {
+    let n = PRETTY_JSON_MAX_OPS + 1;
+    let dir = temp_dir("fusionscope-large-graph");
+    let file = dir.join("large.json");
+    std::fs::write(&file, serde_json::to_string(&to_file(&random_graph(n, 7))).unwrap()).unwrap();
+    let file = file.to_str().unwrap();
+    let g = parse_graph(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let report = serde_json::to_value(analyze(&g).report(&g)).unwrap();
+    for details in [false, true] {
+        let args = if details { vec!["graph", file, "--json", "--details"] } else { vec!["graph", file, "--json"] };
+        let text = stdout(&args);
+        assert_eq!(text.lines().count(), 1, "one line");
+        let expected: Vec<&str> =
+            if details { [&CONTRACT_KEYS[..], &DETAIL_KEYS[..]].concat() } else { CONTRACT_KEYS.to_vec() };
+        assert_eq!(keys(&text), expected);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        for k in expected {
+            assert_eq!(v[k], report[k], "{k}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Each bad file: exit code 2, one line on stderr with these fragments, nothing on stdout.
@@ -167,4 +235,18 @@ fn graph_files_read_gzipped_and_within_the_text_budget() {
     assert_eq!(code, 2);
     assert!(err.contains("latin1.json: ") && err.contains("not UTF-8"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bench_times_the_graph_command_end_to_end() {
+    let dir = temp_dir("fusionscope-bench-graph");
+    let (code, out, stderr) = run(&["bench", "graph", "--ops", "2000", "--runs", "1", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    for output in ["--json ", "--json --details", "tables"] {
+        let row = out.lines().find(|l| l.starts_with(output)).unwrap_or_else(|| panic!("a row for {output}: {out}"));
+        let size: f64 = row.split_whitespace().last().unwrap().parse().unwrap();
+        assert!(size > 0.0, "{row}");
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the graph file is removed");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

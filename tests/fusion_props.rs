@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
-use fusionscope::fusion::json::{parse_graph, to_file};
+use fusionscope::fusion::json::{build as build_file, parse_file, parse_graph, to_file};
 use fusionscope::fusion::{analyze, GraphBuilder, OpGraph, OpSpec, OpType};
 use proptest::prelude::*;
 
@@ -246,6 +246,59 @@ proptest! {
         let g2 = parse_graph(&text).unwrap();
         let (r1, r2) = (analyze(&g).report(&g), analyze(&g2).report(&g2));
         prop_assert_eq!(r1, r2);
+    }
+
+    /// The loader streams the ops into the graph (tensors read first, wherever they are in the
+    /// file); it must give what reading the whole file and then building it gives: the same
+    /// graph, or the same error (the position it adds aside), on valid and damaged files alike.
+    #[test]
+    fn streamed_reading_agrees_with_whole_reading(
+        ops in prop::collection::vec(gen_op(), 1..12),
+        declare in any::<bool>(),
+        tensors_first in any::<bool>(),
+        duplicate in any::<Option<prop::sample::Index>>(),
+        damage in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(&b"\"-x,]}0 \\[{:"[..])), 0..3),
+        cut in any::<Option<prop::sample::Index>>(),
+    ) {
+        let mut specs = specs(&ops);
+        if let Some(i) = duplicate {
+            // A second op with an earlier op's name, or (as the names are checked first) with
+            // its output: duplicate names and two producers.
+            let mut twin = specs[i.index(specs.len())].clone();
+            if i.index(2) == 1 { twin.name = format!("other{}", specs.len()); }
+            specs.push(twin);
+        }
+        let mut file = serde_json::to_value(to_file(&build(&specs[..1], declare))).unwrap();
+        file["ops"] = serde_json::to_value(specs.iter().map(|s| serde_json::json!({
+            "name": s.name, "op_type": s.op_type.to_string(), "inputs": s.inputs, "output": s.output,
+            "shape": s.shape, "bytes_per_element": s.bytes_per_element,
+        })).collect::<Vec<_>>()).unwrap();
+        let tensors = file.get("tensors").map(|t| t.to_string());
+        let ops_text = file["ops"].to_string();
+        let mut text = match (tensors, tensors_first) {
+            (Some(t), true) => format!("{{\"tensors\": {t}, \"ops\": {ops_text}}}"),
+            (Some(t), false) => format!("{{\"ops\": {ops_text},\n\"tensors\": {t}}}"),
+            (None, true) => ops_text,
+            (None, false) => format!("{{\"ops\": {ops_text}}}"),
+        }.into_bytes();
+        for (at, byte) in damage {
+            let i = at.index(text.len());
+            text[i] = byte;
+        }
+        if let Some(c) = cut {
+            text.truncate(c.index(text.len() + 1));
+        }
+        let text = String::from_utf8(text).unwrap();
+        let whole = parse_file(&text).and_then(|f| build_file(&f, &|_| None, &|_| None));
+        match (parse_graph(&text), whole) {
+            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+            (Err(a), Err(b)) => {
+                let a = a.to_string();
+                let unplaced = a.rfind(" (line ").map_or(&a[..], |i| &a[..i]);
+                prop_assert_eq!(unplaced, b.to_string());
+            }
+            (a, b) => prop_assert!(false, "streamed {:?}, whole {:?}\n{}", a.map(|g| g.len()), b.map(|g| g.len()), text),
+        }
     }
 
     /// Arbitrary text never panics the loader: it is a graph or an error.

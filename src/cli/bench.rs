@@ -1,6 +1,8 @@
 //! `fusionscope bench fusion|trace`: the speed and memory figures the README quotes.
 //!
 //! * `fusion`: grouping + traffic on random graphs of 10 k, 100 k and 1 M ops (ops/s).
+//! * `graph`: `fusionscope graph FILE` end to end (read, parse, analyse, write the JSON or the
+//!   tables) on a random graph file of 1 M ops.
 //! * `trace`: writes a synthetic NVIDIA-like trace of at least `--size-mb` MB and an AMD-like
 //!   one of the same workload, then reads one (MB/s, peak memory) and compares both.
 
@@ -38,6 +40,18 @@ pub enum What {
         #[arg(long, default_value_t = FUSION_RUNS)]
         runs: usize,
     },
+    /// `fusionscope graph FILE [--json [--details]]` end to end on a random graph file
+    Graph {
+        /// Ops in the graph
+        #[arg(long, default_value_t = 1_000_000)]
+        ops: usize,
+        /// Timed runs of each output; the fastest and the median are reported
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Folder for the graph file (removed afterwards)
+        #[arg(long, default_value = "/tmp")]
+        dir: PathBuf,
+    },
     /// Trace reading and comparison on large synthetic Kineto traces
     Trace {
         /// Size of the NVIDIA-like trace in MB (10^6 bytes); the AMD-like one comes out larger
@@ -52,6 +66,7 @@ pub enum What {
 pub fn run(args: Args) -> CliResult {
     match args.what.unwrap_or(What::Fusion { sizes: FUSION_SIZES.to_vec(), runs: FUSION_RUNS }) {
         What::Fusion { sizes, runs } => fusion(&sizes, runs),
+        What::Graph { ops, runs, dir } => graph(ops, runs, &dir),
         What::Trace { size_mb, dir } => trace(size_mb, &dir),
     }
 }
@@ -82,6 +97,71 @@ fn fusion(sizes: &[usize], runs: usize) -> CliResult {
         ))?;
     }
     Ok(())
+}
+
+/// Counts what is written to it.
+struct Count(u64);
+
+impl std::io::Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Times `fusionscope graph FILE` in this process, as `graph::run` does it but writing to a
+/// counter instead of stdout (and freeing the graph after the clock stops, where the command
+/// leaves it to the OS): the figure is the command's, less starting the process.
+fn graph(ops: usize, runs: usize, dir: &Path) -> CliResult {
+    use super::graph::{analyse_file, title, write_report, ReportOutput};
+    let path = dir.join(format!("fusionscope_bench_graph_{ops}.json"));
+    let file = File::create(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    serde_json::to_writer(&mut w, &fusionscope::fusion::json::to_file(&random_graph(ops, 42)))?;
+    std::io::Write::flush(&mut w)?;
+    drop(w);
+    let size = std::fs::metadata(&path)?.len();
+    print(&format!(
+        "graph bench: `fusionscope graph FILE` end to end on {} ({ops} ops, {:.1} MB), {runs} runs\n{:<24}  {:>9}  {:>11}  {:>10}\n",
+        path.display(),
+        mb(size),
+        "output",
+        "min (s)",
+        "median (s)",
+        "size (MB)"
+    ))?;
+    let outputs = [
+        ("--json", ReportOutput { json: true, details: false }),
+        ("--json --details", ReportOutput { json: true, details: true }),
+        ("tables (no flag)", ReportOutput { json: false, details: false }),
+    ];
+    let result = (|| -> CliResult {
+        for (name, output) in outputs {
+            let mut times = Vec::new();
+            let mut written = 0;
+            for _ in 0..runs.max(1) {
+                let t = Instant::now();
+                let (g, a) = analyse_file(&path)?;
+                let mut out = Count(0);
+                write_report(&mut out, a.view(&g), &output, &title(&path))?;
+                times.push(t.elapsed().as_secs_f64());
+                written = out.0;
+            }
+            times.sort_by(f64::total_cmp);
+            print(&format!(
+                "{name:<24}  {:>9.2}  {:>11.2}  {:>10.2}\n",
+                times[0],
+                times[times.len() / 2],
+                mb(written)
+            ))?;
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_file(&path);
+    result
 }
 
 fn generate(path: &Path, flavor: Flavor, length: Length) -> Result<(u64, usize), Box<dyn std::error::Error>> {

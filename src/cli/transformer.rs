@@ -1,9 +1,10 @@
-//! `fusionscope transformer --seq-len S --hidden H --heads N [--dtype-bytes B] [--json]`
+//! `fusionscope transformer --seq-len S --hidden H --heads N [--dtype-bytes B] [--json [--details]]`
 
+use fusionscope::fusion::analyze;
 use fusionscope::fusion::transformer::{transformer_block, TransformerConfig};
-use fusionscope::fusion::{analyze, summary};
 
-use super::io::{print, print_json, CliResult, Output};
+use super::graph::{print_report, ReportOutput};
+use super::io::CliResult;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -20,7 +21,7 @@ pub struct Args {
     #[arg(long, default_value_t = 2)]
     pub dtype_bytes: u64,
     #[command(flatten)]
-    pub output: Output,
+    pub output: ReportOutput,
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -31,17 +32,10 @@ pub fn run(args: Args) -> CliResult {
         dtype_bytes: args.dtype_bytes,
     };
     let graph = transformer_block(config)?;
-    let report = analyze(&graph).report(&graph);
-    if args.output.json {
-        print_json(&report)
-    } else {
-        print(&format!(
-            "transformer block (S={}, H={}, NH={}, {} bytes/element): {}",
-            config.seq_len,
-            config.hidden_dim,
-            config.num_heads,
-            config.dtype_bytes,
-            summary::text_report(&report)
-        ))
-    }
+    let analysis = analyze(&graph);
+    let title = format!(
+        "transformer block (S={}, H={}, NH={}, {} bytes/element): ",
+        config.seq_len, config.hidden_dim, config.num_heads, config.dtype_bytes
+    );
+    print_report(analysis.view(&graph), &args.output, &title)
 }

@@ -7,7 +7,6 @@
 //! written, total, per group, fused or unfused, one op alone) is at most the unfused total, which
 //! [`GraphBuilder::build`] has checked fits, so no sum of sizes can wrap.
 
-use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -220,9 +219,11 @@ impl OpGraph {
 #[derive(Debug, Default)]
 pub struct GraphBuilder {
     ops: Vec<Op>,
-    op_names: HashMap<String, OpId>,
+    /// Op ids by name, and tensor ids by name (the names themselves are kept once, in the
+    /// ops and tensors).
+    op_names: NameIndex,
     tensors: Vec<Tensor>,
-    tensor_index: HashMap<String, TensorId>,
+    tensor_index: NameIndex,
 }
 
 impl GraphBuilder {
@@ -233,16 +234,36 @@ impl GraphBuilder {
     pub fn with_capacity(ops: usize) -> Self {
         GraphBuilder {
             ops: Vec::with_capacity(ops),
-            op_names: HashMap::with_capacity_and_hasher(ops, Default::default()),
-            tensors: Vec::with_capacity(ops * 2),
-            tensor_index: HashMap::with_capacity_and_hasher(ops * 2, Default::default()),
+            op_names: NameIndex::with_capacity(ops),
+            // Each op writes one tensor and some read one that no op writes.
+            tensors: Vec::with_capacity(ops + ops / 2),
+            tensor_index: NameIndex::with_capacity(ops + ops / 2),
         }
     }
 
-    fn intern(&mut self, name: &str) -> TensorId {
-        if let Some(&id) = self.tensor_index.get(name) {
-            return id;
+    /// Reads (to bring them into the cache) the table slots, and the names they hold, that
+    /// adding an op with these names will look at; returns a value only to be ignored.
+    pub(crate) fn warm<'s>(&self, name: &str, output: &str, inputs: impl Iterator<Item = &'s str>) -> u32 {
+        let tensor = |t: &str| {
+            let (hash, id) = self.tensor_index.home(t);
+            match self.tensors.get(id as usize) {
+                Some(known) if hash == NameIndex::hash(t) => known.name.as_bytes().first().map_or(0, |&b| b as u32),
+                _ => id,
+            }
+        };
+        let mut acc = self.op_names.home(name).1 ^ tensor(output);
+        for t in inputs {
+            acc ^= tensor(t);
         }
+        acc
+    }
+
+    fn intern(&mut self, name: &str) -> TensorId {
+        let tensors = &self.tensors;
+        let slot = match self.tensor_index.find(name, |id| &tensors[id as usize].name) {
+            Ok(id) => return TensorId(id),
+            Err(slot) => slot,
+        };
         let id = TensorId(self.tensors.len() as u32);
         self.tensors.push(Tensor {
             name: name.to_string(),
@@ -251,7 +272,7 @@ impl GraphBuilder {
             size_bytes: 0,
             size_source: SizeSource::Unused,
         });
-        self.tensor_index.insert(name.to_string(), id);
+        self.tensor_index.insert(slot, id.0);
         id
     }
 
@@ -279,36 +300,46 @@ impl GraphBuilder {
 
     /// Adds an op; ops are kept in the order they are added (the "file order").
     pub fn add_op(&mut self, spec: OpSpec) -> Result<OpId, GraphError> {
-        if spec.name.is_empty() {
-            return Err(GraphError::EmptyName { op: spec.name, at: At(None) });
+        let OpSpec { name, op_type, inputs, output, shape, bytes_per_element } = spec;
+        self.add_op_parts(&name, op_type, inputs.iter().map(String::as_str), &output, shape, bytes_per_element)
+    }
+
+    /// [`add_op`](Self::add_op) from borrowed names (a file's reader hands over slices of
+    /// its text, so that only the names the graph keeps are copied).
+    pub fn add_op_parts<'s>(
+        &mut self,
+        name: &str,
+        op_type: OpType,
+        inputs: impl IntoIterator<Item = &'s str>,
+        output: &str,
+        shape: Vec<u64>,
+        bytes_per_element: u64,
+    ) -> Result<OpId, GraphError> {
+        if name.is_empty() {
+            return Err(GraphError::EmptyName { op: name.to_string(), at: At(None) });
         }
-        if spec.bytes_per_element < 1 {
-            return Err(GraphError::OpBytesPerElement { op: spec.name, value: 0, at: At(None) });
+        if bytes_per_element < 1 {
+            return Err(GraphError::OpBytesPerElement { op: name.to_string(), value: 0, at: At(None) });
         }
         let id = OpId(self.ops.len() as u32);
-        if self.op_names.contains_key(&spec.name) {
-            return Err(GraphError::DuplicateOp { op: spec.name, at: At(None) });
-        }
-        let output = self.intern(&spec.output);
-        if let Some(first) = self.tensors[output.index()].producer {
+        let ops = &self.ops;
+        let Err(name_slot) = self.op_names.find(name, |id| &ops[id as usize].name) else {
+            return Err(GraphError::DuplicateOp { op: name.to_string(), at: At(None) });
+        };
+        let output_id = self.intern(output);
+        if let Some(first) = self.tensors[output_id.index()].producer {
             return Err(GraphError::TwoProducers {
-                tensor: spec.output,
+                tensor: output.to_string(),
                 first: self.ops[first.index()].name.clone(),
-                second: spec.name,
+                second: name.to_string(),
                 at: At(None),
             });
         }
-        self.tensors[output.index()].producer = Some(id);
-        let inputs = spec.inputs.iter().map(|t| self.intern(t)).collect();
-        self.op_names.insert(spec.name.clone(), id);
-        self.ops.push(Op {
-            name: spec.name,
-            op_type: spec.op_type,
-            inputs,
-            output,
-            shape: spec.shape,
-            bytes_per_element: spec.bytes_per_element,
-        });
+        self.tensors[output_id.index()].producer = Some(id);
+        let inputs = inputs.into_iter().map(|t| self.intern(t)).collect();
+        // The slot found above is still free: only tensors were added since.
+        self.op_names.insert(name_slot, id.0);
+        self.ops.push(Op { name: name.to_string(), op_type, inputs, output: output_id, shape, bytes_per_element });
         Ok(id)
     }
 
@@ -320,6 +351,86 @@ impl GraphBuilder {
         let producer = self.tensors.iter().map(|t| t.producer.map_or(u32::MAX, |p| p.0)).collect();
         let size = self.tensors.iter().map(|t| t.size_bytes).collect();
         Ok(OpGraph { ops: self.ops, tensors: self.tensors, order, producer, size })
+    }
+}
+
+/// Ids by name, where the names are kept by their owner (`find` is given them by id): an
+/// open-addressing table of `(hash, id)` with linear probing, at most half full. Unlike a
+/// `HashMap<String, _>` it holds no second copy of each name, which on a million-op graph
+/// is millions of allocations fewer.
+#[derive(Debug)]
+struct NameIndex {
+    /// `(hash, id)`; `id == EMPTY` marks a free slot. The length is a power of two.
+    slots: Vec<(u32, u32)>,
+    len: usize,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+impl Default for NameIndex {
+    fn default() -> Self {
+        Self::with_capacity(0)
+    }
+}
+
+/// Where [`NameIndex::find`] would have found a name it did not find.
+#[derive(Debug, Clone, Copy)]
+struct Vacant {
+    slot: usize,
+    hash: u32,
+}
+
+impl NameIndex {
+    fn with_capacity(names: usize) -> Self {
+        NameIndex { slots: vec![(0, EMPTY); (names * 2).max(8).next_power_of_two()], len: 0 }
+    }
+
+    fn hash(name: &str) -> u32 {
+        use std::hash::Hasher;
+        let mut h = rustc_hash::FxHasher::default();
+        h.write(name.as_bytes());
+        let h = h.finish();
+        (h ^ (h >> 32)) as u32
+    }
+
+    /// The slot where a search for `name` starts.
+    fn home(&self, name: &str) -> (u32, u32) {
+        self.slots[Self::hash(name) as usize & (self.slots.len() - 1)]
+    }
+
+    /// The id of `name`, or where to [`insert`](Self::insert) it (valid until the next insert).
+    fn find<'n>(&self, name: &str, name_of: impl Fn(u32) -> &'n str) -> Result<u32, Vacant> {
+        let hash = Self::hash(name);
+        let mask = self.slots.len() - 1;
+        let mut i = hash as usize & mask;
+        loop {
+            let (h, id) = self.slots[i];
+            if id == EMPTY {
+                return Err(Vacant { slot: i, hash });
+            }
+            if h == hash && name_of(id) == name {
+                return Ok(id);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds `id` where [`find`](Self::find) said its name goes.
+    fn insert(&mut self, at: Vacant, id: u32) {
+        self.slots[at.slot] = (at.hash, id);
+        self.len += 1;
+        if self.len * 2 > self.slots.len() {
+            let grown = vec![(0, EMPTY); self.slots.len() * 2];
+            let old = std::mem::replace(&mut self.slots, grown);
+            let mask = self.slots.len() - 1;
+            for (h, id) in old.into_iter().filter(|&(_, id)| id != EMPTY) {
+                let mut i = h as usize & mask;
+                while self.slots[i].1 != EMPTY {
+                    i = (i + 1) & mask;
+                }
+                self.slots[i] = (h, id);
+            }
+        }
     }
 }
 
@@ -392,4 +503,44 @@ fn compute_sizes(ops: &[Op], tensors: &mut [Tensor]) -> Result<(), GraphError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_index_finds_every_name_and_only_those() {
+        let names: Vec<String> = (0..5_000).map(|i| format!("n{i}")).chain(["".into(), "é".into()]).collect();
+        let mut index = NameIndex::default();
+        for (i, n) in names.iter().enumerate() {
+            let at = index.find(n, |id| &names[id as usize]).expect_err("new");
+            index.insert(at, i as u32);
+        }
+        assert!(index.slots.len() >= 2 * names.len());
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(index.find(n, |id| &names[id as usize]).ok(), Some(i as u32));
+        }
+        assert!(index.find("n5000", |id| &names[id as usize]).is_err());
+    }
+
+    #[test]
+    fn builder_interns_and_rejects_duplicates() {
+        let mut b = GraphBuilder::new();
+        for i in 0..2_000u32 {
+            let input = if i == 0 { "x".to_string() } else { format!("t{}", i - 1) };
+            b.add_op(OpSpec::new(&format!("op{i}"), OpType::Elementwise, &[&input, "w"], &format!("t{i}"), &[2], 1))
+                .unwrap();
+        }
+        let dup = b.add_op(OpSpec::new("op7", OpType::Elementwise, &["x"], "u", &[2], 1));
+        assert!(matches!(dup, Err(GraphError::DuplicateOp { op, .. }) if op == "op7"));
+        let twice = b.add_op(OpSpec::new("new", OpType::Elementwise, &["x"], "t5", &[2], 1));
+        assert!(matches!(twice, Err(GraphError::TwoProducers { first, .. }) if first == "op5"));
+        let g = b.build().unwrap();
+        assert_eq!(g.tensors().len(), 2_002);
+        for i in 1..2_000 {
+            assert_eq!(g.ops()[i].inputs[0], g.ops()[i - 1].output);
+            assert_eq!(g.ops()[i].inputs[1], g.ops()[0].inputs[1]);
+        }
+    }
 }

@@ -7,6 +7,8 @@
 //! searches never leave the numbered window between source and target, and most tests end at
 //! once because the target is numbered before the source.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 use super::graph::{OpGraph, OpId, OpType};
@@ -55,35 +57,64 @@ pub struct Decision {
 }
 
 impl Decision {
-    /// One sentence saying why the op is where it is; `group_name` names groups for the reader.
-    pub fn explain(&self, group_name: impl Fn(GroupId) -> String) -> String {
-        let passed_over = || {
-            self.rejected
-                .iter()
-                .map(|r| match *r {
+    /// One sentence saying why the op is where it is, naming groups as people count them
+    /// (`group 1` is the first); written where it is displayed, without a `String` per op.
+    pub fn explain(&self) -> Explanation<'_> {
+        Explanation(self)
+    }
+}
+
+/// [`Decision::explain`]'s sentence.
+pub struct Explanation<'a>(&'a Decision);
+
+/// A group as the sentence names it.
+struct Named(GroupId);
+
+impl fmt::Display for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "group {}", self.0 .0 as u64 + 1)
+    }
+}
+
+impl fmt::Display for Explanation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = self.0;
+        let passed_over = |f: &mut fmt::Formatter<'_>| {
+            for (i, r) in d.rejected.iter().enumerate() {
+                if i > 0 {
+                    f.write_str("; ")?;
+                }
+                match *r {
                     Rejection::ClosedByReduction { group } => {
-                        format!("{} holds a reduction, which closes its group", group_name(group))
+                        write!(f, "{} holds a reduction, which closes its group", Named(group))?
                     }
                     Rejection::ReductionAfterMatmul { group } => {
-                        format!("{} holds a matmul, and a reduction may not join one", group_name(group))
+                        write!(f, "{} holds a matmul, and a reduction may not join one", Named(group))?
                     }
-                    Rejection::WouldCycle { group, reachable } => format!(
+                    Rejection::WouldCycle { group, reachable } => write!(
+                        f,
                         "joining {} would make a cycle ({} is reachable from it)",
-                        group_name(group),
-                        group_name(reachable)
-                    ),
-                })
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        match self.outcome {
-            Outcome::StartedMatmul => "a matmul always starts a new group".to_string(),
-            Outcome::StartedNoCandidate => "started a new group: none of its inputs is produced by an op".to_string(),
-            Outcome::StartedAllRejected => format!("started a new group: {}", passed_over()),
-            Outcome::Joined { group } if self.rejected.is_empty() => {
-                format!("joined {}, the first group that produces one of its inputs", group_name(group))
+                        Named(group),
+                        Named(reachable)
+                    )?,
+                }
             }
-            Outcome::Joined { group } => format!("joined {}: {}", group_name(group), passed_over()),
+            Ok(())
+        };
+        match d.outcome {
+            Outcome::StartedMatmul => f.write_str("a matmul always starts a new group"),
+            Outcome::StartedNoCandidate => f.write_str("started a new group: none of its inputs is produced by an op"),
+            Outcome::StartedAllRejected => {
+                f.write_str("started a new group: ")?;
+                passed_over(f)
+            }
+            Outcome::Joined { group } if d.rejected.is_empty() => {
+                write!(f, "joined {}, the first group that produces one of its inputs", Named(group))
+            }
+            Outcome::Joined { group } => {
+                write!(f, "joined {}: ", Named(group))?;
+                passed_over(f)
+            }
         }
     }
 }

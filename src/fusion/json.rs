@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::error::{GraphError, Location};
-use super::graph::{GraphBuilder, OpGraph, OpSpec, OpType};
+use super::graph::{GraphBuilder, OpGraph, OpType};
 
 /// One op as written in the file. Numbers are signed so that a negative dimension or element
 /// size is reported as such rather than as a type error.
@@ -35,8 +35,149 @@ pub struct GraphFile {
     pub tensors: BTreeMap<String, FileTensor>,
 }
 
+use borrowed::FileOp as OpRef;
+
+/// The file read in place: names borrow the file's text (they are copied only when they hold
+/// an escape). The types are named as the owned ones, which serde's messages name
+/// (`expected struct FileOp`).
+mod borrowed {
+    use std::borrow::Cow;
+
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    pub(super) struct FileOp<'a> {
+        #[serde(borrow)]
+        pub name: Cow<'a, str>,
+        #[serde(borrow)]
+        pub op_type: Cow<'a, str>,
+        #[serde(default, borrow)]
+        pub inputs: Few<Name<'a>>,
+        #[serde(borrow)]
+        pub output: Cow<'a, str>,
+        pub shape: Few<i64>,
+        pub bytes_per_element: i64,
+    }
+
+    /// A list read as a `Vec` is (same messages: `expected a sequence`), but held in place
+    /// up to [`INLINE`] items: an op's inputs and shape are short, and a million ops
+    /// would otherwise be two million small allocations, and as many frees.
+    #[derive(Debug, Default)]
+    pub(super) struct Few<T> {
+        len: usize,
+        inline: [T; INLINE],
+        more: Vec<T>,
+    }
+
+    /// Items a [`Few`] holds in place.
+    const INLINE: usize = 4;
+
+    impl<T> Few<T> {
+        pub fn as_slice(&self) -> &[T] {
+            if self.len <= INLINE {
+                &self.inline[..self.len]
+            } else {
+                &self.more
+            }
+        }
+    }
+
+    impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for Few<T> {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Items<T>(std::marker::PhantomData<T>);
+            impl<'de, T: Deserialize<'de> + Default> serde::de::Visitor<'de> for Items<T> {
+                type Value = Few<T>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a sequence")
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Few<T>, A::Error> {
+                    let mut few = Few::<T>::default();
+                    while let Some(item) = seq.next_element()? {
+                        if few.len < INLINE {
+                            few.inline[few.len] = item;
+                        } else {
+                            if few.len == INLINE {
+                                few.more.extend(few.inline.iter_mut().map(std::mem::take));
+                            }
+                            few.more.push(item);
+                        }
+                        few.len += 1;
+                    }
+                    Ok(few)
+                }
+            }
+            d.deserialize_seq(Items(std::marker::PhantomData))
+        }
+    }
+
+    /// A tensor name in a list or as a key, borrowed like [`FileOp`]'s names (`Cow` borrows
+    /// only where serde is told to, which a `Vec` or map element cannot be told directly).
+    #[derive(Deserialize, Default, PartialEq, Eq, PartialOrd, Ord)]
+    #[serde(transparent)]
+    pub(super) struct Name<'a>(#[serde(borrow)] pub Cow<'a, str>);
+}
+
+/// What [`build`] reads of an op, whichever way the file was read.
+trait OpFields {
+    fn name(&self) -> &str;
+    fn op_type(&self) -> &str;
+    fn inputs(&self) -> impl Iterator<Item = &str>;
+    fn output(&self) -> &str;
+    fn shape(&self) -> &[i64];
+    fn bytes_per_element(&self) -> i64;
+}
+
+impl OpFields for FileOp {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn op_type(&self) -> &str {
+        &self.op_type
+    }
+    fn inputs(&self) -> impl Iterator<Item = &str> {
+        self.inputs.iter().map(String::as_str)
+    }
+    fn output(&self) -> &str {
+        &self.output
+    }
+    fn shape(&self) -> &[i64] {
+        &self.shape
+    }
+    fn bytes_per_element(&self) -> i64 {
+        self.bytes_per_element
+    }
+}
+
+impl OpFields for OpRef<'_> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn op_type(&self) -> &str {
+        &self.op_type
+    }
+    fn inputs(&self) -> impl Iterator<Item = &str> {
+        self.inputs.as_slice().iter().map(|n| &*n.0)
+    }
+    fn output(&self) -> &str {
+        &self.output
+    }
+    fn shape(&self) -> &[i64] {
+        self.shape.as_slice()
+    }
+    fn bytes_per_element(&self) -> i64 {
+        self.bytes_per_element
+    }
+}
+
 /// Parses and validates a graph file (object with `ops` and optional `tensors`, or a bare
 /// array of ops).
+///
+/// The ops are read in place ([`OpRef`]: names borrowed from `text`) and added to the graph
+/// one by one as they are read, so that no list of a million parsed ops is ever held; positions
+/// for an error message are looked for only once there is an error to place. What is reported
+/// is what reading the whole file and then building it would report: the first JSON fault in
+/// the text, else the first declared tensor at fault (by name), else the first op (in file
+/// order), else a cycle or an overflow.
 ///
 /// Graph files come from strangers; what bounds the work on one:
 /// - **Depth.** serde_json refuses to recurse past 128 levels (its default recursion limit,
@@ -45,31 +186,175 @@ pub struct GraphFile {
 ///   an unknown key is skipped by serde_json without recursion (a heap stack), and so is any
 ///   value by the position scanner (`locate`): a file nested 100,000 deep costs one pass.
 /// - **Size.** Everything after serde_json is linear in the file: the scanner reads it once,
-///   op and tensor names are found through hash maps ([`GraphBuilder`]), grouping is linear in
+///   op and tensor names are found through a hash table ([`GraphBuilder`]), grouping is linear in
 ///   the op inputs however many candidate groups an op has, and a line and column are worked
 ///   out only for the one error reported. So no budget beyond the file's size is set: time
 ///   and memory grow with it, as `fusionscope bench fusion` measures up to a million ops.
 pub fn parse_graph(text: &str) -> Result<OpGraph, GraphError> {
-    let file = parse_file(text)?;
-    let spots = locate(text);
-    build(&file, &|i| spots.ops.get(i).map(|&o| location(text, o)), &|name| {
-        spots.tensors.get(name).map(|&o| location(text, o))
+    // Op objects are 80 bytes at the very least; real files spend more on each.
+    let capacity = text.len() / 100;
+    let object = match text.trim_start().as_bytes().first() {
+        Some(b'[') => false,
+        Some(b'{') => true,
+        _ => return Err(malformed(text)),
+    };
+    // The tensors are declared before any op is added (so their errors come first, and they
+    // are numbered first) but may follow the ops in the file: they are read first, the ops
+    // skipped, then the ops streamed. A file without the word needs no first reading (unless
+    // the key is written with escapes, which the second reading notices).
+    let mut declared = None;
+    if object && memchr::memmem::find(text.as_bytes(), b"tensors").is_some() {
+        declared = Some(serde_json::from_str::<TensorsFirst>(text).map_err(|_| malformed(text))?);
+    }
+    let built = loop {
+        let tensors = declared.iter().flat_map(|d| d.tensors.iter().map(|(name, t)| (&*name.0, t)));
+        let mut loader = Loader::new(capacity, tensors);
+        let saw_tensors = read_ops(text, object, &mut loader).map_err(|_| malformed(text))?;
+        if saw_tensors && declared.is_none() {
+            declared = Some(serde_json::from_str::<TensorsFirst>(text).map_err(|_| malformed(text))?);
+            continue;
+        }
+        break loader.finish();
+    };
+    built.map_err(|failure| match failure {
+        Failure::Graph(e) => e,
+        Failure::At(e, spot) => {
+            let spots = locate(text);
+            let offset = match spot {
+                Spot::Op(i) => spots.ops.get(i).copied(),
+                Spot::Tensor(name) => spots.tensors.get(&name).copied(),
+            };
+            match offset {
+                Some(o) => e.at(location(text, o)),
+                None => e,
+            }
+        }
     })
+}
+
+/// The error of a file [`parse_graph`]'s readings found malformed (or that is neither an object
+/// nor an array): the one reading it whole reports, so that the message and position are
+/// those of the first fault in the text, whichever reading met which fault.
+fn malformed(text: &str) -> GraphError {
+    match parse_file(text) {
+        Err(e) => e,
+        // Unreachable: each reading checks less than the whole one.
+        Ok(_) => GraphError::NotAGraph { at: super::error::At(None) },
+    }
+}
+
+/// The object form with its ops skipped (checked as JSON only): the first of
+/// [`parse_graph`]'s two readings.
+#[derive(Deserialize)]
+struct TensorsFirst<'a> {
+    #[allow(dead_code)]
+    ops: serde::de::IgnoredAny,
+    #[serde(default, borrow)]
+    tensors: BTreeMap<borrowed::Name<'a>, FileTensor>,
+}
+
+/// Reads `text` (an object when `object`, else a bare array), handing each op to `loader` as
+/// it is read. Returns whether the object has a `tensors` key.
+fn read_ops(text: &str, object: bool, loader: &mut Loader) -> Result<bool, serde_json::Error> {
+    use serde::de::{DeserializeSeed, Deserializer as _};
+    let mut de = serde_json::Deserializer::from_str(text);
+    let tensors = if object {
+        (&mut de).deserialize_struct("GraphFile", &["ops", "tensors"], Object(loader))?
+    } else {
+        Ops(loader).deserialize(&mut de)?;
+        false
+    };
+    de.end()?;
+    Ok(tensors)
+}
+
+/// Ops handed to a [`Loader`] at a time.
+const BATCH: usize = 64;
+
+/// The ops list, streamed into a [`Loader`]; read as serde reads a `Vec<FileOp>` (the same
+/// messages).
+struct Ops<'l>(&'l mut Loader);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Ops<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Ops<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        // In batches: see `Loader::add_batch`.
+        let mut batch: Vec<OpRef<'de>> = Vec::with_capacity(BATCH);
+        while let Some(op) = seq.next_element::<OpRef<'de>>()? {
+            batch.push(op);
+            if batch.len() == BATCH {
+                self.0.add_batch(&batch);
+                batch.clear();
+            }
+        }
+        self.0.add_batch(&batch);
+        Ok(())
+    }
+}
+
+/// The object form, its ops streamed into a [`Loader`], its other keys skipped (the tensors
+/// are read before); read as serde's derived `GraphFile` reads it. Its value: whether there is
+/// a `tensors` key.
+struct Object<'l>(&'l mut Loader);
+
+impl<'de> serde::de::Visitor<'de> for Object<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("struct GraphFile")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        use serde::de::Error;
+        let (mut ops, mut tensors) = (false, false);
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                "ops" if ops => return Err(A::Error::duplicate_field("ops")),
+                "ops" => {
+                    ops = true;
+                    map.next_value_seed(Ops(&mut *self.0))?;
+                }
+                "tensors" if tensors => return Err(A::Error::duplicate_field("tensors")),
+                "tensors" => {
+                    tensors = true;
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        if !ops {
+            return Err(A::Error::missing_field("ops"));
+        }
+        Ok(tensors)
+    }
 }
 
 /// Parses the file's structure without validating the graph.
 pub fn parse_file(text: &str) -> Result<GraphFile, GraphError> {
-    let json_err =
-        |e: serde_json::Error| GraphError::Json { line: e.line(), column: e.column(), message: strip_position(&e) };
     match text.trim_start().as_bytes().first() {
-        Some(b'[') => Ok(GraphFile { ops: serde_json::from_str(text).map_err(json_err)?, tensors: BTreeMap::new() }),
-        Some(b'{') => serde_json::from_str(text).map_err(json_err),
+        Some(b'[') => Ok(GraphFile { ops: serde_json::from_str(text).map_err(json_error)?, tensors: BTreeMap::new() }),
+        Some(b'{') => serde_json::from_str(text).map_err(json_error),
         _ => {
             // Let serde_json say what is wrong with it (empty input, stray text...).
-            serde_json::from_str::<serde_json::Value>(text).map_err(json_err)?;
+            serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(json_error)?;
             Err(GraphError::NotAGraph { at: super::error::At(Some(Location { line: 1, column: 1 })) })
         }
     }
+}
+
+/// serde_json's error as [`GraphError::Json`].
+fn json_error(e: serde_json::Error) -> GraphError {
+    GraphError::Json { line: e.line(), column: e.column(), message: strip_position(&e) }
 }
 
 /// Validates a parsed file into a graph; `op_at` and `tensor_at` give positions for errors.
@@ -78,49 +363,123 @@ pub fn build(
     op_at: &dyn Fn(usize) -> Option<Location>,
     tensor_at: &dyn Fn(&str) -> Option<Location>,
 ) -> Result<OpGraph, GraphError> {
-    let with_at = |e: GraphError, loc: Option<Location>| match loc {
-        Some(l) => e.at(l),
-        None => e,
-    };
-    let mut b = GraphBuilder::with_capacity(file.ops.len());
-    for (name, t) in &file.tensors {
-        b.declare_tensor(name, &t.shape, t.bytes_per_element).map_err(|e| with_at(e, tensor_at(name)))?;
-    }
-    for (i, op) in file.ops.iter().enumerate() {
-        let at = || op_at(i);
-        let op_type: OpType = op.op_type.parse().map_err(|_| {
-            with_at(
-                GraphError::UnknownOpType { op: op.name.clone(), op_type: op.op_type.clone(), at: Default::default() },
-                at(),
-            )
-        })?;
-        if let Some(&dim) = op.shape.iter().find(|&&d| d < 0) {
-            return Err(with_at(
-                GraphError::NegativeOpDimension { op: op.name.clone(), dim, at: Default::default() },
-                at(),
-            ));
+    build_from(file.tensors.iter().map(|(name, t)| (name.as_str(), t)), &file.ops).map_err(|failure| match failure {
+        Failure::Graph(e) => e,
+        Failure::At(e, spot) => {
+            let loc = match spot {
+                Spot::Op(i) => op_at(i),
+                Spot::Tensor(name) => tensor_at(&name),
+            };
+            match loc {
+                Some(l) => e.at(l),
+                None => e,
+            }
         }
-        if op.bytes_per_element < 1 {
-            return Err(with_at(
-                GraphError::OpBytesPerElement {
-                    op: op.name.clone(),
-                    value: op.bytes_per_element,
-                    at: Default::default(),
-                },
-                at(),
-            ));
-        }
-        let spec = OpSpec {
-            name: op.name.clone(),
-            op_type,
-            inputs: op.inputs.clone(),
-            output: op.output.clone(),
-            shape: op.shape.iter().map(|&d| d as u64).collect(),
-            bytes_per_element: op.bytes_per_element as u64,
-        };
-        b.add_op(spec).map_err(|e| with_at(e, at()))?;
+    })
+}
+
+/// What in the file an error is about, to be placed by the caller.
+enum Spot {
+    Op(usize),
+    Tensor(String),
+}
+
+/// Why building failed: an error to place at a [`Spot`], or one about the whole graph.
+enum Failure {
+    At(GraphError, Spot),
+    Graph(GraphError),
+}
+
+/// Declares the tensors (in name order), adds the ops (in file order) and builds.
+fn build_from<'t>(
+    tensors: impl Iterator<Item = (&'t str, &'t FileTensor)>,
+    ops: &[impl OpFields],
+) -> Result<OpGraph, Failure> {
+    let mut loader = Loader::new(ops.len(), tensors);
+    for op in ops {
+        loader.add(op);
     }
-    b.build()
+    loader.finish()
+}
+
+/// A graph being built op by op. It keeps the first failure and takes (and ignores) the ops
+/// after it, so that a reader can go on to the end of the file and report a JSON fault
+/// there first.
+struct Loader {
+    builder: GraphBuilder,
+    /// Index of the next op in file order.
+    next: usize,
+    failed: Option<Failure>,
+}
+
+impl Loader {
+    /// A builder for about `ops` ops, with `tensors` declared.
+    fn new<'t>(ops: usize, tensors: impl Iterator<Item = (&'t str, &'t FileTensor)>) -> Self {
+        let mut builder = GraphBuilder::with_capacity(ops);
+        let mut failed = None;
+        for (name, t) in tensors {
+            if let Err(e) = builder.declare_tensor(name, &t.shape, t.bytes_per_element) {
+                failed = Some(Failure::At(e, Spot::Tensor(name.to_string())));
+                break;
+            }
+        }
+        Loader { builder, next: 0, failed }
+    }
+
+    /// Adds `ops` in order, after touching the memory their names will be looked up in, all
+    /// at once: on a large graph the name tables are far larger than the caches, and the
+    /// misses of a batch then overlap rather than follow one another.
+    fn add_batch(&mut self, ops: &[impl OpFields]) {
+        if self.failed.is_none() {
+            let warmed = ops.iter().fold(0, |acc, op| acc ^ self.builder.warm(op.name(), op.output(), op.inputs()));
+            std::hint::black_box(warmed);
+        }
+        for op in ops {
+            self.add(op);
+        }
+    }
+
+    fn add(&mut self, op: &impl OpFields) {
+        let i = self.next;
+        self.next += 1;
+        if self.failed.is_none() {
+            if let Err(e) = add_op(&mut self.builder, op) {
+                self.failed = Some(Failure::At(e, Spot::Op(i)));
+            }
+        }
+    }
+
+    fn finish(self) -> Result<OpGraph, Failure> {
+        match self.failed {
+            Some(f) => Err(f),
+            None => self.builder.build().map_err(Failure::Graph),
+        }
+    }
+}
+
+/// Checks what the file's types leave open (op type, signs) and adds the op.
+fn add_op(b: &mut GraphBuilder, op: &impl OpFields) -> Result<(), GraphError> {
+    let name = op.name();
+    let op_type: OpType = op.op_type().parse().map_err(|_| GraphError::UnknownOpType {
+        op: name.to_string(),
+        op_type: op.op_type().to_string(),
+        at: Default::default(),
+    })?;
+    let shape = op.shape();
+    if let Some(&dim) = shape.iter().find(|&&d| d < 0) {
+        return Err(GraphError::NegativeOpDimension { op: name.to_string(), dim, at: Default::default() });
+    }
+    let bytes_per_element = op.bytes_per_element();
+    if bytes_per_element < 1 {
+        return Err(GraphError::OpBytesPerElement {
+            op: name.to_string(),
+            value: bytes_per_element,
+            at: Default::default(),
+        });
+    }
+    let shape = shape.iter().map(|&d| d as u64).collect();
+    b.add_op_parts(name, op_type, op.inputs(), op.output(), shape, bytes_per_element as u64)?;
+    Ok(())
 }
 
 /// Writes a graph back in the file format (declared tensors kept, assumed ones left out so
@@ -345,6 +704,62 @@ mod tests {
             vec![(4, 3), (5, 3)]
         );
         assert_eq!(location(text, s.tensors["x"]), Location { line: 2, column: 14 });
+    }
+
+    fn op(name: &str, inputs: &str, output: &str, shape: &str) -> String {
+        format!(
+            r#"{{"name":{name},"op_type":"elementwise","inputs":{inputs},"output":"{output}","shape":{shape},"bytes_per_element":2}}"#
+        )
+    }
+
+    fn error(text: &str) -> String {
+        parse_graph(text).unwrap_err().to_string()
+    }
+
+    /// The ops are added as they are read; what is reported is still what reading the whole
+    /// file first reports: a JSON fault anywhere before any graph error, then the declared
+    /// tensors (wherever they are in the file), then the ops in file order.
+    #[test]
+    fn streaming_reports_what_a_whole_reading_reports() {
+        let empty_name = op(r#""""#, r#"["x"]"#, "y", "[4]");
+        let bad_type = op("5", r#"["x"]"#, "z", "[4]");
+        assert_eq!(
+            error(&format!("[{empty_name},\n{bad_type}]")),
+            "malformed JSON at line 2, column 9: invalid type: integer `5`, expected a string"
+        );
+        let a = op(r#""a""#, r#"["x"]"#, "y", "[4]");
+        let bad_tensor = r#""tensors":{"x":{"shape":[-1]}}"#;
+        assert_eq!(
+            error(&format!("{{\"ops\":[{empty_name}],\n {bad_tensor}}}")),
+            r#"tensor "x" has a negative dimension (-1) in its shape (line 2, column 13)"#
+        );
+        assert_eq!(
+            error(&format!("{{{bad_tensor},\"ops\":[{a},\n{bad_type}]}}")),
+            "malformed JSON at line 2, column 9: invalid type: integer `5`, expected a string"
+        );
+        // A key written with escapes is the key.
+        assert_eq!(
+            error(&format!("{{\"ops\":[{a}],\n \"tens\\u006frs\":{{\"x\":{{\"shape\":[-1]}}}}}}")),
+            r#"tensor "x" has a negative dimension (-1) in its shape (line 2, column 18)"#
+        );
+        let twice = op(r#""b""#, r#"["x"]"#, "y", "[4]");
+        assert_eq!(
+            error(&format!("[{a},\n{twice},\n{a}]")),
+            r#"tensor "y" is produced by two ops, "a" and "b" (line 2, column 1)"#
+        );
+    }
+
+    #[test]
+    fn tensors_after_the_ops_are_declared_and_long_lists_kept() {
+        let mm = op(r#""m""#, r#"["a","b","c","d","e","w","a"]"#, "y", "[4]");
+        let g = parse_graph(&format!(r#"{{"ops":[{mm}],"tensors":{{"w":{{"shape":[3,5],"bytes_per_element":4}}}}}}"#))
+            .unwrap();
+        assert_eq!(g.ops()[0].inputs.len(), 7);
+        assert_eq!(g.ops()[0].inputs[0], g.ops()[0].inputs[6]);
+        let w = g.tensors().iter().find(|t| t.name == "w").unwrap();
+        assert_eq!((w.size_bytes, w.size_source), (60, super::super::graph::SizeSource::Declared));
+        // Declared tensors are numbered first, wherever they are in the file.
+        assert_eq!(g.tensors()[0].name, "w");
     }
 
     #[test]

@@ -8,6 +8,8 @@ pub mod window;
 pub use data::{Cell, Column, DataTable, SortBy};
 
 use std::borrow::Cow;
+use std::fmt::{self, Write as _};
+use std::io;
 
 /// Column alignment in text and Markdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,37 +40,22 @@ impl Table {
         self.rows.push(r);
     }
 
-    fn widths(&self) -> Vec<usize> {
-        let mut w: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
-        for r in &self.rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
-            }
-        }
-        w
-    }
-
-    fn pad(cell: &str, width: usize, align: Align) -> String {
-        let fill = " ".repeat(width.saturating_sub(cell.chars().count()));
-        match align {
-            Align::Left => format!("{cell}{fill}"),
-            Align::Right => format!("{fill}{cell}"),
-        }
-    }
-
     /// Aligned columns separated by two spaces, a rule under the header.
     pub fn to_text(&self) -> String {
-        let w = self.widths();
-        let line = |cells: &[String]| {
-            let s: Vec<String> = cells.iter().enumerate().map(|(i, c)| Self::pad(c, w[i], self.align[i])).collect();
-            s.join("  ").trim_end().to_string() + "\n"
-        };
-        let mut out = line(&self.headers);
-        out.push_str(&(w.iter().map(|&n| "-".repeat(n)).collect::<Vec<_>>().join("  ") + "\n"));
-        for r in &self.rows {
-            out.push_str(&line(r));
+        let mut layout = TextLayout { headers: self.headers.clone(), align: self.align.clone(), ..Default::default() };
+        layout.widths = self.headers.iter().map(|h| h.chars().count()).collect();
+        fn cells(r: &[String]) -> Vec<&dyn fmt::Display> {
+            r.iter().map(|c| c as &dyn fmt::Display).collect()
         }
-        out
+        for r in &self.rows {
+            layout.measure(&cells(r));
+        }
+        let mut out = Vec::new();
+        layout.write_header(&mut out).expect("writing to memory");
+        for r in &self.rows {
+            layout.write_row(&mut out, &cells(r)).expect("writing to memory");
+        }
+        String::from_utf8(out).expect("the cells are text")
     }
 
     /// GitHub-flavoured Markdown; cells are escaped ([`markdown_cell`]) so that a name from a
@@ -94,6 +81,85 @@ impl Table {
             out.push('\n');
         }
         out
+    }
+}
+
+/// [`Table::to_text`] for rows that are not held: [`measure`](Self::measure) every row, then
+/// write the header and the rows again, in the same order. Cells are `Display` values, so that
+/// a long table needs no `String` per cell; the text is that of a [`Table`] of the same cells.
+#[derive(Debug, Clone, Default)]
+pub struct TextLayout {
+    headers: Vec<String>,
+    align: Vec<Align>,
+    widths: Vec<usize>,
+    /// The line and the cell being written, kept to reuse their memory.
+    line: String,
+    cell: String,
+}
+
+impl TextLayout {
+    /// Columns as [`Table::new`] takes them (`>` right-aligns).
+    pub fn new(headers: &[&str]) -> Self {
+        let t = Table::new(headers);
+        let widths = t.headers.iter().map(|h| h.chars().count()).collect();
+        TextLayout { headers: t.headers, align: t.align, widths, ..Default::default() }
+    }
+
+    /// Widens the columns to fit `cells`.
+    pub fn measure(&mut self, cells: &[&dyn fmt::Display]) {
+        for (i, c) in cells.iter().enumerate() {
+            self.cell.clear();
+            let _ = write!(self.cell, "{c}");
+            self.widths[i] = self.widths[i].max(self.cell.chars().count());
+        }
+    }
+
+    /// The header and the rule under it.
+    pub fn write_header(&mut self, out: &mut impl io::Write) -> io::Result<()> {
+        let headers = std::mem::take(&mut self.headers);
+        let cells: Vec<&dyn fmt::Display> = headers.iter().map(|h| h as &dyn fmt::Display).collect();
+        let written = self.write_row(out, &cells);
+        drop(cells);
+        self.headers = headers;
+        written?;
+        let rule: Vec<String> = self.widths.iter().map(|&n| "-".repeat(n)).collect();
+        writeln!(out, "{}", rule.join("  "))
+    }
+
+    /// One row, padded to the measured widths (missing cells are empty).
+    pub fn write_row(&mut self, out: &mut impl io::Write, cells: &[&dyn fmt::Display]) -> io::Result<()> {
+        self.line.clear();
+        for i in 0..self.widths.len() {
+            self.cell.clear();
+            if let Some(c) = cells.get(i) {
+                let _ = write!(self.cell, "{c}");
+            }
+            if i > 0 {
+                self.line.push_str("  ");
+            }
+            let fill = self.widths[i].saturating_sub(self.cell.chars().count());
+            let pad = |line: &mut String| {
+                const SPACES: &str = "                                                                ";
+                let mut left = fill;
+                while left > 0 {
+                    let n = left.min(SPACES.len());
+                    line.push_str(&SPACES[..n]);
+                    left -= n;
+                }
+            };
+            match self.align[i] {
+                Align::Left => {
+                    self.line.push_str(&self.cell);
+                    pad(&mut self.line);
+                }
+                Align::Right => {
+                    pad(&mut self.line);
+                    self.line.push_str(&self.cell);
+                }
+            }
+        }
+        out.write_all(self.line.trim_end().as_bytes())?;
+        out.write_all(b"\n")
     }
 }
 
@@ -190,6 +256,22 @@ mod tests {
     #[test]
     fn text_aligns_numbers_right() {
         assert_eq!(sample().to_text(), "name        bytes\n----------  -----\na|b             1\nlong, name  12345\n");
+    }
+
+    #[test]
+    fn text_trims_line_ends_and_fills_missing_cells() {
+        let mut t = Table::new(&["a", ">b", "c"]);
+        t.row(["x", "1"]);
+        t.row(["long", "22", "z "]);
+        assert_eq!(t.to_text(), "a      b  c\n----  --  --\nx      1\nlong  22  z\n");
+        // The same rows streamed.
+        let mut layout = TextLayout::new(&["a", ">b", "c"]);
+        let rows: [[&dyn fmt::Display; 3]; 2] = [[&"x", &1, &""], [&"long", &22, &"z "]];
+        rows.iter().for_each(|r| layout.measure(r));
+        let mut out = Vec::new();
+        layout.write_header(&mut out).unwrap();
+        rows.iter().for_each(|r| layout.write_row(&mut out, r).unwrap());
+        assert_eq!(String::from_utf8(out).unwrap(), t.to_text());
     }
 
     #[test]

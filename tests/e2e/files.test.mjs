@@ -42,7 +42,7 @@ async function openExample(page) {
 test('Open button: a graph file shows its groups, figures and op details', async () => {
   const { page, check } = await openPage(env);
   await openExample(page);
-  const report = cli(['graph', 'tests/data/graphs/worked_example.json', '--json']);
+  const report = cli(['graph', 'tests/data/graphs/worked_example.json', '--json', '--details']);
   await assertReport(page, report);
   // Each group box holds exactly that group's ops.
   for (const [g, ops] of report.groups.entries()) {
@@ -166,7 +166,8 @@ test('exports: JSON equals the command line, CSV, Markdown and SVG are complete'
   };
   const json = await download('[data-export=".json"]');
   assert.equal(json.name, 'worked_example.json');
-  assert.equal(json.text, cliText(['graph', 'tests/data/graphs/worked_example.json', '--json']));
+  // The export holds the details: it is `--json --details`, byte for byte.
+  assert.equal(json.text, cliText(['graph', 'tests/data/graphs/worked_example.json', '--json', '--details']));
   const csv = await download('[data-export="-groups.csv"]');
   assert.equal(csv.name, 'worked_example-groups.csv');
   const lines = csv.text.trim().split('\n');

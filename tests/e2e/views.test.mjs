@@ -40,7 +40,7 @@ async function openGraph(page, file, title) {
 test('the transformer block is drawn as a DAG whose edges go down, group 4 reading groups 1 and 3', async () => {
   const { page, check } = await openPage(env);
   await page.getByTestId('unfused-total').waitFor();
-  const report = cli(['transformer', '--seq-len', '2048', '--hidden', '4096', '--heads', '32', '--dtype-bytes', '2', '--json']);
+  const report = cli(['transformer', '--seq-len', '2048', '--hidden', '4096', '--heads', '32', '--dtype-bytes', '2', '--json', '--details']);
   assert.equal(await page.locator('svg.dag [data-group]').count(), report.groups.length);
   const edges = await drawnEdges(page);
   assert.ok(edges.length >= report.groups.length - 1, `${edges.length} edges`);
@@ -73,7 +73,7 @@ test('the transformer block is drawn as a DAG whose edges go down, group 4 readi
 test('a 500-op graph is drawn with every group and group edge; selecting an op shows its rule', async () => {
   const file = path.join(screenshotDir, 'random-500.json');
   const ops = writeRandomGraph(file, 500, 5);
-  const report = cli(['graph', file, '--json']);
+  const report = cli(['graph', file, '--json', '--details']);
   const { page, check } = await openPage(env);
   await openGraph(page, file, 'random-500.json');
   assert.equal(await page.locator('svg.dag [data-group]').count(), report.groups.length);
@@ -109,7 +109,7 @@ test('a 100,000-op graph is listed: the tables scroll to the last row, filter an
   const file = path.join(screenshotDir, 'random-100k.json');
   const n = 100000;
   writeRandomGraph(file, n, 9);
-  const report = cli(['graph', file, '--json']);
+  const report = cli(['graph', file, '--json', '--details']);
   const { page, check } = await openPage(env);
   await openGraph(page, file, 'random-100k.json');
   // Too large to draw: the list, and a sentence saying why.

@@ -1,11 +1,12 @@
-//! Export buttons: the analysis as JSON (the command line's `--json` object), the groups and
-//! totals as CSV, the summary as Markdown, and each chart as SVG.
+//! Export buttons: the analysis as JSON (the command line's `--json --details` object, byte
+//! for byte), the groups and totals as CSV, the summary as Markdown, and each chart as SVG.
 
 use yew::prelude::*;
 
 use crate::page::Shared;
 
 use crate::draw::chart::{group_traffic_chart, total_traffic_chart};
+use crate::fusion::analysis::report_json_text;
 use crate::fusion::summary::{groups_table, markdown_report, totals_table};
 use crate::fusion::AnalysisReport;
 
@@ -24,9 +25,7 @@ pub struct Props {
 type Export = (&'static str, &'static str, &'static str, fn(&AnalysisReport) -> String);
 
 const EXPORTS: [Export; 6] = [
-    ("JSON", ".json", "application/json", |r| {
-        serde_json::to_string_pretty(r).map(|s| s + "\n").unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-    }),
+    ("JSON", ".json", "application/json", report_json_text),
     ("CSV (groups)", "-groups.csv", "text/csv", |r| groups_table(r).to_csv()),
     ("CSV (totals)", "-totals.csv", "text/csv", |r| totals_table(r).to_csv()),
     ("Markdown", ".md", "text/markdown", |r| markdown_report(r)),
