@@ -172,7 +172,7 @@ impl OpFields for OpRef<'_> {
 /// Parses and validates a graph file (object with `ops` and optional `tensors`, or a bare
 /// array of ops).
 ///
-/// The ops are read in place ([`OpRef`]: names borrowed from `text`) and added to the graph
+/// The ops are read in place (`OpRef`: names borrowed from `text`) and added to the graph
 /// one by one as they are read, so that no list of a million parsed ops is ever held; positions
 /// for an error message are looked for only once there is an error to place. What is reported
 /// is what reading the whole file and then building it would report: the first JSON fault in
