@@ -71,10 +71,7 @@ pub(super) fn dag(p: DagProps<'_>) -> Html {
                     let select_group = select_group.clone();
                     Callback::from(move |()| select_group.emit(if is_sel { None } else { Some(g) }))
                 };
-                let onclick = {
-                    let c = head_click.clone();
-                    Callback::from(move |_: MouseEvent| c.emit(()))
-                };
+                let onclick = head_click.reform(|_: MouseEvent| ());
                 let ops = d.members[g].iter().take(rows.shown).enumerate().map(|(k, &i)| {
                     let od = &r.op_details[i];
                     let selected = op == Some(i);
@@ -82,10 +79,7 @@ pub(super) fn dag(p: DagProps<'_>) -> Html {
                         let select_op = select_op.clone();
                         Callback::from(move |()| select_op.emit(if selected { None } else { Some(i) }))
                     };
-                    let onclick = {
-                        let c = click.clone();
-                        Callback::from(move |_: MouseEvent| c.emit(()))
-                    };
+                    let onclick = click.reform(|_: MouseEvent| ());
                     let y = HEAD_HEIGHT + k as f64 * OP_ROW_HEIGHT;
                     html! {
                         <g class={classes!("op", selected.then_some("selected"))} role="button" tabindex="0"
@@ -116,7 +110,7 @@ pub(super) fn dag(p: DagProps<'_>) -> Html {
                         { for ops }
                         if rows.more > 0 {
                             <text class="dag-more" x="8" y={(HEAD_HEIGHT + rows.shown as f64 * OP_ROW_HEIGHT + 13.0).to_string()}
-                                onclick={let c = head_click.clone(); Callback::from(move |_: MouseEvent| c.emit(()))}>
+                                onclick={head_click.reform(|_: MouseEvent| ())}>
                                 { format!("+ {} more ops (select the group)", rows.more) }
                             </text>
                         }
