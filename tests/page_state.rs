@@ -284,6 +284,7 @@ mod model {
             hbm_bandwidth: 1e12,
             launch_overhead_us: 1.0,
             source: "f".into(),
+            peaks: Default::default(),
         };
         let s = reduce(s, Action::AddChip(chip.clone()));
         assert_eq!(s.time.chip, ChipChoice::Custom(chip.clone()));

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
+use super::peaks::{PeakKey, PeakUsed, Peaks, Precision, Unit};
 use crate::limits::{CHIP_BANDWIDTH, CHIP_LAUNCH_OVERHEAD_US, CHIP_NAME_CHARS, CHIP_PEAK_FLOPS, CHIP_SOURCE_CHARS};
 
 /// A chip as the time model sees it. Deserialising one validates it ([`Chip::validate`]), so a
@@ -38,6 +39,10 @@ pub struct Chip {
     pub launch_overhead_us: f64,
     /// Where the figures come from.
     pub source: String,
+    /// Peaks per unit and data type where the datasheet gives them; `peak_flops` stands in for
+    /// any that is missing ([`Chip::peak`]).
+    #[serde(default, skip_serializing_if = "Peaks::is_empty")]
+    pub peaks: Peaks,
 }
 
 /// A chip as written (in a share link), before [`Chip::validate`].
@@ -48,6 +53,8 @@ struct ChipFields {
     hbm_bandwidth: f64,
     launch_overhead_us: f64,
     source: String,
+    #[serde(default)]
+    peaks: Peaks,
 }
 
 impl TryFrom<ChipFields> for Chip {
@@ -59,6 +66,7 @@ impl TryFrom<ChipFields> for Chip {
             hbm_bandwidth: f.hbm_bandwidth,
             launch_overhead_us: f.launch_overhead_us,
             source: f.source,
+            peaks: f.peaks,
         };
         chip.validate()?;
         Ok(chip)
@@ -80,7 +88,36 @@ impl Chip {
         in_range("peak_flops", self.peak_flops, &CHIP_PEAK_FLOPS, 1.0, "FLOP/s")?;
         in_range("hbm_bandwidth", self.hbm_bandwidth, &CHIP_BANDWIDTH, 1.0, "bytes/s")?;
         in_range("launch_overhead_us", self.launch_overhead_us, &CHIP_LAUNCH_OVERHEAD_US, 1.0, "µs")?;
+        for (key, flops) in self.peaks.iter() {
+            in_range(peak_field(key), flops, &CHIP_PEAK_FLOPS, 1.0, "FLOP/s")?;
+        }
         Ok(())
+    }
+
+    /// The peak an op of this unit and precision is measured against, and which figure it was.
+    pub fn peak(&self, key: PeakKey) -> PeakUsed {
+        self.peaks.lookup(key, self.peak_flops)
+    }
+}
+
+/// The field name of a peak in messages (`peaks.matrix_bf16`); from a fixed set of keys, so
+/// the `'static` strings are a small table rather than a leak.
+fn peak_field(key: PeakKey) -> &'static str {
+    use Precision::*;
+    use Unit::*;
+    match (key.unit, key.precision) {
+        (Matrix, Fp8) => "peaks.matrix_fp8",
+        (Matrix, Bf16) => "peaks.matrix_bf16",
+        (Matrix, Fp16) => "peaks.matrix_fp16",
+        (Matrix, Tf32) => "peaks.matrix_tf32",
+        (Matrix, Fp32) => "peaks.matrix_fp32",
+        (Matrix, Fp64) => "peaks.matrix_fp64",
+        (Vector, Fp8) => "peaks.vector_fp8",
+        (Vector, Bf16) => "peaks.vector_bf16",
+        (Vector, Fp16) => "peaks.vector_fp16",
+        (Vector, Tf32) => "peaks.vector_tf32",
+        (Vector, Fp32) => "peaks.vector_fp32",
+        (Vector, Fp64) => "peaks.vector_fp64",
     }
 }
 
@@ -200,19 +237,55 @@ pub fn parse_chip(text: &str) -> Result<Chip, ChipError> {
             hbm_bandwidth: bw,
             launch_overhead_us: launch.unwrap_or(TPU_LAUNCH_OVERHEAD_US),
             source: "NeuSim chip config: peak = num_sa × sa_dim² × 2 × freq_GHz, bandwidth = hbm_bw_GBps".into(),
+            peaks: Peaks::default(),
+        }
+    } else if let Some(table) = obj.get("max_achievable_tflops") {
+        // TraceLens's arch files (name, mem_bw_gbps, max_achievable_tflops per type).
+        let peaks = peaks_tflops(table, "max_achievable_tflops")?;
+        let general = peaks
+            .get(PeakKey::new(Unit::Matrix, Precision::Bf16))
+            .or_else(|| peaks.get(PeakKey::new(Unit::Matrix, Precision::Fp16)))
+            .ok_or(ChipError::MissingField("max_achievable_tflops.matrix_bf16"))?;
+        Chip {
+            name: name_field.filter(|n| !n.is_empty()).unwrap_or_else(|| "unnamed chip".to_string()),
+            peak_flops: general,
+            hbm_bandwidth: bandwidth(num("mem_bw_gbps")?)?,
+            launch_overhead_us: launch.unwrap_or(GPU_LAUNCH_OVERHEAD_US),
+            source: "TraceLens arch file: max achievable TFLOP/s per type, mem_bw_gbps".into(),
+            peaks,
         }
     } else {
         let name = name_field.ok_or(ChipError::MissingField("name"))?;
+        let peaks = match obj.get("peak_tflops") {
+            Some(table) => peaks_tflops(table, "peak_tflops")?,
+            None => Peaks::default(),
+        };
         Chip {
             name,
             peak_flops: num("peak_flops")?,
             hbm_bandwidth: bandwidth(num("hbm_bw_GBps")?)?,
             launch_overhead_us: launch.unwrap_or(0.0),
             source: "user chip JSON".into(),
+            peaks,
         }
     };
     chip.validate()?;
     Ok(chip)
+}
+
+/// A `{"matrix_bf16": 708, "vector_fp32": 81, …}` table in TFLOP/s. Keys that are not a
+/// floating-point peak (`matrix_int8`) are skipped: no op model uses them.
+fn peaks_tflops(table: &Value, field: &'static str) -> Result<Peaks, ChipError> {
+    let obj = table.as_object().ok_or(ChipError::BadNumber { field, value: "not an object".into() })?;
+    let mut entries = Vec::new();
+    for (key, v) in obj {
+        let Some(key) = PeakKey::parse(key) else { continue };
+        match v.as_f64() {
+            Some(t) if t.is_finite() && t > 0.0 => entries.push((key, t)),
+            _ => return Err(ChipError::BadNumber { field: peak_field(key), value: v.to_string().chars().take(40).collect() }),
+        }
+    }
+    Ok(Peaks::from_tflops(&entries))
 }
 
 /// Per-op fixed cost for TPU presets: the NeuSim simulator never reports an op faster than
@@ -234,75 +307,163 @@ const TPU_FILES: [(&str, &str); 7] = [
     ("tpuv6p", include_str!("../../tests/data/models/chips/tpuv6p.json")),
 ];
 
-/// A GPU preset: dense (no structured sparsity) bf16 tensor-core peak and HBM bandwidth.
+/// A GPU preset: dense (no structured sparsity) bf16 tensor-core peak, HBM bandwidth, and the
+/// peaks per unit and type the same datasheet gives.
 struct GpuPreset {
     key: &'static str,
     name: &'static str,
     tflops: f64,
     tb_per_s: f64,
+    /// TFLOP/s, dense.
+    peaks: &'static [(PeakKey, f64)],
     source: &'static str,
 }
 
-/// GPU presets. Sources (each entry's `source` says the same): NVIDIA A100 Tensor Core GPU
-/// datasheet; NVIDIA H100 Tensor Core GPU datasheet; NVIDIA H200 Tensor Core GPU datasheet;
-/// NVIDIA HGX B200 datasheet; AMD Instinct MI250X, MI300X and MI325X datasheets. NVIDIA lists
-/// tensor-core peaks with 2:4 sparsity; the dense figure is half of it.
-const GPUS: [GpuPreset; 7] = [
-    // NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM): BF16 312 TFLOPS dense, HBM2e 2,039 GB/s.
+const fn m(precision: Precision) -> PeakKey {
+    PeakKey::new(Unit::Matrix, precision)
+}
+
+const fn v(precision: Precision) -> PeakKey {
+    PeakKey::new(Unit::Vector, precision)
+}
+
+use Precision::{Bf16, Fp16, Fp32, Fp64, Fp8, Tf32};
+
+/// GPU presets, each from its vendor datasheet (the entry's `source` names it). NVIDIA lists
+/// tensor-core peaks with 2:4 sparsity; the dense figure is half of it. AMD lists dense peaks.
+/// Vector bf16/fp16 rates are not on these datasheets; PyTorch's elementwise kernels compute in
+/// fp32 anyway, so those rows use the fp32 vector peak ([`Peaks::lookup`]).
+const GPUS: [GpuPreset; 9] = [
     GpuPreset {
         key: "a100",
         name: "A100 SXM 80GB",
         tflops: 312.0,
         tb_per_s: 2.039,
-        source: "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM): BF16 312 TFLOPS dense, 2,039 GB/s",
+        peaks: &[(m(Bf16), 312.0), (m(Fp16), 312.0), (m(Tf32), 156.0), (m(Fp64), 19.5), (v(Fp32), 19.5), (v(Fp64), 9.7)],
+        source: "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM): BF16/FP16 312, TF32 156, FP64 tensor 19.5, \
+                 FP32 19.5, FP64 9.7 TFLOPS dense; 2,039 GB/s",
     },
-    // NVIDIA H100 Tensor Core GPU datasheet (H100 SXM): BF16 1,979 TFLOPS with sparsity, i.e. 989.4 dense; HBM3 3.35 TB/s.
     GpuPreset {
         key: "h100",
         name: "H100 SXM",
         tflops: 989.4,
         tb_per_s: 3.35,
-        source: "NVIDIA H100 Tensor Core GPU datasheet (SXM): BF16 1,979 TFLOPS sparse = 989.4 dense, 3.35 TB/s",
+        peaks: &[
+            (m(Fp8), 1978.9),
+            (m(Bf16), 989.4),
+            (m(Fp16), 989.4),
+            (m(Tf32), 494.7),
+            (m(Fp64), 67.0),
+            (v(Fp32), 67.0),
+            (v(Fp64), 34.0),
+        ],
+        source: "NVIDIA H100 Tensor Core GPU datasheet (SXM): FP8 3,958 / BF16 1,979 / TF32 989 TFLOPS sparse \
+                 (half dense), FP64 tensor 67, FP32 67, FP64 34 TFLOPS; 3.35 TB/s",
     },
-    // NVIDIA H200 Tensor Core GPU datasheet (H200 SXM): BF16 989 TFLOPS dense, HBM3e 4.8 TB/s.
+    GpuPreset {
+        key: "h100pcie",
+        name: "H100 PCIe",
+        tflops: 756.5,
+        tb_per_s: 2.0,
+        peaks: &[
+            (m(Fp8), 1513.0),
+            (m(Bf16), 756.5),
+            (m(Fp16), 756.5),
+            (m(Tf32), 378.0),
+            (m(Fp64), 51.0),
+            (v(Fp32), 51.0),
+            (v(Fp64), 26.0),
+        ],
+        source: "NVIDIA H100 Tensor Core GPU datasheet (PCIe): FP8 3,026 / BF16 1,513 / TF32 756 TFLOPS sparse \
+                 (half dense), FP64 tensor 51, FP32 51, FP64 26 TFLOPS; 2 TB/s",
+    },
+    GpuPreset {
+        key: "h100nvl",
+        name: "H100 NVL",
+        tflops: 835.5,
+        tb_per_s: 3.9,
+        peaks: &[
+            (m(Fp8), 1670.5),
+            (m(Bf16), 835.5),
+            (m(Fp16), 835.5),
+            (m(Tf32), 417.5),
+            (m(Fp64), 60.0),
+            (v(Fp32), 60.0),
+            (v(Fp64), 30.0),
+        ],
+        source: "NVIDIA H100 Tensor Core GPU datasheet (NVL): FP8 3,341 / BF16 1,671 / TF32 835 TFLOPS sparse \
+                 (half dense), FP64 tensor 60, FP32 60, FP64 30 TFLOPS; 3.9 TB/s",
+    },
     GpuPreset {
         key: "h200",
         name: "H200 SXM",
         tflops: 989.4,
         tb_per_s: 4.8,
-        source: "NVIDIA H200 Tensor Core GPU datasheet (SXM): BF16 1,979 TFLOPS sparse = 989.4 dense, 4.8 TB/s",
+        peaks: &[
+            (m(Fp8), 1978.9),
+            (m(Bf16), 989.4),
+            (m(Fp16), 989.4),
+            (m(Tf32), 494.7),
+            (m(Fp64), 67.0),
+            (v(Fp32), 67.0),
+            (v(Fp64), 34.0),
+        ],
+        source: "NVIDIA H200 Tensor Core GPU datasheet (SXM): FP8 3,958 / BF16 1,979 / TF32 989 TFLOPS sparse \
+                 (half dense), FP64 tensor 67, FP32 67, FP64 34 TFLOPS; 4.8 TB/s",
     },
-    // NVIDIA DGX B200 / HGX B200 datasheet, per GPU: BF16 4.5 PFLOPS sparse = 2.25 dense; HBM3e 8 TB/s.
     GpuPreset {
         key: "b200",
         name: "B200",
         tflops: 2250.0,
         tb_per_s: 8.0,
-        source: "NVIDIA HGX B200 datasheet, per GPU: BF16 4.5 PFLOPS sparse = 2.25 PFLOPS dense, 8 TB/s",
+        peaks: &[(m(Fp8), 4500.0), (m(Bf16), 2250.0), (m(Fp16), 2250.0), (m(Tf32), 1100.0), (m(Fp64), 37.0), (v(Fp64), 37.0)],
+        source: "NVIDIA HGX B200 datasheet, per GPU: FP8 9 / BF16 4.5 / TF32 2.2 PFLOPS sparse (half dense), \
+                 FP64 37 TFLOPS; 8 TB/s",
     },
-    // AMD Instinct MI250X datasheet: peak FP16/BF16 383 TFLOPS (dense), HBM2e 3.2 TB/s.
     GpuPreset {
         key: "mi250x",
         name: "MI250X",
         tflops: 383.0,
         tb_per_s: 3.2768,
-        source: "AMD Instinct MI250X datasheet: FP16/BF16 383 TFLOPS dense, 3.2 TB/s (3,276.8 GB/s)",
+        peaks: &[(m(Bf16), 383.0), (m(Fp16), 383.0), (m(Fp32), 95.7), (m(Fp64), 95.7), (v(Fp32), 47.9), (v(Fp64), 47.9)],
+        source: "AMD Instinct MI250X datasheet: FP16/BF16 383, FP32/FP64 matrix 95.7, FP32/FP64 vector 47.9 TFLOPS; \
+                 3.2 TB/s (3,276.8 GB/s)",
     },
-    // AMD Instinct MI300X datasheet: BF16 1,307.4 TFLOPS dense, HBM3 5.3 TB/s.
     GpuPreset {
         key: "mi300x",
         name: "MI300X",
         tflops: 1307.4,
         tb_per_s: 5.3,
-        source: "AMD Instinct MI300X datasheet: BF16 1,307.4 TFLOPS dense, 5.3 TB/s",
+        peaks: &[
+            (m(Fp8), 2614.9),
+            (m(Bf16), 1307.4),
+            (m(Fp16), 1307.4),
+            (m(Tf32), 653.7),
+            (m(Fp32), 163.4),
+            (m(Fp64), 163.4),
+            (v(Fp32), 163.4),
+            (v(Fp64), 81.7),
+        ],
+        source: "AMD Instinct MI300X datasheet: FP8 2,614.9, BF16/FP16 1,307.4, TF32 653.7, FP32/FP64 matrix \
+                 163.4, FP32 vector 163.4, FP64 vector 81.7 TFLOPS; 5.3 TB/s",
     },
-    // AMD Instinct MI325X datasheet: BF16 1,307.4 TFLOPS dense, HBM3e 6 TB/s.
     GpuPreset {
         key: "mi325x",
         name: "MI325X",
         tflops: 1307.4,
         tb_per_s: 6.0,
-        source: "AMD Instinct MI325X datasheet: BF16 1,307.4 TFLOPS dense, 6 TB/s",
+        peaks: &[
+            (m(Fp8), 2614.9),
+            (m(Bf16), 1307.4),
+            (m(Fp16), 1307.4),
+            (m(Tf32), 653.7),
+            (m(Fp32), 163.4),
+            (m(Fp64), 163.4),
+            (v(Fp32), 163.4),
+            (v(Fp64), 81.7),
+        ],
+        source: "AMD Instinct MI325X datasheet: FP8 2,614.9, BF16/FP16 1,307.4, TF32 653.7, FP32/FP64 matrix \
+                 163.4, FP32 vector 163.4, FP64 vector 81.7 TFLOPS; 6 TB/s",
     },
 ];
 
@@ -336,6 +497,7 @@ pub fn preset(name: &str) -> Result<Chip, ChipError> {
             hbm_bandwidth: g.tb_per_s * 1e12,
             launch_overhead_us: GPU_LAUNCH_OVERHEAD_US,
             source: g.source.to_string(),
+            peaks: Peaks::from_tflops(g.peaks),
         });
     }
     // The name may come from an edited link: quote a bounded part of it.

@@ -421,6 +421,7 @@ mod tests {
             hbm_bandwidth: 1e9,
             launch_overhead_us: 1.0,
             source: "test".into(),
+            peaks: Default::default(),
         }
     }
 

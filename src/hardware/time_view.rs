@@ -286,6 +286,7 @@ mod tests {
             hbm_bandwidth: 1e9,
             launch_overhead_us: 1.0,
             source: "file".into(),
+            peaks: Default::default(),
         };
         assert_eq!(ChipChoice::Custom(custom.clone()).chip().unwrap(), custom);
     }

@@ -423,6 +423,7 @@ mod tests {
             hbm_bandwidth: 2e12,
             launch_overhead_us: 1.5,
             source: "mine.json".into(),
+            peaks: Default::default(),
         };
         let state = SharedState { chip: Some(ChipChoice::Custom(chip)), ..state };
         assert_eq!(decode(&encode(&state)).unwrap(), state);

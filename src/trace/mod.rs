@@ -10,8 +10,10 @@ pub mod align;
 pub mod category;
 pub mod classify;
 pub mod compare;
+pub mod gap;
 pub mod intern;
 pub mod model;
+pub mod op_table;
 pub mod pairing;
 pub mod platform;
 pub mod raw;
@@ -19,6 +21,7 @@ pub mod reader;
 pub mod scan;
 pub mod summary;
 pub mod synthetic;
+pub mod timeline;
 pub mod view;
 
 pub use category::Category;

@@ -39,7 +39,13 @@ pub struct Transfer {
     pub name: NameId,
     pub ts: f64,
     pub dur: f64,
+    /// GPU process id, as a kernel's.
+    pub device: i64,
     pub bytes: Option<u64>,
+    /// Joins the copy to its launch call, like a kernel's.
+    pub correlation: Option<u64>,
+    /// Joins the copy to the CPU op that issued it (a cuBLAS call's memset, `aten::copy_`).
+    pub external_id: Option<u64>,
 }
 
 /// A CPU op (`cpu_op`) or `user_annotation` range carrying an `External id`.
@@ -52,6 +58,24 @@ pub struct CpuOp {
     pub external_id: u64,
     /// `user_annotation` rather than `cpu_op`: only used when no op has the id.
     pub annotation: bool,
+    /// The shapes `record_shapes=True` recorded, as written in the trace.
+    pub shapes: RecordedShapes,
+}
+
+/// A `cpu_op`'s `Input Dims`, `Input type` and `Concrete Inputs`, each the JSON array text the
+/// trace wrote (interned: a model repeats the same few shapes thousands of times). `None` when
+/// the trace was recorded without `record_shapes` or the value is not an array.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct RecordedShapes {
+    pub dims: Option<NameId>,
+    pub types: Option<NameId>,
+    pub concrete: Option<NameId>,
+}
+
+impl RecordedShapes {
+    pub fn is_recorded(&self) -> bool {
+        self.dims.is_some()
+    }
 }
 
 /// A runtime or driver call (`cuda_runtime`/`cuda_driver`, also `hip*` on ROCm) with a
@@ -125,43 +149,14 @@ impl Trace {
     /// the call. `None` for graph replays and for kernels whose launch fell outside the profiled
     /// CPU window.
     pub fn kernel_ops(&self) -> Vec<Option<usize>> {
-        let mut by_ext: FxHashMap<u64, usize> = FxHashMap::default();
-        for (i, op) in self.cpu_ops.iter().enumerate() {
-            match by_ext.get(&op.external_id) {
-                // A real op wins over an annotation; of two ops, the later-starting (inner) one.
-                Some(&j) if !self.cpu_ops[j].annotation && (op.annotation || op.ts < self.cpu_ops[j].ts) => {}
-                _ => {
-                    by_ext.insert(op.external_id, i);
-                }
-            }
-        }
-        // Ops of each thread in start order, for the containment fallback.
-        let mut by_tid: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
-        for (i, op) in self.cpu_ops.iter().enumerate() {
-            if !op.annotation {
-                by_tid.entry(op.tid).or_default().push(i);
-            }
-        }
-        let containing = |launch: &Launch| -> Option<usize> {
-            let ops = by_tid.get(&launch.tid)?;
-            let after = ops.partition_point(|&i| self.cpu_ops[i].ts <= launch.ts);
-            // Nested ops start in outer-to-inner order: the innermost holder is the latest
-            // start that still holds the call. Siblings in between are skipped (bounded walk).
-            ops[..after].iter().rev().take(256).copied().find(|&i| {
-                let op = &self.cpu_ops[i];
-                launch.ts <= op.ts + op.dur
-            })
-        };
-        self.kernels
-            .iter()
-            .map(|k| {
-                let launch = k.correlation.and_then(|c| self.launches.get(&c));
-                let by_id = |e: Option<u64>| e.and_then(|e| by_ext.get(&e).copied());
-                by_id(k.external_id)
-                    .or_else(|| by_id(launch.and_then(|l| l.external_id)))
-                    .or_else(|| launch.and_then(containing))
-            })
-            .collect()
+        let links = OpLinks::new(self);
+        self.kernels.iter().map(|k| links.op_of(k.external_id, k.correlation)).collect()
+    }
+
+    /// The CPU op that issued each memory copy or set, by the rules of [`Trace::kernel_ops`].
+    pub fn transfer_ops(&self) -> Vec<Option<usize>> {
+        let links = OpLinks::new(self);
+        self.transfers.iter().map(|t| links.op_of(t.external_id, t.correlation)).collect()
     }
 
     /// Approximate heap bytes held, for the benchmark's memory figures.
@@ -173,5 +168,55 @@ impl Trace {
             + self.cpu_ops.capacity() * size_of::<CpuOp>()
             + self.launches.capacity() * (size_of::<u64>() + size_of::<Launch>() + 1)
             + self.annotations.capacity() * size_of::<Annotation>()
+    }
+}
+
+/// The indexes that link a GPU event to the CPU op that launched it.
+pub struct OpLinks<'t> {
+    trace: &'t Trace,
+    by_ext: FxHashMap<u64, usize>,
+    /// Ops of each thread in start order, for the containment fallback.
+    by_tid: FxHashMap<i64, Vec<usize>>,
+}
+
+impl<'t> OpLinks<'t> {
+    pub fn new(trace: &'t Trace) -> Self {
+        let mut by_ext: FxHashMap<u64, usize> = FxHashMap::default();
+        for (i, op) in trace.cpu_ops.iter().enumerate() {
+            match by_ext.get(&op.external_id) {
+                // A real op wins over an annotation; of two ops, the later-starting (inner) one.
+                Some(&j) if !trace.cpu_ops[j].annotation && (op.annotation || op.ts < trace.cpu_ops[j].ts) => {}
+                _ => {
+                    by_ext.insert(op.external_id, i);
+                }
+            }
+        }
+        let mut by_tid: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+        for (i, op) in trace.cpu_ops.iter().enumerate() {
+            if !op.annotation {
+                by_tid.entry(op.tid).or_default().push(i);
+            }
+        }
+        OpLinks { trace, by_ext, by_tid }
+    }
+
+    fn containing(&self, launch: &Launch) -> Option<usize> {
+        let ops = self.by_tid.get(&launch.tid)?;
+        let after = ops.partition_point(|&i| self.trace.cpu_ops[i].ts <= launch.ts);
+        // Nested ops start in outer-to-inner order: the innermost holder is the latest
+        // start that still holds the call. Siblings in between are skipped (bounded walk).
+        ops[..after].iter().rev().take(256).copied().find(|&i| {
+            let op = &self.trace.cpu_ops[i];
+            launch.ts <= op.ts + op.dur
+        })
+    }
+
+    /// The op of a GPU event with this `External id` and correlation id.
+    pub fn op_of(&self, external_id: Option<u64>, correlation: Option<u64>) -> Option<usize> {
+        let launch = correlation.and_then(|c| self.trace.launches.get(&c));
+        let by_id = |e: Option<u64>| e.and_then(|e| self.by_ext.get(&e).copied());
+        by_id(external_id)
+            .or_else(|| by_id(launch.and_then(|l| l.external_id)))
+            .or_else(|| launch.and_then(|l| self.containing(l)))
     }
 }

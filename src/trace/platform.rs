@@ -124,29 +124,39 @@ pub fn kernel_devices(trace: &Trace, vendor: Vendor) -> Vec<String> {
             pids.push(k.device);
         }
     }
-    let single_name = {
-        let first = trace.devices.first().map(|d| d.name.as_str());
-        first.filter(|f| !f.is_empty() && trace.devices.iter().all(|d| d.name == *f))
-    };
-    let mut sorted = pids.clone();
-    sorted.sort_unstable();
     let mut names: Vec<String> = Vec::new();
-    for &pid in &pids {
-        let by_id = trace.devices.iter().find(|d| d.id == Some(pid)).map(|d| d.name.clone());
-        let name = match vendor {
-            Vendor::Amd => single_name.map(str::to_string).or_else(|| {
-                (sorted.len() == trace.devices.len())
-                    .then(|| trace.devices[sorted.iter().position(|&p| p == pid).unwrap_or(0)].name.clone())
-            }),
-            _ => by_id.or_else(|| single_name.map(str::to_string)),
-        }
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| format!("GPU (pid {pid})"));
+    for name in device_names(trace, vendor, &pids) {
         if !names.contains(&name) {
             names.push(name);
         }
     }
     names
+}
+
+/// The name of each of `pids` (GPU process ids of kernels), by the rules of [`kernel_devices`];
+/// `GPU (pid N)` when the trace does not say.
+pub fn device_names(trace: &Trace, vendor: Vendor, pids: &[i64]) -> Vec<String> {
+    let single_name = {
+        let first = trace.devices.first().map(|d| d.name.as_str());
+        first.filter(|f| !f.is_empty() && trace.devices.iter().all(|d| d.name == *f))
+    };
+    let mut sorted = pids.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    pids.iter()
+        .map(|&pid| {
+            let by_id = trace.devices.iter().find(|d| d.id == Some(pid)).map(|d| d.name.clone());
+            match vendor {
+                Vendor::Amd => single_name.map(str::to_string).or_else(|| {
+                    (sorted.len() == trace.devices.len())
+                        .then(|| trace.devices[sorted.iter().position(|&p| p == pid).unwrap_or(0)].name.clone())
+                }),
+                _ => by_id.or_else(|| single_name.map(str::to_string)),
+            }
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| format!("GPU (pid {pid})"))
+        })
+        .collect()
 }
 
 /// Everything a `platforms[]` entry of the JSON result reports.

@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 /// Visitor methods that read a value of a kind the field does not take as absent (`$absent`),
 /// consuming it whole so that parsing goes on.
@@ -145,6 +146,13 @@ pub struct RawArgs<'a> {
     pub bytes: Num,
     #[serde(default, borrow)]
     pub kind: Text<'a>,
+    /// What `record_shapes=True` writes on a `cpu_op`: one entry per input, kept as written.
+    #[serde(default, borrow, rename = "Input Dims")]
+    pub input_dims: Option<&'a RawValue>,
+    #[serde(default, borrow, rename = "Input type")]
+    pub input_types: Option<&'a RawValue>,
+    #[serde(default, borrow, rename = "Concrete Inputs")]
+    pub concrete_inputs: Option<&'a RawValue>,
 }
 
 /// `args` when it is an object; anything else reads as no args.

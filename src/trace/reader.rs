@@ -23,7 +23,8 @@ use std::io::Write;
 
 use thiserror::Error;
 
-use super::model::{Annotation, CpuOp, DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
+use super::intern::{NameId, NameTable};
+use super::model::{Annotation, CpuOp, DeviceProperties, Kernel, Launch, RecordedShapes, Trace, Transfer, TransferKind};
 use super::raw::{RawDevice, RawEvent};
 use super::scan::{Item, Part, ScanError, Scanner};
 use crate::limits::TRACE_NAME_BYTES;
@@ -326,7 +327,10 @@ impl Builder {
                 name: t.names.intern(name),
                 ts,
                 dur,
+                device: e.pid.int().or(args.device.int()).unwrap_or(-1),
                 bytes: args.bytes.id(),
+                correlation: args.correlation.id(),
+                external_id: args.external_id.id(),
             }),
             "cpu_op" | "user_annotation" => {
                 if cat == "user_annotation" {
@@ -340,6 +344,15 @@ impl Builder {
                         tid: e.tid.int().unwrap_or(-1),
                         external_id,
                         annotation: cat == "user_annotation",
+                        shapes: if cat == "cpu_op" {
+                            RecordedShapes {
+                                dims: array_text(&mut t.names, args.input_dims),
+                                types: array_text(&mut t.names, args.input_types),
+                                concrete: array_text(&mut t.names, args.concrete_inputs),
+                            }
+                        } else {
+                            RecordedShapes::default()
+                        },
                     });
                 }
             }
@@ -411,6 +424,12 @@ impl Builder {
         };
         Ok(())
     }
+}
+
+/// Interns a recorded-shapes value when it is a JSON array (anything else reads as absent).
+fn array_text(names: &mut NameTable, value: Option<&serde_json::value::RawValue>) -> Option<NameId> {
+    let text = value?.get();
+    text.starts_with('[').then(|| names.intern(text))
 }
 
 fn small(n: super::raw::Num) -> Option<u32> {

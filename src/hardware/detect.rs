@@ -1,0 +1,100 @@
+//! Which chip preset a trace ran on, from the device names the profiler recorded
+//! (`deviceProperties[].name`, e.g. `NVIDIA H100 80GB HBM3`, `AMD Instinct MI300X VF`).
+//!
+//! Only names that pin down one preset are matched: a roofline percentage against the wrong
+//! chip is worse than none, so `AMD Radeon Graphics` (what ROCm 6.2 reports for an MI250) or an
+//! empty name stays unknown and the user picks the chip.
+
+use serde::Serialize;
+
+use super::chip::{preset, Chip};
+
+/// The preset a device name denotes, or `None`. Case and punctuation do not matter.
+pub fn preset_of_device(device: &str) -> Option<&'static str> {
+    let d: String = device.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
+    let has = |s: &str| d.contains(s);
+    // Most specific first: "MI300X" before "MI300", "H100 PCIe" before "H100".
+    let key = if has("mi325x") {
+        "mi325x"
+    } else if has("mi300x") {
+        "mi300x"
+    } else if has("mi250x") || has("mi250") {
+        "mi250x"
+    } else if has("h200") {
+        "h200"
+    } else if has("h100") && has("pcie") {
+        "h100pcie"
+    } else if has("h100") && has("nvl") {
+        "h100nvl"
+    } else if has("h100") {
+        // `NVIDIA H100 80GB HBM3` is the SXM part (the PCIe card reports `H100 PCIe`).
+        "h100"
+    } else if has("b200") {
+        "b200"
+    } else if has("a100") && !has("40gb") && !has("pcie") {
+        "a100"
+    } else {
+        return None;
+    };
+    Some(key)
+}
+
+/// The chip a trace is measured against and how it was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DetectedChip {
+    #[serde(flatten)]
+    pub chip: Chip,
+    /// `device name "NVIDIA H100 80GB HBM3"`, `--chip h100`, `chip file my.json`.
+    pub detected_from: String,
+}
+
+/// The chip for a trace's devices (those that ran kernels): the preset the first device with a
+/// recognised name denotes. `Err` carries the names seen, for the "pick a chip" message.
+pub fn detect_chip(devices: &[String]) -> Result<DetectedChip, Vec<String>> {
+    devices
+        .iter()
+        .find_map(|d| {
+            let key = preset_of_device(d)?;
+            let chip = preset(key).ok()?;
+            Some(DetectedChip { chip, detected_from: format!("device name \"{d}\"") })
+        })
+        .ok_or_else(|| devices.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_names_of_the_shipped_traces_map_to_presets() {
+        // Every name here is one the profiler wrote in a trace under tests/data/traces/.
+        let cases = [
+            ("NVIDIA H100 80GB HBM3", Some("h100")),
+            ("AMD Instinct MI300X VF", Some("mi300x")),
+            ("AMD Instinct MI300X", Some("mi300x")),
+            ("NVIDIA A100-SXM4-80GB", Some("a100")),
+            ("NVIDIA B200", Some("b200")),
+            ("AMD Radeon Graphics", None),
+            ("", None),
+        ];
+        for (name, key) in cases {
+            assert_eq!(preset_of_device(name), key, "{name}");
+        }
+        assert_eq!(preset_of_device("NVIDIA H100 PCIe"), Some("h100pcie"));
+        assert_eq!(preset_of_device("NVIDIA H100 NVL"), Some("h100nvl"));
+        assert_eq!(preset_of_device("NVIDIA H200"), Some("h200"));
+        assert_eq!(preset_of_device("AMD Instinct MI325X"), Some("mi325x"));
+        assert_eq!(preset_of_device("NVIDIA A100-PCIE-40GB"), None);
+        for key in ["h100", "h100pcie", "h100nvl", "h200", "b200", "a100", "mi250x", "mi300x", "mi325x"] {
+            assert!(preset(key).is_ok(), "{key} is a preset");
+        }
+    }
+
+    #[test]
+    fn detection_names_the_device_or_lists_the_unknown_ones() {
+        let d = detect_chip(&["GPU (pid 3)".into(), "NVIDIA H100 80GB HBM3".into()]).unwrap();
+        assert_eq!(d.chip.name, "H100 SXM");
+        assert_eq!(d.detected_from, "device name \"NVIDIA H100 80GB HBM3\"");
+        assert_eq!(detect_chip(&["AMD Radeon Graphics".into()]).unwrap_err(), vec!["AMD Radeon Graphics".to_string()]);
+    }
+}
