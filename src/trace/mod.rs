@@ -21,6 +21,7 @@ pub mod reader;
 pub mod scan;
 pub mod summary;
 pub mod synthetic;
+pub mod time_report;
 pub mod timeline;
 pub mod view;
 

@@ -1,0 +1,97 @@
+//! Where one trace's time goes: the chip it ran on, its GPU timeline (whole trace and per
+//! step) and its per-op table, as `fusionscope trace --json` and the page show them.
+
+use serde::{Deserialize, Serialize};
+
+use super::op_table::{op_table, CostModel, Coverage, OpRow, Unattributed};
+use super::summary::ClassifiedTrace;
+use super::timeline::{timelines, Timeline};
+use crate::hardware::{detect_chip, DetectedChip};
+
+/// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeReport {
+    /// The chip the roofline figures use, and where it came from; `null` when the trace's
+    /// devices are not a known chip and none was given.
+    pub chip: Option<ChipUsed>,
+    /// Why there is no chip (the device names seen), or other remarks on the choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chip_note: Option<String>,
+    /// The whole trace, on the busiest device; `null` when no GPU event ran.
+    pub timeline: Option<Timeline>,
+    /// One per `ProfilerStep` window on that device (`[]` when none).
+    pub steps: Vec<Timeline>,
+    /// The other devices' whole-trace timelines, when the trace has several.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_devices: Vec<Timeline>,
+    pub ops: Vec<OpRow>,
+    pub unattributed: Unattributed,
+    pub op_coverage: Coverage,
+    /// Whether the trace was recorded with `record_shapes=True`.
+    pub shapes_recorded: bool,
+}
+
+/// The chip's figures as the report states them (TFLOP/s and TB/s, as datasheets do).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChipUsed {
+    pub name: String,
+    pub detected_from: String,
+    pub peak_tflops: f64,
+    pub hbm_tb_per_s: f64,
+    /// Per unit and type, TFLOP/s (`matrix_bf16`, `vector_fp32`, …).
+    pub peaks_tflops: std::collections::BTreeMap<String, f64>,
+    pub source: String,
+}
+
+impl ChipUsed {
+    fn of(d: &DetectedChip) -> Self {
+        ChipUsed {
+            name: d.chip.name.clone(),
+            detected_from: d.detected_from.clone(),
+            peak_tflops: d.chip.peak_flops / 1e12,
+            hbm_tb_per_s: d.chip.hbm_bandwidth / 1e12,
+            peaks_tflops: d.chip.peaks.iter().map(|(k, v)| (k.name(), v / 1e12)).collect(),
+            source: d.chip.source.clone(),
+        }
+    }
+}
+
+/// The report of one classified trace. `chip` is the user's choice; without one the chip is
+/// detected from the device names ([`detect_chip`]).
+pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model: CostModel<'_>) -> TimeReport {
+    let (chip, chip_note) = match chip {
+        Some(c) => (Some(c), None),
+        None => match detect_chip(&side.platform.devices) {
+            Ok(c) => (Some(c), None),
+            Err(seen) => (None, Some(unknown_chip_note(&seen))),
+        },
+    };
+    let mut devices = timelines(side);
+    let (timeline, steps) = if devices.is_empty() {
+        (None, Vec::new())
+    } else {
+        let first = devices.remove(0);
+        (Some(first.whole), first.steps)
+    };
+    let table = op_table(side.trace, chip.as_ref().map(|c| &c.chip), model);
+    TimeReport {
+        chip: chip.as_ref().map(ChipUsed::of),
+        chip_note,
+        timeline,
+        steps,
+        other_devices: devices.into_iter().map(|d| d.whole).collect(),
+        ops: table.rows,
+        unattributed: table.unattributed,
+        op_coverage: table.coverage,
+        shapes_recorded: table.shapes_recorded,
+    }
+}
+
+fn unknown_chip_note(seen: &[String]) -> String {
+    let names = if seen.is_empty() {
+        "no device name".to_string()
+    } else {
+        seen.iter().map(|s| format!("\"{}\"", crate::units::ellipsize(s, 60))).collect::<Vec<_>>().join(", ")
+    };
+    format!("the trace's devices ({names}) are not a known chip: pick one for the roofline figures")
+}
