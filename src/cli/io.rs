@@ -58,3 +58,16 @@ pub fn print_json(value: &impl serde::Serialize) -> CliResult {
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())
 }
+
+/// `--chip NAME|FILE`: a chip file when the path exists, else a preset name.
+pub fn load_chip(arg: &str) -> Result<fusionscope::hardware::Chip, Box<dyn std::error::Error>> {
+    use fusionscope::hardware::{parse_chip, preset, preset_names};
+    let path = std::path::Path::new(arg);
+    if path.exists() {
+        read_parsed(path, parse_chip)
+    } else {
+        preset(arg).map_err(|_| {
+            format!("--chip {arg}: no such file, and not a chip preset ({})", preset_names().join(", ")).into()
+        })
+    }
+}

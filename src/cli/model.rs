@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use fusionscope::calib::{parse_calibration, CalibrationFile};
 use fusionscope::hardware::roofline::format_flops;
-use fusionscope::hardware::{apply_calibration, parse_chip, preset, preset_names, CalibrationSummary, Chip};
+use fusionscope::hardware::{apply_calibration, CalibrationSummary};
 use fusionscope::simcsv::{compare, parse_sim_csv, Comparison};
 use fusionscope::table::Table;
 use fusionscope::units::{format_bytes, format_duration_us};
@@ -20,7 +20,7 @@ use fusionscope::workload::{
 };
 use serde::Serialize;
 
-use super::io::{print, print_json, read_parsed, CliResult};
+use super::io::{load_chip, print, print_json, read_parsed, CliResult};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -76,16 +76,6 @@ fn load_model(arg: &str) -> Result<ModelConfig, Box<dyn std::error::Error>> {
     }
 }
 
-fn load_chip(arg: &str) -> Result<Chip, Box<dyn std::error::Error>> {
-    let path = Path::new(arg);
-    if path.exists() {
-        read_parsed(path, parse_chip)
-    } else {
-        preset(arg).map_err(|_| {
-            format!("--chip {arg}: no such file, and not a chip preset ({})", preset_names().join(", ")).into()
-        })
-    }
-}
 
 /// The `--json` object: the model report, then the simulator side-by-side when asked for.
 #[derive(Serialize)]

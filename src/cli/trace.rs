@@ -4,18 +4,28 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use fusionscope::hardware::DetectedChip;
 use fusionscope::table::Table;
-use fusionscope::trace::compare::{Comparison, OpSide};
-use fusionscope::trace::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
-use fusionscope::trace::{classify, compare, summarize, Input, Trace, TraceReader};
+use fusionscope::trace::compare::{swapped, Comparison, OpSide};
+use fusionscope::trace::gap::{gap, Gap};
+use fusionscope::trace::op_table::OpTable;
+use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, TraceSummary};
+use fusionscope::trace::time_report::{recorded_cost, time_report, TimeReport};
+use fusionscope::trace::time_view::{gap_text, time_text};
+use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
+use serde::Serialize;
 
-use super::io::{print, print_json, CliResult, Output};
+use super::io::{load_chip, print, print_json, CliResult, Output};
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
     /// Kineto trace (.json or .json.gz; gzip is recognised by its content)
     pub file: PathBuf,
+    /// Chip for the roofline figures: a preset name or a chip JSON file (default: detected
+    /// from the trace's device name)
+    #[arg(long, value_name = "NAME|FILE")]
+    pub chip: Option<String>,
     #[command(flatten)]
     pub output: Output,
 }
@@ -26,8 +36,31 @@ pub struct CompareArgs {
     pub file_a: PathBuf,
     /// Second Kineto trace
     pub file_b: PathBuf,
+    /// Chip of the first trace (preset name or chip JSON file; default: detected)
+    #[arg(long, value_name = "NAME|FILE")]
+    pub chip_a: Option<String>,
+    /// Chip of the second trace (preset name or chip JSON file; default: detected)
+    #[arg(long, value_name = "NAME|FILE")]
+    pub chip_b: Option<String>,
     #[command(flatten)]
     pub output: Output,
+}
+
+/// `fusionscope trace --json`: the summary and where the time goes, in one object.
+#[derive(Serialize)]
+struct TraceJson<'a> {
+    #[serde(flatten)]
+    summary: &'a TraceSummary,
+    #[serde(flatten)]
+    time: &'a TimeReport,
+}
+
+/// `fusionscope compare --json`: the comparison and the gap between the two traces.
+#[derive(Serialize)]
+struct CompareJson<'a> {
+    #[serde(flatten)]
+    comparison: &'a Comparison,
+    gap: &'a Gap,
 }
 
 /// Longest kernel name shown in a table cell (the JSON has them whole).
@@ -36,24 +69,59 @@ const NAME_WIDTH: usize = 70;
 const TOP_KERNELS: usize = 15;
 
 pub fn run_trace(args: TraceArgs) -> CliResult {
+    let chip = given_chip(args.chip.as_deref())?;
     let trace = load(&args.file)?;
-    let summary = summarize(&trace, Some(&file_name(&args.file)), &classify);
+    let side = ClassifiedTrace::new(&trace, &classify);
+    let summary = summarize_classified(&side, Some(&file_name(&args.file)));
+    let time = time_report(&side, chip, &recorded_cost);
     if args.output.json {
-        print_json(&summary)
+        print_json(&TraceJson { summary: &summary, time: &time })
     } else {
-        print(&trace_text(&summary))
+        print(&(trace_text(&summary) + &time_text(&time)))
     }
 }
 
 pub fn run_compare(args: CompareArgs) -> CliResult {
+    let chips = [given_chip(args.chip_a.as_deref())?, given_chip(args.chip_b.as_deref())?];
     let a = load(&args.file_a)?;
     let b = load(&args.file_b)?;
     let (na, nb) = (file_name(&args.file_a), file_name(&args.file_b));
     let c = compare(Input { trace: &a, file: Some(&na) }, Input { trace: &b, file: Some(&nb) }, &classify);
+    let [ca, cb] = chips;
+    let sides = [(&a, ca), (&b, cb)].map(|(t, chip)| {
+        let side = ClassifiedTrace::new(t, &classify);
+        (side.platform.vendor, time_report(&side, chip, &recorded_cost))
+    });
+    // The comparison puts AMD first: follow its order.
+    let [first, second] = if swapped(sides[0].0, sides[1].0) { [1, 0] } else { [0, 1] };
+    let g = gap(
+        (&c.platforms[0].key, &op_table_of(&sides[first].1)),
+        (&c.platforms[1].key, &op_table_of(&sides[second].1)),
+    );
     if args.output.json {
-        print_json(&c)
+        print_json(&CompareJson { comparison: &c, gap: &g })
     } else {
-        print(&compare_text(&c))
+        print(&(gap_text([&c.platforms[0].key, &c.platforms[1].key], &g) + "\n" + &compare_text(&c)))
+    }
+}
+
+/// The chip the user named, as the report states its origin.
+fn given_chip(arg: Option<&str>) -> Result<Option<DetectedChip>, Box<dyn std::error::Error>> {
+    arg.map(|a| -> Result<DetectedChip, Box<dyn std::error::Error>> {
+        let chip = load_chip(a)?;
+        let from = if Path::new(a).exists() { format!("chip file {a}") } else { format!("--chip {a}") };
+        Ok(DetectedChip { chip, detected_from: from })
+    })
+    .transpose()
+}
+
+/// The op table inside a report, for the gap.
+fn op_table_of(r: &TimeReport) -> OpTable {
+    OpTable {
+        rows: r.ops.clone(),
+        unattributed: r.unattributed.clone(),
+        coverage: r.op_coverage.clone(),
+        shapes_recorded: r.shapes_recorded,
     }
 }
 

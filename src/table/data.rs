@@ -66,6 +66,17 @@ impl Cell {
         }
     }
 
+    /// A number with `places` decimals (the header names the unit), or a dash (sorted last).
+    pub fn decimal(v: Option<f64>, places: usize) -> Cell {
+        match v.filter(|v| v.is_finite()) {
+            Some(v) => {
+                let v = positive_zero(v);
+                Cell { text: format!("{v:.places$}"), exact: format!("{v}"), sort: v }
+            }
+            None => Cell { text: "—".to_string(), exact: String::new(), sort: f64::NEG_INFINITY },
+        }
+    }
+
     /// Does the cell contain `needle` (already lower-cased)?
     fn matches(&self, needle: &str) -> bool {
         self.text.to_lowercase().contains(needle) || self.exact.to_lowercase().contains(needle)

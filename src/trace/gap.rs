@@ -159,6 +159,7 @@ mod tests {
             roofline_time_us: flops.map(|_| time / 2.0),
             roofline_pct: None,
             bound: None,
+            compute: None,
             peak: None,
         }
     }

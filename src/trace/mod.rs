@@ -22,6 +22,7 @@ pub mod scan;
 pub mod summary;
 pub mod synthetic;
 pub mod time_report;
+pub mod time_view;
 pub mod timeline;
 pub mod view;
 

@@ -79,7 +79,10 @@ pub struct OpRow {
     /// `roofline_time_us / kernel_time_us`, percent.
     pub roofline_pct: Option<f64>,
     pub bound: Option<Bound>,
-    /// The chip peak used (`matrix_bf16`), or `peak_flops` when the chip has none per type.
+    /// The unit and type the op computes in (`matrix_bf16`): the peak it is measured against.
+    pub compute: Option<PeakKey>,
+    /// The chip peak used: `compute` when the chip has that figure, a fallback (named), or
+    /// `peak_flops` when the chip has none per type.
     pub peak: Option<String>,
 }
 
@@ -198,15 +201,15 @@ pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpT
         .collect();
     let un = Unattributed {
         events: names.iter().map(|n| n.count).sum(),
-        time_us: round3(unattributed.values().map(|v| v.1).sum()),
+        time_us: round3(unattributed.values().map(|v| v.1).fold(0.0, |a, b| a + b)),
         kernels: {
             names.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.name.cmp(&b.name)));
             names.truncate(UNATTRIBUTED_NAMES);
             names
         },
     };
-    let modelled: f64 = out.iter().filter(|r| r.model.is_some()).map(|r| r.kernel_time_us).sum();
-    let unmodelled: f64 = out.iter().filter(|r| r.model.is_none()).map(|r| r.kernel_time_us).sum();
+    let modelled: f64 = out.iter().filter(|r| r.model.is_some()).map(|r| r.kernel_time_us).fold(0.0, |a, b| a + b);
+    let unmodelled: f64 = out.iter().filter(|r| r.model.is_none()).map(|r| r.kernel_time_us).fold(0.0, |a, b| a + b);
     let gpu = modelled + unmodelled + un.time_us;
     OpTable {
         shapes_recorded: trace.cpu_ops.iter().any(|o| o.shapes.is_recorded()),
@@ -247,6 +250,7 @@ fn row(op: &str, shapes: ShapeText<'_>, calls: u64, time_us: f64, cost: Result<C
         roofline_time_us: None,
         roofline_pct: None,
         bound: None,
+        compute: None,
         peak: None,
     };
     let cost = match cost {
@@ -269,17 +273,27 @@ fn row(op: &str, shapes: ShapeText<'_>, calls: u64, time_us: f64, cost: Result<C
     if cost.bytes > 0 {
         r.flop_per_byte = Some(round3(cost.flops as f64 / cost.bytes as f64));
     }
-    if let Some(chip) = chip {
-        let peak = chip.peak(cost.peak);
-        let compute_s = flops / peak.flops;
-        let memory_s = bytes / chip.hbm_bandwidth;
-        let roof_us = compute_s.max(memory_s) * 1e6;
-        r.roofline_time_us = Some(round3(roof_us));
-        r.roofline_pct = (time_us > 0.0).then(|| round3(100.0 * roof_us / time_us));
-        r.bound = Some(if compute_s >= memory_s { Bound::Compute } else { Bound::Memory });
-        r.peak = Some(peak.key.map(|k| k.name()).unwrap_or_else(|| "peak_flops".to_string()));
-    }
+    r.compute = Some(cost.peak);
+    set_roofline(&mut r, chip);
     r
+}
+
+/// Sets (or, without a chip, clears) a row's roofline figures from its FLOPs, bytes and time:
+/// the page re-runs this when the user picks another chip, with no need to read the trace again.
+pub fn set_roofline(r: &mut OpRow, chip: Option<&Chip>) {
+    (r.roofline_time_us, r.roofline_pct, r.bound, r.peak) = (None, None, None, None);
+    let (Some(chip), Some(compute), Some(f), Some(b)) = (chip, r.compute, r.flops_per_call, r.bytes_per_call) else {
+        return;
+    };
+    let (flops, bytes) = (f as f64 * r.calls as f64, b as f64 * r.calls as f64);
+    let peak = chip.peak(compute);
+    let compute_s = flops / peak.flops;
+    let memory_s = bytes / chip.hbm_bandwidth;
+    let roof_us = compute_s.max(memory_s) * 1e6;
+    r.roofline_time_us = Some(round3(roof_us));
+    r.roofline_pct = (r.kernel_time_us > 0.0).then(|| round3(100.0 * roof_us / r.kernel_time_us));
+    r.bound = Some(if compute_s >= memory_s { Bound::Compute } else { Bound::Memory });
+    r.peak = Some(peak.key.map(|k| k.name()).unwrap_or_else(|| "peak_flops".to_string()));
 }
 
 #[cfg(test)]
@@ -356,5 +370,10 @@ mod tests {
         let t = op_table(&trace(), None, &mm_model);
         assert!(t.rows[0].tflops_per_s.is_some());
         assert_eq!((t.rows[0].roofline_pct, t.rows[0].bound), (None, None));
+        // Picking a chip afterwards gives the figures a chip given up front gives.
+        let chip = preset("mi300x").unwrap();
+        let mut rows = t.rows.clone();
+        rows.iter_mut().for_each(|r| set_roofline(r, Some(&chip)));
+        assert_eq!(rows, op_table(&trace(), Some(&chip), &mm_model).rows);
     }
 }

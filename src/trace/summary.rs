@@ -204,11 +204,16 @@ pub struct TraceSummary {
 
 /// Summarises one trace.
 pub fn summarize(trace: &Trace, file: Option<&str>, classifier: Classifier<'_>) -> TraceSummary {
-    let side = ClassifiedTrace::new(trace, classifier);
+    summarize_classified(&ClassifiedTrace::new(trace, classifier), file)
+}
+
+/// Summarises a trace already classified (which the time report needs too).
+pub fn summarize_classified(side: &ClassifiedTrace<'_>, file: Option<&str>) -> TraceSummary {
+    let trace = side.trace;
     let mut categories: Vec<SummaryRow> = side
         .by_category()
         .into_iter()
-        .map(|(category, acc)| SummaryRow { category, trace: acc.stats(&side) })
+        .map(|(category, acc)| SummaryRow { category, trace: acc.stats(side) })
         .collect();
     categories.sort_by(|a, b| b.trace.time_us.total_cmp(&a.trace.time_us).then(a.category.cmp(&b.category)));
     let mut fused = SideAcc::default();
@@ -218,9 +223,9 @@ pub fn summarize(trace: &Trace, file: Option<&str>, classifier: Classifier<'_>) 
         }
     }
     TraceSummary {
-        platforms: vec![PlatformEntry::new(&side, "trace", file)],
+        platforms: vec![PlatformEntry::new(side, "trace", file)],
         categories,
-        fused_kernels: fused.stats(&side).kernels,
+        fused_kernels: fused.stats(side).kernels,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::op_table::{op_table, CostModel, Coverage, OpRow, Unattributed};
+use super::op_table::{op_table, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
 use super::summary::ClassifiedTrace;
 use super::timeline::{timelines, Timeline};
 use crate::hardware::{detect_chip, DetectedChip};
@@ -85,6 +85,24 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
         op_coverage: table.coverage,
         shapes_recorded: table.shapes_recorded,
     }
+}
+
+impl TimeReport {
+    /// Measures the rows against another chip (the user's pick): only the roofline figures and
+    /// the chip change, so nothing is read again.
+    pub fn with_chip(&mut self, chip: DetectedChip) {
+        for r in &mut self.ops {
+            set_roofline(r, Some(&chip.chip));
+        }
+        self.chip = Some(ChipUsed::of(&chip));
+        self.chip_note = None;
+    }
+}
+
+/// The production cost model: the performance models of [`super::perf`] over the recorded
+/// shapes.
+pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
+    Err(format!("no model for {op} (performance models not linked yet: {} dims)", shapes.dims.unwrap_or("no")))
 }
 
 fn unknown_chip_note(seen: &[String]) -> String {

@@ -97,7 +97,7 @@ pub fn compare(a: Input<'_>, b: Input<'_>, classifier: Classifier<'_>) -> Compar
     let (va, vb) = (sides[0].c.platform.vendor, sides[1].c.platform.vendor);
     let cross_vendor = va != vb && va != Vendor::Unknown && vb != Vendor::Unknown;
     if cross_vendor {
-        if va != Vendor::Amd {
+        if swapped(va, vb) {
             sides.swap(0, 1);
         }
         for s in &mut sides {
@@ -120,6 +120,11 @@ pub fn compare(a: Input<'_>, b: Input<'_>, classifier: Classifier<'_>) -> Compar
         op_mapping,
         fusion_differences: fusion.finish(s0, s1),
     }
+}
+
+/// Whether the comparison puts the second trace first: AMD goes first in a cross-vendor pair.
+pub fn swapped(a: Vendor, b: Vendor) -> bool {
+    a != b && a != Vendor::Unknown && b != Vendor::Unknown && a != Vendor::Amd
 }
 
 fn category_rows(s0: &Side<'_>, s1: &Side<'_>) -> Vec<CategoryRow> {

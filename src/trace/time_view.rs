@@ -1,0 +1,224 @@
+//! Where the time goes, as tables (the page, its exports and the command line draw the same
+//! ones): the GPU timeline, the per-op table and the gap between two traces.
+
+use crate::table::{Cell, DataTable};
+use crate::units::{format_duration_us, format_pct, group_digits};
+
+use super::gap::Gap;
+use super::op_table::{Bound, OpRow};
+use super::time_report::TimeReport;
+
+/// Widest input-dims text shown in a cell (the exact value keeps it whole).
+const DIMS_WIDTH: usize = 48;
+/// Op rows and gap rows the command line prints (`--json` has them all).
+pub const TEXT_ROWS: usize = 25;
+
+/// One row per window: the whole trace, then each step.
+pub fn timeline_table(r: &TimeReport) -> DataTable {
+    let mut t = DataTable::new(
+        "timeline",
+        match r.timeline.as_ref() {
+            Some(w) => format!("GPU timeline ({})", w.device),
+            None => "GPU timeline".to_string(),
+        },
+        &[
+            ("window", false),
+            ("total", true),
+            ("busy", true),
+            ("idle", true),
+            ("computation", true),
+            ("communication", true),
+            ("exposed comm.", true),
+            ("memcpy", true),
+            ("exposed memcpy", true),
+            ("busy share", true),
+        ],
+    );
+    for w in r.timeline.iter().chain(&r.steps).chain(&r.other_devices) {
+        let window = if r.other_devices.iter().any(|o| std::ptr::eq(o, w)) {
+            format!("{} ({})", w.window, w.device)
+        } else {
+            w.window.clone()
+        };
+        t.rows.push(vec![
+            Cell::text(window),
+            Cell::micros(w.total_us),
+            Cell::micros(w.busy_us),
+            Cell::micros(w.idle_us),
+            Cell::micros(w.computation_us),
+            Cell::micros(w.communication_us),
+            Cell::micros(w.exposed_communication_us),
+            Cell::micros(w.memcpy_us),
+            Cell::micros(w.exposed_memcpy_us),
+            Cell::pct(if w.total_us > 0.0 { 100.0 * w.busy_us / w.total_us } else { 0.0 }),
+        ]);
+    }
+    t
+}
+
+/// The dims as the trace recorded them, compact.
+pub fn dims_text(r: &serde_json::Value) -> String {
+    if r.is_null() {
+        "—".to_string()
+    } else {
+        r.to_string()
+    }
+}
+
+fn bound_text(b: Option<Bound>) -> &'static str {
+    match b {
+        Some(Bound::Compute) => "compute",
+        Some(Bound::Memory) => "memory",
+        None => "—",
+    }
+}
+
+/// The model's family, `(estimate)` when its FLOPs are one, or why there is none.
+fn model_text(r: &OpRow) -> String {
+    match (&r.model, &r.no_model) {
+        (Some(m), _) if r.estimate => format!("{m} (estimate)"),
+        (Some(m), _) => m.clone(),
+        (None, Some(why)) => format!("no model: {why}"),
+        (None, None) => "no model".to_string(),
+    }
+}
+
+/// The per-op table, longest kernel time first.
+pub fn op_table_view(r: &TimeReport) -> DataTable {
+    let mut t = DataTable::new(
+        "ops",
+        format!("Ops by GPU time ({} rows)", group_digits(r.ops.len() as u64)),
+        &[
+            ("op", false),
+            ("input dims", false),
+            ("calls", true),
+            ("kernel time", true),
+            ("TFLOP/s", true),
+            ("TB/s", true),
+            ("FLOP/B", true),
+            ("% of roofline", true),
+            ("bound", false),
+            ("model", false),
+        ],
+    );
+    for o in &r.ops {
+        t.rows.push(vec![
+            Cell::text(&o.op),
+            Cell::long_text(&dims_text(&o.input_dims), DIMS_WIDTH),
+            Cell::count(o.calls),
+            Cell::micros(o.kernel_time_us),
+            Cell::decimal(o.tflops_per_s, 1),
+            Cell::decimal(o.tb_per_s, 2),
+            Cell::decimal(o.flop_per_byte, 1),
+            Cell::decimal(o.roofline_pct, 1),
+            Cell::text(bound_text(o.bound)),
+            Cell::text(model_text(o)),
+        ]);
+    }
+    t
+}
+
+/// The gap rows, largest difference first; `keys` are the sides in the comparison's order.
+pub fn gap_table(g: &Gap, keys: [&str; 2]) -> DataTable {
+    let mut cols: Vec<(String, bool)> = vec![("op".into(), false), ("input dims".into(), false)];
+    for k in keys {
+        cols.push((format!("{k} time"), true));
+    }
+    cols.push((format!("difference ({} − {})", keys[0], keys[1]), true));
+    for k in keys {
+        cols.extend([(format!("{k} calls"), true), (format!("{k} TFLOP/s"), true), (format!("{k} % of roofline"), true)]);
+    }
+    let headers: Vec<(&str, bool)> = cols.iter().map(|(h, n)| (h.as_str(), *n)).collect();
+    let mut t = DataTable::new("gap", format!("Where the time goes ({} rows)", group_digits(g.rows.len() as u64)), &headers);
+    for r in &g.rows {
+        let side = |k: &str| r.sides.get(k).and_then(|s| s.as_ref());
+        let mut row = vec![Cell::text(&r.op), Cell::long_text(&dims_text(&r.input_dims), DIMS_WIDTH)];
+        for k in keys {
+            row.push(side(k).map_or_else(|| Cell::decimal(None, 0), |s| Cell::micros(s.kernel_time_us)));
+        }
+        row.push(Cell::micros(r.difference_us));
+        for k in keys {
+            let s = side(k);
+            row.extend([
+                s.map_or_else(|| Cell::decimal(None, 0), |s| Cell::count(s.calls)),
+                Cell::decimal(s.and_then(|s| s.tflops_per_s), 1),
+                Cell::decimal(s.and_then(|s| s.roofline_pct), 1),
+            ]);
+        }
+        t.rows.push(row);
+    }
+    // The time not attributed to any op, per side, so the column sums are the GPU times.
+    let mut row = vec![Cell::text("(unattributed: no CPU op)"), Cell::text("")];
+    for k in keys {
+        row.push(Cell::micros(g.unattributed_us.get(k).copied().unwrap_or(0.0)));
+    }
+    let un = |i: usize| g.unattributed_us.get(keys[i]).copied().unwrap_or(0.0);
+    row.push(Cell::micros(un(0) - un(1)));
+    for _ in keys {
+        row.extend([Cell::decimal(None, 0), Cell::decimal(None, 0), Cell::decimal(None, 0)]);
+    }
+    t.rows.push(row);
+    t
+}
+
+/// "nvidia is faster: 327.1 ms vs 551.0 ms of GPU time (223.9 ms less, 1.68×)".
+pub fn gap_headline(g: &Gap) -> String {
+    let h = &g.headline;
+    let times: Vec<String> = h.gpu_time_us.iter().map(|(k, t)| format!("{k} {}", format_duration_us(*t))).collect();
+    match (&h.faster, h.ratio) {
+        (Some(f), Some(r)) => format!(
+            "{f} is faster: {} of GPU time ({} less, {r:.2}×)",
+            times.join(" vs "),
+            format_duration_us(h.difference_us)
+        ),
+        (Some(f), None) => format!("{f} is faster: {}", times.join(" vs ")),
+        (None, _) => format!("both sides take the same GPU time: {}", times.join(" vs ")),
+    }
+}
+
+/// The report as the command line prints it after the summary.
+pub fn time_text(r: &TimeReport) -> String {
+    let mut out = String::new();
+    match (&r.chip, &r.chip_note) {
+        (Some(c), _) => out += &format!("\nChip: {} (from {})\n", c.name, c.detected_from),
+        (None, Some(note)) => out += &format!("\nChip: none — {note} (--chip NAME|FILE)\n"),
+        (None, None) => {}
+    }
+    let t = timeline_table(r);
+    out += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
+    if !r.shapes_recorded {
+        out += "\nThe trace was recorded without record_shapes: ops have times but no FLOPs or bytes.\n";
+    }
+    let mut ops = op_table_view(r);
+    let total = ops.rows.len();
+    ops.rows.truncate(TEXT_ROWS);
+    let shown = if total > TEXT_ROWS { format!("top {TEXT_ROWS} of {total}") } else { format!("all {total}") };
+    out += &format!("\nOps by GPU time ({shown}; --json lists every one)\n{}", ops.shown_table().to_text());
+    let c = &r.op_coverage;
+    out += &format!(
+        "Models cover {} of GPU time ({}); ops without a model {}; unattributed (no CPU op) {} in {} events\n",
+        format_pct(c.modelled_pct),
+        format_duration_us(c.modelled_us),
+        format_duration_us(c.unmodelled_us),
+        format_duration_us(c.unattributed_us),
+        group_digits(r.unattributed.events),
+    );
+    out
+}
+
+/// The gap as the command line prints it first in `compare`.
+pub fn gap_text(keys: [&str; 2], g: &Gap) -> String {
+    let mut t = gap_table(g, keys);
+    let total = t.rows.len() - 1;
+    if total > TEXT_ROWS {
+        let last = t.rows.pop();
+        t.rows.truncate(TEXT_ROWS);
+        t.rows.extend(last);
+    }
+    let shown = if total > TEXT_ROWS { format!("top {TEXT_ROWS} of {total}") } else { format!("all {total}") };
+    format!(
+        "{}\n\nWhere the time goes ({shown} ops by time difference; --json lists every one)\n{}",
+        gap_headline(g),
+        t.shown_table().to_text()
+    )
+}
