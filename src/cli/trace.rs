@@ -7,14 +7,12 @@ use std::path::{Path, PathBuf};
 use fusionscope::hardware::DetectedChip;
 use fusionscope::table::Table;
 use fusionscope::trace::compare::{swapped, Comparison, OpSide};
-use fusionscope::trace::gap::{gap, Gap};
-use fusionscope::trace::op_table::OpTable;
+use fusionscope::trace::gap::gap;
 use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, TraceSummary};
-use fusionscope::trace::time_report::{recorded_cost, time_report, TimeReport};
+use fusionscope::trace::time_report::{recorded_cost, time_report, CompareJson, TraceJson};
 use fusionscope::trace::time_view::{gap_text, time_text};
 use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
-use serde::Serialize;
 
 use super::io::{load_chip, print, print_json, CliResult, Output};
 
@@ -44,23 +42,6 @@ pub struct CompareArgs {
     pub chip_b: Option<String>,
     #[command(flatten)]
     pub output: Output,
-}
-
-/// `fusionscope trace --json`: the summary and where the time goes, in one object.
-#[derive(Serialize)]
-struct TraceJson<'a> {
-    #[serde(flatten)]
-    summary: &'a TraceSummary,
-    #[serde(flatten)]
-    time: &'a TimeReport,
-}
-
-/// `fusionscope compare --json`: the comparison and the gap between the two traces.
-#[derive(Serialize)]
-struct CompareJson<'a> {
-    #[serde(flatten)]
-    comparison: &'a Comparison,
-    gap: &'a Gap,
 }
 
 /// Longest kernel name shown in a table cell (the JSON has them whole).
@@ -95,8 +76,8 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     // The comparison puts AMD first: follow its order.
     let [first, second] = if swapped(sides[0].0, sides[1].0) { [1, 0] } else { [0, 1] };
     let g = gap(
-        (&c.platforms[0].key, &op_table_of(&sides[first].1)),
-        (&c.platforms[1].key, &op_table_of(&sides[second].1)),
+        (&c.platforms[0].key, &sides[first].1.op_table()),
+        (&c.platforms[1].key, &sides[second].1.op_table()),
     );
     if args.output.json {
         print_json(&CompareJson { comparison: &c, gap: &g })
@@ -115,15 +96,6 @@ fn given_chip(arg: Option<&str>) -> Result<Option<DetectedChip>, Box<dyn std::er
     .transpose()
 }
 
-/// The op table inside a report, for the gap.
-fn op_table_of(r: &TimeReport) -> OpTable {
-    OpTable {
-        rows: r.ops.clone(),
-        unattributed: r.unattributed.clone(),
-        coverage: r.op_coverage.clone(),
-        shapes_recorded: r.shapes_recorded,
-    }
-}
 
 /// Streams the file through the reader in 1 MiB slices (no whole-file copy in memory).
 fn load(path: &Path) -> Result<Trace, Box<dyn std::error::Error>> {

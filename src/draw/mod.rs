@@ -5,3 +5,4 @@
 pub mod chart;
 pub mod group_graph;
 pub mod layout;
+pub mod roofline;

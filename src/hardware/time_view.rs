@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::chip::{preset, Chip, ChipError};
 use super::roofline::{format_flops, Bound, RooflineChart, TimeReport};
-use crate::draw::chart::{escape_xml, svg_start};
-use crate::limits::ROOFLINE_DECADES;
+use crate::draw::roofline::{PlotPoint, Roof, RooflinePlot, BLUE, ORANGE};
 use crate::table::Table;
 use crate::units::{format_bytes, format_duration_us};
 
@@ -95,170 +94,51 @@ pub fn group_time_table(report: &TimeReport, launch_overhead_us: f64) -> Table {
     t
 }
 
-const W: f64 = 760.0;
-const H: f64 = 420.0;
-/// Plot area: left, top, right, bottom edges.
-const PLOT: (f64, f64, f64, f64) = (110.0, 50.0, 740.0, 370.0);
-/// Points drawn at most: past this a chart is a blur and its SVG megabytes (the tables and
-/// CSV keep every group).
-pub const MAX_ROOFLINE_POINTS: usize = 2000;
-const MEMORY_COLOR: &str = "#2f81f7";
-const COMPUTE_COLOR: &str = "#d9822b";
-
-/// Whole decades around `[lo, hi]`: `(floor(log10 lo), ceil(log10 hi))`, at least one decade
-/// and at most [`ROOFLINE_DECADES`] wide (keeping the top ones, where the peak is), whatever the
-/// numbers: zero, subnormal, huge, infinite or NaN bounds are brought back to the f64 range
-/// first, so the grid loops that draw one line per decade are always short.
-fn decades(lo: f64, hi: f64) -> (i32, i32) {
-    /// Within the decades whose powers of ten are normal f64s (1e±308), so that `10^e` of
-    /// every grid line is finite and non-zero.
-    const F64_DECADES: f64 = 300.0;
-    let log = |v: f64, fallback: f64| {
-        let l = v.log10();
-        if l.is_nan() {
-            fallback
-        } else {
-            l.clamp(-F64_DECADES, F64_DECADES)
-        }
-    };
-    let a = log(lo, 0.0).floor() as i32;
-    let b = (log(hi, 1.0).ceil() as i32).max(a + 1);
-    (a.max(b - ROOFLINE_DECADES), b)
-}
-
-/// `10^e` as an axis label: `0.01`, `1`, `1000`, `1e6`.
-fn decade_label(e: i32) -> String {
-    if (-2..=3).contains(&e) {
-        let v = 10f64.powi(e);
-        if e < 0 {
-            format!("{v:.*}", (-e) as usize)
-        } else {
-            format!("{v:.0}")
-        }
-    } else {
-        format!("1e{e}")
-    }
-}
-
 impl RooflineChart {
-    /// Axis ranges in decades: intensity (FLOP/B) and FLOP/s, covering the ridge, the peak and
-    /// every point.
-    pub fn axes(&self) -> ((i32, i32), (i32, i32)) {
-        let xs = self.points.iter().map(|p| p.intensity).chain([self.ridge_intensity]);
-        let ys = self.points.iter().map(|p| p.achieved_flops).chain([self.peak_flops]);
-        let positive = |v: &f64| v.is_finite() && *v > 0.0;
-        let (xlo, xhi) = xs.filter(positive).fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-        let (ylo, yhi) = ys.filter(positive).fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
-        if xlo > xhi || ylo > yhi {
-            return ((-1, 3), (9, 15));
+    /// The chart as a plot: this chip's roof, each group a point (blue memory-bound, orange
+    /// compute-bound) whose tooltip names the group, its ops, intensity and achieved FLOP/s.
+    pub fn plot(&self) -> RooflinePlot {
+        RooflinePlot {
+            roofs: vec![Roof {
+                label: "Roof".into(),
+                peak_flops: self.peak_flops,
+                hbm_bandwidth: self.hbm_bandwidth,
+                color: "currentColor",
+            }],
+            legend: vec![("memory-bound group".into(), BLUE), ("compute-bound group".into(), ORANGE)],
+            points: self
+                .points
+                .iter()
+                .map(|p| PlotPoint {
+                    intensity: p.intensity,
+                    flops: p.achieved_flops,
+                    color: match p.bound {
+                        Bound::Memory => BLUE,
+                        Bound::Compute => ORANGE,
+                    },
+                    title: format!(
+                        "Group {}: {} — {:.1} FLOP/byte, {}/s achieved, {}-bound",
+                        p.group + 1,
+                        p.label,
+                        p.intensity,
+                        format_flops(p.achieved_flops),
+                        p.bound.as_str()
+                    ),
+                    attr: ("data-group", (p.group + 1).to_string()),
+                })
+                .collect(),
+            noun: "groups",
         }
-        // Room below the lowest point and above the peak; the roof's slope shows below the ridge.
-        (decades(xlo / 2.0, xhi * 2.0), decades((ylo / 2.0).min(self.peak_flops / 1e3), self.peak_flops * 2.0))
     }
 
-    /// The chart as a standalone SVG document: log-log axes (FLOP/byte across, FLOP/s up), the
-    /// memory roof `bandwidth × intensity` up to the ridge, then the compute roof at the peak,
-    /// and each group as a point (blue memory-bound, orange compute-bound) whose tooltip names
-    /// the group, its ops, intensity and achieved FLOP/s.
+    /// Axis ranges in decades (see [`RooflinePlot::axes`]).
+    pub fn axes(&self) -> ((i32, i32), (i32, i32)) {
+        self.plot().axes()
+    }
+
+    /// The chart as a standalone SVG document.
     pub fn to_svg(&self, title: &str) -> String {
-        let ((x0, x1), (y0, y1)) = self.axes();
-        let (left, top, right, bottom) = PLOT;
-        let sx = |v: f64| left + (v.log10() - f64::from(x0)) / f64::from(x1 - x0) * (right - left);
-        let sy = |v: f64| bottom - (v.log10() - f64::from(y0)) / f64::from(y1 - y0) * (bottom - top);
-        let mut s = svg_start(W as u32, H as u32, title);
-        // Grid and decade labels.
-        for e in x0..=x1 {
-            let x = sx(10f64.powi(e));
-            s.push_str(&format!(
-                "<line x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{bottom}\" stroke=\"currentColor\" stroke-opacity=\"0.15\"/>\
-                 <text x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"currentColor\">{}</text>",
-                bottom + 16.0,
-                decade_label(e)
-            ));
-        }
-        for e in y0..=y1 {
-            let y = sy(10f64.powi(e));
-            s.push_str(&format!(
-                "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{right}\" y2=\"{y:.1}\" stroke=\"currentColor\" stroke-opacity=\"0.15\"/>\
-                 <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"currentColor\">{}/s</text>",
-                left - 6.0,
-                y + 4.0,
-                format_flops(10f64.powi(e)).replace(".00", "")
-            ));
-        }
-        s.push_str(&format!(
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"currentColor\">arithmetic intensity (FLOP/byte, log scale)</text>\
-             <text x=\"14\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"currentColor\" transform=\"rotate(-90 14 {:.1})\">FLOP/s (log scale)</text>",
-            (left + right) / 2.0,
-            bottom + 36.0,
-            (top + bottom) / 2.0,
-            (top + bottom) / 2.0
-        ));
-        // The roof: memory slope from the left edge (clipped to the plot) to the ridge, then flat.
-        let x_min = 10f64.powi(x0);
-        let x_max = 10f64.powi(x1);
-        let y_min = 10f64.powi(y0);
-        let y_max = 10f64.powi(y1);
-        let start = x_min.max(y_min / self.hbm_bandwidth);
-        let ridge = self.ridge_intensity.clamp(x_min, x_max);
-        // Every coordinate clamped into the plot, and no roof for a chip whose figures make
-        // none (zero, negative or non-finite: only a chip outside the limits, drawn anyway).
-        let sx = |v: f64| sx(if v.is_nan() { x_min } else { v.clamp(x_min, x_max) });
-        let sy = |v: f64| sy(if v.is_nan() { y_min } else { v.clamp(y_min, y_max) });
-        let has_roof =
-            [self.peak_flops, self.hbm_bandwidth, self.ridge_intensity].iter().all(|v| v.is_finite() && *v > 0.0);
-        if has_roof {
-            s.push_str(&format!(
-                "<polyline data-role=\"roof\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"2\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\">\
-                 <title>Roof: {}/s of HBM bandwidth up to the ridge at {:.1} FLOP/byte, then the peak {}/s</title></polyline>",
-                sx(start),
-                sy(self.hbm_bandwidth * start),
-                sx(ridge),
-                sy(self.peak_flops.min(self.hbm_bandwidth * ridge)),
-                sx(x_max),
-                sy(self.peak_flops),
-                format_bytes(self.hbm_bandwidth as u64),
-                self.ridge_intensity,
-                format_flops(self.peak_flops)
-            ));
-        }
-        // Legend.
-        for (i, (name, color)) in
-            [("memory-bound group", MEMORY_COLOR), ("compute-bound group", COMPUTE_COLOR)].iter().enumerate()
-        {
-            let x = left + 10.0 + 190.0 * i as f64;
-            s.push_str(&format!(
-                "<circle cx=\"{x:.1}\" cy=\"34\" r=\"5\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"38\" fill=\"currentColor\">{name}</text>",
-                x + 10.0
-            ));
-        }
-        if self.points.len() > MAX_ROOFLINE_POINTS {
-            s.push_str(&format!(
-                "<text x=\"{right}\" y=\"38\" text-anchor=\"end\" fill=\"currentColor\">first {MAX_ROOFLINE_POINTS} of {} groups drawn</text>",
-                self.points.len()
-            ));
-        }
-        let drawable = |p: &&super::roofline::RooflinePoint| p.intensity.is_finite() && p.achieved_flops.is_finite();
-        for p in self.points.iter().filter(drawable).take(MAX_ROOFLINE_POINTS) {
-            let color = match p.bound {
-                Bound::Memory => MEMORY_COLOR,
-                Bound::Compute => COMPUTE_COLOR,
-            };
-            s.push_str(&format!(
-                "<circle data-group=\"{}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"6\" fill=\"{color}\" fill-opacity=\"0.8\" stroke=\"currentColor\" stroke-width=\"0.5\">\
-                 <title>Group {}: {} — {:.1} FLOP/byte, {}/s achieved, {}-bound</title></circle>",
-                p.group + 1,
-                sx(p.intensity),
-                sy(p.achieved_flops),
-                p.group + 1,
-                escape_xml(&p.label),
-                p.intensity,
-                format_flops(p.achieved_flops),
-                p.bound.as_str()
-            ));
-        }
-        s.push_str("</svg>");
-        s
+        self.plot().to_svg(title)
     }
 }
 
@@ -266,7 +146,10 @@ impl RooflineChart {
 mod tests {
     use super::*;
     use crate::fusion::{analyze, parse_graph};
+    use crate::draw::chart::escape_xml;
+    use crate::draw::roofline::{MAX_ROOFLINE_POINTS, PLOT};
     use crate::hardware::{estimate, roofline_chart};
+    use crate::limits::ROOFLINE_DECADES;
 
     const EXAMPLE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json"));
 
@@ -401,13 +284,5 @@ mod tests {
             assert!(svg.matches("<line ").count() <= 2 * (ROOFLINE_DECADES as usize + 1));
             assert_eq!(svg.matches("<circle data-group=").count(), 2, "the NaN and infinite points are skipped");
         }
-    }
-
-    #[test]
-    fn decade_labels_read_plainly() {
-        assert_eq!(decade_label(-2), "0.01");
-        assert_eq!(decade_label(0), "1");
-        assert_eq!(decade_label(3), "1000");
-        assert_eq!(decade_label(6), "1e6");
     }
 }

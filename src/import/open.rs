@@ -19,7 +19,9 @@ use crate::fusion::{analyze, AnalysisReport, OpGraph};
 use crate::hardware::{parse_chip, Chip, ChipError};
 use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
-use crate::trace::{classify, summarize, Trace, TraceError, TraceReader, TraceSummary};
+use crate::trace::summary::{summarize_classified, ClassifiedTrace};
+use crate::trace::time_report::{recorded_cost, time_report, TraceTime};
+use crate::trace::{classify, Trace, TraceError, TraceReader, TraceSummary};
 use crate::workload::{parse_model_config, WorkloadError};
 
 use super::{
@@ -37,7 +39,8 @@ pub const READS_LARGE_KINDS: bool = cfg!(any(not(target_arch = "wasm32"), featur
 #[derive(Debug)]
 pub enum Imported {
     /// A Kineto trace and its summary (`fusionscope trace FILE --json`).
-    Trace { trace: Trace, summary: TraceSummary },
+    /// A Kineto trace, its summary and where its time goes (the chip detected from its devices).
+    Trace { trace: Trace, summary: TraceSummary, time: TraceTime },
     /// An op graph and its analysis (`fusionscope graph FILE --json`).
     Graph { graph: OpGraph, report: AnalysisReport },
     /// An op trace: its text (a share link carries it), case view and op graph.
@@ -182,8 +185,8 @@ impl FileOpener {
             Stage::Detecting(bytes) => parse(&self.file_name, detect(&bytes), &bytes),
             Stage::Trace { gzipped, reader } => {
                 let trace = reader.finish().map_err(|e| trace_error(gzipped, e))?;
-                let summary = summarize(&trace, Some(&self.file_name), &classify);
-                Ok(Imported::Trace { trace, summary })
+                let (summary, time) = trace_results(&trace, &self.file_name);
+                Ok(Imported::Trace { trace, summary, time })
             }
             Stage::Gathering { detected, bytes } => parse(&self.file_name, detected, &bytes),
         }
@@ -241,8 +244,8 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
         FileKind::KinetoTrace | FileKind::OpGraph if !READS_LARGE_KINDS => return Err(fail(ReadError::NeedsWorker)),
         FileKind::KinetoTrace => {
             let trace = crate::trace::read_trace(bytes).map_err(|e| fail(e.into()))?;
-            let summary = summarize(&trace, Some(file_name), &classify);
-            Imported::Trace { trace, summary }
+            let (summary, time) = trace_results(&trace, file_name);
+            Imported::Trace { trace, summary, time }
         }
         FileKind::OpGraph => {
             let graph = read_graph(bytes).map_err(|e| fail(e.into()))?;
@@ -291,10 +294,16 @@ pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Resu
     opener.finish()
 }
 
+/// A trace's summary and time report, classified once.
+fn trace_results(trace: &Trace, file_name: &str) -> (TraceSummary, TraceTime) {
+    let side = ClassifiedTrace::new(trace, &classify);
+    (summarize_classified(&side, Some(file_name)), time_report(&side, None, &recorded_cost))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::read_trace;
+    use crate::trace::{read_trace, summarize};
 
     const TRITON: &[u8] = include_bytes!(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -312,7 +321,7 @@ mod tests {
         let expected = summarize(&whole, Some("q.json.gz"), &classify);
         for n in [7, 4096, 100_000, QWEN.len()] {
             match open_in_slices("q.json.gz", QWEN, n).unwrap() {
-                Imported::Trace { trace, summary } => {
+                Imported::Trace { trace, summary, .. } => {
                     assert_eq!(summary, expected, "slices of {n}");
                     assert_eq!(trace.kernels.len(), whole.kernels.len());
                 }

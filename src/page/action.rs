@@ -46,6 +46,8 @@ pub enum Action {
     PickTrace(PairSide, u32),
     /// Remove a trace from the list.
     RemoveTrace(u32),
+    /// Measure the shown trace's ops against this chip preset (the user's pick).
+    TraceChip(String),
     /// Two traces compared (by the analysis worker): show the comparison.
     ShowComparison {
         files: (String, String),

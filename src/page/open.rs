@@ -9,6 +9,7 @@ use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, TraceHeld};
 use crate::import::{FileKind, Imported};
+use crate::trace::time_report::TraceTime;
 use crate::trace::TraceSummary;
 use crate::workload::ModelChoice;
 
@@ -21,6 +22,7 @@ pub enum Opened {
     /// A Kineto trace kept by the analysis worker under the job's id: only its summary crosses.
     TraceInWorker {
         summary: TraceSummary,
+        time: TraceTime,
     },
 }
 
@@ -28,17 +30,19 @@ pub enum Opened {
 pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
     let file_name = file_name.to_string();
     let imported = match opened {
-        Opened::TraceInWorker { summary } => {
+        Opened::TraceInWorker { summary, time } => {
             let held = TraceHeld::Worker;
-            return Action::OpenTrace(LoadedTrace { id, file_name, summary: Shared::new(summary), held });
+            let (summary, time) = (Shared::new(summary), Shared::new(time));
+            return Action::OpenTrace(LoadedTrace { id, file_name, summary, time, held });
         }
         Opened::Imported(imported) => imported,
     };
     match imported {
-        Imported::Trace { trace, summary } => Action::OpenTrace(LoadedTrace {
+        Imported::Trace { trace, summary, time } => Action::OpenTrace(LoadedTrace {
             id,
             file_name,
             summary: Shared::new(summary),
+            time: Shared::new(time),
             held: TraceHeld::Page(Shared::new(trace)),
         }),
         Imported::Graph { graph, report } => {

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fusion::json::GraphFile;
 use crate::fusion::AnalysisReport;
+use crate::trace::time_report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
 
 /// What the page asks of the worker. Every request names its job (a page-wide unique id); the
@@ -45,7 +46,7 @@ pub enum Reply {
     /// The worker saw the Cancel of `job` and dropped what it had read.
     Cancelled { job: u32 },
     /// A trace, kept by the worker under `job`; only its summary crosses.
-    Trace { job: u32, summary: Json<TraceSummary> },
+    Trace { job: u32, summary: Json<TraceSummary>, time: Json<TraceTime> },
     /// An op graph in its file form and its analysis.
     Graph { job: u32, graph: Json<GraphFile>, report: Json<AnalysisReport> },
     /// A small file the page opens itself (see `FileKind::analysed_off_the_page`): its bytes,
@@ -142,13 +143,14 @@ mod tests {
 
     #[test]
     fn a_summary_crosses_as_json_and_decodes_to_the_same_value() {
-        let Imported::Trace { summary, .. } = open_whole("q.json.gz", QWEN).unwrap() else { panic!() };
-        let reply = Reply::Trace { job: 7, summary: Json::encode(&summary).unwrap() };
+        let Imported::Trace { summary, time, .. } = open_whole("q.json.gz", QWEN).unwrap() else { panic!() };
+        let reply = Reply::Trace { job: 7, summary: Json::encode(&summary).unwrap(), time: Json::encode(&time).unwrap() };
         // Through a self-describing format, as serde-wasm-bindgen does with JavaScript values.
         let back: Reply = serde_json::from_value(serde_json::to_value(&reply).unwrap()).unwrap();
         assert_eq!(back, reply);
-        let Reply::Trace { job, summary: json } = back else { panic!() };
+        let Reply::Trace { job, summary: json, time: time_json } = back else { panic!() };
         assert_eq!((job, json.decode().unwrap()), (7, summary));
+        assert_eq!(time_json.decode().unwrap(), time);
     }
 
     #[test]

@@ -86,8 +86,19 @@ impl State {
             Action::ShowTrace(id) => return State { traces: self.traces.show(id), sim: None, ..self.clone() },
             Action::PickTrace(side, id) => return State { traces: self.traces.pick(side, id), ..self.clone() },
             Action::RemoveTrace(id) => return State { traces: self.traces.remove(id), ..self.clone() },
+            Action::TraceChip(key) if key.is_empty() => return self.clone(),
+            Action::TraceChip(key) => {
+                return match crate::hardware::preset(&key) {
+                    Ok(chip) => {
+                        let picked = crate::hardware::DetectedChip { detected_from: "picked on the page".into(), chip };
+                        State { traces: self.traces.with_chip(picked), notice: None, ..self.clone() }
+                    }
+                    Err(e) => State { notice: Some(Notice { text: e.to_string(), is_error: true }), ..self.clone() },
+                };
+            }
             Action::ShowComparison { files, comparison } => {
-                let view = TraceView::Comparison { files, comparison, trimmed: false };
+                let gap = self.traces.pair_gap(&comparison);
+                let view = TraceView::Comparison { files, comparison, gap, trimmed: false };
                 let traces = Traces { view: Some(view), ..self.traces.clone() };
                 return State { traces, notice: None, sim: None, ..self.clone() };
             }

@@ -43,11 +43,11 @@ impl State {
                 },
             },
             SharedView::TraceSummary { file_name, summary, trimmed } => {
-                let view = TraceView::Summary { file_name, summary: Shared::new(summary), trimmed };
+                let view = TraceView::Summary { file_name, summary: Shared::new(summary), time: None, trimmed };
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
             SharedView::TraceComparison { files, comparison, trimmed } => {
-                let view = TraceView::Comparison { files, comparison: Shared::new(comparison), trimmed };
+                let view = TraceView::Comparison { files, comparison: Shared::new(comparison), gap: None, trimmed };
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
             SharedView::Model { spec } => State::with_source(Source::Model(spec.into()), last_good),
@@ -112,12 +112,12 @@ impl State {
             return Ok(self.with_chip(view.into()));
         }
         match &self.traces.view {
-            Some(TraceView::Summary { file_name, summary, trimmed }) => {
+            Some(TraceView::Summary { file_name, summary, trimmed, .. }) => {
                 let (summary, cut) = share::trim_summary(summary);
                 let view = SharedView::TraceSummary { file_name: file_name.clone(), summary, trimmed: *trimmed || cut };
                 return Ok(self.with_chip(view.into()));
             }
-            Some(TraceView::Comparison { files, comparison, trimmed }) => {
+            Some(TraceView::Comparison { files, comparison, trimmed, .. }) => {
                 let (comparison, cut) = share::trim_comparison(comparison);
                 let view = SharedView::TraceComparison { files: files.clone(), comparison, trimmed: *trimmed || cut };
                 return Ok(self.with_chip(view.into()));

@@ -2,7 +2,11 @@
 //! comparing, and what the trace panel shows. Pure values: every change returns a new list.
 
 use super::shared::Shared;
+use crate::hardware::DetectedChip;
+use crate::trace::compare::swapped;
+use crate::trace::gap::{gap, Gap};
 use crate::trace::pairing::default_pair;
+use crate::trace::time_report::TraceTime;
 use crate::trace::{classify, compare, Comparison, Input, Trace, TraceSummary, Vendor};
 
 /// Where an opened trace is kept, for comparing it with another.
@@ -21,6 +25,8 @@ pub struct LoadedTrace {
     pub id: u32,
     pub file_name: String,
     pub summary: Shared<TraceSummary>,
+    /// Where its time goes (timeline, op table), against the chip detected or picked.
+    pub time: Shared<TraceTime>,
     pub held: TraceHeld,
 }
 
@@ -38,11 +44,21 @@ pub enum TraceView {
     Summary {
         file_name: String,
         summary: Shared<TraceSummary>,
+        /// Where the time goes; `None` from a share link made before links carried it.
+        time: Option<Shared<TraceTime>>,
         /// From a share link whose kernel lists were shortened.
         trimmed: bool,
     },
     /// Two traces side by side.
-    Comparison { files: (String, String), comparison: Shared<Comparison>, trimmed: bool },
+    Comparison { files: (String, String), comparison: Shared<Comparison>, gap: Option<GapView>, trimmed: bool },
+}
+
+/// The gap between the two traces of a comparison, and each side's report (in the
+/// comparison's order) for the roofline chart; a share link carries the gap only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GapView {
+    pub gap: Shared<Gap>,
+    pub times: Option<[Shared<TraceTime>; 2]>,
 }
 
 /// One of the two traces of a comparison.
@@ -64,8 +80,12 @@ pub struct Traces {
 impl Traces {
     /// A newly read trace: its summary is shown, and the pair becomes the default one.
     pub(super) fn open(&self, loaded: LoadedTrace) -> Traces {
-        let view =
-            TraceView::Summary { file_name: loaded.file_name.clone(), summary: loaded.summary.clone(), trimmed: false };
+        let view = TraceView::Summary {
+            file_name: loaded.file_name.clone(),
+            summary: loaded.summary.clone(),
+            time: Some(loaded.time.clone()),
+            trimmed: false,
+        };
         let mut opened = self.opened.clone();
         opened.push(loaded);
         Traces { view: Some(view), pair: default_pair_of(&opened), opened }
@@ -87,6 +107,7 @@ impl Traces {
         let view = self.get(id).map(|t| TraceView::Summary {
             file_name: t.file_name.clone(),
             summary: t.summary.clone(),
+            time: Some(t.time.clone()),
             trimmed: false,
         });
         Traces { view: view.or_else(|| self.view.clone()), ..self.clone() }
@@ -129,6 +150,41 @@ impl Traces {
             other => other.clone(),
         };
         Traces { view, opened, pair }
+    }
+}
+
+impl Traces {
+    /// The gap between the pair's traces, in the comparison's order (AMD first in a
+    /// cross-vendor pair), keyed as the comparison keys its sides.
+    pub fn pair_gap(&self, comparison: &Comparison) -> Option<GapView> {
+        let (a, b) = self.pair_traces()?;
+        let (first, second) = if swapped(a.vendor(), b.vendor()) { (b, a) } else { (a, b) };
+        let keys = (comparison.platforms.first()?.key.as_str(), comparison.platforms.get(1)?.key.as_str());
+        let gap = gap((keys.0, &first.time.op_table()), (keys.1, &second.time.op_table()));
+        Some(GapView { gap: Shared::new(gap), times: Some([first.time.clone(), second.time.clone()]) })
+    }
+
+    /// The shown trace's report measured against another chip; the trace keeps that chip (a
+    /// comparison made afterwards uses it).
+    pub(super) fn with_chip(&self, chip: DetectedChip) -> Traces {
+        let Some(TraceView::Summary { file_name, summary, time: Some(time), trimmed }) = &self.view else {
+            return self.clone();
+        };
+        let mut report = TraceTime::clone(time);
+        report.with_chip(chip);
+        let report = Shared::new(report);
+        let opened = self
+            .opened
+            .iter()
+            .map(|t| if t.summary == *summary { LoadedTrace { time: report.clone(), ..t.clone() } } else { t.clone() })
+            .collect();
+        let view = TraceView::Summary {
+            file_name: file_name.clone(),
+            summary: summary.clone(),
+            time: Some(report),
+            trimmed: *trimmed,
+        };
+        Traces { view: Some(view), opened, pair: self.pair }
     }
 }
 

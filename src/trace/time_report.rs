@@ -10,7 +10,7 @@ use crate::hardware::{detect_chip, DetectedChip};
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimeReport {
+pub struct TraceTime {
     /// The chip the roofline figures use, and where it came from; `null` when the trace's
     /// devices are not a known chip and none was given.
     pub chip: Option<ChipUsed>,
@@ -29,6 +29,24 @@ pub struct TimeReport {
     pub op_coverage: Coverage,
     /// Whether the trace was recorded with `record_shapes=True`.
     pub shapes_recorded: bool,
+}
+
+/// `fusionscope trace --json` (and the page's JSON export): the summary and where the time
+/// goes, in one object.
+#[derive(Serialize)]
+pub struct TraceJson<'a> {
+    #[serde(flatten)]
+    pub summary: &'a super::TraceSummary,
+    #[serde(flatten)]
+    pub time: &'a TraceTime,
+}
+
+/// `fusionscope compare --json` (and the page's JSON export): the comparison and the gap.
+#[derive(Serialize)]
+pub struct CompareJson<'a> {
+    #[serde(flatten)]
+    pub comparison: &'a super::Comparison,
+    pub gap: &'a super::gap::Gap,
 }
 
 /// The chip's figures as the report states them (TFLOP/s and TB/s, as datasheets do).
@@ -58,7 +76,7 @@ impl ChipUsed {
 
 /// The report of one classified trace. `chip` is the user's choice; without one the chip is
 /// detected from the device names ([`detect_chip`]).
-pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model: CostModel<'_>) -> TimeReport {
+pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model: CostModel<'_>) -> TraceTime {
     let (chip, chip_note) = match chip {
         Some(c) => (Some(c), None),
         None => match detect_chip(&side.platform.devices) {
@@ -74,7 +92,7 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
         (Some(first.whole), first.steps)
     };
     let table = op_table(side.trace, chip.as_ref().map(|c| &c.chip), model);
-    TimeReport {
+    TraceTime {
         chip: chip.as_ref().map(ChipUsed::of),
         chip_note,
         timeline,
@@ -87,7 +105,7 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
     }
 }
 
-impl TimeReport {
+impl TraceTime {
     /// Measures the rows against another chip (the user's pick): only the roofline figures and
     /// the chip change, so nothing is read again.
     pub fn with_chip(&mut self, chip: DetectedChip) {
@@ -96,6 +114,16 @@ impl TimeReport {
         }
         self.chip = Some(ChipUsed::of(&chip));
         self.chip_note = None;
+    }
+
+    /// The op table part, for the gap.
+    pub fn op_table(&self) -> super::op_table::OpTable {
+        super::op_table::OpTable {
+            rows: self.ops.clone(),
+            unattributed: self.unattributed.clone(),
+            coverage: self.op_coverage.clone(),
+            shapes_recorded: self.shapes_recorded,
+        }
     }
 }
 

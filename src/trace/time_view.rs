@@ -6,7 +6,7 @@ use crate::units::{format_duration_us, format_pct, group_digits};
 
 use super::gap::Gap;
 use super::op_table::{Bound, OpRow};
-use super::time_report::TimeReport;
+use super::time_report::TraceTime;
 
 /// Widest input-dims text shown in a cell (the exact value keeps it whole).
 const DIMS_WIDTH: usize = 48;
@@ -14,7 +14,7 @@ const DIMS_WIDTH: usize = 48;
 pub const TEXT_ROWS: usize = 25;
 
 /// One row per window: the whole trace, then each step.
-pub fn timeline_table(r: &TimeReport) -> DataTable {
+pub fn timeline_table(r: &TraceTime) -> DataTable {
     let mut t = DataTable::new(
         "timeline",
         match r.timeline.as_ref() {
@@ -84,7 +84,7 @@ fn model_text(r: &OpRow) -> String {
 }
 
 /// The per-op table, longest kernel time first.
-pub fn op_table_view(r: &TimeReport) -> DataTable {
+pub fn op_table_view(r: &TraceTime) -> DataTable {
     let mut t = DataTable::new(
         "ops",
         format!("Ops by GPU time ({} rows)", group_digits(r.ops.len() as u64)),
@@ -177,7 +177,7 @@ pub fn gap_headline(g: &Gap) -> String {
 }
 
 /// The report as the command line prints it after the summary.
-pub fn time_text(r: &TimeReport) -> String {
+pub fn time_text(r: &TraceTime) -> String {
     let mut out = String::new();
     match (&r.chip, &r.chip_note) {
         (Some(c), _) => out += &format!("\nChip: {} (from {})\n", c.name, c.detected_from),
@@ -221,4 +221,129 @@ pub fn gap_text(keys: [&str; 2], g: &Gap) -> String {
         gap_headline(g),
         t.shown_table().to_text()
     )
+}
+
+/// Colours of the timeline's parts: computation, exposed communication, exposed memcpy, idle.
+const TIMELINE_PARTS: [(&str, &str); 4] = [
+    ("computation", "#2f81f7"),
+    ("exposed communication", "#d9822b"),
+    ("exposed memcpy", "#3fb950"),
+    ("idle", "#8b949e"),
+];
+
+/// The timeline as stacked bars, one per window (whole trace, each step, other devices), each
+/// split into computation, exposed communication, exposed memcpy and idle time: the four parts
+/// add up to the window (busy = computation ∪ communication ∪ memcpy), so each bar is 100 %.
+pub fn timeline_chart(r: &TraceTime) -> String {
+    use crate::draw::chart::{escape_xml, svg_start};
+    const LABEL_W: f64 = 200.0;
+    const BAR_W: f64 = 460.0;
+    const ROW: f64 = 22.0;
+    const TOP: f64 = 50.0;
+    let rows: Vec<&super::timeline::Timeline> = r.timeline.iter().chain(&r.steps).chain(&r.other_devices).collect();
+    let height = TOP + ROW * rows.len() as f64 + 10.0;
+    let mut s = svg_start(760, height as u32, "GPU time by window: computation, exposed communication and memcpy, idle");
+    for (i, (name, color)) in TIMELINE_PARTS.iter().enumerate() {
+        let x = 10.0 + 180.0 * i as f64;
+        s.push_str(&format!(
+            "<rect x=\"{x}\" y=\"26\" width=\"10\" height=\"10\" fill=\"{color}\"/><text x=\"{}\" y=\"35\" fill=\"currentColor\">{name}</text>",
+            x + 14.0
+        ));
+    }
+    for (i, w) in rows.iter().enumerate() {
+        let y = TOP + ROW * i as f64;
+        let label = if i > r.steps.len() && r.timeline.is_some() { format!("{} ({})", w.window, w.device) } else { w.window.clone() };
+        s.push_str(&format!(
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"currentColor\">{}</text>",
+            LABEL_W - 6.0,
+            y + 13.0,
+            escape_xml(&crate::units::ellipsize(&label, 30))
+        ));
+        let parts = [w.computation_us, w.exposed_communication_us, w.exposed_memcpy_us, w.idle_us];
+        let mut x = LABEL_W;
+        for ((name, color), us) in TIMELINE_PARTS.iter().zip(parts) {
+            if w.total_us <= 0.0 || us <= 0.0 {
+                continue;
+            }
+            let width = (BAR_W * us / w.total_us).clamp(0.0, LABEL_W + BAR_W - x);
+            s.push_str(&format!(
+                "<rect data-part=\"{name}\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{width:.1}\" height=\"16\" fill=\"{color}\"><title>{}: {name} {} ({})</title></rect>",
+                escape_xml(&label),
+                format_duration_us(us),
+                format_pct(100.0 * us / w.total_us)
+            ));
+            x += width;
+        }
+        s.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"currentColor\">{}</text>",
+            LABEL_W + BAR_W + 6.0,
+            y + 13.0,
+            format_duration_us(w.total_us)
+        ));
+    }
+    s.push_str("</svg>");
+    s
+}
+
+/// One side's ops on the roofline: its chip's roof and a point per modelled row.
+pub struct RooflineSide<'a> {
+    pub label: &'a str,
+    pub time: &'a TraceTime,
+    pub color: &'static str,
+}
+
+/// The op roofline: one roof per side's chip and one point per row with a model and time (x
+/// FLOP/byte, y achieved FLOP/s); the tooltip names the op, its dims and figures. `None` when
+/// no side has a chip.
+pub fn op_roofline(sides: &[RooflineSide<'_>]) -> Option<crate::draw::roofline::RooflinePlot> {
+    use crate::draw::roofline::{PlotPoint, Roof, RooflinePlot};
+    let mut plot = RooflinePlot { noun: "ops", ..Default::default() };
+    let single = sides.len() == 1;
+    for side in sides {
+        let Some(chip) = &side.time.chip else { continue };
+        plot.roofs.push(Roof {
+            label: format!("{} roof ({})", chip.name, side.label),
+            peak_flops: chip.peak_tflops * 1e12,
+            hbm_bandwidth: chip.hbm_tb_per_s * 1e12,
+            color: if single { "currentColor" } else { side.color },
+        });
+        if !single {
+            plot.legend.push((format!("{} ({})", side.label, chip.name), side.color));
+        }
+        for o in &side.time.ops {
+            let (Some(intensity), Some(tflops)) = (o.flop_per_byte, o.tflops_per_s) else { continue };
+            if intensity <= 0.0 || tflops <= 0.0 {
+                continue;
+            }
+            let pct = o.roofline_pct.map(|p| format!(", {} of roofline", format_pct(p))).unwrap_or_default();
+            plot.points.push(PlotPoint {
+                intensity,
+                flops: tflops * 1e12,
+                color: if single { bound_color(o.bound) } else { side.color },
+                title: format!(
+                    "{}{} {} — {} calls, {}, {intensity:.1} FLOP/byte, {tflops:.1} TFLOP/s{pct}",
+                    if single { String::new() } else { format!("{}: ", side.label) },
+                    o.op,
+                    dims_text(&o.input_dims),
+                    group_digits(o.calls),
+                    format_duration_us(o.kernel_time_us),
+                ),
+                attr: ("data-op", o.op.clone()),
+            });
+        }
+    }
+    if single {
+        plot.legend = vec![
+            ("memory-bound op".into(), crate::draw::roofline::BLUE),
+            ("compute-bound op".into(), crate::draw::roofline::ORANGE),
+        ];
+    }
+    (!plot.roofs.is_empty()).then_some(plot)
+}
+
+fn bound_color(b: Option<Bound>) -> &'static str {
+    match b {
+        Some(Bound::Compute) => crate::draw::roofline::ORANGE,
+        _ => crate::draw::roofline::BLUE,
+    }
 }

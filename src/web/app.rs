@@ -107,7 +107,7 @@ pub fn app() -> Html {
         on_error={on_error.clone()} make_fragment={make_fragment.clone()} /> }
     } else if let Some(view) = state.traces.view.clone() {
         html! { <TracePanel {view} on_close={d.to(|()| Action::CloseTrace)} on_error={on_error.clone()}
-        make_fragment={make_fragment.clone()} /> }
+        make_fragment={make_fragment.clone()} on_chip={d.to(Action::TraceChip)} /> }
     } else {
         let inputs = match &state.source {
             Source::OpTrace { file_name, report, .. } => html! {

@@ -183,7 +183,7 @@ async fn open_on_page(blob: &web_sys::Blob, file_name: &str) -> Result<Action, S
 /// task boundary between them, so that no single step blocks the page for long.
 async fn action_of_reply(file_name: &str, reply: OpenReply) -> Action {
     match reply {
-        OpenReply::Trace { id, summary } => action_of(file_name, Opened::TraceInWorker { summary }, id),
+        OpenReply::Trace { id, summary, time } => action_of(file_name, Opened::TraceInWorker { summary, time }, id),
         OpenReply::Graph { graph, report } => {
             let fail = |e: String| Action::Fail(format!("{file_name}: the worker's analysis cannot be read: {e}."));
             browser::next_task().await;

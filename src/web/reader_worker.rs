@@ -154,12 +154,14 @@ async fn open(job: u32, blob: Blob, name: String) {
 /// The reply for a file the worker opened; a trace stays here under the job's id.
 fn reply_of(job: u32, name: String, opened: Imported) -> Reply {
     match opened {
-        Imported::Trace { trace, summary } => match Json::encode(&summary) {
-            Ok(summary) => {
+        Imported::Trace { trace, summary, time } => match (Json::encode(&summary), Json::encode(&time)) {
+            (Ok(summary), Ok(time)) => {
                 TRACES.with(|t| t.borrow_mut().insert(job, (name, trace)));
-                Reply::Trace { job, summary }
+                Reply::Trace { job, summary, time }
             }
-            Err(e) => Reply::Error { job, message: format!("{name}: the summary cannot be sent: {e}") },
+            (Err(e), _) | (_, Err(e)) => {
+                Reply::Error { job, message: format!("{name}: the summary cannot be sent: {e}") }
+            }
         },
         // Two texts, so that the page can decode them in separate tasks.
         Imported::Graph { graph, report } => match (Json::encode(&to_file(&graph)), Json::encode(&report)) {

@@ -22,6 +22,7 @@ use super::reader_worker::describe as js_error;
 use crate::fusion::json::GraphFile;
 use crate::fusion::AnalysisReport;
 use crate::page::protocol::{Json, Reply, Request};
+use crate::trace::time_report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
 use crate::units::format_bytes;
 
@@ -64,7 +65,7 @@ pub fn next_job_id() -> u32 {
 /// What opening a file in the worker gave.
 pub enum OpenReply {
     /// A trace, kept by the worker under the job's id.
-    Trace { id: u32, summary: TraceSummary },
+    Trace { id: u32, summary: TraceSummary, time: TraceTime },
     /// An op graph in its file form and its analysis, decoded by the caller a step at a time,
     /// between which the page can draw frames.
     Graph { graph: Json<GraphFile>, report: Json<AnalysisReport> },
@@ -291,9 +292,10 @@ fn reply_kind(r: &Reply) -> &'static str {
 /// The reply to an open request.
 fn decode_open(job: u32, reply: Reply) -> Result<OpenReply, String> {
     match reply {
-        Reply::Trace { summary, .. } => Ok(OpenReply::Trace {
+        Reply::Trace { summary, time, .. } => Ok(OpenReply::Trace {
             id: job,
             summary: summary.decode().map_err(|e| format!("the worker's trace summary cannot be read: {e}"))?,
+            time: time.decode().map_err(|e| format!("the worker's op table cannot be read: {e}"))?,
         }),
         Reply::Graph { graph, report, .. } => Ok(OpenReply::Graph { graph, report }),
         Reply::Bytes { bytes, .. } => Ok(OpenReply::Bytes(bytes)),

@@ -8,6 +8,10 @@ use yew::prelude::*;
 use crate::page::Shared;
 use crate::page::TraceView;
 use crate::table::DataTable;
+use crate::trace::time_report::{CompareJson, TraceJson, TraceTime};
+use crate::trace::time_view::{
+    gap_headline, gap_table, op_roofline, op_table_view, timeline_chart, timeline_table, RooflineSide,
+};
 use crate::trace::view::{
     category_chart, comparison_chart, comparison_markdown, comparison_tables, platform_line, side_label,
     summary_markdown, summary_tables,
@@ -26,6 +30,8 @@ pub struct Props {
     pub on_error: Callback<String>,
     /// The share link's fragment for this view, or why there is none.
     pub make_fragment: Callback<(), Result<String, String>>,
+    /// A chip preset picked for the shown trace's roofline figures.
+    pub on_chip: Callback<String>,
 }
 
 /// Everything the panel draws, computed once per view.
@@ -34,6 +40,12 @@ struct Drawn {
     /// (label, line) per platform.
     platforms: Vec<(String, String)>,
     chart: AttrValue,
+    /// Where the time goes: (test id, SVG) of the timeline and roofline charts.
+    time_charts: Vec<(&'static str, AttrValue)>,
+    /// The chip line ("H100 SXM, from device name …" or why there is none), and its preset.
+    chip: Option<(String, Option<String>)>,
+    /// The gap's headline, for a comparison.
+    headline: Option<String>,
     tables: Vec<Shared<DataTable>>,
     base_name: String,
     view: TraceView,
@@ -46,6 +58,7 @@ enum Export {
     Json,
     Markdown,
     Chart,
+    TimeChart(usize),
     Csv(usize),
 }
 
@@ -54,11 +67,18 @@ fn export_content(d: &Drawn, export: Export) -> String {
         r.map(|s| s + "\n").unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     };
     match (export, &d.view) {
+        (Export::Json, TraceView::Summary { summary, time: Some(time), .. }) => {
+            json(serde_json::to_string_pretty(&TraceJson { summary, time }))
+        }
         (Export::Json, TraceView::Summary { summary, .. }) => json(serde_json::to_string_pretty(&**summary)),
+        (Export::Json, TraceView::Comparison { comparison, gap: Some(g), .. }) => {
+            json(serde_json::to_string_pretty(&CompareJson { comparison, gap: &g.gap }))
+        }
         (Export::Json, TraceView::Comparison { comparison, .. }) => json(serde_json::to_string_pretty(&**comparison)),
         (Export::Markdown, TraceView::Summary { summary, .. }) => summary_markdown(summary),
         (Export::Markdown, TraceView::Comparison { comparison, .. }) => comparison_markdown(comparison),
         (Export::Chart, _) => d.chart.to_string(),
+        (Export::TimeChart(i), _) => d.time_charts.get(i).map(|c| c.1.to_string()).unwrap_or_default(),
         (Export::Csv(i), _) => d.tables.get(i).map(|t| t.exact_table().to_csv()).unwrap_or_default(),
     }
 }
@@ -81,29 +101,83 @@ fn shared_summary_tables(summary: &crate::trace::TraceSummary, trimmed: bool) ->
     tables.into_iter().map(Shared::new).collect()
 }
 
+/// The chip line and the preset it is (to select it in the picker).
+fn chip_line(time: &TraceTime) -> (String, Option<String>) {
+    match (&time.chip, &time.chip_note) {
+        (Some(c), _) => (format!("Roofline figures against {} (from {}).", c.name, c.detected_from), preset_key(&c.name)),
+        (None, note) => (format!("No chip: {}.", note.clone().unwrap_or_default()), None),
+    }
+}
+
+/// The GPU preset named `name`, if it is one.
+fn preset_key(name: &str) -> Option<String> {
+    GPU_PRESETS.iter().find(|k| crate::hardware::preset(k).is_ok_and(|c| c.name == name)).map(|k| k.to_string())
+}
+
+/// The presets the trace view offers (GPUs: traces come from GPUs).
+const GPU_PRESETS: [&str; 9] = ["h100", "h100pcie", "h100nvl", "h200", "b200", "a100", "mi250x", "mi300x", "mi325x"];
+
 fn drawn(view: &TraceView) -> Drawn {
     match view {
-        TraceView::Summary { file_name, summary, trimmed } => Drawn {
-            title: format!("Trace {file_name}"),
-            // The title names the file and the line the vendor: no label.
-            platforms: summary.platforms.iter().map(|p| (String::new(), platform_line(p))).collect(),
-            chart: category_chart(summary).into(),
-            tables: shared_summary_tables(summary, *trimmed),
-            base_name: stem(file_name),
-            view: view.clone(),
-        },
-        TraceView::Comparison { files, comparison, .. } => Drawn {
-            title: format!("{} compared", comparison.platforms.iter().map(side_label).collect::<Vec<_>>().join(" vs ")),
-            platforms: comparison
-                .platforms
-                .iter()
-                .map(|p| (side_label(p), format!("{}: {}", p.file.clone().unwrap_or_default(), platform_line(p))))
-                .collect(),
-            chart: comparison_chart(comparison).into(),
-            tables: comparison_tables(comparison).into_iter().map(Shared::new).collect(),
-            base_name: format!("{}-vs-{}", stem(&files.0), stem(&files.1)),
-            view: view.clone(),
-        },
+        TraceView::Summary { file_name, summary, trimmed, time } => {
+            let mut tables: Vec<Shared<DataTable>> = Vec::new();
+            let mut time_charts = Vec::new();
+            if let Some(t) = time {
+                tables.push(Shared::new(timeline_table(t)));
+                tables.push(Shared::new(op_table_view(t)));
+                time_charts.push(("chart-timeline", AttrValue::from(timeline_chart(t))));
+                if let Some(plot) = op_roofline(&[RooflineSide { label: "ops", time: t, color: "" }]) {
+                    let title = format!("Ops on the roofline of {}", t.chip.as_ref().map(|c| c.name.as_str()).unwrap_or(""));
+                    time_charts.push(("chart-roofline", AttrValue::from(plot.to_svg(&title))));
+                }
+            }
+            tables.extend(shared_summary_tables(summary, *trimmed));
+            Drawn {
+                title: format!("Trace {file_name}"),
+                // The title names the file and the line the vendor: no label.
+                platforms: summary.platforms.iter().map(|p| (String::new(), platform_line(p))).collect(),
+                chart: category_chart(summary).into(),
+                time_charts,
+                chip: time.as_ref().map(|t| chip_line(t)),
+                headline: None,
+                tables,
+                base_name: stem(file_name),
+                view: view.clone(),
+            }
+        }
+        TraceView::Comparison { files, comparison, gap, .. } => {
+            let keys: Vec<&str> = comparison.platforms.iter().map(|p| p.key.as_str()).collect();
+            let mut tables: Vec<Shared<DataTable>> = Vec::new();
+            let mut time_charts = Vec::new();
+            if let (Some(g), [k0, k1]) = (gap, keys.as_slice()) {
+                tables.push(Shared::new(gap_table(&g.gap, [k0, k1])));
+                if let Some([t0, t1]) = &g.times {
+                    let sides = [
+                        RooflineSide { label: k0, time: t0, color: crate::draw::roofline::BLUE },
+                        RooflineSide { label: k1, time: t1, color: crate::draw::roofline::ORANGE },
+                    ];
+                    if let Some(plot) = op_roofline(&sides) {
+                        time_charts.push(("chart-roofline", AttrValue::from(plot.to_svg("Ops of both traces on their chips' rooflines"))));
+                    }
+                }
+            }
+            tables.extend(comparison_tables(comparison).into_iter().map(Shared::new));
+            Drawn {
+                title: format!("{} compared", comparison.platforms.iter().map(side_label).collect::<Vec<_>>().join(" vs ")),
+                platforms: comparison
+                    .platforms
+                    .iter()
+                    .map(|p| (side_label(p), format!("{}: {}", p.file.clone().unwrap_or_default(), platform_line(p))))
+                    .collect(),
+                chart: comparison_chart(comparison).into(),
+                time_charts,
+                chip: None,
+                headline: gap.as_ref().map(|g| gap_headline(&g.gap)),
+                tables,
+                base_name: format!("{}-vs-{}", stem(&files.0), stem(&files.1)),
+                view: view.clone(),
+            }
+        }
     }
 }
 
@@ -136,6 +210,10 @@ pub fn trace_panel(props: &Props) -> Html {
     };
     let make_fragment = props.make_fragment.clone();
     let on_close = props.on_close.clone();
+    let chip_change = props.on_chip.reform(|e: Event| {
+        let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
+        select.value()
+    });
     let mut exports = vec![
         export_button("JSON".into(), (&d, Export::Json), ".json".into(), "application/json", props.on_error.clone()),
         export_button("Markdown".into(), (&d, Export::Markdown), ".md".into(), "text/markdown", props.on_error.clone()),
@@ -147,6 +225,16 @@ pub fn trace_panel(props: &Props) -> Html {
             props.on_error.clone(),
         ),
     ];
+    for (i, (id, _)) in d.time_charts.iter().enumerate() {
+        let name = id.trim_start_matches("chart-");
+        exports.push(export_button(
+            format!("SVG ({name})"),
+            (&d, Export::TimeChart(i)),
+            format!("-{name}.svg"),
+            "image/svg+xml",
+            props.on_error.clone(),
+        ));
+    }
     for (i, t) in d.tables.iter().enumerate() {
         exports.push(export_button(
             format!("CSV ({})", t.id),
@@ -199,6 +287,27 @@ pub fn trace_panel(props: &Props) -> Html {
                     </li>
                 }) }
             </ul>
+            if let Some(h) = &d.headline {
+                <p class="headline" data-testid="gap-headline">{ h.clone() }</p>
+            }
+            if let Some((line, key)) = &d.chip {
+                <p class="chip-line" data-testid="trace-chip-line">
+                    { line.clone() }{ " " }
+                    <label>{ "Chip: " }
+                        <select data-testid="trace-chip" onchange={chip_change}>
+                            <option value="" selected={key.is_none()}>{ "—" }</option>
+                            { for GPU_PRESETS.iter().map(|k| html! {
+                                <option value={*k} selected={key.as_deref() == Some(*k)}>
+                                    { crate::hardware::preset(k).map(|c| c.name).unwrap_or_default() }
+                                </option>
+                            }) }
+                        </select>
+                    </label>
+                </p>
+            }
+            { for d.time_charts.iter().map(|(id, svg)| html! {
+                <figure class="chart" data-testid={*id}>{ Html::from_html_unchecked(svg.clone()) }</figure>
+            }) }
             <figure class="chart" data-testid="chart-categories">
                 { Html::from_html_unchecked(d.chart.clone()) }
             </figure>
