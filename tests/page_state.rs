@@ -148,11 +148,12 @@ mod traces {
     /// A trace held on the page (natively, as tests can; the page's own build has the analysis
     /// worker read every trace).
     fn loaded(id: u32, name: &str, bytes: &[u8]) -> LoadedTrace {
-        let Ok(Imported::Trace { trace, summary }) = open_whole(name, bytes) else { panic!("{name} is not a trace") };
+        let Ok(Imported::Trace { trace, summary, time }) = open_whole(name, bytes) else { panic!("{name} is not a trace") };
         LoadedTrace {
             id,
             file_name: name.into(),
             summary: Shared::new(summary),
+            time: Shared::new(time),
             held: TraceHeld::Page(Shared::new(trace)),
         }
     }
@@ -217,6 +218,37 @@ mod traces {
         let s = reduce(s, Action::CloseTrace);
         assert!(s.traces.view.is_none() && s.traces.opened.len() == 2);
         assert!(s.current.is_ok());
+    }
+
+    #[test]
+    fn a_chip_pick_remeasures_the_trace_and_a_comparison_carries_the_gap_in_its_order() {
+        let s = open(State::default(), 1, "h100.json.gz", H100);
+        let chip_of = |s: &State| match &s.traces.view {
+            Some(TraceView::Summary { time: Some(t), .. }) => t.chip.clone().map(|c| (c.name, c.detected_from)),
+            other => panic!("no time report: {other:?}"),
+        };
+        assert_eq!(chip_of(&s), Some(("H100 SXM".into(), "device name \"NVIDIA H100 80GB HBM3\"".into())));
+        let s = reduce(s, Action::TraceChip("mi300x".into()));
+        assert_eq!(chip_of(&s), Some(("MI300X".into(), "picked on the page".into())));
+        // The trace keeps the pick, so a comparison made afterwards uses it.
+        assert_eq!(s.traces.opened[0].time.chip.as_ref().unwrap().name, "MI300X");
+        let unchanged = reduce(s.clone(), Action::TraceChip(String::new()));
+        assert_eq!(unchanged.traces, s.traces);
+        let s = reduce(s, Action::TraceChip("h100".into()));
+        let s = compare_pair(open(s, 2, "mi300x.json.gz", MI300X));
+        let Some(TraceView::Comparison { comparison, gap: Some(g), .. }) = &s.traces.view else { panic!("no gap") };
+        // AMD first, as the comparison orders its sides, whichever was opened first.
+        assert_eq!(comparison.platforms[0].key, "amd");
+        let times = g.times.as_ref().expect("both reports");
+        assert_eq!(times[0].chip.as_ref().unwrap().name, "MI300X");
+        assert_eq!(times[1].chip.as_ref().unwrap().name, "H100 SXM");
+        // Every side's rows plus its unattributed time are its GPU time.
+        for (i, key) in ["amd", "nvidia"].into_iter().enumerate() {
+            let rows: f64 = g.gap.rows.iter().filter_map(|r| r.sides[key].as_ref()).map(|s| s.kernel_time_us).sum();
+            let total = rows + g.gap.unattributed_us[key];
+            assert!((total - times[i].op_coverage.gpu_time_us).abs() < 0.01, "{key}: {total}");
+            assert_eq!(g.gap.headline.gpu_time_us[key], times[i].op_coverage.gpu_time_us);
+        }
     }
 
     #[test]

@@ -37,8 +37,8 @@ pub const READS_LARGE_KINDS: bool = cfg!(any(not(target_arch = "wasm32"), featur
 
 /// What a file turned out to hold, read and analysed: one variant per kind.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // made and moved once per file opened
 pub enum Imported {
-    /// A Kineto trace and its summary (`fusionscope trace FILE --json`).
     /// A Kineto trace, its summary and where its time goes (the chip detected from its devices).
     Trace { trace: Trace, summary: TraceSummary, time: TraceTime },
     /// An op graph and its analysis (`fusionscope graph FILE --json`).

@@ -63,6 +63,7 @@ pub fn next_job_id() -> u32 {
 }
 
 /// What opening a file in the worker gave.
+#[allow(clippy::large_enum_variant)] // made and matched once per file opened
 pub enum OpenReply {
     /// A trace, kept by the worker under the job's id.
     Trace { id: u32, summary: TraceSummary, time: TraceTime },
