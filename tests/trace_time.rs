@@ -61,3 +61,35 @@ fn the_qwen_pairs_step_timeline_matches_tracelens_within_half_a_percent() {
         assert!((w.busy_us + w.idle_us - w.total_us).abs() < 0.01, "{file}");
     }
 }
+
+#[test]
+fn the_chip_is_detected_given_by_name_or_file_or_said_to_be_unknown() {
+    use common::{data, json, run};
+    let qwen_amd = data("traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
+    let v = json(&["trace", &qwen_amd, "--json"]);
+    assert_eq!(v["chip"]["name"], "MI300X");
+    assert_eq!(v["chip"]["detected_from"], "device name \"AMD Instinct MI300X VF\"");
+    assert_eq!(v["chip"]["peaks_tflops"]["matrix_bf16"], 1307.4);
+    // TraceLens's own chip file (max achievable, not datasheet, peaks) is read as it is.
+    let arch = data("reference/tracelens/arch/MI300X.json");
+    let v = json(&["trace", &qwen_amd, "--chip", &arch, "--json"]);
+    assert_eq!(v["chip"]["peaks_tflops"]["matrix_bf16"], 708.0);
+    assert_eq!(v["chip"]["hbm_tb_per_s"], 5.3);
+    assert_eq!(v["chip"]["detected_from"], format!("chip file {arch}"));
+    let v = json(&["trace", &qwen_amd, "--chip", "H100", "--json"]);
+    assert_eq!((v["chip"]["name"].as_str(), v["chip"]["detected_from"].as_str()), (Some("H100 SXM"), Some("--chip H100")));
+    // ROCm 6.2 names an MI250 "AMD Radeon Graphics": no chip, said once, and the figures that
+    // need none are still there.
+    let mi250 = data("traces/amd/hta_mi250_minitoy_train_rocm6.2.json.gz");
+    let v = json(&["trace", &mi250, "--json"]);
+    assert!(v["chip"].is_null());
+    assert!(v["chip_note"].as_str().unwrap().contains("\"AMD Radeon Graphics\""), "{}", v["chip_note"]);
+    assert!(v["timeline"]["busy_us"].as_f64().unwrap() > 0.0);
+    assert!(v["ops"].as_array().unwrap().iter().all(|o| o["roofline_pct"].is_null()));
+    let (code, text, _) = run(&["trace", &mi250]);
+    assert_eq!(code, 0);
+    assert!(text.contains("Chip: none") && text.contains("--chip NAME|FILE"), "{text}");
+    let (code, _, err) = run(&["trace", &mi250, "--chip", "h900"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--chip h900: no such file, and not a chip preset"), "{err}");
+}

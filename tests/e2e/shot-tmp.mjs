@@ -1,0 +1,14 @@
+import path from 'node:path';
+import { openPage, startBrowser, stopBrowser, root } from './harness.mjs';
+const traces = path.join(root, 'tests', 'data', 'traces');
+const env = await startBrowser();
+const { page } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+await page.setInputFiles('#file-input', path.join(traces, 'nvidia', 'hf_qwen1.5-0.5b_eager_h100.json.gz'));
+await page.getByTestId('results-title').getByText('Trace hf_qwen').waitFor();
+await page.screenshot({ path: '/tmp/shot-trace.png', fullPage: true });
+await page.setInputFiles('#file-input', path.join(traces, 'amd', 'hf_qwen1.5-0.5b_eager_mi300x.json.gz'));
+await page.getByTestId('results-title').getByText('Trace hf_qwen1.5-0.5b_eager_mi300x').waitFor();
+await page.getByRole('button', { name: /Compare/ }).first().click();
+await page.getByTestId('gap-headline').waitFor();
+await page.screenshot({ path: '/tmp/shot-compare.png', fullPage: true });
+await stopBrowser(env);
