@@ -6,7 +6,7 @@ use super::form::sim::SetupForm;
 use super::form::transformer;
 use super::shared::Shared;
 use super::state::{Computed, Notice, SimView, Source, State};
-use super::traces::{TraceView, Traces};
+use super::traces::{GapView, TraceView, Traces};
 use crate::hardware::ChipChoice;
 use crate::share::{self, SharedState, SharedView};
 
@@ -42,12 +42,14 @@ impl State {
                     ..State::default()
                 },
             },
-            SharedView::TraceSummary { file_name, summary, trimmed } => {
-                let view = TraceView::Summary { file_name, summary: Shared::new(summary), time: None, trimmed };
+            SharedView::TraceSummary { file_name, summary, trimmed, time } => {
+                let time = time.map(Shared::new);
+                let view = TraceView::Summary { file_name, summary: Shared::new(summary), time, trimmed };
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
-            SharedView::TraceComparison { files, comparison, trimmed } => {
-                let view = TraceView::Comparison { files, comparison: Shared::new(comparison), gap: None, trimmed };
+            SharedView::TraceComparison { files, comparison, trimmed, gap } => {
+                let gap = gap.map(|g| GapView { gap: Shared::new(g), times: None });
+                let view = TraceView::Comparison { files, comparison: Shared::new(comparison), gap, trimmed };
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
             SharedView::Model { spec } => State::with_source(Source::Model(spec.into()), last_good),
@@ -112,15 +114,31 @@ impl State {
             return Ok(self.with_chip(view.into()));
         }
         match &self.traces.view {
-            Some(TraceView::Summary { file_name, summary, trimmed, .. }) => {
+            Some(TraceView::Summary { file_name, summary, trimmed, time }) => {
                 let (summary, cut) = share::trim_summary(summary);
-                let view = SharedView::TraceSummary { file_name: file_name.clone(), summary, trimmed: *trimmed || cut };
-                return Ok(self.with_chip(view.into()));
+                let (time, time_cut) = match time {
+                    Some(t) => {
+                        let (t, cut) = share::trim_time(t);
+                        (Some(t), cut)
+                    }
+                    None => (None, false),
+                };
+                let trimmed = *trimmed || cut || time_cut;
+                let view = SharedView::TraceSummary { file_name: file_name.clone(), summary, trimmed, time };
+                return Ok(share::fit_time_rows(self.with_chip(view.into())));
             }
-            Some(TraceView::Comparison { files, comparison, trimmed, .. }) => {
+            Some(TraceView::Comparison { files, comparison, trimmed, gap }) => {
                 let (comparison, cut) = share::trim_comparison(comparison);
-                let view = SharedView::TraceComparison { files: files.clone(), comparison, trimmed: *trimmed || cut };
-                return Ok(self.with_chip(view.into()));
+                let (gap, gap_cut) = match gap {
+                    Some(g) => {
+                        let (g, cut) = share::trim_gap(&g.gap);
+                        (Some(g), cut)
+                    }
+                    None => (None, false),
+                };
+                let trimmed = *trimmed || cut || gap_cut;
+                let view = SharedView::TraceComparison { files: files.clone(), comparison, trimmed, gap };
+                return Ok(share::fit_time_rows(self.with_chip(view.into())));
             }
             None => {}
         }

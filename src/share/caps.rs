@@ -7,7 +7,11 @@
 //! shows (names), and keep trace views within the kernel lists trimming leaves.
 
 use super::state::{state_json, ShareError, SharedState, SharedView};
-use super::trim::{SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW};
+use super::trim::{
+    SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS, SHARED_UNATTRIBUTED_NAMES,
+};
+use crate::trace::gap::Gap;
+use crate::trace::time_report::TraceTime;
 use crate::limits::{
     SHARED_GRAPH_OPS, SHARED_MODEL_CONFIG_BYTES, SHARED_NAME_CHARS, SHARED_NOTES, SHARED_OPTRACE_BYTES,
     SHARED_SIM_TABLE_BYTES, SHARE_STATE_BYTES,
@@ -59,6 +63,56 @@ fn platforms(list: &[PlatformEntry]) -> Result<(), ShareError> {
     Ok(())
 }
 
+/// A shared time report within the rows trimming leaves, its names within the name limit.
+fn time_limits(t: &TraceTime) -> Result<(), ShareError> {
+    at_most(|| "op table".into(), t.ops.len(), SHARED_OP_ROWS, "rows")?;
+    at_most(|| "step list".into(), t.steps.len(), SHARED_STEPS, "steps")?;
+    at_most(|| "device list".into(), t.other_devices.len(), SHARED_STEPS, "devices")?;
+    at_most(|| "unattributed kernel list".into(), t.unattributed.kernels.len(), SHARED_UNATTRIBUTED_NAMES, "kernels")?;
+    t.unattributed.kernels.iter().try_for_each(|k| name("kernel name", &k.name))?;
+    if let Some(c) = &t.chip {
+        name("chip name", &c.name)?;
+        name("chip origin", &c.detected_from)?;
+        name("chip source", &c.source)?;
+        // One entry per unit and type at most.
+        at_most(|| "chip peak list".into(), c.peaks_tflops.len(), 12, "peaks")?;
+        c.peaks_tflops.keys().try_for_each(|k| name("chip peak", k))?;
+    }
+    if let Some(n) = &t.chip_note {
+        name("chip note", n)?;
+    }
+    for w in t.timeline.iter().chain(&t.steps).chain(&t.other_devices) {
+        name("window", &w.window)?;
+        name("device name", &w.device)?;
+    }
+    for o in &t.ops {
+        op_row_names(&o.op, &o.input_dims)?;
+        name("input types", &o.input_types.to_string())?;
+        for text in [&o.model, &o.no_model, &o.peak].into_iter().flatten() {
+            name("op model", text)?;
+        }
+    }
+    Ok(())
+}
+
+fn op_row_names(op: &str, dims: &serde_json::Value) -> Result<(), ShareError> {
+    name("op name", op)?;
+    name("input dims", &dims.to_string())
+}
+
+/// A shared gap within the rows trimming leaves, two sides, names within the limit.
+fn gap_limits(g: &Gap) -> Result<(), ShareError> {
+    at_most(|| "gap table".into(), g.rows.len(), SHARED_GAP_ROWS, "rows")?;
+    for r in &g.rows {
+        op_row_names(&r.op, &r.input_dims)?;
+        at_most(|| format!("sides of {}", ellipsize(&r.op, 40)), r.sides.len(), 2, "sides")?;
+        r.sides.keys().try_for_each(|k| name("side", k))?;
+    }
+    at_most(|| "unattributed sides".into(), g.unattributed_us.len(), 2, "sides")?;
+    at_most(|| "headline sides".into(), g.headline.gpu_time_us.len(), 2, "sides")?;
+    g.unattributed_us.keys().chain(g.headline.gpu_time_us.keys()).chain(&g.headline.faster).try_for_each(|k| name("side", k))
+}
+
 /// Every per-view limit of a link's state; the error names what is over and by how much.
 pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
     if let Some(op) = &state.selected_op {
@@ -81,16 +135,18 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
             }
             graph.tensors.keys().try_for_each(|t| name("tensor name", t))
         }
-        SharedView::TraceSummary { file_name, summary, .. } => {
+        SharedView::TraceSummary { file_name, summary, time, .. } => {
             name("file name", file_name)?;
+            time.as_ref().map_or(Ok(()), time_limits)?;
             platforms(&summary.platforms)?;
             for r in &summary.categories {
                 kernels(|| format!("category {}", r.category.id()), &r.trace, SHARED_KERNELS_PER_CATEGORY)?;
             }
             summary.fused_kernels.iter().try_for_each(|k| name("kernel name", &k.name))
         }
-        SharedView::TraceComparison { files, comparison, .. } => {
+        SharedView::TraceComparison { files, comparison, gap, .. } => {
             name("file name", &files.0)?;
+            gap.as_ref().map_or(Ok(()), gap_limits)?;
             name("file name", &files.1)?;
             platforms(&comparison.platforms)?;
             for r in &comparison.categories {

@@ -27,7 +27,10 @@ mod trim;
 
 pub use caps::{check_limits, check_shareable};
 pub use state::{ShareError, SharedState, SharedView, FORMAT_VERSION, FRAGMENT_KEY};
-pub use trim::{trim_comparison, trim_summary, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW};
+pub use trim::{
+    fit_time_rows, trim_comparison, trim_gap, trim_summary, trim_time, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW,
+    SHARED_GAP_ROWS, SHARED_OP_ROWS, SHARED_STEPS, TYPICAL_LINK_BYTES,
+};
 
 use std::io::{Read, Write};
 
@@ -133,7 +136,7 @@ mod tests {
             }
         }
         let view =
-            SharedView::TraceComparison { files: ("n.json.gz".into(), "a.json.gz".into()), comparison: small, trimmed };
+            SharedView::TraceComparison { files: ("n.json.gz".into(), "a.json.gz".into()), comparison: small, trimmed, gap: None };
         let link = encode(&view.clone().into());
         assert!(link.len() < 8 * 1024, "{} bytes", link.len());
         assert_eq!(decode(&link).unwrap().view, view);
@@ -146,7 +149,7 @@ mod tests {
         let (small, trimmed) = trim_summary(&s);
         assert!(!trimmed, "a 12-kernel trace keeps every kernel");
         assert_eq!(small, s);
-        let view = SharedView::TraceSummary { file_name: "t.json.gz".into(), summary: small, trimmed };
+        let view = SharedView::TraceSummary { file_name: "t.json.gz".into(), summary: small, trimmed, time: None };
         let link = encode(&view.clone().into());
         assert!(link.len() < 4 * 1024, "{} bytes", link.len());
         assert_eq!(decode(&link).unwrap().view, view);
@@ -378,7 +381,7 @@ mod tests {
         let mut summary = crate::trace::summarize(&t, Some("h100"), &crate::trace::classify);
         let gemm = &mut summary.categories[0].trace.kernels;
         *gemm = vec![gemm[0].clone(); SHARED_KERNELS_PER_CATEGORY + 1];
-        let link = encode(&SharedView::TraceSummary { file_name: "h100".into(), summary, trimmed: false }.into());
+        let link = encode(&SharedView::TraceSummary { file_name: "h100".into(), summary, trimmed: false, time: None }.into());
         let e = decode(&link).unwrap_err().to_string();
         assert_eq!(e, "the link's kernel list of category gemm has 9 kernels; a link holds at most 8");
     }
@@ -446,6 +449,10 @@ mod tests {
     /// both the compact form of [`crate::share::compact`] and the shortened names to fit) makes a
     /// link under 8 KB that opens to the same view: equal state, and tables that read as the
     /// untrimmed names did.
+    fn c_vendor(t: &crate::trace::Trace) -> crate::trace::Vendor {
+        crate::trace::platform::detect_vendor(t).0
+    }
+
     #[test]
     fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
         use crate::trace::view::comparison_tables;
@@ -461,15 +468,27 @@ mod tests {
             assert_eq!(check_shareable(&state), Ok(()), "{what}");
             largest = largest.clone().max((state_json(&state).len(), what.to_string()));
         };
+        let report = |t| {
+            crate::trace::time_report::time_report(
+                &crate::trace::summary::ClassifiedTrace::new(t, &classify),
+                None,
+                &crate::trace::time_report::recorded_cost,
+            )
+        };
+        let mut sizes = Vec::new();
+        let mut fewest_gap_rows = usize::MAX;
         for (t, name) in traces.iter().zip(SHARED_TRACES) {
             let (summary, trimmed) = trim_summary(&summarize(t, Some(name), &classify));
+            let (time, time_cut) = trim_time(&report(t));
+            let (time, trimmed) = (Some(time), trimmed || time_cut);
             for r in &summary.categories {
                 longest_kernel =
                     r.trace.kernels.iter().map(|k| k.name.chars().count()).fold(longest_kernel, usize::max);
             }
-            let view = SharedView::TraceSummary { file_name: name.into(), summary, trimmed };
+            let view = fit_time_rows(SharedView::TraceSummary { file_name: name.into(), summary, trimmed, time }.into()).view;
             measure(name, &view);
             let link = encode(&view.clone().into());
+            sizes.push((link.len(), name.to_string()));
             assert!(link.len() < 8 * 1024, "{name}: {} bytes", link.len());
             assert_eq!(decode(&link).unwrap().view, view, "{name}");
         }
@@ -482,9 +501,27 @@ mod tests {
                     &classify,
                 );
                 let (small, trimmed) = trim_comparison(&c);
-                let view = SharedView::TraceComparison { files: (a.into(), b.into()), comparison: small, trimmed };
+                let (ti, tj) = (report(&traces[i]), report(&traces[j]));
+                let (k0, k1) = (c.platforms[0].key.as_str(), c.platforms[1].key.as_str());
+                let swap = crate::trace::compare::swapped(c_vendor(&traces[i]), c_vendor(&traces[j]));
+                let (first, second) = if swap { (&tj, &ti) } else { (&ti, &tj) };
+                let (gap, gap_cut) = trim_gap(&crate::trace::gap::gap((k0, &first.op_table()), (k1, &second.op_table())));
+                let view = fit_time_rows(
+                    SharedView::TraceComparison {
+                        files: (a.into(), b.into()),
+                        comparison: small,
+                        trimmed: trimmed || gap_cut,
+                        gap: Some(gap),
+                    }
+                    .into(),
+                )
+                .view;
+                if let SharedView::TraceComparison { gap: Some(g), .. } = &view {
+                    fewest_gap_rows = fewest_gap_rows.min(g.rows.len());
+                }
                 measure(&format!("{a} vs {b}"), &view);
                 let link = encode(&view.clone().into());
+                sizes.push((link.len(), format!("{a} vs {b}")));
                 assert!(link.len() < 8 * 1024, "{a} vs {b}: {} bytes", link.len());
                 let back = decode(&link).unwrap().view;
                 assert_eq!(back, view, "{a} vs {b}");
@@ -497,11 +534,16 @@ mod tests {
                 );
             }
         }
+        sizes.sort();
         eprintln!(
-            "largest trace state: {} bytes ({}); longest kernel name: {longest_kernel} characters",
-            largest.0, largest.1
+            "largest trace state: {} bytes ({}); longest kernel name: {longest_kernel} characters; largest link: {:?}",
+            largest.0,
+            largest.1,
+            sizes.last()
         );
         assert!(largest.0 * 10 < SHARE_STATE_BYTES, "{largest:?}");
+        // Even the largest pair keeps the largest differences.
+        assert!(fewest_gap_rows >= 4, "{fewest_gap_rows}");
         assert!(longest_kernel * 8 < crate::limits::SHARED_NAME_CHARS, "{longest_kernel}");
     }
 

@@ -24,6 +24,8 @@ use crate::fusion::json::GraphFile;
 use crate::fusion::transformer::TransformerConfig;
 use crate::hardware::ChipChoice;
 use crate::simcsv::SimSetup;
+use crate::trace::gap::Gap;
+use crate::trace::time_report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
 use crate::workload::ModelSpec;
 
@@ -156,6 +158,8 @@ enum ViewFields {
         summary: TraceSummary,
         #[serde(default)]
         trimmed: bool,
+        #[serde(default)]
+        time: Option<TraceTime>,
     },
     TraceComparison {
         files: (String, String),
@@ -163,6 +167,8 @@ enum ViewFields {
         comparison: Comparison,
         #[serde(default)]
         trimmed: bool,
+        #[serde(default)]
+        gap: Option<Gap>,
     },
     Model {
         spec: ModelSpec,

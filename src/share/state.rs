@@ -10,6 +10,8 @@ use crate::fusion::transformer::TransformerConfig;
 use crate::fusion::OpGraph;
 use crate::hardware::ChipChoice;
 use crate::limits::SHARE_STATE_BYTES;
+use crate::trace::gap::Gap;
+use crate::trace::time_report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
 use crate::units::group_digits;
 use crate::workload::ModelSpec;
@@ -42,6 +44,9 @@ pub enum SharedView {
         /// Kernel lists were shortened to keep the link small ([`crate::share::trim_summary`]).
         #[serde(default)]
         trimmed: bool,
+        /// Where the time goes, its longest op rows ([`crate::share::trim_time`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        time: Option<TraceTime>,
     },
     /// Two traces compared (the analysis, not the traces), with their file names.
     TraceComparison {
@@ -51,6 +56,9 @@ pub enum SharedView {
         comparison: Comparison,
         #[serde(default)]
         trimmed: bool,
+        /// The gap between the two, its largest rows ([`crate::share::trim_gap`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gap: Option<Gap>,
     },
     /// "Model × chip": the model (a built-in name, or a config file's text) and the workload
     /// parameters; the page regenerates the graph. Format 2 on.

@@ -6,6 +6,10 @@
 use crate::trace::classify::name::short_name;
 use crate::trace::summary::SideStats;
 use crate::trace::view::NAME_WIDTH;
+
+use super::state::{SharedState, SharedView};
+use crate::trace::gap::Gap;
+use crate::trace::time_report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
 
 /// Distinct kernel names a shared trace view keeps per category (the summary's kernel
@@ -87,4 +91,79 @@ pub(super) fn trim_comparison_lists(comparison: &Comparison) -> (Comparison, boo
         }
     }
     (c, trimmed)
+}
+
+/// Op rows a shared trace or comparison keeps (the longest, or the largest differences): the
+/// rows a design review asks about; the file has them all.
+pub const SHARED_OP_ROWS: usize = 12;
+/// Gap rows a shared comparison keeps (the largest differences): a comparison link carries
+/// two sides' categories and mapping already.
+pub const SHARED_GAP_ROWS: usize = 8;
+/// Step windows a shared trace keeps (the first ones; the whole-trace window always).
+pub const SHARED_STEPS: usize = 8;
+/// Unattributed kernel names a shared trace keeps.
+pub const SHARED_UNATTRIBUTED_NAMES: usize = 3;
+
+/// A trace's time report for a link: its [`SHARED_OP_ROWS`] longest op rows, the first
+/// [`SHARED_STEPS`] steps, the longest unattributed names (shortened); coverage and timeline
+/// whole. True if anything was dropped.
+pub fn trim_time(time: &TraceTime) -> (TraceTime, bool) {
+    let mut t = time.clone();
+    let cut = t.ops.len() > SHARED_OP_ROWS
+        || t.steps.len() > SHARED_STEPS
+        || t.unattributed.kernels.len() > SHARED_UNATTRIBUTED_NAMES;
+    t.ops.truncate(SHARED_OP_ROWS);
+    t.steps.truncate(SHARED_STEPS);
+    t.other_devices.truncate(SHARED_STEPS);
+    t.unattributed.kernels.truncate(SHARED_UNATTRIBUTED_NAMES);
+    let names = t.unattributed.kernels.iter_mut().fold(false, |cut, k| shorten(&mut k.name) | cut);
+    (t, cut | names)
+}
+
+/// A gap for a link: its [`SHARED_GAP_ROWS`] largest differences; unattributed time and the
+/// headline whole. True if rows were dropped.
+pub fn trim_gap(gap: &Gap) -> (Gap, bool) {
+    let mut g = gap.clone();
+    let cut = g.rows.len() > SHARED_GAP_ROWS;
+    g.rows.truncate(SHARED_GAP_ROWS);
+    (g, cut)
+}
+
+/// The length a typical link stays under, so that it pastes into chat and review tools.
+pub const TYPICAL_LINK_BYTES: usize = 8 * 1024;
+
+/// Gap rows a link keeps before it gives up category kernel names to fit.
+const MIN_GAP_ROWS: usize = 4;
+
+/// The state cut to keep its link under [`TYPICAL_LINK_BYTES`]: a summary halves its op rows;
+/// a comparison halves its gap rows down to [`MIN_GAP_ROWS`], then the kernels each category
+/// lists per side (down to 2: the headline and the largest differences matter more than a
+/// category's eighth kernel), then the rest of the gap rows. The timeline, coverage and headline
+/// always stay; a view that loses anything says it was trimmed.
+pub fn fit_time_rows(mut state: SharedState) -> SharedState {
+    while super::encode(&state).len() >= TYPICAL_LINK_BYTES {
+        match &mut state.view {
+            SharedView::TraceSummary { time: Some(t), trimmed, .. } if !t.ops.is_empty() => {
+                t.ops.truncate(t.ops.len() / 2);
+                *trimmed = true;
+            }
+            SharedView::TraceComparison { gap: Some(g), comparison, trimmed, .. } => {
+                let longest = comparison.categories.iter().flat_map(|r| r.sides.values()).map(|s| s.kernels.len()).max();
+                if g.rows.len() > MIN_GAP_ROWS {
+                    g.rows.truncate((g.rows.len() / 2).max(MIN_GAP_ROWS));
+                } else if let Some(n) = longest.filter(|n| *n > 2) {
+                    for side in comparison.categories.iter_mut().flat_map(|r| r.sides.values_mut()) {
+                        side.kernels.truncate(n.div_ceil(2).max(2));
+                    }
+                } else if !g.rows.is_empty() {
+                    g.rows.truncate(g.rows.len() / 2);
+                } else {
+                    break;
+                }
+                *trimmed = true;
+            }
+            _ => break,
+        }
+    }
+    state
 }
