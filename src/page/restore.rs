@@ -43,12 +43,12 @@ impl State {
                 },
             },
             SharedView::TraceSummary { file_name, summary, trimmed, time } => {
-                let time = time.map(Shared::new);
+                let time = time.map(|t| Shared::new(*t));
                 let view = TraceView::Summary { file_name, summary: Shared::new(summary), time, trimmed };
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
             SharedView::TraceComparison { files, comparison, trimmed, gap } => {
-                let gap = gap.map(|g| GapView { gap: Shared::new(g), times: None });
+                let gap = gap.map(|g| GapView { gap: Shared::new(*g), times: None });
                 let view = TraceView::Comparison { files, comparison: Shared::new(comparison), gap, trimmed };
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
@@ -119,7 +119,7 @@ impl State {
                 let (time, time_cut) = match time {
                     Some(t) => {
                         let (t, cut) = share::trim_time(t);
-                        (Some(t), cut)
+                        (Some(Box::new(t)), cut)
                     }
                     None => (None, false),
                 };
@@ -132,7 +132,7 @@ impl State {
                 let (gap, gap_cut) = match gap {
                     Some(g) => {
                         let (g, cut) = share::trim_gap(&g.gap);
-                        (Some(g), cut)
+                        (Some(Box::new(g)), cut)
                     }
                     None => (None, false),
                 };

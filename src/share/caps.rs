@@ -137,7 +137,7 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
         }
         SharedView::TraceSummary { file_name, summary, time, .. } => {
             name("file name", file_name)?;
-            time.as_ref().map_or(Ok(()), time_limits)?;
+            time.as_deref().map_or(Ok(()), time_limits)?;
             platforms(&summary.platforms)?;
             for r in &summary.categories {
                 kernels(|| format!("category {}", r.category.id()), &r.trace, SHARED_KERNELS_PER_CATEGORY)?;
@@ -146,7 +146,7 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
         }
         SharedView::TraceComparison { files, comparison, gap, .. } => {
             name("file name", &files.0)?;
-            gap.as_ref().map_or(Ok(()), gap_limits)?;
+            gap.as_deref().map_or(Ok(()), gap_limits)?;
             name("file name", &files.1)?;
             platforms(&comparison.platforms)?;
             for r in &comparison.categories {

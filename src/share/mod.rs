@@ -480,7 +480,7 @@ mod tests {
         for (t, name) in traces.iter().zip(SHARED_TRACES) {
             let (summary, trimmed) = trim_summary(&summarize(t, Some(name), &classify));
             let (time, time_cut) = trim_time(&report(t));
-            let (time, trimmed) = (Some(time), trimmed || time_cut);
+            let (time, trimmed) = (Some(Box::new(time)), trimmed || time_cut);
             for r in &summary.categories {
                 longest_kernel =
                     r.trace.kernels.iter().map(|k| k.name.chars().count()).fold(longest_kernel, usize::max);
@@ -511,7 +511,7 @@ mod tests {
                         files: (a.into(), b.into()),
                         comparison: small,
                         trimmed: trimmed || gap_cut,
-                        gap: Some(gap),
+                        gap: Some(Box::new(gap)),
                     }
                     .into(),
                 )

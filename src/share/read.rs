@@ -159,7 +159,7 @@ enum ViewFields {
         #[serde(default)]
         trimmed: bool,
         #[serde(default)]
-        time: Option<TraceTime>,
+        time: Option<Box<TraceTime>>,
     },
     TraceComparison {
         files: (String, String),
@@ -168,7 +168,7 @@ enum ViewFields {
         #[serde(default)]
         trimmed: bool,
         #[serde(default)]
-        gap: Option<Gap>,
+        gap: Option<Box<Gap>>,
     },
     Model {
         spec: ModelSpec,

@@ -46,7 +46,7 @@ pub enum SharedView {
         trimmed: bool,
         /// Where the time goes, its longest op rows ([`crate::share::trim_time`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        time: Option<TraceTime>,
+        time: Option<Box<TraceTime>>,
     },
     /// Two traces compared (the analysis, not the traces), with their file names.
     TraceComparison {
@@ -58,7 +58,7 @@ pub enum SharedView {
         trimmed: bool,
         /// The gap between the two, its largest rows ([`crate::share::trim_gap`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        gap: Option<Gap>,
+        gap: Option<Box<Gap>>,
     },
     /// "Model × chip": the model (a built-in name, or a config file's text) and the workload
     /// parameters; the page regenerates the graph. Format 2 on.
