@@ -1,0 +1,101 @@
+// End-to-end tests of "where the time goes": a trace's GPU timeline, op table and roofline
+// chart, the chip picker, and the gap table of a comparison; every figure against the command
+// line's --json on the same files.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { openPage, startBrowser, stopBrowser, cli, allTableRows, digits, duration, root, screenshotDir } from './harness.mjs';
+
+const traces = path.join(root, 'tests', 'data', 'traces');
+const QWEN_NV = path.join(traces, 'nvidia', 'hf_qwen1.5-0.5b_eager_h100.json.gz');
+const QWEN_AMD = path.join(traces, 'amd', 'hf_qwen1.5-0.5b_eager_mi300x.json.gz');
+const REL_NV = 'tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz';
+const REL_AMD = 'tests/data/traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz';
+
+let env;
+before(async () => {
+  env = await startBrowser();
+});
+after(async () => {
+  await stopBrowser(env);
+});
+
+/** A figure as the table shows it (`—` for none). */
+const fixed = (v, places) => (v === null || v === undefined ? '—' : v.toFixed(places));
+
+test('one trace: the timeline, the op table and the roofline chart equal the CLI; picking a chip re-measures', async () => {
+  const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+  await page.setInputFiles('#file-input', QWEN_NV);
+  await page.getByTestId('results-title').getByText('Trace hf_qwen1.5-0.5b_eager_h100.json.gz').waitFor();
+  const s = cli(['trace', REL_NV, '--json']);
+  assert.ok((await page.getByTestId('trace-chip-line').textContent()).includes(`against ${s.chip.name} (from ${s.chip.detected_from})`));
+  // One timeline row per window, whole trace first.
+  const timeline = await allTableRows(page, 'table-timeline');
+  const windows = [s.timeline, ...s.steps];
+  assert.deepEqual(timeline.map((r) => r[0]), windows.map((w) => w.window));
+  assert.deepEqual(timeline.map((r) => r.slice(1, 5)), windows.map((w) => [w.total_us, w.busy_us, w.idle_us, w.computation_us].map(duration)));
+  assert.equal(await page.getByTestId('chart-timeline').locator('rect[data-part="computation"]').count(), windows.length);
+  // Every op row, in the CLI's order, with its figures.
+  const ops = await allTableRows(page, 'table-ops');
+  assert.equal(ops.length, s.ops.length);
+  assert.deepEqual(ops.map((r) => [r[0], r[2], r[3], r[4], r[7]]),
+    s.ops.map((o) => [o.op, digits(o.calls), duration(o.kernel_time_us), fixed(o.tflops_per_s, 1), fixed(o.roofline_pct, 1)]));
+  // One point per modelled row on the roofline chart; the chip's roof.
+  const modelled = s.ops.filter((o) => o.flop_per_byte > 0 && o.tflops_per_s > 0);
+  assert.ok(modelled.length >= 10, `${modelled.length} modelled rows`);
+  const chart = page.getByTestId('chart-roofline');
+  assert.equal(await chart.locator('circle[data-op]').count(), modelled.length);
+  assert.equal(await chart.locator('[data-role="roof"]').count(), 1);
+  await page.screenshot({ path: path.join(screenshotDir, 'time-trace.png'), fullPage: true });
+
+  // Another chip: the rows are re-measured as the CLI's --chip measures them.
+  await page.getByTestId('trace-chip').selectOption('mi300x');
+  await page.getByTestId('trace-chip-line').getByText('against MI300X (from picked on the page)').waitFor();
+  const onMi300x = cli(['trace', REL_NV, '--chip', 'mi300x', '--json']);
+  const after = await allTableRows(page, 'table-ops');
+  assert.deepEqual(after.map((r) => r[7]), onMi300x.ops.map((o) => fixed(o.roofline_pct, 1)));
+  assert.notDeepEqual(after.map((r) => r[7]), ops.map((r) => r[7]));
+  await check();
+});
+
+test('two traces: the headline and the gap table equal the CLI, both chips on one roofline; a link reopens it', async () => {
+  const first = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+  const { page } = first;
+  await page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
+  await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  const c = cli(['compare', REL_NV, REL_AMD, '--json']);
+  const g = c.gap;
+  const faster = g.headline.faster;
+  const headline = await page.getByTestId('gap-headline').textContent();
+  assert.ok(headline.startsWith(`${faster} is faster: amd ${duration(g.headline.gpu_time_us.amd)} vs nvidia ${duration(g.headline.gpu_time_us.nvidia)}`), headline);
+  // The gap table comes first, every row plus the unattributed row, in the CLI's order.
+  const firstTable = await page.locator('[data-testid^="table-"]').first().getAttribute('data-testid');
+  assert.equal(firstTable, 'table-gap');
+  const rows = await allTableRows(page, 'table-gap');
+  assert.equal(rows.length, g.rows.length + 1);
+  const time = (side) => (side ? duration(side.kernel_time_us) : '—');
+  assert.deepEqual(rows.slice(0, -1).map((r) => [r[0], r[2], r[3], r[4]]),
+    g.rows.map((r) => [r.op, time(r.amd), time(r.nvidia), duration(r.difference_us)]));
+  assert.deepEqual(rows.at(-1).slice(2, 4), [duration(g.unattributed_us.amd), duration(g.unattributed_us.nvidia)]);
+  // Both chips' roofs, and points of both colours.
+  const chart = page.getByTestId('chart-roofline');
+  assert.equal(await chart.locator('[data-role="roof"]').count(), 2);
+  const colours = new Set(await chart.locator('circle[data-op]').evaluateAll((cs) => cs.map((c) => c.getAttribute('fill'))));
+  assert.equal(colours.size, 2);
+  await page.screenshot({ path: path.join(screenshotDir, 'time-compare.png'), fullPage: true });
+
+  await page.getByTestId('share-button').click();
+  const url = await page.getByTestId('share-url').inputValue();
+  assert.ok(url.length < 8 * 1024, `${url.length} bytes`);
+  await first.check();
+  const second = await openPage(env, url.slice(env.server.url.length));
+  await second.page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  assert.equal(await second.page.getByTestId('gap-headline').textContent(), headline);
+  const shared = await allTableRows(second.page, 'table-gap');
+  // The link keeps the largest differences, in the same order, and the unattributed row.
+  assert.ok(shared.length >= 5, `${shared.length} rows`);
+  assert.deepEqual(shared.slice(0, -1), rows.slice(0, shared.length - 1));
+  assert.deepEqual(shared.at(-1), rows.at(-1));
+  await second.check();
+});
