@@ -13,6 +13,7 @@ pub mod compare;
 pub mod intern;
 pub mod model;
 pub mod pairing;
+pub mod perf;
 pub mod platform;
 pub mod raw;
 pub mod reader;
