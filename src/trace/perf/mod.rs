@@ -14,9 +14,12 @@
 //! checked arithmetic: sizes come from a file, and an overflow is an error naming the input.
 
 pub mod args;
+pub mod attention;
+pub mod conv;
 pub mod cost;
 pub mod dtype;
 pub mod error;
+pub mod gemm;
 pub mod shape;
 
 pub use args::{Input, List, OpArgs, RawArgs, Tensor};
