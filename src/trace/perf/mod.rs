@@ -16,11 +16,17 @@
 pub mod args;
 pub mod attention;
 pub mod conv;
+pub mod copy;
 pub mod cost;
 pub mod dtype;
+pub mod elementwise;
+pub mod embedding;
 pub mod error;
 pub mod gemm;
+pub mod norm;
+pub mod reduce;
 pub mod shape;
+pub mod softmax;
 
 pub use args::{Input, List, OpArgs, RawArgs, Tensor};
 pub use cost::{Family, OpCost, Unit};
