@@ -23,13 +23,16 @@ pub mod elementwise;
 pub mod embedding;
 pub mod error;
 pub mod gemm;
+pub mod model;
 pub mod norm;
 pub mod reduce;
 pub mod shape;
 pub mod softmax;
+pub mod triton;
 
 pub use args::{Input, List, OpArgs, RawArgs, Tensor};
 pub use cost::{Family, OpCost, Unit};
 pub use dtype::DType;
 pub use error::{ArgsError, NoModel};
+pub use model::{cost_from_trace, has_model, modelled_ops, op_cost};
 pub use shape::Shape;
