@@ -32,57 +32,50 @@ pub enum Writes {
     Scan,
 }
 
-/// A reduction op: its name without `aten::`, where its `dim` and `keepdim` arguments are,
-/// how many inputs its overload with a `dim` has at least (`sum(self, dtype)` has 2 and
-/// reduces everything; `sum.dim_IntList(self, dim, keepdim, dtype)` has 4), FLOPs per input
-/// element and what it writes.
+/// A reduction op: its name without `aten::`, where its `dim` argument is, how many inputs its
+/// overload with a `dim` has at least (`sum(self, dtype)` has 2 and reduces everything;
+/// `sum.dim_IntList(self, dim, keepdim, dtype)` has 4), FLOPs per input element and what it
+/// writes. `keepdim` is not read: it leaves a 1 where a reduced dimension was, which does not
+/// change the element count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reduction {
     pub name: &'static str,
     dim_at: usize,
-    keepdim_at: Option<usize>,
     dim_overload_inputs: usize,
     pub flops_per_element: u64,
     pub writes: Writes,
 }
 
-const fn red(
-    name: &'static str,
-    dim_at: usize,
-    keepdim_at: Option<usize>,
-    min: usize,
-    flops: u64,
-    writes: Writes,
-) -> Reduction {
-    Reduction { name, dim_at, keepdim_at, dim_overload_inputs: min, flops_per_element: flops, writes }
+const fn red(name: &'static str, dim_at: usize, min: usize, flops: u64, writes: Writes) -> Reduction {
+    Reduction { name, dim_at, dim_overload_inputs: min, flops_per_element: flops, writes }
 }
 
 use Writes::*;
 
 pub const OPS: &[Reduction] = &[
-    red("sum", 1, Some(2), 3, 1, Accumulated),
-    red("nansum", 1, Some(2), 2, 1, Accumulated),
-    red("mean", 1, Some(2), 3, 1, Same),
-    red("nanmean", 1, Some(2), 2, 1, Same),
-    red("prod", 1, Some(2), 3, 1, Accumulated),
-    red("amax", 1, Some(2), 2, 1, Same),
-    red("amin", 1, Some(2), 2, 1, Same),
-    red("max", 1, Some(2), 2, 1, ValuesAndIndices),
-    red("min", 1, Some(2), 2, 1, ValuesAndIndices),
-    red("all", 1, Some(2), 2, 1, Bool),
-    red("any", 1, Some(2), 2, 1, Bool),
-    red("argmax", 1, Some(2), 2, 1, Indices),
-    red("argmin", 1, Some(2), 2, 1, Indices),
-    red("count_nonzero", 1, None, 2, 1, Indices),
-    red("logsumexp", 1, Some(2), 2, 4, Same),
-    red("norm", 2, Some(3), 4, 2, Same),
-    red("linalg_vector_norm", 2, Some(3), 4, 2, Same),
-    red("var", 1, Some(3), 3, 4, Same),
-    red("std", 1, Some(3), 3, 4, Same),
-    red("var_mean", 1, Some(3), 3, 4, Two),
-    red("std_mean", 1, Some(3), 3, 4, Two),
-    red("cumsum", 1, None, 2, 1, Scan),
-    red("cumprod", 1, None, 2, 1, Scan),
+    red("sum", 1, 3, 1, Accumulated),
+    red("nansum", 1, 2, 1, Accumulated),
+    red("mean", 1, 3, 1, Same),
+    red("nanmean", 1, 2, 1, Same),
+    red("prod", 1, 3, 1, Accumulated),
+    red("amax", 1, 2, 1, Same),
+    red("amin", 1, 2, 1, Same),
+    red("max", 1, 2, 1, ValuesAndIndices),
+    red("min", 1, 2, 1, ValuesAndIndices),
+    red("all", 1, 2, 1, Bool),
+    red("any", 1, 2, 1, Bool),
+    red("argmax", 1, 2, 1, Indices),
+    red("argmin", 1, 2, 1, Indices),
+    red("count_nonzero", 1, 2, 1, Indices),
+    red("logsumexp", 1, 2, 4, Same),
+    red("norm", 2, 4, 2, Same),
+    red("linalg_vector_norm", 2, 4, 2, Same),
+    red("var", 1, 3, 4, Same),
+    red("std", 1, 3, 4, Same),
+    red("var_mean", 1, 3, 4, Two),
+    red("std_mean", 1, 3, 4, Two),
+    red("cumsum", 1, 2, 1, Scan),
+    red("cumprod", 1, 2, 1, Scan),
 ];
 
 /// The reduction an ATen name denotes (`aten::sum`).
@@ -145,10 +138,6 @@ fn reduced_elements(r: &Reduction, args: &OpArgs) -> Result<u64, NoModel> {
     // keepdim leaves a 1 where the reduced dimension was: the count is the same either way.
     let kept: Vec<u64> =
         shape.dims().iter().enumerate().filter(|(i, _)| !reduced.contains(i)).map(|(_, &d)| d).collect();
-    if let Some(k) = r.keepdim_at {
-        // Read it anyway so that an unreadable flag is reported, not ignored.
-        args.flag(k, "keepdim", false)?;
-    }
     product(&kept, Quantity::Elements, x.index())
 }
 
