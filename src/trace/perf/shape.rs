@@ -26,22 +26,12 @@ impl Shape {
         self.0.iter().try_fold(1u64, |n, &d| n.checked_mul(d))
     }
 
-    /// The size of dimension `dim`, counted from the end when negative (`-1` is the last), as
-    /// PyTorch reads a `dim` argument; `None` when out of range.
-    pub fn dim(&self, dim: i64) -> Option<u64> {
-        self.axis(dim).map(|a| self.0[a])
-    }
-
-    /// `dim` as an index into [`dims`](Shape::dims) (negative counts from the end).
+    /// A `dim` argument as an index into [`dims`](Shape::dims), counted from the end when
+    /// negative (`-1` is the last), as PyTorch reads it; `None` when out of range.
     pub fn axis(&self, dim: i64) -> Option<usize> {
         let rank = i64::try_from(self.0.len()).ok()?;
         let a = if dim < 0 { dim.checked_add(rank)? } else { dim };
         usize::try_from(a).ok().filter(|&a| a < self.0.len())
-    }
-
-    /// The product of the sizes in `range` of dimensions (`None` on overflow).
-    pub fn product(&self, range: std::ops::Range<usize>) -> Option<u64> {
-        self.0.get(range)?.iter().try_fold(1u64, |n, &d| n.checked_mul(d))
     }
 }
 
@@ -98,12 +88,11 @@ mod tests {
         assert_eq!(s(&[]).numel(), Some(1));
         assert_eq!(s(&[0, 5]).numel(), Some(0));
         assert_eq!(s(&[u64::MAX, 2]).numel(), None);
-        assert_eq!(s(&[2, 3, 4]).dim(-1), Some(4));
-        assert_eq!(s(&[2, 3, 4]).dim(0), Some(2));
-        assert_eq!(s(&[2, 3, 4]).dim(3), None);
-        assert_eq!(s(&[2, 3, 4]).dim(-4), None);
-        assert_eq!(s(&[2, 3, 4]).dim(i64::MIN), None);
-        assert_eq!(s(&[2, 3, 4]).product(0..2), Some(6));
+        assert_eq!(s(&[2, 3, 4]).axis(-1), Some(2));
+        assert_eq!(s(&[2, 3, 4]).axis(0), Some(0));
+        assert_eq!(s(&[2, 3, 4]).axis(3), None);
+        assert_eq!(s(&[2, 3, 4]).axis(-4), None);
+        assert_eq!(s(&[2, 3, 4]).axis(i64::MIN), None);
         assert_eq!(s(&[2, 3, 4]).to_string(), "[2, 3, 4]");
     }
 
