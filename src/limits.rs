@@ -123,6 +123,28 @@ pub const TRACE_NESTING_DEPTH: u32 = 64;
 /// fits a page's memory next to the parsed result.
 pub const WHOLE_FILE_TEXT_BYTES: usize = 256 * 1024 * 1024;
 
+// ---- recorded op arguments (per-op performance models) ----------------------------------------
+
+/// The longest text of one recorded op argument (`args["Input Dims"]`, `["Input type"]` or
+/// `["Concrete Inputs"]`) the performance models read. The text is parsed whole into JSON
+/// values, several times its length in memory, so it gets its own budget under the event's
+/// ([`TRACE_ITEM_BYTES`]). The longest in tests/data/traces is 1,327 bytes (the Input Dims of
+/// an fbgemm op with 133 inputs in `nvidia/hta_a100_compiled_rank0`); 1 MiB is 790× that.
+pub const PERF_ARGS_TEXT_BYTES: usize = 1 << 20;
+
+/// The most inputs one recorded op may list. The most in tests/data/traces is 133 (a compiled
+/// region's wrapper op); 4,096 is 30× that.
+pub const PERF_ARGS_INPUTS: usize = 4096;
+
+/// The most tensors one `TensorList` input may list. A foreach optimizer step lists one tensor
+/// per parameter: hundreds to a few thousand in real models (tests/data/traces has at most 4);
+/// 65,536 covers the largest.
+pub const PERF_ARGS_LIST_TENSORS: usize = 65_536;
+
+/// The most dimensions one recorded tensor may have. Real tensors have at most 5 in
+/// tests/data/traces; PyTorch's own kernels stop at 25 (TensorIterator); 64 is above both.
+pub const PERF_ARGS_RANK: usize = 64;
+
 // ---- numbers ------------------------------------------------------------------------------------
 
 /// The largest size or count a model config or workload parameter may give: any two multiply

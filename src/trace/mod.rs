@@ -15,6 +15,7 @@ pub mod intern;
 pub mod model;
 pub mod op_table;
 pub mod pairing;
+pub mod perf;
 pub mod platform;
 pub mod raw;
 pub mod reader;

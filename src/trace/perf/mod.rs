@@ -1,0 +1,38 @@
+//! Per-op performance models: FLOPs and minimum memory traffic of one op call, from the
+//! shapes, types and scalar arguments a trace records for it (`record_shapes=True`), so that
+//! each op's measured kernel time can be placed on a roofline ("where the time goes").
+//!
+//! [`cost_from_trace`] takes an op name and the three raw JSON texts of its `cpu_op` event
+//! (`args["Input Dims"]`, `args["Input type"]`, `args["Concrete Inputs"]`), reads them into a
+//! typed [`OpArgs`] and returns an [`OpCost`]: FLOPs, bytes, the [`Family`] of work, and the
+//! [`Unit`] and [`DType`] that say which chip peak the op is measured against; or a
+//! [`NoModel`] whose message says why not, for the op's row. Formulas, what "bytes" means and
+//! how these figures differ from TraceLens's: `docs/perf-models.md`.
+//!
+//! One file per family of ops (`gemm`, `attention`, `conv`, `elementwise`, `norm`, `softmax`,
+//! `reduce`, `embedding`, `copy`, `triton`); `model` maps op names to them. Every count is
+//! checked arithmetic: sizes come from a file, and an overflow is an error naming the input.
+
+pub mod args;
+pub mod attention;
+pub mod conv;
+pub mod copy;
+pub mod cost;
+pub mod dtype;
+pub mod elementwise;
+pub mod embedding;
+pub mod error;
+pub mod gemm;
+pub mod model;
+pub mod norm;
+pub mod reduce;
+pub mod shape;
+pub mod softmax;
+pub mod triton;
+
+pub use args::{Input, List, OpArgs, RawArgs, Tensor};
+pub use cost::{Family, OpCost, Unit};
+pub use dtype::DType;
+pub use error::{ArgsError, NoModel};
+pub use model::{cost_from_trace, has_model, modelled_ops, op_cost};
+pub use shape::Shape;
