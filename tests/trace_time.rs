@@ -93,3 +93,60 @@ fn the_chip_is_detected_given_by_name_or_file_or_said_to_be_unknown() {
     assert_ne!(code, 0);
     assert!(err.contains("--chip h900: no such file, and not a chip preset"), "{err}");
 }
+
+/// Our op table of a trace, as `fusionscope trace --json` gives it.
+fn op_rows(file: &str) -> Vec<serde_json::Value> {
+    common::json(&["trace", &common::data(&format!("traces/{file}")), "--json"])["ops"].as_array().unwrap().clone()
+}
+
+#[test]
+fn the_qwen_pairs_gemm_and_sdpa_rows_match_tracelens_flops_bytes_and_kernel_time() {
+    use common::tracelens::{csv, python_list_to_json};
+    for (file, folder) in [
+        ("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz", "qwen1.5-0.5b_h100"),
+        ("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz", "qwen1.5-0.5b_mi300x"),
+    ] {
+        let ours = op_rows(file);
+        let mut checked = 0;
+        for sheet in ["GEMM", "SDPA_fwd"] {
+            for r in csv(&format!("reference/tracelens/{folder}/{sheet}.csv")) {
+                let dims: serde_json::Value = serde_json::from_str(&r["Input Dims_first"]).unwrap();
+                let types: serde_json::Value = serde_json::from_str(&python_list_to_json(&r["Input type_first"])).unwrap();
+                let what = format!("{file} {} {dims}", r["name"]);
+                let exact = ours.iter().find(|o| o["op"] == r["name"] && o["input_dims"] == dims && o["input_types"] == types);
+                // TraceLens counts the SDPA op with its subtree. We attribute each kernel to the
+                // op that launched it: the attention to the child `_flash_attention_forward`
+                // (same tensors, recorded as [B, N, H, d]), which holds the FLOPs; on ROCm that
+                // op also zeroes a 1-element buffer (zeros → zero_ → fill_: one fill kernel per
+                // call), which is `aten::fill_`'s row here. Together they are TraceLens's time.
+                let (row, helper_us) = if sheet == "SDPA_fwd" {
+                    let child = ours.iter().find(|o| o["op"] == "aten::_flash_attention_forward");
+                    let calls = child.map(|c| c["calls"].clone());
+                    let fill = ours.iter().find(|o| {
+                        o["op"] == "aten::fill_" && o["input_dims"] == serde_json::json!([[1], []]) && Some(o["calls"].clone()) == calls
+                    });
+                    (child, fill.map_or(0.0, |o| o["kernel_time_us"].as_f64().unwrap()))
+                } else {
+                    (exact, 0.0)
+                };
+                let row = row.unwrap_or_else(|| panic!("{what}: no such row of ours"));
+                if let Some(outer) = exact.filter(|_| sheet == "SDPA_fwd") {
+                    assert!(outer["model"].is_null(), "{what}: the outer SDPA row must not count the FLOPs again");
+                }
+                let theirs = |col: &str| r[col].parse::<f64>().unwrap();
+                let rel = |a: f64, b: f64| ((a - b) / b).abs();
+                let flops = row["flops_per_call"].as_f64().unwrap();
+                let bytes = row["bytes_per_call"].as_f64().unwrap();
+                assert!(rel(flops, theirs("GFLOPS_first") * 1e9) <= 0.01, "{what}: FLOPs {flops}");
+                // The report's "MB" are MiB.
+                assert!(rel(bytes, theirs("Data Moved (MB)_first") * 1048576.0) <= 0.01, "{what}: bytes {bytes}");
+                let calls = row["calls"].as_f64().unwrap();
+                assert_eq!(calls, theirs("name_count"), "{what}: calls");
+                let time = row["kernel_time_us"].as_f64().unwrap() + helper_us;
+                assert!(rel(time, theirs("Kernel Time (µs)_sum")) <= 0.02, "{what}: kernel time {time} µs");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 6, "{file}: {checked} rows");
+    }
+}

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::op_table::{op_table, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
 use super::summary::ClassifiedTrace;
 use super::timeline::{timelines, Timeline};
-use crate::hardware::{detect_chip, DetectedChip};
+use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
+use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -128,9 +129,52 @@ impl TraceTime {
 }
 
 /// The production cost model: the performance models of [`super::perf`] over the recorded
-/// shapes.
+/// shapes (`docs/perf-models.md`).
 pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
-    Err(format!("no model for {op} (performance models not linked yet: {} dims)", shapes.dims.unwrap_or("no")))
+    let raw = RawArgs { input_dims: shapes.dims, input_type: shapes.types, concrete_inputs: shapes.concrete };
+    if shapes.dims.is_none() && has_model(op) {
+        return Err("Input Dims not recorded (the trace was taken without record_shapes)".into());
+    }
+    let c = cost_from_trace(op, raw).map_err(|e| e.to_string())?;
+    Ok(Cost {
+        model: family_name(c.family),
+        flops: c.flops,
+        bytes: c.bytes,
+        peak: PeakKey::new(c.unit, precision(c.dtype)),
+        estimate: c.estimate,
+    })
+}
+
+/// The model family as the op table names it.
+fn family_name(f: Family) -> &'static str {
+    match f {
+        Family::Gemm => "GEMM",
+        Family::Attention => "attention",
+        Family::Conv => "convolution",
+        Family::Elementwise => "elementwise",
+        Family::Norm => "norm",
+        Family::Softmax => "softmax",
+        Family::Reduce => "reduction",
+        Family::Embedding => "embedding",
+        Family::Copy => "copy",
+        Family::Triton => "Triton",
+    }
+}
+
+/// The peak precision of an element type. fp32 matrix work is counted against the fp32 matrix
+/// peak (PyTorch leaves TF32 off for matmuls by default); integer and bool ops run on the
+/// vector units and have no datasheet peak of their own, so they use the fp32 one (and an
+/// integer matrix op the fp8 one, the nearest datasheet figure).
+fn precision(d: DType) -> Precision {
+    match d {
+        DType::BF16 => Precision::Bf16,
+        DType::F16 => Precision::Fp16,
+        DType::F32 => Precision::Fp32,
+        DType::F64 => Precision::Fp64,
+        DType::F8E4M3FN | DType::F8E4M3FNUZ | DType::F8E5M2 | DType::F8E5M2FNUZ => Precision::Fp8,
+        _ if d.is_float() => Precision::Fp32,
+        _ => Precision::Fp32,
+    }
 }
 
 fn unknown_chip_note(seen: &[String]) -> String {

@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod tracelens;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::Command;

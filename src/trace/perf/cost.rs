@@ -26,15 +26,10 @@ pub enum Family {
     Triton,
 }
 
-/// Which execution units the op's FLOPs run on: the matrix units (tensor cores, MFMA) for
-/// GEMM, attention and convolution, the vector units for everything else. With
-/// [`OpCost::dtype`] it picks the chip peak: matrix bf16, vector fp32, ….
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Unit {
-    Matrix,
-    Vector,
-}
+/// Which execution units the op's FLOPs run on (the matrix units for GEMM, attention and
+/// convolution, the vector units for everything else): the chips' own [`Unit`], so that with
+/// [`OpCost::dtype`] it picks the chip peak (matrix bf16, vector fp32, …).
+pub use crate::hardware::peaks::Unit;
 
 /// The work of one op call: floating-point (or integer) operations, and the minimum bytes it
 /// moves to and from device memory (each input read once, each output written once;
