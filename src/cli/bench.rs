@@ -14,6 +14,8 @@ use std::time::Instant;
 use fusionscope::fusion::analyze;
 use fusionscope::fusion::random::random_graph;
 use fusionscope::trace::synthetic::{write_trace, Flavor, Length};
+use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace};
+use fusionscope::trace::time_report::{recorded_cost, time_report};
 use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
 
 use super::io::{print, CliResult};
@@ -229,6 +231,21 @@ fn trace(size_mb: u64, dir: &Path) -> CliResult {
         trace.kernels.len(),
         mb(peak),
         peak as f64 / nv_size as f64,
+    ))?;
+    // What `fusionscope trace` adds to the read: the summary and where the time goes.
+    let t = Instant::now();
+    let side = ClassifiedTrace::new(&trace, &classify);
+    let summary = summarize_classified(&side, Some("nvidia"));
+    let time = time_report(&side, None, &recorded_cost);
+    let analysis = t.elapsed().as_secs_f64();
+    print(&format!(
+        "trace:   read + summary + timeline + op table in {:.2} s = {:.0} MB/s ({:.2} s analysing; {} categories, {} op rows, {} steps)\n",
+        secs + analysis,
+        mb(nv_size) / (secs + analysis),
+        analysis,
+        summary.categories.len(),
+        time.ops.len(),
+        time.steps.len(),
     ))?;
     drop(trace);
 
