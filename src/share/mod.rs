@@ -28,8 +28,8 @@ mod trim;
 pub use caps::{check_limits, check_shareable};
 pub use state::{ShareError, SharedState, SharedView, FORMAT_VERSION, FRAGMENT_KEY};
 pub use trim::{
-    fit_time_rows, trim_comparison, trim_gap, trim_summary, trim_time, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW,
-    SHARED_GAP_ROWS, SHARED_OP_ROWS, SHARED_STEPS, TYPICAL_LINK_BYTES,
+    trim_comparison, trim_gap, trim_summary, trim_time, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW,
+    SHARED_GAP_ROWS, SHARED_OP_ROWS, SHARED_STEPS,
 };
 
 use std::io::{Read, Write};
@@ -95,6 +95,45 @@ pub fn decode(fragment: &str) -> Result<SharedState, ShareError> {
     let state = SharedState { view: envelope.state, selected_op: envelope.selected_op, chip: envelope.chip };
     check_limits(&state)?;
     Ok(state)
+}
+
+/// The length a typical link stays under, so that it pastes into chat and review tools.
+pub const TYPICAL_LINK_BYTES: usize = 8 * 1024;
+
+/// Gap rows a link keeps before it gives up category kernel names to fit.
+const MIN_GAP_ROWS: usize = 4;
+
+/// The state cut to keep its link under [`TYPICAL_LINK_BYTES`]: a summary halves its op rows;
+/// a comparison halves its gap rows down to [`MIN_GAP_ROWS`], then the kernels each category
+/// lists per side (down to 2: the headline and the largest differences matter more than a
+/// category's eighth kernel), then the rest of the gap rows. The timeline, coverage and headline
+/// always stay; a view that loses anything says it was trimmed.
+pub fn fit_time_rows(mut state: SharedState) -> SharedState {
+    while encode(&state).len() >= TYPICAL_LINK_BYTES {
+        match &mut state.view {
+            SharedView::TraceSummary { time: Some(t), trimmed, .. } if !t.ops.is_empty() => {
+                t.ops.truncate(t.ops.len() / 2);
+                *trimmed = true;
+            }
+            SharedView::TraceComparison { gap: Some(g), comparison, trimmed, .. } => {
+                let longest = comparison.categories.iter().flat_map(|r| r.sides.values()).map(|s| s.kernels.len()).max();
+                if g.rows.len() > MIN_GAP_ROWS {
+                    g.rows.truncate((g.rows.len() / 2).max(MIN_GAP_ROWS));
+                } else if let Some(n) = longest.filter(|n| *n > 2) {
+                    for side in comparison.categories.iter_mut().flat_map(|r| r.sides.values_mut()) {
+                        side.kernels.truncate(n.div_ceil(2).max(2));
+                    }
+                } else if !g.rows.is_empty() {
+                    g.rows.truncate(g.rows.len() / 2);
+                } else {
+                    break;
+                }
+                *trimmed = true;
+            }
+            _ => break,
+        }
+    }
+    state
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@ use crate::trace::classify::name::short_name;
 use crate::trace::summary::SideStats;
 use crate::trace::view::NAME_WIDTH;
 
-use super::state::{SharedState, SharedView};
 use crate::trace::gap::Gap;
 use crate::trace::time_report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
@@ -127,43 +126,4 @@ pub fn trim_gap(gap: &Gap) -> (Gap, bool) {
     let cut = g.rows.len() > SHARED_GAP_ROWS;
     g.rows.truncate(SHARED_GAP_ROWS);
     (g, cut)
-}
-
-/// The length a typical link stays under, so that it pastes into chat and review tools.
-pub const TYPICAL_LINK_BYTES: usize = 8 * 1024;
-
-/// Gap rows a link keeps before it gives up category kernel names to fit.
-const MIN_GAP_ROWS: usize = 4;
-
-/// The state cut to keep its link under [`TYPICAL_LINK_BYTES`]: a summary halves its op rows;
-/// a comparison halves its gap rows down to [`MIN_GAP_ROWS`], then the kernels each category
-/// lists per side (down to 2: the headline and the largest differences matter more than a
-/// category's eighth kernel), then the rest of the gap rows. The timeline, coverage and headline
-/// always stay; a view that loses anything says it was trimmed.
-pub fn fit_time_rows(mut state: SharedState) -> SharedState {
-    while super::encode(&state).len() >= TYPICAL_LINK_BYTES {
-        match &mut state.view {
-            SharedView::TraceSummary { time: Some(t), trimmed, .. } if !t.ops.is_empty() => {
-                t.ops.truncate(t.ops.len() / 2);
-                *trimmed = true;
-            }
-            SharedView::TraceComparison { gap: Some(g), comparison, trimmed, .. } => {
-                let longest = comparison.categories.iter().flat_map(|r| r.sides.values()).map(|s| s.kernels.len()).max();
-                if g.rows.len() > MIN_GAP_ROWS {
-                    g.rows.truncate((g.rows.len() / 2).max(MIN_GAP_ROWS));
-                } else if let Some(n) = longest.filter(|n| *n > 2) {
-                    for side in comparison.categories.iter_mut().flat_map(|r| r.sides.values_mut()) {
-                        side.kernels.truncate(n.div_ceil(2).max(2));
-                    }
-                } else if !g.rows.is_empty() {
-                    g.rows.truncate(g.rows.len() / 2);
-                } else {
-                    break;
-                }
-                *trimmed = true;
-            }
-            _ => break,
-        }
-    }
-    state
 }
