@@ -104,7 +104,7 @@ pub const TYPICAL_LINK_BYTES: usize = 8 * 1024;
 const MIN_GAP_ROWS: usize = 4;
 
 /// The state cut to keep its link under [`TYPICAL_LINK_BYTES`]: a summary halves its op rows;
-/// a comparison halves its gap rows down to [`MIN_GAP_ROWS`], then the kernels each category
+/// a comparison halves its gap rows down to `MIN_GAP_ROWS` (4), then the kernels each category
 /// lists per side (down to 2: the headline and the largest differences matter more than a
 /// category's eighth kernel), then the rest of the gap rows. The timeline, coverage and headline
 /// always stay; a view that loses anything says it was trimmed.
