@@ -148,7 +148,9 @@ mod traces {
     /// A trace held on the page (natively, as tests can; the page's own build has the analysis
     /// worker read every trace).
     fn loaded(id: u32, name: &str, bytes: &[u8]) -> LoadedTrace {
-        let Ok(Imported::Trace { trace, summary, time }) = open_whole(name, bytes) else { panic!("{name} is not a trace") };
+        let Ok(Imported::Trace { trace, summary, time }) = open_whole(name, bytes) else {
+            panic!("{name} is not a trace")
+        };
         LoadedTrace {
             id,
             file_name: name.into(),

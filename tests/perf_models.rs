@@ -9,10 +9,10 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use common::tracelens::{csv, python_list_to_json, python_tuple_to_json};
 use fusionscope::trace::perf::{
     cost_from_trace, modelled_ops, op_cost, DType, Family, Input, NoModel, OpArgs, OpCost, RawArgs, Shape, Tensor,
 };
-use common::tracelens::{csv, python_list_to_json, python_tuple_to_json};
 use proptest::prelude::*;
 
 // ---- TraceLens's report ------------------------------------------------------------------------

@@ -77,7 +77,10 @@ fn the_chip_is_detected_given_by_name_or_file_or_said_to_be_unknown() {
     assert_eq!(v["chip"]["hbm_tb_per_s"], 5.3);
     assert_eq!(v["chip"]["detected_from"], format!("chip file {arch}"));
     let v = json(&["trace", &qwen_amd, "--chip", "H100", "--json"]);
-    assert_eq!((v["chip"]["name"].as_str(), v["chip"]["detected_from"].as_str()), (Some("H100 SXM"), Some("--chip H100")));
+    assert_eq!(
+        (v["chip"]["name"].as_str(), v["chip"]["detected_from"].as_str()),
+        (Some("H100 SXM"), Some("--chip H100"))
+    );
     // ROCm 6.2 names an MI250 "AMD Radeon Graphics": no chip, said once, and the figures that
     // need none are still there.
     let mi250 = data("traces/amd/hta_mi250_minitoy_train_rocm6.2.json.gz");
@@ -111,9 +114,11 @@ fn the_qwen_pairs_gemm_and_sdpa_rows_match_tracelens_flops_bytes_and_kernel_time
         for sheet in ["GEMM", "SDPA_fwd"] {
             for r in csv(&format!("reference/tracelens/{folder}/{sheet}.csv")) {
                 let dims: serde_json::Value = serde_json::from_str(&r["Input Dims_first"]).unwrap();
-                let types: serde_json::Value = serde_json::from_str(&python_list_to_json(&r["Input type_first"])).unwrap();
+                let types: serde_json::Value =
+                    serde_json::from_str(&python_list_to_json(&r["Input type_first"])).unwrap();
                 let what = format!("{file} {} {dims}", r["name"]);
-                let exact = ours.iter().find(|o| o["op"] == r["name"] && o["input_dims"] == dims && o["input_types"] == types);
+                let exact =
+                    ours.iter().find(|o| o["op"] == r["name"] && o["input_dims"] == dims && o["input_types"] == types);
                 // TraceLens counts the SDPA op with its subtree. We attribute each kernel to the
                 // op that launched it: the attention to the child `_flash_attention_forward`
                 // (same tensors, recorded as [B, N, H, d]), which holds the FLOPs; on ROCm that
@@ -123,7 +128,9 @@ fn the_qwen_pairs_gemm_and_sdpa_rows_match_tracelens_flops_bytes_and_kernel_time
                     let child = ours.iter().find(|o| o["op"] == "aten::_flash_attention_forward");
                     let calls = child.map(|c| c["calls"].clone());
                     let fill = ours.iter().find(|o| {
-                        o["op"] == "aten::fill_" && o["input_dims"] == serde_json::json!([[1], []]) && Some(o["calls"].clone()) == calls
+                        o["op"] == "aten::fill_"
+                            && o["input_dims"] == serde_json::json!([[1], []])
+                            && Some(o["calls"].clone()) == calls
                     });
                     (child, fill.map_or(0.0, |o| o["kernel_time_us"].as_f64().unwrap()))
                 } else {

@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use fusionscope::fusion::analyze;
 use fusionscope::fusion::random::random_graph;
-use fusionscope::trace::synthetic::{write_trace, Flavor, Length};
 use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace};
+use fusionscope::trace::synthetic::{write_trace, Flavor, Length};
 use fusionscope::trace::time_report::{recorded_cost, time_report};
 use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
 

@@ -76,7 +76,6 @@ fn load_model(arg: &str) -> Result<ModelConfig, Box<dyn std::error::Error>> {
     }
 }
 
-
 /// The `--json` object: the model report, then the simulator side-by-side when asked for.
 #[derive(Serialize)]
 struct JsonOut<'a> {

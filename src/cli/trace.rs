@@ -8,7 +8,9 @@ use fusionscope::hardware::DetectedChip;
 use fusionscope::table::Table;
 use fusionscope::trace::compare::{swapped, Comparison, OpSide};
 use fusionscope::trace::gap::gap;
-use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, TraceSummary};
+use fusionscope::trace::summary::{
+    summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, TraceSummary,
+};
 use fusionscope::trace::time_report::{recorded_cost, time_report, CompareJson, TraceJson};
 use fusionscope::trace::time_view::{gap_text, time_text};
 use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
@@ -75,10 +77,7 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     });
     // The comparison puts AMD first: follow its order.
     let [first, second] = if swapped(sides[0].0, sides[1].0) { [1, 0] } else { [0, 1] };
-    let g = gap(
-        (&c.platforms[0].key, &sides[first].1.op_table()),
-        (&c.platforms[1].key, &sides[second].1.op_table()),
-    );
+    let g = gap((&c.platforms[0].key, &sides[first].1.op_table()), (&c.platforms[1].key, &sides[second].1.op_table()));
     if args.output.json {
         print_json(&CompareJson { comparison: &c, gap: &g })
     } else {
@@ -95,7 +94,6 @@ fn given_chip(arg: Option<&str>) -> Result<Option<DetectedChip>, Box<dyn std::er
     })
     .transpose()
 }
-
 
 /// Streams the file through the reader in 1 MiB slices (no whole-file copy in memory).
 fn load(path: &Path) -> Result<Trace, Box<dyn std::error::Error>> {

@@ -220,7 +220,12 @@ mod tests {
 
     #[test]
     fn two_roofs_and_points_of_both_series_are_drawn() {
-        let roof = |label: &str, peak: f64, bw: f64, color| Roof { label: label.into(), peak_flops: peak, hbm_bandwidth: bw, color };
+        let roof = |label: &str, peak: f64, bw: f64, color| Roof {
+            label: label.into(),
+            peak_flops: peak,
+            hbm_bandwidth: bw,
+            color,
+        };
         let point = |x: f64, y: f64, color, name: &str| PlotPoint {
             intensity: x,
             flops: y,

@@ -282,7 +282,12 @@ fn peaks_tflops(table: &Value, field: &'static str) -> Result<Peaks, ChipError> 
         let Some(key) = PeakKey::parse(key) else { continue };
         match v.as_f64() {
             Some(t) if t.is_finite() && t > 0.0 => entries.push((key, t)),
-            _ => return Err(ChipError::BadNumber { field: peak_field(key), value: v.to_string().chars().take(40).collect() }),
+            _ => {
+                return Err(ChipError::BadNumber {
+                    field: peak_field(key),
+                    value: v.to_string().chars().take(40).collect(),
+                })
+            }
         }
     }
     Ok(Peaks::from_tflops(&entries))
@@ -339,7 +344,14 @@ const GPUS: [GpuPreset; 9] = [
         name: "A100 SXM 80GB",
         tflops: 312.0,
         tb_per_s: 2.039,
-        peaks: &[(m(Bf16), 312.0), (m(Fp16), 312.0), (m(Tf32), 156.0), (m(Fp64), 19.5), (v(Fp32), 19.5), (v(Fp64), 9.7)],
+        peaks: &[
+            (m(Bf16), 312.0),
+            (m(Fp16), 312.0),
+            (m(Tf32), 156.0),
+            (m(Fp64), 19.5),
+            (v(Fp32), 19.5),
+            (v(Fp64), 9.7),
+        ],
         source: "NVIDIA A100 Tensor Core GPU datasheet (80GB SXM): BF16/FP16 312, TF32 156, FP64 tensor 19.5, \
                  FP32 19.5, FP64 9.7 TFLOPS dense; 2,039 GB/s",
     },
@@ -416,7 +428,14 @@ const GPUS: [GpuPreset; 9] = [
         name: "B200",
         tflops: 2250.0,
         tb_per_s: 8.0,
-        peaks: &[(m(Fp8), 4500.0), (m(Bf16), 2250.0), (m(Fp16), 2250.0), (m(Tf32), 1100.0), (m(Fp64), 37.0), (v(Fp64), 37.0)],
+        peaks: &[
+            (m(Fp8), 4500.0),
+            (m(Bf16), 2250.0),
+            (m(Fp16), 2250.0),
+            (m(Tf32), 1100.0),
+            (m(Fp64), 37.0),
+            (v(Fp64), 37.0),
+        ],
         source: "NVIDIA HGX B200 datasheet, per GPU: FP8 9 / BF16 4.5 / TF32 2.2 PFLOPS sparse (half dense), \
                  FP64 37 TFLOPS; 8 TB/s",
     },
@@ -425,7 +444,14 @@ const GPUS: [GpuPreset; 9] = [
         name: "MI250X",
         tflops: 383.0,
         tb_per_s: 3.2768,
-        peaks: &[(m(Bf16), 383.0), (m(Fp16), 383.0), (m(Fp32), 95.7), (m(Fp64), 95.7), (v(Fp32), 47.9), (v(Fp64), 47.9)],
+        peaks: &[
+            (m(Bf16), 383.0),
+            (m(Fp16), 383.0),
+            (m(Fp32), 95.7),
+            (m(Fp64), 95.7),
+            (v(Fp32), 47.9),
+            (v(Fp64), 47.9),
+        ],
         source: "AMD Instinct MI250X datasheet: FP16/BF16 383, FP32/FP64 matrix 95.7, FP32/FP64 vector 47.9 TFLOPS; \
                  3.2 TB/s (3,276.8 GB/s)",
     },

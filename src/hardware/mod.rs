@@ -14,9 +14,9 @@ pub mod roofline;
 pub mod time_view;
 
 pub use calibrated::{apply_calibration, CalibratedGroup, CalibrationSummary};
+pub use chip::{parse_chip, preset, preset_names, Chip, ChipError};
 pub use detect::{detect_chip, DetectedChip};
 pub use peaks::{PeakKey, PeakUsed, Peaks, Precision, Unit};
-pub use chip::{parse_chip, preset, preset_names, Chip, ChipError};
 pub use roofline::{
     estimate, estimate_repeated, roofline_chart, Bound, GroupTime, OpTime, RooflineChart, TimeError, TimeReport,
 };

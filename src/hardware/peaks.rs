@@ -186,10 +186,13 @@ mod tests {
         assert_eq!(PeakKey::new(Unit::Matrix, Precision::Bf16).name(), "matrix_bf16");
         assert_eq!(PeakKey::parse("matrix_int8"), None);
         assert_eq!(PeakKey::parse("bf16"), None);
-        let json = serde_json::to_string(&Peaks::from_tflops(&[(PeakKey::new(Unit::Vector, Precision::Fp32), 67.0)]))
-            .unwrap();
+        let json =
+            serde_json::to_string(&Peaks::from_tflops(&[(PeakKey::new(Unit::Vector, Precision::Fp32), 67.0)])).unwrap();
         assert_eq!(json, r#"{"vector_fp32":67000000000000.0}"#);
-        assert!(serde_json::from_str::<Peaks>(r#"{"matrix_int4": 1}"#).unwrap_err().to_string().contains("unknown peak"));
+        assert!(serde_json::from_str::<Peaks>(r#"{"matrix_int4": 1}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown peak"));
     }
 
     #[test]

@@ -145,9 +145,9 @@ impl RooflineChart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fusion::{analyze, parse_graph};
     use crate::draw::chart::escape_xml;
     use crate::draw::roofline::{MAX_ROOFLINE_POINTS, PLOT};
+    use crate::fusion::{analyze, parse_graph};
     use crate::hardware::{estimate, roofline_chart};
     use crate::limits::ROOFLINE_DECADES;
 

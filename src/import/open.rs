@@ -184,9 +184,10 @@ impl FileOpener {
             // A file shorter than the detection prefix: nothing but its head to go on.
             Stage::Detecting(bytes) => parse(&self.file_name, detect(&bytes), &bytes),
             // Never made without the readers; the guard lets the compiler drop the arm.
-            Stage::Trace { gzipped, .. } if !READS_LARGE_KINDS => {
-                Err(OpenError { detected: Detected { kind: FileKind::KinetoTrace, gzipped }, error: ReadError::NeedsWorker })
-            }
+            Stage::Trace { gzipped, .. } if !READS_LARGE_KINDS => Err(OpenError {
+                detected: Detected { kind: FileKind::KinetoTrace, gzipped },
+                error: ReadError::NeedsWorker,
+            }),
             Stage::Trace { gzipped, reader } => {
                 let trace = reader.finish().map_err(|e| trace_error(gzipped, e))?;
                 let (summary, time) = trace_results(&trace, &self.file_name);

@@ -144,7 +144,8 @@ mod tests {
     #[test]
     fn a_summary_crosses_as_json_and_decodes_to_the_same_value() {
         let Imported::Trace { summary, time, .. } = open_whole("q.json.gz", QWEN).unwrap() else { panic!() };
-        let reply = Reply::Trace { job: 7, summary: Json::encode(&summary).unwrap(), time: Json::encode(&time).unwrap() };
+        let reply =
+            Reply::Trace { job: 7, summary: Json::encode(&summary).unwrap(), time: Json::encode(&time).unwrap() };
         // Through a self-describing format, as serde-wasm-bindgen does with JavaScript values.
         let back: Reply = serde_json::from_value(serde_json::to_value(&reply).unwrap()).unwrap();
         assert_eq!(back, reply);

@@ -8,15 +8,16 @@
 
 use super::state::{state_json, ShareError, SharedState, SharedView};
 use super::trim::{
-    SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS, SHARED_UNATTRIBUTED_NAMES,
+    SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS,
+    SHARED_UNATTRIBUTED_NAMES,
 };
-use crate::trace::gap::Gap;
-use crate::trace::time_report::TraceTime;
 use crate::limits::{
     SHARED_GRAPH_OPS, SHARED_MODEL_CONFIG_BYTES, SHARED_NAME_CHARS, SHARED_NOTES, SHARED_OPTRACE_BYTES,
     SHARED_SIM_TABLE_BYTES, SHARE_STATE_BYTES,
 };
+use crate::trace::gap::Gap;
 use crate::trace::summary::{PlatformEntry, SideStats};
+use crate::trace::time_report::TraceTime;
 use crate::units::ellipsize;
 use crate::workload::ModelChoice;
 
@@ -110,7 +111,11 @@ fn gap_limits(g: &Gap) -> Result<(), ShareError> {
     }
     at_most(|| "unattributed sides".into(), g.unattributed_us.len(), 2, "sides")?;
     at_most(|| "headline sides".into(), g.headline.gpu_time_us.len(), 2, "sides")?;
-    g.unattributed_us.keys().chain(g.headline.gpu_time_us.keys()).chain(&g.headline.faster).try_for_each(|k| name("side", k))
+    g.unattributed_us
+        .keys()
+        .chain(g.headline.gpu_time_us.keys())
+        .chain(&g.headline.faster)
+        .try_for_each(|k| name("side", k))
 }
 
 /// Every per-view limit of a link's state; the error names what is over and by how much.

@@ -28,8 +28,8 @@ mod trim;
 pub use caps::{check_limits, check_shareable};
 pub use state::{ShareError, SharedState, SharedView, FORMAT_VERSION, FRAGMENT_KEY};
 pub use trim::{
-    trim_comparison, trim_gap, trim_summary, trim_time, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW,
-    SHARED_GAP_ROWS, SHARED_OP_ROWS, SHARED_STEPS,
+    trim_comparison, trim_gap, trim_summary, trim_time, SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY,
+    SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS,
 };
 
 use std::io::{Read, Write};
@@ -116,7 +116,8 @@ pub fn fit_time_rows(mut state: SharedState) -> SharedState {
                 *trimmed = true;
             }
             SharedView::TraceComparison { gap: Some(g), comparison, trimmed, .. } => {
-                let longest = comparison.categories.iter().flat_map(|r| r.sides.values()).map(|s| s.kernels.len()).max();
+                let longest =
+                    comparison.categories.iter().flat_map(|r| r.sides.values()).map(|s| s.kernels.len()).max();
                 if g.rows.len() > MIN_GAP_ROWS {
                     g.rows.truncate((g.rows.len() / 2).max(MIN_GAP_ROWS));
                 } else if let Some(n) = longest.filter(|n| *n > 2) {
@@ -174,8 +175,12 @@ mod tests {
                 assert!(side.stats.kernels.len() <= SHARED_KERNELS_PER_ROW);
             }
         }
-        let view =
-            SharedView::TraceComparison { files: ("n.json.gz".into(), "a.json.gz".into()), comparison: small, trimmed, gap: None };
+        let view = SharedView::TraceComparison {
+            files: ("n.json.gz".into(), "a.json.gz".into()),
+            comparison: small,
+            trimmed,
+            gap: None,
+        };
         let link = encode(&view.clone().into());
         assert!(link.len() < 8 * 1024, "{} bytes", link.len());
         assert_eq!(decode(&link).unwrap().view, view);
@@ -420,7 +425,8 @@ mod tests {
         let mut summary = crate::trace::summarize(&t, Some("h100"), &crate::trace::classify);
         let gemm = &mut summary.categories[0].trace.kernels;
         *gemm = vec![gemm[0].clone(); SHARED_KERNELS_PER_CATEGORY + 1];
-        let link = encode(&SharedView::TraceSummary { file_name: "h100".into(), summary, trimmed: false, time: None }.into());
+        let link =
+            encode(&SharedView::TraceSummary { file_name: "h100".into(), summary, trimmed: false, time: None }.into());
         let e = decode(&link).unwrap_err().to_string();
         assert_eq!(e, "the link's kernel list of category gemm has 9 kernels; a link holds at most 8");
     }
@@ -524,7 +530,8 @@ mod tests {
                 longest_kernel =
                     r.trace.kernels.iter().map(|k| k.name.chars().count()).fold(longest_kernel, usize::max);
             }
-            let view = fit_time_rows(SharedView::TraceSummary { file_name: name.into(), summary, trimmed, time }.into()).view;
+            let view =
+                fit_time_rows(SharedView::TraceSummary { file_name: name.into(), summary, trimmed, time }.into()).view;
             measure(name, &view);
             let link = encode(&view.clone().into());
             sizes.push((link.len(), name.to_string()));
@@ -544,7 +551,8 @@ mod tests {
                 let (k0, k1) = (c.platforms[0].key.as_str(), c.platforms[1].key.as_str());
                 let swap = crate::trace::compare::swapped(c_vendor(&traces[i]), c_vendor(&traces[j]));
                 let (first, second) = if swap { (&tj, &ti) } else { (&ti, &tj) };
-                let (gap, gap_cut) = trim_gap(&crate::trace::gap::gap((k0, &first.op_table()), (k1, &second.op_table())));
+                let (gap, gap_cut) =
+                    trim_gap(&crate::trace::gap::gap((k0, &first.op_table()), (k1, &second.op_table())));
                 let view = fit_time_rows(
                     SharedView::TraceComparison {
                         files: (a.into(), b.into()),

@@ -177,7 +177,10 @@ mod tests {
     #[test]
     fn rows_join_by_op_and_dims_rank_by_difference_and_explain_the_total() {
         let d = serde_json::json!([[8, 8], [8, 8]]);
-        let a = table(vec![row("aten::mm", d.clone(), 2, 100.0, Some(1_000_000)), row("aten::add", d.clone(), 1, 5.0, None)], 10.0);
+        let a = table(
+            vec![row("aten::mm", d.clone(), 2, 100.0, Some(1_000_000)), row("aten::add", d.clone(), 1, 5.0, None)],
+            10.0,
+        );
         let b = table(
             vec![row("aten::mm", d.clone(), 2, 60.0, Some(1_000_000)), row("aten::mul", d.clone(), 1, 20.0, None)],
             0.0,

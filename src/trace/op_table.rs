@@ -320,7 +320,14 @@ fn json(text: Option<&str>) -> Value {
 }
 
 /// One row's figures from its calls, time and cost.
-fn row(op: &str, shapes: ShapeText<'_>, calls: u64, time_us: f64, cost: Result<Cost, String>, chip: Option<&Chip>) -> OpRow {
+fn row(
+    op: &str,
+    shapes: ShapeText<'_>,
+    calls: u64,
+    time_us: f64,
+    cost: Result<Cost, String>,
+    chip: Option<&Chip>,
+) -> OpRow {
     let mut r = OpRow {
         op: op.to_string(),
         input_dims: json(shapes.dims),

@@ -24,7 +24,9 @@ use std::io::Write;
 use thiserror::Error;
 
 use super::intern::{NameId, NameTable};
-use super::model::{Annotation, CpuOp, DeviceProperties, Kernel, Launch, RecordedShapes, Trace, Transfer, TransferKind};
+use super::model::{
+    Annotation, CpuOp, DeviceProperties, Kernel, Launch, RecordedShapes, Trace, Transfer, TransferKind,
+};
 use super::raw::{RawDevice, RawEvent};
 use super::scan::{Item, Part, ScanError, Scanner};
 use crate::limits::TRACE_NAME_BYTES;

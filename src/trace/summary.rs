@@ -210,11 +210,8 @@ pub fn summarize(trace: &Trace, file: Option<&str>, classifier: Classifier<'_>) 
 /// Summarises a trace already classified (which the time report needs too).
 pub fn summarize_classified(side: &ClassifiedTrace<'_>, file: Option<&str>) -> TraceSummary {
     let trace = side.trace;
-    let mut categories: Vec<SummaryRow> = side
-        .by_category()
-        .into_iter()
-        .map(|(category, acc)| SummaryRow { category, trace: acc.stats(side) })
-        .collect();
+    let mut categories: Vec<SummaryRow> =
+        side.by_category().into_iter().map(|(category, acc)| SummaryRow { category, trace: acc.stats(side) }).collect();
     categories.sort_by(|a, b| b.trace.time_us.total_cmp(&a.trace.time_us).then(a.category.cmp(&b.category)));
     let mut fused = SideAcc::default();
     for k in &trace.kernels {

@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::op_table::{op_table, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
+use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 use super::summary::ClassifiedTrace;
 use super::timeline::{timelines, Timeline};
-use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".

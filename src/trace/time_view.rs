@@ -126,10 +126,15 @@ pub fn gap_table(g: &Gap, keys: [&str; 2]) -> DataTable {
     }
     cols.push((format!("difference ({} − {})", keys[0], keys[1]), true));
     for k in keys {
-        cols.extend([(format!("{k} calls"), true), (format!("{k} TFLOP/s"), true), (format!("{k} % of roofline"), true)]);
+        cols.extend([
+            (format!("{k} calls"), true),
+            (format!("{k} TFLOP/s"), true),
+            (format!("{k} % of roofline"), true),
+        ]);
     }
     let headers: Vec<(&str, bool)> = cols.iter().map(|(h, n)| (h.as_str(), *n)).collect();
-    let mut t = DataTable::new("gap", format!("Where the time goes ({} rows)", group_digits(g.rows.len() as u64)), &headers);
+    let mut t =
+        DataTable::new("gap", format!("Where the time goes ({} rows)", group_digits(g.rows.len() as u64)), &headers);
     for r in &g.rows {
         let side = |k: &str| r.sides.get(k).and_then(|s| s.as_ref());
         let mut row = vec![Cell::text(&r.op), Cell::long_text(&dims_text(&r.input_dims), DIMS_WIDTH)];
@@ -242,7 +247,8 @@ pub fn timeline_chart(r: &TraceTime) -> String {
     const TOP: f64 = 50.0;
     let rows: Vec<&super::timeline::Timeline> = r.timeline.iter().chain(&r.steps).chain(&r.other_devices).collect();
     let height = TOP + ROW * rows.len() as f64 + 10.0;
-    let mut s = svg_start(760, height as u32, "GPU time by window: computation, exposed communication and memcpy, idle");
+    let mut s =
+        svg_start(760, height as u32, "GPU time by window: computation, exposed communication and memcpy, idle");
     for (i, (name, color)) in TIMELINE_PARTS.iter().enumerate() {
         let x = 10.0 + 180.0 * i as f64;
         s.push_str(&format!(
@@ -252,7 +258,11 @@ pub fn timeline_chart(r: &TraceTime) -> String {
     }
     for (i, w) in rows.iter().enumerate() {
         let y = TOP + ROW * i as f64;
-        let label = if i > r.steps.len() && r.timeline.is_some() { format!("{} ({})", w.window, w.device) } else { w.window.clone() };
+        let label = if i > r.steps.len() && r.timeline.is_some() {
+            format!("{} ({})", w.window, w.device)
+        } else {
+            w.window.clone()
+        };
         s.push_str(&format!(
             "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"currentColor\">{}</text>",
             LABEL_W - 6.0,

@@ -168,7 +168,8 @@ pub struct DeviceTimeline {
 /// The timeline of every device that ran GPU work, the busiest (most busy time) first.
 pub fn timelines(side: &ClassifiedTrace<'_>) -> Vec<DeviceTimeline> {
     let trace = side.trace;
-    let mut devices: Vec<i64> = trace.kernels.iter().map(|k| k.device).chain(trace.transfers.iter().map(|t| t.device)).collect();
+    let mut devices: Vec<i64> =
+        trace.kernels.iter().map(|k| k.device).chain(trace.transfers.iter().map(|t| t.device)).collect();
     devices.sort_unstable();
     devices.dedup();
     let names = super::platform::device_names(trace, side.platform.vendor, &devices);

@@ -48,4 +48,3 @@ pub fn python_tuple_to_json(text: &str) -> String {
     }
     s
 }
-

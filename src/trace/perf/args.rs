@@ -131,6 +131,13 @@ pub struct OpArgs {
 }
 
 impl OpArgs {
+    /// The arguments of three JSON texts as a trace writes them; for the models' unit tests.
+    #[cfg(test)]
+    pub(crate) fn of_text(dims: &str, types: &str, concrete: Option<&str>) -> OpArgs {
+        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: concrete })
+            .expect("test arguments parse")
+    }
+
     /// Inputs made in code (tests, other front ends); each tensor's index is set to its
     /// position.
     pub fn new(inputs: Vec<Input>, concrete_recorded: bool) -> OpArgs {

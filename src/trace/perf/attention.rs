@@ -185,12 +185,10 @@ fn sizes(layout: Layout, q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Sizes, No
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::perf::args::RawArgs;
     use crate::trace::perf::dtype::DType;
 
     fn args(dims: &str, types: &str, concrete: &str) -> OpArgs {
-        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: Some(concrete) })
-            .unwrap()
+        OpArgs::of_text(dims, types, Some(concrete))
     }
 
     const QWEN: &str = "[[16, 16, 559, 64], [16, 16, 559, 64], [16, 16, 559, 64], [], [], [], []]";
@@ -279,9 +277,7 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(e.to_string(), "variable-length batch: the sequence lengths are not recorded, only their sum");
-        let no_concrete =
-            OpArgs::parse(RawArgs { input_dims: Some(QWEN), input_type: Some(QWEN_TYPES), concrete_inputs: None })
-                .unwrap();
+        let no_concrete = OpArgs::of_text(QWEN, QWEN_TYPES, None);
         assert_eq!(
             sdpa_flash(&no_concrete).unwrap_err().to_string(),
             "Concrete Inputs missing: is_causal (input 4) is needed"

@@ -128,10 +128,9 @@ fn moved(dtype: DType, bytes: Traffic) -> OpCost {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::perf::args::RawArgs;
 
     fn args(dims: &str, types: &str, concrete: Option<&str>) -> OpArgs {
-        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: concrete }).unwrap()
+        OpArgs::of_text(dims, types, concrete)
     }
 
     #[test]

@@ -235,13 +235,10 @@ fn looks_fractional(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::perf::args::RawArgs;
     use crate::trace::perf::shape::Shape;
 
     fn run(name: &str, dims: &str, types: &str, concrete: &str) -> Result<OpCost, NoModel> {
-        let args =
-            OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: Some(concrete) })
-                .unwrap();
+        let args = OpArgs::of_text(dims, types, Some(concrete));
         let (op, inplace) = find(name).unwrap();
         cost(op, inplace, &args)
     }

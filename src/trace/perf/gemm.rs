@@ -199,11 +199,10 @@ fn inner_mismatch(a: &Tensor, b: &Tensor) -> NoModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::perf::args::{Input, RawArgs};
+    use crate::trace::perf::args::Input;
 
     fn args(dims: &str, types: &str, concrete: &str) -> OpArgs {
-        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: Some(concrete) })
-            .unwrap()
+        OpArgs::of_text(dims, types, Some(concrete))
     }
 
     #[test]

@@ -173,10 +173,9 @@ fn finish(x: &Tensor, per_element: u64, params: Traffic, saved: Traffic) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::perf::args::RawArgs;
 
     fn args(dims: &str, types: &str, concrete: Option<&str>) -> OpArgs {
-        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: concrete }).unwrap()
+        OpArgs::of_text(dims, types, concrete)
     }
 
     #[test]

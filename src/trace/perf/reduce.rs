@@ -144,12 +144,9 @@ fn reduced_elements(r: &Reduction, args: &OpArgs) -> Result<u64, NoModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::perf::args::RawArgs;
 
     fn run(name: &str, dims: &str, types: &str, concrete: Option<&str>) -> Result<OpCost, NoModel> {
-        let args =
-            OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: concrete })
-                .unwrap();
+        let args = OpArgs::of_text(dims, types, concrete);
         cost(find(name).unwrap(), &args)
     }
 

@@ -43,11 +43,9 @@ fn cost(args: &OpArgs, out: DType) -> Result<OpCost, NoModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::perf::args::RawArgs;
 
     fn args(dims: &str, types: &str, concrete: &str) -> OpArgs {
-        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: Some(concrete) })
-            .unwrap()
+        OpArgs::of_text(dims, types, Some(concrete))
     }
 
     #[test]

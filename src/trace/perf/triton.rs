@@ -161,13 +161,10 @@ fn template(op: &str, buffers: &[&Tensor], words: &[&str], bytes: u64) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::perf::args::RawArgs;
     use crate::trace::perf::dtype::DType;
 
     fn run(name: &str, dims: &str, types: &str, concrete: Option<&str>) -> Result<OpCost, NoModel> {
-        let args =
-            OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: concrete })
-                .unwrap();
+        let args = OpArgs::of_text(dims, types, concrete);
         cost(name, &args)
     }
 

@@ -104,7 +104,9 @@ fn shared_summary_tables(summary: &crate::trace::TraceSummary, trimmed: bool) ->
 /// The chip line and the preset it is (to select it in the picker).
 fn chip_line(time: &TraceTime) -> (String, Option<String>) {
     match (&time.chip, &time.chip_note) {
-        (Some(c), _) => (format!("Roofline figures against {} (from {}).", c.name, c.detected_from), preset_key(&c.name)),
+        (Some(c), _) => {
+            (format!("Roofline figures against {} (from {}).", c.name, c.detected_from), preset_key(&c.name))
+        }
         (None, note) => (format!("No chip: {}.", note.clone().unwrap_or_default()), None),
     }
 }
@@ -127,7 +129,8 @@ fn drawn(view: &TraceView) -> Drawn {
                 tables.push(Shared::new(op_table_view(t)));
                 time_charts.push(("chart-timeline", AttrValue::from(timeline_chart(t))));
                 if let Some(plot) = op_roofline(&[RooflineSide { label: "ops", time: t, color: "" }]) {
-                    let title = format!("Ops on the roofline of {}", t.chip.as_ref().map(|c| c.name.as_str()).unwrap_or(""));
+                    let title =
+                        format!("Ops on the roofline of {}", t.chip.as_ref().map(|c| c.name.as_str()).unwrap_or(""));
                     time_charts.push(("chart-roofline", AttrValue::from(plot.to_svg(&title))));
                 }
             }
@@ -157,13 +160,19 @@ fn drawn(view: &TraceView) -> Drawn {
                         RooflineSide { label: k1, time: t1, color: crate::draw::roofline::ORANGE },
                     ];
                     if let Some(plot) = op_roofline(&sides) {
-                        time_charts.push(("chart-roofline", AttrValue::from(plot.to_svg("Ops of both traces on their chips' rooflines"))));
+                        time_charts.push((
+                            "chart-roofline",
+                            AttrValue::from(plot.to_svg("Ops of both traces on their chips' rooflines")),
+                        ));
                     }
                 }
             }
             tables.extend(comparison_tables(comparison).into_iter().map(Shared::new));
             Drawn {
-                title: format!("{} compared", comparison.platforms.iter().map(side_label).collect::<Vec<_>>().join(" vs ")),
+                title: format!(
+                    "{} compared",
+                    comparison.platforms.iter().map(side_label).collect::<Vec<_>>().join(" vs ")
+                ),
                 platforms: comparison
                     .platforms
                     .iter()
