@@ -334,6 +334,29 @@ const fn v(precision: Precision) -> PeakKey {
 
 use Precision::{Bf16, Fp16, Fp32, Fp64, Fp8, Tf32};
 
+/// H100 SXM and H200 SXM: the same compute (their datasheets list the same peaks).
+const HOPPER_SXM_PEAKS: &[(PeakKey, f64)] = &[
+    (m(Fp8), 1978.9),
+    (m(Bf16), 989.4),
+    (m(Fp16), 989.4),
+    (m(Tf32), 494.7),
+    (m(Fp64), 67.0),
+    (v(Fp32), 67.0),
+    (v(Fp64), 34.0),
+];
+
+/// MI300X and MI325X: the same compute (their datasheets list the same peaks).
+const MI300_PEAKS: &[(PeakKey, f64)] = &[
+    (m(Fp8), 2614.9),
+    (m(Bf16), 1307.4),
+    (m(Fp16), 1307.4),
+    (m(Tf32), 653.7),
+    (m(Fp32), 163.4),
+    (m(Fp64), 163.4),
+    (v(Fp32), 163.4),
+    (v(Fp64), 81.7),
+];
+
 /// GPU presets, each from its vendor datasheet (the entry's `source` names it). NVIDIA lists
 /// tensor-core peaks with 2:4 sparsity; the dense figure is half of it. AMD lists dense peaks.
 /// Vector bf16/fp16 rates are not on these datasheets; PyTorch's elementwise kernels compute in
@@ -360,15 +383,7 @@ const GPUS: [GpuPreset; 9] = [
         name: "H100 SXM",
         tflops: 989.4,
         tb_per_s: 3.35,
-        peaks: &[
-            (m(Fp8), 1978.9),
-            (m(Bf16), 989.4),
-            (m(Fp16), 989.4),
-            (m(Tf32), 494.7),
-            (m(Fp64), 67.0),
-            (v(Fp32), 67.0),
-            (v(Fp64), 34.0),
-        ],
+        peaks: HOPPER_SXM_PEAKS,
         source: "NVIDIA H100 Tensor Core GPU datasheet (SXM): FP8 3,958 / BF16 1,979 / TF32 989 TFLOPS sparse \
                  (half dense), FP64 tensor 67, FP32 67, FP64 34 TFLOPS; 3.35 TB/s",
     },
@@ -411,15 +426,7 @@ const GPUS: [GpuPreset; 9] = [
         name: "H200 SXM",
         tflops: 989.4,
         tb_per_s: 4.8,
-        peaks: &[
-            (m(Fp8), 1978.9),
-            (m(Bf16), 989.4),
-            (m(Fp16), 989.4),
-            (m(Tf32), 494.7),
-            (m(Fp64), 67.0),
-            (v(Fp32), 67.0),
-            (v(Fp64), 34.0),
-        ],
+        peaks: HOPPER_SXM_PEAKS,
         source: "NVIDIA H200 Tensor Core GPU datasheet (SXM): FP8 3,958 / BF16 1,979 / TF32 989 TFLOPS sparse \
                  (half dense), FP64 tensor 67, FP32 67, FP64 34 TFLOPS; 4.8 TB/s",
     },
@@ -460,16 +467,7 @@ const GPUS: [GpuPreset; 9] = [
         name: "MI300X",
         tflops: 1307.4,
         tb_per_s: 5.3,
-        peaks: &[
-            (m(Fp8), 2614.9),
-            (m(Bf16), 1307.4),
-            (m(Fp16), 1307.4),
-            (m(Tf32), 653.7),
-            (m(Fp32), 163.4),
-            (m(Fp64), 163.4),
-            (v(Fp32), 163.4),
-            (v(Fp64), 81.7),
-        ],
+        peaks: MI300_PEAKS,
         source: "AMD Instinct MI300X datasheet: FP8 2,614.9, BF16/FP16 1,307.4, TF32 653.7, FP32/FP64 matrix \
                  163.4, FP32 vector 163.4, FP64 vector 81.7 TFLOPS; 5.3 TB/s",
     },
@@ -478,16 +476,7 @@ const GPUS: [GpuPreset; 9] = [
         name: "MI325X",
         tflops: 1307.4,
         tb_per_s: 6.0,
-        peaks: &[
-            (m(Fp8), 2614.9),
-            (m(Bf16), 1307.4),
-            (m(Fp16), 1307.4),
-            (m(Tf32), 653.7),
-            (m(Fp32), 163.4),
-            (m(Fp64), 163.4),
-            (v(Fp32), 163.4),
-            (v(Fp64), 81.7),
-        ],
+        peaks: MI300_PEAKS,
         source: "AMD Instinct MI325X datasheet: FP8 2,614.9, BF16/FP16 1,307.4, TF32 653.7, FP32/FP64 matrix \
                  163.4, FP32 vector 163.4, FP64 vector 81.7 TFLOPS; 6 TB/s",
     },
