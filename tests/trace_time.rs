@@ -157,3 +157,27 @@ fn the_qwen_pairs_gemm_and_sdpa_rows_match_tracelens_flops_bytes_and_kernel_time
         assert!(checked >= 6, "{file}: {checked} rows");
     }
 }
+
+#[test]
+fn a_trace_without_record_shapes_says_so_once_and_keeps_its_timeline_and_op_times() {
+    use fusionscope::trace::time_report::{recorded_cost, time_report};
+    use fusionscope::trace::time_view::{coverage_line, time_text};
+    let text = String::from_utf8(gunzip(&trace_bytes("nvidia/hf_bert-small_eager_h100.json.gz"))).unwrap();
+    // The same trace as if recorded without `record_shapes=True`.
+    let stripped = text.replace("\"Input Dims\"", "\"Input Dimz\"").replace("\"Input type\"", "\"Input typz\"");
+    let (with, without) = (read_trace(text.as_bytes()).unwrap(), read_trace(stripped.as_bytes()).unwrap());
+    let report = |t| time_report(&ClassifiedTrace::new(t, &classify), None, &recorded_cost);
+    let (a, b) = (report(&with), report(&without));
+    assert!(a.shapes_recorded && !b.shapes_recorded);
+    assert_eq!(a.timeline, b.timeline);
+    assert_eq!(a.op_coverage.gpu_time_us, b.op_coverage.gpu_time_us);
+    assert_eq!(b.op_coverage.modelled_us, 0.0);
+    for r in &b.ops {
+        assert!(r.input_dims.is_null() && r.flops_per_call.is_none(), "{}", r.op);
+        let why = r.no_model.as_deref().unwrap();
+        assert!(why.starts_with("Input Dims not recorded") || why.starts_with("no model for"), "{}: {why}", r.op);
+    }
+    let line = coverage_line(&b);
+    assert!(line.ends_with("The trace was recorded without record_shapes: ops have times but no FLOPs or bytes."));
+    assert_eq!(time_text(&b).matches("record_shapes").count(), 1, "said once");
+}

@@ -133,7 +133,7 @@ impl TraceTime {
 pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
     let raw = RawArgs { input_dims: shapes.dims, input_type: shapes.types, concrete_inputs: shapes.concrete };
     if shapes.dims.is_none() && has_model(op) {
-        return Err("Input Dims not recorded (the trace was taken without record_shapes)".into());
+        return Err("Input Dims not recorded".into());
     }
     let c = cost_from_trace(op, raw).map_err(|e| e.to_string())?;
     Ok(Cost {

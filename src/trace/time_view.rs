@@ -191,24 +191,51 @@ pub fn time_text(r: &TraceTime) -> String {
     }
     let t = timeline_table(r);
     out += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
-    if !r.shapes_recorded {
-        out += "\nThe trace was recorded without record_shapes: ops have times but no FLOPs or bytes.\n";
-    }
     let mut ops = op_table_view(r);
     let total = ops.rows.len();
     ops.rows.truncate(TEXT_ROWS);
     let shown = if total > TEXT_ROWS { format!("top {TEXT_ROWS} of {total}") } else { format!("all {total}") };
     out += &format!("\nOps by GPU time ({shown}; --json lists every one)\n{}", ops.shown_table().to_text());
+    out += &coverage_line(r);
+    out.push('\n');
+    out
+}
+
+/// "Models cover 65.47 % of GPU time (29.88 ms); …": how much of the time the op table
+/// explains, and (once) that the trace has no shapes when it was recorded without them.
+pub fn coverage_line(r: &TraceTime) -> String {
     let c = &r.op_coverage;
-    out += &format!(
-        "Models cover {} of GPU time ({}); ops without a model {}; unattributed (no CPU op) {} in {} events\n",
+    let shapes = if r.shapes_recorded {
+        ""
+    } else {
+        " The trace was recorded without record_shapes: ops have times but no FLOPs or bytes."
+    };
+    format!(
+        "Models cover {} of GPU time ({}); ops without a model {}; unattributed (no CPU op) {} in {} events.{shapes}",
         format_pct(c.modelled_pct),
         format_duration_us(c.modelled_us),
         format_duration_us(c.unmodelled_us),
         format_duration_us(c.unattributed_us),
         group_digits(r.unattributed.events),
+    )
+}
+
+/// The longest GPU work no CPU op launched (graph replays, work before the profiled window).
+pub fn unattributed_table(r: &TraceTime) -> DataTable {
+    let mut t = DataTable::new(
+        "unattributed",
+        format!(
+            "Unattributed GPU work: {} events, {} (the longest {} names)",
+            group_digits(r.unattributed.events),
+            format_duration_us(r.unattributed.time_us),
+            r.unattributed.kernels.len()
+        ),
+        &[("kernel", false), ("count", true), ("total", true)],
     );
-    out
+    for k in &r.unattributed.kernels {
+        t.rows.push(vec![super::view::kernel_cell(&k.name), Cell::count(k.count), Cell::micros(k.time_us)]);
+    }
+    t
 }
 
 /// The gap as the command line prints it first in `compare`.

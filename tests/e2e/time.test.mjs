@@ -30,6 +30,8 @@ test('one trace: the timeline, the op table and the roofline chart equal the CLI
   await page.getByTestId('results-title').getByText('Trace hf_qwen1.5-0.5b_eager_h100.json.gz').waitFor();
   const s = cli(['trace', REL_NV, '--json']);
   assert.ok((await page.getByTestId('trace-chip-line').textContent()).includes(`against ${s.chip.name} (from ${s.chip.detected_from})`));
+  const coverage = await page.getByTestId('op-coverage').textContent();
+  assert.ok(coverage.startsWith(`Models cover ${s.op_coverage.modelled_pct.toFixed(2)} % of GPU time (${duration(s.op_coverage.modelled_us)})`), coverage);
   // One timeline row per window, whole trace first.
   const timeline = await allTableRows(page, 'table-timeline');
   const windows = [s.timeline, ...s.steps];

@@ -10,7 +10,8 @@ use crate::page::TraceView;
 use crate::table::DataTable;
 use crate::trace::time_report::{CompareJson, TraceJson, TraceTime};
 use crate::trace::time_view::{
-    gap_headline, gap_table, op_roofline, op_table_view, timeline_chart, timeline_table, RooflineSide,
+    coverage_line, gap_headline, gap_table, op_roofline, op_table_view, timeline_chart, timeline_table,
+    unattributed_table, RooflineSide,
 };
 use crate::trace::view::{
     category_chart, comparison_chart, comparison_markdown, comparison_tables, platform_line, side_label,
@@ -44,6 +45,8 @@ struct Drawn {
     time_charts: Vec<(&'static str, AttrValue)>,
     /// The chip line ("H100 SXM, from device name …" or why there is none), and its preset.
     chip: Option<(String, Option<String>)>,
+    /// How much of the GPU time the op models explain, for one trace.
+    coverage: Option<String>,
     /// The gap's headline, for a comparison.
     headline: Option<String>,
     tables: Vec<Shared<DataTable>>,
@@ -127,6 +130,9 @@ fn drawn(view: &TraceView) -> Drawn {
             if let Some(t) = time {
                 tables.push(Shared::new(timeline_table(t)));
                 tables.push(Shared::new(op_table_view(t)));
+                if !t.unattributed.kernels.is_empty() {
+                    tables.push(Shared::new(unattributed_table(t)));
+                }
                 time_charts.push(("chart-timeline", AttrValue::from(timeline_chart(t))));
                 if let Some(plot) = op_roofline(&[RooflineSide { label: "ops", time: t, color: "" }]) {
                     let title =
@@ -142,6 +148,7 @@ fn drawn(view: &TraceView) -> Drawn {
                 chart: category_chart(summary).into(),
                 time_charts,
                 chip: time.as_ref().map(|t| chip_line(t)),
+                coverage: time.as_ref().map(|t| coverage_line(t)),
                 headline: None,
                 tables,
                 base_name: stem(file_name),
@@ -181,6 +188,7 @@ fn drawn(view: &TraceView) -> Drawn {
                 chart: comparison_chart(comparison).into(),
                 time_charts,
                 chip: None,
+                coverage: None,
                 headline: gap.as_ref().map(|g| gap_headline(&g.gap)),
                 tables,
                 base_name: format!("{}-vs-{}", stem(&files.0), stem(&files.1)),
@@ -313,6 +321,9 @@ pub fn trace_panel(props: &Props) -> Html {
                         </select>
                     </label>
                 </p>
+            }
+            if let Some(c) = &d.coverage {
+                <p class="hint" data-testid="op-coverage">{ c.clone() }</p>
             }
             { for d.time_charts.iter().map(|(id, svg)| html! {
                 <figure class="chart" data-testid={*id}>{ Html::from_html_unchecked(svg.clone()) }</figure>
