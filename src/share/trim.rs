@@ -22,11 +22,12 @@ fn trim_kernels(s: &mut SideStats, keep: usize) -> bool {
 }
 
 /// A summary for a link: each category keeps its [`SHARED_KERNELS_PER_CATEGORY`] longest
-/// kernels (totals, counts and fused kernels stay whole). Returns it and whether anything
-/// was dropped.
+/// kernels (totals, counts and fused kernels stay whole) and the structure (steps, phases,
+/// layers) is left out. Returns it and whether anything was dropped.
 pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
     let mut s = summary.clone();
-    let mut trimmed = false;
+    // The structure lists whole layers of kernel names: too long for a link.
+    let mut trimmed = s.structure.take().is_some();
     for r in &mut s.categories {
         trimmed |= trim_kernels(&mut r.trace, SHARED_KERNELS_PER_CATEGORY);
     }

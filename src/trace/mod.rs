@@ -17,6 +17,7 @@ pub mod platform;
 pub mod raw;
 pub mod reader;
 pub mod scan;
+pub mod structure;
 pub mod summary;
 pub mod synthetic;
 pub mod view;
