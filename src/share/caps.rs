@@ -115,7 +115,13 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
                 d.unfused_kernels.iter().try_for_each(|k| name("kernel name", k))?;
                 name("fusion evidence", &d.evidence)?;
             }
-            Ok(())
+            // Trimming leaves the layer alignment out, as for a summary's structure.
+            at_most(
+                || "layer alignment of the shared comparison".into(),
+                comparison.layer_alignment.len(),
+                0,
+                "phase pairs",
+            )
         }
         SharedView::Model { spec } => match &spec.model {
             ModelChoice::Preset(key) => name("model preset", key),
