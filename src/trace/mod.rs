@@ -20,6 +20,7 @@ pub mod scan;
 pub mod structure;
 pub mod summary;
 pub mod synthetic;
+pub mod synthetic_serving;
 pub mod view;
 
 pub use category::Category;
