@@ -322,3 +322,86 @@ fn divide(view: &StreamView<'_>, positions: &[usize], cores: &[Range<usize>]) ->
     cuts.push(positions.len());
     cuts.windows(2).filter(|w| w[0] < w[1]).map(|w| positions[w[0]..w[1]].to_vec()).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::model::{Annotation, Kernel, Launch};
+    use crate::trace::structure::stream::main_stream;
+
+    /// Kernels `k0`, `k1`, … on `device`, 10 µs apart (1 µs long), with `gap` more µs before
+    /// each kernel listed in `after_gap`; correlation id = index.
+    fn trace(device_of: &[i64], after_gap: &[usize], gap: f64) -> Trace {
+        let mut t = Trace::default();
+        let mut ts = 0.0;
+        for (i, &d) in device_of.iter().enumerate() {
+            if after_gap.contains(&i) {
+                ts += gap;
+            }
+            let name = t.names.intern(&format!("k{}", i % 3));
+            t.kernels.push(Kernel {
+                name,
+                ts,
+                dur: 1.0,
+                device: d,
+                stream: 7,
+                correlation: Some(i as u64),
+                external_id: None,
+                graph_node: false,
+            });
+            ts += 10.0;
+        }
+        t
+    }
+
+    fn found(t: &Trace) -> StepsFound {
+        let stream = main_stream(t).unwrap();
+        let categories = vec![Category::Other; t.names.len()];
+        steps(&StreamView { trace: t, stream: &stream, categories: &categories }, &mut Budget::new(1 << 20))
+    }
+
+    #[test]
+    fn idle_gaps_cut_bursts_and_other_devices_ranges_do_not_count() {
+        let mut t = trace(&[0, 0, 0, 1, 0, 0, 0], &[4], 5_000.0);
+        // A GPU step range of device 1 over everything: not device 0's.
+        let name = t.names.intern("ProfilerStep#1");
+        t.annotations.push(Annotation { name, ts: -1.0, dur: 1e9, gpu: true, pid: 1 });
+        let s = found(&t);
+        assert_eq!(s.marker, None);
+        assert_eq!(s.steps.iter().map(|s| s.kernels.clone()).collect::<Vec<_>>(), [vec![0, 1, 2], vec![3, 4, 5]]);
+        // The same range on device 0 makes one step of all its kernels.
+        t.annotations[0].pid = 0;
+        let s = found(&t);
+        assert_eq!(s.marker, Some(Marker { kind: 0, gpu: true }));
+        assert_eq!(s.steps.len(), 1);
+        assert_eq!(s.steps[0].kernels, (0..6).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn cpu_ranges_hold_the_launch_calls_innermost_first() {
+        let mut t = trace(&[0; 6], &[], 0.0);
+        for c in 0..6u64 {
+            let name = t.names.intern("hipGraphLaunch");
+            t.launches.insert(c, Launch { name, external_id: None, ts: 100.0 + c as f64, tid: 1 });
+        }
+        let outer = t.names.intern("execute_8_context_0(sq0)_generation_8(sq8)");
+        let inner = t.names.intern("execute_model");
+        // Launches 0–3 in the outer range, 2–3 also in an inner one; 4–5 in none.
+        t.annotations.push(Annotation { name: outer, ts: 99.5, dur: 4.0, gpu: false, pid: 100 });
+        t.annotations.push(Annotation { name: inner, ts: 101.5, dur: 2.0, gpu: false, pid: 100 });
+        let s = found(&t);
+        assert_eq!(s.marker, Some(Marker { kind: 1, gpu: false }));
+        assert_eq!(s.steps.iter().map(|s| s.kernels.clone()).collect::<Vec<_>>(), [vec![0, 1], vec![2, 3]]);
+        assert_eq!(s.steps[1].annotation, Some(inner));
+        assert_eq!(s.outside, 2);
+    }
+
+    #[test]
+    fn a_graph_replay_is_never_cut_at_a_gap() {
+        let mut t = trace(&[0; 6], &[3], 5_000.0);
+        for k in &mut t.kernels[1..5] {
+            k.correlation = Some(42);
+        }
+        assert_eq!(found(&t).steps.len(), 1);
+    }
+}
