@@ -1,6 +1,6 @@
 //! The whole search on one trace: the stream, its steps, their layers, the phases. The result
 //! keeps kernel indices and name ids, so that the comparison can align the layers of two
-//! traces; [`super::report`] turns it into the JSON of `fusionscope trace`.
+//! traces; [`super::report()`] turns it into the JSON of `fusionscope trace`.
 
 use super::layers::Budget;
 use super::phases::{phases, step_layers, PhaseFound};

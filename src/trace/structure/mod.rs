@@ -15,4 +15,4 @@ pub mod steps;
 pub mod stream;
 
 pub use analysis::{analyse, TraceStructure};
-pub use report::{report, LayerKernel, PhaseEntry, StepEntry, Structure};
+pub use report::{report, LayerKernel, PhaseEntry, Regularity, Spread, StepEntry, Structure, VariantEntry};
