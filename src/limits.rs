@@ -145,6 +145,22 @@ pub const PERF_ARGS_LIST_TENSORS: usize = 65_536;
 /// tests/data/traces; PyTorch's own kernels stop at 25 (TensorIterator); 64 is above both.
 pub const PERF_ARGS_RANK: usize = 64;
 
+// ---- serving-trace structure --------------------------------------------------------------------
+
+/// The most kernels a repeating unit (a decoder layer) may hold for the structure search to
+/// consider it. Real decoder layers hold 15–20 kernels (vLLM and SGLang decode on MI300X in
+/// tests/data/traces), eager ones a few dozen; 1,024 is 50× that, and keeps each alignment of
+/// one layer against another to at most ~1.5 M cells.
+pub const LAYER_MAX_KERNELS: usize = 1024;
+
+/// The alignment cells the search for steps, phases and layers may spend on one trace in all.
+/// Layers that repeat exactly cost nothing (they are compared by their kernel names); only
+/// near-repeats are aligned, once per distinct variant. The serving traces in tests/data spend
+/// 2,000–12,000 cells per search, the eager Qwen traces under 60,000; a crafted or mutated
+/// stream that keeps producing new near-repeats stops being searched at this budget (~0.7 s
+/// natively) and the report says so.
+pub const LAYER_SEARCH_CELLS: u64 = 1 << 27;
+
 // ---- numbers ------------------------------------------------------------------------------------
 
 /// The largest size or count a model config or workload parameter may give: any two multiply

@@ -72,3 +72,83 @@ fn one_sided_categories_have_plain_zero_times() {
     assert!(one_sided, "the pair has categories on one side only");
     assert!(!out.contains("-0.0"), "negative zero in the JSON");
 }
+
+/// `trace --json` adds `structure`: steps and phases with the keys the page reads, or null.
+#[test]
+fn trace_json_has_the_structure() {
+    let v = json(&["trace", &data("traces/amd/vllm_decode_graph_full_replay.json.gz"), "--json"]);
+    let s = &v["structure"];
+    let step = &s["steps"][0];
+    for key in ["start_us", "end_us", "kernels", "phase"] {
+        assert!(step.get(key).is_some(), "step lacks {key}: {step}");
+    }
+    let phase = &s["phases"][0];
+    for key in ["phase", "label", "steps", "layers_per_step", "kernels_per_layer", "layer", "time_per_layer_us"] {
+        assert!(phase.get(key).is_some(), "phase lacks {key}: {phase}");
+    }
+    assert_eq!((phase["label"].as_str(), phase["layers_per_step"].as_u64()), (Some("decode"), Some(24)));
+    let k = &phase["layer"][0];
+    assert_eq!((k["category"].as_str(), k["kernel"].is_string()), (Some("norm"), true));
+    let v = json(&["trace", &data("traces/amd/torch_compile_triton_mi300x.json.gz"), "--json"]);
+    assert!(v["structure"].is_null(), "nothing repeats in 12 kernels");
+    let (code, text, _) = run(&["trace", &data("traces/amd/vllm_decode_graph_full_replay.json.gz")]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("Structure: device 2, stream 0: 425 kernels, 1 step")
+            && text.contains("Layer of phase 0 (decode): 17 kernels, 24 per step"),
+        "{text}"
+    );
+}
+
+/// `compare --json` adds `layer_alignment` keyed by the sides' keys, and its fusion
+/// differences join the existing list.
+#[test]
+fn compare_json_has_the_layer_alignment() {
+    use fusionscope::trace::synthetic::Flavor;
+    use fusionscope::trace::synthetic_serving::{write_serving_trace, ServingSpec};
+    let dir = temp_dir("fusionscope-serving-cli");
+    let mut amd = ServingSpec::new(Flavor::Amd);
+    amd.attention_kernels = 2;
+    amd.fused_add_norm = false;
+    let nv = ServingSpec::new(Flavor::Nvidia);
+    let (pa, pn) = (dir.join("amd.json"), dir.join("nv.json"));
+    write_serving_trace(std::fs::File::create(&pa).unwrap(), &amd).unwrap();
+    write_serving_trace(std::fs::File::create(&pn).unwrap(), &nv).unwrap();
+    let (a, n) = (pa.to_str().unwrap(), pn.to_str().unwrap());
+    let v = json(&["compare", n, a, "--json"]);
+    let alignment = v["layer_alignment"].as_array().unwrap();
+    assert_eq!(alignment.len(), 2);
+    let decode = &alignment[1];
+    assert_eq!((decode["phases"]["amd"].as_u64(), decode["phases"]["nvidia"].as_u64()), (Some(1), Some(1)));
+    for row in decode["rows"].as_array().unwrap() {
+        assert!(row["category"].is_string());
+        for side in ["amd", "nvidia"] {
+            let s = &row[side];
+            assert!(s.is_null() || (s["kernels"].is_array() && s["time_us"].is_number()), "{row}");
+        }
+    }
+    let differences = v["fusion_differences"].as_array().unwrap();
+    assert!(differences.iter().any(|d| d["evidence"]
+        .as_str()
+        .unwrap()
+        .starts_with("layer alignment (amd decode vs nvidia decode): attention")));
+    for d in differences {
+        for key in [
+            "fused_platform",
+            "fused_side",
+            "fused_kernel",
+            "components",
+            "unfused_kernels",
+            "count",
+            "time_us",
+            "confidence",
+            "evidence",
+        ] {
+            assert!(d.get(key).is_some(), "difference lacks {key}: {d}");
+        }
+    }
+    let (code, text, _) = run(&["compare", a, n]);
+    assert_eq!(code, 0);
+    assert!(text.contains("Layer alignment: amd decode vs nvidia decode (8 vs 8 layers per step"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

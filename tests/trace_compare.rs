@@ -201,5 +201,14 @@ fn compiled_rmsnorm_is_a_fusion_difference_against_eager_kernels() {
         d.unfused_kernels
     );
     assert_eq!(d.time_us["amd"], 12.0);
-    assert!(d.evidence.starts_with("sequence") && d.confidence > 0.5);
+    // The three repeats are layers on both sides: the layer alignment puts the eager kernels
+    // against the fused one in one row, and its evidence replaces the whole-trace sequence's.
+    assert!(d.evidence.starts_with("layer alignment") && d.confidence > 0.5, "{}", d.evidence);
+    assert!(
+        d.evidence.contains("elementwise + norm fused on amd: 1 kernel per layer vs 5 on nvidia"),
+        "{}",
+        d.evidence
+    );
+    assert_eq!(c.layer_alignment.len(), 1);
+    assert_eq!(c.layer_alignment[0].rows.len(), 2, "{:#?}", c.layer_alignment[0].rows);
 }

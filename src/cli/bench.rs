@@ -5,6 +5,9 @@
 //!   tables) on a random graph file of 1 M ops.
 //! * `trace`: writes a synthetic NVIDIA-like trace of at least `--size-mb` MB and an AMD-like
 //!   one of the same workload, then reads one (MB/s, peak memory) and compares both.
+//! * `serving`: writes a synthetic serving trace of each vendor (graph-replayed decode passes),
+//!   then times `fusionscope compare` on them as the command runs it (both files read at once)
+//!   and, apart, the structure search and the layer alignment.
 
 use std::fs::File;
 use std::io::{BufWriter, Read};
@@ -13,8 +16,10 @@ use std::time::Instant;
 
 use fusionscope::fusion::analyze;
 use fusionscope::fusion::random::random_graph;
+use fusionscope::trace::structure::analyse;
 use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace};
 use fusionscope::trace::synthetic::{write_trace, Flavor, Length};
+use fusionscope::trace::synthetic_serving::{write_serving_trace, ServingSpec};
 use fusionscope::trace::time_report::{recorded_cost, time_report};
 use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
 
@@ -63,6 +68,21 @@ pub enum What {
         #[arg(long, default_value = "/tmp")]
         dir: PathBuf,
     },
+    /// `fusionscope compare` on two synthetic serving traces (AMD and NVIDIA, graph replays)
+    Serving {
+        /// Decode passes in each trace (after one prefill pass)
+        #[arg(long, default_value_t = 500)]
+        steps: usize,
+        /// Decoder layers of the model
+        #[arg(long, default_value_t = 32)]
+        layers: usize,
+        /// Timed runs; the fastest is reported
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Folder for the two trace files (removed afterwards)
+        #[arg(long, default_value = "/tmp")]
+        dir: PathBuf,
+    },
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -70,6 +90,7 @@ pub fn run(args: Args) -> CliResult {
         What::Fusion { sizes, runs } => fusion(&sizes, runs),
         What::Graph { ops, runs, dir } => graph(ops, runs, &dir),
         What::Trace { size_mb, dir } => trace(size_mb, &dir),
+        What::Serving { steps, layers, runs, dir } => serving(steps, layers, runs, &dir),
     }
 }
 
@@ -270,4 +291,81 @@ fn trace(size_mb: u64, dir: &Path) -> CliResult {
         mb(peak),
         peak as f64 / nv_size as f64
     ))
+}
+
+/// Times the comparison of two serving traces: reading both (two threads, as `compare` does),
+/// comparing, and within that the structure search of each side; the layer alignment is the
+/// rest of the comparison's time that the whole-trace comparison without it does not take.
+fn serving(steps: usize, layers: usize, runs: usize, dir: &Path) -> CliResult {
+    let mut amd = ServingSpec::new(Flavor::Amd);
+    amd.attention_kernels = 2;
+    amd.split_k = true;
+    amd.fused_add_norm = false;
+    amd.fused_silu_mul = false;
+    let mut nv = ServingSpec::new(Flavor::Nvidia);
+    for spec in [&mut amd, &mut nv] {
+        spec.layers = layers;
+        spec.decode_steps = steps;
+    }
+    let paths = [dir.join("fusionscope_bench_serving_amd.json"), dir.join("fusionscope_bench_serving_nvidia.json")];
+    let mut sizes = [0u64; 2];
+    for (i, spec) in [&amd, &nv].into_iter().enumerate() {
+        let file = File::create(&paths[i]).map_err(|e| format!("cannot write {}: {e}", paths[i].display()))?;
+        sizes[i] = write_serving_trace(BufWriter::with_capacity(1 << 20, file), spec)?;
+    }
+    let result = (|| -> CliResult {
+        let mut best = [f64::INFINITY; 4];
+        let mut kernels = [0usize; 2];
+        let mut found = (0usize, 0usize);
+        for _ in 0..runs.max(1) {
+            let t = Instant::now();
+            let (a, b) = std::thread::scope(|s| {
+                let a = s.spawn(|| super::trace::load(&paths[0]));
+                let b = s.spawn(|| super::trace::load(&paths[1]));
+                (a.join(), b.join())
+            });
+            let joined = |r: std::thread::Result<Result<Trace, String>>| {
+                r.unwrap_or_else(|_| Err("a reader thread failed".into()))
+            };
+            let (a, b) = (joined(a)?, joined(b)?);
+            let read = t.elapsed().as_secs_f64();
+            let c =
+                compare(Input { trace: &a, file: Some("amd") }, Input { trace: &b, file: Some("nvidia") }, &classify);
+            let total = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            for tr in [&a, &b] {
+                std::hint::black_box(analyse(tr, &|id| classify(tr.name(id)).category));
+            }
+            let search = t.elapsed().as_secs_f64();
+            kernels = [a.kernels.len(), b.kernels.len()];
+            found = (c.layer_alignment.len(), c.layer_alignment.iter().map(|l| l.rows.len()).sum());
+            for (slot, v) in best.iter_mut().zip([read, total - read, search, total]) {
+                *slot = slot.min(v);
+            }
+        }
+        print(&format!(
+            "serving bench: {steps} decode passes of {layers} layers per trace; {} + {} kernels, {:.1} + {:.1} MB (best of {runs})\n\
+             compare end to end: {:.3} s = read both files at once {:.3} s + compare {:.3} s, of which structure search (both sides) {:.3} s ({:.1} %)\n\
+             layer alignment: {} phase pairs, {} rows\n",
+            group(kernels[0]),
+            group(kernels[1]),
+            mb(sizes[0]),
+            mb(sizes[1]),
+            best[3],
+            best[0],
+            best[1],
+            best[2],
+            100.0 * best[2] / best[3],
+            found.0,
+            found.1
+        ))
+    })();
+    for p in &paths {
+        let _ = std::fs::remove_file(p);
+    }
+    result
+}
+
+fn group(n: usize) -> String {
+    fusionscope::units::group_digits(n as u64)
 }

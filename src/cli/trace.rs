@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use fusionscope::hardware::DetectedChip;
 use fusionscope::table::Table;
-use fusionscope::trace::compare::{swapped, Comparison, OpSide};
+use fusionscope::trace::compare::{swapped, Comparison, LayerAlignment, OpSide};
 use fusionscope::trace::gap::gap;
+use fusionscope::trace::structure::{LayerKernel, Structure};
 use fusionscope::trace::summary::{
     summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, TraceSummary,
 };
@@ -50,6 +51,12 @@ pub struct CompareArgs {
 const NAME_WIDTH: usize = 70;
 /// Kernels listed in the `trace` table of longest kernels.
 const TOP_KERNELS: usize = 15;
+/// Steps listed in the structure's table of steps (the JSON lists every one).
+const SHOWN_STEPS: usize = 20;
+/// Longest kernel name in a cell of an aligned layer's row (a row may list several).
+const ROW_NAME_WIDTH: usize = 40;
+/// Kernels named in the line of kernels before or after a phase's layers.
+const SHOWN_OUTSIDE: usize = 8;
 
 pub fn run_trace(args: TraceArgs) -> CliResult {
     let chip = given_chip(args.chip.as_deref())?;
@@ -66,8 +73,15 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
 
 pub fn run_compare(args: CompareArgs) -> CliResult {
     let chips = [given_chip(args.chip_a.as_deref())?, given_chip(args.chip_b.as_deref())?];
-    let a = load(&args.file_a)?;
-    let b = load(&args.file_b)?;
+    // The two files are read at once: reading is most of a comparison's time.
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| load(&args.file_a));
+        let b = s.spawn(|| load(&args.file_b));
+        (a.join(), b.join())
+    });
+    let joined =
+        |r: std::thread::Result<Result<Trace, String>>| r.unwrap_or_else(|_| Err("a reader thread failed".into()));
+    let (a, b) = (joined(a)?, joined(b)?);
     let (na, nb) = (file_name(&args.file_a), file_name(&args.file_b));
     let c = compare(Input { trace: &a, file: Some(&na) }, Input { trace: &b, file: Some(&nb) }, &classify);
     let [ca, cb] = chips;
@@ -95,8 +109,9 @@ fn given_chip(arg: Option<&str>) -> Result<Option<DetectedChip>, Box<dyn std::er
     .transpose()
 }
 
-/// Streams the file through the reader in 1 MiB slices (no whole-file copy in memory).
-fn load(path: &Path) -> Result<Trace, Box<dyn std::error::Error>> {
+/// Streams the file through the reader in 1 MiB slices (no whole-file copy in memory). The error
+/// is a `String`, so that a reader thread can hand it back.
+pub(super) fn load(path: &Path) -> Result<Trace, String> {
     let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut reader = TraceReader::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -107,7 +122,7 @@ fn load(path: &Path) -> Result<Trace, Box<dyn std::error::Error>> {
         }
         reader.feed(&buf[..n]).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    Ok(reader.finish().map_err(|e| format!("{}: {e}", path.display()))?)
+    reader.finish().map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn file_name(path: &Path) -> String {
@@ -115,7 +130,11 @@ fn file_name(path: &Path) -> String {
 }
 
 fn short(name: &str) -> String {
-    fusionscope::trace::classify::name::short_name(name, NAME_WIDTH)
+    short_to(name, NAME_WIDTH)
+}
+
+fn short_to(name: &str, width: usize) -> String {
+    fusionscope::trace::classify::name::short_name(name, width)
 }
 
 fn platform_line(p: &PlatformEntry) -> String {
@@ -173,6 +192,116 @@ fn trace_text(s: &TraceSummary) -> String {
             f.row([short(&k.name), group_digits(k.count), format_duration_us(k.time_us), components(k)]);
         }
         out += &format!("\nFused kernels\n{}", f.to_text());
+    }
+    out += &structure_text(s.structure.as_deref());
+    out
+}
+
+fn kernel_list(ks: &[LayerKernel], width: usize) -> String {
+    let mut names: Vec<String> = ks.iter().take(width).map(|k| short(&k.kernel)).collect();
+    if ks.len() > width {
+        names.push(format!("… {} more", ks.len() - width));
+    }
+    names.join(" ; ")
+}
+
+/// Steps, phases and each phase's layer, as tables.
+fn structure_text(s: Option<&Structure>) -> String {
+    let Some(s) = s else {
+        return "\nStructure: nothing repeats (no layer found in any step, and no two steps alike)\n".to_string();
+    };
+    let from = match &s.step_annotation {
+        Some(a) => format!("steps from annotations {a}"),
+        None => "steps from idle gaps and runs of layers".to_string(),
+    };
+    let mut out = format!(
+        "\nStructure: device {}, stream {}: {} kernels, {} step{} ({from})",
+        s.device,
+        s.stream,
+        group_digits(s.kernels as u64),
+        s.steps.len(),
+        if s.steps.len() == 1 { "" } else { "s" }
+    );
+    if s.outside_steps > 0 {
+        out += &format!("; {} kernels outside every step", group_digits(s.outside_steps as u64));
+    }
+    out += "\n";
+    let mut t = Table::new(&["step", ">phase", ">start (µs)", ">kernels", ">layers", ">time"]);
+    let first = s.steps.first().map_or(0.0, |st| st.start_us);
+    for (i, st) in s.steps.iter().enumerate().take(SHOWN_STEPS) {
+        t.row([
+            i.to_string(),
+            st.phase.to_string(),
+            format!("+{:.1}", st.start_us - first),
+            group_digits(st.kernels as u64),
+            st.layers.to_string(),
+            format_duration_us(st.time_us),
+        ]);
+    }
+    let shown = if s.steps.len() > SHOWN_STEPS {
+        format!("first {SHOWN_STEPS} of {}; --json lists every one", s.steps.len())
+    } else {
+        format!("{}", s.steps.len())
+    };
+    out += &format!("\nSteps ({shown})\n{}", t.to_text());
+    let mut t = Table::new(&[
+        "phase",
+        "label",
+        ">steps",
+        ">layers/step",
+        ">kernels/layer",
+        ">time/layer",
+        ">spread",
+        ">time/step",
+        ">exact",
+        ">near",
+    ]);
+    for p in &s.phases {
+        let spread = p
+            .layer_time_spread_us
+            .as_ref()
+            .map_or(String::new(), |sp| format!("{}–{}", format_duration_us(sp.min), format_duration_us(sp.max)));
+        let (exact, near) =
+            p.regularity.as_ref().map_or((String::new(), String::new()), |r| (r.exact.to_string(), r.near.to_string()));
+        t.row([
+            p.phase.to_string(),
+            p.label.clone(),
+            p.steps.to_string(),
+            p.layers_per_step.to_string(),
+            p.kernels_per_layer.to_string(),
+            p.time_per_layer_us.map_or(String::new(), format_duration_us),
+            spread,
+            format_duration_us(p.time_per_step_us),
+            exact,
+            near,
+        ]);
+    }
+    out += &format!("\nPhases\n{}", t.to_text());
+    for p in s.phases.iter().filter(|p| !p.layer.is_empty()) {
+        let mut t = Table::new(&[">#", "category", "kernel", ">time"]);
+        for (i, k) in p.layer.iter().enumerate() {
+            t.row([i.to_string(), k.category.id().to_string(), short(&k.kernel), format_duration_us(k.time_us)]);
+        }
+        out += &format!(
+            "\nLayer of phase {} ({}): {} kernels, {} per step\n{}",
+            p.phase,
+            p.label,
+            p.kernels_per_layer,
+            p.layers_per_step,
+            t.to_text()
+        );
+        if !p.before_layers.is_empty() {
+            out += &format!("before the layers: {}\n", kernel_list(&p.before_layers, SHOWN_OUTSIDE));
+        }
+        if !p.after_layers.is_empty() {
+            out += &format!("after the layers: {}\n", kernel_list(&p.after_layers, SHOWN_OUTSIDE));
+        }
+        for v in &p.variants {
+            out += &format!("variant ({} layers, {} kernels): {}\n", v.layers, v.kernels, v.differences.join("; "));
+        }
+    }
+    for n in &s.notes {
+        out += &format!("note: {n}\n");
     }
     out
 }
@@ -247,5 +376,53 @@ fn compare_text(c: &Comparison) -> String {
         }
         out += &format!("\nFusion differences\n{}", t.to_text());
     }
+    for a in &c.layer_alignment {
+        out += &alignment_text(a, &keys);
+    }
     out
+}
+
+/// One pair of phases' layers side by side, one row per group of kernels.
+fn alignment_text(a: &LayerAlignment, keys: &[&str]) -> String {
+    let per = |m: &std::collections::BTreeMap<String, usize>| {
+        keys.iter().map(|k| m.get(*k).copied().unwrap_or(0).to_string()).collect::<Vec<_>>().join(" vs ")
+    };
+    let label = |k: &str| format!("{k} {}", a.labels.get(k).map(String::as_str).unwrap_or(""));
+    let times = keys
+        .iter()
+        .map(|k| format_duration_us(a.time_per_layer_us.get(*k).copied().unwrap_or(0.0)))
+        .collect::<Vec<_>>()
+        .join(" vs ");
+    let out = format!(
+        "\nLayer alignment: {} ({} layers per step, {} kernels per layer, {times} per layer{})\n",
+        keys.iter().map(|k| label(k)).collect::<Vec<_>>().join(" vs "),
+        per(&a.layers_per_step),
+        per(&a.kernels_per_layer),
+        if a.rotation > 0 {
+            format!("; {}'s layer read from its kernel {}", keys[1], a.rotation)
+        } else {
+            String::new()
+        }
+    );
+    let mut cols = vec!["category".to_string()];
+    for k in keys {
+        cols.extend([format!("{k} kernels"), format!(">{k} time")]);
+    }
+    cols.push("difference".to_string());
+    let mut t = Table::new(&cols.iter().map(String::as_str).collect::<Vec<_>>());
+    for r in &a.rows {
+        let mut row = vec![r.category.id().to_string()];
+        for k in keys {
+            match r.sides.get(*k).and_then(Option::as_ref) {
+                Some(side) => row.extend([
+                    side.kernels.iter().map(|n| short_to(n, ROW_NAME_WIDTH)).collect::<Vec<_>>().join(" + "),
+                    format_duration_us(side.time_us),
+                ]),
+                None => row.extend(["—".to_string(), String::new()]),
+            }
+        }
+        row.push(r.difference.clone().unwrap_or_default());
+        t.row(row);
+    }
+    out + &t.to_text()
 }

@@ -147,7 +147,10 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
             for r in &summary.categories {
                 kernels(|| format!("category {}", r.category.id()), &r.trace, SHARED_KERNELS_PER_CATEGORY)?;
             }
-            summary.fused_kernels.iter().try_for_each(|k| name("kernel name", &k.name))
+            summary.fused_kernels.iter().try_for_each(|k| name("kernel name", &k.name))?;
+            // Trimming leaves the structure out: a link that carries one was not made by a page.
+            let structure = summary.structure.as_ref().map_or(0, |s| s.steps.len() + s.phases.len());
+            at_most(|| "structure (steps and phases) of the shared trace".into(), structure, 0, "entries")
         }
         SharedView::TraceComparison { files, comparison, gap, .. } => {
             name("file name", &files.0)?;
@@ -173,7 +176,13 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
                 d.unfused_kernels.iter().try_for_each(|k| name("kernel name", k))?;
                 name("fusion evidence", &d.evidence)?;
             }
-            Ok(())
+            // Trimming leaves the layer alignment out, as for a summary's structure.
+            at_most(
+                || "layer alignment of the shared comparison".into(),
+                comparison.layer_alignment.len(),
+                0,
+                "phase pairs",
+            )
         }
         SharedView::Model { spec } => match &spec.model {
             ModelChoice::Preset(key) => name("model preset", key),

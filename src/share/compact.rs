@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::compare::{CategoryRow, FusionDifference, Method, OpRow, OpSide};
+use crate::trace::compare::{CategoryRow, FusionDifference, LayerAlignment, LayerRow, Method, OpRow, OpSide, RowSide};
 use crate::trace::summary::{KernelStat, PlatformEntry, SideStats};
 use crate::trace::{Category, Comparison};
 
@@ -52,6 +52,19 @@ type OpRowCells = (String, Method, Vec<Option<OpSideSlot>>);
 /// `[fused platform, fused side, fused kernel, components, unfused kernels, count, time per
 /// side, confidence, evidence]`.
 type FusionCells = (String, String, u32, Vec<Category>, Vec<u32>, u64, BTreeMap<String, f64>, f64, String);
+/// An aligned layer's row: `[category, [kernel indices, time µs] or null per platform, difference]`.
+type LayerRowCells = (Category, Vec<Option<(Vec<u32>, f64)>>, Option<String>);
+/// A layer alignment, each per-side value in the order of the platforms: `[phases, labels,
+/// layers per step, kernels per layer, time per layer, rotation, rows]`.
+type LayerCells = (
+    Vec<Option<usize>>,
+    Vec<Option<String>>,
+    Vec<Option<usize>>,
+    Vec<Option<usize>>,
+    Vec<Option<f64>>,
+    usize,
+    Vec<LayerRowCells>,
+);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompactComparison {
@@ -61,6 +74,9 @@ pub struct CompactComparison {
     categories: Vec<CategoryCells>,
     op_mapping: Vec<OpRowCells>,
     fusion_differences: Vec<FusionCells>,
+    /// Links trim it away ([`crate::share::trim_comparison`]); kept for a comparison compacted whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    layer_alignment: Vec<LayerCells>,
 }
 
 /// Interns kernel names while compacting.
@@ -159,6 +175,7 @@ impl CompactComparison {
                 )
             })
             .collect();
+        let layer_alignment = c.layer_alignment.iter().map(|a| layer_cells(a, &keys, &mut names)).collect();
         CompactComparison {
             platforms: c.platforms.clone(),
             time_ratio: c.time_ratio.clone(),
@@ -166,6 +183,7 @@ impl CompactComparison {
             categories,
             op_mapping,
             fusion_differences,
+            layer_alignment,
         }
     }
 
@@ -254,8 +272,84 @@ impl CompactComparison {
             categories,
             op_mapping,
             fusion_differences,
+            layer_alignment: self
+                .layer_alignment
+                .iter()
+                .map(|a| expand_layer(a, &keys, &name))
+                .collect::<Result<_, MissingName>>()?,
         })
     }
+}
+
+/// The values of `map` in the order of `keys` (`None` where a key is missing).
+fn by_keys<T: Clone>(map: &BTreeMap<String, T>, keys: &[&str]) -> Vec<Option<T>> {
+    keys.iter().map(|k| map.get(*k).cloned()).collect()
+}
+
+/// A map from `keys` to the values present.
+fn keyed<T: Clone>(values: &[Option<T>], keys: &[String]) -> BTreeMap<String, T> {
+    keys.iter().zip(values).filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v))).collect()
+}
+
+fn layer_cells(a: &LayerAlignment, keys: &[&str], names: &mut Names) -> LayerCells {
+    let rows = a
+        .rows
+        .iter()
+        .map(|r| {
+            let sides = keys
+                .iter()
+                .map(|k| {
+                    r.sides
+                        .get(*k)
+                        .and_then(Option::as_ref)
+                        .map(|s| (s.kernels.iter().map(|n| names.plain(n)).collect(), s.time_us))
+                })
+                .collect();
+            (r.category, sides, r.difference.clone())
+        })
+        .collect();
+    (
+        by_keys(&a.phases, keys),
+        by_keys(&a.labels, keys),
+        by_keys(&a.layers_per_step, keys),
+        by_keys(&a.kernels_per_layer, keys),
+        by_keys(&a.time_per_layer_us, keys),
+        a.rotation,
+        rows,
+    )
+}
+
+fn expand_layer<'n>(
+    a: &LayerCells,
+    keys: &[String],
+    name: &dyn Fn(u32) -> Result<&'n NameEntry, MissingName>,
+) -> Result<LayerAlignment, MissingName> {
+    let rows =
+        a.6.iter()
+            .map(|(category, sides, difference)| {
+                let mut map = BTreeMap::new();
+                for (k, side) in keys.iter().zip(sides) {
+                    let side = match side {
+                        Some((kernels, time_us)) => Some(RowSide {
+                            kernels: kernels.iter().map(|&i| name(i).map(|n| n.0.clone())).collect::<Result<_, _>>()?,
+                            time_us: *time_us,
+                        }),
+                        None => None,
+                    };
+                    map.insert(k.clone(), side);
+                }
+                Ok(LayerRow { category: *category, sides: map, difference: difference.clone() })
+            })
+            .collect::<Result<_, MissingName>>()?;
+    Ok(LayerAlignment {
+        phases: keyed(&a.0, keys),
+        labels: keyed(&a.1, keys),
+        layers_per_step: keyed(&a.2, keys),
+        kernels_per_layer: keyed(&a.3, keys),
+        time_per_layer_us: keyed(&a.4, keys),
+        rotation: a.5,
+        rows,
+    })
 }
 
 /// Serde for a share link's comparison field: written compact, read in either form (format-1
@@ -271,8 +365,8 @@ pub mod compact_or_full {
     use serde::de::{self, IgnoredAny, MapAccess, Visitor};
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    use super::{CategoryCells, CompactComparison, FusionCells, NameEntry, OpRowCells};
-    use crate::trace::compare::{CategoryRow, FusionDifference, OpRow};
+    use super::{CategoryCells, CompactComparison, FusionCells, LayerCells, NameEntry, OpRowCells};
+    use crate::trace::compare::{CategoryRow, FusionDifference, LayerAlignment, OpRow};
     use crate::trace::summary::PlatformEntry;
     use crate::trace::Comparison;
 
@@ -293,6 +387,7 @@ pub mod compact_or_full {
         Categories,
         OpMapping,
         FusionDifferences,
+        LayerAlignment,
         #[serde(other)]
         Other,
     }
@@ -326,6 +421,7 @@ pub mod compact_or_full {
             let mut categories: Option<Rows<CategoryCells, CategoryRow>> = None;
             let mut op_mapping: Option<Rows<OpRowCells, OpRow>> = None;
             let mut fusion_differences: Option<Rows<FusionCells, FusionDifference>> = None;
+            let mut layer_alignment: Option<Rows<LayerCells, LayerAlignment>> = None;
             let mut any_rows = false;
             while let Some(key) = map.next_key::<Key>()? {
                 let compact = names.is_some();
@@ -341,6 +437,9 @@ pub mod compact_or_full {
                     Key::FusionDifferences if fusion_differences.is_none() => {
                         fusion_differences = Some(rows(&mut map, compact)?)
                     }
+                    Key::LayerAlignment if layer_alignment.is_none() => {
+                        layer_alignment = Some(rows(&mut map, compact)?)
+                    }
                     Key::Other => {
                         map.next_value::<IgnoredAny>()?;
                     }
@@ -354,18 +453,43 @@ pub mod compact_or_full {
             let op_mapping = op_mapping.ok_or_else(|| de::Error::missing_field("op_mapping"))?;
             let fusion_differences =
                 fusion_differences.ok_or_else(|| de::Error::missing_field("fusion_differences"))?;
-            match (names, categories, op_mapping, fusion_differences) {
+            let layer_alignment = layer_alignment.unwrap_or(if names.is_some() {
+                Rows::Compact(Vec::new())
+            } else {
+                Rows::Full(Vec::new())
+            });
+            match (names, categories, op_mapping, fusion_differences, layer_alignment) {
                 (
                     Some(names),
                     Rows::Compact(categories),
                     Rows::Compact(op_mapping),
                     Rows::Compact(fusion_differences),
-                ) => CompactComparison { platforms, time_ratio, names, categories, op_mapping, fusion_differences }
-                    .expand()
-                    .map_err(de::Error::custom),
-                (None, Rows::Full(categories), Rows::Full(op_mapping), Rows::Full(fusion_differences)) => {
-                    Ok(Comparison { platforms, time_ratio, categories, op_mapping, fusion_differences })
+                    Rows::Compact(layer_alignment),
+                ) => CompactComparison {
+                    platforms,
+                    time_ratio,
+                    names,
+                    categories,
+                    op_mapping,
+                    fusion_differences,
+                    layer_alignment,
                 }
+                .expand()
+                .map_err(de::Error::custom),
+                (
+                    None,
+                    Rows::Full(categories),
+                    Rows::Full(op_mapping),
+                    Rows::Full(fusion_differences),
+                    Rows::Full(layer_alignment),
+                ) => Ok(Comparison {
+                    platforms,
+                    time_ratio,
+                    categories,
+                    op_mapping,
+                    fusion_differences,
+                    layer_alignment,
+                }),
                 _ => Err(de::Error::custom("the comparison mixes the compact and the full form")),
             }
         }

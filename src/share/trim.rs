@@ -25,11 +25,12 @@ fn trim_kernels(s: &mut SideStats, keep: usize) -> bool {
 }
 
 /// A summary for a link: each category keeps its [`SHARED_KERNELS_PER_CATEGORY`] longest
-/// kernels (totals, counts and fused kernels stay whole). Returns it and whether anything
-/// was dropped.
+/// kernels (totals, counts and fused kernels stay whole) and the structure (steps, phases,
+/// layers) is left out. Returns it and whether anything was dropped.
 pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
     let mut s = summary.clone();
-    let mut trimmed = false;
+    // The structure lists whole layers of kernel names: too long for a link.
+    let mut trimmed = s.structure.take().is_some();
     for r in &mut s.categories {
         trimmed |= trim_kernels(&mut r.trace, SHARED_KERNELS_PER_CATEGORY);
     }
@@ -52,8 +53,9 @@ fn shorten_names(s: &mut SideStats) -> bool {
 }
 
 /// A comparison for a link: categories keep [`SHARED_KERNELS_PER_CATEGORY`] kernels per
-/// side and mapping rows their main kernel; totals and fusion differences stay whole; kernel
-/// names are shortened as the tables show them. Returns it and whether anything was dropped.
+/// side and mapping rows their main kernel; totals and fusion differences stay whole; the layer
+/// alignment is left out; kernel names are shortened as the tables show them. Returns it and
+/// whether anything was dropped.
 pub fn trim_comparison(comparison: &Comparison) -> (Comparison, bool) {
     let (mut c, mut trimmed) = trim_comparison_lists(comparison);
     for r in &mut c.categories {
@@ -78,7 +80,8 @@ pub fn trim_comparison(comparison: &Comparison) -> (Comparison, bool) {
 /// The kernel lists of [`trim_comparison`] cut, names left whole.
 pub(super) fn trim_comparison_lists(comparison: &Comparison) -> (Comparison, bool) {
     let mut c = comparison.clone();
-    let mut trimmed = false;
+    // Aligned layers list every kernel of a layer on both sides: too long for a link.
+    let mut trimmed = !std::mem::take(&mut c.layer_alignment).is_empty();
     for r in &mut c.categories {
         for side in r.sides.values_mut() {
             trimmed |= trim_kernels(side, SHARED_KERNELS_PER_CATEGORY);

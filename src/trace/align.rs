@@ -1,6 +1,9 @@
 //! Global sequence alignment (Needleman–Wunsch) of two sequences under a caller's scoring,
 //! restricted to a band around the diagonal when the full table would be too large, so that
-//! aligning the op or kernel sequences of two long traces stays linear in their length.
+//! aligning the op or kernel sequences of two long traces stays linear in their length; and
+//! three small relatives for short sequences (decoder layers of a few hundred kernels): an
+//! extension that stops where a match stops paying ([`extend`]), a fit of a pattern at the start
+//! of a text ([`fit_prefix`]) and the best rotation of a cyclic sequence ([`best_rotation`]).
 
 /// One column of an alignment: an element of each side, or of one side against a gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +114,104 @@ pub fn align(n: usize, m: usize, score: impl Fn(usize, usize) -> Option<i64>, ga
     steps
 }
 
+/// How far an alignment of `a[..i]` against `b[..j]` that starts at both beginnings can go
+/// before it stops paying: the end `(i, j)` with the best score (pairs scored by `score`, gaps
+/// cost `gap`), and that score; `(0, 0, 0)` when no extension scores above zero. Used to grow a
+/// match outwards from a known anchor (read backwards by the caller), where what lies beyond
+/// the match is unrelated and must not be forced into the alignment. Costs `n · m` cells.
+pub fn extend(n: usize, m: usize, score: impl Fn(usize, usize) -> Option<i64>, gap: i64) -> (usize, usize, i64) {
+    let mut best = (0, 0, 0);
+    let mut prev: Vec<i64> = (0..=m).map(|j| -(j as i64) * gap).collect();
+    let mut cur = vec![NEG; m + 1];
+    for i in 1..=n {
+        cur[0] = -(i as i64) * gap;
+        for j in 1..=m {
+            let mut v = (prev[j] - gap).max(cur[j - 1] - gap);
+            if let Some(s) = score(i - 1, j - 1) {
+                v = v.max(prev[j - 1] + s);
+            }
+            cur[j] = v;
+            if v > best.2 {
+                best = (i, j, v);
+            }
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    best
+}
+
+/// Where `pattern` (length `n`, every element aligned or gapped) fits best at the start of a
+/// text (length `m`) whose end is free: the text length `j` that maximises the global alignment
+/// score of the pattern against `text[..j]`, with that score. The first such `j` wins ties, so
+/// the fit takes no more text than it needs. Costs `n · m` cells.
+pub fn fit_prefix(n: usize, m: usize, score: impl Fn(usize, usize) -> Option<i64>, gap: i64) -> (usize, i64) {
+    let mut prev: Vec<i64> = (0..=m).map(|j| -(j as i64) * gap).collect();
+    let mut cur = vec![NEG; m + 1];
+    for i in 1..=n {
+        cur[0] = -(i as i64) * gap;
+        for j in 1..=m {
+            let mut v = (prev[j] - gap).max(cur[j - 1] - gap);
+            if let Some(s) = score(i - 1, j - 1) {
+                v = v.max(prev[j - 1] + s);
+            }
+            cur[j] = v;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    let mut best = (0, prev[0]);
+    for (j, &v) in prev.iter().enumerate() {
+        if v > best.1 {
+            best = (j, v);
+        }
+    }
+    best
+}
+
+/// The rotation `r` of a cyclic sequence `b` (length `m`) under which `a` (length `n`) aligns
+/// best: `a` is aligned against any stretch of `b` written twice (`b b`), ends free, and the
+/// rotation is where the best stretch starts. Two repeating units (decoder layers) found on
+/// two traces may start at different kernels; this finds the shift in `n · 2m` cells instead of
+/// trying all `m` rotations. Ties go to the smallest rotation.
+pub fn best_rotation(n: usize, m: usize, score: impl Fn(usize, usize) -> Option<i64>, gap: i64) -> usize {
+    if n == 0 || m == 0 {
+        return 0;
+    }
+    let w = 2 * m;
+    // Row 0: starting anywhere in `b b` is free; each cell remembers where its path started.
+    let mut prev: Vec<(i64, usize)> = (0..=w).map(|j| (0, j)).collect();
+    let mut cur: Vec<(i64, usize)> = vec![(NEG, 0); w + 1];
+    for i in 1..=n {
+        cur[0] = (-(i as i64) * gap, 0);
+        for j in 1..=w {
+            let mut v = (prev[j].0 - gap, prev[j].1);
+            let left = (cur[j - 1].0 - gap, cur[j - 1].1);
+            if left.0 > v.0 || (left.0 == v.0 && left.1 < v.1) {
+                v = left;
+            }
+            if let Some(s) = score(i - 1, (j - 1) % m) {
+                let d = (prev[j - 1].0 + s, prev[j - 1].1);
+                if d.0 > v.0 || (d.0 == v.0 && d.1 <= v.1) {
+                    v = d;
+                }
+            }
+            cur[j] = v;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    let mut best = (NEG, usize::MAX);
+    for &(v, start) in &prev[1..] {
+        let r = start % m;
+        if v > best.0 || (v == best.0 && r < best.1) {
+            best = (v, r);
+        }
+    }
+    if best.1 == usize::MAX {
+        0
+    } else {
+        best.1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,6 +240,35 @@ mod tests {
         let pairs = |s: &[Step]| s.iter().filter(|x| matches!(x, Step::Pair(..))).count();
         assert_eq!(pairs(&banded), pairs(&full));
         assert_eq!(pairs(&full), 2999);
+    }
+
+    #[test]
+    fn extension_stops_where_the_match_stops_paying() {
+        // "abc" then unrelated text against "abx…": the best end is after "ab".
+        let (a, b) = (b"abqqq", b"abxyz");
+        assert_eq!(extend(5, 5, by_eq(a, b), 1), (2, 2, 4));
+        // A missing element is bridged when the match goes on after it.
+        let (a, b) = (b"acd", b"abcd");
+        assert_eq!(extend(3, 4, by_eq(a, b), 1), (3, 4, 5));
+        assert_eq!(extend(2, 2, by_eq(b"xy", b"ab"), 1), (0, 0, 0));
+    }
+
+    #[test]
+    fn prefix_fit_takes_as_much_text_as_the_pattern_needs() {
+        let (p, t) = (b"abcd", b"abcdabcd");
+        assert_eq!(fit_prefix(4, 8, by_eq(p, t), 1), (4, 8));
+        // One element missing from the text: the fit still ends after "d".
+        let (p, t) = (b"abcd", b"abdxxxx");
+        assert_eq!(fit_prefix(4, 7, by_eq(p, t), 1).0, 3);
+    }
+
+    #[test]
+    fn rotation_is_found_in_the_doubled_sequence() {
+        let a = b"abcdef";
+        let b = b"defabc";
+        assert_eq!(best_rotation(6, 6, by_eq(a, b), 1), 3);
+        assert_eq!(best_rotation(6, 6, by_eq(a, a), 1), 0);
+        assert_eq!(best_rotation(0, 3, by_eq(a, b), 1), 0);
     }
 
     proptest! {

@@ -97,6 +97,9 @@ pub struct Annotation {
     pub ts: f64,
     pub dur: f64,
     pub gpu: bool,
+    /// `pid`: the device of a GPU range (as a kernel's `device`), the process of a CPU one; -1
+    /// when absent. GPU ranges of one device must not cut another device's kernels into steps.
+    pub pid: i64,
 }
 
 /// One `deviceProperties[]` entry (the fields the analysis uses).

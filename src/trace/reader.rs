@@ -336,7 +336,13 @@ impl Builder {
             }),
             "cpu_op" | "user_annotation" => {
                 if cat == "user_annotation" {
-                    t.annotations.push(Annotation { name: t.names.intern(name), ts, dur, gpu: false });
+                    t.annotations.push(Annotation {
+                        name: t.names.intern(name),
+                        ts,
+                        dur,
+                        gpu: false,
+                        pid: e.pid.int().unwrap_or(-1),
+                    });
                 }
                 if let Some(external_id) = args.external_id.id() {
                     t.cpu_ops.push(CpuOp {
@@ -359,7 +365,13 @@ impl Builder {
                 }
             }
             "gpu_user_annotation" => {
-                t.annotations.push(Annotation { name: t.names.intern(name), ts, dur, gpu: true });
+                t.annotations.push(Annotation {
+                    name: t.names.intern(name),
+                    ts,
+                    dur,
+                    gpu: true,
+                    pid: e.pid.int().unwrap_or(-1),
+                });
             }
             "cuda_runtime" | "cuda_driver" => {
                 if let Some(c) = args.correlation.id() {

@@ -12,6 +12,7 @@ use super::classify::Classification;
 use super::intern::NameId;
 use super::model::{Trace, TransferKind};
 use super::platform::{platform, Platform, Vendor, VendorEvidence};
+use super::structure::{analyse, report, Structure};
 
 /// Classifies a kernel name; [`super::classify()`] in production, a stand-in in tests.
 pub type Classifier<'c> = &'c dyn Fn(&str) -> Classification;
@@ -200,6 +201,11 @@ pub struct TraceSummary {
     pub categories: Vec<SummaryRow>,
     /// Kernels that fuse several operations, with their components, longest first.
     pub fused_kernels: Vec<KernelStat>,
+    /// Steps, phases and layers (`docs/trace-analysis.md`, "Serving traces"); `null` when
+    /// nothing repeats. Absent in share links made before it existed.
+    /// (Boxed: the summary travels inside page actions and share states, kept small.)
+    #[serde(default)]
+    pub structure: Option<Box<Structure>>,
 }
 
 /// Summarises one trace.
@@ -219,10 +225,13 @@ pub fn summarize_classified(side: &ClassifiedTrace<'_>, file: Option<&str>) -> T
             fused.add(k.name, k.dur);
         }
     }
+    let category = |id: NameId| side.class(id).category;
+    let structure = analyse(trace, &category).and_then(|s| report(trace, &s, &category)).map(Box::new);
     TraceSummary {
         platforms: vec![PlatformEntry::new(side, "trace", file)],
         categories,
         fused_kernels: fused.stats(side).kernels,
+        structure,
     }
 }
 

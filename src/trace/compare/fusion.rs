@@ -35,7 +35,7 @@ pub struct FusionDifference {
 }
 
 /// Share of the fused kernel's components that the unfused kernels account for.
-fn coverage(fused: &Classification, others: &[&Classification]) -> f64 {
+pub(super) fn coverage(fused: &Classification, others: &[&Classification]) -> f64 {
     let covered = fused
         .components
         .iter()

@@ -12,15 +12,19 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 mod fusion;
+mod layers;
 mod side;
 
 use crate::trace::align::{align, Step};
 use crate::trace::category::Category;
 use crate::trace::model::Trace;
 use crate::trace::platform::Vendor;
+use crate::trace::structure::analyse;
 use crate::trace::summary::{ClassifiedTrace, Classifier, PlatformEntry, SideAcc, SideStats};
 pub use fusion::FusionDifference;
 use fusion::FusionFinder;
+use layers::{align_layers, merge};
+pub use layers::{LayerAlignment, LayerRow, RowSide, EVIDENCE_PREFIX as LAYER_EVIDENCE};
 use side::{align_kernels, ratio, two, Side, MAX_ALIGN_CELLS};
 
 /// A side whose kernels are at least this share op-anchored is mapped by op.
@@ -78,6 +82,10 @@ pub struct Comparison {
     pub categories: Vec<CategoryRow>,
     pub op_mapping: Vec<OpRow>,
     pub fusion_differences: Vec<FusionDifference>,
+    /// Each phase pair's layers aligned kernel by kernel (`docs/trace-analysis.md`, "Layer
+    /// alignment"); empty when either trace has no layers. Absent in older share links.
+    #[serde(default)]
+    pub layer_alignment: Vec<LayerAlignment>,
 }
 
 /// One input of the comparison.
@@ -113,12 +121,23 @@ pub fn compare(a: Input<'_>, b: Input<'_>, classifier: Classifier<'_>) -> Compar
     let [s0, s1] = &sides;
     let mut fusion = FusionFinder::default();
     let op_mapping = op_mapping(s0, s1, &mut fusion);
+    let mut fusion_differences = fusion.finish(s0, s1);
+    let structure = |s: &Side<'_>| analyse(s.c.trace, &|id| s.c.class(id).category);
+    let layer_alignment = match (structure(s0), structure(s1)) {
+        (Some(a), Some(b)) => {
+            let (alignments, differences) = align_layers(s0, s1, [&a, &b]);
+            merge(&mut fusion_differences, differences);
+            alignments
+        }
+        _ => Vec::new(),
+    };
     Comparison {
         platforms: sides.iter().map(|s| PlatformEntry::new(&s.c, &s.key, s.file)).collect(),
         time_ratio: format!("{} / {}", s0.key, s1.key),
         categories: category_rows(s0, s1),
         op_mapping,
-        fusion_differences: fusion.finish(s0, s1),
+        fusion_differences,
+        layer_alignment,
     }
 }
 
