@@ -12,6 +12,7 @@ pub mod classify;
 pub mod compare;
 pub mod gap;
 pub mod intern;
+pub mod layers_view;
 pub mod model;
 pub mod op_table;
 pub mod pairing;

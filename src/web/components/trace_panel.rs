@@ -8,6 +8,7 @@ use yew::prelude::*;
 use crate::page::Shared;
 use crate::page::TraceView;
 use crate::table::DataTable;
+use crate::trace::layers_view::{alignment_table, layer_table, phase_table, step_strip};
 use crate::trace::time_report::{CompareJson, TraceJson, TraceTime};
 use crate::trace::time_view::{
     coverage_line, gap_headline, gap_table, op_roofline, op_table_view, timeline_chart, timeline_table,
@@ -140,6 +141,11 @@ fn drawn(view: &TraceView) -> Drawn {
                     time_charts.push(("chart-roofline", AttrValue::from(plot.to_svg(&title))));
                 }
             }
+            if let Some(st) = summary.structure.as_deref() {
+                time_charts.push(("chart-steps", AttrValue::from(step_strip(st))));
+                tables.push(Shared::new(phase_table(st)));
+                tables.push(Shared::new(layer_table(st)));
+            }
             tables.extend(shared_summary_tables(summary, *trimmed));
             Drawn {
                 title: format!("Trace {file_name}"),
@@ -173,6 +179,9 @@ fn drawn(view: &TraceView) -> Drawn {
                         ));
                     }
                 }
+            }
+            if let (false, [k0, k1]) = (comparison.layer_alignment.is_empty(), keys.as_slice()) {
+                tables.push(Shared::new(alignment_table(&comparison.layer_alignment, [k0, k1])));
             }
             tables.extend(comparison_tables(comparison).into_iter().map(Shared::new));
             Drawn {
