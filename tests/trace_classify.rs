@@ -144,6 +144,15 @@ use Category::*;
 // ---- the known traps of docs/trace-analysis.md, one test each
 
 #[test]
+fn trap_ck_tile_rmsnorm_with_fused_add_is_fused() {
+    // The launcher is `ck_tile::kentry`; only the traits' Rmsnorm2dFusedAddEnum (E1) says the
+    // residual add is done in the same kernel (vLLM's aiter rmsnorm2d_fwd_with_add on ROCm).
+    let with_add = "_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdINS_27Rmsnorm2dFwdPipelineOnePassINS_27Rmsnorm2dFwdPipelineProblemIDF16bDF16bfDF16bDF16bDF16bffNS_19Generic2dBlockShapeINS_8sequenceIJLi1ELi3072EEEENS5_IJLi1ELi128EEEENS5_IJLi1ELi8EEEEEENS_18Rmsnorm2dFwdTraitsILb1ELb0ELb0ELb0ELNS_21Rmsnorm2dFusedAddEnumE1ELNS_23Rmsnorm2dFusedQuantEnumE0ELNS_22Rmsnorm2dSensitiveEnumE0EEEEENS_33Rmsnorm2dFwdPipelineDefaultPolicyEEENS_17Default2DEpilogueINS_24Default2DEpilogueProblemIfDF16bLb0ELb1ELb0EEEvEEEEJNSM_5KargsEEEEvDpT1_";
+    check(with_add, Norm, &[Elementwise, Norm]);
+    check(&with_add.replace("FusedAddEnumE1", "FusedAddEnumE0"), Norm, &[Norm]);
+}
+
+#[test]
 fn trap_fp8_kv_cache_template_argument_in_paged_attention_is_attention() {
     check(
         "void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0, 1, 128, 256, false, 4, 1, ck_tile::ComposedAttention<0u, false> >(__hip_bfloat16 const*, __hip_bfloat16 const*, __hip_bfloat16 const*, float, int const*)",

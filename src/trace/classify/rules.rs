@@ -340,10 +340,11 @@ pub static RULES: &[Rule] = &[
     Rule::new(
         "moe",
         BaseName,
-        Contains(&["moe", "expert", "topkgating", "topk_gating", "routing"]),
+        Contains(&["moe", "expert", "topkgating", "topk_gating", "routing", "bitmatrix"]),
         &[Moe],
         "mixture-of-experts kernels: fused_moe, moe_align_block_size, top-k gating, TRT-LLM \
-         routing; a fused MoE kernel counts as one moe component",
+         routing, the Triton MoE routing's bit-matrix sums (_sum_bitmatrix_rows); a fused MoE \
+         kernel counts as one moe component",
         "void moe::dev::routing::routingIndicesHistogramKernel<moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16, __nv_bfloat16, 128, false, true, true> >(moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16, __nv_bfloat16, 128, false, true, true>)",
     ),
     // ---- norms, fused ones first
@@ -660,6 +661,20 @@ pub static RULES: &[Rule] = &[
         "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_16x6_tn_align4>(cutlass_80_tensorop_s1688gemm_128x64_16x6_tn_align4::Params)",
     )
     .epilogue(),
+    Rule::new(
+        "inner-norm-add",
+        Inner,
+        Contains(&[
+            "rmsnorm2dfusedaddenume1",
+            "rmsnorm2dfusedaddenume2",
+            "rmsnorm2dfusedaddenum)1",
+            "rmsnorm2dfusedaddenum)2",
+        ]),
+        &[Elementwise, Norm],
+        "a CK-tile RMSNorm launched with its residual add fused (Rmsnorm2dFusedAddEnum PRE_ADD_STORE \
+         or PRE_ADD, what vLLM's aiter rmsnorm2d_fwd_with_add runs on ROCm); without it, a plain norm",
+        "_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdINS_27Rmsnorm2dFwdPipelineOnePassINS_27Rmsnorm2dFwdPipelineProblemIDF16bDF16bfDF16bDF16bDF16bffNS_19Generic2dBlockShapeINS_8sequenceIJLi1ELi3072EEEENS5_IJLi1ELi128EEEENS5_IJLi1ELi8EEEEEENS_18Rmsnorm2dFwdTraitsILb1ELb0ELb0ELb0ELNS_21Rmsnorm2dFusedAddEnumE1ELNS_23Rmsnorm2dFusedQuantEnumE0ELNS_22Rmsnorm2dSensitiveEnumE0EEEEENS_33Rmsnorm2dFwdPipelineDefaultPolicyEEENS_17Default2DEpilogueINS_24Default2DEpilogueProblemIfDF16bLb0ELb1ELb0EEEvEEEEJNSM_5KargsEEEEvDpT1_",
+    ),
     Rule::new(
         "inner-norm",
         Inner,
