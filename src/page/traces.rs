@@ -196,6 +196,11 @@ fn default_pair_of(opened: &[LoadedTrace]) -> Option<(u32, u32)> {
 
 /// Compares two traces read on the page (the fallback without a worker).
 pub fn compare_on_page(a: &LoadedTrace, b: &LoadedTrace) -> Option<Comparison> {
+    // A page built without the readers holds no trace; the guard lets the compiler drop the
+    // comparison (and the structure search it runs) from that build.
+    if !crate::import::READS_LARGE_KINDS {
+        return None;
+    }
     let (TraceHeld::Page(ta), TraceHeld::Page(tb)) = (&a.held, &b.held) else { return None };
     Some(compare(
         Input { trace: ta, file: Some(&a.file_name) },
