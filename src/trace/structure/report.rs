@@ -15,6 +15,9 @@ use crate::trace::model::Trace;
 
 /// Variants listed per phase; the rest are counted in a note.
 pub const MAX_VARIANTS: usize = 8;
+/// Steps named one by one in notes when their layer count differs from their phase's; more
+/// are summed up in one note (a long profile cut short names one step, a broken one many).
+const MAX_STEP_NOTES: usize = 8;
 /// Differences listed per variant.
 const MAX_DIFFERENCES: usize = 6;
 /// Kernel names are shortened to this in variant differences (the layer lists them whole).
@@ -203,8 +206,17 @@ pub fn report(trace: &Trace, s: &TraceStructure, category: &dyn Fn(NameId) -> Ca
     for (i, p) in s.phases.iter().enumerate() {
         if let Some(l) = &p.layer {
             let typical = l.typical_layers();
-            for (&step, &n) in p.steps.iter().zip(&l.layers_per_step) {
-                if n != typical {
+            let odd: Vec<(usize, usize)> =
+                p.steps.iter().zip(&l.layers_per_step).filter(|(_, &n)| n != typical).map(|(&s, &n)| (s, n)).collect();
+            if odd.len() > MAX_STEP_NOTES {
+                let listed: Vec<String> = odd.iter().take(MAX_STEP_NOTES).map(|(s, n)| format!("{s} ({n})")).collect();
+                notes.push(format!(
+                    "{} steps of phase {i} hold another number of layers than the phase's {typical}: steps {}, …",
+                    odd.len(),
+                    listed.join(", ")
+                ));
+            } else {
+                for (step, n) in odd {
                     notes.push(format!("step {step} of phase {i} holds {n} layers, the phase's steps {typical}"));
                 }
             }
