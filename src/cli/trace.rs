@@ -197,10 +197,11 @@ fn trace_text(s: &TraceSummary) -> String {
     out
 }
 
-fn kernel_list(ks: &[LayerKernel], width: usize) -> String {
+/// The first `width` kernels of `ks` (of `total` in all), shortened.
+fn kernel_list(ks: &[LayerKernel], width: usize, total: usize) -> String {
     let mut names: Vec<String> = ks.iter().take(width).map(|k| short(&k.kernel)).collect();
-    if ks.len() > width {
-        names.push(format!("… {} more", ks.len() - width));
+    if total > names.len() {
+        names.push(format!("… {} more", total - names.len()));
     }
     names.join(" ; ")
 }
@@ -290,11 +291,19 @@ fn structure_text(s: Option<&Structure>) -> String {
             p.layers_per_step,
             t.to_text()
         );
-        if !p.before_layers.is_empty() {
-            out += &format!("before the layers: {}\n", kernel_list(&p.before_layers, SHOWN_OUTSIDE));
+        if p.kernels_before_layers > 0 {
+            out += &format!(
+                "before the layers ({}): {}\n",
+                p.kernels_before_layers,
+                kernel_list(&p.before_layers, SHOWN_OUTSIDE, p.kernels_before_layers)
+            );
         }
-        if !p.after_layers.is_empty() {
-            out += &format!("after the layers: {}\n", kernel_list(&p.after_layers, SHOWN_OUTSIDE));
+        if p.kernels_after_layers > 0 {
+            out += &format!(
+                "after the layers ({}): {}\n",
+                p.kernels_after_layers,
+                kernel_list(&p.after_layers, SHOWN_OUTSIDE, p.kernels_after_layers)
+            );
         }
         for v in &p.variants {
             out += &format!("variant ({} layers, {} kernels): {}\n", v.layers, v.kernels, v.differences.join("; "));

@@ -15,10 +15,17 @@ use crate::trace::model::Trace;
 
 /// Variants listed per phase; the rest are counted in a note.
 pub const MAX_VARIANTS: usize = 8;
+/// Steps named one by one in notes when their layer count differs from their phase's; more
+/// are summed up in one note (a long profile cut short names one step, a broken one many).
+const MAX_STEP_NOTES: usize = 8;
 /// Differences listed per variant.
 const MAX_DIFFERENCES: usize = 6;
 /// Kernel names are shortened to this in variant differences (the layer lists them whole).
 const DIFFERENCE_NAME_WIDTH: usize = 60;
+/// Kernels listed before and after a phase's layers; the counts say how many there are. A
+/// prologue or epilogue holds a few kernels; a step whose layers cover only part of it could
+/// otherwise list hundreds of thousands of names.
+pub const MAX_OUTSIDE: usize = 64;
 
 /// The structure of one trace (`"structure"` in `fusionscope trace --json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -129,9 +136,12 @@ pub struct PhaseEntry {
     /// Near-repeats, most frequent first (at most [`MAX_VARIANTS`]).
     pub variants: Vec<VariantEntry>,
     /// The first step's kernels before its first layer (embedding, input preparation) and after
-    /// its last (final norm, logits, sampling).
+    /// its last (final norm, logits, sampling): the first [`MAX_OUTSIDE`] of each, and how many
+    /// there are.
     pub before_layers: Vec<LayerKernel>,
     pub after_layers: Vec<LayerKernel>,
+    pub kernels_before_layers: usize,
+    pub kernels_after_layers: usize,
 }
 
 /// Durations are ns-precise in the trace; three decimals of µs keep sums free of float noise.
@@ -203,8 +213,17 @@ pub fn report(trace: &Trace, s: &TraceStructure, category: &dyn Fn(NameId) -> Ca
     for (i, p) in s.phases.iter().enumerate() {
         if let Some(l) = &p.layer {
             let typical = l.typical_layers();
-            for (&step, &n) in p.steps.iter().zip(&l.layers_per_step) {
-                if n != typical {
+            let odd: Vec<(usize, usize)> =
+                p.steps.iter().zip(&l.layers_per_step).filter(|(_, &n)| n != typical).map(|(&s, &n)| (s, n)).collect();
+            if odd.len() > MAX_STEP_NOTES {
+                let listed: Vec<String> = odd.iter().take(MAX_STEP_NOTES).map(|(s, n)| format!("{s} ({n})")).collect();
+                notes.push(format!(
+                    "{} steps of phase {i} hold another number of layers than the phase's {typical}: steps {}, …",
+                    odd.len(),
+                    listed.join(", ")
+                ));
+            } else {
+                for (step, n) in odd {
                     notes.push(format!("step {step} of phase {i} holds {n} layers, the phase's steps {typical}"));
                 }
             }
@@ -281,6 +300,8 @@ fn phase_entry(
         variants: Vec::new(),
         before_layers: Vec::new(),
         after_layers: Vec::new(),
+        kernels_before_layers: 0,
+        kernels_after_layers: 0,
     };
     let Some(l) = &p.layer else { return e };
     e.layers_per_step = l.typical_layers();
@@ -317,8 +338,10 @@ fn phase_entry(
             differences: differences(trace, l, names, category),
         })
         .collect();
-    e.before_layers = l.before.iter().map(|&pos| entry(pos)).collect();
-    e.after_layers = l.after.iter().map(|&pos| entry(pos)).collect();
+    e.before_layers = l.before.iter().take(MAX_OUTSIDE).map(|&pos| entry(pos)).collect();
+    e.after_layers = l.after.iter().take(MAX_OUTSIDE).map(|&pos| entry(pos)).collect();
+    e.kernels_before_layers = l.before.len();
+    e.kernels_after_layers = l.after.len();
     e
 }
 
