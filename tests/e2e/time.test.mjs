@@ -101,3 +101,34 @@ test('two traces: the headline and the gap table equal the CLI, both chips on on
   assert.deepEqual(shared.at(-1), rows.at(-1));
   await second.check();
 });
+
+test('a serving trace: the step strip, its phases and layer equal the CLI; a pair shows the aligned layers', async () => {
+  const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+  const rel = 'tests/data/traces/amd/vllm_decode_graph_full_replay.json.gz';
+  await page.setInputFiles('#file-input', path.join(root, rel));
+  await page.getByTestId('results-title').getByText('Trace vllm_decode_graph_full_replay.json.gz').waitFor();
+  const s = cli(['trace', rel, '--json']).structure;
+  assert.equal(await page.getByTestId('chart-steps').locator('rect[data-step]').count(), s.steps.length);
+  const phases = await allTableRows(page, 'table-phases');
+  assert.deepEqual(phases.map((r) => [r[2], r[3], r[4]]), s.phases.map((p) => [digits(p.steps), digits(p.layers_per_step), digits(p.kernels_per_layer)]));
+  const layer = (await allTableRows(page, 'table-layer')).filter((r) => r[1] === 'layer');
+  assert.deepEqual(layer.map((r) => r[3]), s.phases.flatMap((p) => p.layer.map((k) => k.category)));
+  await page.screenshot({ path: path.join(screenshotDir, 'layers-trace.png'), fullPage: true });
+
+  const a = 'tests/data/traces/amd/sglang_qwen3-8b_decode_hipgraph_mi300x.json.gz';
+  const b = 'tests/data/traces/amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz';
+  await page.setInputFiles('#file-input', [path.join(root, a), path.join(root, b)]);
+  await page.getByTestId('results-title').getByText(/compared/).waitFor();
+  const c = cli(['compare', a, b, '--json']);
+  const rows = await allTableRows(page, 'table-layer-alignment');
+  const want = c.layer_alignment.flatMap((al) => al.rows);
+  assert.ok(want.length > 0);
+  assert.deepEqual(rows.map((r) => [r[1], r[6]]), want.map((r) => [r.category, r.difference ?? '']));
+  // The differences found there are in the fusion-difference list too.
+  const layered = c.fusion_differences.filter((d) => d.evidence.startsWith('layer alignment'));
+  assert.ok(layered.length > 0);
+  const listed = await allTableRows(page, 'table-fusion-differences');
+  for (const d of layered) assert.ok(listed.some((r) => r.at(-1) === d.evidence), d.evidence);
+  await page.screenshot({ path: path.join(screenshotDir, 'layers-compare.png'), fullPage: true });
+  await check();
+});
