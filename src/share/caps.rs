@@ -9,13 +9,15 @@
 use super::state::{state_json, ShareError, SharedState, SharedView};
 use super::trim::{
     SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS,
-    SHARED_UNATTRIBUTED_NAMES,
+    SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS, SHARED_UNATTRIBUTED_NAMES,
 };
+use crate::limits::LAYER_MAX_KERNELS;
 use crate::limits::{
     SHARED_GRAPH_OPS, SHARED_MODEL_CONFIG_BYTES, SHARED_NAME_CHARS, SHARED_NOTES, SHARED_OPTRACE_BYTES,
     SHARED_SIM_TABLE_BYTES, SHARE_STATE_BYTES,
 };
 use crate::trace::gap::Gap;
+use crate::trace::structure::Structure;
 use crate::trace::summary::{PlatformEntry, SideStats};
 use crate::trace::time_report::TraceTime;
 use crate::units::ellipsize;
@@ -101,6 +103,37 @@ fn op_row_names(op: &str, dims: &serde_json::Value) -> Result<(), ShareError> {
     name("input dims", &dims.to_string())
 }
 
+/// Phases a shared structure (or phase pairs a shared alignment) may list.
+const SHARED_PHASES: usize = 16;
+
+/// A shared structure within what trimming leaves: steps, phases, kernels per layer.
+fn structure_limits(st: &Structure) -> Result<(), ShareError> {
+    at_most(|| "step list".into(), st.steps.len(), SHARED_STRUCTURE_STEPS, "steps")?;
+    at_most(|| "phase list".into(), st.phases.len(), SHARED_PHASES, "phases")?;
+    at_most(|| "structure notes".into(), st.notes.len(), SHARED_STRUCTURE_EDGES, "notes")?;
+    st.notes.iter().try_for_each(|n| name("note", n))?;
+    for s in &st.steps {
+        s.annotation.iter().try_for_each(|a| name("step annotation", a))?;
+    }
+    for p in &st.phases {
+        name("phase label", &p.label)?;
+        name("phase label origin", &p.label_from)?;
+        at_most(|| format!("layer of {}", ellipsize(&p.label, 40)), p.layer.len(), LAYER_MAX_KERNELS, "kernels")?;
+        for edge in [&p.before_layers, &p.after_layers] {
+            at_most(|| "kernels beside the layers".into(), edge.len(), SHARED_STRUCTURE_EDGES, "kernels")?;
+        }
+        at_most(|| "layer variants".into(), p.variants.len(), SHARED_STRUCTURE_EDGES, "variants")?;
+        for k in p.layer.iter().chain(&p.before_layers).chain(&p.after_layers) {
+            name("kernel name", &k.kernel)?;
+        }
+        for v in &p.variants {
+            at_most(|| "variant differences".into(), v.differences.len(), SHARED_STRUCTURE_EDGES, "differences")?;
+            v.differences.iter().try_for_each(|d| name("layer difference", d))?;
+        }
+    }
+    Ok(())
+}
+
 /// A shared gap within the rows trimming leaves, two sides, names within the limit.
 fn gap_limits(g: &Gap) -> Result<(), ShareError> {
     at_most(|| "gap table".into(), g.rows.len(), SHARED_GAP_ROWS, "rows")?;
@@ -148,9 +181,7 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
                 kernels(|| format!("category {}", r.category.id()), &r.trace, SHARED_KERNELS_PER_CATEGORY)?;
             }
             summary.fused_kernels.iter().try_for_each(|k| name("kernel name", &k.name))?;
-            // Trimming leaves the structure out: a link that carries one was not made by a page.
-            let structure = summary.structure.as_ref().map_or(0, |s| s.steps.len() + s.phases.len());
-            at_most(|| "structure (steps and phases) of the shared trace".into(), structure, 0, "entries")
+            summary.structure.as_deref().map_or(Ok(()), structure_limits)
         }
         SharedView::TraceComparison { files, comparison, gap, .. } => {
             name("file name", &files.0)?;
@@ -176,13 +207,21 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
                 d.unfused_kernels.iter().try_for_each(|k| name("kernel name", k))?;
                 name("fusion evidence", &d.evidence)?;
             }
-            // Trimming leaves the layer alignment out, as for a summary's structure.
-            at_most(
-                || "layer alignment of the shared comparison".into(),
-                comparison.layer_alignment.len(),
-                0,
-                "phase pairs",
-            )
+            at_most(|| "layer alignment".into(), comparison.layer_alignment.len(), SHARED_PHASES, "phase pairs")?;
+            for a in &comparison.layer_alignment {
+                at_most(|| "aligned layer".into(), a.rows.len(), 2 * LAYER_MAX_KERNELS, "rows")?;
+                at_most(|| "aligned layer sides".into(), a.labels.len(), 2, "sides")?;
+                a.labels.iter().try_for_each(|(k, v)| name("side", k).and_then(|_| name("phase label", v)))?;
+                for r in &a.rows {
+                    at_most(|| "aligned layer sides".into(), r.sides.len(), 2, "sides")?;
+                    for s in r.sides.values().flatten() {
+                        at_most(|| "aligned row".into(), s.kernels.len(), LAYER_MAX_KERNELS, "kernels")?;
+                        s.kernels.iter().try_for_each(|k| name("kernel name", k))?;
+                    }
+                    r.difference.iter().try_for_each(|d| name("layer difference", d))?;
+                }
+            }
+            Ok(())
         }
         SharedView::Model { spec } => match &spec.model {
             ModelChoice::Preset(key) => name("model preset", key),

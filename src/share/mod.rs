@@ -103,10 +103,11 @@ pub const TYPICAL_LINK_BYTES: usize = 8 * 1024;
 /// Gap rows a link keeps before it gives up category kernel names to fit.
 const MIN_GAP_ROWS: usize = 4;
 
-/// The state cut to keep its link under [`TYPICAL_LINK_BYTES`]: a summary halves its op rows;
-/// a comparison halves its gap rows down to `MIN_GAP_ROWS` (4), then the kernels each category
-/// lists per side (down to 2: the headline and the largest differences matter more than a
-/// category's eighth kernel), then the rest of the gap rows. The timeline, coverage and headline
+/// The state cut to keep its link under [`TYPICAL_LINK_BYTES`]: a summary halves its op rows,
+/// then leaves its structure out; a comparison halves its gap rows down to `MIN_GAP_ROWS` (4),
+/// then leaves its aligned layers out, then halves the kernels each category lists per side
+/// (down to 2: the headline and the largest differences matter more than a category's eighth
+/// kernel), then the rest of the gap rows. The timeline, coverage and headline
 /// always stay; a view that loses anything says it was trimmed.
 pub fn fit_time_rows(mut state: SharedState) -> SharedState {
     while encode(&state).len() >= TYPICAL_LINK_BYTES {
@@ -115,17 +116,24 @@ pub fn fit_time_rows(mut state: SharedState) -> SharedState {
                 t.ops.truncate(t.ops.len() / 2);
                 *trimmed = true;
             }
-            SharedView::TraceComparison { gap: Some(g), comparison, trimmed, .. } => {
+            SharedView::TraceSummary { summary, trimmed, .. } if summary.structure.is_some() => {
+                summary.structure = None;
+                *trimmed = true;
+            }
+            SharedView::TraceComparison { gap, comparison, trimmed, .. } => {
                 let longest =
                     comparison.categories.iter().flat_map(|r| r.sides.values()).map(|s| s.kernels.len()).max();
-                if g.rows.len() > MIN_GAP_ROWS {
-                    g.rows.truncate((g.rows.len() / 2).max(MIN_GAP_ROWS));
+                let rows = gap.as_ref().map_or(0, |g| g.rows.len());
+                if rows > MIN_GAP_ROWS {
+                    gap.iter_mut().for_each(|g| g.rows.truncate((rows / 2).max(MIN_GAP_ROWS)));
+                } else if !comparison.layer_alignment.is_empty() {
+                    comparison.layer_alignment.clear();
                 } else if let Some(n) = longest.filter(|n| *n > 2) {
                     for side in comparison.categories.iter_mut().flat_map(|r| r.sides.values_mut()) {
                         side.kernels.truncate(n.div_ceil(2).max(2));
                     }
-                } else if !g.rows.is_empty() {
-                    g.rows.truncate(g.rows.len() / 2);
+                } else if rows > 0 {
+                    gap.iter_mut().for_each(|g| g.rows.truncate(rows / 2));
                 } else {
                     break;
                 }
@@ -176,7 +184,8 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(figures(&small), figures(&c));
-        assert!(small.layer_alignment.is_empty() && !c.layer_alignment.is_empty(), "links leave the layers out");
+        // The aligned layers stay, their kernel names shortened as the tables show them.
+        assert_eq!(small.layer_alignment.len(), c.layer_alignment.len());
         for (s, f) in small.op_mapping.iter().zip(&c.op_mapping) {
             for (k, side) in &s.sides {
                 assert_eq!(side.stats.time_us, f.sides[k].stats.time_us);
@@ -600,6 +609,46 @@ mod tests {
         // Even the largest pair keeps the largest differences.
         assert!(fewest_gap_rows >= 4, "{fewest_gap_rows}");
         assert!(longest_kernel * 8 < crate::limits::SHARED_NAME_CHARS, "{longest_kernel}");
+    }
+
+    /// Serving traces' links carry the Layers view: a trace's steps, phases and layer, a pair's
+    /// aligned layers, within 8 KB, and they open to the same tables.
+    #[test]
+    fn serving_links_carry_the_structure_and_the_aligned_layers() {
+        use crate::trace::layers_view::{alignment_table, layer_table, phase_table};
+        use crate::trace::{classify, compare, summarize, Input};
+        let t = trace("amd/vllm_decode_graph_full_replay.json.gz");
+        let (summary, trimmed) = trim_summary(&summarize(&t, Some("v.json.gz"), &classify));
+        let view =
+            fit_time_rows(SharedView::TraceSummary { file_name: "v".into(), summary, trimmed, time: None }.into());
+        let link = encode(&view);
+        assert!(link.len() < TYPICAL_LINK_BYTES, "{}", link.len());
+        assert_eq!(check_limits(&decode(&link).unwrap()), Ok(()));
+        let SharedView::TraceSummary { summary: back, .. } = decode(&link).unwrap().view else { unreachable!() };
+        let st = back.structure.as_deref().expect("the structure is carried");
+        assert_eq!(st.phases[0].layers_per_step, 24);
+        let SharedView::TraceSummary { summary: sent, .. } = &view.view else { unreachable!() };
+        let sent = sent.structure.as_deref().unwrap();
+        assert_eq!(phase_table(st), phase_table(sent));
+        assert_eq!(layer_table(st), layer_table(sent));
+
+        let (a, b) = (trace(SHARED_TRACES[7]), trace("amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz"));
+        let c = compare(Input { trace: &a, file: Some("d") }, Input { trace: &b, file: Some("p") }, &classify);
+        assert!(!c.layer_alignment.is_empty());
+        let (small, trimmed) = trim_comparison(&c);
+        let view = fit_time_rows(
+            SharedView::TraceComparison { files: ("d".into(), "p".into()), comparison: small, trimmed, gap: None }
+                .into(),
+        );
+        let link = encode(&view);
+        assert!(link.len() < TYPICAL_LINK_BYTES, "{}", link.len());
+        let SharedView::TraceComparison { comparison: back, .. } = decode(&link).unwrap().view else { unreachable!() };
+        let SharedView::TraceComparison { comparison: sent, .. } = &view.view else { unreachable!() };
+        assert!(!back.layer_alignment.is_empty(), "the aligned layers are carried");
+        assert_eq!(
+            alignment_table(&back.layer_alignment, ["a", "b"]),
+            alignment_table(&sent.layer_alignment, ["a", "b"])
+        );
     }
 
     /// The largest states of the tests' graphs, op traces and simulator tables, measured against

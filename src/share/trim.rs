@@ -8,6 +8,7 @@ use crate::trace::summary::SideStats;
 use crate::trace::view::NAME_WIDTH;
 
 use crate::trace::gap::Gap;
+use crate::trace::structure::Structure;
 use crate::trace::time_report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
 
@@ -24,13 +25,46 @@ fn trim_kernels(s: &mut SideStats, keep: usize) -> bool {
     cut
 }
 
+/// Steps a shared structure keeps (the strip of the first ones; phases keep their counts).
+pub const SHARED_STRUCTURE_STEPS: usize = 64;
+/// Kernels a shared phase keeps before and after its layers, near-repeat variants it keeps,
+/// and notes a shared structure keeps.
+pub const SHARED_STRUCTURE_EDGES: usize = 4;
+
+/// A structure for a link: the first [`SHARED_STRUCTURE_STEPS`] steps, each phase's layer whole
+/// with kernel names as the tables show them, [`SHARED_STRUCTURE_EDGES`] kernels before and
+/// after the layers, variants and notes. True if anything was dropped.
+pub fn trim_structure(st: &mut Structure) -> bool {
+    let mut cut = st.steps.len() > SHARED_STRUCTURE_STEPS || st.notes.len() > SHARED_STRUCTURE_EDGES;
+    st.steps.truncate(SHARED_STRUCTURE_STEPS);
+    st.notes.truncate(SHARED_STRUCTURE_EDGES);
+    for p in &mut st.phases {
+        cut |= p.before_layers.len() > SHARED_STRUCTURE_EDGES
+            || p.after_layers.len() > SHARED_STRUCTURE_EDGES
+            || p.variants.len() > SHARED_STRUCTURE_EDGES;
+        p.before_layers.truncate(SHARED_STRUCTURE_EDGES);
+        p.after_layers.truncate(SHARED_STRUCTURE_EDGES);
+        p.variants.truncate(SHARED_STRUCTURE_EDGES);
+        for k in p.layer.iter_mut().chain(&mut p.before_layers).chain(&mut p.after_layers) {
+            cut |= shorten(&mut k.kernel);
+        }
+        for v in &mut p.variants {
+            v.differences.truncate(SHARED_STRUCTURE_EDGES);
+            for d in &mut v.differences {
+                cut |= shorten(d);
+            }
+        }
+    }
+    cut
+}
+
 /// A summary for a link: each category keeps its [`SHARED_KERNELS_PER_CATEGORY`] longest
-/// kernels (totals, counts and fused kernels stay whole) and the structure (steps, phases,
-/// layers) is left out. Returns it and whether anything was dropped.
+/// kernels (totals, counts and fused kernels stay whole) and the structure is trimmed
+/// ([`trim_structure`]; a link too long for it leaves it out, `fit_time_rows`). Returns it and
+/// whether anything was dropped.
 pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
     let mut s = summary.clone();
-    // The structure lists whole layers of kernel names: too long for a link.
-    let mut trimmed = s.structure.take().is_some();
+    let mut trimmed = s.structure.as_deref_mut().is_some_and(trim_structure);
     for r in &mut s.categories {
         trimmed |= trim_kernels(&mut r.trace, SHARED_KERNELS_PER_CATEGORY);
     }
@@ -68,6 +102,11 @@ pub fn trim_comparison(comparison: &Comparison) -> (Comparison, bool) {
             trimmed |= shorten_names(&mut side.stats);
         }
     }
+    for r in c.layer_alignment.iter_mut().flat_map(|a| &mut a.rows) {
+        for n in r.sides.values_mut().flatten().flat_map(|s| &mut s.kernels) {
+            trimmed |= shorten(n);
+        }
+    }
     for d in &mut c.fusion_differences {
         trimmed |= shorten(&mut d.fused_kernel);
         for n in &mut d.unfused_kernels {
@@ -80,8 +119,7 @@ pub fn trim_comparison(comparison: &Comparison) -> (Comparison, bool) {
 /// The kernel lists of [`trim_comparison`] cut, names left whole.
 pub(super) fn trim_comparison_lists(comparison: &Comparison) -> (Comparison, bool) {
     let mut c = comparison.clone();
-    // Aligned layers list every kernel of a layer on both sides: too long for a link.
-    let mut trimmed = !std::mem::take(&mut c.layer_alignment).is_empty();
+    let mut trimmed = false;
     for r in &mut c.categories {
         for side in r.sides.values_mut() {
             trimmed |= trim_kernels(side, SHARED_KERNELS_PER_CATEGORY);
