@@ -11,7 +11,6 @@ mod common;
 use common::trace_bytes;
 use fusionscope::trace::compare::LAYER_EVIDENCE;
 use fusionscope::trace::structure::{analyse, Structure};
-use fusionscope::trace::synthetic::Flavor;
 use fusionscope::trace::synthetic_serving::{write_serving_trace, ServingSpec};
 use fusionscope::trace::{classify, compare, read_trace, summarize, Category, Comparison, Input, Trace};
 
@@ -160,14 +159,7 @@ fn vllm_decode_against_mixed_step_pairs_every_kernel() {
 
 /// The vendors' decode and prefill layers differ as [`ServingSpec`] plants them.
 fn vendor_pair() -> (ServingSpec, ServingSpec) {
-    let mut amd = ServingSpec::new(Flavor::Amd);
-    amd.attention_kernels = 2;
-    amd.split_k = true;
-    amd.fused_add_norm = false;
-    amd.fused_silu_mul = false;
-    let mut nv = ServingSpec::new(Flavor::Nvidia);
-    nv.seed = 7;
-    (amd, nv)
+    ServingSpec::vendor_pair()
 }
 
 /// `found` is `planted` read from another kernel (a rotation).

@@ -297,12 +297,7 @@ fn trace(size_mb: u64, dir: &Path) -> CliResult {
 /// comparing, and within that the structure search of each side; the layer alignment is the
 /// rest of the comparison's time that the whole-trace comparison without it does not take.
 fn serving(steps: usize, layers: usize, runs: usize, dir: &Path) -> CliResult {
-    let mut amd = ServingSpec::new(Flavor::Amd);
-    amd.attention_kernels = 2;
-    amd.split_k = true;
-    amd.fused_add_norm = false;
-    amd.fused_silu_mul = false;
-    let mut nv = ServingSpec::new(Flavor::Nvidia);
+    let (mut amd, mut nv) = ServingSpec::vendor_pair();
     for spec in [&mut amd, &mut nv] {
         spec.layers = layers;
         spec.decode_steps = steps;

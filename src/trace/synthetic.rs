@@ -194,9 +194,9 @@ impl<W: Write> Gen<W> {
 }
 
 /// Counts the bytes written through it, so the generator can stop at a target size.
-struct Counting<W: Write> {
-    inner: W,
-    bytes: u64,
+pub(crate) struct Counting<W: Write> {
+    pub(crate) inner: W,
+    pub(crate) bytes: u64,
 }
 
 impl<W: Write> Write for Counting<W> {

@@ -12,7 +12,7 @@
 
 use std::io::Write;
 
-use super::synthetic::Flavor;
+use super::synthetic::{Counting, Flavor};
 
 /// What to generate. [`ServingSpec::new`] gives a small vLLM-like workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +45,20 @@ pub struct ServingSpec {
 }
 
 impl ServingSpec {
+    /// An AMD-like and an NVIDIA-like trace of one model that differ as vendors do: the AMD one
+    /// splits decode attention in two kernels, runs the output projection as a split-K GEMM and
+    /// its reduce, and fuses neither add + RMSNorm nor SiLU·mul; the NVIDIA one fuses both.
+    pub fn vendor_pair() -> (ServingSpec, ServingSpec) {
+        let amd = ServingSpec {
+            attention_kernels: 2,
+            split_k: true,
+            fused_add_norm: false,
+            fused_silu_mul: false,
+            ..ServingSpec::new(Flavor::Amd)
+        };
+        (amd, ServingSpec { seed: 7, ..ServingSpec::new(Flavor::Nvidia) })
+    }
+
     pub fn new(flavor: Flavor) -> Self {
         ServingSpec {
             flavor,
@@ -241,24 +255,6 @@ impl Noise {
         self.0 ^= self.0 >> 27;
         let x = self.0.wrapping_mul(0x2545_F491_4F6C_DD1D);
         (x >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
-}
-
-/// Counts the bytes written through it.
-struct Counting<W: Write> {
-    inner: W,
-    bytes: u64,
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.bytes += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
     }
 }
 
