@@ -28,7 +28,7 @@ mod trim;
 pub use caps::{check_limits, check_shareable};
 pub use state::{ShareError, SharedState, SharedView, FORMAT_VERSION, FRAGMENT_KEY};
 pub use trim::{
-    trim_comparison, trim_gap, trim_summary, trim_time, SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY,
+    trim_comparison, trim_gap, trim_structure, trim_summary, trim_time, SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY,
     SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS,
 };
 
