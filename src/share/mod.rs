@@ -29,7 +29,7 @@ pub use caps::{check_limits, check_shareable};
 pub use state::{ShareError, SharedState, SharedView, FORMAT_VERSION, FRAGMENT_KEY};
 pub use trim::{
     trim_comparison, trim_gap, trim_structure, trim_summary, trim_time, SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY,
-    SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS,
+    SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS,
 };
 
 use std::io::{Read, Write};
