@@ -494,6 +494,11 @@ fn preset_key(name: &str) -> String {
     k.strip_suffix("sxm").map(str::to_string).unwrap_or(k)
 }
 
+/// The GPU preset keys (traces come from GPUs: the trace view offers these).
+pub fn gpu_preset_names() -> Vec<&'static str> {
+    GPUS.iter().map(|g| g.key).collect()
+}
+
 /// A built-in chip by name (see [`preset_names`]).
 pub fn preset(name: &str) -> Result<Chip, ChipError> {
     let key = preset_key(name);

@@ -14,7 +14,7 @@ pub mod roofline;
 pub mod time_view;
 
 pub use calibrated::{apply_calibration, CalibratedGroup, CalibrationSummary};
-pub use chip::{parse_chip, preset, preset_names, Chip, ChipError};
+pub use chip::{gpu_preset_names, parse_chip, preset, preset_names, Chip, ChipError};
 pub use detect::{detect_chip, DetectedChip};
 pub use peaks::{PeakKey, PeakUsed, Peaks, Precision, Unit};
 pub use roofline::{

@@ -121,6 +121,24 @@ pub fn align(n: usize, m: usize, score: impl Fn(usize, usize) -> Option<i64>, ga
 /// the match is unrelated and must not be forced into the alignment. Costs `n · m` cells.
 pub fn extend(n: usize, m: usize, score: impl Fn(usize, usize) -> Option<i64>, gap: i64) -> (usize, usize, i64) {
     let mut best = (0, 0, 0);
+    score_rows(n, m, score, gap, |i, j, v| {
+        if v > best.2 {
+            best = (i, j, v);
+        }
+    });
+    best
+}
+
+/// The global-alignment scores of `a[..i]` against `b[..j]` for every `i ≤ n`, `j ≤ m`, computed
+/// row by row in two rows of memory (pairs scored by `score`, gaps cost `gap`): calls
+/// `cell(i, j, score)` for each inner cell and returns the last row.
+fn score_rows(
+    n: usize,
+    m: usize,
+    score: impl Fn(usize, usize) -> Option<i64>,
+    gap: i64,
+    mut cell: impl FnMut(usize, usize, i64),
+) -> Vec<i64> {
     let mut prev: Vec<i64> = (0..=m).map(|j| -(j as i64) * gap).collect();
     let mut cur = vec![NEG; m + 1];
     for i in 1..=n {
@@ -131,13 +149,11 @@ pub fn extend(n: usize, m: usize, score: impl Fn(usize, usize) -> Option<i64>, g
                 v = v.max(prev[j - 1] + s);
             }
             cur[j] = v;
-            if v > best.2 {
-                best = (i, j, v);
-            }
+            cell(i, j, v);
         }
         std::mem::swap(&mut prev, &mut cur);
     }
-    best
+    prev
 }
 
 /// Where `pattern` (length `n`, every element aligned or gapped) fits best at the start of a
@@ -145,19 +161,7 @@ pub fn extend(n: usize, m: usize, score: impl Fn(usize, usize) -> Option<i64>, g
 /// score of the pattern against `text[..j]`, with that score. The first such `j` wins ties, so
 /// the fit takes no more text than it needs. Costs `n · m` cells.
 pub fn fit_prefix(n: usize, m: usize, score: impl Fn(usize, usize) -> Option<i64>, gap: i64) -> (usize, i64) {
-    let mut prev: Vec<i64> = (0..=m).map(|j| -(j as i64) * gap).collect();
-    let mut cur = vec![NEG; m + 1];
-    for i in 1..=n {
-        cur[0] = -(i as i64) * gap;
-        for j in 1..=m {
-            let mut v = (prev[j] - gap).max(cur[j - 1] - gap);
-            if let Some(s) = score(i - 1, j - 1) {
-                v = v.max(prev[j - 1] + s);
-            }
-            cur[j] = v;
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
+    let prev = score_rows(n, m, score, gap, |_, _, _| {});
     let mut best = (0, prev[0]);
     for (j, &v) in prev.iter().enumerate() {
         if v > best.1 {

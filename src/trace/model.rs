@@ -156,12 +156,6 @@ impl Trace {
         self.kernels.iter().map(|k| links.op_of(k.external_id, k.correlation)).collect()
     }
 
-    /// The CPU op that issued each memory copy or set, by the rules of [`Trace::kernel_ops`].
-    pub fn transfer_ops(&self) -> Vec<Option<usize>> {
-        let links = OpLinks::new(self);
-        self.transfers.iter().map(|t| links.op_of(t.external_id, t.correlation)).collect()
-    }
-
     /// Approximate heap bytes held, for the benchmark's memory figures.
     pub fn heap_bytes(&self) -> usize {
         use std::mem::size_of;
@@ -201,6 +195,11 @@ impl<'t> OpLinks<'t> {
             }
         }
         OpLinks { trace, by_ext, by_tid }
+    }
+
+    /// The CPU ops (not annotations) of thread `tid`, by start time.
+    pub fn thread_ops(&self, tid: i64) -> &[usize] {
+        self.by_tid.get(&tid).map_or(&[], Vec::as_slice)
     }
 
     fn containing(&self, launch: &Launch) -> Option<usize> {

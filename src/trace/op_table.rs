@@ -188,7 +188,7 @@ pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpT
     }
 
     let mut costs = CostCache { trace, model, by_key: FxHashMap::default() };
-    let nested = NestedOps::new(trace);
+    let nested = NestedOps { trace, links: &links };
     let mut out: Vec<OpRow> = order
         .iter()
         .map(|key| {
@@ -270,24 +270,13 @@ impl CostCache<'_, '_> {
     }
 }
 
-/// The CPU ops of each thread in start order, to find the ops a call made.
-struct NestedOps<'t> {
+/// The ops a call made: those nested in its interval on its thread.
+struct NestedOps<'t, 'l> {
     trace: &'t Trace,
-    /// Per thread, op indices by start.
-    by_tid: FxHashMap<i64, Vec<usize>>,
+    links: &'l OpLinks<'t>,
 }
 
-impl<'t> NestedOps<'t> {
-    fn new(trace: &'t Trace) -> Self {
-        let mut by_tid: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
-        for (i, op) in trace.cpu_ops.iter().enumerate() {
-            if !op.annotation {
-                by_tid.entry(op.tid).or_default().push(i);
-            }
-        }
-        NestedOps { trace, by_tid }
-    }
-
+impl<'t> NestedOps<'t, '_> {
     /// The name of an op nested in call `op` whose own model is of the same family (`aten::sdpa`
     /// calling `aten::_flash_attention_forward`, `aten::linear` calling `aten::addmm`): then the
     /// call's work is counted there, where its main kernels are attributed, and the outer row
@@ -295,7 +284,7 @@ impl<'t> NestedOps<'t> {
     /// again over a few microseconds.
     fn delegate(&self, op: usize, family: &str, costs: &mut CostCache<'_, '_>) -> Option<&'t str> {
         let call = &self.trace.cpu_ops[op];
-        let list = self.by_tid.get(&call.tid)?;
+        let list = self.links.thread_ops(call.tid);
         let at = list.partition_point(|&i| self.trace.cpu_ops[i].ts < call.ts);
         let end = call.ts + call.dur;
         list[at..]

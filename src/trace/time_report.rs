@@ -163,8 +163,7 @@ fn family_name(f: Family) -> &'static str {
 
 /// The peak precision of an element type. fp32 matrix work is counted against the fp32 matrix
 /// peak (PyTorch leaves TF32 off for matmuls by default); integer and bool ops run on the
-/// vector units and have no datasheet peak of their own, so they use the fp32 one (and an
-/// integer matrix op the fp8 one, the nearest datasheet figure).
+/// vector units and have no datasheet peak of their own, so they use the fp32 one.
 fn precision(d: DType) -> Precision {
     match d {
         DType::BF16 => Precision::Bf16,
@@ -172,7 +171,6 @@ fn precision(d: DType) -> Precision {
         DType::F32 => Precision::Fp32,
         DType::F64 => Precision::Fp64,
         DType::F8E4M3FN | DType::F8E4M3FNUZ | DType::F8E5M2 | DType::F8E5M2FNUZ => Precision::Fp8,
-        _ if d.is_float() => Precision::Fp32,
         _ => Precision::Fp32,
     }
 }

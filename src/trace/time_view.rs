@@ -7,11 +7,19 @@ use crate::units::{format_duration_us, format_pct, group_digits};
 use super::gap::Gap;
 use super::op_table::{Bound, OpRow};
 use super::time_report::TraceTime;
+use super::timeline::Timeline;
 
 /// Widest input-dims text shown in a cell (the exact value keeps it whole).
 const DIMS_WIDTH: usize = 48;
 /// Op rows and gap rows the command line prints (`--json` has them all).
 pub const TEXT_ROWS: usize = 25;
+
+/// Every window of a report with its label: the whole trace, each step, then the other devices'
+/// whole traces (labelled with their device).
+fn windows(r: &TraceTime) -> impl Iterator<Item = (String, &Timeline)> {
+    let own = r.timeline.iter().chain(&r.steps).map(|w| (w.window.clone(), w));
+    own.chain(r.other_devices.iter().map(|w| (format!("{} ({})", w.window, w.device), w)))
+}
 
 /// One row per window: the whole trace, then each step.
 pub fn timeline_table(r: &TraceTime) -> DataTable {
@@ -34,12 +42,7 @@ pub fn timeline_table(r: &TraceTime) -> DataTable {
             ("busy share", true),
         ],
     );
-    for w in r.timeline.iter().chain(&r.steps).chain(&r.other_devices) {
-        let window = if r.other_devices.iter().any(|o| std::ptr::eq(o, w)) {
-            format!("{} ({})", w.window, w.device)
-        } else {
-            w.window.clone()
-        };
+    for (window, w) in windows(r) {
         t.rows.push(vec![
             Cell::text(window),
             Cell::micros(w.total_us),
@@ -272,7 +275,7 @@ pub fn timeline_chart(r: &TraceTime) -> String {
     const BAR_W: f64 = 460.0;
     const ROW: f64 = 22.0;
     const TOP: f64 = 50.0;
-    let rows: Vec<&super::timeline::Timeline> = r.timeline.iter().chain(&r.steps).chain(&r.other_devices).collect();
+    let rows: Vec<(String, &Timeline)> = windows(r).collect();
     let height = TOP + ROW * rows.len() as f64 + 10.0;
     let mut s =
         svg_start(760, height as u32, "GPU time by window: computation, exposed communication and memcpy, idle");
@@ -283,18 +286,13 @@ pub fn timeline_chart(r: &TraceTime) -> String {
             x + 14.0
         ));
     }
-    for (i, w) in rows.iter().enumerate() {
+    for (i, (label, w)) in rows.iter().enumerate() {
         let y = TOP + ROW * i as f64;
-        let label = if i > r.steps.len() && r.timeline.is_some() {
-            format!("{} ({})", w.window, w.device)
-        } else {
-            w.window.clone()
-        };
         s.push_str(&format!(
             "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"currentColor\">{}</text>",
             LABEL_W - 6.0,
             y + 13.0,
-            escape_xml(&crate::units::ellipsize(&label, 30))
+            escape_xml(&crate::units::ellipsize(label, 30))
         ));
         let parts = [w.computation_us, w.exposed_communication_us, w.exposed_memcpy_us, w.idle_us];
         let mut x = LABEL_W;
@@ -305,7 +303,7 @@ pub fn timeline_chart(r: &TraceTime) -> String {
             let width = (BAR_W * us / w.total_us).clamp(0.0, LABEL_W + BAR_W - x);
             s.push_str(&format!(
                 "<rect data-part=\"{name}\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{width:.1}\" height=\"16\" fill=\"{color}\"><title>{}: {name} {} ({})</title></rect>",
-                escape_xml(&label),
+                escape_xml(label),
                 format_duration_us(us),
                 format_pct(100.0 * us / w.total_us)
             ));

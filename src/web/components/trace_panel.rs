@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
+use crate::hardware::gpu_preset_names;
 use crate::page::Shared;
 use crate::page::TraceView;
 use crate::table::DataTable;
@@ -117,11 +118,11 @@ fn chip_line(time: &TraceTime) -> (String, Option<String>) {
 
 /// The GPU preset named `name`, if it is one.
 fn preset_key(name: &str) -> Option<String> {
-    GPU_PRESETS.iter().find(|k| crate::hardware::preset(k).is_ok_and(|c| c.name == name)).map(|k| k.to_string())
+    gpu_preset_names()
+        .into_iter()
+        .find(|k| crate::hardware::preset(k).is_ok_and(|c| c.name == name))
+        .map(str::to_string)
 }
-
-/// The presets the trace view offers (GPUs: traces come from GPUs).
-const GPU_PRESETS: [&str; 9] = ["h100", "h100pcie", "h100nvl", "h200", "b200", "a100", "mi250x", "mi300x", "mi325x"];
 
 fn drawn(view: &TraceView) -> Drawn {
     match view {
@@ -322,8 +323,8 @@ pub fn trace_panel(props: &Props) -> Html {
                     <label>{ "Chip: " }
                         <select data-testid="trace-chip" onchange={chip_change}>
                             <option value="" selected={key.is_none()}>{ "—" }</option>
-                            { for GPU_PRESETS.iter().map(|k| html! {
-                                <option value={*k} selected={key.as_deref() == Some(*k)}>
+                            { for gpu_preset_names().into_iter().map(|k| html! {
+                                <option value={k} selected={key.as_deref() == Some(k)}>
                                     { crate::hardware::preset(k).map(|c| c.name).unwrap_or_default() }
                                 </option>
                             }) }
