@@ -83,6 +83,8 @@ impl RecordedShapes {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Launch {
     pub name: NameId,
+    /// The kernel launched, where the call names it (ROCm's launch calls do; CUDA's do not).
+    pub kernel: Option<NameId>,
     pub external_id: Option<u64>,
     /// Start, µs, and CPU thread: older traces (no shared External id) link the call to its op
     /// by the op's interval on the same thread.
@@ -152,8 +154,7 @@ impl Trace {
     /// the call. `None` for graph replays and for kernels whose launch fell outside the profiled
     /// CPU window.
     pub fn kernel_ops(&self) -> Vec<Option<usize>> {
-        let links = OpLinks::new(self);
-        self.kernels.iter().map(|k| links.op_of(k.external_id, k.correlation)).collect()
+        OpLinks::new(self).ops_of(self.kernels.iter().map(|k| (k.external_id, k.correlation))).collect()
     }
 
     /// Approximate heap bytes held, for the benchmark's memory figures.
@@ -210,6 +211,24 @@ impl<'t> OpLinks<'t> {
         ops[..after].iter().rev().take(256).copied().find(|&i| {
             let op = &self.trace.cpu_ops[i];
             launch.ts <= op.ts + op.dur
+        })
+    }
+
+    /// [`Self::op_of`] of each (`External id`, correlation) in turn. A run of equal pairs is
+    /// looked up once: a graph replay's kernels share one correlation and no `External id`, and
+    /// each lookup of theirs would walk the launching thread's ops.
+    pub fn ops_of<'a>(
+        &'a self,
+        events: impl Iterator<Item = (Option<u64>, Option<u64>)> + 'a,
+    ) -> impl Iterator<Item = Option<usize>> + 'a {
+        let mut last: Option<((Option<u64>, Option<u64>), Option<usize>)> = None;
+        events.map(move |ids| match last {
+            Some((prev, op)) if prev == ids => op,
+            _ => {
+                let op = self.op_of(ids.0, ids.1);
+                last = Some((ids, op));
+                op
+            }
         })
     }
 

@@ -146,11 +146,13 @@ pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpT
             e.1 += dur;
         }
     };
-    for k in &trace.kernels {
-        attribute(links.op_of(k.external_id, k.correlation), k.name, k.ts, k.dur);
+    let kernel_ops = links.ops_of(trace.kernels.iter().map(|k| (k.external_id, k.correlation)));
+    for (k, op) in trace.kernels.iter().zip(kernel_ops) {
+        attribute(op, k.name, k.ts, k.dur);
     }
-    for t in &trace.transfers {
-        attribute(links.op_of(t.external_id, t.correlation), t.name, t.ts, t.dur);
+    let transfer_ops = links.ops_of(trace.transfers.iter().map(|t| (t.external_id, t.correlation)));
+    for (t, op) in trace.transfers.iter().zip(transfer_ops) {
+        attribute(op, t.name, t.ts, t.dur);
     }
     spans.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
 

@@ -146,6 +146,10 @@ pub struct RawArgs<'a> {
     pub bytes: Num,
     #[serde(default, borrow)]
     pub kind: Text<'a>,
+    /// On a ROCm launch call, the kernel it launches (how a graph-capture trace names the
+    /// kernels of a graph that did not run).
+    #[serde(default, borrow)]
+    pub kernel: Text<'a>,
     /// What `record_shapes=True` writes on a `cpu_op`: one entry per input, kept as written.
     #[serde(default, borrow, rename = "Input Dims")]
     pub input_dims: Option<&'a RawValue>,

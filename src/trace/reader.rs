@@ -377,6 +377,7 @@ impl Builder {
                 if let Some(c) = args.correlation.id() {
                     let launch = Launch {
                         name: t.names.intern(name),
+                        kernel: args.kernel.as_str().map(|k| t.names.intern(k)),
                         external_id: args.external_id.id(),
                         ts,
                         tid: e.tid.int().unwrap_or(-1),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::side::{align_kernels, compatible, two, unfused_forms, Side};
+use super::side::{compatible, two, unfused_forms, Side};
 use crate::trace::align::Step;
 use crate::trace::category::Category;
 use crate::trace::classify::Classification;
@@ -116,9 +116,9 @@ impl FusionFinder {
     /// kernels in that stretch that are unpaired or paired with the fused kernel itself are
     /// what it stands for; two or more make a difference. (Kernels of the fused side paired in
     /// the stretch, e.g. an eager `mul` on both sides, keep their partners.)
-    pub(super) fn by_sequence(&mut self, s0: &Side<'_>, s1: &Side<'_>, seqs: &[Vec<usize>; 2]) {
+    /// Fusion differences along `steps`, the alignment of `seqs`.
+    pub(super) fn by_sequence(&mut self, s0: &Side<'_>, s1: &Side<'_>, seqs: &[Vec<usize>; 2], steps: &[Step]) {
         let sides = [s0, s1];
-        let steps = align_kernels(s0, s1, seqs);
         let at = |step: Step, side: usize| -> Option<usize> {
             match (step, side) {
                 (Step::Pair(i, _), 0) | (Step::OnlyA(i), 0) => Some(seqs[0][i]),

@@ -119,18 +119,15 @@ pub fn compare(a: Input<'_>, b: Input<'_>, classifier: Classifier<'_>) -> Compar
         }
     }
     let [s0, s1] = &sides;
-    let mut fusion = FusionFinder::default();
-    let op_mapping = op_mapping(s0, s1, &mut fusion);
-    let mut fusion_differences = fusion.finish(s0, s1);
     let structure = |s: &Side<'_>| analyse(s.c.trace, &|id| s.c.class(id).category);
-    let layer_alignment = match (structure(s0), structure(s1)) {
-        (Some(a), Some(b)) => {
-            let (alignments, differences) = align_layers(s0, s1, [&a, &b]);
-            merge(&mut fusion_differences, differences);
-            alignments
-        }
-        _ => Vec::new(),
+    let (layer_alignment, layer_differences) = match (structure(s0), structure(s1)) {
+        (Some(a), Some(b)) => align_layers(s0, s1, [&a, &b]),
+        _ => (Vec::new(), Vec::new()),
     };
+    let mut fusion = FusionFinder::default();
+    let op_mapping = op_mapping(s0, s1, &mut fusion, !layer_alignment.is_empty());
+    let mut fusion_differences = fusion.finish(s0, s1);
+    merge(&mut fusion_differences, layer_differences);
     Comparison {
         platforms: sides.iter().map(|s| PlatformEntry::new(&s.c, &s.key, s.file)).collect(),
         time_ratio: format!("{} / {}", s0.key, s1.key),
@@ -240,7 +237,11 @@ impl Rows {
     }
 }
 
-fn op_mapping(s0: &Side<'_>, s1: &Side<'_>, fusion: &mut FusionFinder) -> Vec<OpRow> {
+/// The kernel mapping. Kernels without a CPU op are aligned as one sequence per side, unless
+/// the layers of both traces were aligned (`layered`): the layer alignment compares them kernel
+/// by kernel on one layer, and aligning whole streams of hundreds of thousands of kernels would
+/// only repeat it at most of a comparison's cost, so they are mapped by category.
+fn op_mapping(s0: &Side<'_>, s1: &Side<'_>, fusion: &mut FusionFinder, layered: bool) -> Vec<OpRow> {
     let mut rows = Rows::default();
     let by_op = s0.anchored_share() >= MIN_ANCHORED_SHARE && s1.anchored_share() >= MIN_ANCHORED_SHARE;
     let mut unanchored: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
@@ -250,9 +251,19 @@ fn op_mapping(s0: &Side<'_>, s1: &Side<'_>, fusion: &mut FusionFinder) -> Vec<Op
     if by_op {
         map_by_op(s0, s1, &mut rows, fusion);
     }
-    map_by_sequence(s0, s1, &unanchored, &mut rows);
-    let all: [Vec<usize>; 2] = [(0..s0.ops.len()).collect(), (0..s1.ops.len()).collect()];
-    fusion.by_sequence(s0, s1, &all);
+    if layered {
+        map_by_category(s0, s1, &unanchored, &mut rows);
+    } else {
+        let steps = align_kernels(s0, s1, &unanchored);
+        map_by_sequence(s0, s1, &unanchored, &steps, &mut rows);
+        if by_op {
+            let all: [Vec<usize>; 2] = [(0..s0.ops.len()).collect(), (0..s1.ops.len()).collect()];
+            fusion.by_sequence(s0, s1, &all, &align_kernels(s0, s1, &all));
+        } else {
+            // Without op anchoring every kernel is unanchored: the same alignment serves.
+            fusion.by_sequence(s0, s1, &unanchored, &steps);
+        }
+    }
     rows.finish(s0, s1)
 }
 
@@ -316,12 +327,27 @@ fn map_by_op(s0: &Side<'_>, s1: &Side<'_>, rows: &mut Rows, fusion: &mut FusionF
     }
 }
 
-fn map_by_sequence(s0: &Side<'_>, s1: &Side<'_>, seqs: &[Vec<usize>; 2], rows: &mut Rows) {
+/// One `sequence` row per category of the kernels without a CPU op, in order of first
+/// appearance (the first side's kernels first).
+fn map_by_category(s0: &Side<'_>, s1: &Side<'_>, seqs: &[Vec<usize>; 2], rows: &mut Rows) {
+    let sides = [s0, s1];
+    for (side, seq) in seqs.iter().enumerate() {
+        let s = sides[side];
+        for &k in seq {
+            let row =
+                rows.row(format!("{} kernels without CPU op", s.class(k).category), Method::Sequence, [None, None]);
+            row.calls[side] += 1;
+            row.kernels[side].add(s.kernel_name(k), s.dur(k));
+        }
+    }
+}
+
+fn map_by_sequence(s0: &Side<'_>, s1: &Side<'_>, seqs: &[Vec<usize>; 2], steps: &[Step], rows: &mut Rows) {
     if seqs[0].is_empty() && seqs[1].is_empty() {
         return;
     }
     let sides = [s0, s1];
-    for step in align_kernels(s0, s1, seqs) {
+    for &step in steps {
         let ks = match step {
             Step::Pair(i, j) => [Some(seqs[0][i]), Some(seqs[1][j])],
             Step::OnlyA(i) => [Some(seqs[0][i]), None],
