@@ -161,6 +161,11 @@ pub const LAYER_MAX_KERNELS: usize = 1024;
 /// natively) and the report says so.
 pub const LAYER_SEARCH_CELLS: u64 = 1 << 27;
 
+/// The most captured ops joining a capture trace to its replays may copy (each replay gets its
+/// own copy of its graph's ops). The vLLM full-graph decode capture in tests/data holds 3,800
+/// ops for one 421-kernel graph; 4 M copies (~250 MB) is a thousand such replays.
+pub const CAPTURE_COPIED_OPS: usize = 4 << 20;
+
 // ---- numbers ------------------------------------------------------------------------------------
 
 /// The largest size or count a model config or workload parameter may give: any two multiply

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use fusionscope::hardware::DetectedChip;
 use fusionscope::table::Table;
+use fusionscope::trace::capture::{attribute, CaptureReport};
 use fusionscope::trace::compare::{swapped, Comparison, LayerAlignment, OpSide};
 use fusionscope::trace::gap::gap;
 use fusionscope::trace::structure::{LayerKernel, Structure};
@@ -27,6 +28,10 @@ pub struct TraceArgs {
     /// from the trace's device name)
     #[arg(long, value_name = "NAME|FILE")]
     pub chip: Option<String>,
+    /// Trace taken while the graphs FILE replays were captured: its ops and shapes are
+    /// attributed to the replayed kernels by their position in the graph
+    #[arg(long, value_name = "CAPTURE")]
+    pub capture: Option<PathBuf>,
     #[command(flatten)]
     pub output: Output,
 }
@@ -43,6 +48,12 @@ pub struct CompareArgs {
     /// Chip of the second trace (preset name or chip JSON file; default: detected)
     #[arg(long, value_name = "NAME|FILE")]
     pub chip_b: Option<String>,
+    /// Graph-capture trace of the first trace's replays (see `trace --capture`)
+    #[arg(long, value_name = "CAPTURE")]
+    pub capture_a: Option<PathBuf>,
+    /// Graph-capture trace of the second trace's replays
+    #[arg(long, value_name = "CAPTURE")]
+    pub capture_b: Option<PathBuf>,
     #[command(flatten)]
     pub output: Output,
 }
@@ -60,43 +71,87 @@ const SHOWN_OUTSIDE: usize = 8;
 
 pub fn run_trace(args: TraceArgs) -> CliResult {
     let chip = given_chip(args.chip.as_deref())?;
-    let trace = load(&args.file)?;
+    let (trace, capture) = load_with_capture(&args.file, args.capture.as_deref())?;
     let side = ClassifiedTrace::new(&trace, &classify);
     let summary = summarize_classified(&side, Some(&file_name(&args.file)));
-    let time = time_report(&side, chip, &recorded_cost);
+    let mut time = time_report(&side, chip, &recorded_cost);
+    time.capture = capture;
     if args.output.json {
         print_json(&TraceJson { summary: &summary, time: &time })
     } else {
-        print(&(trace_text(&summary) + &time_text(&time)))
+        print(&(trace_text(&summary) + &capture_text(time.capture.as_ref()) + &time_text(&time)))
     }
 }
 
 pub fn run_compare(args: CompareArgs) -> CliResult {
     let chips = [given_chip(args.chip_a.as_deref())?, given_chip(args.chip_b.as_deref())?];
-    // The two files are read at once: reading is most of a comparison's time.
+    let [chip_a, chip_b] = chips;
+    // Each file is read, and its time report made, on its own thread: reading is most of a
+    // comparison's time, and the reports do not depend on each other.
+    let side = |file: &Path, capture: Option<&Path>, chip: Option<DetectedChip>| -> Result<_, String> {
+        let (trace, capture) = load_with_capture(file, capture)?;
+        let side = ClassifiedTrace::new(&trace, &classify);
+        let mut time = time_report(&side, chip, &recorded_cost);
+        time.capture = capture;
+        let vendor = side.platform.vendor;
+        Ok((trace, vendor, time))
+    };
     let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| load(&args.file_a));
-        let b = s.spawn(|| load(&args.file_b));
+        let a = s.spawn(|| side(&args.file_a, args.capture_a.as_deref(), chip_a));
+        let b = s.spawn(|| side(&args.file_b, args.capture_b.as_deref(), chip_b));
         (a.join(), b.join())
     });
-    let joined =
-        |r: std::thread::Result<Result<Trace, String>>| r.unwrap_or_else(|_| Err("a reader thread failed".into()));
+    let joined = |r: std::thread::Result<Result<_, String>>| r.unwrap_or_else(|_| Err("a reader thread failed".into()));
     let (a, b) = (joined(a)?, joined(b)?);
     let (na, nb) = (file_name(&args.file_a), file_name(&args.file_b));
-    let c = compare(Input { trace: &a, file: Some(&na) }, Input { trace: &b, file: Some(&nb) }, &classify);
-    let [ca, cb] = chips;
-    let sides = [(&a, ca), (&b, cb)].map(|(t, chip)| {
-        let side = ClassifiedTrace::new(t, &classify);
-        (side.platform.vendor, time_report(&side, chip, &recorded_cost))
-    });
+    let c = compare(Input { trace: &a.0, file: Some(&na) }, Input { trace: &b.0, file: Some(&nb) }, &classify);
     // The comparison puts AMD first: follow its order.
-    let [first, second] = if swapped(sides[0].0, sides[1].0) { [1, 0] } else { [0, 1] };
-    let g = gap((&c.platforms[0].key, &sides[first].1.op_table()), (&c.platforms[1].key, &sides[second].1.op_table()));
+    let [first, second] = if swapped(a.1, b.1) { [&b, &a] } else { [&a, &b] };
+    let keys = [&c.platforms[0].key, &c.platforms[1].key];
+    let g = gap((keys[0], &first.2.op_table()), (keys[1], &second.2.op_table()));
+    let captures =
+        keys.iter().zip([first, second]).filter_map(|(k, s)| s.2.capture.clone().map(|r| (k.to_string(), r))).collect();
     if args.output.json {
-        print_json(&CompareJson { comparison: &c, gap: &g })
+        print_json(&CompareJson { comparison: &c, gap: &g, captures })
     } else {
-        print(&(gap_text([&c.platforms[0].key, &c.platforms[1].key], &g) + "\n" + &compare_text(&c)))
+        let lines: String = keys
+            .iter()
+            .zip([first, second])
+            .map(|(k, s)| s.2.capture.as_ref().map(|r| format!("{k}: {}", capture_text(Some(r)))).unwrap_or_default())
+            .collect();
+        print(&(lines + &gap_text([keys[0], keys[1]], &g) + "\n" + &compare_text(&c)))
     }
+}
+
+/// Reads a trace and, when a capture trace is given, joins it to the trace's graph replays.
+fn load_with_capture(file: &Path, capture: Option<&Path>) -> Result<(Trace, Option<CaptureReport>), String> {
+    let trace = load(file)?;
+    let Some(path) = capture else { return Ok((trace, None)) };
+    let captured = load(path)?;
+    let (joined, report) = attribute(&trace, &captured)
+        .map_err(|e| format!("cannot join {} to {}: {e}", path.display(), file.display()))?;
+    Ok((joined, Some(report)))
+}
+
+/// One line on how a capture trace was joined; empty without one.
+fn capture_text(report: Option<&CaptureReport>) -> String {
+    let Some(r) = report else { return String::new() };
+    let by_count = if r.matched_by_count > 0 {
+        format!(
+            " ({} matched by launch count only: the capture names no kernels)",
+            group_digits(r.matched_by_count as u64)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Capture: {} of {} graph replays matched to {} captured graphs; {} of {} replayed kernels attributed to captured ops{by_count}\n",
+        group_digits(r.replays_matched as u64),
+        group_digits(r.replays as u64),
+        group_digits(r.graphs_captured as u64),
+        group_digits(r.kernels_attributed as u64),
+        group_digits(r.replay_kernels as u64),
+    )
 }
 
 /// The chip the user named, as the report states its origin.

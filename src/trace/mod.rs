@@ -7,6 +7,7 @@
 //! as the JSON that `docs/trace-analysis.md` describes.
 
 pub mod align;
+pub mod capture;
 pub mod category;
 pub mod classify;
 pub mod compare;

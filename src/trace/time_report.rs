@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::capture::CaptureReport;
 use super::op_table::{op_table, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
 use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 use super::summary::ClassifiedTrace;
@@ -30,6 +31,10 @@ pub struct TraceTime {
     pub op_coverage: Coverage,
     /// Whether the trace was recorded with `record_shapes=True`.
     pub shapes_recorded: bool,
+    /// How a graph-capture trace's ops were joined to this trace's graph replays, when one was
+    /// given ([`super::capture`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureReport>,
 }
 
 /// `fusionscope trace --json` (and the page's JSON export): the summary and where the time
@@ -48,6 +53,9 @@ pub struct CompareJson<'a> {
     #[serde(flatten)]
     pub comparison: &'a super::Comparison,
     pub gap: &'a super::gap::Gap,
+    /// Per side key, how its capture trace was joined (only sides given one).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub captures: std::collections::BTreeMap<String, CaptureReport>,
 }
 
 /// The chip's figures as the report states them (TFLOP/s and TB/s, as datasheets do).
@@ -103,6 +111,7 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
         unattributed: table.unattributed,
         op_coverage: table.coverage,
         shapes_recorded: table.shapes_recorded,
+        capture: None,
     }
 }
 

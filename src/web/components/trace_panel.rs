@@ -77,7 +77,7 @@ fn export_content(d: &Drawn, export: Export) -> String {
         }
         (Export::Json, TraceView::Summary { summary, .. }) => json(serde_json::to_string_pretty(&**summary)),
         (Export::Json, TraceView::Comparison { comparison, gap: Some(g), .. }) => {
-            json(serde_json::to_string_pretty(&CompareJson { comparison, gap: &g.gap }))
+            json(serde_json::to_string_pretty(&CompareJson { comparison, gap: &g.gap, captures: Default::default() }))
         }
         (Export::Json, TraceView::Comparison { comparison, .. }) => json(serde_json::to_string_pretty(&**comparison)),
         (Export::Markdown, TraceView::Summary { summary, .. }) => summary_markdown(summary),
