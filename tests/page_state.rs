@@ -199,6 +199,58 @@ mod traces {
     }
 
     #[test]
+    fn a_capture_trace_joins_the_replay_it_belongs_to_and_says_so() {
+        let data =
+            |f: &str| std::fs::read(format!("{}/tests/data/traces/amd/{f}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let replay_bytes = data("vllm_decode_graph_full_replay.json.gz");
+        let capture_bytes = data("vllm_decode_graph_full_capture.json.gz");
+        let s = open(State::default(), 1, "replay.json.gz", &replay_bytes);
+        let s = open(s, 2, "h100.json.gz", H100);
+        assert_eq!(s.traces.get(1).unwrap().time.unattributed.events, 421, "graph kernels have no op before");
+        // What the worker does on opening the capture: join it, and report the new figures.
+        let (Ok(Imported::Trace { trace: replay, .. }), Ok(Imported::Trace { trace: capture, .. })) =
+            (open_whole("r", &replay_bytes), open_whole("c", &capture_bytes))
+        else {
+            panic!("traces")
+        };
+        assert_eq!(fusionscope::trace::capture::captured_graph_count(&capture), Some(1));
+        let (joined, report) = fusionscope::trace::capture::attribute(&replay, &capture).unwrap();
+        let side = fusionscope::trace::summary::ClassifiedTrace::new(&joined, &fusionscope::trace::classify);
+        let mut time =
+            fusionscope::trace::time_report::time_report(&side, None, &fusionscope::trace::time_report::recorded_cost);
+        time.capture = Some(report);
+        let s = reduce(
+            s,
+            Action::CaptureOpened {
+                file_name: "capture.json.gz".into(),
+                graphs: 1,
+                joined: vec![(1, Shared::new(time))],
+            },
+        );
+        let joined_time = &s.traces.get(1).unwrap().time;
+        assert_eq!(joined_time.unattributed.events, 0);
+        assert!(joined_time.ops.iter().any(|r| r.op == "aten::addmm" && r.calls == 24));
+        assert_eq!(s.traces.get(2).unwrap().time.unattributed.events, 0, "the other trace is unchanged");
+        let notice = s.notice.as_ref().unwrap();
+        assert!(!notice.is_error);
+        assert!(
+            notice.text.starts_with("capture.json.gz (a graph capture) was joined to replay.json.gz. Capture: 1 of 1"),
+            "{}",
+            notice.text
+        );
+        // The view shows the joined trace's new report.
+        assert!(matches!(&s.traces.view, Some(TraceView::Summary { file_name, time: Some(t), .. })
+            if file_name == "replay.json.gz" && t.capture.is_some()));
+        // A capture that joins nothing (yet) says what it is for.
+        let s = reduce(s, Action::CaptureOpened { file_name: "c2.json.gz".into(), graphs: 25, joined: Vec::new() });
+        assert!(s
+            .notice
+            .unwrap()
+            .text
+            .starts_with("c2.json.gz is a graph-capture trace (25 graphs captured). Open the trace of its replays"));
+    }
+
+    #[test]
     fn traces_open_compare_share_and_close() {
         let s = open(State::default(), 1, "h100.json.gz", H100);
         let Some(TraceView::Summary { summary, .. }) = &s.traces.view else { panic!("no summary") };

@@ -14,7 +14,7 @@ use fusionscope::trace::summary::{
     summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, TraceSummary,
 };
 use fusionscope::trace::time_report::{recorded_cost, time_report, CompareJson, TraceJson};
-use fusionscope::trace::time_view::{gap_text, time_text};
+use fusionscope::trace::time_view::{capture_line, gap_text, time_text};
 use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
 
@@ -79,7 +79,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     if args.output.json {
         print_json(&TraceJson { summary: &summary, time: &time })
     } else {
-        print(&(trace_text(&summary) + &capture_text(time.capture.as_ref()) + &time_text(&time)))
+        print(&(trace_text(&summary) + &time_text(&time)))
     }
 }
 
@@ -117,7 +117,7 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
         let lines: String = keys
             .iter()
             .zip([first, second])
-            .map(|(k, s)| s.2.capture.as_ref().map(|r| format!("{k}: {}", capture_text(Some(r)))).unwrap_or_default())
+            .map(|(k, s)| s.2.capture.as_ref().map(|r| format!("{k}: {}\n", capture_line(r))).unwrap_or_default())
             .collect();
         print(&(lines + &gap_text([keys[0], keys[1]], &g) + "\n" + &compare_text(&c)))
     }
@@ -131,27 +131,6 @@ fn load_with_capture(file: &Path, capture: Option<&Path>) -> Result<(Trace, Opti
     let (joined, report) = attribute(&trace, &captured)
         .map_err(|e| format!("cannot join {} to {}: {e}", path.display(), file.display()))?;
     Ok((joined, Some(report)))
-}
-
-/// One line on how a capture trace was joined; empty without one.
-fn capture_text(report: Option<&CaptureReport>) -> String {
-    let Some(r) = report else { return String::new() };
-    let by_count = if r.matched_by_count > 0 {
-        format!(
-            " ({} matched by launch count only: the capture names no kernels)",
-            group_digits(r.matched_by_count as u64)
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "Capture: {} of {} graph replays matched to {} captured graphs; {} of {} replayed kernels attributed to captured ops{by_count}\n",
-        group_digits(r.replays_matched as u64),
-        group_digits(r.replays as u64),
-        group_digits(r.graphs_captured as u64),
-        group_digits(r.kernels_attributed as u64),
-        group_digits(r.replay_kernels as u64),
-    )
 }
 
 /// The chip the user named, as the report states its origin.

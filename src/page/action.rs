@@ -13,6 +13,7 @@ use crate::fusion::{AnalysisReport, OpGraph};
 use crate::hardware::{Chip, ChipChoice};
 use crate::optrace::OptraceReport;
 use crate::share::SharedState;
+use crate::trace::time_report::TraceTime;
 use crate::trace::Comparison;
 use crate::workload::{ModelChoice, Phase};
 
@@ -34,6 +35,13 @@ pub enum Action {
     Restore(SharedState),
     /// A Kineto trace was read: list it and show its summary.
     OpenTrace(LoadedTrace),
+    /// A graph-capture trace was read (and kept by the analysis worker): the traces it was
+    /// joined to (by id) have new reports, in which replayed kernels have their captured ops.
+    CaptureOpened {
+        file_name: String,
+        graphs: u32,
+        joined: Vec<(u32, Shared<TraceTime>)>,
+    },
     /// An op graph was read and analysed (by the analysis worker).
     OpenAnalysedGraph {
         file_name: String,

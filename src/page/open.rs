@@ -24,6 +24,11 @@ pub enum Opened {
         summary: TraceSummary,
         time: TraceTime,
     },
+    /// A graph-capture trace kept by the analysis worker, and the traces it was joined to.
+    CaptureInWorker {
+        graphs: u32,
+        joined: Vec<(u32, TraceTime)>,
+    },
 }
 
 /// The action for an opened file. `id` is the job that opened it: a trace is listed under it.
@@ -34,6 +39,10 @@ pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
             let held = TraceHeld::Worker;
             let (summary, time) = (Shared::new(summary), Shared::new(time));
             return Action::OpenTrace(LoadedTrace { id, file_name, summary, time, held });
+        }
+        Opened::CaptureInWorker { graphs, joined } => {
+            let joined = joined.into_iter().map(|(id, time)| (id, Shared::new(time))).collect();
+            return Action::CaptureOpened { file_name, graphs, joined };
         }
         Opened::Imported(imported) => imported,
     };

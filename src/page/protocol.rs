@@ -24,8 +24,23 @@ use crate::trace::{Comparison, TraceSummary};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Request {
-    /// Read, open and analyse the file sent beside this request.
-    Open { job: u32, name: String },
+    /// Read, open and analyse the file sent beside this request. With `hand_back`, a trace is
+    /// not analysed nor kept but sent back as bytes ([`Reply::Parsed`]): the page's second
+    /// worker reads one file while the first reads another, and hands its trace to the first.
+    Open {
+        job: u32,
+        name: String,
+        #[serde(default)]
+        hand_back: bool,
+    },
+    /// Analyse and keep a trace another worker read (its [`Reply::Parsed`] bytes), as if this
+    /// worker had opened the file: the replies are those of `Open`.
+    Adopt {
+        job: u32,
+        name: String,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
     /// Stop reading `job` at the next slice; nothing of the file is kept.
     Cancel { job: u32 },
     /// Compare two traces the worker holds (the ids of the jobs that opened them).
@@ -56,8 +71,18 @@ pub enum Reply {
         #[serde(with = "serde_bytes")]
         bytes: Vec<u8>,
     },
+    /// A graph-capture trace (`trace::capture`), kept by the worker to give its ops to the
+    /// replays it belongs to: `joined` has, by trace id, the new report of each trace it held
+    /// that the capture was joined to (a replay opened later is joined as it opens).
+    Capture { job: u32, graphs: u32, joined: Vec<(u32, Json<TraceTime>)> },
     /// The comparison asked for.
     Comparison { job: u32, comparison: Json<Comparison> },
+    /// A trace read for another worker (`Open` with `hand_back`), in `trace::wire` form.
+    Parsed {
+        job: u32,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
     /// The job failed; the message names the file and what went wrong.
     Error { job: u32, message: String },
     /// The worker hit a bug and cannot go on.
@@ -75,6 +100,8 @@ impl Reply {
             | Reply::Graph { job, .. }
             | Reply::Bytes { job, .. }
             | Reply::Comparison { job, .. }
+            | Reply::Capture { job, .. }
+            | Reply::Parsed { job, .. }
             | Reply::Error { job, .. } => Some(*job),
         }
     }
@@ -157,7 +184,9 @@ mod tests {
     #[test]
     fn every_request_and_reply_keeps_its_job_through_encoding() {
         let requests = [
-            Request::Open { job: 1, name: "a.json".into() },
+            Request::Open { job: 1, name: "a.json".into(), hand_back: false },
+            Request::Open { job: 8, name: "b.json".into(), hand_back: true },
+            Request::Adopt { job: 9, name: "b.json".into(), bytes: vec![1, 2, 3] },
             Request::Cancel { job: 2 },
             Request::Compare { job: 3, a: 1, b: 2 },
             Request::Forget { job: 1 },
@@ -172,6 +201,8 @@ mod tests {
             Reply::Cancelled { job: 4 },
             Reply::Bytes { job: 5, bytes: vec![0, 255, 10] },
             Reply::Error { job: 6, message: "x.json is broken".into() },
+            Reply::Capture { job: 7, graphs: 25, joined: Vec::new() },
+            Reply::Parsed { job: 8, bytes: vec![0, 7] },
             Reply::Panic { message: "bug".into() },
         ];
         for r in replies {

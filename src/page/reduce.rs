@@ -8,6 +8,7 @@ use super::time_model::TimeModel;
 use super::traces::{TraceView, Traces};
 use crate::fusion::analyze;
 use crate::fusion::transformer::TransformerConfig;
+use crate::trace::time_view::capture_line;
 
 impl State {
     /// The state after `action`: the page's only transition. Pure (no browser call), so every
@@ -64,6 +65,28 @@ impl State {
             }
             Action::OpenTrace(loaded) => {
                 return State { traces: self.traces.open(loaded), notice: None, sim: None, ..self.clone() }
+            }
+            Action::CaptureOpened { file_name, graphs, joined } => {
+                let traces = self.traces.with_times(&joined);
+                let text = match joined.first().and_then(|(id, time)| Some((traces.get(*id)?, time))) {
+                    Some((first, time)) => {
+                        let line = time.capture.as_ref().map(capture_line).unwrap_or_default();
+                        let more = match joined.len() {
+                            1 => String::new(),
+                            n => format!(" (and {} more traces)", n - 1),
+                        };
+                        format!("{file_name} (a graph capture) was joined to {}{more}. {line}", first.file_name)
+                    }
+                    None => format!(
+                        "{file_name} is a graph-capture trace ({graphs} graphs captured). Open the trace of its \
+                         replays: their kernels get the captured ops and shapes."
+                    ),
+                };
+                let traces = match joined.first() {
+                    Some((id, _)) => traces.show(*id),
+                    None => traces,
+                };
+                return State { traces, notice: Some(Notice { text, is_error: false }), sim: None, ..self.clone() };
             }
             Action::OpenAnalysedGraph { file_name, graph, report } => {
                 let title = format!("Op graph {file_name}");

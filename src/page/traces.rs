@@ -164,6 +164,35 @@ impl Traces {
         Some(GapView { gap: Shared::new(gap), times: Some([first.time.clone(), second.time.clone()]) })
     }
 
+    /// The traces with these ids given new reports (a capture trace was joined to them); a view
+    /// of one of their summaries shows the new report.
+    pub(super) fn with_times(&self, times: &[(u32, Shared<TraceTime>)]) -> Traces {
+        let new_time = |t: &LoadedTrace| times.iter().find(|(id, _)| *id == t.id).map(|(_, time)| time.clone());
+        let opened: Vec<LoadedTrace> = self
+            .opened
+            .iter()
+            .map(|t| match new_time(t) {
+                Some(time) => LoadedTrace { time, ..t.clone() },
+                None => t.clone(),
+            })
+            .collect();
+        let view = match &self.view {
+            Some(TraceView::Summary { file_name, summary, trimmed, .. }) => {
+                match self.opened.iter().find(|t| t.summary == *summary).and_then(new_time) {
+                    Some(time) => Some(TraceView::Summary {
+                        file_name: file_name.clone(),
+                        summary: summary.clone(),
+                        time: Some(time),
+                        trimmed: *trimmed,
+                    }),
+                    None => self.view.clone(),
+                }
+            }
+            other => other.clone(),
+        };
+        Traces { view, opened, pair: self.pair }
+    }
+
     /// The shown trace's report measured against another chip; the trace keeps that chip (a
     /// comparison made afterwards uses it).
     pub(super) fn with_chip(&self, chip: DetectedChip) -> Traces {

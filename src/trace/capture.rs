@@ -183,6 +183,20 @@ impl Copier<'_> {
     }
 }
 
+/// The number of graphs captured, when `trace` is a graph-capture trace: it has stream-capture
+/// windows, and more launches were captured in them than kernels ran (a capture trace's graphs
+/// do not run; a trace that captures its graphs and then runs its workload is an ordinary
+/// trace). `None` otherwise.
+pub fn captured_graph_count(trace: &Trace) -> Option<usize> {
+    let begin = ["cudaStreamBeginCapture", "hipStreamBeginCapture"].map(|n| trace.names.get(n));
+    if begin.iter().all(Option::is_none) {
+        return None;
+    }
+    let graphs = captured_graphs(trace);
+    let launches: usize = graphs.iter().map(|g| g.ops.len()).sum();
+    (launches > trace.kernels.len()).then_some(graphs.len())
+}
+
 /// The replay trace with each replayed kernel attributed to the captured op at its position in
 /// its graph (module docs), and how many were.
 pub fn attribute(replay: &Trace, capture: &Trace) -> Result<(Trace, CaptureReport), CaptureError> {
@@ -390,6 +404,13 @@ mod tests {
         let expected =
             ["attn_piece [[101]]", "attn_piece [[111]]", "eager null", "mlp [[103]]", "mlp [[113]]", "other [[107]]"];
         assert_eq!(calls(&joined), expected.map(|k| (k.to_string(), 1)).to_vec());
+    }
+
+    #[test]
+    fn a_capture_trace_is_told_from_a_replay() {
+        let cap = capture(&[&[("aten::mm", "gemm")]], true);
+        assert_eq!(captured_graph_count(&cap), Some(1));
+        assert_eq!(captured_graph_count(&replay(&[&["gemm"]])), None);
     }
 
     #[test]

@@ -3,9 +3,12 @@
 //! stored once and events carry a 4-byte [`NameId`].
 
 use rustc_hash::FxHashMap;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Index of a name in its [`NameTable`]. Only meaningful with the table that issued it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct NameId(u32);
 
 impl NameId {
@@ -69,6 +72,28 @@ impl NameTable {
         2 * self.names.iter().map(|n| n.len()).sum::<usize>()
             + self.names.capacity() * std::mem::size_of::<Box<str>>()
             + self.ids.capacity() * (std::mem::size_of::<Box<str>>() + std::mem::size_of::<NameId>() + 1)
+    }
+}
+
+/// As the list of names in id order (the index is rebuilt when read).
+impl Serialize for NameTable {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.names.iter().map(|n| &**n))
+    }
+}
+
+impl<'de> Deserialize<'de> for NameTable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let names: Vec<String> = Vec::deserialize(d)?;
+        let mut table = NameTable::new();
+        for name in &names {
+            table.intern(name);
+        }
+        // A repeated name would shift every later id: the ids in the data would be wrong.
+        if table.len() != names.len() {
+            return Err(D::Error::custom("a name table lists a name twice"));
+        }
+        Ok(table)
     }
 }
 

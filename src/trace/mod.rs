@@ -30,6 +30,7 @@ pub mod time_report;
 pub mod time_view;
 pub mod timeline;
 pub mod view;
+pub mod wire;
 
 pub use category::Category;
 pub use classify::{classify, Classification};

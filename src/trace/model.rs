@@ -3,11 +3,12 @@
 //! memory events, metadata) is dropped while reading.
 
 use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
 
 use super::intern::{NameId, NameTable};
 
 /// One kernel execution (`cat: "kernel"`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Kernel {
     pub name: NameId,
     /// Start, µs (absolute, as in the trace).
@@ -26,14 +27,14 @@ pub struct Kernel {
 }
 
 /// Memory copy or set on the GPU timeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TransferKind {
     Memcpy,
     Memset,
 }
 
 /// One `gpu_memcpy` / `gpu_memset` event.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Transfer {
     pub kind: TransferKind,
     pub name: NameId,
@@ -49,7 +50,7 @@ pub struct Transfer {
 }
 
 /// A CPU op (`cpu_op`) or `user_annotation` range carrying an `External id`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CpuOp {
     pub name: NameId,
     pub ts: f64,
@@ -65,7 +66,7 @@ pub struct CpuOp {
 /// A `cpu_op`'s `Input Dims`, `Input type` and `Concrete Inputs`, each the JSON array text the
 /// trace wrote (interned: a model repeats the same few shapes thousands of times). `None` when
 /// the trace was recorded without `record_shapes` or the value is not an array.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RecordedShapes {
     pub dims: Option<NameId>,
     pub types: Option<NameId>,
@@ -80,7 +81,7 @@ impl RecordedShapes {
 
 /// A runtime or driver call (`cuda_runtime`/`cuda_driver`, also `hip*` on ROCm) with a
 /// correlation id: what a kernel without `External id` is traced back through.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Launch {
     pub name: NameId,
     /// The kernel launched, where the call names it (ROCm's launch calls do; CUDA's do not).
@@ -93,7 +94,7 @@ pub struct Launch {
 }
 
 /// A `record_function` range (`user_annotation`, or its GPU copy `gpu_user_annotation`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Annotation {
     pub name: NameId,
     pub ts: f64,
@@ -105,7 +106,7 @@ pub struct Annotation {
 }
 
 /// One `deviceProperties[]` entry (the fields the analysis uses).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceProperties {
     pub id: Option<i64>,
     pub name: String,
@@ -116,7 +117,7 @@ pub struct DeviceProperties {
 }
 
 /// The top-level keys that identify the platform, as written (numbers or strings).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VersionKeys {
     pub cupti_version: Option<String>,
     pub cuda_runtime_version: Option<String>,
@@ -127,7 +128,8 @@ pub struct VersionKeys {
 }
 
 /// A trace as the analysis needs it. Kernels and transfers are sorted by start time.
-#[derive(Debug, Clone, Default)]
+/// (Serialisable for [`super::wire`]: one page worker hands a trace it read to the other.)
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Trace {
     pub names: NameTable,
     pub kernels: Vec<Kernel>,
@@ -168,6 +170,9 @@ impl Trace {
             + self.annotations.capacity() * size_of::<Annotation>()
     }
 }
+
+/// A GPU event's `External id` and correlation id.
+pub type EventIds = (Option<u64>, Option<u64>);
 
 /// The indexes that link a GPU event to the CPU op that launched it.
 pub struct OpLinks<'t> {
@@ -219,9 +224,9 @@ impl<'t> OpLinks<'t> {
     /// each lookup of theirs would walk the launching thread's ops.
     pub fn ops_of<'a>(
         &'a self,
-        events: impl Iterator<Item = (Option<u64>, Option<u64>)> + 'a,
+        events: impl Iterator<Item = EventIds> + 'a,
     ) -> impl Iterator<Item = Option<usize>> + 'a {
-        let mut last: Option<((Option<u64>, Option<u64>), Option<usize>)> = None;
+        let mut last: Option<(EventIds, Option<usize>)> = None;
         events.map(move |ids| match last {
             Some((prev, op)) if prev == ids => op,
             _ => {

@@ -4,6 +4,7 @@
 use crate::table::{Cell, DataTable};
 use crate::units::{format_duration_us, format_pct, group_digits};
 
+use super::capture::CaptureReport;
 use super::gap::Gap;
 use super::op_table::{Bound, OpRow};
 use super::time_report::TraceTime;
@@ -192,6 +193,9 @@ pub fn time_text(r: &TraceTime) -> String {
         (None, Some(note)) => out += &format!("\nChip: none — {note} (--chip NAME|FILE)\n"),
         (None, None) => {}
     }
+    if let Some(c) = &r.capture {
+        out += &format!("{}\n", capture_line(c));
+    }
     let t = timeline_table(r);
     out += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
     let mut ops = op_table_view(r);
@@ -202,6 +206,27 @@ pub fn time_text(r: &TraceTime) -> String {
     out += &coverage_line(r);
     out.push('\n');
     out
+}
+
+/// "Capture: 1 of 1 graph replays matched to 1 captured graphs; …": how a graph-capture trace
+/// was joined to this trace's replays (`docs/trace-analysis.md`, "Capture traces").
+pub fn capture_line(r: &CaptureReport) -> String {
+    let by_count = if r.matched_by_count > 0 {
+        format!(
+            " ({} matched by their number of launches only: the capture names no kernels)",
+            group_digits(r.matched_by_count as u64)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Capture: {} of {} graph replays matched to {} captured graphs; {} of {} replayed kernels attributed to captured ops{by_count}.",
+        group_digits(r.replays_matched as u64),
+        group_digits(r.replays as u64),
+        group_digits(r.graphs_captured as u64),
+        group_digits(r.kernels_attributed as u64),
+        group_digits(r.replay_kernels as u64),
+    )
 }
 
 /// "Models cover 65.47 % of GPU time (29.88 ms); …": how much of the time the op table

@@ -59,10 +59,22 @@ pub fn app() -> Html {
     let opening = Opening {
         state: state.clone(),
         reading: use_state(|| None::<Reading>),
-        current: use_mut_ref(|| None),
+        current: use_mut_ref(Vec::new),
         worker: use_mut_ref(|| None),
+        reader: use_mut_ref(|| None),
         comparing: use_state_eq(|| false),
     };
+    {
+        // The analysis worker (its own WebAssembly) starts once the page has drawn, so that the
+        // first file dropped does not wait for it to load.
+        let opening = opening.clone();
+        use_effect_with((), move |_| {
+            wasm_bindgen_futures::spawn_local(async move {
+                browser::next_task().await;
+                opening.prewarm();
+            });
+        });
+    }
     let d = Dispatch(state.clone());
     // Callbacks that start work (reading files, comparing) go through `opening`.
     let with_opening = |run: fn(&Opening)| {

@@ -19,8 +19,16 @@ use crate::trace::Comparison;
 /// The page's analysis worker, started on first use and again if it stopped.
 pub type WorkerSlot = Rc<RefCell<Option<AnalysisWorker>>>;
 
-/// The read in progress, if any (so that Cancel can stop it): the worker and the job.
-pub type CurrentRead = Rc<RefCell<Option<(AnalysisWorker, u32)>>>;
+/// The reads in progress (so that Cancel can stop them): each one's worker and job.
+pub type CurrentRead = Rc<RefCell<Vec<(AnalysisWorker, u32)>>>;
+
+/// A file this large is not read beside another: the second worker would hold its trace while
+/// the first adopts a copy, doubling the memory of what may be a multi-gigabyte trace.
+const ASIDE_MAX_BYTES: f64 = 512.0 * 1024.0 * 1024.0;
+
+/// The second worker is replaced after a read that grew its memory past this (WebAssembly
+/// memory never shrinks, and what it held now lives in the first worker).
+const ASIDE_KEEP_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
 
 /// What the page needs to open files.
 #[derive(Clone)]
@@ -29,6 +37,9 @@ pub struct Opening {
     pub reading: UseStateHandle<Option<Reading>>,
     pub current: CurrentRead,
     pub worker: WorkerSlot,
+    /// The second worker: it reads one file while the first reads another, and hands its trace
+    /// over (the first keeps every trace, so that any two can be compared).
+    pub reader: WorkerSlot,
     /// A comparison is being computed (the Compare button says so).
     pub comparing: UseStateHandle<bool>,
 }
@@ -46,12 +57,33 @@ impl Opening {
         *slot = Some(w.clone());
         Ok(w)
     }
+
+    /// The second worker, started if there is none. It holds nothing, so when it stops the
+    /// page need not be told: its file is read again by the first.
+    fn reader(&self) -> Result<AnalysisWorker, String> {
+        let mut slot = self.reader.borrow_mut();
+        if let Some(w) = slot.as_ref().filter(|w| !w.stopped()) {
+            return Ok(w.clone());
+        }
+        let w = AnalysisWorker::start(Rc::new(|text: String| {
+            web_sys::console::warn_1(&format!("fusionscope: the second reader: {text}").into())
+        }))?;
+        *slot = Some(w.clone());
+        Ok(w)
+    }
 }
 
 impl Opening {
-    /// Stops the read in progress.
+    /// Starts the worker ahead of the first file. A worker that cannot start is not an error
+    /// yet: opening a file tries again, and falls back to the page's thread.
+    pub fn prewarm(&self) {
+        let _ = self.worker();
+        let _ = self.reader();
+    }
+
+    /// Stops the reads in progress.
     pub fn cancel(&self) {
-        if let Some((worker, job)) = self.current.borrow().as_ref() {
+        for (worker, job) in self.current.borrow().iter() {
             worker.cancel(*job);
         }
     }
@@ -65,42 +97,59 @@ impl Opening {
         }
     }
 
-    /// Opens the files one after the other, showing progress, and dispatches what opening
-    /// each does. Cancelling stops the current file and the ones after it. When two or more
-    /// traces were read, the default pair is compared at once.
+    /// Opens the files, two at a time (the second worker reads the second file of each pair
+    /// while the first reads the first), showing progress, and dispatches what opening each
+    /// does, in the order given. Cancelling stops the current files and the ones after them.
+    /// When two or more traces were read, the default pair is compared at once.
     pub fn open_files(&self, files: Vec<(web_sys::Blob, String)>) {
         let this = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
             // The list as the reducer will have it (the state handle is this render's).
             let mut opened = this.state.traces.opened.clone();
             let mut traces_read = 0;
-            for (blob, file_name) in files {
-                let action = match this.open_one(&blob, &file_name).await {
-                    Ok(action) => action,
-                    Err(e) if e == CANCELLED => {
-                        let text = format!("Reading {file_name} was cancelled; nothing changed.");
-                        this.state.dispatch(Action::Inform(text));
-                        break;
+            let mut files = files.into_iter();
+            'files: while let Some((blob, file_name)) = files.next() {
+                let aside = files.next().map(|(b, n)| {
+                    let read = this.read_aside(&b, &n);
+                    (b, n, read)
+                });
+                let first = this.open_one(&blob, &file_name).await;
+                let cancelled = first.as_ref().err().is_some_and(|e| e == CANCELLED);
+                let mut results = vec![(file_name, first)];
+                if let Some((b, n, read)) = aside {
+                    let second =
+                        if cancelled { Err(CANCELLED.to_string()) } else { this.finish_aside(&b, &n, read).await };
+                    results.push((n, second));
+                }
+                for (file_name, result) in results {
+                    let action = match result {
+                        Ok(action) => action,
+                        Err(e) if e == CANCELLED => {
+                            let text = format!("Reading {file_name} was cancelled; nothing changed.");
+                            this.state.dispatch(Action::Inform(text));
+                            break 'files;
+                        }
+                        // The page was told (Action::WorkerStopped, naming this file); the next
+                        // file opens in a new worker.
+                        Err(e) if e == STOPPED => continue,
+                        Err(e) => Action::Fail(e),
+                    };
+                    if matches!(
+                        action,
+                        Action::OpenAnalysedGraph { .. }
+                            | Action::OpenTrace(_)
+                            | Action::CaptureOpened { .. }
+                            | Action::OpenOpTrace { .. }
+                            | Action::OpenSimTable(_)
+                    ) {
+                        browser::clear_fragment();
                     }
-                    // The page was told (Action::WorkerStopped, naming this file); the next
-                    // file opens in a new worker.
-                    Err(e) if e == STOPPED => continue,
-                    Err(e) => Action::Fail(e),
-                };
-                if matches!(
-                    action,
-                    Action::OpenAnalysedGraph { .. }
-                        | Action::OpenTrace(_)
-                        | Action::OpenOpTrace { .. }
-                        | Action::OpenSimTable(_)
-                ) {
-                    browser::clear_fragment();
+                    if let Action::OpenTrace(t) = &action {
+                        traces_read += 1;
+                        opened.push(t.clone());
+                    }
+                    this.state.dispatch(action);
                 }
-                if let Action::OpenTrace(t) = &action {
-                    traces_read += 1;
-                    opened.push(t.clone());
-                }
-                this.state.dispatch(action);
             }
             if traces_read >= 2 {
                 let vendors: Vec<_> = opened.iter().map(LoadedTrace::vendor).collect();
@@ -109,6 +158,79 @@ impl Opening {
                 }
             }
         });
+    }
+
+    /// Starts reading a file in the second worker, to hand its trace to the first; `None` when
+    /// it is too large for that or the second worker cannot start (the first then reads it).
+    fn read_aside(&self, blob: &web_sys::Blob, file_name: &str) -> Option<AsideRead> {
+        if blob.size() > ASIDE_MAX_BYTES {
+            return None;
+        }
+        let reader = self.reader().ok()?;
+        let progress = AsideProgress::default();
+        let on_progress = {
+            let (progress, reading, file_name) = (progress.clone(), self.reading.clone(), file_name.to_string());
+            move |done, total| {
+                progress.last.set((done, total));
+                if progress.shown.get() {
+                    let started_ms = progress.started_ms.get();
+                    reading.set(Some(Reading { file_name: file_name.clone(), done, total, started_ms }));
+                }
+            }
+        };
+        progress.started_ms.set(js_sys::Date::now());
+        let (job, reply) = reader.open(blob, file_name, true, on_progress);
+        self.current.borrow_mut().push((reader.clone(), job));
+        Some(AsideRead { reader, job, progress, reply: Box::pin(reply) })
+    }
+
+    /// Ends a read started by [`Self::read_aside`]: its trace is adopted by the first worker.
+    /// If the second worker failed, the first reads the file itself.
+    async fn finish_aside(
+        &self,
+        blob: &web_sys::Blob,
+        file_name: &str,
+        read: Option<AsideRead>,
+    ) -> Result<Action, String> {
+        let Some(AsideRead { reader, job, progress, reply }) = read else {
+            return self.open_one(blob, file_name).await;
+        };
+        let (done, total) = progress.last.get();
+        let started_ms = progress.started_ms.get();
+        self.reading.set(Some(Reading {
+            file_name: file_name.to_string(),
+            done,
+            total: total.max(blob.size()),
+            started_ms,
+        }));
+        progress.shown.set(true);
+        let reply = reply.await;
+        self.current.borrow_mut().retain(|(_, j)| *j != job);
+        if reader.memory() > ASIDE_KEEP_BYTES {
+            self.reader.borrow_mut().take();
+        }
+        let action = match reply {
+            Ok(OpenReply::Parsed(bytes)) => match self.worker() {
+                Ok(w) => {
+                    let (_, adopted) = w.adopt(file_name, bytes);
+                    match adopted.await {
+                        Ok(reply) => Ok(action_of_reply(file_name, reply).await),
+                        Err(e) => Err(e),
+                    }
+                }
+                Err(e) => Err(format!("{UNAVAILABLE}: {e}")),
+            },
+            Ok(reply) => Ok(action_of_reply(file_name, reply).await),
+            Err(e) if e == CANCELLED => Err(e),
+            Err(e) => {
+                let warning =
+                    format!("fusionscope: the second reader could not read {file_name} ({e}); reading it again");
+                web_sys::console::warn_1(&warning.into());
+                return self.open_one(blob, file_name).await;
+            }
+        };
+        self.reading.set(None);
+        action
     }
 
     /// Reads and analyses one file in the worker (a small kind on the page's thread without one).
@@ -123,10 +245,10 @@ impl Opening {
         };
         let reply = match self.worker() {
             Ok(w) => {
-                let (job, reply) = w.open(blob, file_name, progress);
-                *self.current.borrow_mut() = Some((w, job));
+                let (job, reply) = w.open(blob, file_name, false, progress);
+                self.current.borrow_mut().push((w, job));
                 let reply = reply.await;
-                self.current.borrow_mut().take();
+                self.current.borrow_mut().retain(|(_, j)| *j != job);
                 reply
             }
             Err(e) => Err(format!("{UNAVAILABLE}: {e}")),
@@ -164,6 +286,22 @@ impl Opening {
             Err(e) => Action::Fail(format!("{} and {} cannot be compared: {e}.", a.file_name, b.file_name)),
         });
     }
+}
+
+/// A read in the second worker ([`Opening::read_aside`]).
+struct AsideRead {
+    reader: AnalysisWorker,
+    job: u32,
+    progress: AsideProgress,
+    reply: std::pin::Pin<Box<dyn std::future::Future<Output = Result<OpenReply, String>>>>,
+}
+
+/// Where a read in the second worker has got, shown once the first file is done.
+#[derive(Clone, Default)]
+struct AsideProgress {
+    last: Rc<std::cell::Cell<(f64, f64)>>,
+    shown: Rc<std::cell::Cell<bool>>,
+    started_ms: Rc<std::cell::Cell<f64>>,
 }
 
 /// Opens a file on the page's thread (no worker could start). The page's build reads only the
@@ -207,6 +345,11 @@ async fn action_of_reply(file_name: &str, reply: OpenReply) -> Action {
             action_of(file_name, Opened::Imported(Imported::Graph { graph, report }), next_job_id())
         }
         OpenReply::Bytes(bytes) => open_bytes(file_name, &bytes, next_job_id()),
+        OpenReply::Capture { graphs, joined } => {
+            action_of(file_name, Opened::CaptureInWorker { graphs, joined }, next_job_id())
+        }
+        // Only a `hand_back` read gives these, and its caller adopts them instead.
+        OpenReply::Parsed(_) => Action::Fail(format!("{file_name}: the worker handed back a trace nobody adopted.")),
     }
 }
 

@@ -35,17 +35,30 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::fusion::json::to_file;
-use crate::import::{FileOpener, Imported};
+use crate::import::{trace_results, FileOpener, Finished, Imported};
 use crate::page::protocol::{Json, Reply, Request};
-use crate::trace::{classify, compare, Input, Trace};
+use crate::trace::capture::{attribute, captured_graph_count};
+use crate::trace::summary::ClassifiedTrace;
+use crate::trace::time_report::{recorded_cost, time_report, TraceTime};
+use crate::trace::{classify, compare, wire, Input, Trace};
 
 /// Bytes read per slice: small enough for smooth progress and low memory, large enough to
 /// keep the per-slice overhead negligible.
 pub const SLICE_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
 
+/// A trace the worker keeps, for comparisons.
+struct Held {
+    name: String,
+    trace: Trace,
+    /// A capture trace's ops were joined to it (it is not joined again).
+    joined: bool,
+}
+
 thread_local! {
-    /// The traces read, by job id, with their file names.
-    static TRACES: RefCell<FxHashMap<u32, (String, Trace)>> = RefCell::default();
+    /// The traces read, by job id.
+    static TRACES: RefCell<FxHashMap<u32, Held>> = RefCell::default();
+    /// The graph-capture traces read (`trace::capture`), joined to each replay they match.
+    static CAPTURES: RefCell<Vec<Trace>> = RefCell::default();
     /// Jobs the page cancelled that have not stopped yet.
     static CANCELLED: RefCell<FxHashSet<u32>> = RefCell::default();
 }
@@ -101,8 +114,8 @@ pub fn start() {
 
 fn handle(request: Request, file: JsValue) {
     match request {
-        Request::Open { job, name } => match file.dyn_into::<Blob>() {
-            Ok(blob) => wasm_bindgen_futures::spawn_local(open(job, blob, name)),
+        Request::Open { job, name, hand_back } => match file.dyn_into::<Blob>() {
+            Ok(blob) => wasm_bindgen_futures::spawn_local(open(job, blob, name, hand_back)),
             Err(_) => post(&Reply::Error { job, message: "the worker was sent something that is not a file".into() }),
         },
         Request::Cancel { job } => {
@@ -111,6 +124,14 @@ fn handle(request: Request, file: JsValue) {
         Request::Compare { job, a, b } => post(&match compare_held(a, b) {
             Ok(comparison) => Reply::Comparison { job, comparison },
             Err(message) => Reply::Error { job, message },
+        }),
+        Request::Adopt { job, name, bytes } => post(&match wire::from_bytes(&bytes) {
+            Ok(trace) => {
+                drop(bytes);
+                let (summary, time) = trace_results(&trace, &name);
+                reply_of(job, name, Imported::Trace { trace, summary, time })
+            }
+            Err(e) => Reply::Error { job, message: format!("{name}: {e}") },
         }),
         Request::Forget { job } => {
             TRACES.with(|t| t.borrow_mut().remove(&job));
@@ -137,8 +158,8 @@ fn is_cancelled(job: u32) -> bool {
 }
 
 /// Reads, opens and answers one file.
-async fn open(job: u32, blob: Blob, name: String) {
-    let result = read_and_open(job, &blob, &name).await;
+async fn open(job: u32, blob: Blob, name: String, hand_back: bool) {
+    let result = read_and_open(job, &blob, &name, hand_back).await;
     if take_cancelled(job) {
         return post(&Reply::Cancelled { job });
     }
@@ -146,6 +167,10 @@ async fn open(job: u32, blob: Blob, name: String) {
         Ok(None) => Reply::Cancelled { job },
         Ok(Some(Read::Bytes(bytes))) => Reply::Bytes { job, bytes },
         Ok(Some(Read::Opened(opened))) => reply_of(job, name, *opened),
+        Ok(Some(Read::HandedBack(trace))) => match wire::to_bytes(&trace) {
+            Ok(bytes) => Reply::Parsed { job, bytes },
+            Err(e) => Reply::Error { job, message: format!("{name}: {e}") },
+        },
         Err(message) => Reply::Error { job, message },
     };
     post(&reply);
@@ -154,15 +179,22 @@ async fn open(job: u32, blob: Blob, name: String) {
 /// The reply for a file the worker opened; a trace stays here under the job's id.
 fn reply_of(job: u32, name: String, opened: Imported) -> Reply {
     match opened {
-        Imported::Trace { trace, summary, time } => match (Json::encode(&summary), Json::encode(&time)) {
-            (Ok(summary), Ok(time)) => {
-                TRACES.with(|t| t.borrow_mut().insert(job, (name, trace)));
-                Reply::Trace { job, summary, time }
+        Imported::Trace { trace, .. } if captured_graph_count(&trace).is_some() => capture_reply(job, trace),
+        Imported::Trace { trace, summary, time } => {
+            let (trace, time, joined) = match CAPTURES.with(|c| c.borrow().iter().find_map(|c| join(&trace, c))) {
+                Some((joined, time)) => (joined, time, true),
+                None => (trace, time, false),
+            };
+            match (Json::encode(&summary), Json::encode(&time)) {
+                (Ok(summary), Ok(time)) => {
+                    TRACES.with(|t| t.borrow_mut().insert(job, Held { name, trace, joined }));
+                    Reply::Trace { job, summary, time }
+                }
+                (Err(e), _) | (_, Err(e)) => {
+                    Reply::Error { job, message: format!("{name}: the summary cannot be sent: {e}") }
+                }
             }
-            (Err(e), _) | (_, Err(e)) => {
-                Reply::Error { job, message: format!("{name}: the summary cannot be sent: {e}") }
-            }
-        },
+        }
         // Two texts, so that the page can decode them in separate tasks.
         Imported::Graph { graph, report } => match (Json::encode(&to_file(&graph)), Json::encode(&report)) {
             (Ok(graph), Ok(report)) => Reply::Graph { job, graph, report },
@@ -174,14 +206,44 @@ fn reply_of(job: u32, name: String, opened: Imported) -> Reply {
     }
 }
 
+/// `trace` joined to `capture` and its new report, if the capture holds its graphs.
+fn join(trace: &Trace, capture: &Trace) -> Option<(Trace, TraceTime)> {
+    let (joined, report) = attribute(trace, capture).ok()?;
+    let mut time = time_report(&ClassifiedTrace::new(&joined, &classify), None, &recorded_cost);
+    time.capture = Some(report);
+    Some((joined, time))
+}
+
+/// A capture trace is kept (not listed as a trace) and joined to every held trace it matches.
+fn capture_reply(job: u32, capture: Trace) -> Reply {
+    let graphs = captured_graph_count(&capture).unwrap_or(0) as u32;
+    let joined = TRACES.with(|t| {
+        let mut traces = t.borrow_mut();
+        let mut joined = Vec::new();
+        for (&id, held) in traces.iter_mut().filter(|(_, h)| !h.joined) {
+            if let Some((trace, time)) = join(&held.trace, &capture) {
+                if let Ok(time) = Json::encode(&time) {
+                    *held = Held { name: std::mem::take(&mut held.name), trace, joined: true };
+                    joined.push((id, time));
+                }
+            }
+        }
+        joined
+    });
+    CAPTURES.with(|c| c.borrow_mut().push(capture));
+    Reply::Capture { job, graphs, joined }
+}
+
 /// A file read by the worker: opened (the kinds that can be large), or its bytes for the page.
 enum Read {
     Opened(Box<Imported>),
     Bytes(Vec<u8>),
+    /// A trace read for the other worker (`hand_back`), not analysed here.
+    HandedBack(Box<Trace>),
 }
 
 /// The file read slice by slice into the opener; `None` if cancelled.
-async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>, String> {
+async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Result<Option<Read>, String> {
     let fail = |e: JsValue| format!("{name} could not be read: {}", describe(e));
     let total = blob.size();
     let mut opener = FileOpener::new(name);
@@ -206,6 +268,12 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>
         }
         return Err(format!("{name}: the worker lost the file's bytes"));
     }
+    if hand_back {
+        return match opener.finish_unanalysed().map_err(|e| e.message(name))? {
+            Finished::Trace(trace) => Ok(Some(Read::HandedBack(trace))),
+            Finished::Opened(opened) => Ok(Some(Read::Opened(opened))),
+        };
+    }
     opener.finish().map(|o| Some(Read::Opened(Box::new(o)))).map_err(|e| e.message(name))
 }
 
@@ -219,10 +287,10 @@ fn compare_held(a: u32, b: u32) -> Result<Json<crate::trace::Comparison>, String
                     .to_string()
             })
         };
-        let ((name_a, a), (name_b, b)) = (get(a)?, get(b)?);
+        let (a, b) = (get(a)?, get(b)?);
         let comparison = compare(
-            Input { trace: a, file: Some(name_a.as_str()) },
-            Input { trace: b, file: Some(name_b.as_str()) },
+            Input { trace: &a.trace, file: Some(a.name.as_str()) },
+            Input { trace: &b.trace, file: Some(b.name.as_str()) },
             &classify,
         );
         Json::encode(&comparison).map_err(|e| format!("the comparison cannot be sent: {e}"))

@@ -73,6 +73,11 @@ pub enum OpenReply {
     /// A kind the worker does not analyse: the file's bytes (all, or the head of an
     /// unrecognised file).
     Bytes(Vec<u8>),
+    /// A graph-capture trace, kept by the worker; the traces it was joined to, with their new
+    /// reports.
+    Capture { graphs: u32, joined: Vec<(u32, TraceTime)> },
+    /// A trace read for the other worker (`hand_back`), to [`AnalysisWorker::adopt`] there.
+    Parsed(Vec<u8>),
 }
 
 /// A request waiting for its answer. The promise resolves with the reply's index in
@@ -208,16 +213,32 @@ impl AnalysisWorker {
     /// Reads and analyses `file` (a `File`, or any `Blob` named `name`), calling
     /// `on_progress(done, total)` after each slice. Returns the job id (to cancel) and the
     /// future reply.
+    /// With `hand_back`, a trace comes back as [`OpenReply::Parsed`] bytes for the other worker
+    /// instead of being analysed and kept here.
     pub fn open(
         &self,
         file: &web_sys::Blob,
         name: &str,
+        hand_back: bool,
         on_progress: impl Fn(f64, f64) + 'static,
     ) -> (u32, impl Future<Output = Result<OpenReply, String>>) {
         let job = next_job_id();
-        let request = Request::Open { job, name: name.to_string() };
+        let request = Request::Open { job, name: name.to_string(), hand_back };
         let reply = self.request(request, Some(file), Some(Rc::new(on_progress)));
         (job, async move { decode_open(job, reply.await?) })
+    }
+
+    /// Analyses and keeps a trace the other worker read (its [`OpenReply::Parsed`] bytes); the
+    /// reply is the one opening the file here would give. Returns the trace's id with it.
+    pub fn adopt(&self, name: &str, bytes: Vec<u8>) -> (u32, impl Future<Output = Result<OpenReply, String>>) {
+        let job = next_job_id();
+        let reply = self.request(Request::Adopt { job, name: name.to_string(), bytes }, None, None);
+        (job, async move { decode_open(job, reply.await?) })
+    }
+
+    /// The worker's memory at its last progress report (bytes): WebAssembly memory only grows.
+    pub fn memory(&self) -> f64 {
+        self.0.borrow().memory
     }
 
     /// Stops a read: the request ends at once with [`CANCELLED`]; the worker stops at its next
@@ -269,6 +290,7 @@ impl AnalysisWorker {
 fn request_job(r: &Request) -> u32 {
     match r {
         Request::Open { job, .. }
+        | Request::Adopt { job, .. }
         | Request::Cancel { job }
         | Request::Compare { job, .. }
         | Request::Forget { job } => *job,
@@ -285,6 +307,8 @@ fn reply_kind(r: &Reply) -> &'static str {
         Reply::Graph { .. } => "a graph",
         Reply::Bytes { .. } => "a file's bytes",
         Reply::Comparison { .. } => "a comparison",
+        Reply::Capture { .. } => "a capture trace",
+        Reply::Parsed { .. } => "a trace read for the other worker",
         Reply::Error { .. } => "an error",
         Reply::Panic { .. } => "a stop",
     }
@@ -300,6 +324,16 @@ fn decode_open(job: u32, reply: Reply) -> Result<OpenReply, String> {
         }),
         Reply::Graph { graph, report, .. } => Ok(OpenReply::Graph { graph, report }),
         Reply::Bytes { bytes, .. } => Ok(OpenReply::Bytes(bytes)),
+        Reply::Parsed { bytes, .. } => Ok(OpenReply::Parsed(bytes)),
+        Reply::Capture { graphs, joined, .. } => Ok(OpenReply::Capture {
+            graphs,
+            joined: joined
+                .into_iter()
+                .map(|(id, time)| {
+                    Ok((id, time.decode().map_err(|e| format!("the worker's op table cannot be read: {e}"))?))
+                })
+                .collect::<Result<_, String>>()?,
+        }),
         other => Err(format!("the analysis worker answered a file with {}", reply_kind(&other))),
     }
 }

@@ -132,3 +132,29 @@ test('a serving trace: the step strip, its phases and layer equal the CLI; a pai
   await page.screenshot({ path: path.join(screenshotDir, 'layers-compare.png'), fullPage: true });
   await check();
 });
+
+test('a graph replay and its capture trace, in either order: replayed kernels get their captured ops, as on the CLI', async () => {
+  const REPLAY = 'tests/data/traces/amd/vllm_decode_graph_full_replay.json.gz';
+  const CAPTURE = 'tests/data/traces/amd/vllm_decode_graph_full_capture.json.gz';
+  const s = cli(['trace', REPLAY, '--capture', CAPTURE, '--json']);
+  const captureLine = `Capture: ${s.capture.replays_matched} of ${s.capture.replays} graph replays matched to ` +
+    `${s.capture.graphs_captured} captured graphs; ${s.capture.kernels_attributed} of ${s.capture.replay_kernels} replayed kernels attributed to captured ops.`;
+  const expectedOps = s.ops.map((o) => [o.op, digits(o.calls), duration(o.kernel_time_us)]);
+  for (const order of [[REPLAY, CAPTURE], [CAPTURE, REPLAY]]) {
+    const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+    await page.setInputFiles('#file-input', order.map((f) => path.join(root, f)));
+    await page.getByTestId('capture-line').getByText(captureLine).waitFor();
+    await page.getByTestId('results-title').getByText('Trace vllm_decode_graph_full_replay.json.gz').waitFor();
+    // The capture is not listed as a trace of its own (nothing to compare it with).
+    assert.equal(await page.getByTestId('trace-row').count(), 1);
+    if (order[0] === REPLAY) {
+      const notice = await page.getByTestId('notice').textContent();
+      assert.ok(notice.includes('vllm_decode_graph_full_capture.json.gz (a graph capture) was joined to vllm_decode_graph_full_replay.json.gz'), notice);
+    }
+    const ops = await allTableRows(page, 'table-ops');
+    assert.deepEqual(ops.map((r) => [r[0], r[2], r[3]]), expectedOps);
+    assert.ok(ops.some((r) => r[0] === 'aten::addmm'));
+    if (order[0] === REPLAY) await page.screenshot({ path: path.join(screenshotDir, 'time-capture.png'), fullPage: true });
+    await check();
+  }
+});

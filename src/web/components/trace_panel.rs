@@ -12,7 +12,7 @@ use crate::table::DataTable;
 use crate::trace::layers_view::{alignment_table, layer_table, phase_table, step_strip};
 use crate::trace::time_report::{CompareJson, TraceJson, TraceTime};
 use crate::trace::time_view::{
-    coverage_line, gap_headline, gap_table, op_roofline, op_table_view, timeline_chart, timeline_table,
+    capture_line, coverage_line, gap_headline, gap_table, op_roofline, op_table_view, timeline_chart, timeline_table,
     unattributed_table, RooflineSide,
 };
 use crate::trace::view::{
@@ -49,6 +49,8 @@ struct Drawn {
     chip: Option<(String, Option<String>)>,
     /// How much of the GPU time the op models explain, for one trace.
     coverage: Option<String>,
+    /// How a graph-capture trace was joined to the trace, if one was.
+    capture: Option<String>,
     /// The gap's headline, for a comparison.
     headline: Option<String>,
     tables: Vec<Shared<DataTable>>,
@@ -156,6 +158,7 @@ fn drawn(view: &TraceView) -> Drawn {
                 time_charts,
                 chip: time.as_ref().map(|t| chip_line(t)),
                 coverage: time.as_ref().map(|t| coverage_line(t)),
+                capture: time.as_ref().and_then(|t| t.capture.as_ref().map(capture_line)),
                 headline: None,
                 tables,
                 base_name: stem(file_name),
@@ -199,6 +202,7 @@ fn drawn(view: &TraceView) -> Drawn {
                 time_charts,
                 chip: None,
                 coverage: None,
+                capture: None,
                 headline: gap.as_ref().map(|g| gap_headline(&g.gap)),
                 tables,
                 base_name: format!("{}-vs-{}", stem(&files.0), stem(&files.1)),
@@ -331,6 +335,9 @@ pub fn trace_panel(props: &Props) -> Html {
                         </select>
                     </label>
                 </p>
+            }
+            if let Some(c) = &d.capture {
+                <p class="hint" data-testid="capture-line">{ c.clone() }</p>
             }
             if let Some(c) = &d.coverage {
                 <p class="hint" data-testid="op-coverage">{ c.clone() }</p>
