@@ -26,6 +26,12 @@ fn joined(pair: &str) -> (Trace, fusionscope::trace::capture::CaptureReport) {
     attribute(&read(&format!("{pair}_replay")), &read(&format!("{pair}_capture"))).unwrap()
 }
 
+/// The report of the replay joined to its capture.
+fn joined_time(pair: &str) -> fusionscope::trace::time_report::TraceTime {
+    let (trace, _) = joined(pair);
+    time_report(&ClassifiedTrace::new(&trace, &classify), None, &recorded_cost)
+}
+
 #[track_caller]
 fn close(ours: f64, theirs: f64, what: &str) {
     assert!((ours - theirs).abs() <= 1e-3 * theirs.abs().max(1.0), "{what}: ours {ours}, TraceLens {theirs}");
@@ -49,9 +55,7 @@ fn every_replayed_kernel_finds_its_captured_op() {
 #[test]
 fn per_op_calls_and_kernel_time_match_tracelens() {
     for pair in PAIRS {
-        let (trace, _) = joined(pair);
-        let side = ClassifiedTrace::new(&trace, &classify);
-        let time = time_report(&side, None, &recorded_cost);
+        let time = joined_time(pair);
         assert_eq!(time.unattributed.events, 0, "{pair}: every kernel has an op");
         // Ours is per (op, shapes); TraceLens's ops_summary per op name.
         let mut ours: BTreeMap<&str, (u64, f64)> = BTreeMap::new();
@@ -74,9 +78,7 @@ fn per_op_calls_and_kernel_time_match_tracelens() {
 #[test]
 fn gemm_flops_and_bytes_from_captured_shapes_match_tracelens() {
     for pair in PAIRS {
-        let (trace, _) = joined(pair);
-        let side = ClassifiedTrace::new(&trace, &classify);
-        let time = time_report(&side, None, &recorded_cost);
+        let time = joined_time(pair);
         let mut checked = 0;
         for row in csv(&format!("reference/tracelens/{pair}/GEMM.csv")) {
             // TraceLens also lists the wrapping custom op (vllm::rocm_unquantized_gemm) whose
@@ -110,9 +112,7 @@ fn gemm_flops_and_bytes_from_captured_shapes_match_tracelens() {
 #[test]
 fn the_join_leaves_the_timeline_as_tracelens_reports_it() {
     for pair in PAIRS {
-        let (trace, _) = joined(pair);
-        let side = ClassifiedTrace::new(&trace, &classify);
-        let time = time_report(&side, None, &recorded_cost);
+        let time = joined_time(pair);
         let t = time.timeline.unwrap();
         for row in csv(&format!("reference/tracelens/{pair}/gpu_timeline.csv")) {
             let theirs = row["time ms"].parse::<f64>().unwrap() * 1e3;
