@@ -208,12 +208,18 @@ struct Rows {
 impl Rows {
     /// The row for `op` by `method`, created on first use.
     fn row(&mut self, op: String, method: Method, names: [Option<String>; 2]) -> &mut RowAcc {
+        let i = self.index_of(op, method, names);
+        &mut self.rows[i]
+    }
+
+    /// The index of [`Self::row`]'s row.
+    fn index_of(&mut self, op: String, method: Method, names: [Option<String>; 2]) -> usize {
         let next = self.rows.len();
         let i = *self.index.entry((op.clone(), method)).or_insert(next);
         if i == next {
             self.rows.push(RowAcc { op, method, names, calls: [0, 0], kernels: Default::default() });
         }
-        &mut self.rows[i]
+        i
     }
 
     fn finish(self, s0: &Side<'_>, s1: &Side<'_>) -> Vec<OpRow> {
@@ -331,11 +337,16 @@ fn map_by_op(s0: &Side<'_>, s1: &Side<'_>, rows: &mut Rows, fusion: &mut FusionF
 /// appearance (the first side's kernels first).
 fn map_by_category(s0: &Side<'_>, s1: &Side<'_>, seqs: &[Vec<usize>; 2], rows: &mut Rows) {
     let sides = [s0, s1];
+    // Each category's row is looked up once, not per kernel (there are hundreds of thousands).
+    let mut row_of: FxHashMap<Category, usize> = FxHashMap::default();
     for (side, seq) in seqs.iter().enumerate() {
         let s = sides[side];
         for &k in seq {
-            let row =
-                rows.row(format!("{} kernels without CPU op", s.class(k).category), Method::Sequence, [None, None]);
+            let category = s.class(k).category;
+            let i = *row_of.entry(category).or_insert_with(|| {
+                rows.index_of(format!("{category} kernels without CPU op"), Method::Sequence, [None, None])
+            });
+            let row = &mut rows.rows[i];
             row.calls[side] += 1;
             row.kernels[side].add(s.kernel_name(k), s.dur(k));
         }
