@@ -209,6 +209,7 @@ pub fn parse_graph(text: &str) -> Result<OpGraph, GraphError> {
     let built = loop {
         let tensors = declared.iter().flat_map(|d| d.tensors.iter().map(|(name, t)| (&*name.0, t)));
         let mut loader = Loader::new(capacity, tensors);
+        loader.pipelined = text.len() >= PIPELINE_BYTES;
         let saw_tensors = read_ops(text, object, &mut loader).map_err(|_| malformed(text))?;
         if saw_tensors && declared.is_none() {
             declared = Some(serde_json::from_str::<TensorsFirst>(text).map_err(|_| malformed(text))?);
@@ -288,6 +289,10 @@ impl<'de> serde::de::Visitor<'de> for Ops<'_> {
         f.write_str("a sequence")
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if self.0.pipelined {
+            return pipelined(self.0, seq);
+        }
         // In batches: see `Loader::add_batch`.
         let mut batch: Vec<OpRef<'de>> = Vec::with_capacity(BATCH);
         while let Some(op) = seq.next_element::<OpRef<'de>>()? {
@@ -300,6 +305,55 @@ impl<'de> serde::de::Visitor<'de> for Ops<'_> {
         self.0.add_batch(&batch);
         Ok(())
     }
+}
+
+/// Files at least this long are read on two threads ([`pipelined`]).
+const PIPELINE_BYTES: usize = 1 << 20;
+
+/// Ops a reading thread hands the building thread at a time.
+#[cfg(not(target_arch = "wasm32"))]
+const HANDOFF: usize = 16 * BATCH;
+
+/// Reads the ops on this thread while another adds them to the graph, batch after batch: on
+/// a large file each is about half the work. The building thread gets the ops in file order,
+/// so the result and the first error reported are the single thread's. (Not in wasm, which
+/// has no threads.)
+#[cfg(not(target_arch = "wasm32"))]
+fn pipelined<'de, A: serde::de::SeqAccess<'de>>(loader: &mut Loader, mut seq: A) -> Result<(), A::Error> {
+    use std::sync::mpsc::sync_channel;
+    let (to_builder, batches) = sync_channel::<Vec<OpRef<'de>>>(8);
+    let (to_reader, emptied) = sync_channel::<Vec<OpRef<'de>>>(8);
+    std::thread::scope(|s| {
+        let builder = s.spawn(move || {
+            for mut batch in batches {
+                for part in batch.chunks(BATCH) {
+                    loader.add_batch(part);
+                }
+                batch.clear();
+                // The reader may have stopped at an error: then nobody takes it back.
+                let _ = to_reader.try_send(batch);
+            }
+        });
+        let read = (|| {
+            let mut batch = Vec::with_capacity(HANDOFF);
+            while let Some(op) = seq.next_element::<OpRef<'de>>()? {
+                batch.push(op);
+                if batch.len() == HANDOFF {
+                    let next = emptied.try_recv().unwrap_or_else(|_| Vec::with_capacity(HANDOFF));
+                    if to_builder.send(std::mem::replace(&mut batch, next)).is_err() {
+                        break;
+                    }
+                }
+            }
+            let _ = to_builder.send(batch);
+            Ok(())
+        })();
+        drop(to_builder);
+        if let Err(panic) = builder.join() {
+            std::panic::resume_unwind(panic);
+        }
+        read
+    })
 }
 
 /// The object form, its ops streamed into a [`Loader`], its other keys skipped (the tensors
@@ -407,6 +461,8 @@ fn build_from<'t>(
 /// there first.
 struct Loader {
     builder: GraphBuilder,
+    /// Whether the ops are read on one thread and added on another (large files, natively).
+    pipelined: bool,
     /// Index of the next op in file order.
     next: usize,
     failed: Option<Failure>,
@@ -423,7 +479,7 @@ impl Loader {
                 break;
             }
         }
-        Loader { builder, next: 0, failed }
+        Loader { builder, pipelined: false, next: 0, failed }
     }
 
     /// Adds `ops` in order, after touching the memory their names will be looked up in, all
@@ -747,6 +803,33 @@ mod tests {
             error(&format!("[{a},\n{twice},\n{a}]")),
             r#"tensor "y" is produced by two ops, "a" and "b" (line 2, column 1)"#
         );
+    }
+
+    /// A file past [`PIPELINE_BYTES`] is read on two threads: the graph, and the first error
+    /// anywhere in it, are those of one thread's reading of the whole file.
+    #[test]
+    fn large_files_read_on_two_threads_give_what_one_reading_gives() {
+        let graph = crate::fusion::random::random_graph(12_000, 7);
+        let text = serde_json::to_string(&to_file(&graph)).unwrap();
+        assert!(text.len() > PIPELINE_BYTES, "{} bytes", text.len());
+        let whole = |text: &str| match parse_file(text) {
+            Ok(file) => build(&file, &|i| Some(location(text, locate(text).ops[i])), &|_| None),
+            Err(e) => Err(e),
+        };
+        assert_eq!(parse_graph(&text).unwrap(), graph);
+        assert_eq!(parse_graph(&text).unwrap(), whole(&text).unwrap());
+        // An op at fault late in the file (past the first hand-over), then a JSON fault after
+        // it: the op's error, then the JSON fault, as one reading reports them.
+        let late = text.match_indices("\"bytes_per_element\":").nth(9_000).unwrap().0;
+        let bad_op = format!("{}\"bytes_per_element\":-{}", &text[..late], &text[late + 20..]);
+        let e = parse_graph(&bad_op).unwrap_err().to_string();
+        assert_eq!(e, whole(&bad_op).unwrap_err().to_string());
+        assert!(e.contains("bytes_per_element"), "{e}");
+        let cut = bad_op.rfind("},{").unwrap() + 2;
+        let bad_json = format!("{}x{}", &bad_op[..cut], &bad_op[cut..]);
+        let e = parse_graph(&bad_json).unwrap_err().to_string();
+        assert!(e.starts_with("malformed JSON"), "{e}");
+        assert_eq!(e, whole(&bad_json).unwrap_err().to_string());
     }
 
     #[test]
