@@ -457,7 +457,7 @@ mod tests {
             r#"{{"traceEvents":[{},{{"ph":"X","cat":"cpu_op","name":"aten::mm","ts":1,"dur":9,"args":{{"External id":3,"Input Dims":[[2,2]]}}}}]}}"#,
             kernel("gemm_a", 0, 1.0, 1.0)
         );
-        struct Count<'c>(SummarySink<'c>, usize);
+        struct Count<'c>(SummarySink<'c>);
         impl EventSink for Count<'_> {
             type Output = usize;
             const CPU_SIDE: bool = false;
@@ -471,7 +471,7 @@ mod tests {
                 header.names.len()
             }
         }
-        let mut r = Reader::with_sink(Count(SummarySink::new(&by_prefix, None), 0));
+        let mut r = Reader::with_sink(Count(SummarySink::new(&by_prefix, None)));
         r.feed(text.as_bytes()).unwrap();
         assert_eq!(r.finish().unwrap(), 1, "only the kernel's name");
     }
