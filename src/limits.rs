@@ -103,6 +103,18 @@ pub const TRACE_ITEM_BYTES: usize = 64 * 1024 * 1024;
 /// the worker's 4 GiB.
 pub const TRACE_NAME_BYTES: usize = 512 * 1024 * 1024;
 
+/// The GPU devices (process ids of kernels and copies) the summary-only mode keeps a timeline
+/// for (`fusionscope trace --summary-only`, [`crate::trace::summary_only`]). Each costs up to five
+/// unions of [`SUMMARY_ONLY_SPANS`] spans; real traces have one device (a rank's trace) to 8.
+/// GPU events of further devices still count in every total, but have no timeline.
+pub const SUMMARY_ONLY_DEVICES: usize = 64;
+
+/// The disjoint spans one streamed union holds before it retires its earliest half (adding
+/// their length to a running total). Kernels arrive nearly in time order, so a span reaching
+/// back past the retired ones is rare: it is clipped and the timeline marked approximate. 16,384
+/// spans are about 0.5 MB.
+pub const SUMMARY_ONLY_SPANS: usize = 16 * 1024;
+
 /// The longest top-level key of a trace (`traceEvents`, `deviceProperties`, ...), which the
 /// reader keeps while it reads the key's value. Real keys are at most 20 bytes
 /// (`cuda_runtime_version`); 4 KiB is 200× that.

@@ -4,7 +4,8 @@
 //! * `graph`: `fusionscope graph FILE` end to end (read, parse, analyse, write the JSON or the
 //!   tables) on a random graph file of 1 M ops.
 //! * `trace`: writes a synthetic NVIDIA-like trace of at least `--size-mb` MB and an AMD-like
-//!   one of the same workload, then reads one (MB/s, peak memory) and compares both.
+//!   one of the same workload, then reads one in the summary-only mode and whole (MB/s, peak
+//!   memory of each) and compares both (`--no-compare`: one file, no comparison).
 //! * `serving`: writes a synthetic serving trace of each vendor (graph-replayed decode passes),
 //!   then times `fusionscope compare` on them as the command runs it (both files read at once)
 //!   and, apart, the structure search and the layer alignment.
@@ -18,10 +19,11 @@ use fusionscope::fusion::analyze;
 use fusionscope::fusion::random::random_graph;
 use fusionscope::trace::structure::analyse;
 use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace};
+use fusionscope::trace::summary_only::SummarySink;
 use fusionscope::trace::synthetic::{write_trace, Flavor, Length};
 use fusionscope::trace::synthetic_serving::{write_serving_trace, ServingSpec};
 use fusionscope::trace::time_report::{recorded_cost, time_report};
-use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
+use fusionscope::trace::{classify, compare, Input, Reader, Trace, TraceReader};
 
 use super::io::{print, CliResult};
 
@@ -67,6 +69,10 @@ pub enum What {
         /// Folder for the two trace files (they are left there for the wasm benchmark)
         #[arg(long, default_value = "/tmp")]
         dir: PathBuf,
+        /// Only the NVIDIA-like file, read in the summary-only mode and whole; no AMD-like file
+        /// and no comparison (for the largest traces: the comparison holds both)
+        #[arg(long)]
+        no_compare: bool,
     },
     /// `fusionscope compare` on two synthetic serving traces (AMD and NVIDIA, graph replays)
     Serving {
@@ -89,7 +95,7 @@ pub fn run(args: Args) -> CliResult {
     match args.what.unwrap_or(What::Fusion { sizes: FUSION_SIZES.to_vec(), runs: FUSION_RUNS }) {
         What::Fusion { sizes, runs } => fusion(&sizes, runs),
         What::Graph { ops, runs, dir } => graph(ops, runs, &dir),
-        What::Trace { size_mb, dir } => trace(size_mb, &dir),
+        What::Trace { size_mb, dir, no_compare } => trace(size_mb, &dir, !no_compare),
         What::Serving { steps, layers, runs, dir } => serving(steps, layers, runs, &dir),
     }
 }
@@ -223,20 +229,39 @@ fn mb(bytes: u64) -> f64 {
     bytes as f64 / 1e6
 }
 
-fn trace(size_mb: u64, dir: &Path) -> CliResult {
+fn trace(size_mb: u64, dir: &Path, with_compare: bool) -> CliResult {
     let nv_path = dir.join("fusionscope_bench_nvidia.json");
     let amd_path = dir.join("fusionscope_bench_amd.json");
     let t = Instant::now();
     let (nv_size, layers) = generate(&nv_path, Flavor::Nvidia, Length::AtLeastBytes(size_mb * 1_000_000))?;
-    let (amd_size, _) = generate(&amd_path, Flavor::Amd, Length::Layers(layers))?;
+    let amd_size = if with_compare { generate(&amd_path, Flavor::Amd, Length::Layers(layers))?.0 } else { 0 };
     print(&format!(
-        "generated {} ({:.0} MB) and {} ({:.0} MB) in {:.1} s\n",
+        "generated {} ({:.0} MB){} in {:.1} s\n",
         nv_path.display(),
         mb(nv_size),
-        amd_path.display(),
-        mb(amd_size),
+        if with_compare { format!(" and {} ({:.0} MB)", amd_path.display(), mb(amd_size)) } else { String::new() },
         t.elapsed().as_secs_f64()
     ))?;
+
+    // The summary-only mode first, so that its peak is not the whole read's freed heap.
+    reset_hwm();
+    let t = Instant::now();
+    let sink = SummarySink::new(&classify, Some("nvidia"));
+    let folded = super::trace::load_into(&nv_path, Reader::with_sink(sink))?;
+    let secs = t.elapsed().as_secs_f64();
+    let peak = vm_hwm().unwrap_or(0);
+    print(&format!(
+        "summary-only: {:.0} MB in {:.2} s = {:.0} MB/s; {} events, {} kernels folded into {} names; peak RSS {:.1} MB ({:.4}× the file)\n",
+        mb(nv_size),
+        secs,
+        mb(nv_size) / secs,
+        folded.events,
+        folded.platforms[0].kernels,
+        folded.kernels.len(),
+        mb(peak),
+        peak as f64 / nv_size as f64,
+    ))?;
+    drop(folded);
 
     reset_hwm();
     let t = Instant::now();
@@ -269,6 +294,9 @@ fn trace(size_mb: u64, dir: &Path) -> CliResult {
         time.steps.len(),
     ))?;
     drop(trace);
+    if !with_compare {
+        return Ok(());
+    }
 
     reset_hwm();
     let t = Instant::now();

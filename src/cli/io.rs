@@ -36,8 +36,15 @@ pub fn read_text(path: &std::path::Path) -> Result<String, Box<dyn std::error::E
         return Err(format!("{}: {e}", path.display()).into());
     }
     let bytes = read_file(path)?;
-    let text =
-        fusionscope::import::text(&bytes, WHOLE_FILE_TEXT_BYTES).map_err(|e| format!("{}: {e}", path.display()))?;
+    let named = |e: fusionscope::import::ImportError| format!("{}: {e}", path.display());
+    if !fusionscope::import::detect(&bytes[..bytes.len().min(2)]).gzipped {
+        // Plain text is checked in place rather than copied (a 127 MB graph file is 127 MB
+        // less to copy, fault in and free).
+        return String::from_utf8(bytes).map_err(|e| {
+            named(fusionscope::import::ImportError::NotUtf8 { offset: e.utf8_error().valid_up_to() }).into()
+        });
+    }
+    let text = fusionscope::import::text(&bytes, WHOLE_FILE_TEXT_BYTES).map_err(named)?;
     Ok(text.into_owned())
 }
 

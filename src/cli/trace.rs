@@ -11,11 +11,12 @@ use fusionscope::trace::compare::{swapped, Comparison, LayerAlignment, OpSide};
 use fusionscope::trace::gap::gap;
 use fusionscope::trace::structure::{LayerKernel, Structure};
 use fusionscope::trace::summary::{
-    summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, TraceSummary,
+    summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary,
 };
+use fusionscope::trace::summary_only::{SummaryOnly, SummarySink};
 use fusionscope::trace::time_report::{recorded_cost, time_report, CompareJson, TraceJson};
-use fusionscope::trace::time_view::{capture_line, gap_text, time_text};
-use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
+use fusionscope::trace::time_view::{capture_line, gap_text, time_text, timeline_table_of};
+use fusionscope::trace::{classify, compare, EventSink, Input, Reader, Trace, TraceReader};
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
 
 use super::io::{load_chip, print, print_json, CliResult, Output};
@@ -30,8 +31,14 @@ pub struct TraceArgs {
     pub chip: Option<String>,
     /// Trace taken while the graphs FILE replays were captured: its ops and shapes are
     /// attributed to the replayed kernels by their position in the graph
-    #[arg(long, value_name = "CAPTURE")]
+    #[arg(long, value_name = "CAPTURE", conflicts_with = "summary_only")]
     pub capture: Option<PathBuf>,
+    /// Fold kernels and copies into per-name statistics as they are read, keeping nothing per
+    /// event: memory bounded by the distinct names, for traces too large to hold. Gives the
+    /// platform, categories, kernels (with min/max), fused kernels and whole-trace timelines;
+    /// leaves out the structure, per-step timelines and the per-op table (the output says so)
+    #[arg(long, conflicts_with = "chip")]
+    pub summary_only: bool,
     #[command(flatten)]
     pub output: Output,
 }
@@ -70,6 +77,11 @@ const ROW_NAME_WIDTH: usize = 40;
 const SHOWN_OUTSIDE: usize = 8;
 
 pub fn run_trace(args: TraceArgs) -> CliResult {
+    if args.summary_only {
+        let sink = SummarySink::new(&classify, Some(&file_name(&args.file)));
+        let s = load_into(&args.file, Reader::with_sink(sink))?;
+        return if args.output.json { print_json(&s) } else { print(&summary_only_text(&s)) };
+    }
     let chip = given_chip(args.chip.as_deref())?;
     let (trace, capture) = load_with_capture(&args.file, args.capture.as_deref())?;
     let side = ClassifiedTrace::new(&trace, &classify);
@@ -146,8 +158,12 @@ fn given_chip(arg: Option<&str>) -> Result<Option<DetectedChip>, Box<dyn std::er
 /// Streams the file through the reader in 1 MiB slices (no whole-file copy in memory). The error
 /// is a `String`, so that a reader thread can hand it back.
 pub(super) fn load(path: &Path) -> Result<Trace, String> {
+    load_into(path, TraceReader::new())
+}
+
+/// [`load`] into any sink's reader.
+pub(super) fn load_into<S: EventSink>(path: &Path, mut reader: Reader<S>) -> Result<S::Output, String> {
     let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut reader = TraceReader::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = file.read(&mut buf).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -185,9 +201,31 @@ fn components(k: &KernelStat) -> String {
 }
 
 fn trace_text(s: &TraceSummary) -> String {
-    let mut out = platform_line(&s.platforms[0]);
+    let mut out = categories_text(&s.platforms[0], &s.categories);
+    let mut all: Vec<&KernelStat> = s.categories.iter().flat_map(|r| &r.trace.kernels).collect();
+    all.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
+    let gpu = s.platforms[0].gpu_time_us;
+    let mut k = Table::new(&["kernel", "category", ">count", ">total", ">share"]);
+    for stat in all.iter().take(TOP_KERNELS) {
+        k.row([
+            short(&stat.name),
+            stat.category.id().to_string(),
+            group_digits(stat.count),
+            format_duration_us(stat.time_us),
+            format_pct(share(stat.time_us, gpu)),
+        ]);
+    }
+    out += &format!("\nKernels by time ({}; --json lists every one)\n{}", shown_of(all.len()), k.to_text());
+    out += &fused_text(&s.fused_kernels);
+    out += &structure_text(s.structure.as_deref());
+    out
+}
+
+/// The platform line and the table of categories.
+fn categories_text(platform: &PlatformEntry, categories: &[SummaryRow]) -> String {
+    let out = platform_line(platform);
     let mut t = Table::new(&["category", ">kernels", ">total", ">mean", ">share", ">names", "longest kernel"]);
-    for r in &s.categories {
+    for r in categories {
         let st = &r.trace;
         t.row([
             r.category.id().to_string(),
@@ -199,35 +237,69 @@ fn trace_text(s: &TraceSummary) -> String {
             top(st),
         ]);
     }
-    out += &format!("\nKernels by category\n{}", t.to_text());
-    let mut all: Vec<&KernelStat> = s.categories.iter().flat_map(|r| &r.trace.kernels).collect();
-    all.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
+    out + &format!("\nKernels by category\n{}", t.to_text())
+}
+
+/// "top 15 of 120" or "all 12": how many of `total` kernels a table shows.
+fn shown_of(total: usize) -> String {
+    if total > TOP_KERNELS {
+        format!("top {TOP_KERNELS} of {total}")
+    } else {
+        format!("all {total}")
+    }
+}
+
+fn share(time_us: f64, gpu_us: f64) -> f64 {
+    if gpu_us > 0.0 {
+        100.0 * time_us / gpu_us
+    } else {
+        0.0
+    }
+}
+
+fn fused_text(fused: &[KernelStat]) -> String {
+    if fused.is_empty() {
+        return String::new();
+    }
+    let mut f = Table::new(&["fused kernel", ">count", ">total", "components"]);
+    for k in fused {
+        f.row([short(&k.name), group_digits(k.count), format_duration_us(k.time_us), components(k)]);
+    }
+    format!("\nFused kernels\n{}", f.to_text())
+}
+
+/// `trace --summary-only`: the summary's tables, each kernel's range, the whole-trace timelines,
+/// and what was left out.
+fn summary_only_text(s: &SummaryOnly) -> String {
+    let mut out = categories_text(&s.platforms[0], &s.categories);
     let gpu = s.platforms[0].gpu_time_us;
-    let mut k = Table::new(&["kernel", "category", ">count", ">total", ">share"]);
-    for stat in all.iter().take(TOP_KERNELS) {
-        let share = if gpu > 0.0 { 100.0 * stat.time_us / gpu } else { 0.0 };
+    let mut k = Table::new(&["kernel", "category", ">count", ">total", ">mean", ">min", ">max", ">share"]);
+    for r in s.kernels.iter().take(TOP_KERNELS) {
         k.row([
-            short(&stat.name),
-            stat.category.id().to_string(),
-            group_digits(stat.count),
-            format_duration_us(stat.time_us),
-            format_pct(share),
+            short(&r.name),
+            r.category.id().to_string(),
+            group_digits(r.count),
+            format_duration_us(r.time_us),
+            format_duration_us(r.mean_us),
+            format_duration_us(r.min_us),
+            format_duration_us(r.max_us),
+            format_pct(share(r.time_us, gpu)),
         ]);
     }
-    let shown = if all.len() > TOP_KERNELS {
-        format!("top {TOP_KERNELS} of {}", all.len())
-    } else {
-        format!("all {}", all.len())
-    };
-    out += &format!("\nKernels by time ({shown}; --json lists every one)\n{}", k.to_text());
-    if !s.fused_kernels.is_empty() {
-        let mut f = Table::new(&["fused kernel", ">count", ">total", "components"]);
-        for k in &s.fused_kernels {
-            f.row([short(&k.name), group_digits(k.count), format_duration_us(k.time_us), components(k)]);
-        }
-        out += &format!("\nFused kernels\n{}", f.to_text());
+    out += &format!("\nKernels by time ({}; --json lists every one)\n{}", shown_of(s.kernels.len()), k.to_text());
+    out += &fused_text(&s.fused_kernels);
+    let t = timeline_table_of(s.timeline.as_ref(), &[], &s.other_devices);
+    out += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
+    for n in &s.notes {
+        out += &format!("note: {n}\n");
     }
-    out += &structure_text(s.structure.as_deref());
+    out += &format!(
+        "\nSummary only ({} events read, nothing kept per event); left out, run without --summary-only for them:\n",
+        group_digits(s.events)
+    );
+    for l in &s.left_out {
+        out += &format!("  - {l}\n");
+    }
     out
 }
 

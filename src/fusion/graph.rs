@@ -143,7 +143,8 @@ pub enum SizeSource {
 pub struct Tensor {
     pub name: String,
     pub producer: Option<OpId>,
-    pub declared: Option<TensorDecl>,
+    /// Boxed: few tensors are declared, and a million-op graph has over a million tensors.
+    pub declared: Option<Box<TensorDecl>>,
     pub size_bytes: u64,
     pub size_source: SizeSource,
 }
@@ -291,10 +292,10 @@ impl GraphBuilder {
             return Err(GraphError::TensorBytesPerElement { tensor: name.to_string(), value: b, at: At(None) });
         }
         let id = self.intern(name);
-        self.tensors[id.index()].declared = Some(TensorDecl {
+        self.tensors[id.index()].declared = Some(Box::new(TensorDecl {
             shape: shape.iter().map(|&d| d as u64).collect(),
             bytes_per_element: bytes_per_element.map(|b| b as u64),
-        });
+        }));
         Ok(())
     }
 

@@ -209,7 +209,7 @@ pub fn parse_graph(text: &str) -> Result<OpGraph, GraphError> {
     let built = loop {
         let tensors = declared.iter().flat_map(|d| d.tensors.iter().map(|(name, t)| (&*name.0, t)));
         let mut loader = Loader::new(capacity, tensors);
-        let saw_tensors = read_ops(text, object, &mut loader).map_err(|_| malformed(text))?;
+        let saw_tensors = read_all_ops(text, object, &mut loader).map_err(|_| malformed(text))?;
         if saw_tensors && declared.is_none() {
             declared = Some(serde_json::from_str::<TensorsFirst>(text).map_err(|_| malformed(text))?);
             continue;
@@ -253,74 +253,153 @@ struct TensorsFirst<'a> {
     tensors: BTreeMap<borrowed::Name<'a>, FileTensor>,
 }
 
-/// Reads `text` (an object when `object`, else a bare array), handing each op to `loader` as
-/// it is read. Returns whether the object has a `tensors` key.
-fn read_ops(text: &str, object: bool, loader: &mut Loader) -> Result<bool, serde_json::Error> {
+/// Reads `text` (an object when `object`, else a bare array) into `loader`: on this thread, or,
+/// for a large file natively, on another thread while this one builds ([`read_ops_beside`]).
+/// Returns whether the object has a `tensors` key.
+fn read_all_ops(text: &str, object: bool, loader: &mut Loader) -> Result<bool, serde_json::Error> {
+    #[cfg(not(target_arch = "wasm32"))]
+    if text.len() >= PIPELINE_BYTES {
+        return read_ops_beside(text, object, loader);
+    }
+    read_ops(text, object, Target::Loader(loader))
+}
+
+/// Reads `text`, handing each op to `target` as it is read. Returns whether the object has a
+/// `tensors` key.
+fn read_ops<'a>(text: &'a str, object: bool, target: Target<'_, 'a>) -> Result<bool, serde_json::Error> {
     use serde::de::{DeserializeSeed, Deserializer as _};
     let mut de = serde_json::Deserializer::from_str(text);
     let tensors = if object {
-        (&mut de).deserialize_struct("GraphFile", &["ops", "tensors"], Object(loader))?
+        (&mut de).deserialize_struct("GraphFile", &["ops", "tensors"], Object(target))?
     } else {
-        Ops(loader).deserialize(&mut de)?;
+        Ops(target).deserialize(&mut de)?;
         false
     };
     de.end()?;
     Ok(tensors)
 }
 
+/// Files at least this long are read on two threads ([`read_ops_beside`]).
+#[cfg(not(target_arch = "wasm32"))]
+const PIPELINE_BYTES: usize = 1 << 20;
+
+/// Ops a reading thread hands the building thread at a time.
+#[cfg(not(target_arch = "wasm32"))]
+const HANDOFF: usize = 16 * BATCH;
+
+/// Reads the ops on another thread while this one adds them to the graph, batch after batch:
+/// on a large file each is about half the work. The ops arrive in file order, so the result and
+/// the first error reported are one thread's. The graph is built (and so allocated) on the
+/// calling thread, where it will be used and freed. (Not in wasm, which has no threads.)
+#[cfg(not(target_arch = "wasm32"))]
+fn read_ops_beside(text: &str, object: bool, loader: &mut Loader) -> Result<bool, serde_json::Error> {
+    use std::sync::mpsc::sync_channel;
+    let (full, batches) = sync_channel(8);
+    let (to_reader, emptied) = sync_channel(8);
+    std::thread::scope(|s| {
+        let reader = s.spawn(move || read_ops(text, object, Target::Thread { full, emptied }));
+        for mut batch in batches {
+            for part in batch.chunks(BATCH) {
+                loader.add_batch(part);
+            }
+            batch.clear();
+            // The reader may have finished: then nobody takes it back.
+            let _ = to_reader.try_send(batch);
+        }
+        reader.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+/// Where the ops read go: into the loader, or to the thread that holds it (in batches, with
+/// the emptied ones coming back for reuse).
+enum Target<'l, 'a> {
+    Loader(&'l mut Loader),
+    #[cfg(not(target_arch = "wasm32"))]
+    Thread {
+        full: std::sync::mpsc::SyncSender<Vec<OpRef<'a>>>,
+        emptied: std::sync::mpsc::Receiver<Vec<OpRef<'a>>>,
+    },
+    #[cfg(target_arch = "wasm32")]
+    #[allow(dead_code)]
+    Never(std::marker::PhantomData<&'a ()>),
+}
+
 /// Ops handed to a [`Loader`] at a time.
 const BATCH: usize = 64;
 
-/// The ops list, streamed into a [`Loader`]; read as serde reads a `Vec<FileOp>` (the same
+/// The ops list, streamed into a [`Target`]; read as serde reads a `Vec<FileOp>` (the same
 /// messages).
-struct Ops<'l>(&'l mut Loader);
+struct Ops<'l, 'a>(Target<'l, 'a>);
 
-impl<'de> serde::de::DeserializeSeed<'de> for Ops<'_> {
+impl<'a> serde::de::DeserializeSeed<'a> for Ops<'_, 'a> {
     type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+    fn deserialize<D: serde::Deserializer<'a>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for Ops<'_> {
+impl<'a> serde::de::Visitor<'a> for Ops<'_, 'a> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a sequence")
     }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        // In batches: see `Loader::add_batch`.
-        let mut batch: Vec<OpRef<'de>> = Vec::with_capacity(BATCH);
-        while let Some(op) = seq.next_element::<OpRef<'de>>()? {
-            batch.push(op);
-            if batch.len() == BATCH {
-                self.0.add_batch(&batch);
-                batch.clear();
+    fn visit_seq<A: serde::de::SeqAccess<'a>>(self, mut seq: A) -> Result<(), A::Error> {
+        match self.0 {
+            Target::Loader(loader) => {
+                // In batches: see `Loader::add_batch`.
+                let mut batch: Vec<OpRef<'a>> = Vec::with_capacity(BATCH);
+                while let Some(op) = seq.next_element::<OpRef<'a>>()? {
+                    batch.push(op);
+                    if batch.len() == BATCH {
+                        loader.add_batch(&batch);
+                        batch.clear();
+                    }
+                }
+                loader.add_batch(&batch);
             }
+            #[cfg(not(target_arch = "wasm32"))]
+            Target::Thread { full, emptied } => {
+                let mut batch = Vec::with_capacity(HANDOFF);
+                while let Some(op) = seq.next_element::<OpRef<'a>>()? {
+                    batch.push(op);
+                    if batch.len() == HANDOFF {
+                        let next = emptied.try_recv().unwrap_or_else(|_| Vec::with_capacity(HANDOFF));
+                        // The building thread only stops when this one does.
+                        let _ = full.send(std::mem::replace(&mut batch, next));
+                    }
+                }
+                let _ = full.send(batch);
+            }
+            #[cfg(target_arch = "wasm32")]
+            Target::Never(_) => {}
         }
-        self.0.add_batch(&batch);
         Ok(())
     }
 }
 
-/// The object form, its ops streamed into a [`Loader`], its other keys skipped (the tensors
+/// The object form, its ops streamed into a [`Target`], its other keys skipped (the tensors
 /// are read before); read as serde's derived `GraphFile` reads it. Its value: whether there is
 /// a `tensors` key.
-struct Object<'l>(&'l mut Loader);
+struct Object<'l, 'a>(Target<'l, 'a>);
 
-impl<'de> serde::de::Visitor<'de> for Object<'_> {
+impl<'a> serde::de::Visitor<'a> for Object<'_, 'a> {
     type Value = bool;
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("struct GraphFile")
     }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+    fn visit_map<A: serde::de::MapAccess<'a>>(self, mut map: A) -> Result<bool, A::Error> {
         use serde::de::Error;
         let (mut ops, mut tensors) = (false, false);
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        let mut target = Some(self.0);
+        while let Some(key) = map.next_key::<std::borrow::Cow<'a, str>>()? {
             match &*key {
                 "ops" if ops => return Err(A::Error::duplicate_field("ops")),
                 "ops" => {
                     ops = true;
-                    map.next_value_seed(Ops(&mut *self.0))?;
+                    // The first "ops" (a second is refused above) takes the target.
+                    if let Some(target) = target.take() {
+                        map.next_value_seed(Ops(target))?;
+                    }
                 }
                 "tensors" if tensors => return Err(A::Error::duplicate_field("tensors")),
                 "tensors" => {
@@ -747,6 +826,33 @@ mod tests {
             error(&format!("[{a},\n{twice},\n{a}]")),
             r#"tensor "y" is produced by two ops, "a" and "b" (line 2, column 1)"#
         );
+    }
+
+    /// A file past [`PIPELINE_BYTES`] is read on another thread: the graph, and the first error
+    /// anywhere in it, are those of one thread's reading of the whole file.
+    #[test]
+    fn large_files_read_on_two_threads_give_what_one_reading_gives() {
+        let graph = crate::fusion::random::random_graph(12_000, 7);
+        let text = serde_json::to_string(&to_file(&graph)).unwrap();
+        assert!(text.len() > PIPELINE_BYTES, "{} bytes", text.len());
+        let whole = |text: &str| match parse_file(text) {
+            Ok(file) => build(&file, &|i| Some(location(text, locate(text).ops[i])), &|_| None),
+            Err(e) => Err(e),
+        };
+        assert_eq!(parse_graph(&text).unwrap(), graph);
+        assert_eq!(parse_graph(&text).unwrap(), whole(&text).unwrap());
+        // An op at fault late in the file (past the first hand-over), then a JSON fault after
+        // it: the op's error, then the JSON fault, as one reading reports them.
+        let late = text.match_indices("\"bytes_per_element\":").nth(9_000).unwrap().0;
+        let bad_op = format!("{}\"bytes_per_element\":-{}", &text[..late], &text[late + 20..]);
+        let e = parse_graph(&bad_op).unwrap_err().to_string();
+        assert_eq!(e, whole(&bad_op).unwrap_err().to_string());
+        assert!(e.contains("bytes_per_element"), "{e}");
+        let cut = bad_op.rfind("},{").unwrap() + 2;
+        let bad_json = format!("{}x{}", &bad_op[..cut], &bad_op[cut..]);
+        let e = parse_graph(&bad_json).unwrap_err().to_string();
+        assert!(e.starts_with("malformed JSON"), "{e}");
+        assert_eq!(e, whole(&bad_json).unwrap_err().to_string());
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! [`TraceReader`] reads a trace incrementally (plain or gzip JSON, chunk by chunk) into a
 //! compact [`Trace`]; [`platform::platform`] says which vendor and devices; [`summarize`] gives
 //! the single-trace summary and [`compare()`] the two-trace comparison, both serde-serialisable
-//! as the JSON that `docs/trace-analysis.md` describes.
+//! as the JSON that `docs/trace-analysis.md` describes. [`summary_only`] folds the events as they
+//! stream in instead, for traces whose kernel list would not fit: its memory grows with distinct
+//! names, not events.
 
 pub mod align;
 pub mod capture;
@@ -24,6 +26,7 @@ pub mod reader;
 pub mod scan;
 pub mod structure;
 pub mod summary;
+pub mod summary_only;
 pub mod synthetic;
 pub mod synthetic_serving;
 pub mod time_report;
@@ -38,5 +41,5 @@ pub use compare::{compare, Comparison, Input};
 pub use intern::{NameId, NameTable};
 pub use model::Trace;
 pub use platform::{Platform, Vendor};
-pub use reader::{read_trace, TraceError, TraceReader};
+pub use reader::{read_trace, EventSink, Reader, TraceError, TraceHeader, TraceReader};
 pub use summary::{summarize, TraceSummary};

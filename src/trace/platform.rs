@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::model::Trace;
+use super::model::{DeviceProperties, Trace, VersionKeys};
 
 /// GPU vendor of a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -80,28 +80,35 @@ pub fn vendor_of_name(name: &str) -> Vendor {
 
 /// Detects the vendor by the documented rules, in order: version keys, warp size, kernel names.
 pub fn detect_vendor(trace: &Trace) -> (Vendor, VendorEvidence) {
-    let v = &trace.versions;
+    let mut seen = vec![false; trace.names.len()];
+    let distinct = trace.kernels.iter().filter(|k| !std::mem::replace(&mut seen[k.name.index()], true));
+    detect_vendor_of(&trace.versions, &trace.devices, distinct.map(|k| trace.name(k.name)))
+}
+
+/// [`detect_vendor`] from its parts: the version keys, the device list and every distinct
+/// kernel name (each once; in any order).
+pub fn detect_vendor_of<'n>(
+    v: &VersionKeys,
+    devices: &[DeviceProperties],
+    kernel_names: impl Iterator<Item = &'n str>,
+) -> (Vendor, VendorEvidence) {
     let amd_keys = v.roctracer_version.is_some() || v.hip_runtime_version.is_some() || v.hip_driver_version.is_some();
     let nv_keys = v.cupti_version.is_some() || v.cuda_runtime_version.is_some() || v.cuda_driver_version.is_some();
     if amd_keys && !nv_keys {
         return (Vendor::Amd, VendorEvidence::VersionKeys);
     }
-    if trace.devices.iter().any(|d| d.warp_size == Some(64)) {
+    if devices.iter().any(|d| d.warp_size == Some(64)) {
         return (Vendor::Amd, VendorEvidence::WarpSize);
     }
     if nv_keys && !amd_keys {
         return (Vendor::Nvidia, VendorEvidence::VersionKeys);
     }
-    if trace.devices.iter().any(|d| d.warp_size == Some(32)) {
+    if devices.iter().any(|d| d.warp_size == Some(32)) {
         return (Vendor::Nvidia, VendorEvidence::WarpSize);
     }
     let (mut amd, mut nv) = (0usize, 0usize);
-    let mut seen = vec![false; trace.names.len()];
-    for k in &trace.kernels {
-        if std::mem::replace(&mut seen[k.name.index()], true) {
-            continue;
-        }
-        let name = trace.name(k.name).to_ascii_lowercase();
+    for name in kernel_names {
+        let name = name.to_ascii_lowercase();
         amd += AMD_HINTS.iter().any(|h| name.contains(h)) as usize;
         nv += NVIDIA_HINTS.iter().any(|h| name.contains(h)) as usize;
     }
@@ -125,7 +132,7 @@ pub fn kernel_devices(trace: &Trace, vendor: Vendor) -> Vec<String> {
         }
     }
     let mut names: Vec<String> = Vec::new();
-    for name in device_names(trace, vendor, &pids) {
+    for name in device_names(&trace.devices, vendor, &pids) {
         if !names.contains(&name) {
             names.push(name);
         }
@@ -133,23 +140,23 @@ pub fn kernel_devices(trace: &Trace, vendor: Vendor) -> Vec<String> {
     names
 }
 
-/// The name of each of `pids` (GPU process ids of kernels), by the rules of [`kernel_devices`];
-/// `GPU (pid N)` when the trace does not say.
-pub fn device_names(trace: &Trace, vendor: Vendor, pids: &[i64]) -> Vec<String> {
+/// The name of each of `pids` (GPU process ids of kernels), by the rules of [`kernel_devices`]
+/// over the trace's device list; `GPU (pid N)` when the trace does not say.
+pub fn device_names(devices: &[DeviceProperties], vendor: Vendor, pids: &[i64]) -> Vec<String> {
     let single_name = {
-        let first = trace.devices.first().map(|d| d.name.as_str());
-        first.filter(|f| !f.is_empty() && trace.devices.iter().all(|d| d.name == *f))
+        let first = devices.first().map(|d| d.name.as_str());
+        first.filter(|f| !f.is_empty() && devices.iter().all(|d| d.name == *f))
     };
     let mut sorted = pids.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
     pids.iter()
         .map(|&pid| {
-            let by_id = trace.devices.iter().find(|d| d.id == Some(pid)).map(|d| d.name.clone());
+            let by_id = devices.iter().find(|d| d.id == Some(pid)).map(|d| d.name.clone());
             match vendor {
                 Vendor::Amd => single_name.map(str::to_string).or_else(|| {
-                    (sorted.len() == trace.devices.len())
-                        .then(|| trace.devices[sorted.iter().position(|&p| p == pid).unwrap_or(0)].name.clone())
+                    (sorted.len() == devices.len())
+                        .then(|| devices[sorted.iter().position(|&p| p == pid).unwrap_or(0)].name.clone())
                 }),
                 _ => by_id.or_else(|| single_name.map(str::to_string)),
             }

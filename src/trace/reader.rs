@@ -1,4 +1,6 @@
-//! The push reader: bytes in (plain or gzip JSON, any chunking), a [`Trace`] out.
+//! The push reader: bytes in (plain or gzip JSON, any chunking), a [`Trace`] out — or, with
+//! another [`EventSink`], whatever that sink folds the events into (the summary-only mode's
+//! per-name statistics, [`super::summary_only`]).
 //!
 //! ```
 //! use fusionscope::trace::TraceReader;
@@ -25,7 +27,7 @@ use thiserror::Error;
 
 use super::intern::{NameId, NameTable};
 use super::model::{
-    Annotation, CpuOp, DeviceProperties, Kernel, Launch, RecordedShapes, Trace, Transfer, TransferKind,
+    Annotation, CpuOp, DeviceProperties, Kernel, Launch, RecordedShapes, Trace, Transfer, TransferKind, VersionKeys,
 };
 use super::raw::{RawDevice, RawEvent};
 use super::scan::{Item, Part, ScanError, Scanner};
@@ -84,34 +86,107 @@ enum Decoding {
     Gzip(Box<flate2::write::MultiGzDecoder<Vec<u8>>>),
 }
 
-/// Builds the [`Trace`] from items as the scanner finds them.
-#[derive(Default)]
-struct Builder {
-    trace: Trace,
+/// What the reader keeps of a trace whatever the sink: the names it interned, the device list,
+/// the version keys and the counts. Its size grows with distinct names, never with events.
+#[derive(Debug, Clone, Default)]
+pub struct TraceHeader {
+    pub names: NameTable,
+    pub devices: Vec<DeviceProperties>,
+    pub versions: VersionKeys,
+    /// Events in `traceEvents`, kept or not.
+    pub event_count: u64,
+    /// Size of the JSON text (after decompression).
+    pub json_bytes: u64,
 }
 
-/// Incremental trace reader; see the module docs.
-pub struct TraceReader {
+/// Where the reader hands each event it keeps, as it reads: [`Trace`] keeps them all (the
+/// default reader, [`TraceReader`]); a fold keeps what it needs (the summary-only mode). Names
+/// come interned in the reader's [`NameTable`], which is passed along to resolve them.
+pub trait EventSink {
+    /// What [`Reader::finish`] returns.
+    type Output;
+    /// Whether CPU-side events (ops, launch calls, annotations) are wanted. When not, the
+    /// reader skips them before interning any of their names or shapes.
+    const CPU_SIDE: bool = true;
+    fn kernel(&mut self, names: &NameTable, kernel: Kernel);
+    fn transfer(&mut self, names: &NameTable, transfer: Transfer);
+    fn cpu_op(&mut self, _op: CpuOp) {}
+    fn annotation(&mut self, _annotation: Annotation) {}
+    /// A launch call with its correlation id.
+    fn launch(&mut self, _correlation: u64, _launch: Launch) {}
+    /// The end of the input: the sink's result, with what the reader kept beside it.
+    fn finish(self, header: TraceHeader) -> Self::Output;
+}
+
+/// The whole trace as its own sink: every event pushed, sorted by start time at the end.
+impl EventSink for Trace {
+    type Output = Trace;
+    fn kernel(&mut self, _: &NameTable, kernel: Kernel) {
+        self.kernels.push(kernel);
+    }
+    fn transfer(&mut self, _: &NameTable, transfer: Transfer) {
+        self.transfers.push(transfer);
+    }
+    fn cpu_op(&mut self, op: CpuOp) {
+        self.cpu_ops.push(op);
+    }
+    fn annotation(&mut self, annotation: Annotation) {
+        self.annotations.push(annotation);
+    }
+    fn launch(&mut self, correlation: u64, launch: Launch) {
+        self.launches.insert(correlation, launch);
+    }
+    fn finish(mut self, header: TraceHeader) -> Trace {
+        let TraceHeader { names, devices, versions, event_count, json_bytes } = header;
+        (self.names, self.devices, self.versions, self.event_count, self.json_bytes) =
+            (names, devices, versions, event_count, json_bytes);
+        let by_ts = |a: &f64, b: &f64| a.total_cmp(b);
+        self.kernels.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        self.transfers.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        self.cpu_ops.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        self.annotations.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        self
+    }
+}
+
+/// Turns items, as the scanner finds them, into the header and the sink's events.
+struct Builder<S> {
+    header: TraceHeader,
+    sink: S,
+}
+
+/// Incremental reader into any [`EventSink`]; see the module docs.
+pub struct Reader<S> {
     decoding: Decoding,
     scanner: Scanner,
-    builder: Builder,
+    builder: Builder<S>,
     /// Bytes given to `feed` (compressed ones for gzip).
     consumed: u64,
     failed: bool,
 }
 
-impl Default for TraceReader {
+/// The reader of a whole [`Trace`].
+pub type TraceReader = Reader<Trace>;
+
+impl<S: EventSink + Default> Default for Reader<S> {
     fn default() -> Self {
-        Self::new()
+        Self::with_sink(S::default())
     }
 }
 
-impl TraceReader {
+impl<S: EventSink + Default> Reader<S> {
     pub fn new() -> Self {
-        TraceReader {
+        Self::with_sink(S::default())
+    }
+}
+
+impl<S: EventSink> Reader<S> {
+    /// A reader handing the events to `sink`.
+    pub fn with_sink(sink: S) -> Self {
+        Reader {
             decoding: Decoding::Undecided(Vec::new()),
             scanner: Scanner::new(),
-            builder: Builder::default(),
+            builder: Builder { header: TraceHeader::default(), sink },
             consumed: 0,
             failed: false,
         }
@@ -129,7 +204,7 @@ impl TraceReader {
 
     /// Events seen so far.
     pub fn events_seen(&self) -> u64 {
-        self.builder.trace.event_count
+        self.builder.header.event_count
     }
 
     /// Reads the next slice of the file. After an error the reader is unusable.
@@ -190,8 +265,8 @@ impl TraceReader {
         }
     }
 
-    /// Ends the input and returns the trace: an error if it stopped early.
-    pub fn finish(mut self) -> Result<Trace, TraceError> {
+    /// Ends the input and returns the sink's result (the trace): an error if it stopped early.
+    pub fn finish(mut self) -> Result<S::Output, TraceError> {
         if self.failed {
             return Err(TraceError::Poisoned);
         }
@@ -212,14 +287,9 @@ impl TraceReader {
         if !self.scanner.has_events_array() {
             return Err(TraceError::NoEvents);
         }
-        let mut trace = self.builder.trace;
-        trace.json_bytes = self.scanner.bytes_seen();
-        let by_ts = |a: &f64, b: &f64| a.total_cmp(b);
-        trace.kernels.sort_by(|a, b| by_ts(&a.ts, &b.ts));
-        trace.transfers.sort_by(|a, b| by_ts(&a.ts, &b.ts));
-        trace.cpu_ops.sort_by(|a, b| by_ts(&a.ts, &b.ts));
-        trace.annotations.sort_by(|a, b| by_ts(&a.ts, &b.ts));
-        Ok(trace)
+        let Builder { mut header, sink } = self.builder;
+        header.json_bytes = self.scanner.bytes_seen();
+        Ok(sink.finish(header))
     }
 }
 
@@ -284,18 +354,18 @@ fn trim_start(b: &[u8]) -> &[u8] {
     &b[n..]
 }
 
-impl Builder {
+impl<S: EventSink> Builder<S> {
     fn item(&mut self, item: Item<'_>) -> Result<(), TraceError> {
         match item {
             Item::Event { bytes, offset } => {
-                self.trace.event_count += 1;
+                self.header.event_count += 1;
                 if is_dropped_category(bytes) {
                     return Ok(());
                 }
                 let event: RawEvent = serde_json::from_slice(bytes)
                     .map_err(|e| TraceError::Event { offset: offset + error_offset(bytes, &e), message: strip(&e) })?;
                 self.event(event);
-                if self.trace.names.bytes() > TRACE_NAME_BYTES {
+                if self.header.names.bytes() > TRACE_NAME_BYTES {
                     return Err(TraceError::TooManyNames { offset, limit: TRACE_NAME_BYTES });
                 }
                 Ok(())
@@ -309,35 +379,41 @@ impl Builder {
             return;
         }
         let (Some(cat), Some(name)) = (e.cat.as_str(), e.name.as_str()) else { return };
-        let t = &mut self.trace;
+        let (names, sink) = (&mut self.header.names, &mut self.sink);
         let ts = e.ts.0.unwrap_or(0.0);
         let dur = e.dur.0.filter(|d| *d >= 0.0).unwrap_or(0.0);
         let args = e.args.0.unwrap_or_default();
         match cat {
-            "kernel" => t.kernels.push(Kernel {
-                name: t.names.intern(name),
-                ts,
-                dur,
-                device: e.pid.int().or(args.device.int()).unwrap_or(-1),
-                stream: args.stream.int().or(e.tid.int()).unwrap_or(-1),
-                correlation: args.correlation.id(),
-                external_id: args.external_id.id(),
-                graph_node: args.kind.as_str() == Some("Dispatch Task"),
-            }),
-            "gpu_memcpy" | "gpu_memset" => t.transfers.push(Transfer {
-                kind: if cat == "gpu_memcpy" { TransferKind::Memcpy } else { TransferKind::Memset },
-                name: t.names.intern(name),
-                ts,
-                dur,
-                device: e.pid.int().or(args.device.int()).unwrap_or(-1),
-                bytes: args.bytes.id(),
-                correlation: args.correlation.id(),
-                external_id: args.external_id.id(),
-            }),
-            "cpu_op" | "user_annotation" => {
+            "kernel" => {
+                let kernel = Kernel {
+                    name: names.intern(name),
+                    ts,
+                    dur,
+                    device: e.pid.int().or(args.device.int()).unwrap_or(-1),
+                    stream: args.stream.int().or(e.tid.int()).unwrap_or(-1),
+                    correlation: args.correlation.id(),
+                    external_id: args.external_id.id(),
+                    graph_node: args.kind.as_str() == Some("Dispatch Task"),
+                };
+                sink.kernel(names, kernel);
+            }
+            "gpu_memcpy" | "gpu_memset" => {
+                let transfer = Transfer {
+                    kind: if cat == "gpu_memcpy" { TransferKind::Memcpy } else { TransferKind::Memset },
+                    name: names.intern(name),
+                    ts,
+                    dur,
+                    device: e.pid.int().or(args.device.int()).unwrap_or(-1),
+                    bytes: args.bytes.id(),
+                    correlation: args.correlation.id(),
+                    external_id: args.external_id.id(),
+                };
+                sink.transfer(names, transfer);
+            }
+            "cpu_op" | "user_annotation" if S::CPU_SIDE => {
                 if cat == "user_annotation" {
-                    t.annotations.push(Annotation {
-                        name: t.names.intern(name),
+                    sink.annotation(Annotation {
+                        name: names.intern(name),
                         ts,
                         dur,
                         gpu: false,
@@ -345,8 +421,8 @@ impl Builder {
                     });
                 }
                 if let Some(external_id) = args.external_id.id() {
-                    t.cpu_ops.push(CpuOp {
-                        name: t.names.intern(name),
+                    sink.cpu_op(CpuOp {
+                        name: names.intern(name),
                         ts,
                         dur,
                         tid: e.tid.int().unwrap_or(-1),
@@ -354,9 +430,9 @@ impl Builder {
                         annotation: cat == "user_annotation",
                         shapes: if cat == "cpu_op" {
                             RecordedShapes {
-                                dims: array_text(&mut t.names, args.input_dims),
-                                types: array_text(&mut t.names, args.input_types),
-                                concrete: array_text(&mut t.names, args.concrete_inputs),
+                                dims: array_text(names, args.input_dims),
+                                types: array_text(names, args.input_types),
+                                concrete: array_text(names, args.concrete_inputs),
                             }
                         } else {
                             RecordedShapes::default()
@@ -364,25 +440,25 @@ impl Builder {
                     });
                 }
             }
-            "gpu_user_annotation" => {
-                t.annotations.push(Annotation {
-                    name: t.names.intern(name),
+            "gpu_user_annotation" if S::CPU_SIDE => {
+                sink.annotation(Annotation {
+                    name: names.intern(name),
                     ts,
                     dur,
                     gpu: true,
                     pid: e.pid.int().unwrap_or(-1),
                 });
             }
-            "cuda_runtime" | "cuda_driver" => {
+            "cuda_runtime" | "cuda_driver" if S::CPU_SIDE => {
                 if let Some(c) = args.correlation.id() {
                     let launch = Launch {
-                        name: t.names.intern(name),
-                        kernel: args.kernel.as_str().map(|k| t.names.intern(k)),
+                        name: names.intern(name),
+                        kernel: args.kernel.as_str().map(|k| names.intern(k)),
                         external_id: args.external_id.id(),
                         ts,
                         tid: e.tid.int().unwrap_or(-1),
                     };
-                    t.launches.insert(c, launch);
+                    sink.launch(c, launch);
                 }
             }
             _ => {}
@@ -396,7 +472,7 @@ impl Builder {
             offset: offset + error_offset(value, &e),
             message: strip(&e),
         };
-        let versions = &mut self.trace.versions;
+        let versions = &mut self.header.versions;
         let slot = match key {
             b"deviceProperties" => {
                 let devices: Vec<RawDevice> = match serde_json::from_slice(value) {
@@ -407,7 +483,7 @@ impl Builder {
                         Vec::new()
                     }
                 };
-                self.trace.devices = devices
+                self.header.devices = devices
                     .into_iter()
                     .map(|d| DeviceProperties {
                         id: d.id.int(),

@@ -57,7 +57,7 @@ impl SideAcc {
     }
 
     pub(crate) fn stats(&self, side: &ClassifiedTrace<'_>) -> SideStats {
-        let mut kernels: Vec<KernelStat> = self
+        let kernels: Vec<KernelStat> = self
             .order
             .iter()
             .map(|&id| {
@@ -72,14 +72,22 @@ impl SideAcc {
                 }
             })
             .collect();
+        let time: f64 = self.by_name.values().map(|v| v.1).fold(0.0, |a, b| a + b);
+        SideStats::of_kernels(kernels, time, side.gpu_time_us)
+    }
+}
+
+impl SideStats {
+    /// A group's figures from its distinct names (in any order: sorted here, longest total
+    /// first), the sum of their unrounded times and the side's GPU time.
+    pub(crate) fn of_kernels(mut kernels: Vec<KernelStat>, time: f64, gpu_time_us: f64) -> Self {
         kernels.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.name.cmp(&b.name)));
         let count: u64 = kernels.iter().map(|k| k.count).sum();
-        let time: f64 = self.by_name.values().map(|v| v.1).fold(0.0, |a, b| a + b);
         SideStats {
             count,
             time_us: round3(time),
             mean_us: if count == 0 { 0.0 } else { round3(time / count as f64) },
-            share_pct: if side.gpu_time_us > 0.0 { round3(100.0 * time / side.gpu_time_us) } else { 0.0 },
+            share_pct: if gpu_time_us > 0.0 { round3(100.0 * time / gpu_time_us) } else { 0.0 },
             kernels,
         }
     }

@@ -18,15 +18,28 @@ pub const TEXT_ROWS: usize = 25;
 /// Every window of a report with its label: the whole trace, each step, then the other devices'
 /// whole traces (labelled with their device).
 fn windows(r: &TraceTime) -> impl Iterator<Item = (String, &Timeline)> {
-    let own = r.timeline.iter().chain(&r.steps).map(|w| (w.window.clone(), w));
-    own.chain(r.other_devices.iter().map(|w| (format!("{} ({})", w.window, w.device), w)))
+    windows_of(r.timeline.as_ref(), &r.steps, &r.other_devices)
+}
+
+fn windows_of<'a>(
+    timeline: Option<&'a Timeline>,
+    steps: &'a [Timeline],
+    other_devices: &'a [Timeline],
+) -> impl Iterator<Item = (String, &'a Timeline)> {
+    let own = timeline.into_iter().chain(steps).map(|w| (w.window.clone(), w));
+    own.chain(other_devices.iter().map(|w| (format!("{} ({})", w.window, w.device), w)))
 }
 
 /// One row per window: the whole trace, then each step.
 pub fn timeline_table(r: &TraceTime) -> DataTable {
+    timeline_table_of(r.timeline.as_ref(), &r.steps, &r.other_devices)
+}
+
+/// [`timeline_table`] from its windows (the summary-only mode has no steps).
+pub fn timeline_table_of(timeline: Option<&Timeline>, steps: &[Timeline], other_devices: &[Timeline]) -> DataTable {
     let mut t = DataTable::new(
         "timeline",
-        match r.timeline.as_ref() {
+        match timeline {
             Some(w) => format!("GPU timeline ({})", w.device),
             None => "GPU timeline".to_string(),
         },
@@ -43,7 +56,7 @@ pub fn timeline_table(r: &TraceTime) -> DataTable {
             ("busy share", true),
         ],
     );
-    for (window, w) in windows(r) {
+    for (window, w) in windows_of(timeline, steps, other_devices) {
         t.rows.push(vec![
             Cell::text(window),
             Cell::micros(w.total_us),

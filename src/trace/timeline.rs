@@ -12,6 +12,9 @@
 //! window cost two binary searches: a trace with thousands of `ProfilerStep` windows stays
 //! linear.
 
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::category::Category;
@@ -111,6 +114,125 @@ impl Intervals {
     }
 }
 
+/// A span's start as a map key, ordered by `total_cmp` (starts are finite).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Start(f64);
+
+impl Eq for Start {}
+
+impl PartialOrd for Start {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Start {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The length of a union of spans that arrive one by one in any order, in bounded memory (the
+/// summary-only mode's timeline): disjoint spans are kept in start order, merged as they come,
+/// and when more than `cap` are held the earliest half is retired into a running total. A span
+/// that later reaches back before the retired ones is clipped to their end and counted
+/// [`late`](Self::late): the length is then a lower bound. Kernels arrive nearly in time order,
+/// so with thousands of spans held nothing is late in practice, and the length is the one
+/// [`Intervals::union`] gives for the same spans.
+#[derive(Debug, Clone)]
+pub struct StreamedUnion {
+    spans: BTreeMap<Start, f64>,
+    cap: usize,
+    /// Total length of the retired spans.
+    retired: f64,
+    /// End of the last retired span: nothing before it is held.
+    watermark: f64,
+    late: u64,
+    /// Earliest start and latest end of every span added.
+    bounds: Option<(f64, f64)>,
+}
+
+impl Default for StreamedUnion {
+    fn default() -> Self {
+        Self::with_cap(crate::limits::SUMMARY_ONLY_SPANS)
+    }
+}
+
+impl StreamedUnion {
+    /// A union that holds at most `cap` disjoint spans (at least 2).
+    pub fn with_cap(cap: usize) -> Self {
+        StreamedUnion {
+            spans: BTreeMap::new(),
+            cap: cap.max(2),
+            retired: 0.0,
+            watermark: f64::NEG_INFINITY,
+            late: 0,
+            bounds: None,
+        }
+    }
+
+    /// Adds `[start, end]`; empty, inverted and non-finite spans are dropped, as
+    /// [`Intervals::union`] drops them.
+    pub fn add(&mut self, start: f64, end: f64) {
+        if !(start.is_finite() && end.is_finite() && end > start) {
+            return;
+        }
+        self.bounds = Some(self.bounds.map_or((start, end), |(lo, hi)| (lo.min(start), hi.max(end))));
+        let (mut s, mut e) = (start, end);
+        if s < self.watermark {
+            self.late += 1;
+            if e <= self.watermark {
+                return;
+            }
+            s = self.watermark;
+        }
+        if let Some((&k, &end)) = self.spans.range(..=Start(s)).next_back() {
+            if end >= s {
+                if end >= e {
+                    return;
+                }
+                s = k.0;
+                self.spans.remove(&k);
+            }
+        }
+        while let Some((&k, &end)) = self.spans.range(Start(s)..).next() {
+            if k.0 > e {
+                break;
+            }
+            e = e.max(end);
+            self.spans.remove(&k);
+        }
+        self.spans.insert(Start(s), e);
+        if self.spans.len() > self.cap {
+            for _ in 0..self.cap / 2 {
+                let Some((s, e)) = self.spans.pop_first() else { break };
+                self.retired += e - s.0;
+                self.watermark = e;
+            }
+        }
+    }
+
+    /// Total length (summed in start order, as [`Intervals`] sums it).
+    pub fn length(&self) -> f64 {
+        self.spans.iter().fold(self.retired, |total, (s, e)| total + (e - s.0))
+    }
+
+    /// Spans that reached back before the retired ones (clipped, or dropped when wholly before).
+    pub fn late(&self) -> u64 {
+        self.late
+    }
+
+    /// Earliest start and latest end of the spans added; `None` when none was.
+    pub fn bounds(&self) -> Option<(f64, f64)> {
+        self.bounds
+    }
+
+    /// Disjoint spans held now (at most the cap).
+    pub fn held(&self) -> usize {
+        self.spans.len()
+    }
+}
+
 /// The figures of one window, µs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {
@@ -172,7 +294,7 @@ pub fn timelines(side: &ClassifiedTrace<'_>) -> Vec<DeviceTimeline> {
         trace.kernels.iter().map(|k| k.device).chain(trace.transfers.iter().map(|t| t.device)).collect();
     devices.sort_unstable();
     devices.dedup();
-    let names = super::platform::device_names(trace, side.platform.vendor, &devices);
+    let names = super::platform::device_names(&trace.devices, side.platform.vendor, &devices);
     let windows = step_windows(side);
     let mut out: Vec<DeviceTimeline> = devices
         .iter()
@@ -289,6 +411,55 @@ mod tests {
             let both: Vec<(f64, f64)> = spans.iter().chain(&others).copied().collect();
             prop_assert!((d.length() - (brute_within(&both, 0.0, 200.0) - o.length())).abs() < 1e-9);
         }
+    }
+
+    proptest! {
+        #[test]
+        fn a_streamed_union_in_any_order_has_the_union_length(
+            raw in prop::collection::vec((0u32..400, 0u32..40), 0..200),
+        ) {
+            let spans: Vec<(f64, f64)> = raw.iter().map(|&(s, l)| (s as f64 * 0.5, (s + l) as f64 * 0.5)).collect();
+            let mut streamed = StreamedUnion::with_cap(1 << 10);
+            for &(s, e) in &spans {
+                streamed.add(s, e);
+            }
+            let whole = Intervals::union(spans.clone());
+            prop_assert_eq!(streamed.length(), whole.length());
+            prop_assert_eq!(streamed.bounds().map(|b| b.0), whole.first_start());
+            prop_assert_eq!(streamed.bounds().map(|b| b.1), whole.last_end());
+            prop_assert_eq!(streamed.late(), 0);
+        }
+
+        #[test]
+        fn a_small_streamed_union_is_exact_on_time_ordered_spans(
+            raw in prop::collection::vec((0u32..6, 1u32..8), 0..300),
+        ) {
+            // Start-ordered spans (gaps and overlaps): retiring never loses anything.
+            let mut at = 0u32;
+            let spans: Vec<(f64, f64)> = raw.iter().map(|&(gap, l)| { at += gap; (at as f64, (at + l) as f64) }).collect();
+            let mut streamed = StreamedUnion::with_cap(4);
+            for &(s, e) in &spans {
+                streamed.add(s, e);
+                prop_assert!(streamed.held() <= 4);
+            }
+            prop_assert_eq!(streamed.late(), 0);
+            prop_assert!((streamed.length() - Intervals::union(spans).length()).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn a_span_reaching_before_the_retired_ones_is_clipped_and_counted_late() {
+        let mut u = StreamedUnion::with_cap(2);
+        for s in [0.0, 10.0, 20.0] {
+            u.add(s, s + 5.0);
+        }
+        // (0, 5) was retired when the third span came: (3, 8) keeps only (5, 8); (1, 2) is lost.
+        assert_eq!((u.held(), u.length()), (2, 15.0));
+        u.add(3.0, 8.0);
+        u.add(1.0, 2.0);
+        assert_eq!(u.late(), 2);
+        assert_eq!(u.length(), 18.0);
+        assert_eq!(u.bounds(), Some((0.0, 25.0)));
     }
 
     #[test]
