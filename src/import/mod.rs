@@ -15,9 +15,7 @@ use crate::limits::WHOLE_FILE_TEXT_BYTES;
 use crate::units::{format_bytes, group_digits};
 
 pub use detect::{detect, detect_kind, unrecognised_reason, Detected, FileKind, DETECT_BYTES};
-pub use open::{
-    open_in_slices, open_whole, trace_results, FileOpener, Finished, Imported, OpenError, ReadError, READS_LARGE_KINDS,
-};
+pub use open::{open_in_slices, open_whole, FileOpener, Imported, OpenError, ReadError, READS_LARGE_KINDS};
 
 /// Why a file's content cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

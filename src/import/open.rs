@@ -176,24 +176,11 @@ impl FileOpener {
 
     /// Ends the file: reads what was gathered and analyses it.
     pub fn finish(self) -> Result<Imported, OpenError> {
-        let file_name = self.file_name.clone();
-        match self.finish_unanalysed()? {
-            Finished::Trace(trace) => {
-                let (summary, time) = trace_results(&trace, &file_name);
-                Ok(Imported::Trace { trace: *trace, summary, time })
-            }
-            Finished::Opened(imported) => Ok(*imported),
-        }
-    }
-
-    /// Ends the file like [`Self::finish`], but leaves a streamed trace unanalysed: the page's
-    /// second worker hands it to the first, which analyses it.
-    pub fn finish_unanalysed(self) -> Result<Finished, OpenError> {
         let stage = match self.stage {
             Stage::Detecting(head) => stage_for(head)?,
             decided => decided,
         };
-        let opened = match stage {
+        match stage {
             // A file shorter than the detection prefix: nothing but its head to go on.
             Stage::Detecting(bytes) => parse(&self.file_name, detect(&bytes), &bytes),
             // Never made without the readers; the guard lets the compiler drop the arm.
@@ -202,20 +189,13 @@ impl FileOpener {
                 error: ReadError::NeedsWorker,
             }),
             Stage::Trace { gzipped, reader } => {
-                return reader.finish().map(|t| Finished::Trace(Box::new(t))).map_err(|e| trace_error(gzipped, e))
+                let trace = reader.finish().map_err(|e| trace_error(gzipped, e))?;
+                let (summary, time) = trace_results(&trace, &self.file_name);
+                Ok(Imported::Trace { trace, summary, time })
             }
             Stage::Gathering { detected, bytes } => parse(&self.file_name, detected, &bytes),
-        };
-        opened.map(|o| Finished::Opened(Box::new(o)))
+        }
     }
-}
-
-/// A file read to its end ([`FileOpener::finish_unanalysed`]).
-pub enum Finished {
-    /// A streamed trace, not yet analysed.
-    Trace(Box<Trace>),
-    /// Any other file, opened (a small trace read whole is analysed).
-    Opened(Box<Imported>),
 }
 
 fn trace_error(gzipped: bool, error: TraceError) -> OpenError {
@@ -320,9 +300,8 @@ pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Resu
 }
 
 /// A trace's summary and time report, classified once.
-/// A trace's summary and report, as opening its file gives them (also for a trace another
-/// worker read: [`crate::trace::wire`]).
-pub fn trace_results(trace: &Trace, file_name: &str) -> (TraceSummary, TraceTime) {
+/// A trace's summary and report, as opening its file gives them.
+fn trace_results(trace: &Trace, file_name: &str) -> (TraceSummary, TraceTime) {
     let side = ClassifiedTrace::new(trace, &classify);
     (summarize_classified(&side, Some(file_name)), time_report(&side, None, &recorded_cost))
 }

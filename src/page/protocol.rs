@@ -25,7 +25,7 @@ use crate::trace::{Comparison, TraceSummary};
 #[serde(rename_all = "snake_case")]
 pub enum Request {
     /// Read, open and analyse the file sent beside this request. With `hand_back`, a trace is
-    /// not analysed nor kept but sent back as bytes ([`Reply::Parsed`]): the page's second
+    /// not kept but sent back as bytes with its results ([`Reply::Parsed`]): the page's second
     /// worker reads one file while the first reads another, and hands its trace to the first.
     Open {
         job: u32,
@@ -33,13 +33,15 @@ pub enum Request {
         #[serde(default)]
         hand_back: bool,
     },
-    /// Analyse and keep a trace another worker read (its [`Reply::Parsed`] bytes), as if this
+    /// Keep a trace another worker read and analysed (its [`Reply::Parsed`]), as if this
     /// worker had opened the file: the replies are those of `Open`.
     Adopt {
         job: u32,
         name: String,
         #[serde(with = "serde_bytes")]
         bytes: Vec<u8>,
+        summary: Json<TraceSummary>,
+        time: Json<TraceTime>,
     },
     /// Stop reading `job` at the next slice; nothing of the file is kept.
     Cancel { job: u32 },
@@ -77,11 +79,14 @@ pub enum Reply {
     Capture { job: u32, graphs: u32, joined: Vec<(u32, Json<TraceTime>)> },
     /// The comparison asked for.
     Comparison { job: u32, comparison: Json<Comparison> },
-    /// A trace read for another worker (`Open` with `hand_back`), in `trace::wire` form.
+    /// A trace read for another worker (`Open` with `hand_back`), in `trace::wire` form, with
+    /// its summary and report.
     Parsed {
         job: u32,
         #[serde(with = "serde_bytes")]
         bytes: Vec<u8>,
+        summary: Json<TraceSummary>,
+        time: Json<TraceTime>,
     },
     /// The job failed; the message names the file and what went wrong.
     Error { job: u32, message: String },
@@ -152,6 +157,9 @@ impl<T> PartialEq for Json<T> {
     }
 }
 
+/// Text equality is an equivalence.
+impl<T> Eq for Json<T> {}
+
 impl<T> std::fmt::Debug for Json<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Json({} bytes)", self.text.len())
@@ -183,10 +191,17 @@ mod tests {
 
     #[test]
     fn every_request_and_reply_keeps_its_job_through_encoding() {
+        let Imported::Trace { summary, time, .. } = open_whole("q.json.gz", QWEN).unwrap() else { panic!() };
         let requests = [
             Request::Open { job: 1, name: "a.json".into(), hand_back: false },
             Request::Open { job: 8, name: "b.json".into(), hand_back: true },
-            Request::Adopt { job: 9, name: "b.json".into(), bytes: vec![1, 2, 3] },
+            Request::Adopt {
+                job: 9,
+                name: "b.json".into(),
+                bytes: vec![1, 2, 3],
+                summary: Json::encode(&summary).unwrap(),
+                time: Json::encode(&time).unwrap(),
+            },
             Request::Cancel { job: 2 },
             Request::Compare { job: 3, a: 1, b: 2 },
             Request::Forget { job: 1 },
@@ -202,7 +217,12 @@ mod tests {
             Reply::Bytes { job: 5, bytes: vec![0, 255, 10] },
             Reply::Error { job: 6, message: "x.json is broken".into() },
             Reply::Capture { job: 7, graphs: 25, joined: Vec::new() },
-            Reply::Parsed { job: 8, bytes: vec![0, 7] },
+            Reply::Parsed {
+                job: 8,
+                bytes: vec![0, 7],
+                summary: Json::encode(&summary).unwrap(),
+                time: Json::encode(&time).unwrap(),
+            },
             Reply::Panic { message: "bug".into() },
         ];
         for r in replies {

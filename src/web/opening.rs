@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use wasm_bindgen::JsValue;
 use yew::{UseReducerHandle, UseStateHandle};
 
 use super::browser;
@@ -181,7 +182,21 @@ impl Opening {
         progress.started_ms.set(js_sys::Date::now());
         let (job, reply) = reader.open(blob, file_name, true, on_progress);
         self.current.borrow_mut().push((reader.clone(), job));
-        Some(AsideRead { reader, job, progress, reply: Box::pin(reply) })
+        // The trace goes to the first worker as soon as it is read, not when the page gets to it
+        // (the first worker takes it up as soon as it is free).
+        let outcome: Rc<RefCell<Option<AsideOutcome>>> = Rc::default();
+        let (cell, main, name) = (outcome.clone(), self.worker().ok(), file_name.to_string());
+        let ended = wasm_bindgen_futures::future_to_promise(async move {
+            let result = match (reply.await, main) {
+                (Ok(OpenReply::Parsed { bytes, summary, time }), Some(w)) => {
+                    AsideOutcome::Adopted(w.adopt(&name, bytes, summary, time).1.await)
+                }
+                (read, _) => AsideOutcome::Read(read),
+            };
+            *cell.borrow_mut() = Some(result);
+            Ok(JsValue::UNDEFINED)
+        });
+        Some(AsideRead { reader, job, progress, ended, outcome })
     }
 
     /// Ends a read started by [`Self::read_aside`]: its trace is adopted by the first worker.
@@ -192,7 +207,7 @@ impl Opening {
         file_name: &str,
         read: Option<AsideRead>,
     ) -> Result<Action, String> {
-        let Some(AsideRead { reader, job, progress, reply }) = read else {
+        let Some(AsideRead { reader, job, progress, ended, outcome }) = read else {
             return self.open_one(blob, file_name).await;
         };
         let (done, total) = progress.last.get();
@@ -204,25 +219,22 @@ impl Opening {
             started_ms,
         }));
         progress.shown.set(true);
-        let reply = reply.await;
+        let _ = wasm_bindgen_futures::JsFuture::from(ended).await;
+        let outcome = outcome.borrow_mut().take();
         self.current.borrow_mut().retain(|(_, j)| *j != job);
         if reader.memory() > ASIDE_KEEP_BYTES {
             self.reader.borrow_mut().take();
         }
-        let action = match reply {
-            Ok(OpenReply::Parsed(bytes)) => match self.worker() {
-                Ok(w) => {
-                    let (_, adopted) = w.adopt(file_name, bytes);
-                    match adopted.await {
-                        Ok(reply) => Ok(action_of_reply(file_name, reply).await),
-                        Err(e) => Err(e),
-                    }
-                }
-                Err(e) => Err(format!("{UNAVAILABLE}: {e}")),
-            },
-            Ok(reply) => Ok(action_of_reply(file_name, reply).await),
-            Err(e) if e == CANCELLED => Err(e),
-            Err(e) => {
+        let action = match outcome {
+            Some(AsideOutcome::Adopted(Ok(reply))) => Ok(action_of_reply(file_name, reply).await),
+            Some(AsideOutcome::Adopted(Err(e))) => Err(e),
+            // Read, but there was no first worker to take it: that worker reads the file again.
+            Some(AsideOutcome::Read(Ok(OpenReply::Parsed { .. }))) | None => {
+                return self.open_one(blob, file_name).await;
+            }
+            Some(AsideOutcome::Read(Ok(reply))) => Ok(action_of_reply(file_name, reply).await),
+            Some(AsideOutcome::Read(Err(e))) if e == CANCELLED => Err(e),
+            Some(AsideOutcome::Read(Err(e))) => {
                 let warning =
                     format!("fusionscope: the second reader could not read {file_name} ({e}); reading it again");
                 web_sys::console::warn_1(&warning.into());
@@ -288,12 +300,22 @@ impl Opening {
     }
 }
 
-/// A read in the second worker ([`Opening::read_aside`]).
+/// A read in the second worker ([`Opening::read_aside`]): `ended` resolves when its trace was
+/// adopted by the first worker (or the read ended otherwise), with the outcome in `outcome`.
 struct AsideRead {
     reader: AnalysisWorker,
     job: u32,
     progress: AsideProgress,
-    reply: std::pin::Pin<Box<dyn std::future::Future<Output = Result<OpenReply, String>>>>,
+    ended: js_sys::Promise,
+    outcome: Rc<RefCell<Option<AsideOutcome>>>,
+}
+
+/// How a read in the second worker ended.
+enum AsideOutcome {
+    /// Its trace was handed to the first worker, which answered this.
+    Adopted(Result<OpenReply, String>),
+    /// The second worker's own answer (another kind of file, an error, a cancellation).
+    Read(Result<OpenReply, String>),
 }
 
 /// Where a read in the second worker has got, shown once the first file is done.
@@ -349,7 +371,9 @@ async fn action_of_reply(file_name: &str, reply: OpenReply) -> Action {
             action_of(file_name, Opened::CaptureInWorker { graphs, joined }, next_job_id())
         }
         // Only a `hand_back` read gives these, and its caller adopts them instead.
-        OpenReply::Parsed(_) => Action::Fail(format!("{file_name}: the worker handed back a trace nobody adopted.")),
+        OpenReply::Parsed { .. } => {
+            Action::Fail(format!("{file_name}: the worker handed back a trace nobody adopted."))
+        }
     }
 }
 

@@ -35,12 +35,12 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::fusion::json::to_file;
-use crate::import::{trace_results, FileOpener, Finished, Imported};
+use crate::import::{FileOpener, Imported};
 use crate::page::protocol::{Json, Reply, Request};
 use crate::trace::capture::{attribute, captured_graph_count};
 use crate::trace::summary::ClassifiedTrace;
 use crate::trace::time_report::{recorded_cost, time_report, TraceTime};
-use crate::trace::{classify, compare, wire, Input, Trace};
+use crate::trace::{classify, compare, wire, Input, Trace, TraceSummary};
 
 /// Bytes read per slice: small enough for smooth progress and low memory, large enough to
 /// keep the per-slice overhead negligible.
@@ -125,14 +125,19 @@ fn handle(request: Request, file: JsValue) {
             Ok(comparison) => Reply::Comparison { job, comparison },
             Err(message) => Reply::Error { job, message },
         }),
-        Request::Adopt { job, name, bytes } => post(&match wire::from_bytes(&bytes) {
-            Ok(trace) => {
-                drop(bytes);
-                let (summary, time) = trace_results(&trace, &name);
-                reply_of(job, name, Imported::Trace { trace, summary, time })
-            }
-            Err(e) => Reply::Error { job, message: format!("{name}: {e}") },
-        }),
+        Request::Adopt { job, name, bytes, summary, time } => {
+            let adopted = wire::from_bytes(&bytes).map_err(|e| e.to_string()).and_then(|trace| {
+                let decoded = summary.decode().and_then(|summary| Ok((summary, time.decode()?)));
+                decoded.map(|(summary, time)| (trace, summary, time)).map_err(|e| e.to_string())
+            });
+            drop(bytes);
+            post(&match adopted {
+                Ok((trace, summary, time)) => reply_of(job, name, Imported::Trace { trace, summary, time }),
+                Err(e) => {
+                    Reply::Error { job, message: format!("{name}: the trace read beside it cannot be kept: {e}") }
+                }
+            })
+        }
         Request::Forget { job } => {
             TRACES.with(|t| t.borrow_mut().remove(&job));
         }
@@ -159,17 +164,18 @@ fn is_cancelled(job: u32) -> bool {
 
 /// Reads, opens and answers one file.
 async fn open(job: u32, blob: Blob, name: String, hand_back: bool) {
-    let result = read_and_open(job, &blob, &name, hand_back).await;
+    let result = read_and_open(job, &blob, &name).await;
     if take_cancelled(job) {
         return post(&Reply::Cancelled { job });
     }
     let reply = match result {
         Ok(None) => Reply::Cancelled { job },
         Ok(Some(Read::Bytes(bytes))) => Reply::Bytes { job, bytes },
-        Ok(Some(Read::Opened(opened))) => reply_of(job, name, *opened),
-        Ok(Some(Read::HandedBack(trace))) => match wire::to_bytes(&trace) {
-            Ok(bytes) => Reply::Parsed { job, bytes },
-            Err(e) => Reply::Error { job, message: format!("{name}: {e}") },
+        Ok(Some(Read::Opened(opened))) => match *opened {
+            Imported::Trace { trace, summary, time } if hand_back => {
+                hand_back_reply(job, &name, &trace, &summary, &time)
+            }
+            opened => reply_of(job, name, opened),
         },
         Err(message) => Reply::Error { job, message },
     };
@@ -238,12 +244,21 @@ fn capture_reply(job: u32, capture: Trace) -> Reply {
 enum Read {
     Opened(Box<Imported>),
     Bytes(Vec<u8>),
-    /// A trace read for the other worker (`hand_back`), not analysed here.
-    HandedBack(Box<Trace>),
+}
+
+/// A trace read for the other worker (`hand_back`): the trace as bytes, with its results.
+fn hand_back_reply(job: u32, name: &str, trace: &Trace, summary: &TraceSummary, time: &TraceTime) -> Reply {
+    match (wire::to_bytes(trace), Json::encode(summary), Json::encode(time)) {
+        (Ok(bytes), Ok(summary), Ok(time)) => Reply::Parsed { job, bytes, summary, time },
+        (Err(e), _, _) => Reply::Error { job, message: format!("{name}: {e}") },
+        (_, Err(e), _) | (_, _, Err(e)) => {
+            Reply::Error { job, message: format!("{name}: the summary cannot be sent: {e}") }
+        }
+    }
 }
 
 /// The file read slice by slice into the opener; `None` if cancelled.
-async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Result<Option<Read>, String> {
+async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>, String> {
     let fail = |e: JsValue| format!("{name} could not be read: {}", describe(e));
     let total = blob.size();
     let mut opener = FileOpener::new(name);
@@ -267,12 +282,6 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
             return Ok(Some(Read::Bytes(bytes)));
         }
         return Err(format!("{name}: the worker lost the file's bytes"));
-    }
-    if hand_back {
-        return match opener.finish_unanalysed().map_err(|e| e.message(name))? {
-            Finished::Trace(trace) => Ok(Some(Read::HandedBack(trace))),
-            Finished::Opened(opened) => Ok(Some(Read::Opened(opened))),
-        };
     }
     opener.finish().map(|o| Some(Read::Opened(Box::new(o)))).map_err(|e| e.message(name))
 }

@@ -76,8 +76,9 @@ pub enum OpenReply {
     /// A graph-capture trace, kept by the worker; the traces it was joined to, with their new
     /// reports.
     Capture { graphs: u32, joined: Vec<(u32, TraceTime)> },
-    /// A trace read for the other worker (`hand_back`), to [`AnalysisWorker::adopt`] there.
-    Parsed(Vec<u8>),
+    /// A trace read for the other worker (`hand_back`), with its results, to
+    /// [`AnalysisWorker::adopt`] there.
+    Parsed { bytes: Vec<u8>, summary: Json<TraceSummary>, time: Json<TraceTime> },
 }
 
 /// A request waiting for its answer. The promise resolves with the reply's index in
@@ -228,11 +229,17 @@ impl AnalysisWorker {
         (job, async move { decode_open(job, reply.await?) })
     }
 
-    /// Analyses and keeps a trace the other worker read (its [`OpenReply::Parsed`] bytes); the
-    /// reply is the one opening the file here would give. Returns the trace's id with it.
-    pub fn adopt(&self, name: &str, bytes: Vec<u8>) -> (u32, impl Future<Output = Result<OpenReply, String>>) {
+    /// Keeps a trace the other worker read (its [`OpenReply::Parsed`]); the reply is the one
+    /// opening the file here would give. Returns the trace's id with it.
+    pub fn adopt(
+        &self,
+        name: &str,
+        bytes: Vec<u8>,
+        summary: Json<TraceSummary>,
+        time: Json<TraceTime>,
+    ) -> (u32, impl Future<Output = Result<OpenReply, String>>) {
         let job = next_job_id();
-        let reply = self.request(Request::Adopt { job, name: name.to_string(), bytes }, None, None);
+        let reply = self.request(Request::Adopt { job, name: name.to_string(), bytes, summary, time }, None, None);
         (job, async move { decode_open(job, reply.await?) })
     }
 
@@ -324,7 +331,7 @@ fn decode_open(job: u32, reply: Reply) -> Result<OpenReply, String> {
         }),
         Reply::Graph { graph, report, .. } => Ok(OpenReply::Graph { graph, report }),
         Reply::Bytes { bytes, .. } => Ok(OpenReply::Bytes(bytes)),
-        Reply::Parsed { bytes, .. } => Ok(OpenReply::Parsed(bytes)),
+        Reply::Parsed { bytes, summary, time, .. } => Ok(OpenReply::Parsed { bytes, summary, time }),
         Reply::Capture { graphs, joined, .. } => Ok(OpenReply::Capture {
             graphs,
             joined: joined

@@ -4,6 +4,8 @@
 
 #[cfg(target_arch = "wasm32")]
 mod entry {
+    use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace};
+    use fusionscope::trace::time_report::{recorded_cost, time_report};
     use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
     use wasm_bindgen::prelude::*;
 
@@ -39,6 +41,17 @@ mod entry {
         /// Drops the traces read so far.
         pub fn clear(&mut self) {
             self.traces.clear();
+        }
+
+        /// The last trace's summary and report, as the page's worker makes them for a file it
+        /// opened; returns the number of op rows.
+        pub fn analyse(&self) -> Result<u32, JsError> {
+            let Some(t) = self.traces.last() else { return Err(JsError::new("read a trace first")) };
+            let side = ClassifiedTrace::new(t, &classify);
+            let summary = summarize_classified(&side, None);
+            let time = time_report(&side, None, &recorded_cost);
+            std::hint::black_box(&summary);
+            Ok(time.ops.len() as u32)
         }
 
         /// Compares the last two traces read; returns the number of mapping rows.
