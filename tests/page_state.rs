@@ -247,7 +247,7 @@ mod traces {
             .notice
             .unwrap()
             .text
-            .starts_with("c2.json.gz is a graph-capture trace (25 graphs captured). Open the trace of its replays"));
+            .starts_with("c2.json.gz is a graph-capture trace (25 graphs captured): the traces of its replays opened with it or after it"));
     }
 
     #[test]

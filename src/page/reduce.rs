@@ -78,8 +78,8 @@ impl State {
                         format!("{file_name} (a graph capture) was joined to {}{more}. {line}", first.file_name)
                     }
                     None => format!(
-                        "{file_name} is a graph-capture trace ({graphs} graphs captured). Open the trace of its \
-                         replays: their kernels get the captured ops and shapes."
+                        "{file_name} is a graph-capture trace ({graphs} graphs captured): the traces of its replays \
+                         opened with it or after it get the captured ops and shapes."
                     ),
                 };
                 let traces = match joined.first() {

@@ -122,6 +122,10 @@ impl Opening {
                         if cancelled { Err(CANCELLED.to_string()) } else { this.finish_aside(&b, &n, read).await };
                     results.push((n, second));
                 }
+                // A capture read beside its replay may have been joined to it after the replay
+                // was answered (the workers run side by side): its update comes after the
+                // replay is listed.
+                results.sort_by_key(|(_, r)| matches!(r, Ok(Action::CaptureOpened { .. })));
                 for (file_name, result) in results {
                     let action = match result {
                         Ok(action) => action,
