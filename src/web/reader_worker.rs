@@ -22,6 +22,16 @@
 //! again. Cancelling is a message (checked between slices), not terminating the worker, so the
 //! other traces survive a cancelled read.
 //!
+//! **Two files at once.** The page runs this worker twice. The first keeps every trace; the
+//! second, when two files are dropped together, reads one of them at the same time (an `Open`
+//! with `hand_back`), analyses it, and sends the trace back as bytes (`trace::wire`) with its
+//! summary and report, which the first then keeps (`Adopt`) as if it had read the file. A
+//! comparison thus always finds both traces in the first worker, and the second holds nothing.
+//!
+//! **Capture traces.** A graph-capture trace (`trace::capture`) is not listed as a trace: this
+//! worker keeps it and joins it to every trace it holds, or later reads, whose graph replays it
+//! captured, answering with their new reports.
+//!
 //! The messages are [`crate::page::protocol`]'s [`Request`] and [`Reply`], as JavaScript values
 //! made by `serde-wasm-bindgen`; a request to open a file is the array `[request, file]`.
 

@@ -1,7 +1,8 @@
 //! The page's side of the analysis worker ([`super::reader_worker`]): starts it, sends it
 //! files and comparisons, and turns its replies into results the page deserialises and shows.
 //!
-//! One worker lives as long as the page (it keeps the traces it read, see the worker's docs).
+//! The page's first worker lives as long as the page (it keeps the traces it read, see the
+//! worker's docs); a second one reads a file beside it and hands its trace over.
 //! Requests sent before it said "ready" are queued, since a worker's messages that arrive
 //! before its WebAssembly has loaded would be lost. If the worker stops (it cannot load, it ran
 //! out of memory, it hit a bug, or it did not stop within a second of Cancel and was
