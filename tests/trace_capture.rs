@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::tracelens::{csv, python_list_to_json};
+use common::tracelens::{csv, python_list_to_json, reference_timeline, timeline_figures};
 use common::{gunzip, json, run, trace_bytes};
 use fusionscope::trace::capture::{attribute, CaptureError};
 use fusionscope::trace::compare::Method;
@@ -114,20 +114,10 @@ fn the_join_leaves_the_timeline_as_tracelens_reports_it() {
     for pair in PAIRS {
         let time = joined_time(pair);
         let t = time.timeline.unwrap();
-        for row in csv(&format!("reference/tracelens/{pair}/gpu_timeline.csv")) {
-            let theirs = row["time ms"].parse::<f64>().unwrap() * 1e3;
-            let ours = match row["type"].as_str() {
-                "computation_time" => t.computation_us,
-                "exposed_comm_time" => t.exposed_communication_us,
-                "exposed_memcpy_time" => t.exposed_memcpy_us,
-                "busy_time" => t.busy_us,
-                "idle_time" => t.idle_us,
-                "total_time" => t.total_us,
-                "total_comm_time" => t.communication_us,
-                "total_memcpy_time" => t.memcpy_us,
-                other => panic!("unknown timeline row {other}"),
-            };
-            assert!((ours - theirs).abs() <= 0.005 * theirs.max(1.0), "{pair} {}: {ours} vs {theirs}", row["type"]);
+        let r = reference_timeline(pair);
+        for (key, ours) in timeline_figures(&t) {
+            let theirs = r[key];
+            assert!((ours - theirs).abs() <= 0.005 * theirs.max(1.0), "{pair} {key}: {ours} vs {theirs}");
         }
     }
 }

@@ -5,22 +5,11 @@
 
 mod common;
 
-use common::{data_text, gunzip, trace_bytes};
+use common::tracelens::{reference_timeline, timeline_figures};
+use common::{gunzip, trace_bytes};
 use fusionscope::trace::summary::ClassifiedTrace;
 use fusionscope::trace::timeline::timelines;
 use fusionscope::trace::{classify, read_trace};
-
-/// `type,time ms,percent` rows of a TraceLens `gpu_timeline.csv`, in µs.
-fn reference_timeline(folder: &str) -> std::collections::HashMap<String, f64> {
-    data_text(&format!("reference/tracelens/{folder}/gpu_timeline.csv"))
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let mut f = l.split(',');
-            Some((f.next()?.to_string(), f.next()?.parse::<f64>().ok()? * 1000.0))
-        })
-        .collect()
-}
 
 #[track_caller]
 fn close(ours: f64, theirs: f64, tolerance: f64, what: &str) {
@@ -43,16 +32,7 @@ fn the_qwen_pairs_step_timeline_matches_tracelens_within_half_a_percent() {
         assert_eq!(steps.iter().map(|s| s.window.as_str()).collect::<Vec<_>>(), vec!["ProfilerStep#6"], "{file}");
         let s = &steps[0];
         let r = reference_timeline(folder);
-        for (ours, key) in [
-            (s.total_us, "total_time"),
-            (s.busy_us, "busy_time"),
-            (s.idle_us, "idle_time"),
-            (s.computation_us, "computation_time"),
-            (s.exposed_communication_us, "exposed_comm_time"),
-            (s.communication_us, "total_comm_time"),
-            (s.memcpy_us, "total_memcpy_time"),
-            (s.exposed_memcpy_us, "exposed_memcpy_time"),
-        ] {
+        for (key, ours) in timeline_figures(s) {
             close(ours, r[key], 0.005, &format!("{file} {key}"));
         }
         // The whole trace spans more than the step, and its parts add up.

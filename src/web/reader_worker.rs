@@ -195,8 +195,10 @@ async fn open(job: u32, blob: Blob, name: String, hand_back: bool) {
 /// The reply for a file the worker opened; a trace stays here under the job's id.
 fn reply_of(job: u32, name: String, opened: Imported) -> Reply {
     match opened {
-        Imported::Trace { trace, .. } if captured_graph_count(&trace).is_some() => capture_reply(job, trace),
         Imported::Trace { trace, summary, time } => {
+            if let Some(graphs) = captured_graph_count(&trace) {
+                return capture_reply(job, trace, graphs);
+            }
             let (trace, time, joined) = match CAPTURES.with(|c| c.borrow().iter().find_map(|c| join(&trace, c))) {
                 Some((joined, time)) => (joined, time, true),
                 None => (trace, time, false),
@@ -231,8 +233,8 @@ fn join(trace: &Trace, capture: &Trace) -> Option<(Trace, TraceTime)> {
 }
 
 /// A capture trace is kept (not listed as a trace) and joined to every held trace it matches.
-fn capture_reply(job: u32, capture: Trace) -> Reply {
-    let graphs = captured_graph_count(&capture).unwrap_or(0) as u32;
+fn capture_reply(job: u32, capture: Trace, graphs: usize) -> Reply {
+    let graphs = graphs as u32;
     let joined = TRACES.with(|t| {
         let mut traces = t.borrow_mut();
         let mut joined = Vec::new();

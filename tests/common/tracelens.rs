@@ -1,7 +1,9 @@
 //! TraceLens's report files (tests/data/reference/tracelens/): CSV rows, and its Python-list
 //! cells in the JSON form traces write.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+use fusionscope::trace::timeline::Timeline;
 
 /// One CSV file as rows of (column → cell). RFC 4180: quoted cells may hold commas, quotes
 /// (doubled) and line breaks.
@@ -47,4 +49,30 @@ pub fn python_tuple_to_json(text: &str) -> String {
         s = s.replace(",]", "]");
     }
     s
+}
+
+/// `type,time ms,percent` rows of TraceLens's `gpu_timeline.csv` in `folder`, in µs by type.
+pub fn reference_timeline(folder: &str) -> HashMap<String, f64> {
+    super::data_text(&format!("reference/tracelens/{folder}/gpu_timeline.csv"))
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let mut f = l.split(',');
+            Some((f.next()?.to_string(), f.next()?.parse::<f64>().ok()? * 1000.0))
+        })
+        .collect()
+}
+
+/// Our figure for each row of `gpu_timeline.csv`, by its `type`.
+pub fn timeline_figures(t: &Timeline) -> [(&'static str, f64); 8] {
+    [
+        ("total_time", t.total_us),
+        ("busy_time", t.busy_us),
+        ("idle_time", t.idle_us),
+        ("computation_time", t.computation_us),
+        ("exposed_comm_time", t.exposed_communication_us),
+        ("total_comm_time", t.communication_us),
+        ("total_memcpy_time", t.memcpy_us),
+        ("exposed_memcpy_time", t.exposed_memcpy_us),
+    ]
 }
