@@ -12,7 +12,7 @@ use std::io::Write;
 use common::{gunzip, run, temp_dir, trace_bytes};
 use fusionscope::import::{open_in_slices, open_whole, FileKind, FileOpener, Imported, DETECT_BYTES};
 use fusionscope::limits::{TRACE_ITEM_BYTES, TRACE_NAME_BYTES, WHOLE_FILE_TEXT_BYTES};
-use fusionscope::trace::scan::Part;
+use fusionscope::trace::kineto::scan::Part;
 use fusionscope::trace::view::{comparison_chart, summary_markdown, summary_tables};
 use fusionscope::trace::{classify, compare, read_trace, summarize, Input, TraceError, TraceReader};
 

@@ -216,8 +216,11 @@ mod traces {
         assert_eq!(fusionscope::trace::capture::captured_graph_count(&capture), Some(1));
         let (joined, report) = fusionscope::trace::capture::attribute(&replay, &capture).unwrap();
         let side = fusionscope::trace::summary::ClassifiedTrace::new(&joined, &fusionscope::trace::classify);
-        let mut time =
-            fusionscope::trace::time_report::time_report(&side, None, &fusionscope::trace::time_report::recorded_cost);
+        let mut time = fusionscope::trace::time::report::time_report(
+            &side,
+            None,
+            &fusionscope::trace::time::report::recorded_cost,
+        );
         time.capture = Some(report);
         let s = reduce(
             s,

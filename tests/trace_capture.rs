@@ -13,7 +13,7 @@ use common::{gunzip, json, run, trace_bytes};
 use fusionscope::trace::capture::{attribute, CaptureError};
 use fusionscope::trace::compare::Method;
 use fusionscope::trace::summary::ClassifiedTrace;
-use fusionscope::trace::time_report::{recorded_cost, time_report};
+use fusionscope::trace::time::report::{recorded_cost, time_report};
 use fusionscope::trace::{classify, compare, read_trace, Input, Trace};
 
 const PAIRS: [&str; 2] = ["vllm_decode_graph_full", "vllm_prefilldecode_graph_piecewise"];
@@ -27,7 +27,7 @@ fn joined(pair: &str) -> (Trace, fusionscope::trace::capture::CaptureReport) {
 }
 
 /// The report of the replay joined to its capture.
-fn joined_time(pair: &str) -> fusionscope::trace::time_report::TraceTime {
+fn joined_time(pair: &str) -> fusionscope::trace::time::report::TraceTime {
     let (trace, _) = joined(pair);
     time_report(&ClassifiedTrace::new(&trace, &classify), None, &recorded_cost)
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{gunzip, trace_bytes};
-use fusionscope::trace::platform::{platform, VendorEvidence};
+use fusionscope::trace::model::platform::{platform, VendorEvidence};
 use fusionscope::trace::{read_trace, Trace, TraceError, TraceReader, Vendor};
 use proptest::prelude::*;
 

@@ -11,7 +11,7 @@ mod common;
 use common::trace_bytes;
 use fusionscope::trace::compare::LAYER_EVIDENCE;
 use fusionscope::trace::structure::{analyse, Structure};
-use fusionscope::trace::synthetic_serving::{write_serving_trace, ServingSpec};
+use fusionscope::trace::synthetic::serving::{write_serving_trace, ServingSpec};
 use fusionscope::trace::{classify, compare, read_trace, summarize, Category, Comparison, Input, Trace};
 
 fn load(rel: &str) -> Trace {

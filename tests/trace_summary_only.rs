@@ -5,9 +5,9 @@
 mod common;
 
 use common::{data, json, run, trace_bytes};
+use fusionscope::trace::read::summary_only::{SummaryOnly, SummarySink, LEFT_OUT};
 use fusionscope::trace::summary::ClassifiedTrace;
-use fusionscope::trace::summary_only::{SummaryOnly, SummarySink, LEFT_OUT};
-use fusionscope::trace::time_report::{recorded_cost, time_report};
+use fusionscope::trace::time::report::{recorded_cost, time_report};
 use fusionscope::trace::{classify, read_trace, summarize, Reader, Vendor};
 
 /// Every real trace: eager, compiled and graph-replayed, both vendors, one and several devices.

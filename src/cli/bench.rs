@@ -17,12 +17,12 @@ use std::time::Instant;
 
 use fusionscope::fusion::analyze;
 use fusionscope::fusion::random::random_graph;
+use fusionscope::trace::read::summary_only::SummarySink;
 use fusionscope::trace::structure::analyse;
 use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace};
-use fusionscope::trace::summary_only::SummarySink;
+use fusionscope::trace::synthetic::serving::{write_serving_trace, ServingSpec};
 use fusionscope::trace::synthetic::{write_trace, Flavor, Length};
-use fusionscope::trace::synthetic_serving::{write_serving_trace, ServingSpec};
-use fusionscope::trace::time_report::{recorded_cost, time_report};
+use fusionscope::trace::time::report::{recorded_cost, time_report};
 use fusionscope::trace::{classify, compare, Input, Reader, Trace, TraceReader};
 
 use super::io::{print, CliResult};

@@ -8,14 +8,14 @@ use fusionscope::hardware::DetectedChip;
 use fusionscope::table::Table;
 use fusionscope::trace::capture::{attribute, CaptureReport};
 use fusionscope::trace::compare::{swapped, Comparison, LayerAlignment, OpSide};
-use fusionscope::trace::gap::gap;
+use fusionscope::trace::read::summary_only::{SummaryOnly, SummarySink};
 use fusionscope::trace::structure::{LayerKernel, Structure};
 use fusionscope::trace::summary::{
     summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary,
 };
-use fusionscope::trace::summary_only::{SummaryOnly, SummarySink};
-use fusionscope::trace::time_report::{recorded_cost, time_report, CompareJson, TraceJson};
-use fusionscope::trace::time_view::{capture_line, gap_text, time_text, timeline_table_of};
+use fusionscope::trace::time::gap::gap;
+use fusionscope::trace::time::report::{recorded_cost, time_report, CompareJson, TraceJson};
+use fusionscope::trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
 use fusionscope::trace::{classify, compare, EventSink, Input, Reader, Trace, TraceReader};
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
 

@@ -20,7 +20,7 @@ use crate::hardware::{parse_chip, Chip, ChipError};
 use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
 use crate::trace::summary::{summarize_classified, ClassifiedTrace};
-use crate::trace::time_report::{recorded_cost, time_report, TraceTime};
+use crate::trace::time::report::{recorded_cost, time_report, TraceTime};
 use crate::trace::{classify, Trace, TraceError, TraceReader, TraceSummary};
 use crate::workload::{parse_model_config, WorkloadError};
 

@@ -13,7 +13,7 @@ use crate::fusion::{AnalysisReport, OpGraph};
 use crate::hardware::{Chip, ChipChoice};
 use crate::optrace::OptraceReport;
 use crate::share::SharedState;
-use crate::trace::time_report::TraceTime;
+use crate::trace::time::report::TraceTime;
 use crate::trace::Comparison;
 use crate::workload::{ModelChoice, Phase};
 

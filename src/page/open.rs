@@ -9,7 +9,7 @@ use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, TraceHeld};
 use crate::import::{FileKind, Imported};
-use crate::trace::time_report::TraceTime;
+use crate::trace::time::report::TraceTime;
 use crate::trace::TraceSummary;
 use crate::workload::ModelChoice;
 

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fusion::json::GraphFile;
 use crate::fusion::AnalysisReport;
-use crate::trace::time_report::TraceTime;
+use crate::trace::time::report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
 
 /// What the page asks of the worker. Every request names its job (a page-wide unique id); the

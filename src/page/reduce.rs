@@ -8,7 +8,7 @@ use super::time_model::TimeModel;
 use super::traces::{TraceView, Traces};
 use crate::fusion::analyze;
 use crate::fusion::transformer::TransformerConfig;
-use crate::trace::time_view::capture_line;
+use crate::trace::view::time::capture_line;
 
 impl State {
     /// The state after `action`: the page's only transition. Pure (no browser call), so every

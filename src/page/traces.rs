@@ -3,10 +3,10 @@
 
 use super::shared::Shared;
 use crate::hardware::DetectedChip;
+use crate::trace::compare::pairing::default_pair;
 use crate::trace::compare::swapped;
-use crate::trace::gap::{gap, Gap};
-use crate::trace::pairing::default_pair;
-use crate::trace::time_report::TraceTime;
+use crate::trace::time::gap::{gap, Gap};
+use crate::trace::time::report::TraceTime;
 use crate::trace::{classify, compare, Comparison, Input, Trace, TraceSummary, Vendor};
 
 /// Where an opened trace is kept, for comparing it with another.
@@ -217,7 +217,7 @@ impl Traces {
     }
 }
 
-/// The default pair of `opened` (see [`crate::trace::pairing::default_pair`]), as ids.
+/// The default pair of `opened` (see [`crate::trace::compare::pairing::default_pair`]), as ids.
 fn default_pair_of(opened: &[LoadedTrace]) -> Option<(u32, u32)> {
     let vendors: Vec<Vendor> = opened.iter().map(LoadedTrace::vendor).collect();
     default_pair(&vendors).map(|(a, b)| (opened[a].id, opened[b].id))

@@ -16,10 +16,10 @@ use crate::limits::{
     SHARED_GRAPH_OPS, SHARED_MODEL_CONFIG_BYTES, SHARED_NAME_CHARS, SHARED_NOTES, SHARED_OPTRACE_BYTES,
     SHARED_SIM_TABLE_BYTES, SHARE_STATE_BYTES,
 };
-use crate::trace::gap::Gap;
 use crate::trace::structure::Structure;
 use crate::trace::summary::{PlatformEntry, SideStats};
-use crate::trace::time_report::TraceTime;
+use crate::trace::time::gap::Gap;
+use crate::trace::time::report::TraceTime;
 use crate::units::ellipsize;
 use crate::workload::ModelChoice;
 

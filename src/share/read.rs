@@ -24,8 +24,8 @@ use crate::fusion::json::GraphFile;
 use crate::fusion::transformer::TransformerConfig;
 use crate::hardware::ChipChoice;
 use crate::simcsv::SimSetup;
-use crate::trace::gap::Gap;
-use crate::trace::time_report::TraceTime;
+use crate::trace::time::gap::Gap;
+use crate::trace::time::report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
 use crate::workload::ModelSpec;
 

@@ -7,9 +7,9 @@ use crate::trace::classify::name::short_name;
 use crate::trace::summary::SideStats;
 use crate::trace::view::NAME_WIDTH;
 
-use crate::trace::gap::Gap;
 use crate::trace::structure::Structure;
-use crate::trace::time_report::TraceTime;
+use crate::trace::time::gap::Gap;
+use crate::trace::time::report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
 
 /// Distinct kernel names a shared trace view keeps per category (the summary's kernel

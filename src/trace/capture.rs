@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::intern::NameId;
+use super::model::intern::NameId;
 use super::model::{CpuOp, OpLinks, RecordedShapes, Trace};
 use crate::limits::CAPTURE_COPIED_OPS;
 
@@ -309,8 +309,8 @@ pub fn attribute(replay: &Trace, capture: &Trace) -> Result<(Trace, CaptureRepor
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::op_table::op_table;
     use crate::trace::read_trace;
+    use crate::trace::time::op_table::op_table;
 
     /// A capture trace: per graph, a capture window on thread 1 holding, per node, a `cpu_op`
     /// (External id, with dims) and the launch call it made (naming its kernel when `named`).

@@ -1,45 +1,42 @@
-//! PyTorch-profiler (Kineto) trace analysis: reading, kernel classification, summaries and the
-//! AMD-vs-NVIDIA comparison (`docs/trace-analysis.md`).
+//! GPU profiler traces: one format-neutral trace model, a reader per profiler format, and the
+//! analyses over the model (`docs/trace-analysis.md`).
 //!
-//! [`TraceReader`] reads a trace incrementally (plain or gzip JSON, chunk by chunk) into a
-//! compact [`Trace`]; [`platform::platform`] says which vendor and devices; [`summarize`] gives
-//! the single-trace summary and [`compare()`] the two-trace comparison, both serde-serialisable
-//! as the JSON that `docs/trace-analysis.md` describes. [`summary_only`] folds the events as they
-//! stream in instead, for traces whose kernel list would not fit: its memory grows with distinct
-//! names, not events.
+//! | folder or file | what it is |
+//! |---|---|
+//! | [`model`] | the format-neutral trace: kernels, copies, CPU ops with shapes, launches, annotations, devices; names interned; vendor and devices ([`model::platform`]); kernel → op links ([`model::links`]) |
+//! | [`read`] | reading whatever the format: plain or gzip input, the [`EventSink`] events stream into, the summary-only fold, the wire form between page workers |
+//! | [`kineto`] | the PyTorch profiler's (Kineto) JSON reader: the only code that knows Kineto's keys |
+//! | [`classify`](mod@classify) | kernel name → category and fused components; the rule table; Inductor names |
+//! | [`summary`](mod@summary) | the single-trace summary: platform, categories, kernels, fused kernels |
+//! | [`compare`](mod@compare) | two traces: the AMD-vs-NVIDIA kernel mapping, fusion differences, aligned layers, which two to pair |
+//! | [`structure`] | serving traces: steps, phases, decoder layers; the sequence alignment they use |
+//! | [`capture`] | graph-capture traces joined to their replays |
+//! | [`time`] | where the time goes: GPU timeline, per-op table, the gap between two traces, the time report, per-op performance models ([`time::perf`]) |
+//! | [`view`] | the results as the page and its exports draw them: tables, charts, Markdown |
+//! | [`synthetic`] | synthetic traces (eager and serving) for tests and benchmarks |
+//!
+//! A reader turns a file into a [`Trace`] (or streams it into another [`EventSink`]); every
+//! analysis takes a [`Trace`] and never a file format. A new profiler format adds one folder
+//! beside [`kineto`] and one arm in `crate::import`'s dispatch.
 
-pub mod align;
 pub mod capture;
-pub mod category;
 pub mod classify;
 pub mod compare;
-pub mod gap;
-pub mod intern;
-pub mod layers_view;
+pub mod kineto;
 pub mod model;
-pub mod op_table;
-pub mod pairing;
-pub mod perf;
-pub mod platform;
-pub mod raw;
-pub mod reader;
-pub mod scan;
+pub mod read;
 pub mod structure;
 pub mod summary;
-pub mod summary_only;
 pub mod synthetic;
-pub mod synthetic_serving;
-pub mod time_report;
-pub mod time_view;
-pub mod timeline;
+pub mod time;
 pub mod view;
-pub mod wire;
 
-pub use category::Category;
+pub use classify::category::Category;
 pub use classify::{classify, Classification};
 pub use compare::{compare, Comparison, Input};
-pub use intern::{NameId, NameTable};
+pub use kineto::{read_trace, Reader, TraceError, TraceReader};
+pub use model::intern::{NameId, NameTable};
+pub use model::platform::{Platform, Vendor};
 pub use model::Trace;
-pub use platform::{Platform, Vendor};
-pub use reader::{read_trace, EventSink, Reader, TraceError, TraceHeader, TraceReader};
+pub use read::{EventSink, TraceHeader};
 pub use summary::{summarize, TraceSummary};

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::category::Category;
+use super::classify::category::Category;
 use super::classify::Classification;
-use super::intern::NameId;
+use super::model::intern::NameId;
+use super::model::platform::{platform, Platform, Vendor, VendorEvidence};
 use super::model::{Trace, TransferKind};
-use super::platform::{platform, Platform, Vendor, VendorEvidence};
 use super::structure::{analyse, report, Structure};
 
 /// Classifies a kernel name; [`super::classify()`] in production, a stand-in in tests.

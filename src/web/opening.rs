@@ -14,7 +14,7 @@ use super::worker_client::{next_job_id, AnalysisWorker, OpenReply, CANCELLED, ST
 use crate::import::{detect, Imported, DETECT_BYTES, READS_LARGE_KINDS};
 use crate::page::open::{action_of, open_bytes, Opened};
 use crate::page::{Action, LoadedTrace, Reading, Shared, State, TraceHeld};
-use crate::trace::pairing::default_pair;
+use crate::trace::compare::pairing::default_pair;
 use crate::trace::Comparison;
 
 /// The page's analysis worker, started on first use and again if it stopped.

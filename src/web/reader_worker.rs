@@ -24,7 +24,7 @@
 //!
 //! **Two files at once.** The page runs this worker twice. The first keeps every trace; the
 //! second, when two files are dropped together, reads one of them at the same time (an `Open`
-//! with `hand_back`), analyses it, and sends the trace back as bytes (`trace::wire`) with its
+//! with `hand_back`), analyses it, and sends the trace back as bytes (`trace::read::wire`) with its
 //! summary and report, which the first then keeps (`Adopt`) as if it had read the file. A
 //! comparison thus always finds both traces in the first worker, and the second holds nothing.
 //!
@@ -48,9 +48,10 @@ use crate::fusion::json::to_file;
 use crate::import::{FileOpener, Imported};
 use crate::page::protocol::{Json, Reply, Request};
 use crate::trace::capture::{attribute, captured_graph_count};
+use crate::trace::read::wire;
 use crate::trace::summary::ClassifiedTrace;
-use crate::trace::time_report::{recorded_cost, time_report, TraceTime};
-use crate::trace::{classify, compare, wire, Input, Trace, TraceSummary};
+use crate::trace::time::report::{recorded_cost, time_report, TraceTime};
+use crate::trace::{classify, compare, Input, Trace, TraceSummary};
 
 /// Bytes read per slice: small enough for smooth progress and low memory, large enough to
 /// keep the per-slice overhead negligible.

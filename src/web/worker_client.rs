@@ -23,7 +23,7 @@ use super::reader_worker::describe as js_error;
 use crate::fusion::json::GraphFile;
 use crate::fusion::AnalysisReport;
 use crate::page::protocol::{Json, Reply, Request};
-use crate::trace::time_report::TraceTime;
+use crate::trace::time::report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
 use crate::units::format_bytes;
 

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::side::{compatible, two, unfused_forms, Side};
-use crate::trace::align::Step;
-use crate::trace::category::Category;
+use crate::trace::classify::category::Category;
 use crate::trace::classify::Classification;
-use crate::trace::intern::NameId;
+use crate::trace::model::intern::NameId;
+use crate::trace::structure::align::Step;
 use crate::trace::summary::round3;
 
 /// One place where a side runs one kernel for what the other runs as several.

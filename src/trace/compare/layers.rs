@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use super::fusion::FusionDifference;
 use super::side::{compatible, two, Side};
-use crate::trace::align::{align, best_rotation, Step};
-use crate::trace::category::Category;
+use crate::trace::classify::category::Category;
 use crate::trace::classify::Classification;
-use crate::trace::intern::NameId;
+use crate::trace::model::intern::NameId;
+use crate::trace::structure::align::{align, best_rotation, Step};
 use crate::trace::structure::phases::{PhaseFound, PhaseLayer};
 use crate::trace::structure::TraceStructure;
 use crate::trace::summary::round3;

@@ -13,12 +13,13 @@ use serde::{Deserialize, Serialize};
 
 mod fusion;
 mod layers;
+pub mod pairing;
 mod side;
 
-use crate::trace::align::{align, Step};
-use crate::trace::category::Category;
+use crate::trace::classify::category::Category;
+use crate::trace::model::platform::Vendor;
 use crate::trace::model::Trace;
-use crate::trace::platform::Vendor;
+use crate::trace::structure::align::{align, Step};
 use crate::trace::structure::analyse;
 use crate::trace::summary::{ClassifiedTrace, Classifier, PlatformEntry, SideAcc, SideStats};
 pub use fusion::FusionDifference;

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::trace::align::{align, Step};
-use crate::trace::category::Category;
+use crate::trace::classify::category::Category;
 use crate::trace::classify::Classification;
-use crate::trace::intern::NameId;
+use crate::trace::model::intern::NameId;
+use crate::trace::structure::align::{align, Step};
 use crate::trace::summary::ClassifiedTrace;
 
 pub(super) struct Side<'t> {

@@ -7,8 +7,8 @@ use super::phases::{phases, step_layers, PhaseFound};
 use super::steps::{steps, StepsFound, StreamView};
 use super::stream::{main_stream, StreamChoice};
 use crate::limits::LAYER_SEARCH_CELLS;
-use crate::trace::category::Category;
-use crate::trace::intern::NameId;
+use crate::trace::classify::category::Category;
+use crate::trace::model::intern::NameId;
 use crate::trace::model::Trace;
 
 /// What the search found in one trace.

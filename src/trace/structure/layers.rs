@@ -35,8 +35,8 @@ use std::ops::Range;
 use rustc_hash::FxHashMap;
 
 use crate::limits::LAYER_MAX_KERNELS;
-use crate::trace::align::{align, extend, fit_prefix, Step};
-use crate::trace::category::Category;
+use crate::trace::classify::category::Category;
+use crate::trace::structure::align::{align, extend, fit_prefix, Step};
 
 /// Fewest layers in a run for it to count.
 pub const MIN_LAYERS: usize = 2;

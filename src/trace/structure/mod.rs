@@ -7,6 +7,7 @@
 //! [`layers`] the repeating unit, [`phases`] the groups) and keeps ids for the comparison's
 //! layer alignment; [`report()`] writes it as the `"structure"` of `fusionscope trace --json`.
 
+pub mod align;
 pub mod analysis;
 pub mod layers;
 pub mod phases;

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 
 use super::layers::{find, Budget, Found, Tokens};
 use super::steps::{StepSpan, StreamView};
-use crate::trace::intern::NameId;
+use crate::trace::model::intern::NameId;
 
 /// A phase: its steps and, if its steps have layers, the layer.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,8 +14,8 @@ use rustc_hash::FxHashMap;
 
 use super::layers::{find, Budget, Tokens};
 use super::stream::StreamChoice;
-use crate::trace::category::Category;
-use crate::trace::intern::NameId;
+use crate::trace::classify::category::Category;
+use crate::trace::model::intern::NameId;
 use crate::trace::model::Trace;
 
 /// Annotation names that mark a step, by prefix, with what they are called in reports.

@@ -9,9 +9,9 @@ use crate::hardware::gpu_preset_names;
 use crate::page::Shared;
 use crate::page::TraceView;
 use crate::table::DataTable;
-use crate::trace::layers_view::{alignment_table, layer_table, phase_table, step_strip};
-use crate::trace::time_report::{CompareJson, TraceJson, TraceTime};
-use crate::trace::time_view::{
+use crate::trace::time::report::{CompareJson, TraceJson, TraceTime};
+use crate::trace::view::layers::{alignment_table, layer_table, phase_table, step_strip};
+use crate::trace::view::time::{
     capture_line, coverage_line, gap_headline, gap_table, op_roofline, op_table_view, timeline_chart, timeline_table,
     unattributed_table, RooflineSide,
 };

@@ -5,7 +5,7 @@
 #[cfg(target_arch = "wasm32")]
 mod entry {
     use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace};
-    use fusionscope::trace::time_report::{recorded_cost, time_report};
+    use fusionscope::trace::time::report::{recorded_cost, time_report};
     use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
     use wasm_bindgen::prelude::*;
 

@@ -1,0 +1,254 @@
+//! Kineto's events and top-level keys into the format-neutral trace: which `cat` is a kernel,
+//! a memory copy or set, a CPU op, an annotation or a launch call; `External id` and
+//! `correlation` as the links between them; `deviceProperties` and the `*_version` keys.
+//! Everything else (Python frames, `ac2g` flows, memory instants, metadata) is dropped, the
+//! commonest before it is even parsed.
+
+use super::error::{error_offset, strip, TraceError};
+use super::raw::{Num, RawDevice, RawEvent};
+use super::scan::Item;
+use crate::limits::TRACE_NAME_BYTES;
+use crate::trace::model::intern::{NameId, NameTable};
+use crate::trace::model::{
+    Annotation, CpuOp, DeviceProperties, Kernel, Launch, RecordedShapes, Transfer, TransferKind,
+};
+use crate::trace::read::{EventSink, TraceHeader};
+
+/// Turns items, as the scanner finds them, into the header and the sink's events.
+pub(super) struct Builder<S> {
+    pub(super) header: TraceHeader,
+    pub(super) sink: S,
+}
+
+/// Cheap test on an event's raw bytes for the categories the analysis drops and that make up
+/// most of a trace (Python frames, flows, memory instants): skips parsing them at all. Only a
+/// complete `"cat": "<category>"` member matches, so a name that merely contains the word
+/// does not.
+fn is_dropped_category(bytes: &[u8]) -> bool {
+    const DROPPED: [&[u8]; 4] = [b"\"python_function\"", b"\"ac2g\"", b"\"cpu_instant_event\"", b"\"fwdbwd\""];
+    let Some(at) = memchr::memmem::find(bytes, b"\"cat\"") else { return false };
+    if !at_top_of_object(&bytes[..at]) {
+        return false;
+    }
+    let rest = &bytes[at + 5..];
+    let rest = trim_start(rest);
+    let Some(rest) = rest.strip_prefix(b":") else { return false };
+    let rest = trim_start(rest);
+    DROPPED.iter().any(|d| rest.starts_with(d))
+}
+
+/// Whether the end of `prefix` (the start of an event) is directly inside the event object,
+/// not inside a string or a nested object such as `args`.
+fn at_top_of_object(prefix: &[u8]) -> bool {
+    let (mut depth, mut in_string, mut escape) = (0u32, false, false);
+    for &b in prefix {
+        if in_string {
+            match (escape, b) {
+                (true, _) => escape = false,
+                (false, b'\\') => escape = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    depth == 1 && !in_string
+}
+
+fn trim_start(b: &[u8]) -> &[u8] {
+    let n = b.iter().take_while(|c| matches!(c, b' ' | b'\n' | b'\r' | b'\t')).count();
+    &b[n..]
+}
+
+impl<S: EventSink> Builder<S> {
+    pub(super) fn item(&mut self, item: Item<'_>) -> Result<(), TraceError> {
+        match item {
+            Item::Event { bytes, offset } => {
+                self.header.event_count += 1;
+                if is_dropped_category(bytes) {
+                    return Ok(());
+                }
+                let event: RawEvent = serde_json::from_slice(bytes)
+                    .map_err(|e| TraceError::Event { offset: offset + error_offset(bytes, &e), message: strip(&e) })?;
+                self.event(event);
+                if self.header.names.bytes() > TRACE_NAME_BYTES {
+                    return Err(TraceError::TooManyNames { offset, limit: TRACE_NAME_BYTES });
+                }
+                Ok(())
+            }
+            Item::Field { key, value, offset } => self.field(key, value, offset),
+        }
+    }
+
+    fn event(&mut self, e: RawEvent<'_>) {
+        if e.ph.as_str() != Some("X") {
+            return;
+        }
+        let (Some(cat), Some(name)) = (e.cat.as_str(), e.name.as_str()) else { return };
+        let (names, sink) = (&mut self.header.names, &mut self.sink);
+        let ts = e.ts.0.unwrap_or(0.0);
+        let dur = e.dur.0.filter(|d| *d >= 0.0).unwrap_or(0.0);
+        let args = e.args.0.unwrap_or_default();
+        match cat {
+            "kernel" => {
+                let kernel = Kernel {
+                    name: names.intern(name),
+                    ts,
+                    dur,
+                    device: e.pid.int().or(args.device.int()).unwrap_or(-1),
+                    stream: args.stream.int().or(e.tid.int()).unwrap_or(-1),
+                    correlation: args.correlation.id(),
+                    external_id: args.external_id.id(),
+                    graph_node: args.kind.as_str() == Some("Dispatch Task"),
+                };
+                sink.kernel(names, kernel);
+            }
+            "gpu_memcpy" | "gpu_memset" => {
+                let transfer = Transfer {
+                    kind: if cat == "gpu_memcpy" { TransferKind::Memcpy } else { TransferKind::Memset },
+                    name: names.intern(name),
+                    ts,
+                    dur,
+                    device: e.pid.int().or(args.device.int()).unwrap_or(-1),
+                    bytes: args.bytes.id(),
+                    correlation: args.correlation.id(),
+                    external_id: args.external_id.id(),
+                };
+                sink.transfer(names, transfer);
+            }
+            "cpu_op" | "user_annotation" if S::CPU_SIDE => {
+                if cat == "user_annotation" {
+                    sink.annotation(Annotation {
+                        name: names.intern(name),
+                        ts,
+                        dur,
+                        gpu: false,
+                        pid: e.pid.int().unwrap_or(-1),
+                    });
+                }
+                if let Some(external_id) = args.external_id.id() {
+                    sink.cpu_op(CpuOp {
+                        name: names.intern(name),
+                        ts,
+                        dur,
+                        tid: e.tid.int().unwrap_or(-1),
+                        external_id,
+                        annotation: cat == "user_annotation",
+                        shapes: if cat == "cpu_op" {
+                            RecordedShapes {
+                                dims: array_text(names, args.input_dims),
+                                types: array_text(names, args.input_types),
+                                concrete: array_text(names, args.concrete_inputs),
+                            }
+                        } else {
+                            RecordedShapes::default()
+                        },
+                    });
+                }
+            }
+            "gpu_user_annotation" if S::CPU_SIDE => {
+                sink.annotation(Annotation {
+                    name: names.intern(name),
+                    ts,
+                    dur,
+                    gpu: true,
+                    pid: e.pid.int().unwrap_or(-1),
+                });
+            }
+            "cuda_runtime" | "cuda_driver" if S::CPU_SIDE => {
+                if let Some(c) = args.correlation.id() {
+                    let launch = Launch {
+                        name: names.intern(name),
+                        kernel: args.kernel.as_str().map(|k| names.intern(k)),
+                        external_id: args.external_id.id(),
+                        ts,
+                        tid: e.tid.int().unwrap_or(-1),
+                    };
+                    sink.launch(c, launch);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn field(&mut self, key: &[u8], value: &[u8], offset: u64) -> Result<(), TraceError> {
+        let key_str = String::from_utf8_lossy(key);
+        let err = |e: serde_json::Error| TraceError::Field {
+            key: key_str.to_string(),
+            offset: offset + error_offset(value, &e),
+            message: strip(&e),
+        };
+        let versions = &mut self.header.versions;
+        let slot = match key {
+            b"deviceProperties" => {
+                let devices: Vec<RawDevice> = match serde_json::from_slice(value) {
+                    Ok(d) => d,
+                    // Not a list: validate the JSON, then ignore the key.
+                    Err(_) => {
+                        serde_json::from_slice::<serde::de::IgnoredAny>(value).map_err(err)?;
+                        Vec::new()
+                    }
+                };
+                self.header.devices = devices
+                    .into_iter()
+                    .map(|d| DeviceProperties {
+                        id: d.id.int(),
+                        name: d.name.as_str().unwrap_or("").trim().to_string(),
+                        warp_size: small(d.warp_size),
+                        compute_major: small(d.compute_major),
+                        compute_minor: small(d.compute_minor),
+                        num_sms: small(d.num_sms),
+                    })
+                    .collect();
+                return Ok(());
+            }
+            b"cupti_version" => &mut versions.cupti_version,
+            b"cuda_runtime_version" => &mut versions.cuda_runtime_version,
+            b"cuda_driver_version" => &mut versions.cuda_driver_version,
+            b"roctracer_version" => &mut versions.roctracer_version,
+            b"hip_runtime_version" => &mut versions.hip_runtime_version,
+            b"hip_driver_version" => &mut versions.hip_driver_version,
+            _ => {
+                serde_json::from_slice::<serde::de::IgnoredAny>(value).map_err(err)?;
+                return Ok(());
+            }
+        };
+        let v: serde_json::Value = serde_json::from_slice(value).map_err(err)?;
+        *slot = match v {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(s),
+            other => Some(other.to_string()),
+        };
+        Ok(())
+    }
+}
+
+/// Interns a recorded-shapes value when it is a JSON array (anything else reads as absent).
+fn array_text(names: &mut NameTable, value: Option<&serde_json::value::RawValue>) -> Option<NameId> {
+    let text = value?.get();
+    text.starts_with('[').then(|| names.intern(text))
+}
+
+fn small(n: Num) -> Option<u32> {
+    n.int().and_then(|v| u32::try_from(v).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_dropped_category;
+
+    #[test]
+    fn prefilter_matches_only_the_category_member() {
+        assert!(is_dropped_category(br#"{"ph": "X", "cat" : "python_function", "name": "a.py(1): f"}"#));
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "python_function"}"#));
+        assert!(!is_dropped_category(br#"{"name": "\"cat\": \"ac2g\"", "cat": "kernel"}"#));
+        assert!(!is_dropped_category(br#"{"name": "k", "args": {"cat": "ac2g"}, "cat": "kernel"}"#));
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#));
+    }
+}

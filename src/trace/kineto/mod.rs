@@ -1,0 +1,177 @@
+//! The PyTorch profiler's (Kineto's) Chrome-trace JSON, the first format read into the
+//! format-neutral [`Trace`] and the only place that knows its keys. A push reader: bytes in
+//! (plain or gzip JSON, any chunking), a [`Trace`] out — or, with another [`EventSink`], whatever
+//! that sink folds the events into (the summary-only mode's per-name statistics,
+//! [`super::read::summary_only`]).
+//!
+//! [`scan`] splits the text into events and top-level values; [`raw`] is serde's lenient view of
+//! one event; `event` maps events and keys onto the model; [`error`] says what went wrong where.
+//!
+//! ```
+//! use fusionscope::trace::TraceReader;
+//! let mut reader = TraceReader::new();
+//! for chunk in br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "pid": 0}]}"#.chunks(5) {
+//!     reader.feed(chunk).unwrap();
+//! }
+//! let trace = reader.finish().unwrap();
+//! assert_eq!(trace.kernels.len(), 1);
+//! ```
+//!
+//! Gzip is recognised by its magic bytes, not a file name, and decompressed as it streams in.
+//! Each event's bytes are parsed by serde into a borrowed view ([`raw::RawEvent`]); only
+//! kernels, memory copies/sets, CPU ops and annotations with an `External id`, launch calls and
+//! device properties are kept, with names interned.
+//!
+//! Memory stays bounded whatever the file: the scanner holds one item, of at most
+//! [`crate::limits::TRACE_ITEM_BYTES`], and gzip is inflated a few tens of KB at a time (a
+//! 64 KB slice of a `.gz` can inflate to 64 MB).
+
+pub mod error;
+mod event;
+pub mod raw;
+pub mod scan;
+
+pub use error::TraceError;
+use event::Builder;
+use scan::Scanner;
+
+use super::model::Trace;
+use super::read::inflate::Inflate;
+use super::read::{EventSink, TraceHeader};
+
+/// Incremental reader into any [`EventSink`]; see the module docs.
+pub struct Reader<S> {
+    inflate: Inflate,
+    scanner: Scanner,
+    builder: Builder<S>,
+    failed: bool,
+}
+
+/// The reader of a whole [`Trace`].
+pub type TraceReader = Reader<Trace>;
+
+impl<S: EventSink + Default> Default for Reader<S> {
+    fn default() -> Self {
+        Self::with_sink(S::default())
+    }
+}
+
+impl<S: EventSink + Default> Reader<S> {
+    pub fn new() -> Self {
+        Self::with_sink(S::default())
+    }
+}
+
+impl<S: EventSink> Reader<S> {
+    /// A reader handing the events to `sink`.
+    pub fn with_sink(sink: S) -> Self {
+        Reader {
+            inflate: Inflate::new(),
+            scanner: Scanner::new(),
+            builder: Builder { header: TraceHeader::default(), sink },
+            failed: false,
+        }
+    }
+
+    /// Bytes of input fed so far (of the file as given, compressed or not): for progress bars.
+    pub fn bytes_consumed(&self) -> u64 {
+        self.inflate.consumed()
+    }
+
+    /// Bytes of JSON text scanned so far (equal to `bytes_consumed` for plain JSON).
+    pub fn json_bytes(&self) -> u64 {
+        self.scanner.bytes_seen()
+    }
+
+    /// Events seen so far.
+    pub fn events_seen(&self) -> u64 {
+        self.builder.header.event_count
+    }
+
+    /// Reads the next slice of the file. After an error the reader is unusable.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), TraceError> {
+        if self.failed {
+            return Err(TraceError::Poisoned);
+        }
+        let Self { inflate, scanner, builder, .. } = self;
+        let result = inflate.feed(chunk, &mut |text| scanner.feed(text, &mut |item| builder.item(item)));
+        self.failed = result.is_err();
+        result
+    }
+
+    /// Ends the input and returns the sink's result (the trace): an error if it stopped early.
+    pub fn finish(mut self) -> Result<S::Output, TraceError> {
+        if self.failed {
+            return Err(TraceError::Poisoned);
+        }
+        let Self { inflate, scanner, builder, .. } = &mut self;
+        inflate.finish(&mut |text| scanner.feed(text, &mut |item| builder.item(item)))?;
+        self.scanner.finish()?;
+        if !self.scanner.has_events_array() {
+            return Err(TraceError::NoEvents);
+        }
+        let Builder { mut header, sink } = self.builder;
+        header.json_bytes = self.scanner.bytes_seen();
+        Ok(sink.finish(header))
+    }
+}
+
+/// Reads a whole trace held in memory (plain or gzip).
+pub fn read_trace(bytes: &[u8]) -> Result<Trace, TraceError> {
+    let mut reader = TraceReader::new();
+    for chunk in bytes.chunks(1 << 20) {
+        reader.feed(chunk)?;
+    }
+    reader.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::scan::{Part, ScanError};
+    use super::*;
+
+    #[test]
+    fn oversize_and_overdeep_items_are_named_with_their_offset_and_the_limit() {
+        let e = TraceError::from(ScanError::TooLong { part: Part::Event, offset: 17, limit: 64 << 20 });
+        assert_eq!(
+            e.to_string(),
+            "the event starting at byte 17 of the JSON text is longer than the limit of 64.00 MiB (67,108,864 bytes)"
+        );
+        // The outer `[` is the events array; the event at byte 1 opens its 65th level at byte 65.
+        let deep = "[".repeat(66) + &"]".repeat(66);
+        let e = read_trace(deep.as_bytes()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the event starting at byte 1 of the JSON text nests deeper than the limit of 64 levels (at byte 65)"
+        );
+        // 64 levels pass (an event that is not an object is skipped, as every such event).
+        assert_eq!(read_trace(("[".repeat(65) + &"]".repeat(65)).as_bytes()).unwrap().event_count, 1);
+    }
+
+    #[test]
+    fn gzip_is_inflated_a_little_at_a_time() {
+        // 8 MiB of text in 8 KB of gzip, fed in one slice: the inflated bytes waiting for the
+        // scanner never exceed a few tens of KB (the event itself is the scanner's to hold).
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(b"{\"traceEvents\": [{\"name\": \"").unwrap();
+        enc.write_all(&vec![b'a'; 8 << 20]).unwrap();
+        enc.write_all(b"\"}]}").unwrap();
+        let gz = enc.finish().unwrap();
+        assert!(gz.len() < 64 << 10);
+        let mut reader = TraceReader::new();
+        reader.feed(&gz).unwrap();
+        assert!(reader.inflate.is_gzip());
+        let inflated = reader.inflate.buffered_capacity();
+        assert!(inflated <= 64 << 10, "{inflated} bytes inflated at once");
+        assert_eq!(reader.finish().unwrap().event_count, 1);
+    }
+
+    #[test]
+    fn error_offsets_point_into_the_event() {
+        let text = b"{\"traceEvents\": [\n{\"ph\": \"X\", \"name\": tru}]}";
+        let err = read_trace(text).unwrap_err();
+        assert_eq!(err, TraceError::Event { offset: 41, message: "expected ident".into() });
+    }
+}

@@ -1,0 +1,456 @@
+//! Incremental splitting of a Kineto trace's JSON text into its items, fed chunk by chunk.
+//!
+//! A trace is one object whose `traceEvents` array holds the events (or, in some tools' output,
+//! a bare array of events). The scanner finds where each event object and each other top-level
+//! value begins and ends, carrying string, escape and nesting state across chunk boundaries, and
+//! hands each complete item to a callback as one byte slice. It does not validate the item's
+//! inside: the caller parses it (serde_json), which reports malformed JSON. Only the current
+//! incomplete item is buffered, so memory does not grow with the input; and since a file can
+//! hold one item of any size (a 3 GB string), each item is held to [`ScanLimits`]: a longer or
+//! deeper one is an error naming where it starts, raised as soon as the limit is passed.
+//!
+//! Every byte is looked at once: an unfinished item's scan resumes where the last chunk left
+//! it, so feeding 1-byte chunks costs no more than feeding the whole text.
+
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::limits::{TRACE_ITEM_BYTES, TRACE_KEY_BYTES, TRACE_NESTING_DEPTH};
+
+/// One complete item of the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Item<'a> {
+    /// One element of the events array, with its byte offset in the JSON text.
+    Event { bytes: &'a [u8], offset: u64 },
+    /// A top-level key other than `traceEvents` with its value's bytes and offset.
+    Field { key: &'a [u8], value: &'a [u8], offset: u64 },
+}
+
+/// Which part of the text an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// One element of the events array.
+    Event,
+    /// A top-level key's value (other than the events array).
+    Value,
+    /// A top-level key.
+    Key,
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Part::Event => "the event",
+            Part::Value => "the top-level value",
+            Part::Key => "the top-level key",
+        })
+    }
+}
+
+/// What is wrong with the text, at which byte of the JSON text.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ScanError {
+    /// The text does not have a trace's structure.
+    #[error("{problem} at byte {offset}")]
+    Syntax { offset: u64, problem: &'static str },
+    /// One item (or key) is longer than its budget; `offset` is where it starts.
+    #[error("{part} starting at byte {offset} is longer than the limit of {limit} bytes")]
+    TooLong { part: Part, offset: u64, limit: usize },
+    /// Arrays and objects nest deeper than the budget inside one item starting at `offset`;
+    /// `at` is the bracket that goes one level too deep.
+    #[error("{part} starting at byte {offset} nests deeper than the limit of {limit} levels at byte {at}")]
+    TooDeep { part: Part, offset: u64, at: u64, limit: u32 },
+}
+
+impl ScanError {
+    /// The byte of the JSON text the error is about (where the oversize item starts).
+    pub fn offset(&self) -> u64 {
+        match self {
+            ScanError::Syntax { offset, .. }
+            | ScanError::TooLong { offset, .. }
+            | ScanError::TooDeep { offset, .. } => *offset,
+        }
+    }
+}
+
+/// The budgets one item of the text is held to (see [`crate::limits`] for the figures and why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanLimits {
+    /// Longest event or top-level value, in bytes of JSON text.
+    pub item_bytes: usize,
+    /// Longest top-level key, in bytes between its quotes.
+    pub key_bytes: usize,
+    /// Deepest nesting of arrays and objects in one item, the item itself being level 1.
+    pub depth: u32,
+}
+
+impl Default for ScanLimits {
+    fn default() -> Self {
+        ScanLimits { item_bytes: TRACE_ITEM_BYTES, key_bytes: TRACE_KEY_BYTES, depth: TRACE_NESTING_DEPTH }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Before the first non-blank byte.
+    Start,
+    /// In the top-level object, expecting a key (or `}` when `may_close`).
+    Key { may_close: bool },
+    /// Inside a top-level key's string.
+    InKey { escape: bool },
+    /// After a key, expecting `:`.
+    Colon,
+    /// After `:`, expecting the value.
+    Value,
+    /// After a top-level value, expecting `,` or `}`.
+    AfterValue,
+    /// In the events array, expecting an event (or `]` when `may_close`).
+    Element { may_close: bool },
+    /// After an event, expecting `,` or `]`.
+    AfterElement,
+    /// After the end of the top-level value: only blanks may follow.
+    Done,
+}
+
+/// How scanning part of a value ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Advance {
+    /// The value ends before this index.
+    Ended(usize),
+    /// The bytes ran out, at this index, before the value ended.
+    Open(usize),
+    /// The array or object opening at this index nests deeper than the limit.
+    TooDeep(usize),
+}
+
+/// Progress through one value whose end is being looked for. It is all the state the scan
+/// needs, so the next chunk's scan starts where this one stopped.
+#[derive(Debug, Clone, Copy, Default)]
+struct ValueScan {
+    depth: u32,
+    in_string: bool,
+    escape: bool,
+    /// A number, `true`, `false` or `null`: ends at the next delimiter.
+    scalar: bool,
+}
+
+impl ValueScan {
+    fn begin(first: u8) -> Self {
+        match first {
+            b'{' | b'[' => ValueScan { depth: 1, ..Default::default() },
+            b'"' => ValueScan { in_string: true, ..Default::default() },
+            _ => ValueScan { scalar: true, ..Default::default() },
+        }
+    }
+
+    /// Advances over `buf[i..]`, nesting no deeper than `max_depth`. `buf[start]` (the opening
+    /// byte) was already consumed by `begin`.
+    fn advance(&mut self, buf: &[u8], mut i: usize, max_depth: u32) -> Advance {
+        if self.scalar {
+            while i < buf.len() {
+                if matches!(buf[i], b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t') {
+                    return Advance::Ended(i);
+                }
+                i += 1;
+            }
+            return Advance::Open(i);
+        }
+        while i < buf.len() {
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                    i += 1;
+                    continue;
+                }
+                match memchr::memchr2(b'"', b'\\', &buf[i..]) {
+                    None => i = buf.len(),
+                    Some(p) => {
+                        i += p;
+                        if buf[i] == b'\\' {
+                            self.escape = true;
+                        } else {
+                            self.in_string = false;
+                            if self.depth == 0 {
+                                return Advance::Ended(i + 1);
+                            }
+                        }
+                        i += 1;
+                    }
+                }
+            } else {
+                let b = buf[i];
+                i += 1;
+                match b {
+                    b'"' => self.in_string = true,
+                    b'{' | b'[' => {
+                        if self.depth >= max_depth {
+                            return Advance::TooDeep(i - 1);
+                        }
+                        self.depth += 1;
+                    }
+                    b'}' | b']' => {
+                        self.depth = self.depth.saturating_sub(1);
+                        if self.depth == 0 {
+                            return Advance::Ended(i);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Advance::Open(i)
+    }
+}
+
+/// The incremental splitter. Feed it the JSON text in chunks of any size.
+#[derive(Debug)]
+pub struct Scanner {
+    state: State,
+    /// Whether the events array is the whole document (bare-array traces).
+    bare_array: bool,
+    /// Bytes not yet handed out: the item in progress and what follows.
+    buf: Vec<u8>,
+    /// Offset in the whole text of `buf[0]`.
+    base: u64,
+    /// Scan position in `buf`.
+    pos: usize,
+    /// The value in progress and where it starts in `buf`.
+    value: Option<(usize, ValueScan)>,
+    /// The current top-level key (raw bytes between the quotes).
+    key: Vec<u8>,
+    /// Offset in the whole text of the current key's opening quote.
+    key_offset: u64,
+    /// Whether an events array (`traceEvents`, or the bare top-level array) was entered.
+    events_array: bool,
+    limits: ScanLimits,
+}
+
+impl Default for Scanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+impl Scanner {
+    /// A scanner holding items to the budgets of [`crate::limits`].
+    pub fn new() -> Self {
+        Self::with_limits(ScanLimits::default())
+    }
+
+    /// A scanner with other budgets (tests use small ones to reach them with small inputs).
+    pub fn with_limits(limits: ScanLimits) -> Self {
+        Scanner {
+            state: State::Start,
+            bare_array: false,
+            buf: Vec::new(),
+            base: 0,
+            pos: 0,
+            value: None,
+            key: Vec::new(),
+            key_offset: 0,
+            events_array: false,
+            limits,
+        }
+    }
+
+    /// Bytes of JSON text seen so far.
+    pub fn bytes_seen(&self) -> u64 {
+        self.base + self.buf.len() as u64
+    }
+
+    /// Whether the text has an events array (possibly empty).
+    pub fn has_events_array(&self) -> bool {
+        self.events_array
+    }
+
+    /// Whether the top-level value is complete.
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    fn err(&self, at: usize, problem: &'static str) -> ScanError {
+        ScanError::Syntax { offset: self.base + at as u64, problem }
+    }
+
+    /// Scans `chunk`, calling `on_item` for every item completed in it. Stops at the first
+    /// error the callback returns (converted with `From<ScanError>` for the scanner's own).
+    pub fn feed<E: From<ScanError>>(
+        &mut self,
+        chunk: &[u8],
+        on_item: &mut dyn FnMut(Item<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.buf.extend_from_slice(chunk);
+        let result = self.scan(on_item);
+        // Keep only the unfinished item (or nothing) for the next chunk.
+        let keep_from = match self.value {
+            Some((start, _)) => start,
+            None => self.pos,
+        };
+        if keep_from > 0 {
+            self.buf.drain(..keep_from);
+            self.base += keep_from as u64;
+            self.pos -= keep_from;
+            if let Some((start, _)) = &mut self.value {
+                *start -= keep_from;
+            }
+        }
+        result
+    }
+
+    /// Ends the input: an error if the text stopped before the top-level value closed.
+    pub fn finish(&mut self) -> Result<(), ScanError> {
+        match self.state {
+            State::Done => Ok(()),
+            State::Start => Err(self.err(self.buf.len(), "empty input: expected a JSON object or array")),
+            _ => Err(self.err(self.buf.len(), "unexpected end of input (truncated trace?)")),
+        }
+    }
+
+    fn scan<E: From<ScanError>>(&mut self, on_item: &mut dyn FnMut(Item<'_>) -> Result<(), E>) -> Result<(), E> {
+        let n = self.buf.len();
+        while self.pos < n {
+            if let Some((start, mut vs)) = self.value {
+                let part = if matches!(self.state, State::Element { .. }) { Part::Event } else { Part::Value };
+                let offset = self.base + start as u64;
+                let limit = self.limits.item_bytes;
+                // Look no further than one byte past the budget: the verdict then depends only
+                // on the item's first `limit + 1` bytes, not on how the text was sliced.
+                let window = n.min(start.saturating_add(limit).saturating_add(1));
+                let end = match vs.advance(&self.buf[..window], self.pos, self.limits.depth) {
+                    Advance::TooDeep(at) => {
+                        let at = self.base + at as u64;
+                        return Err(ScanError::TooDeep { part, offset, at, limit: self.limits.depth }.into());
+                    }
+                    Advance::Open(end) | Advance::Ended(end) if end - start > limit => {
+                        return Err(ScanError::TooLong { part, offset, limit }.into());
+                    }
+                    Advance::Open(end) => {
+                        self.pos = end;
+                        self.value = Some((start, vs));
+                        return Ok(());
+                    }
+                    Advance::Ended(end) => end,
+                };
+                self.pos = end;
+                self.value = None;
+                let bytes = &self.buf[start..end];
+                match self.state {
+                    State::Element { .. } => {
+                        self.state = State::AfterElement;
+                        on_item(Item::Event { bytes, offset })?;
+                    }
+                    _ => {
+                        self.state = State::AfterValue;
+                        on_item(Item::Field { key: &self.key, value: bytes, offset })?;
+                    }
+                }
+                continue;
+            }
+            let b = self.buf[self.pos];
+            if let State::InKey { escape } = self.state {
+                let kept = escape || b != b'"';
+                if kept && self.key.len() >= self.limits.key_bytes {
+                    let limit = self.limits.key_bytes;
+                    return Err(ScanError::TooLong { part: Part::Key, offset: self.key_offset, limit }.into());
+                }
+                if escape {
+                    self.key.push(b);
+                    self.state = State::InKey { escape: false };
+                } else if b == b'\\' {
+                    self.key.push(b);
+                    self.state = State::InKey { escape: true };
+                } else if b == b'"' {
+                    self.state = State::Colon;
+                } else {
+                    self.key.push(b);
+                }
+                self.pos += 1;
+                continue;
+            }
+            if is_blank(b) {
+                self.pos += 1;
+                continue;
+            }
+            let at = self.pos;
+            self.state = match (self.state, b) {
+                // A UTF-8 byte-order mark before the text.
+                (State::Start, 0xEF) if at == 0 && self.base == 0 => {
+                    if self.buf.len() < 3 {
+                        return Ok(()); // wait for the rest of the mark
+                    }
+                    if self.buf[..3] != [0xEF, 0xBB, 0xBF] {
+                        return Err(self.err(at, "expected a JSON object or array").into());
+                    }
+                    self.pos += 2;
+                    State::Start
+                }
+                (State::Start, b'{') => State::Key { may_close: true },
+                (State::Start, b'[') => {
+                    self.bare_array = true;
+                    self.events_array = true;
+                    State::Element { may_close: true }
+                }
+                (State::Start, _) => return Err(self.err(at, "expected a JSON object or array").into()),
+                (State::Key { .. }, b'"') => {
+                    self.key.clear();
+                    self.key_offset = self.base + at as u64;
+                    State::InKey { escape: false }
+                }
+                (State::Key { may_close: true }, b'}') => State::Done,
+                (State::Key { .. }, _) => return Err(self.err(at, "expected a key in the top-level object").into()),
+                (State::Colon, b':') => State::Value,
+                (State::Colon, _) => return Err(self.err(at, "expected ':' after a top-level key").into()),
+                (State::Value, b'[') if self.key == b"traceEvents" => {
+                    self.events_array = true;
+                    State::Element { may_close: true }
+                }
+                (State::Value, b',' | b'}' | b']' | b':') => {
+                    return Err(self.err(at, "expected a value after a top-level key").into())
+                }
+                (State::Value, _) => {
+                    self.value = Some((at, ValueScan::begin(b)));
+                    self.pos += 1;
+                    continue;
+                }
+                (State::AfterValue, b',') => State::Key { may_close: false },
+                (State::AfterValue, b'}') => State::Done,
+                (State::AfterValue, _) => {
+                    return Err(self.err(at, "expected ',' or '}' after a top-level value").into())
+                }
+                (State::Element { may_close: true }, b']') => self.after_events(),
+                (State::Element { .. }, b',' | b']' | b'}' | b':') => {
+                    return Err(self.err(at, "expected an event in traceEvents").into())
+                }
+                (State::Element { may_close }, _) => {
+                    self.value = Some((at, ValueScan::begin(b)));
+                    self.state = State::Element { may_close };
+                    self.pos += 1;
+                    continue;
+                }
+                (State::AfterElement, b',') => State::Element { may_close: false },
+                (State::AfterElement, b']') => self.after_events(),
+                (State::AfterElement, _) => return Err(self.err(at, "expected ',' or ']' after an event").into()),
+                (State::Done, _) => return Err(self.err(at, "unexpected text after the end of the trace").into()),
+                (State::InKey { .. }, _) => unreachable!("handled above"),
+            };
+            self.pos += 1;
+        }
+        Ok(())
+    }
+
+    fn after_events(&self) -> State {
+        if self.bare_array {
+            State::Done
+        } else {
+            State::AfterValue
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

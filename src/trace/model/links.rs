@@ -1,0 +1,94 @@
+//! How a GPU event finds the CPU op that launched it: by the id the op and the event share
+//! (`external_id`), else through its launch call (correlation id), else (older traces) by the
+//! op on the launch call's thread whose interval holds the call.
+
+use rustc_hash::FxHashMap;
+
+use super::{Launch, Trace};
+
+impl Trace {
+    /// The CPU op that launched each kernel (index into `cpu_ops`): by the kernel's op id,
+    /// else its launch call's, else (older traces, whose kernels carry only the correlation)
+    /// the innermost op on the launch call's thread whose interval holds
+    /// the call. `None` for graph replays and for kernels whose launch fell outside the profiled
+    /// CPU window.
+    pub fn kernel_ops(&self) -> Vec<Option<usize>> {
+        OpLinks::new(self).ops_of(self.kernels.iter().map(|k| (k.external_id, k.correlation))).collect()
+    }
+}
+
+/// A GPU event's op id and correlation id.
+pub type EventIds = (Option<u64>, Option<u64>);
+
+/// The indexes that link a GPU event to the CPU op that launched it.
+pub struct OpLinks<'t> {
+    trace: &'t Trace,
+    by_ext: FxHashMap<u64, usize>,
+    /// Ops of each thread in start order, for the containment fallback.
+    by_tid: FxHashMap<i64, Vec<usize>>,
+}
+
+impl<'t> OpLinks<'t> {
+    pub fn new(trace: &'t Trace) -> Self {
+        let mut by_ext: FxHashMap<u64, usize> = FxHashMap::default();
+        for (i, op) in trace.cpu_ops.iter().enumerate() {
+            match by_ext.get(&op.external_id) {
+                // A real op wins over an annotation; of two ops, the later-starting (inner) one.
+                Some(&j) if !trace.cpu_ops[j].annotation && (op.annotation || op.ts < trace.cpu_ops[j].ts) => {}
+                _ => {
+                    by_ext.insert(op.external_id, i);
+                }
+            }
+        }
+        let mut by_tid: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+        for (i, op) in trace.cpu_ops.iter().enumerate() {
+            if !op.annotation {
+                by_tid.entry(op.tid).or_default().push(i);
+            }
+        }
+        OpLinks { trace, by_ext, by_tid }
+    }
+
+    /// The CPU ops (not annotations) of thread `tid`, by start time.
+    pub fn thread_ops(&self, tid: i64) -> &[usize] {
+        self.by_tid.get(&tid).map_or(&[], Vec::as_slice)
+    }
+
+    fn containing(&self, launch: &Launch) -> Option<usize> {
+        let ops = self.by_tid.get(&launch.tid)?;
+        let after = ops.partition_point(|&i| self.trace.cpu_ops[i].ts <= launch.ts);
+        // Nested ops start in outer-to-inner order: the innermost holder is the latest
+        // start that still holds the call. Siblings in between are skipped (bounded walk).
+        ops[..after].iter().rev().take(256).copied().find(|&i| {
+            let op = &self.trace.cpu_ops[i];
+            launch.ts <= op.ts + op.dur
+        })
+    }
+
+    /// [`Self::op_of`] of each (op id, correlation) in turn. A run of equal pairs is
+    /// looked up once: a graph replay's kernels share one correlation and no op id, and
+    /// each lookup of theirs would walk the launching thread's ops.
+    pub fn ops_of<'a>(
+        &'a self,
+        events: impl Iterator<Item = EventIds> + 'a,
+    ) -> impl Iterator<Item = Option<usize>> + 'a {
+        let mut last: Option<(EventIds, Option<usize>)> = None;
+        events.map(move |ids| match last {
+            Some((prev, op)) if prev == ids => op,
+            _ => {
+                let op = self.op_of(ids.0, ids.1);
+                last = Some((ids, op));
+                op
+            }
+        })
+    }
+
+    /// The op of a GPU event with this op id and correlation id.
+    pub fn op_of(&self, external_id: Option<u64>, correlation: Option<u64>) -> Option<usize> {
+        let launch = correlation.and_then(|c| self.trace.launches.get(&c));
+        let by_id = |e: Option<u64>| e.and_then(|e| self.by_ext.get(&e).copied());
+        by_id(external_id)
+            .or_else(|| by_id(launch.and_then(|l| l.external_id)))
+            .or_else(|| launch.and_then(|l| self.containing(l)))
+    }
+}

@@ -1,0 +1,182 @@
+//! The format-neutral trace: what every reader (one per profiler format, `kineto/` the first)
+//! produces and every analysis consumes. GPU activity (kernels, memory copies and sets, with
+//! their device and stream), the CPU ops that launched them with the shapes they recorded, the
+//! launch calls that link the two (correlation ids), annotations, the device list and the
+//! runtime versions. Names are interned ([`intern`]); which vendor and devices a trace is from
+//! is [`platform`]; how a GPU event finds its CPU op is [`links`].
+//!
+//! Nothing here knows a file format: a reader maps its format's records onto these types and
+//! drops what the analyses do not use.
+
+pub mod intern;
+pub mod links;
+pub mod platform;
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use intern::{NameId, NameTable};
+pub use links::{EventIds, OpLinks};
+
+/// One kernel execution on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Kernel {
+    pub name: NameId,
+    /// Start, µs (absolute, as in the trace).
+    pub ts: f64,
+    /// Duration, µs.
+    pub dur: f64,
+    /// The GPU, as the profiler numbers it (the CUDA ordinal on NVIDIA, the HSA agent index on
+    /// ROCm; [`platform::device_names`] maps it to a name).
+    pub device: i64,
+    pub stream: i64,
+    /// Joins the kernel to its launch call ([`Trace::launches`]); shared by all kernels of one
+    /// graph replay.
+    pub correlation: Option<u64>,
+    /// The id it shares with the CPU op that launched it ([`CpuOp::external_id`]; absent for
+    /// graph replays).
+    pub external_id: Option<u64>,
+    /// Run as a node of a replayed CUDA/HIP graph, where the profiler says so.
+    pub graph_node: bool,
+}
+
+/// Memory copy or set on the GPU timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TransferKind {
+    Memcpy,
+    Memset,
+}
+
+/// One memory copy or set on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Transfer {
+    pub kind: TransferKind,
+    pub name: NameId,
+    pub ts: f64,
+    pub dur: f64,
+    /// GPU process id, as a kernel's.
+    pub device: i64,
+    pub bytes: Option<u64>,
+    /// Joins the copy to its launch call, like a kernel's.
+    pub correlation: Option<u64>,
+    /// Joins the copy to the CPU op that issued it (a cuBLAS call's memset, `aten::copy_`).
+    pub external_id: Option<u64>,
+}
+
+/// A CPU op (an ATen operator or a user's `record_function` range) with the id its GPU work
+/// carries.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuOp {
+    pub name: NameId,
+    pub ts: f64,
+    pub dur: f64,
+    pub tid: i64,
+    pub external_id: u64,
+    /// A user's range rather than an operator: only used when no operator has the id.
+    pub annotation: bool,
+    /// The shapes `record_shapes=True` recorded, as written in the trace.
+    pub shapes: RecordedShapes,
+}
+
+/// The shapes, types and scalar values of a CPU op's inputs, each as JSON array text with one
+/// entry per input (`[[2048, 4096], [4096]]`, `["c10::BFloat16", "float"]`, `["", "1"]`): the
+/// form [`crate::trace::time::perf::args`] parses, whatever format a reader took them from.
+/// Interned: a model repeats the same few shapes thousands of times. `None` when the profiler
+/// did not record shapes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RecordedShapes {
+    pub dims: Option<NameId>,
+    pub types: Option<NameId>,
+    pub concrete: Option<NameId>,
+}
+
+impl RecordedShapes {
+    pub fn is_recorded(&self) -> bool {
+        self.dims.is_some()
+    }
+}
+
+/// A CUDA/HIP runtime or driver call with a correlation id: what a kernel without an op id is
+/// traced back through.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Launch {
+    pub name: NameId,
+    /// The kernel launched, where the call names it (ROCm's launch calls do; CUDA's do not).
+    pub kernel: Option<NameId>,
+    pub external_id: Option<u64>,
+    /// Start, µs, and CPU thread: older traces (no shared op id) link the call to its op
+    /// by the op's interval on the same thread.
+    pub ts: f64,
+    pub tid: i64,
+}
+
+/// A user's range (`record_function`, an NVTX range), on the CPU or its copy on the GPU
+/// timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Annotation {
+    pub name: NameId,
+    pub ts: f64,
+    pub dur: f64,
+    pub gpu: bool,
+    /// `pid`: the device of a GPU range (as a kernel's `device`), the process of a CPU one; -1
+    /// when absent. GPU ranges of one device must not cut another device's kernels into steps.
+    pub pid: i64,
+}
+
+/// One GPU's properties (the fields the analysis uses).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceProperties {
+    pub id: Option<i64>,
+    pub name: String,
+    pub warp_size: Option<u32>,
+    pub compute_major: Option<u32>,
+    pub compute_minor: Option<u32>,
+    pub num_sms: Option<u32>,
+}
+
+/// The profiler's and runtime's versions, as recorded (numbers or strings): the strongest
+/// evidence of the vendor ([`platform::detect_vendor`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionKeys {
+    pub cupti_version: Option<String>,
+    pub cuda_runtime_version: Option<String>,
+    pub cuda_driver_version: Option<String>,
+    pub roctracer_version: Option<String>,
+    pub hip_runtime_version: Option<String>,
+    pub hip_driver_version: Option<String>,
+}
+
+/// A trace as the analysis needs it. Kernels and transfers are sorted by start time.
+/// (Serialisable for [`super::read::wire`]: one page worker hands a trace it read to the other.)
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Trace {
+    pub names: NameTable,
+    pub kernels: Vec<Kernel>,
+    pub transfers: Vec<Transfer>,
+    pub cpu_ops: Vec<CpuOp>,
+    pub launches: FxHashMap<u64, Launch>,
+    pub annotations: Vec<Annotation>,
+    pub devices: Vec<DeviceProperties>,
+    pub versions: VersionKeys,
+    /// Events (records) in the file, kept or not.
+    pub event_count: u64,
+    /// Size of the file's text (after decompression).
+    pub json_bytes: u64,
+}
+
+impl Trace {
+    pub fn name(&self, id: NameId) -> &str {
+        self.names.resolve(id)
+    }
+
+    /// Approximate heap bytes held, for the benchmark's memory figures.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.names.heap_bytes()
+            + self.kernels.capacity() * size_of::<Kernel>()
+            + self.transfers.capacity() * size_of::<Transfer>()
+            + self.cpu_ops.capacity() * size_of::<CpuOp>()
+            + self.launches.capacity() * (size_of::<u64>() + size_of::<Launch>() + 1)
+            + self.annotations.capacity() * size_of::<Annotation>()
+    }
+}

@@ -1,0 +1,75 @@
+//! Reading, whatever the format: an input's bytes (plain or gzip, [`inflate`]) stream through a
+//! format's reader (`super::kineto`), which hands each event it keeps to an [`EventSink`]. The
+//! whole [`Trace`] is one sink; the summary-only fold ([`summary_only`]) another, whose memory
+//! grows with distinct names, not events. A trace read by one page worker travels to the other
+//! as bytes ([`wire`]).
+
+pub mod inflate;
+pub mod summary_only;
+pub mod wire;
+
+use super::model::intern::NameTable;
+use super::model::{Annotation, CpuOp, DeviceProperties, Kernel, Launch, Trace, Transfer, VersionKeys};
+
+/// What a reader keeps of a trace whatever the sink: the names it interned, the device list,
+/// the version keys and the counts. Its size grows with distinct names, never with events.
+#[derive(Debug, Clone, Default)]
+pub struct TraceHeader {
+    pub names: NameTable,
+    pub devices: Vec<DeviceProperties>,
+    pub versions: VersionKeys,
+    /// Events in `traceEvents`, kept or not.
+    pub event_count: u64,
+    /// Size of the JSON text (after decompression).
+    pub json_bytes: u64,
+}
+
+/// Where the reader hands each event it keeps, as it reads: [`Trace`] keeps them all (the
+/// default reader, [`super::TraceReader`]); a fold keeps what it needs (the summary-only mode). Names
+/// come interned in the reader's [`NameTable`], which is passed along to resolve them.
+pub trait EventSink {
+    /// What [`super::Reader::finish`] returns.
+    type Output;
+    /// Whether CPU-side events (ops, launch calls, annotations) are wanted. When not, the
+    /// reader skips them before interning any of their names or shapes.
+    const CPU_SIDE: bool = true;
+    fn kernel(&mut self, names: &NameTable, kernel: Kernel);
+    fn transfer(&mut self, names: &NameTable, transfer: Transfer);
+    fn cpu_op(&mut self, _op: CpuOp) {}
+    fn annotation(&mut self, _annotation: Annotation) {}
+    /// A launch call with its correlation id.
+    fn launch(&mut self, _correlation: u64, _launch: Launch) {}
+    /// The end of the input: the sink's result, with what the reader kept beside it.
+    fn finish(self, header: TraceHeader) -> Self::Output;
+}
+
+/// The whole trace as its own sink: every event pushed, sorted by start time at the end.
+impl EventSink for Trace {
+    type Output = Trace;
+    fn kernel(&mut self, _: &NameTable, kernel: Kernel) {
+        self.kernels.push(kernel);
+    }
+    fn transfer(&mut self, _: &NameTable, transfer: Transfer) {
+        self.transfers.push(transfer);
+    }
+    fn cpu_op(&mut self, op: CpuOp) {
+        self.cpu_ops.push(op);
+    }
+    fn annotation(&mut self, annotation: Annotation) {
+        self.annotations.push(annotation);
+    }
+    fn launch(&mut self, correlation: u64, launch: Launch) {
+        self.launches.insert(correlation, launch);
+    }
+    fn finish(mut self, header: TraceHeader) -> Trace {
+        let TraceHeader { names, devices, versions, event_count, json_bytes } = header;
+        (self.names, self.devices, self.versions, self.event_count, self.json_bytes) =
+            (names, devices, versions, event_count, json_bytes);
+        let by_ts = |a: &f64, b: &f64| a.total_cmp(b);
+        self.kernels.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        self.transfers.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        self.cpu_ops.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        self.annotations.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        self
+    }
+}

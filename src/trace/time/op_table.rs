@@ -1,0 +1,521 @@
+//! The per-op table: one row per distinct (op, input dims, input types), with the GPU time its
+//! calls took and, where a performance model knows the op, its FLOPs, bytes, achieved rates and
+//! distance from the chip's roofline (`docs/trace-analysis.md`, "Where the time goes").
+//!
+//! Every GPU event (kernel, memcpy, memset) is attributed to exactly one op, the innermost
+//! `cpu_op` that launched it ([`OpLinks`]), so an `aten::linear` that calls `aten::addmm` is
+//! counted once, at `addmm`. A call's time is the union of its events' intervals (a cuBLAS
+//! call's memset and GEMM count once each, overlapping work once). Events with no op are
+//! listed as unattributed, so the rows and the unattributed time add up to the GPU time.
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::hardware::{Chip, PeakKey};
+use crate::trace::model::intern::NameId;
+use crate::trace::model::{OpLinks, RecordedShapes, Trace};
+use crate::trace::summary::round3;
+
+/// What a performance model says about one call of an op.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cost {
+    /// The model's family, shown in the table (`GEMM`, `attention`, `elementwise`, …).
+    pub model: &'static str,
+    pub flops: u64,
+    pub bytes: u64,
+    /// The chip peak the op runs against.
+    pub peak: PeakKey,
+    /// The FLOPs are an estimate (Inductor's Triton kernels), not a closed form.
+    pub estimate: bool,
+}
+
+/// The recorded shapes of a call, as the trace wrote them (JSON array texts).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShapeText<'a> {
+    pub dims: Option<&'a str>,
+    pub types: Option<&'a str>,
+    pub concrete: Option<&'a str>,
+}
+
+/// The performance models: op name and recorded shapes in, one call's cost or the reason there
+/// is none out. [`crate::trace::time::perf`] in production, a stand-in in tests.
+pub type CostModel<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
+
+/// Compute- or memory-bound on the chip: which roof the op sits under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    Compute,
+    Memory,
+}
+
+/// One row of the table. Rates and roofline figures are `None` without a model (and the
+/// roofline ones without a chip).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpRow {
+    pub op: String,
+    /// `Input Dims` exactly as the trace records them; `null` without `record_shapes`.
+    pub input_dims: Value,
+    pub input_types: Value,
+    /// The model's family, or `null` ("no model": see `no_model`).
+    pub model: Option<String>,
+    /// Why there is no model (missing shapes, an op no model knows, a bad dim).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_model: Option<String>,
+    /// The FLOPs are an estimate (Triton kernels).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimate: bool,
+    pub calls: u64,
+    /// Sum over calls of the union of each call's GPU events, µs.
+    pub kernel_time_us: f64,
+    pub flops_per_call: Option<u64>,
+    pub bytes_per_call: Option<u64>,
+    pub tflops_per_s: Option<f64>,
+    pub tb_per_s: Option<f64>,
+    pub flop_per_byte: Option<f64>,
+    /// The time all calls would take at the chip's roofline, µs.
+    pub roofline_time_us: Option<f64>,
+    /// `roofline_time_us / kernel_time_us`, percent.
+    pub roofline_pct: Option<f64>,
+    pub bound: Option<Bound>,
+    /// The unit and type the op computes in (`matrix_bf16`): the peak it is measured against.
+    pub compute: Option<PeakKey>,
+    /// The chip peak used: `compute` when the chip has that figure, a fallback (named), or
+    /// `peak_flops` when the chip has none per type.
+    pub peak: Option<String>,
+}
+
+/// GPU events no CPU op launched (graph replays, work before the profiled window).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Unattributed {
+    pub events: u64,
+    pub time_us: f64,
+    /// The longest, by total time (at most [`UNATTRIBUTED_NAMES`]).
+    pub kernels: Vec<NamedTime>,
+}
+
+/// A kernel name with its count and total time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NamedTime {
+    pub name: String,
+    pub count: u64,
+    pub time_us: f64,
+}
+
+/// How many unattributed kernel names the table lists.
+pub const UNATTRIBUTED_NAMES: usize = 20;
+
+/// How much of the GPU time the models explain.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// Rows plus unattributed, µs.
+    pub gpu_time_us: f64,
+    pub modelled_us: f64,
+    pub unmodelled_us: f64,
+    pub unattributed_us: f64,
+    /// `modelled_us / gpu_time_us`, percent.
+    pub modelled_pct: f64,
+}
+
+/// The table, its unattributed time and coverage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpTable {
+    /// Longest kernel time first.
+    pub rows: Vec<OpRow>,
+    pub unattributed: Unattributed,
+    pub coverage: Coverage,
+    /// The trace was recorded with `record_shapes=True` (some op carries `Input Dims`).
+    pub shapes_recorded: bool,
+}
+
+/// A row's key: the op and its recorded dims and types, as interned texts.
+type RowKey = (NameId, Option<NameId>, Option<NameId>);
+
+/// Builds the table. `chip` gives the roofline figures; without one they are `None`.
+pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpTable {
+    let links = OpLinks::new(trace);
+    // (op, start, end) of every attributed event; the rest are unattributed.
+    let mut spans: Vec<(usize, f64, f64)> = Vec::with_capacity(trace.kernels.len() + trace.transfers.len());
+    let mut unattributed: FxHashMap<NameId, (u64, f64)> = FxHashMap::default();
+    let mut attribute = |op: Option<usize>, name: NameId, ts: f64, dur: f64| match op {
+        Some(op) => spans.push((op, ts, ts + dur)),
+        None => {
+            let e = unattributed.entry(name).or_insert((0, 0.0));
+            e.0 += 1;
+            e.1 += dur;
+        }
+    };
+    let kernel_ops = links.ops_of(trace.kernels.iter().map(|k| (k.external_id, k.correlation)));
+    for (k, op) in trace.kernels.iter().zip(kernel_ops) {
+        attribute(op, k.name, k.ts, k.dur);
+    }
+    let transfer_ops = links.ops_of(trace.transfers.iter().map(|t| (t.external_id, t.correlation)));
+    for (t, op) in trace.transfers.iter().zip(transfer_ops) {
+        attribute(op, t.name, t.ts, t.dur);
+    }
+    spans.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+
+    // Per call: the union of its events; per row: the calls, their summed time and one call
+    // (for the delegation check below).
+    let mut rows: FxHashMap<RowKey, (u64, f64, RecordedShapes, Vec<usize>)> = FxHashMap::default();
+    let mut order: Vec<RowKey> = Vec::new();
+    let mut i = 0;
+    while i < spans.len() {
+        let op = spans[i].0;
+        let (mut total, mut cur_start, mut cur_end) = (0.0, spans[i].1, spans[i].2);
+        i += 1;
+        while i < spans.len() && spans[i].0 == op {
+            let (_, s, e) = spans[i];
+            if s > cur_end {
+                total += cur_end - cur_start;
+                (cur_start, cur_end) = (s, e);
+            } else {
+                cur_end = cur_end.max(e);
+            }
+            i += 1;
+        }
+        total += cur_end - cur_start;
+        let cpu = &trace.cpu_ops[op];
+        let key = row_key(trace, op);
+        let row = rows.entry(key).or_insert_with(|| {
+            order.push(key);
+            (0, 0.0, cpu.shapes, Vec::new())
+        });
+        row.0 += 1;
+        row.1 += total;
+        if row.3.len() < DELEGATION_SAMPLES {
+            row.3.push(op);
+        }
+    }
+
+    let mut costs = CostCache { trace, model, by_key: FxHashMap::default() };
+    let nested = NestedOps { trace, links: &links };
+    let mut out: Vec<OpRow> = order
+        .iter()
+        .map(|key| {
+            let (calls, time, shapes, ref sample) = rows[key];
+            let name = trace.name(key.0);
+            let cost = match costs.get(*key, shapes) {
+                Ok(c) => match sample.iter().find_map(|&op| nested.delegate(op, c.model, &mut costs)) {
+                    Some(child) => Err(format!("its work is counted at {child}, which it calls")),
+                    None => Ok(c),
+                },
+                Err(e) => Err(e),
+            };
+            row(name, costs.shape_text(shapes), calls, time, cost, chip)
+        })
+        .collect();
+    out.sort_by(|a, b| b.kernel_time_us.total_cmp(&a.kernel_time_us).then_with(|| a.op.cmp(&b.op)));
+
+    let mut names: Vec<NamedTime> = unattributed
+        .iter()
+        .map(|(&id, &(count, time))| NamedTime { name: trace.name(id).to_string(), count, time_us: round3(time) })
+        .collect();
+    let un = Unattributed {
+        events: names.iter().map(|n| n.count).sum(),
+        time_us: round3(unattributed.values().map(|v| v.1).fold(0.0, |a, b| a + b)),
+        kernels: {
+            names.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.name.cmp(&b.name)));
+            names.truncate(UNATTRIBUTED_NAMES);
+            names
+        },
+    };
+    let modelled: f64 = out.iter().filter(|r| r.model.is_some()).map(|r| r.kernel_time_us).fold(0.0, |a, b| a + b);
+    let unmodelled: f64 = out.iter().filter(|r| r.model.is_none()).map(|r| r.kernel_time_us).fold(0.0, |a, b| a + b);
+    let gpu = modelled + unmodelled + un.time_us;
+    OpTable {
+        shapes_recorded: trace.cpu_ops.iter().any(|o| o.shapes.is_recorded()),
+        coverage: Coverage {
+            gpu_time_us: round3(gpu),
+            modelled_us: round3(modelled),
+            unmodelled_us: round3(unmodelled),
+            unattributed_us: un.time_us,
+            modelled_pct: if gpu > 0.0 { round3(100.0 * modelled / gpu) } else { 0.0 },
+        },
+        rows: out,
+        unattributed: un,
+    }
+}
+
+/// Calls of a row checked for a modelled child: a few suffice (a model's ops call the same
+/// children every time).
+const DELEGATION_SAMPLES: usize = 3;
+/// Nested ops looked at per call (an op's own children come first after it).
+const NESTED_WALK: usize = 64;
+
+fn row_key(trace: &Trace, op: usize) -> RowKey {
+    let cpu = &trace.cpu_ops[op];
+    (cpu.name, cpu.shapes.dims, cpu.shapes.types)
+}
+
+/// Each distinct (op, dims, types)'s cost, computed once.
+struct CostCache<'t, 'm> {
+    trace: &'t Trace,
+    model: CostModel<'m>,
+    by_key: FxHashMap<RowKey, Result<Cost, String>>,
+}
+
+impl CostCache<'_, '_> {
+    fn shape_text(&self, shapes: RecordedShapes) -> ShapeText<'_> {
+        let text = |id: Option<NameId>| id.map(|id| self.trace.name(id));
+        ShapeText { dims: text(shapes.dims), types: text(shapes.types), concrete: text(shapes.concrete) }
+    }
+
+    fn get(&mut self, key: RowKey, shapes: RecordedShapes) -> Result<Cost, String> {
+        if let Some(c) = self.by_key.get(&key) {
+            return c.clone();
+        }
+        let c = (self.model)(self.trace.name(key.0), self.shape_text(shapes));
+        self.by_key.insert(key, c.clone());
+        c
+    }
+}
+
+/// The ops a call made: those nested in its interval on its thread.
+struct NestedOps<'t, 'l> {
+    trace: &'t Trace,
+    links: &'l OpLinks<'t>,
+}
+
+impl<'t> NestedOps<'t, '_> {
+    /// The name of an op nested in call `op` whose own model is of the same family (`aten::sdpa`
+    /// calling `aten::_flash_attention_forward`, `aten::linear` calling `aten::addmm`): then the
+    /// call's work is counted there, where its main kernels are attributed, and the outer row
+    /// (holding at most a helper kernel, such as ROCm's fill before attention) must not count it
+    /// again over a few microseconds.
+    fn delegate(&self, op: usize, family: &str, costs: &mut CostCache<'_, '_>) -> Option<&'t str> {
+        let call = &self.trace.cpu_ops[op];
+        let list = self.links.thread_ops(call.tid);
+        let at = list.partition_point(|&i| self.trace.cpu_ops[i].ts < call.ts);
+        let end = call.ts + call.dur;
+        list[at..]
+            .iter()
+            .copied()
+            .filter(|&i| i != op)
+            .take_while(|&i| self.trace.cpu_ops[i].ts <= end)
+            .take(NESTED_WALK)
+            .filter(|&i| self.trace.cpu_ops[i].ts + self.trace.cpu_ops[i].dur <= end)
+            .find(|&i| {
+                let key = row_key(self.trace, i);
+                key.0 != call.name && costs.get(key, self.trace.cpu_ops[i].shapes).is_ok_and(|c| c.model == family)
+            })
+            .map(|i| self.trace.name(self.trace.cpu_ops[i].name))
+    }
+}
+
+/// `text` parsed as JSON, or `null` (the reader only keeps arrays, so this does not fail on
+/// a trace's own text).
+fn json(text: Option<&str>) -> Value {
+    text.and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null)
+}
+
+/// One row's figures from its calls, time and cost.
+fn row(
+    op: &str,
+    shapes: ShapeText<'_>,
+    calls: u64,
+    time_us: f64,
+    cost: Result<Cost, String>,
+    chip: Option<&Chip>,
+) -> OpRow {
+    let mut r = OpRow {
+        op: op.to_string(),
+        input_dims: json(shapes.dims),
+        input_types: json(shapes.types),
+        model: None,
+        no_model: None,
+        estimate: false,
+        calls,
+        kernel_time_us: round3(time_us),
+        flops_per_call: None,
+        bytes_per_call: None,
+        tflops_per_s: None,
+        tb_per_s: None,
+        flop_per_byte: None,
+        roofline_time_us: None,
+        roofline_pct: None,
+        bound: None,
+        compute: None,
+        peak: None,
+    };
+    let cost = match cost {
+        Ok(c) => c,
+        Err(reason) => {
+            r.no_model = Some(reason);
+            return r;
+        }
+    };
+    r.model = Some(cost.model.to_string());
+    r.estimate = cost.estimate;
+    r.flops_per_call = Some(cost.flops);
+    r.bytes_per_call = Some(cost.bytes);
+    let (flops, bytes) = (cost.flops as f64 * calls as f64, cost.bytes as f64 * calls as f64);
+    // µs × 1e6 = FLOP per µs → TFLOP/s.
+    if time_us > 0.0 {
+        r.tflops_per_s = Some(round3(flops / time_us / 1e6));
+        r.tb_per_s = Some(round3(bytes / time_us / 1e6));
+    }
+    if cost.bytes > 0 {
+        r.flop_per_byte = Some(round3(cost.flops as f64 / cost.bytes as f64));
+    }
+    r.compute = Some(cost.peak);
+    set_roofline(&mut r, chip);
+    r
+}
+
+/// Sets (or, without a chip, clears) a row's roofline figures from its FLOPs, bytes and time:
+/// the page re-runs this when the user picks another chip, with no need to read the trace again.
+pub fn set_roofline(r: &mut OpRow, chip: Option<&Chip>) {
+    (r.roofline_time_us, r.roofline_pct, r.bound, r.peak) = (None, None, None, None);
+    let (Some(chip), Some(compute), Some(f), Some(b)) = (chip, r.compute, r.flops_per_call, r.bytes_per_call) else {
+        return;
+    };
+    let (flops, bytes) = (f as f64 * r.calls as f64, b as f64 * r.calls as f64);
+    let peak = chip.peak(compute);
+    let compute_s = flops / peak.flops;
+    let memory_s = bytes / chip.hbm_bandwidth;
+    let roof_us = compute_s.max(memory_s) * 1e6;
+    r.roofline_time_us = Some(round3(roof_us));
+    r.roofline_pct = (r.kernel_time_us > 0.0).then(|| round3(100.0 * roof_us / r.kernel_time_us));
+    r.bound = Some(if compute_s >= memory_s { Bound::Compute } else { Bound::Memory });
+    r.peak = Some(peak.key.map(|k| k.name()).unwrap_or_else(|| "peak_flops".to_string()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hardware::{preset, Precision, Unit};
+    use crate::trace::read_trace;
+
+    /// A stand-in model: `aten::mm` with 2·M·N·K FLOPs of its two dims, everything else none.
+    fn mm_model(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
+        if op != "aten::mm" && op != "aten::linear" {
+            return Err(format!("no model for {op}"));
+        }
+        let dims: Vec<Vec<u64>> = serde_json::from_str(shapes.dims.ok_or("no dims")?).map_err(|e| e.to_string())?;
+        let (m, k, n) = (dims[0][0], dims[0][1], dims[1][1]);
+        Ok(Cost {
+            model: "GEMM",
+            flops: 2 * m * n * k,
+            bytes: 2 * (m * k + k * n + m * n),
+            peak: PeakKey::new(Unit::Matrix, Precision::Bf16),
+            estimate: false,
+        })
+    }
+
+    fn trace() -> Trace {
+        // Two calls of mm (ids 1 and 2), one with a memset; one add; a kernel with no op.
+        let text = r#"{"traceEvents":[
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10,"args":{"External id":1,"Input Dims":[[1024,1024],[1024,1024]],"Input type":["c10::BFloat16","c10::BFloat16"]}},
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":20,"dur":10,"args":{"External id":2,"Input Dims":[[1024,1024],[1024,1024]],"Input type":["c10::BFloat16","c10::BFloat16"]}},
+          {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":40,"dur":10,"args":{"External id":3,"Input Dims":[[4],[4]],"Input type":["float","float"]}},
+          {"ph":"X","cat":"cuda_runtime","name":"cudaMemsetAsync","pid":1,"tid":1,"ts":1,"dur":1,"args":{"correlation":9,"External id":1}},
+          {"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":100,"dur":1,"args":{"correlation":9}},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":101,"dur":10,"args":{"External id":1,"correlation":10}},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":120,"dur":10,"args":{"External id":2,"correlation":11}},
+          {"ph":"X","cat":"kernel","name":"add_kernel","pid":0,"tid":7,"ts":140,"dur":2,"args":{"External id":3,"correlation":12}},
+          {"ph":"X","cat":"kernel","name":"graph_kernel","pid":0,"tid":7,"ts":150,"dur":5,"args":{"correlation":13}}
+        ]}"#;
+        read_trace(text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn rows_group_calls_by_shape_and_attribute_every_event_once() {
+        let chip = preset("h100").unwrap();
+        let t = op_table(&trace(), Some(&chip), &mm_model);
+        assert!(t.shapes_recorded);
+        assert_eq!(t.rows.len(), 2);
+        let mm = &t.rows[0];
+        assert_eq!((mm.op.as_str(), mm.calls), ("aten::mm", 2));
+        // 11 µs (memset + GEMM back to back) + 10 µs.
+        assert_eq!(mm.kernel_time_us, 21.0);
+        assert_eq!(mm.input_dims, serde_json::json!([[1024, 1024], [1024, 1024]]));
+        assert_eq!(mm.flops_per_call, Some(2 * 1024 * 1024 * 1024));
+        // 2 × 2·1024³ FLOP in 21 µs.
+        let tflops = 2.0 * 2.0 * 1024f64.powi(3) / 21e-6 / 1e12;
+        assert!((mm.tflops_per_s.unwrap() - tflops).abs() < 1e-3);
+        // Intensity 2·1024³ / (3·2·1024²) = 341.3 FLOP/B, above the H100 ridge (989.4/3.35 = 295): compute-bound.
+        assert_eq!(mm.bound, Some(Bound::Compute));
+        assert_eq!(mm.peak.as_deref(), Some("matrix_bf16"));
+        let roof = 2.0 * 2.0 * 1024f64.powi(3) / 989.4e12 * 1e6;
+        assert!((mm.roofline_time_us.unwrap() - roof).abs() < 1e-3);
+        assert!((mm.roofline_pct.unwrap() - 100.0 * roof / 21.0).abs() < 1e-2);
+        let add = &t.rows[1];
+        assert_eq!((add.model.as_deref(), add.no_model.as_deref()), (None, Some("no model for aten::add")));
+        assert_eq!(add.kernel_time_us, 2.0);
+        assert_eq!(t.unattributed.events, 1);
+        assert_eq!(t.unattributed.kernels[0].name, "graph_kernel");
+        assert_eq!(t.coverage.gpu_time_us, 28.0);
+        assert_eq!(t.coverage.modelled_us, 21.0);
+        assert_eq!(t.coverage.unattributed_us, 5.0);
+    }
+
+    #[test]
+    fn an_op_whose_modelled_child_does_the_work_is_not_counted_twice() {
+        // aten::linear calls aten::mm (nested on the same thread); the GEMM kernel belongs to
+        // mm, a small helper kernel to linear itself.
+        let text = r#"{"traceEvents":[
+          {"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":0,"dur":30,"args":{"External id":1,"Input Dims":[[64,64],[64,64]],"Input type":["float","float"]}},
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":5,"dur":10,"args":{"External id":2,"Input Dims":[[64,64],[64,64]],"Input type":["float","float"]}},
+          {"ph":"X","cat":"kernel","name":"fill","pid":0,"tid":7,"ts":100,"dur":1,"args":{"External id":1}},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":102,"dur":20,"args":{"External id":2}}
+        ]}"#;
+        let t = op_table(&read_trace(text.as_bytes()).unwrap(), None, &mm_model);
+        let row = |op: &str| t.rows.iter().find(|r| r.op == op).unwrap();
+        assert_eq!(row("aten::mm").model.as_deref(), Some("GEMM"));
+        assert_eq!(row("aten::linear").model, None);
+        assert_eq!(row("aten::linear").no_model.as_deref(), Some("its work is counted at aten::mm, which it calls"));
+        assert_eq!(row("aten::linear").kernel_time_us, 1.0);
+    }
+
+    proptest::proptest! {
+        /// Every GPU event is counted once: in its op's row or as unattributed. With the events
+        /// of a call back to back (never overlapping), the rows and the unattributed time add up
+        /// to the sum of all durations, whatever the ops, ids and shapes.
+        #[test]
+        fn rows_plus_unattributed_are_the_gpu_time(
+            ops in proptest::collection::vec((0usize..3, 0u32..3), 1..12),
+            events in proptest::collection::vec((0u64..15, 1u32..50, proptest::bool::ANY), 0..40),
+        ) {
+            let names = ["aten::mm", "aten::add", "triton_poi_fused_0"];
+            let mut text = String::from("{\"traceEvents\":[");
+            for (i, (name, dims)) in ops.iter().enumerate() {
+                text += &format!(
+                    r#"{{"ph":"X","cat":"cpu_op","name":"{}","pid":1,"tid":1,"ts":{},"dur":5,"args":{{"External id":{},"Input Dims":[[{d},{d}],[{d},{d}]]}}}},"#,
+                    names[*name], i * 10, i + 1, d = dims * 7 + 1
+                );
+            }
+            // Events one after another on the GPU timeline; ids past the ops have no op.
+            let mut t = 1000.0;
+            let mut total = 0.0;
+            for (ext, dur, memset) in &events {
+                let cat = if *memset { "gpu_memset" } else { "kernel" };
+                text += &format!(r#"{{"ph":"X","cat":"{cat}","name":"k{ext}","pid":0,"tid":7,"ts":{t},"dur":{dur},"args":{{"External id":{ext}}}}},"#);
+                t += *dur as f64 + 1.0;
+                total += *dur as f64;
+            }
+            text.pop();
+            text += "]}";
+            let trace = read_trace(text.as_bytes()).unwrap();
+            let table = op_table(&trace, Some(&preset("h100").unwrap()), &mm_model);
+            let rows: f64 = table.rows.iter().map(|r| r.kernel_time_us).sum();
+            proptest::prop_assert!((rows + table.unattributed.time_us - total).abs() < 1e-6);
+            proptest::prop_assert!((table.coverage.gpu_time_us - total).abs() < 1e-6);
+            let calls: u64 = table.rows.iter().map(|r| r.calls).sum();
+            proptest::prop_assert!(calls as usize <= ops.len());
+        }
+    }
+
+    #[test]
+    fn without_a_chip_rates_stay_and_roofline_figures_are_absent() {
+        let t = op_table(&trace(), None, &mm_model);
+        assert!(t.rows[0].tflops_per_s.is_some());
+        assert_eq!((t.rows[0].roofline_pct, t.rows[0].bound), (None, None));
+        // Picking a chip afterwards gives the figures a chip given up front gives.
+        let chip = preset("mi300x").unwrap();
+        let mut rows = t.rows.clone();
+        rows.iter_mut().for_each(|r| set_roofline(r, Some(&chip)));
+        assert_eq!(rows, op_table(&trace(), Some(&chip), &mm_model).rows);
+    }
+}

@@ -1,0 +1,155 @@
+//! Which model an op gets, by name: the entry points [`op_cost`] and [`cost_from_trace`].
+
+use super::args::{Input, OpArgs, RawArgs};
+use super::cost::OpCost;
+use super::error::NoModel;
+use super::norm::Training;
+use super::{attention, conv, copy, elementwise, embedding, gemm, norm, reduce, softmax, triton};
+
+type Model = fn(&OpArgs) -> Result<OpCost, NoModel>;
+
+/// Ops modelled by exact name (pointwise ops and reductions are looked up in their own tables,
+/// Triton kernels by prefix).
+const MODELS: &[(&str, Model)] = &[
+    ("aten::mm", gemm::mm),
+    ("aten::addmm", gemm::addmm),
+    ("aten::bmm", gemm::bmm),
+    ("aten::baddbmm", gemm::baddbmm),
+    ("aten::_scaled_mm", gemm::scaled_mm),
+    ("aten::linear", gemm::linear),
+    ("aten::matmul", gemm::matmul),
+    ("aten::scaled_dot_product_attention", attention::sdpa),
+    ("aten::_scaled_dot_product_flash_attention", attention::sdpa_flash),
+    ("aten::_scaled_dot_product_flash_attention_for_cpu", attention::sdpa_flash),
+    ("aten::_scaled_dot_product_efficient_attention", attention::sdpa_efficient_or_cudnn),
+    ("aten::_scaled_dot_product_cudnn_attention", attention::sdpa_efficient_or_cudnn),
+    ("aten::_flash_attention_forward", attention::flash_forward),
+    ("aten::_efficient_attention_forward", attention::efficient_forward),
+    ("aten::convolution", |a| conv::cost(a, conv::CONVOLUTION)),
+    ("aten::_convolution", |a| conv::cost(a, conv::CONVOLUTION)),
+    ("aten::cudnn_convolution", |a| conv::cost(a, conv::CUDNN)),
+    ("aten::cudnn_convolution_transpose", |a| conv::cost(a, conv::CUDNN_TRANSPOSE)),
+    ("aten::miopen_convolution", |a| conv::cost(a, conv::MIOPEN)),
+    ("aten::miopen_depthwise_convolution", |a| conv::cost(a, conv::MIOPEN)),
+    ("aten::miopen_convolution_transpose", |a| conv::cost(a, conv::MIOPEN_TRANSPOSE)),
+    ("aten::native_layer_norm", norm::layer_norm),
+    ("aten::_fused_rms_norm", norm::fused_rms_norm),
+    ("_C::rms_norm", norm::vllm_rms_norm),
+    ("_C::fused_add_rms_norm", norm::vllm_fused_add_rms_norm),
+    ("aten::native_group_norm", norm::group_norm),
+    ("aten::native_batch_norm", |a| norm::batch_norm(a, Training::At(5))),
+    ("aten::_native_batch_norm_legit", |a| norm::batch_norm(a, Training::At(5))),
+    ("aten::_native_batch_norm_legit_no_training", |a| norm::batch_norm(a, Training::Never)),
+    ("aten::cudnn_batch_norm", |a| norm::batch_norm(a, Training::At(5))),
+    ("aten::miopen_batch_norm", |a| norm::batch_norm(a, Training::At(5))),
+    ("aten::_softmax", softmax::internal),
+    ("aten::_log_softmax", softmax::internal),
+    ("aten::softmax", softmax::public),
+    ("aten::log_softmax", softmax::public),
+    ("aten::_safe_softmax", softmax::public),
+    ("aten::embedding", embedding::embedding),
+    ("aten::index_select", embedding::index_select),
+    ("aten::gather", embedding::gather),
+    ("aten::copy_", copy::copy),
+    ("aten::_to_copy", copy::to_copy),
+    ("aten::to", copy::to),
+    ("aten::clone", copy::clone),
+    ("aten::contiguous", copy::clone),
+    ("aten::fill_", copy::fill),
+    ("aten::zero_", copy::fill),
+    ("aten::cat", copy::cat),
+    ("aten::stack", copy::cat),
+    ("aten::constant_pad_nd", copy::constant_pad),
+];
+
+/// The cost of one call of `op` with `args`, or why there is none.
+pub fn op_cost(op: &str, args: &OpArgs) -> Result<OpCost, NoModel> {
+    if triton::is_triton(op) {
+        return triton::cost(op, args);
+    }
+    if let Some((_, model)) = MODELS.iter().find(|(name, _)| *name == op) {
+        return model(args);
+    }
+    if let Some(r) = reduce::find(op) {
+        // `max(self, other)` and `min(self, other)` are pointwise, not reductions.
+        if let ("max" | "min", Some(Input::Tensor(_))) = (r.name, args.input(1)) {
+            let pointwise = if r.name == "max" { "aten::maximum" } else { "aten::minimum" };
+            if let Some((p, _)) = elementwise::find(pointwise) {
+                return elementwise::cost(p, false, args);
+            }
+        }
+        return reduce::cost(r, args);
+    }
+    if let Some((p, inplace)) = elementwise::find(op) {
+        return elementwise::cost(p, inplace, args);
+    }
+    Err(NoModel::UnknownOp(op.to_string()))
+}
+
+/// [`op_cost`] from the three raw texts of a trace's `cpu_op` (`args["Input Dims"]`,
+/// `["Input type"]`, `["Concrete Inputs"]`). An op without a model says so before its
+/// arguments are read, so that "no model for aten::view" is not hidden behind a missing
+/// `Input Dims`.
+pub fn cost_from_trace(op: &str, raw: RawArgs<'_>) -> Result<OpCost, NoModel> {
+    if !has_model(op) {
+        return Err(NoModel::UnknownOp(op.to_string()));
+    }
+    op_cost(op, &OpArgs::parse(raw)?)
+}
+
+/// Whether `op` has a model (its arguments may still make it fail).
+pub fn has_model(op: &str) -> bool {
+    triton::is_triton(op)
+        || MODELS.iter().any(|(name, _)| *name == op)
+        || reduce::find(op).is_some()
+        || elementwise::find(op).is_some()
+}
+
+/// Every op name with a model (pointwise ops also in their in-place `_` form), and
+/// `triton_*` for Inductor's kernels.
+pub fn modelled_ops() -> Vec<String> {
+    let mut names: Vec<String> = MODELS.iter().map(|(name, _)| name.to_string()).collect();
+    names.extend(reduce::OPS.iter().map(|r| format!("aten::{}", r.name)));
+    for p in elementwise::OPS {
+        names.push(format!("aten::{}", p.name));
+        names.push(format!("aten::{}_", p.name));
+    }
+    names.push("triton_*".to_string());
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dispatch_by_name() {
+        assert!(has_model("aten::mm"));
+        assert!(has_model("aten::add_"));
+        assert!(has_model("aten::sum"));
+        assert!(has_model("triton_poi_fused_add_0"));
+        assert!(!has_model("aten::view"));
+        assert_eq!(
+            cost_from_trace("aten::view", RawArgs::default()).unwrap_err().to_string(),
+            "no model for aten::view"
+        );
+        assert_eq!(
+            cost_from_trace("aten::mm", RawArgs::default()).unwrap_err().to_string(),
+            "Input Dims missing (trace recorded without record_shapes)"
+        );
+        for name in modelled_ops().iter().filter(|n| *n != "triton_*") {
+            assert!(has_model(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn max_of_two_tensors_is_pointwise() {
+        let raw = RawArgs {
+            input_dims: Some("[[4], [4]]"),
+            input_type: Some(r#"["float", "float"]"#),
+            concrete_inputs: Some(r#"["", ""]"#),
+        };
+        let c = cost_from_trace("aten::max", raw).unwrap();
+        assert_eq!((c.family, c.flops, c.bytes), (crate::trace::time::perf::cost::Family::Elementwise, 4, 48));
+    }
+}

@@ -1,0 +1,194 @@
+//! Where one trace's time goes: the chip it ran on, its GPU timeline (whole trace and per
+//! step) and its per-op table, as `fusionscope trace --json` and the page show them.
+
+use serde::{Deserialize, Serialize};
+
+use super::op_table::{op_table, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
+use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
+use super::timeline::{timelines, Timeline};
+use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
+use crate::trace::capture::CaptureReport;
+use crate::trace::summary::ClassifiedTrace;
+
+/// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceTime {
+    /// The chip the roofline figures use, and where it came from; `null` when the trace's
+    /// devices are not a known chip and none was given.
+    pub chip: Option<ChipUsed>,
+    /// Why there is no chip (the device names seen), or other remarks on the choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chip_note: Option<String>,
+    /// The whole trace, on the busiest device; `null` when no GPU event ran.
+    pub timeline: Option<Timeline>,
+    /// One per `ProfilerStep` window on that device (`[]` when none).
+    pub steps: Vec<Timeline>,
+    /// The other devices' whole-trace timelines, when the trace has several.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_devices: Vec<Timeline>,
+    pub ops: Vec<OpRow>,
+    pub unattributed: Unattributed,
+    pub op_coverage: Coverage,
+    /// Whether the trace was recorded with `record_shapes=True`.
+    pub shapes_recorded: bool,
+    /// How a graph-capture trace's ops were joined to this trace's graph replays, when one was
+    /// given ([`crate::trace::capture`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureReport>,
+}
+
+/// `fusionscope trace --json` (and the page's JSON export): the summary and where the time
+/// goes, in one object.
+#[derive(Serialize)]
+pub struct TraceJson<'a> {
+    #[serde(flatten)]
+    pub summary: &'a crate::trace::TraceSummary,
+    #[serde(flatten)]
+    pub time: &'a TraceTime,
+}
+
+/// `fusionscope compare --json` (and the page's JSON export): the comparison and the gap.
+#[derive(Serialize)]
+pub struct CompareJson<'a> {
+    #[serde(flatten)]
+    pub comparison: &'a crate::trace::Comparison,
+    pub gap: &'a super::gap::Gap,
+    /// Per side key, how its capture trace was joined (only sides given one).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub captures: std::collections::BTreeMap<String, CaptureReport>,
+}
+
+/// The chip's figures as the report states them (TFLOP/s and TB/s, as datasheets do).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChipUsed {
+    pub name: String,
+    pub detected_from: String,
+    pub peak_tflops: f64,
+    pub hbm_tb_per_s: f64,
+    /// Per unit and type, TFLOP/s (`matrix_bf16`, `vector_fp32`, …).
+    pub peaks_tflops: std::collections::BTreeMap<String, f64>,
+    pub source: String,
+}
+
+impl ChipUsed {
+    fn of(d: &DetectedChip) -> Self {
+        ChipUsed {
+            name: d.chip.name.clone(),
+            detected_from: d.detected_from.clone(),
+            peak_tflops: d.chip.peak_flops / 1e12,
+            hbm_tb_per_s: d.chip.hbm_bandwidth / 1e12,
+            peaks_tflops: d.chip.peaks.iter().map(|(k, v)| (k.name(), v / 1e12)).collect(),
+            source: d.chip.source.clone(),
+        }
+    }
+}
+
+/// The report of one classified trace. `chip` is the user's choice; without one the chip is
+/// detected from the device names ([`detect_chip`]).
+pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model: CostModel<'_>) -> TraceTime {
+    let (chip, chip_note) = match chip {
+        Some(c) => (Some(c), None),
+        None => match detect_chip(&side.platform.devices) {
+            Ok(c) => (Some(c), None),
+            Err(seen) => (None, Some(unknown_chip_note(&seen))),
+        },
+    };
+    let mut devices = timelines(side);
+    let (timeline, steps) = if devices.is_empty() {
+        (None, Vec::new())
+    } else {
+        let first = devices.remove(0);
+        (Some(first.whole), first.steps)
+    };
+    let table = op_table(side.trace, chip.as_ref().map(|c| &c.chip), model);
+    TraceTime {
+        chip: chip.as_ref().map(ChipUsed::of),
+        chip_note,
+        timeline,
+        steps,
+        other_devices: devices.into_iter().map(|d| d.whole).collect(),
+        ops: table.rows,
+        unattributed: table.unattributed,
+        op_coverage: table.coverage,
+        shapes_recorded: table.shapes_recorded,
+        capture: None,
+    }
+}
+
+impl TraceTime {
+    /// Measures the rows against another chip (the user's pick): only the roofline figures and
+    /// the chip change, so nothing is read again.
+    pub fn with_chip(&mut self, chip: DetectedChip) {
+        for r in &mut self.ops {
+            set_roofline(r, Some(&chip.chip));
+        }
+        self.chip = Some(ChipUsed::of(&chip));
+        self.chip_note = None;
+    }
+
+    /// The op table part, for the gap.
+    pub fn op_table(&self) -> super::op_table::OpTable {
+        super::op_table::OpTable {
+            rows: self.ops.clone(),
+            unattributed: self.unattributed.clone(),
+            coverage: self.op_coverage.clone(),
+            shapes_recorded: self.shapes_recorded,
+        }
+    }
+}
+
+/// The production cost model: the performance models of [`super::perf`] over the recorded
+/// shapes (`docs/perf-models.md`).
+pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
+    let raw = RawArgs { input_dims: shapes.dims, input_type: shapes.types, concrete_inputs: shapes.concrete };
+    if shapes.dims.is_none() && has_model(op) {
+        return Err("Input Dims not recorded".into());
+    }
+    let c = cost_from_trace(op, raw).map_err(|e| e.to_string())?;
+    Ok(Cost {
+        model: family_name(c.family),
+        flops: c.flops,
+        bytes: c.bytes,
+        peak: PeakKey::new(c.unit, precision(c.dtype)),
+        estimate: c.estimate,
+    })
+}
+
+/// The model family as the op table names it.
+fn family_name(f: Family) -> &'static str {
+    match f {
+        Family::Gemm => "GEMM",
+        Family::Attention => "attention",
+        Family::Conv => "convolution",
+        Family::Elementwise => "elementwise",
+        Family::Norm => "norm",
+        Family::Softmax => "softmax",
+        Family::Reduce => "reduction",
+        Family::Embedding => "embedding",
+        Family::Copy => "copy",
+        Family::Triton => "Triton",
+    }
+}
+
+/// The peak precision of an element type. fp32 matrix work is counted against the fp32 matrix
+/// peak (PyTorch leaves TF32 off for matmuls by default); integer and bool ops run on the
+/// vector units and have no datasheet peak of their own, so they use the fp32 one.
+fn precision(d: DType) -> Precision {
+    match d {
+        DType::BF16 => Precision::Bf16,
+        DType::F16 => Precision::Fp16,
+        DType::F32 => Precision::Fp32,
+        DType::F64 => Precision::Fp64,
+        DType::F8E4M3FN | DType::F8E4M3FNUZ | DType::F8E5M2 | DType::F8E5M2FNUZ => Precision::Fp8,
+        _ => Precision::Fp32,
+    }
+}
+
+fn unknown_chip_note(seen: &[String]) -> String {
+    let names = if seen.is_empty() {
+        "no device name".to_string()
+    } else {
+        seen.iter().map(|s| format!("\"{}\"", crate::units::ellipsize(s, 60))).collect::<Vec<_>>().join(", ")
+    };
+    format!("the trace's devices ({names}) are not a known chip: pick one for the roofline figures")
+}
