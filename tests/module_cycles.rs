@@ -15,7 +15,7 @@
 //!   re-exporting file does depend on the files of the re-exported names that its *own* code uses
 //!   (found by looking for those names as bare identifiers).
 //! * `mod child;` is not a dependency: it says where the child is, not what the parent uses.
-//! * `#[cfg(test)]` items (the `mod tests` blocks) are skipped: a test belongs to its file, and
+//! * `#[cfg(test)]` items (the `mod tests` blocks, and the `tests.rs` files of `#[cfg(test)] mod tests;`) are skipped: a test belongs to its file, and
 //!   its `use super::*` and fixtures from anywhere would otherwise tie every file to its parent.
 //! * Code under any other `cfg` counts (the wasm-only page, the native-only command line): a
 //!   cycle in either build is a cycle.
@@ -1035,6 +1035,28 @@ fn read_sources(package: &Path, dir: &Path, out: &mut BTreeMap<String, String>) 
     }
 }
 
+/// Leaves out the unit tests kept in a file of their own (`#[cfg(test)] mod tests;` in
+/// `x.rs` or `x/mod.rs`, the tests in `x/tests.rs`): like a `mod tests { .. }` block, they belong
+/// to their module and are not its dependencies.
+fn drop_unit_test_files(sources: &mut BTreeMap<String, String>) {
+    let declares_tests = |owner: &str| {
+        sources.get(owner).is_some_and(|text| {
+            let lines: Vec<&str> = text.lines().map(str::trim).collect();
+            lines.windows(2).any(|w| w[0] == "#[cfg(test)]" && w[1] == "mod tests;")
+        })
+    };
+    let test_files: Vec<String> = sources
+        .keys()
+        .filter_map(|path| {
+            let dir = path.strip_suffix("/tests.rs")?;
+            (declares_tests(&format!("{dir}.rs")) || declares_tests(&format!("{dir}/mod.rs"))).then(|| path.clone())
+        })
+        .collect();
+    for path in test_files {
+        sources.remove(&path);
+    }
+}
+
 /// `src/` read once for all tests in this file.
 fn src_tree() -> &'static Tree {
     static TREE: OnceLock<Tree> = OnceLock::new();
@@ -1042,6 +1064,7 @@ fn src_tree() -> &'static Tree {
         let package = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut sources = BTreeMap::new();
         read_sources(package, &package.join("src"), &mut sources);
+        drop_unit_test_files(&mut sources);
         Tree::new(&sources)
     })
 }
