@@ -26,7 +26,10 @@ pub(super) struct Builder<S> {
 /// does not.
 fn is_dropped_category(bytes: &[u8]) -> bool {
     const DROPPED: [&[u8]; 4] = [b"\"python_function\"", b"\"ac2g\"", b"\"cpu_instant_event\"", b"\"fwdbwd\""];
-    let Some(at) = memchr::memmem::find(bytes, b"\"cat\"") else { return false };
+    // One searcher for the whole run: building one per event cost as much as the search.
+    static CAT: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let cat = CAT.get_or_init(|| memchr::memmem::Finder::new(b"\"cat\""));
+    let Some(at) = cat.find(bytes) else { return false };
     if !at_top_of_object(&bytes[..at]) {
         return false;
     }

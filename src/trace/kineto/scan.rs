@@ -156,29 +156,45 @@ impl ValueScan {
             }
             return Advance::Open(i);
         }
-        while i < buf.len() {
+        let n = buf.len();
+        while i < n {
             if self.in_string {
                 if self.escape {
                     self.escape = false;
                     i += 1;
                     continue;
                 }
-                match memchr::memchr2(b'"', b'\\', &buf[i..]) {
-                    None => i = buf.len(),
-                    Some(p) => {
-                        i += p;
-                        if buf[i] == b'\\' {
-                            self.escape = true;
-                        } else {
-                            self.in_string = false;
-                            if self.depth == 0 {
-                                return Advance::Ended(i + 1);
-                            }
+                // Most strings of a trace are short keys and numbers' neighbours: look at a few
+                // bytes inline before paying for a vectorised search's set-up.
+                let inline_end = n.min(i + 24);
+                while i < inline_end && BYTE_CLASS[buf[i] as usize] & IN_STRING == 0 {
+                    i += 1;
+                }
+                if i == inline_end {
+                    match memchr::memchr2(b'"', b'\\', &buf[i..]) {
+                        None => {
+                            i = n;
+                            continue;
                         }
-                        i += 1;
+                        Some(p) => i += p,
                     }
                 }
+                if buf[i] == b'\\' {
+                    self.escape = true;
+                } else {
+                    self.in_string = false;
+                    if self.depth == 0 {
+                        return Advance::Ended(i + 1);
+                    }
+                }
+                i += 1;
             } else {
+                while i < n && BYTE_CLASS[buf[i] as usize] & STRUCTURAL == 0 {
+                    i += 1;
+                }
+                if i == n {
+                    break;
+                }
                 let b = buf[i];
                 i += 1;
                 match b {
@@ -189,19 +205,37 @@ impl ValueScan {
                         }
                         self.depth += 1;
                     }
-                    b'}' | b']' => {
+                    _ => {
+                        // `}` or `]`
                         self.depth = self.depth.saturating_sub(1);
                         if self.depth == 0 {
                             return Advance::Ended(i);
                         }
                     }
-                    _ => {}
                 }
             }
         }
         Advance::Open(i)
     }
 }
+
+/// [`BYTE_CLASS`] bit: a byte that ends a run inside a string (`"`, `\\`).
+const IN_STRING: u8 = 1;
+/// [`BYTE_CLASS`] bit: a byte that matters outside strings (`"`, `{`, `[`, `}`, `]`).
+const STRUCTURAL: u8 = 2;
+
+/// What each byte value means to [`ValueScan::advance`]: one table look-up a byte instead of a
+/// chain of comparisons, so the runs between the bytes that matter are skipped in a tight loop.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = IN_STRING | STRUCTURAL;
+    t[b'\\' as usize] = IN_STRING;
+    t[b'{' as usize] = STRUCTURAL;
+    t[b'[' as usize] = STRUCTURAL;
+    t[b'}' as usize] = STRUCTURAL;
+    t[b']' as usize] = STRUCTURAL;
+    t
+};
 
 /// The incremental splitter. Feed it the JSON text in chunks of any size.
 #[derive(Debug)]
