@@ -157,6 +157,57 @@ pub struct RawArgs<'a> {
     pub input_types: Option<&'a RawValue>,
     #[serde(default, borrow, rename = "Concrete Inputs")]
     pub concrete_inputs: Option<&'a RawValue>,
+    // ---- c10d's keys on an NCCL/RCCL kernel (read by `super::ranks`; see `collective`).
+    #[serde(default, borrow, rename = "Collective name")]
+    pub collective_name: Text<'a>,
+    #[serde(default, rename = "In msg nelems")]
+    pub in_msg_nelems: Num,
+    #[serde(default, rename = "Out msg nelems")]
+    pub out_msg_nelems: Num,
+    #[serde(default, rename = "Group size")]
+    pub group_size: Num,
+    #[serde(default, borrow)]
+    pub dtype: Text<'a>,
+    #[serde(default, borrow, rename = "Process Group Name")]
+    pub pg_name: Text<'a>,
+    #[serde(default, borrow, rename = "Process Group Description")]
+    pub pg_desc: Text<'a>,
+    #[serde(default, borrow, rename = "Process Group Ranks")]
+    pub pg_ranks: Text<'a>,
+}
+
+/// What c10d records on a collective's kernel (PyTorch ≥ 2.1 with `record_shapes`): which
+/// collective, its message in elements, the element type and the process group. Each key is
+/// absent when the trace does not have it; the ranks analysis (`super::ranks`) matches kernels
+/// across ranks by the group and derives the message size from these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CollectiveArgs<'a> {
+    pub collective: Option<&'a str>,
+    pub in_nelems: Option<u64>,
+    pub out_nelems: Option<u64>,
+    pub group_size: Option<u64>,
+    pub dtype: Option<&'a str>,
+    pub group_name: Option<&'a str>,
+    pub group_desc: Option<&'a str>,
+    /// As written: a list in text, `"[0, 1]"`.
+    pub group_ranks: Option<&'a str>,
+}
+
+impl RawArgs<'_> {
+    /// The collective keys of a kernel's args, `None` when it has none of them.
+    pub fn collective(&self) -> Option<CollectiveArgs<'_>> {
+        let c = CollectiveArgs {
+            collective: self.collective_name.as_str(),
+            in_nelems: self.in_msg_nelems.id(),
+            out_nelems: self.out_msg_nelems.id(),
+            group_size: self.group_size.id(),
+            dtype: self.dtype.as_str(),
+            group_name: self.pg_name.as_str(),
+            group_desc: self.pg_desc.as_str(),
+            group_ranks: self.pg_ranks.as_str(),
+        };
+        (c != CollectiveArgs::default()).then_some(c)
+    }
 }
 
 /// `args` when it is an object; anything else reads as no args.

@@ -29,7 +29,7 @@ use super::intern::{NameId, NameTable};
 use super::model::{
     Annotation, CpuOp, DeviceProperties, Kernel, Launch, RecordedShapes, Trace, Transfer, TransferKind, VersionKeys,
 };
-use super::raw::{RawDevice, RawEvent};
+use super::raw::{CollectiveArgs, RawDevice, RawEvent};
 use super::scan::{Item, Part, ScanError, Scanner};
 use crate::limits::TRACE_NAME_BYTES;
 use crate::units::{format_bytes, group_digits};
@@ -97,6 +97,9 @@ pub struct TraceHeader {
     pub event_count: u64,
     /// Size of the JSON text (after decompression).
     pub json_bytes: u64,
+    /// The top-level `distributedInfo` as written (JSON text; its budget is a top-level
+    /// value's): a rank's identity, read by `super::ranks`.
+    pub distributed_info: Option<String>,
 }
 
 /// Where the reader hands each event it keeps, as it reads: [`Trace`] keeps them all (the
@@ -109,6 +112,11 @@ pub trait EventSink {
     /// reader skips them before interning any of their names or shapes.
     const CPU_SIDE: bool = true;
     fn kernel(&mut self, names: &NameTable, kernel: Kernel);
+    /// A kernel whose args carry c10d's collective keys (an NCCL/RCCL kernel recorded with
+    /// shapes): by default just a [`Self::kernel`]; the ranks fold keeps the keys.
+    fn collective_kernel(&mut self, names: &NameTable, kernel: Kernel, _args: &CollectiveArgs<'_>) {
+        self.kernel(names, kernel)
+    }
     fn transfer(&mut self, names: &NameTable, transfer: Transfer);
     fn cpu_op(&mut self, _op: CpuOp) {}
     fn annotation(&mut self, _annotation: Annotation) {}
@@ -137,7 +145,7 @@ impl EventSink for Trace {
         self.launches.insert(correlation, launch);
     }
     fn finish(mut self, header: TraceHeader) -> Trace {
-        let TraceHeader { names, devices, versions, event_count, json_bytes } = header;
+        let TraceHeader { names, devices, versions, event_count, json_bytes, .. } = header;
         (self.names, self.devices, self.versions, self.event_count, self.json_bytes) =
             (names, devices, versions, event_count, json_bytes);
         let by_ts = |a: &f64, b: &f64| a.total_cmp(b);
@@ -395,7 +403,10 @@ impl<S: EventSink> Builder<S> {
                     external_id: args.external_id.id(),
                     graph_node: args.kind.as_str() == Some("Dispatch Task"),
                 };
-                sink.kernel(names, kernel);
+                match args.collective() {
+                    Some(collective) => sink.collective_kernel(names, kernel, &collective),
+                    None => sink.kernel(names, kernel),
+                }
             }
             "gpu_memcpy" | "gpu_memset" => {
                 let transfer = Transfer {
@@ -494,6 +505,11 @@ impl<S: EventSink> Builder<S> {
                         num_sms: small(d.num_sms),
                     })
                     .collect();
+                return Ok(());
+            }
+            b"distributedInfo" => {
+                serde_json::from_slice::<serde::de::IgnoredAny>(value).map_err(err)?;
+                self.header.distributed_info = Some(String::from_utf8_lossy(value).into_owned());
                 return Ok(());
             }
             b"cupti_version" => &mut versions.cupti_version,
