@@ -222,3 +222,33 @@ pub const ROOFLINE_DECADES: i32 = 30;
 /// largest real MoE model in the configs, DeepSeek-V3, has 256 routed experts; a config with
 /// 2³¹ of them would otherwise make billions of ops and hang the page that opened its link.
 pub const WORKLOAD_EXPERTS_PER_CHIP: u64 = 4096;
+
+// ---- Ranks of one job (`fusionscope ranks`, `crate::trace::ranks`, docs/ranks.md)
+
+/// Trace files of one job opened together. Each is read in bounded memory and only its
+/// summary kept; 4,096 ranks' summaries are a few hundred MB at most.
+pub const RANKS_FILES: usize = 4096;
+
+/// Collective kernels one rank's fold records (about 100 bytes each). Past this, a note says
+/// so and the rank's later collectives are not matched. Real traces of a few steps hold tens to
+/// thousands; a million is far above them.
+pub const RANKS_COLLECTIVES: usize = 1 << 20;
+
+/// GPU devices of one rank's trace given a timeline; events of further devices count in no
+/// timeline and a note says so. A rank's trace has one device (sometimes up to 8 listed).
+pub const RANKS_DEVICES: usize = 16;
+
+/// Streams of one rank given their own figures (each three unions of [`RANKS_STREAM_SPANS`]).
+pub const RANKS_STREAMS: usize = 64;
+
+/// Disjoint spans a stream's union holds before retiring its earliest half (as
+/// [`SUMMARY_ONLY_SPANS`] for a device): 4,096 spans are about 150 KB.
+pub const RANKS_STREAM_SPANS: usize = 4 * 1024;
+
+/// Disjoint computation spans kept per device, exactly, to measure the computation before each
+/// collective (about 40 bytes each: 5 MB). A launch-bound trace whose kernels never touch can
+/// pass it: the per-collective computation is then left out for that device, and a note says so.
+pub const RANKS_COMPUTE_SPANS: usize = 1 << 17;
+
+/// Distinct process groups (or, without them, collective streams) of one rank.
+pub const RANKS_GROUPS: usize = 4096;

@@ -21,6 +21,7 @@ pub mod op_table;
 pub mod pairing;
 pub mod perf;
 pub mod platform;
+pub mod ranks;
 pub mod raw;
 pub mod reader;
 pub mod scan;
