@@ -77,6 +77,9 @@ pub struct MatchedCollective {
     pub last_rank: Option<u32>,
     /// Latest end less latest start: the transfer once everyone is there (one rank: its own).
     pub duration_us: f64,
+    /// Latest end less earliest end on the reference clock: near 0 for a collective that ends
+    /// together (all-reduce, all-gather, …); large ones put the match or the clocks in doubt.
+    pub end_spread_us: f64,
     pub algbw_gbps: Option<f64>,
     pub busbw_gbps: Option<f64>,
 }
@@ -253,13 +256,9 @@ fn collective(sorted: &[RankSummary], offsets: &[f64], m: &Match) -> (f64, Match
     }
     let earliest = arrivals.iter().map(|a| a.start_us).fold(f64::INFINITY, f64::min);
     let latest = arrivals.iter().map(|a| a.start_us).fold(f64::NEG_INFINITY, f64::max);
-    let latest_end = per_rank.iter().map(|t| t.end_us).fold(f64::NEG_INFINITY, f64::max);
-    let last_end_raw = m
-        .parts
-        .iter()
-        .map(|p| sorted[p.input].collectives[p.record].end_us - offsets[p.input])
-        .fold(f64::NEG_INFINITY, f64::max);
-    debug_assert!((latest_end - round3(last_end_raw)).abs() < 1e-6);
+    let ends = || m.parts.iter().map(|p| sorted[p.input].collectives[p.record].end_us - offsets[p.input]);
+    let last_end_raw = ends().fold(f64::NEG_INFINITY, f64::max);
+    let first_end_raw = ends().fold(f64::INFINITY, f64::min);
     let duration = (last_end_raw - latest).max(0.0);
     let wait_us = arrivals.iter().map(|a| (a.rank, round3(latest - a.start_us))).collect();
     let last_rank = (arrivals.len() > 1 && latest > earliest)
@@ -284,6 +283,7 @@ fn collective(sorted: &[RankSummary], offsets: &[f64], m: &Match) -> (f64, Match
         wait_us,
         last_rank,
         duration_us: round3(duration),
+        end_spread_us: round3(last_end_raw - first_end_raw),
         algbw_gbps: algbw.map(round3),
         busbw_gbps: busbw.map(round3),
     };
