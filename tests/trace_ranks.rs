@@ -125,6 +125,21 @@ fn a_collective_missing_on_one_rank_leaves_its_group_unmatched_and_said() {
 }
 
 #[test]
+fn one_group_name_with_different_members_is_not_matched() {
+    let job = SyntheticJob::small();
+    let mut summaries: Vec<RankSummary> = (0..4).map(|r| summary(&job, r)).collect();
+    let g = summaries[1].groups.iter_mut().find(|g| g.key == "0").unwrap();
+    g.ranks = Some(vec![1, 5, 6, 7]);
+    let r = job_report(&summaries).unwrap();
+    assert_eq!(r.unmatched.len(), 1);
+    assert_eq!(
+        r.unmatched[0].reason,
+        "rank 0 lists group 0's members as [0, 1, 2, 3], rank 1 as [1, 5, 6, 7]: not one group, so none of its collectives is matched"
+    );
+    assert!(r.collectives.iter().all(|c| c.group == "1"));
+}
+
+#[test]
 fn a_rank_twice_or_files_of_other_jobs_are_refused_naming_the_files() {
     let job = SyntheticJob::small();
     let a = summary(&job, 1);

@@ -80,6 +80,10 @@ pub fn match_collectives(summaries: &[RankSummary], ranks: &[u32]) -> (Vec<Match
             });
             continue;
         }
+        if let Some(reason) = members_differ(summaries, ranks, key, &members) {
+            unmatched.push(Unmatched { group: key.to_string(), from_seq: 0, counts: counts(0), reason });
+            continue;
+        }
         let lens: Vec<usize> = members.iter().map(|(_, r)| r.len()).collect();
         if lens.iter().any(|&n| n != lens[0]) {
             unmatched.push(Unmatched {
@@ -152,6 +156,41 @@ fn absent_members(summaries: &[RankSummary], ranks: &[u32], key: &str, members: 
     let mut absent: Vec<u32> = ranks.iter().copied().filter(|r| listed.contains(r) && !present.contains(r)).collect();
     absent.sort_unstable();
     absent
+}
+
+/// Why the ranks' records of one group cannot be one group: they list different members
+/// (the same name for different groups: files of different jobs, or of a job that renamed its
+/// groups).
+fn members_differ(summaries: &[RankSummary], ranks: &[u32], key: &str, members: &[(usize, Vec<usize>)]) -> Option<String> {
+    let listed = |input: usize| {
+        summaries[input].groups.iter().find(|g| g.key == key && !g.by_stream).and_then(|g| g.ranks.as_ref())
+    };
+    let mut first: Option<(u32, &Vec<u32>)> = None;
+    for (input, _) in members {
+        let Some(these) = listed(*input) else { continue };
+        match first {
+            None => first = Some((ranks[*input], these)),
+            Some((rank, those)) if those != these => {
+                return Some(format!(
+                    "rank {rank} lists group {key}'s members as {}, rank {} as {}: not one group, so none of its collectives is matched",
+                    short_list(those),
+                    ranks[*input],
+                    short_list(these)
+                ))
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A member list for a message: at most 8 ranks, then how many more.
+fn short_list(ranks: &[u32]) -> String {
+    let shown: Vec<String> = ranks.iter().take(8).map(u32::to_string).collect();
+    match ranks.len().saturating_sub(8) {
+        0 => format!("[{}]", shown.join(", ")),
+        more => format!("[{}, … {more} more]", shown.join(", ")),
+    }
 }
 
 fn list(ranks: &[u32]) -> String {

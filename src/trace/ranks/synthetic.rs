@@ -70,8 +70,8 @@ impl SyntheticJob {
     /// 1,000 compute kernels a step, the last rank straggling.
     pub fn sized(world_size: u32, bytes_per_rank: u64) -> Self {
         let world = world_size.max(2);
-        // About 235 bytes per compute kernel event, 1,000 a step.
-        let steps = (bytes_per_rank / 235_000).max(1) as usize;
+        // About 280 bytes per compute kernel event (measured), 1,000 a step.
+        let steps = (bytes_per_rank / 280_000).max(1) as usize;
         SyntheticJob {
             world_size: world,
             steps,
