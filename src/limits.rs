@@ -239,11 +239,14 @@ pub const RANKS_COLLECTIVES: usize = 1 << 20;
 pub const RANKS_DEVICES: usize = 16;
 
 /// Streams of one rank given their own figures (each three unions of [`RANKS_STREAM_SPANS`]).
-pub const RANKS_STREAMS: usize = 64;
+/// Real ranks run kernels on 2 to 6 streams.
+pub const RANKS_STREAMS: usize = 32;
 
-/// Disjoint spans a stream's union holds before retiring its earliest half (as
-/// [`SUMMARY_ONLY_SPANS`] for a device): 4,096 spans are about 150 KB.
-pub const RANKS_STREAM_SPANS: usize = 4 * 1024;
+/// Disjoint spans a stream's union holds before retiring its earliest half: as many as a
+/// device's ([`SUMMARY_ONLY_SPANS`]), since kernels reach the reader far from time order (a real
+/// A100 trace's compute stream needs more than 4,096 held to come out exact). A union only
+/// grows as its spans do: 32 streams × 3 full unions would be about 60 MB, real ranks a few MB.
+pub const RANKS_STREAM_SPANS: usize = SUMMARY_ONLY_SPANS;
 
 /// Disjoint computation spans kept per device, exactly, to measure the computation before each
 /// collective (about 40 bytes each: 5 MB). A launch-bound trace whose kernels never touch can

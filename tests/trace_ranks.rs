@@ -418,3 +418,66 @@ fn the_cli_on_the_shared_ranks() {
     assert_eq!(v["collectives"].as_array().unwrap().len(), 10);
     assert!(v["unmatched"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn every_device_and_stream_of_one_trace_gets_its_figures() {
+    use fusionscope::trace::ranks::streams::device_streams;
+    use fusionscope::trace::summary::ClassifiedTrace;
+    // One process driving four GPUs: the synthetic ranks' events in one trace, one clock.
+    let job = SyntheticJob { offsets_us: vec![0; 4], ..SyntheticJob::small() };
+    let mut events = Vec::new();
+    let mut devices = Vec::new();
+    for r in 0..job.world_size {
+        let v: serde_json::Value = serde_json::from_str(&job.rank_trace(r)).unwrap();
+        events.extend(v["traceEvents"].as_array().unwrap().iter().cloned());
+        devices.extend(v["deviceProperties"].as_array().unwrap().iter().cloned());
+    }
+    let text = serde_json::json!({"deviceProperties": devices, "traceEvents": events}).to_string();
+    let merged = read_rank(&classify, "merged.json", text.as_bytes().chunks(4096)).unwrap();
+    assert_eq!(merged.devices.iter().map(|d| d.pid).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    for (d, r) in merged.devices.iter().zip(0..) {
+        let alone = summary(&job, r);
+        assert_eq!(d, &alone.devices[0], "device {r}: the same figures as its rank's own trace");
+        assert_eq!(d.timeline.device, "NVIDIA H100 80GB HBM3");
+    }
+    // The whole-trace path gives each stream the same figures as the fold.
+    let trace = read_trace(text.as_bytes()).unwrap();
+    let side = ClassifiedTrace::new(&trace, &classify);
+    let whole = device_streams(&side);
+    assert_eq!(whole.len(), 4);
+    for (w, d) in whole.iter().zip(&merged.devices) {
+        assert_eq!((w.pid, &w.streams), (d.pid, &d.streams));
+    }
+    // `trace --json`: a timeline for every device (each named) and every device's streams.
+    let dir = common::temp_dir("ranks-merged");
+    let path = dir.join("merged.json");
+    std::fs::write(&path, &text).unwrap();
+    let v = json(&["trace", path.to_str().unwrap(), "--json"]);
+    assert_eq!(v["other_devices"].as_array().unwrap().len(), 3);
+    assert_eq!(v["streams"].as_array().unwrap().len(), 4);
+    assert_eq!(v["streams"][3]["streams"], serde_json::to_value(&merged.devices[3].streams).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_whole_trace_streams_equal_the_streamed_folds_on_real_traces() {
+    use fusionscope::trace::ranks::streams::device_streams;
+    use fusionscope::trace::summary::ClassifiedTrace;
+    for rel in [
+        "multirank/hta_sampled_128rank_rank0.json.gz",
+        "multirank/hta_nccl_a100_rank0_of2.json.gz",
+        "nvidia/hta_a100_compiled_rank0.json.gz",
+        "amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz",
+    ] {
+        let bytes = trace_bytes(rel);
+        let folded = read_rank(&classify, rel, bytes.chunks(50_000)).unwrap();
+        let trace = read_trace(&bytes).unwrap();
+        let whole = device_streams(&ClassifiedTrace::new(&trace, &classify));
+        assert_eq!(whole.len(), folded.devices.len(), "{rel}");
+        for (w, d) in whole.iter().zip(&folded.devices) {
+            assert_eq!(w.streams, d.streams, "{rel}");
+            assert_eq!(w.device, d.timeline.device, "{rel}");
+        }
+        assert!(whole[0].streams.len() >= 2, "{rel}: several streams");
+    }
+}

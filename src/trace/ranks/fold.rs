@@ -484,6 +484,15 @@ impl EventSink for RankSink<'_> {
                     group_digits(late)
                 ));
             }
+            for ((_, stream), s) in self.streams.iter().filter(|((dev, _), _)| dev == pid) {
+                let late = s.busy.late() + s.computation.late() + s.communication.late();
+                if late > 0 {
+                    notes.push(format!(
+                        "device {name}, stream {stream}: {} spans started before spans already retired: its figures are lower bounds",
+                        group_digits(late)
+                    ));
+                }
+            }
             let mut streams: Vec<StreamFigures> = self
                 .streams
                 .iter()

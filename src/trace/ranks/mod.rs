@@ -28,6 +28,7 @@ pub mod identity;
 pub mod job;
 pub mod matching;
 pub mod stragglers;
+pub mod streams;
 pub mod synthetic;
 
 pub use fold::{RankSink, RankSummary};
