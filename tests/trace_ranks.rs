@@ -80,7 +80,10 @@ fn the_synthetic_job_gives_back_its_planted_figures() {
         if i % 2 == 0 {
             assert_eq!((c.kind, c.group.as_str(), c.bytes), (CollectiveKind::AllReduce, "0", Some(50_000_000)));
             assert_eq!(c.start_skew_us, 400.0);
-            assert_eq!(c.wait_us.iter().map(|(r, w)| (*r, *w)).collect::<Vec<_>>(), vec![(0, 400.0), (1, 370.0), (2, 0.0), (3, 390.0)]);
+            assert_eq!(
+                c.wait_us.iter().map(|(r, w)| (*r, *w)).collect::<Vec<_>>(),
+                vec![(0, 400.0), (1, 370.0), (2, 0.0), (3, 390.0)]
+            );
             assert_eq!((c.last_rank, c.duration_us), (Some(2), 500.0));
             // 50 MB in 500 µs; bus factor 2(n−1)/n = 1.5 for 4 ranks.
             assert_eq!((c.algbw_gbps, c.busbw_gbps), (Some(100.0), Some(150.0)));
@@ -121,7 +124,11 @@ fn a_collective_missing_on_one_rank_leaves_its_group_unmatched_and_said() {
     assert!(r.collectives.iter().all(|c| c.group == "1"));
     assert_eq!(r.collectives.len(), 3);
     assert_eq!(r.ranks[3].clock.offset_us, 2_500_000.0);
-    assert!(r.notes.iter().any(|n| n == "11 collective kernels in 1 groups not matched (see unmatched)"), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n == "11 collective kernels in 1 groups not matched (see unmatched)"),
+        "{:?}",
+        r.notes
+    );
 }
 
 #[test]
@@ -146,7 +153,10 @@ fn a_rank_twice_or_files_of_other_jobs_are_refused_naming_the_files() {
     let mut b = summary(&job, 1);
     b.file = "other/rank1.json".into();
     let e = job_report(&[a.clone(), b]).unwrap_err();
-    assert_eq!(e.to_string(), "job/rank1.json and other/rank1.json both are rank 1 (by their distributedInfo): give each rank once");
+    assert_eq!(
+        e.to_string(),
+        "job/rank1.json and other/rank1.json both are rank 1 (by their distributedInfo): give each rank once"
+    );
     let other = SyntheticJob { world_size: 2, extra_us: vec![0, 0], offsets_us: vec![0, 0], ..SyntheticJob::small() };
     let e = job_report(&[a, summary(&other, 0)]).unwrap_err();
     assert!(matches!(e, RanksError::Identity(IdentityError::WorldSizes { first_size: 4, second_size: 2, .. })), "{e}");
@@ -264,7 +274,10 @@ fn the_two_ranks_of_the_128_rank_job() {
     // No process groups recorded: the SendRecv kernels are matched by stream, 8 on 84, 2 on 203.
     let on = |g: &str| r.collectives.iter().filter(|c| c.group == g).count();
     assert_eq!((on("stream 84"), on("stream 203"), r.collectives.len()), (8, 2, 10));
-    assert!(r.collectives.iter().all(|c| c.kind == CollectiveKind::SendRecv && c.bytes.is_none() && c.busbw_gbps.is_none()));
+    assert!(r
+        .collectives
+        .iter()
+        .all(|c| c.kind == CollectiveKind::SendRecv && c.bytes.is_none() && c.busbw_gbps.is_none()));
     assert!(r.notes.iter().any(|n| n == "2 of the 128 ranks given; missing: 2–127"), "{:?}", r.notes);
     // Point-to-point kernels do not end together: the report says the offset is rough.
     assert!(r.ranks[1].clock.point_to_point);
@@ -308,7 +321,10 @@ fn rank_0_of_the_a100_job_with_its_process_group() {
     let info = s.distributed.as_ref().unwrap();
     assert_eq!((info.rank, info.world_size, info.nccl_version.as_deref()), (Some(0), Some(2), Some("2.17.1")));
     assert_eq!(s.groups.len(), 1);
-    assert_eq!((s.groups[0].key.as_str(), s.groups[0].desc.as_deref(), s.groups[0].size), ("0", Some("default_pg"), Some(2)));
+    assert_eq!(
+        (s.groups[0].key.as_str(), s.groups[0].desc.as_deref(), s.groups[0].size),
+        ("0", Some("default_pg"), Some(2))
+    );
     assert_eq!(s.groups[0].ranks, Some(vec![0, 1]));
     let r = job_report(std::slice::from_ref(&s)).unwrap();
     assert_eq!(r.collectives.len(), 21);
@@ -331,7 +347,12 @@ fn rank_0_of_the_a100_job_with_its_process_group() {
                 "Long" => 8,
                 other => panic!("dtype {other}"),
             };
-            (e["ts"].as_f64().unwrap(), a["In msg nelems"].as_u64().unwrap(), a["Collective name"].as_str().unwrap().to_string(), size)
+            (
+                e["ts"].as_f64().unwrap(),
+                a["In msg nelems"].as_u64().unwrap(),
+                a["Collective name"].as_str().unwrap().to_string(),
+                size,
+            )
         })
         .collect();
     args.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -383,7 +404,18 @@ fn the_cli_prints_the_job_as_json_and_tables() {
         assert!(rank["timeline"][key].is_number(), "timeline.{key}");
     }
     let c = &v["collectives"][0];
-    for key in ["name", "group", "seq", "bytes", "ranks", "start_skew_us", "wait_us", "duration_us", "algbw_gbps", "busbw_gbps"] {
+    for key in [
+        "name",
+        "group",
+        "seq",
+        "bytes",
+        "ranks",
+        "start_skew_us",
+        "wait_us",
+        "duration_us",
+        "algbw_gbps",
+        "busbw_gbps",
+    ] {
         assert!(!c[key].is_null(), "collectives[0].{key}");
     }
     assert_eq!(c["wait_us"]["0"], 400.0);
@@ -392,7 +424,9 @@ fn the_cli_prints_the_job_as_json_and_tables() {
 
     let (code, text, err) = run(&args[..args.len() - 1]);
     assert_eq!(code, 0, "{err}");
-    for heading in ["Ranks (busiest device", "Streams", "Collectives matched across ranks (6)", "Stragglers (last to arrive"] {
+    for heading in
+        ["Ranks (busiest device", "Streams", "Collectives matched across ranks (6)", "Stragglers (last to arrive"]
+    {
         assert!(text.contains(heading), "{heading}: {text}");
     }
     // The same file twice: one line naming both.

@@ -443,7 +443,8 @@ fn ranks_bench(ranks: u32, size_mb: u64) -> CliResult {
     let mut bytes = 0u64;
     for r in 0..job.world_size {
         let name = format!("rank{r}");
-        let mut feed = std::io::BufWriter::with_capacity(1 << 20, Feed(Reader::with_sink(RankSink::new(&classify, &name))));
+        let mut feed =
+            std::io::BufWriter::with_capacity(1 << 20, Feed(Reader::with_sink(RankSink::new(&classify, &name))));
         bytes += job.write_rank(r, &mut feed)?;
         feed.flush()?;
         let reader = feed.into_inner().map_err(|e| e.into_error())?.0;

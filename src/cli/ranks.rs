@@ -61,8 +61,18 @@ fn report_text(r: &JobReport) -> String {
     let world = r.world_size.map_or("unknown".to_string(), |w| w.to_string());
     out += &format!("Job: {} ranks given, world size {world}\n", r.ranks.len());
     let mut t = Table::new(&[
-        ">rank", "file", "device", ">total", ">busy", ">idle", ">computation", ">communication", ">exposed comm", ">memcpy",
-        ">clock offset", ">collectives",
+        ">rank",
+        "file",
+        "device",
+        ">total",
+        ">busy",
+        ">idle",
+        ">computation",
+        ">communication",
+        ">exposed comm",
+        ">memcpy",
+        ">clock offset",
+        ">collectives",
     ]);
     for e in &r.ranks {
         let tl = e.timeline.as_ref();
@@ -84,7 +94,8 @@ fn report_text(r: &JobReport) -> String {
     }
     out += &format!("\nRanks (busiest device of each; clock offset against rank {})\n{}", r.ranks[0].rank, t.to_text());
 
-    let mut d = Table::new(&[">rank", "device", ">pid", ">stream", ">kernels", ">busy", ">computation", ">communication"]);
+    let mut d =
+        Table::new(&[">rank", "device", ">pid", ">stream", ">kernels", ">busy", ">computation", ">communication"]);
     for e in &r.ranks {
         for dev in &e.devices {
             for s in &dev.streams {
@@ -104,13 +115,25 @@ fn report_text(r: &JobReport) -> String {
     out += &format!("\nStreams\n{}", d.to_text());
 
     let mut c = Table::new(&[
-        "group", ">seq", "collective", ">size", ">ranks", ">start skew", "last", ">max wait", ">duration", ">end spread",
-        ">algbw GB/s", ">busbw GB/s",
+        "group",
+        ">seq",
+        "collective",
+        ">size",
+        ">ranks",
+        ">start skew",
+        "last",
+        ">max wait",
+        ">duration",
+        ">end spread",
+        ">algbw GB/s",
+        ">busbw GB/s",
     ]);
     for m in r.collectives.iter().take(SHOWN_COLLECTIVES) {
         let max_wait = m.wait_us.values().copied().fold(0.0, f64::max);
         let ranks = match m.missing_ranks {
-            Some(missing) if missing > 0 => format!("{} of {}", m.ranks.len(), m.ranks.len() as u64 + u64::from(missing)),
+            Some(missing) if missing > 0 => {
+                format!("{} of {}", m.ranks.len(), m.ranks.len() as u64 + u64::from(missing))
+            }
             _ => m.ranks.len().to_string(),
         };
         c.row([
@@ -148,7 +171,13 @@ fn report_text(r: &JobReport) -> String {
         out += "\nStragglers: none (no collective had ranks arriving at different times)\n";
     } else {
         let mut s = Table::new(&[
-            ">rank", ">caused wait", ">late at", ">lead-in", ">others' lead-in", ">computation", ">others' computation",
+            ">rank",
+            ">caused wait",
+            ">late at",
+            ">lead-in",
+            ">others' lead-in",
+            ">computation",
+            ">others' computation",
         ]);
         for x in &r.stragglers {
             s.row([

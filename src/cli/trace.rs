@@ -9,11 +9,11 @@ use fusionscope::table::Table;
 use fusionscope::trace::capture::{attribute, CaptureReport};
 use fusionscope::trace::compare::{swapped, Comparison, LayerAlignment, OpSide};
 use fusionscope::trace::gap::gap;
+use fusionscope::trace::ranks::streams::{device_streams, DeviceStreams};
 use fusionscope::trace::structure::{LayerKernel, Structure};
 use fusionscope::trace::summary::{
     summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary,
 };
-use fusionscope::trace::ranks::streams::{device_streams, DeviceStreams};
 use fusionscope::trace::summary_only::{SummaryOnly, SummarySink};
 use fusionscope::trace::time_report::{recorded_cost, time_report, CompareJson, TraceJson};
 use fusionscope::trace::time_view::{capture_line, gap_text, time_text, timeline_table_of};

@@ -71,7 +71,8 @@ mod tests {
 
     #[test]
     fn the_median_of_synchronising_ends_wins_over_outliers_and_point_to_point() {
-        let pairs = [(AllReduce, 105.0, 5.0), (AllReduce, 210.0, 110.0), (AllGather, 400.0, 290.0), (SendRecv, 0.0, 900.0)];
+        let pairs =
+            [(AllReduce, 105.0, 5.0), (AllReduce, 210.0, 110.0), (AllGather, 400.0, 290.0), (SendRecv, 0.0, 900.0)];
         let c = estimate(&pairs);
         assert_eq!((c.offset_us, c.from_collectives, c.max_residual_us, c.point_to_point), (100.0, 3, 10.0, false));
         let p2p = estimate(&[(SendRecv, 10.0, 4.0), (SendRecv, 30.0, 20.0)]);

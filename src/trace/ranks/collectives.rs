@@ -69,9 +69,7 @@ impl CollectiveKind {
         let n = n as f64;
         match self {
             CollectiveKind::AllReduce => Some(2.0 * (n - 1.0) / n),
-            CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => {
-                Some((n - 1.0) / n)
-            }
+            CollectiveKind::AllGather | CollectiveKind::ReduceScatter | CollectiveKind::AllToAll => Some((n - 1.0) / n),
             CollectiveKind::Broadcast
             | CollectiveKind::Reduce
             | CollectiveKind::SendRecv
@@ -143,8 +141,14 @@ mod tests {
         assert_eq!(k("broadcast"), CollectiveKind::Broadcast);
         assert_eq!(k("reduce_scatter_tensor_coalesced"), CollectiveKind::ReduceScatter);
         assert_eq!(k("alltoall_base"), CollectiveKind::AllToAll);
-        assert_eq!(k("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"), CollectiveKind::AllReduce);
-        assert_eq!(k("ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"), CollectiveKind::Broadcast);
+        assert_eq!(
+            k("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"),
+            CollectiveKind::AllReduce
+        );
+        assert_eq!(
+            k("ncclKernel_Broadcast_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"),
+            CollectiveKind::Broadcast
+        );
         assert_eq!(k("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"), CollectiveKind::ReduceScatter);
         assert_eq!(k("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"), CollectiveKind::AllGather);
         assert_eq!(k("multimem_all_reduce_kernel"), CollectiveKind::AllReduce);

@@ -652,7 +652,8 @@ mod tests {
         let t = s.timeline().unwrap();
         assert_eq!((t.total_us, t.busy_us, t.computation_us, t.communication_us), (42.0, 26.0, 19.0, 7.0));
         assert_eq!(t.exposed_communication_us, 7.0);
-        let streams: Vec<(i64, u64, f64)> = s.devices[0].streams.iter().map(|x| (x.stream, x.kernels, x.busy_us)).collect();
+        let streams: Vec<(i64, u64, f64)> =
+            s.devices[0].streams.iter().map(|x| (x.stream, x.kernels, x.busy_us)).collect();
         assert_eq!(streams, vec![(7, 3, 19.0), (40, 1, 5.0), (41, 1, 2.0)]);
     }
 

@@ -195,7 +195,9 @@ pub fn resolve(claims: &[Claim<'_>]) -> Result<(Vec<Identity>, Vec<String>), Ide
             }
         };
         match source {
-            RankSource::FileName => notes.push(format!("{}: no rank in the trace; rank {rank} from the file name", c.file)),
+            RankSource::FileName => {
+                notes.push(format!("{}: no rank in the trace; rank {rank} from the file name", c.file))
+            }
             RankSource::Order => notes.push(format!(
                 "{}: no rank in the trace or the file name; rank {rank} from the order the files were given",
                 c.file

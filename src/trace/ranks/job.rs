@@ -125,7 +125,9 @@ pub fn job_report(summaries: &[RankSummary]) -> Result<JobReport, RanksError> {
     let stragglers = stragglers(collectives.iter().map(|c| c.2.as_slice()));
 
     if sorted.len() == 1 {
-        notes.push("one rank given: its collectives are listed alone; skew, wait and stragglers need two or more".into());
+        notes.push(
+            "one rank given: its collectives are listed alone; skew, wait and stragglers need two or more".into(),
+        );
     }
     if collectives.iter().any(|c| c.1.missing_ranks.is_some_and(|m| m > 0)) {
         notes.push("some collectives' groups have members whose files were not given: their skew, wait and stragglers cover the given ranks only".into());
@@ -168,7 +170,12 @@ pub fn job_report(summaries: &[RankSummary]) -> Result<JobReport, RanksError> {
 }
 
 /// Each rank's clock against the lowest rank's, from the ends of the collectives they share.
-fn clock_offsets(sorted: &[RankSummary], ranks: &[u32], matches: &[Match], notes: &mut Vec<String>) -> Vec<ClockOffset> {
+fn clock_offsets(
+    sorted: &[RankSummary],
+    ranks: &[u32],
+    matches: &[Match],
+    notes: &mut Vec<String>,
+) -> Vec<ClockOffset> {
     let mut pairs: Vec<Vec<(CollectiveKind, f64, f64)>> = vec![Vec::new(); sorted.len()];
     for m in matches {
         let Some(reference) = m.parts.iter().find(|p| p.input == 0) else { continue };

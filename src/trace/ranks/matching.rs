@@ -103,10 +103,8 @@ pub fn match_collectives(summaries: &[RankSummary], ranks: &[u32]) -> (Vec<Match
                 unmatched.push(Unmatched { group: key.to_string(), from_seq: seq, counts: counts(seq), reason });
                 break;
             }
-            let parts = members
-                .iter()
-                .map(|(input, r)| Part { input: *input, rank: ranks[*input], record: r[seq] })
-                .collect();
+            let parts =
+                members.iter().map(|(input, r)| Part { input: *input, rank: ranks[*input], record: r[seq] }).collect();
             matches.push(Match { group: key.to_string(), seq, parts });
         }
     }
@@ -128,10 +126,16 @@ fn disagreement(
         let r = records[i];
         let input = members[i].0;
         let bytes = r.bytes.map_or(String::new(), |b| format!(" of {b} bytes"));
-        format!("rank {}'s is {} `{}`{bytes}", ranks[input], r.kind.label(), summaries[input].collective_names[r.name as usize])
+        format!(
+            "rank {}'s is {} `{}`{bytes}",
+            ranks[input],
+            r.kind.label(),
+            summaries[input].collective_names[r.name as usize]
+        )
     };
     for (i, r) in records.iter().enumerate().skip(1) {
-        let kinds_differ = r.kind != first.kind && r.kind != CollectiveKind::Other && first.kind != CollectiveKind::Other;
+        let kinds_differ =
+            r.kind != first.kind && r.kind != CollectiveKind::Other && first.kind != CollectiveKind::Other;
         let bytes_differ = matches!((r.bytes, first.bytes), (Some(a), Some(b)) if a != b);
         if kinds_differ || bytes_differ {
             return Some(format!(
@@ -161,7 +165,12 @@ fn absent_members(summaries: &[RankSummary], ranks: &[u32], key: &str, members: 
 /// Why the ranks' records of one group cannot be one group: they list different members
 /// (the same name for different groups: files of different jobs, or of a job that renamed its
 /// groups).
-fn members_differ(summaries: &[RankSummary], ranks: &[u32], key: &str, members: &[(usize, Vec<usize>)]) -> Option<String> {
+fn members_differ(
+    summaries: &[RankSummary],
+    ranks: &[u32],
+    key: &str,
+    members: &[(usize, Vec<usize>)],
+) -> Option<String> {
     let listed = |input: usize| {
         summaries[input].groups.iter().find(|g| g.key == key && !g.by_stream).and_then(|g| g.ranks.as_ref())
     };

@@ -139,14 +139,40 @@ impl SyntheticJob {
             let end = t + self.compute_us + self.max_extra() + self.transfer_us + offset;
             if self.drop_allreduce != Some((rank, s)) {
                 sep(&mut w, &mut first)?;
-                self.collective(&mut w, ALLREDUCE, "allreduce", "0", "default_pg", &members, device, arrive, end, corr, self.allreduce_nelems, self.allreduce_nelems)?;
+                self.collective(
+                    &mut w,
+                    ALLREDUCE,
+                    "allreduce",
+                    "0",
+                    "default_pg",
+                    &members,
+                    device,
+                    arrive,
+                    end,
+                    corr,
+                    self.allreduce_nelems,
+                    self.allreduce_nelems,
+                )?;
                 corr += 1;
             }
             let g = end + 10;
             sep(&mut w, &mut first)?;
             let n = self.allgather_nelems;
             let per = n / u64::from(self.world_size.max(1));
-            self.collective(&mut w, ALLGATHER, "_allgather_base", "1", "dp_shard", &members, device, g, g + self.gather_us, corr, per, n)?;
+            self.collective(
+                &mut w,
+                ALLGATHER,
+                "_allgather_base",
+                "1",
+                "dp_shard",
+                &members,
+                device,
+                g,
+                g + self.gather_us,
+                corr,
+                per,
+                n,
+            )?;
             corr += 1;
         }
         write!(w, "]}}")?;
