@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{data, json, run, trace_bytes};
+use common::{data, data_bytes, json, run};
 use fusionscope::trace::ranks::clock::NOTED_OFFSET_US;
 use fusionscope::trace::ranks::collectives::CollectiveKind;
 use fusionscope::trace::ranks::identity::{IdentityError, RankSource};
@@ -265,7 +265,7 @@ proptest! {
 fn the_two_ranks_of_the_128_rank_job() {
     let read = |r: u32| {
         let rel = format!("multirank/hta_sampled_128rank_rank{r}.json.gz");
-        read_rank(&classify, &rel, trace_bytes(&rel).chunks(65_536)).unwrap()
+        read_rank(&classify, &rel, data_bytes(&rel).chunks(65_536)).unwrap()
     };
     let (r0, r1) = (read(0), read(1));
     let r = job_report(&[r1.clone(), r0.clone()]).unwrap();
@@ -301,7 +301,7 @@ fn the_two_ranks_of_the_128_rank_job() {
     near(first.per_rank[1].start_us, s1[0].0 - off);
     // The busiest device's timeline equals the brute-force unions of the trace's kernels.
     for (e, rel) in r.ranks.iter().zip(["hta_sampled_128rank_rank0", "hta_sampled_128rank_rank1"]) {
-        let trace = read_trace(&trace_bytes(&format!("multirank/{rel}.json.gz"))).unwrap();
+        let trace = read_trace(&data_bytes(&format!("multirank/{rel}.json.gz"))).unwrap();
         let (busy, computation, communication) = brute_timeline(&trace, e.devices[0].pid);
         let t = e.timeline.as_ref().unwrap();
         close(t.busy_us, busy);
@@ -317,7 +317,7 @@ fn the_two_ranks_of_the_128_rank_job() {
 #[test]
 fn rank_0_of_the_a100_job_with_its_process_group() {
     let rel = "multirank/hta_nccl_a100_rank0_of2.json.gz";
-    let s = read_rank(&classify, rel, trace_bytes(rel).chunks(100_000)).unwrap();
+    let s = read_rank(&classify, rel, data_bytes(rel).chunks(100_000)).unwrap();
     let info = s.distributed.as_ref().unwrap();
     assert_eq!((info.rank, info.world_size, info.nccl_version.as_deref()), (Some(0), Some(2), Some("2.17.1")));
     assert_eq!(s.groups.len(), 1);
@@ -330,10 +330,10 @@ fn rank_0_of_the_a100_job_with_its_process_group() {
     assert_eq!(r.collectives.len(), 21);
     // Every NCCL kernel, checked against its own args: bytes = nelems × 4 (Float), one rank's
     // duration, algbw = bytes / duration, busbw = algbw × the factor for a group of 2.
-    let trace = read_trace(&trace_bytes(rel)).unwrap();
+    let trace = read_trace(&data_bytes(rel)).unwrap();
     let nccl: Vec<_> = trace.kernels.iter().filter(|k| trace.name(k.name).starts_with("nccl")).collect();
     assert_eq!(nccl.len(), 21);
-    let text = String::from_utf8(common::gunzip(&trace_bytes(rel))).unwrap();
+    let text = String::from_utf8(common::gunzip(&data_bytes(rel))).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut args: Vec<(f64, u64, String, u64)> = v["traceEvents"]
         .as_array()
@@ -444,8 +444,8 @@ fn the_cli_prints_the_job_as_json_and_tables() {
 
 #[test]
 fn the_cli_on_the_shared_ranks() {
-    let a = data("traces/multirank/hta_sampled_128rank_rank0.json.gz");
-    let b = data("traces/multirank/hta_sampled_128rank_rank1.json.gz");
+    let a = data("multirank/hta_sampled_128rank_rank0.json.gz");
+    let b = data("multirank/hta_sampled_128rank_rank1.json.gz");
     let v = json(&["ranks", &b, &a, "--json"]);
     assert_eq!(v["ranks"][0]["rank"], 0);
     assert_eq!(v["ranks"][1]["world_size"], 128);
@@ -500,10 +500,10 @@ fn the_whole_trace_streams_equal_the_streamed_folds_on_real_traces() {
     for rel in [
         "multirank/hta_sampled_128rank_rank0.json.gz",
         "multirank/hta_nccl_a100_rank0_of2.json.gz",
-        "nvidia/hta_a100_compiled_rank0.json.gz",
-        "amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz",
+        "traces/nvidia/hta_a100_compiled_rank0.json.gz",
+        "traces/amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz",
     ] {
-        let bytes = trace_bytes(rel);
+        let bytes = data_bytes(rel);
         let folded = read_rank(&classify, rel, bytes.chunks(50_000)).unwrap();
         let trace = read_trace(&bytes).unwrap();
         let whole = device_streams(&ClassifiedTrace::new(&trace, &classify));

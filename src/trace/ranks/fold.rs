@@ -531,7 +531,7 @@ impl EventSink for RankSink<'_> {
 
         let mut pending = std::mem::take(&mut self.collectives);
         pending.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.end.total_cmp(&b.end)));
-        let collectives = self.records(&pending, &header.names, &mut notes);
+        let collectives = self.records(&pending, &mut notes);
         let mut collective_names: Vec<String> = Vec::new();
         let mut name_index: FxHashMap<NameId, u32> = FxHashMap::default();
         let collectives = collectives
@@ -563,7 +563,7 @@ impl EventSink for RankSink<'_> {
 impl RankSink<'_> {
     /// The records of `pending` (sorted by start), with each one's lead-in and the computation
     /// in it, measured on its own device.
-    fn records(&self, pending: &[Pending], _names: &NameTable, notes: &mut Vec<String>) -> Vec<CollectiveRecord> {
+    fn records(&self, pending: &[Pending], notes: &mut Vec<String>) -> Vec<CollectiveRecord> {
         let mut per_device: FxHashMap<i64, (Option<Intervals>, f64)> = FxHashMap::default();
         for (pid, d) in &self.devices {
             let spans = d.compute_spans.intervals();
