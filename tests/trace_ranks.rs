@@ -515,3 +515,26 @@ fn the_whole_trace_streams_equal_the_streamed_folds_on_real_traces() {
         assert!(whole[0].streams.len() >= 2, "{rel}: several streams");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// A collective missing on any one rank is never matched by guess: its whole group is
+    /// reported unmatched with the counts, and the other group still matches.
+    #[test]
+    fn a_missing_collective_is_reported_never_matched(input in jobs(), which in any::<u32>(), step in any::<usize>()) {
+        let (job, given) = input;
+        prop_assume!(given.len() >= 2);
+        let rank = given[which as usize % given.len()];
+        let job = SyntheticJob { drop_allreduce: Some((rank, step % job.steps)), ..job };
+        let r = report(&job, &given);
+        prop_assert!(r.collectives.iter().all(|c| c.group == "1"));
+        prop_assert_eq!(r.collectives.len(), job.steps);
+        prop_assert_eq!(r.unmatched.len(), 1);
+        let counts = &r.unmatched[0].counts;
+        prop_assert_eq!(counts.len(), given.len());
+        for (&x, &n) in counts {
+            prop_assert_eq!(n, if x == rank { job.steps - 1 } else { job.steps });
+        }
+    }
+}
