@@ -255,3 +255,8 @@ pub const RANKS_COMPUTE_SPANS: usize = 1 << 17;
 
 /// Distinct process groups (or, without them, collective streams) of one rank.
 pub const RANKS_GROUPS: usize = 4096;
+
+/// Group members one rank's fold keeps in all, from its kernels' `Process Group Ranks` (4 bytes
+/// each: 16 MB). A list past what is left is not kept (that group's members are then unknown,
+/// noted): 4,096 groups could otherwise each hold a 64 MB list.
+pub const RANKS_GROUP_MEMBERS: usize = 1 << 22;

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use super::collectives::{message_bytes, CollectiveKind};
 use super::identity::{parse_distributed_info, DistributedInfo};
 use crate::limits::{
-    RANKS_COLLECTIVES, RANKS_COMPUTE_SPANS, RANKS_DEVICES, RANKS_GROUPS, RANKS_STREAMS, RANKS_STREAM_SPANS,
+    RANKS_COLLECTIVES, RANKS_COMPUTE_SPANS, RANKS_DEVICES, RANKS_GROUPS, RANKS_GROUP_MEMBERS, RANKS_STREAMS,
+    RANKS_STREAM_SPANS,
 };
 use crate::trace::category::Category;
 use crate::trace::intern::{NameId, NameTable};
@@ -280,6 +281,9 @@ pub struct RankSink<'c> {
     collectives: Vec<Pending>,
     dropped: u64,
     kernels: u64,
+    /// Group members kept so far ([`RANKS_GROUP_MEMBERS`]), and lists not kept past it.
+    members_kept: usize,
+    member_lists_dropped: u64,
 }
 
 impl<'c> RankSink<'c> {
@@ -299,6 +303,8 @@ impl<'c> RankSink<'c> {
             collectives: Vec::new(),
             dropped: 0,
             kernels: 0,
+            members_kept: 0,
+            member_lists_dropped: 0,
         }
     }
 
@@ -362,7 +368,15 @@ impl<'c> RankSink<'c> {
             }
             return self.new_group(overflow, None, true);
         }
-        let ranks = args.and_then(|a| a.group_ranks).and_then(parse_rank_list);
+        let ranks = args.and_then(|a| a.group_ranks).and_then(parse_rank_list).filter(|r| {
+            let fits = r.len() <= RANKS_GROUP_MEMBERS - self.members_kept;
+            if fits {
+                self.members_kept += r.len();
+            } else {
+                self.member_lists_dropped += 1;
+            }
+            fits
+        });
         let size = args
             .and_then(|a| a.group_size)
             .and_then(|s| u32::try_from(s).ok())
@@ -519,6 +533,13 @@ impl EventSink for RankSink<'_> {
             notes.push(format!(
                 "{} kernels ran on streams past the first {RANKS_STREAMS}: in no stream's figures (their device's timeline has them)",
                 group_digits(self.untracked_stream_kernels)
+            ));
+        }
+        if self.member_lists_dropped > 0 {
+            notes.push(format!(
+                "{} process groups list more members than the {} kept in all: their members are unknown",
+                group_digits(self.member_lists_dropped),
+                group_digits(RANKS_GROUP_MEMBERS as u64)
             ));
         }
         if self.dropped > 0 {

@@ -247,12 +247,7 @@ fn collective(sorted: &[RankSummary], offsets: &[f64], m: &Match) -> (f64, Match
         let (start, end) = (r.start_us - offsets[p.input], r.end_us - offsets[p.input]);
         // Times as the trace wrote them, less the offset: not rounded (at 10¹² µs and more,
         // rounding to ns through ×1000 moves the last digit).
-        per_rank.push(RankTiming {
-            rank: p.rank,
-            start_us: start,
-            end_us: end,
-            duration_us: round3(end - start),
-        });
+        per_rank.push(RankTiming { rank: p.rank, start_us: start, end_us: end, duration_us: round3(end - start) });
         arrivals.push(Arrival {
             rank: p.rank,
             start_us: start,
