@@ -538,3 +538,41 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn odd_args_and_missing_identity_read_without_a_wrong_figure() {
+    // No distributedInfo: ranks from the file names, else the order given. Collective args of
+    // the wrong types read as absent (no size, group by stream), never as a wrong number.
+    let kernel = |ts: f64, args: &str| {
+        format!(
+            r#"{{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL","pid":0,"tid":9,"ts":{ts},"dur":10,"args":{{"stream":9{args}}}}}"#
+        )
+    };
+    let odd = r#","In msg nelems":"many","dtype":"Quaternion","Process Group Ranks":"[0, -1]","Group size":-3"#;
+    let text = |info: &str| {
+        format!(
+            r#"{{{info}"traceEvents":[{},{}]}}"#,
+            kernel(100.0, odd),
+            kernel(200.0, r#","In msg nelems":1e30,"dtype":"Float""#)
+        )
+    };
+    let a = read_rank(&classify, "dir/job_rank1.json", text("").as_bytes().chunks(17)).unwrap();
+    let b =
+        read_rank(&classify, "dir/other.json", text(r#""distributedInfo": [1, 2], "#).as_bytes().chunks(17)).unwrap();
+    assert_eq!(
+        b.notes,
+        vec!["distributedInfo is not an object of rank, world_size and pg_config: ignored".to_string()]
+    );
+    assert!(a.collectives.iter().all(|c| c.bytes.is_none() && c.kind == CollectiveKind::AllReduce));
+    // `Process Group Ranks` that is not a list of ranks, a negative group size: unknown.
+    assert_eq!(a.groups.len(), 1);
+    assert_eq!((a.groups[0].key.as_str(), a.groups[0].ranks.as_ref(), a.groups[0].size), ("stream 9", None, None));
+    let r = job_report(&[b, a]).unwrap();
+    let ids: Vec<(u32, RankSource, &str)> = r.ranks.iter().map(|e| (e.rank, e.rank_source, e.file.as_str())).collect();
+    assert_eq!(ids, vec![(0, RankSource::Order, "dir/other.json"), (1, RankSource::FileName, "dir/job_rank1.json")]);
+    assert_eq!(r.world_size, None);
+    // Both ran the same two all-reduces on stream 9 at the same times: matched, no skew.
+    assert_eq!(r.collectives.len(), 2);
+    assert!(r.collectives.iter().all(|c| c.start_skew_us == 0.0 && c.algbw_gbps.is_none() && c.group_size.is_none()));
+    assert!(r.stragglers.is_empty());
+}
