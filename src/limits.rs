@@ -222,3 +222,41 @@ pub const ROOFLINE_DECADES: i32 = 30;
 /// largest real MoE model in the configs, DeepSeek-V3, has 256 routed experts; a config with
 /// 2³¹ of them would otherwise make billions of ops and hang the page that opened its link.
 pub const WORKLOAD_EXPERTS_PER_CHIP: u64 = 4096;
+
+// ---- Ranks of one job (`fusionscope ranks`, `crate::trace::ranks`, docs/ranks.md)
+
+/// Trace files of one job opened together. Each is read in bounded memory and only its
+/// summary kept; 4,096 ranks' summaries are a few hundred MB at most.
+pub const RANKS_FILES: usize = 4096;
+
+/// Collective kernels one rank's fold records (about 100 bytes each). Past this, a note says
+/// so and the rank's later collectives are not matched. Real traces of a few steps hold tens to
+/// thousands; a million is far above them.
+pub const RANKS_COLLECTIVES: usize = 1 << 20;
+
+/// GPU devices of one rank's trace given a timeline; events of further devices count in no
+/// timeline and a note says so. A rank's trace has one device (sometimes up to 8 listed).
+pub const RANKS_DEVICES: usize = 16;
+
+/// Streams of one rank given their own figures (each three unions of [`RANKS_STREAM_SPANS`]).
+/// Real ranks run kernels on 2 to 6 streams.
+pub const RANKS_STREAMS: usize = 32;
+
+/// Disjoint spans a stream's union holds before retiring its earliest half: as many as a
+/// device's ([`SUMMARY_ONLY_SPANS`]), since kernels reach the reader far from time order (a real
+/// A100 trace's compute stream needs more than 4,096 held to come out exact). A union only
+/// grows as its spans do: 32 streams × 3 full unions would be about 60 MB, real ranks a few MB.
+pub const RANKS_STREAM_SPANS: usize = SUMMARY_ONLY_SPANS;
+
+/// Disjoint computation spans kept per device, exactly, to measure the computation before each
+/// collective (about 40 bytes each: 5 MB). A launch-bound trace whose kernels never touch can
+/// pass it: the per-collective computation is then left out for that device, and a note says so.
+pub const RANKS_COMPUTE_SPANS: usize = 1 << 17;
+
+/// Distinct process groups (or, without them, collective streams) of one rank.
+pub const RANKS_GROUPS: usize = 4096;
+
+/// Group members one rank's fold keeps in all, from its kernels' `Process Group Ranks` (4 bytes
+/// each: 16 MB). A list past what is left is not kept (that group's members are then unknown,
+/// noted): 4,096 groups could otherwise each hold a 64 MB list.
+pub const RANKS_GROUP_MEMBERS: usize = 1 << 22;

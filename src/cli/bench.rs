@@ -9,6 +9,9 @@
 //! * `serving`: writes a synthetic serving trace of each vendor (graph-replayed decode passes),
 //!   then times `fusionscope compare` on them as the command runs it (both files read at once)
 //!   and, apart, the structure search and the layer alignment.
+//! * `ranks`: `--ranks` synthetic ranks of `--size-mb` MB each, streamed from the generator
+//!   into the ranks fold one after another (no files), then the job report: MB/s, peak memory,
+//!   what was matched and the straggler named.
 
 use std::fs::File;
 use std::io::{BufWriter, Read};
@@ -89,6 +92,15 @@ pub enum What {
         #[arg(long, default_value = "/tmp")]
         dir: PathBuf,
     },
+    /// `fusionscope ranks` on a synthetic job: each rank folded as it is generated
+    Ranks {
+        /// Ranks in the job
+        #[arg(long, default_value_t = 8)]
+        ranks: u32,
+        /// JSON text per rank in MB (10^6 bytes); 1000 for the 8 × 1 GB figure
+        #[arg(long, default_value_t = 50)]
+        size_mb: u64,
+    },
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -97,6 +109,7 @@ pub fn run(args: Args) -> CliResult {
         What::Graph { ops, runs, dir } => graph(ops, runs, &dir),
         What::Trace { size_mb, dir, no_compare } => trace(size_mb, &dir, !no_compare),
         What::Serving { steps, layers, runs, dir } => serving(steps, layers, runs, &dir),
+        What::Ranks { ranks, size_mb } => ranks_bench(ranks, size_mb),
     }
 }
 
@@ -391,4 +404,76 @@ fn serving(steps: usize, layers: usize, runs: usize, dir: &Path) -> CliResult {
 
 fn group(n: usize) -> String {
     fusionscope::units::group_digits(n as u64)
+}
+
+/// Feeds what is written to it to a trace reader (the generator's text straight into the fold).
+struct Feed<S: fusionscope::trace::EventSink>(Reader<S>);
+
+impl<S: fusionscope::trace::EventSink> std::io::Write for Feed<S> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.feed(buf).map_err(std::io::Error::other)?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn ranks_bench(ranks: u32, size_mb: u64) -> CliResult {
+    use fusionscope::trace::ranks::synthetic::SyntheticJob;
+    use fusionscope::trace::ranks::{job_report, RankSink};
+    use std::io::Write;
+    let job = SyntheticJob::sized(ranks, size_mb * 1_000_000);
+    // The generator alone, on one rank, to tell its share of the time from the reading's.
+    let t = Instant::now();
+    let mut count = Count(0);
+    job.write_rank(0, &mut std::io::BufWriter::with_capacity(1 << 20, &mut count))?;
+    let generate_one = t.elapsed().as_secs_f64();
+    print(&format!(
+        "ranks bench: {} ranks of {:.0} MB ({} steps of {} kernels each); generating one takes {:.2} s\n",
+        job.world_size,
+        mb(count.0),
+        job.steps,
+        job.kernels_per_step,
+        generate_one
+    ))?;
+    reset_hwm();
+    let t = Instant::now();
+    let mut summaries = Vec::new();
+    let mut bytes = 0u64;
+    for r in 0..job.world_size {
+        let name = format!("rank{r}");
+        let mut feed =
+            std::io::BufWriter::with_capacity(1 << 20, Feed(Reader::with_sink(RankSink::new(&classify, &name))));
+        bytes += job.write_rank(r, &mut feed)?;
+        feed.flush()?;
+        let reader = feed.into_inner().map_err(|e| e.into_error())?.0;
+        summaries.push(reader.finish().map_err(|e| format!("{name}: {e}"))?);
+    }
+    let folded = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let report = job_report(&summaries)?;
+    let reported = t.elapsed().as_secs_f64();
+    let peak = vm_hwm().unwrap_or(0);
+    let reading = (folded - generate_one * f64::from(job.world_size)).max(1e-9);
+    print(&format!(
+        "folded {:.0} MB in {:.2} s ({:.2} s less generating: {:.0} MB/s); job report in {:.3} s; peak RSS {:.1} MB ({:.4}× one rank)\n",
+        mb(bytes),
+        folded,
+        reading,
+        mb(bytes) / reading,
+        reported,
+        mb(peak),
+        peak as f64 / (bytes as f64 / f64::from(job.world_size))
+    ))?;
+    let collectives: usize = summaries.iter().map(|s| s.collectives.len()).sum();
+    let straggler = report.stragglers.first().map_or("none".to_string(), |s| {
+        format!("rank {} (planted: rank {}), {:.1} ms of waits caused", s.rank, job.straggler, s.caused_wait_us / 1e3)
+    });
+    print(&format!(
+        "{} collective kernels, {} collectives matched, {} groups unmatched; straggler {straggler}\n",
+        group(collectives),
+        group(report.collectives.len()),
+        report.unmatched.len()
+    ))
 }

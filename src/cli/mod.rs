@@ -13,6 +13,7 @@ mod graph;
 mod io;
 mod model;
 mod optrace;
+mod ranks;
 mod simcsv;
 mod trace;
 mod transformer;
@@ -40,6 +41,8 @@ enum Command {
     Trace(trace::TraceArgs),
     /// Compare two Kineto traces (AMD vs NVIDIA, or before/after)
     Compare(trace::CompareArgs),
+    /// The ranks of one distributed job: timelines, collectives matched across ranks, stragglers
+    Ranks(ranks::Args),
     /// Case view and fusion analysis of an op trace (optrace text form)
     Optrace(optrace::Args),
     /// Op graph, traffic and time of a model workload on a chip
@@ -64,6 +67,7 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Trace(args) => trace::run_trace(args),
         Command::Compare(args) => trace::run_compare(args),
+        Command::Ranks(args) => ranks::run(args),
         Command::Optrace(args) => optrace::run(args),
         Command::Model(args) => model::run(args),
         Command::Calib(args) => calib::run(args),

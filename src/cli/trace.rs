@@ -8,6 +8,7 @@ use fusionscope::hardware::DetectedChip;
 use fusionscope::table::Table;
 use fusionscope::trace::capture::{attribute, CaptureReport};
 use fusionscope::trace::compare::{swapped, Comparison, LayerAlignment, OpSide};
+use fusionscope::trace::ranks::streams::{device_streams, DeviceStreams};
 use fusionscope::trace::read::summary_only::{SummaryOnly, SummarySink};
 use fusionscope::trace::structure::{LayerKernel, Structure};
 use fusionscope::trace::summary::{
@@ -88,11 +89,39 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     let summary = summarize_classified(&side, Some(&file_name(&args.file)));
     let mut time = time_report(&side, chip, &recorded_cost);
     time.capture = capture;
+    let streams = device_streams(&side);
     if args.output.json {
-        print_json(&TraceJson { summary: &summary, time: &time })
+        print_json(&WithStreams { json: TraceJson { summary: &summary, time: &time }, streams: &streams })
     } else {
-        print(&(trace_text(&summary) + &time_text(&time)))
+        print(&(trace_text(&summary) + &time_text(&time) + &streams_text(&streams)))
     }
+}
+
+/// `trace --json` with every device's streams beside the timelines (docs/ranks.md).
+#[derive(serde::Serialize)]
+struct WithStreams<'a> {
+    #[serde(flatten)]
+    json: TraceJson<'a>,
+    streams: &'a [DeviceStreams],
+}
+
+/// The streams of every device, as a table.
+fn streams_text(devices: &[DeviceStreams]) -> String {
+    let mut t = Table::new(&["device", ">pid", ">stream", ">kernels", ">busy", ">computation", ">communication"]);
+    for d in devices {
+        for s in &d.streams {
+            t.row([
+                d.device.clone(),
+                d.pid.to_string(),
+                s.stream.to_string(),
+                group_digits(s.kernels),
+                format_duration_us(s.busy_us),
+                format_duration_us(s.computation_us),
+                format_duration_us(s.communication_us),
+            ]);
+        }
+    }
+    format!("\nStreams (kernels only)\n{}", t.to_text())
 }
 
 pub fn run_compare(args: CompareArgs) -> CliResult {

@@ -24,6 +24,7 @@ pub mod classify;
 pub mod compare;
 pub mod kineto;
 pub mod model;
+pub mod ranks;
 pub mod read;
 pub mod structure;
 pub mod summary;

@@ -1,6 +1,7 @@
 //! Kineto's events and top-level keys into the format-neutral trace: which `cat` is a kernel,
 //! a memory copy or set, a CPU op, an annotation or a launch call; `External id` and
-//! `correlation` as the links between them; `deviceProperties` and the `*_version` keys.
+//! `correlation` as the links between them; c10d's collective args on NCCL/RCCL kernels;
+//! `deviceProperties`, `distributedInfo` and the `*_version` keys.
 //! Everything else (Python frames, `ac2g` flows, memory instants, metadata) is dropped, the
 //! commonest before it is even parsed.
 
@@ -110,7 +111,10 @@ impl<S: EventSink> Builder<S> {
                     external_id: args.external_id.id(),
                     graph_node: args.kind.as_str() == Some("Dispatch Task"),
                 };
-                sink.kernel(names, kernel);
+                match args.collective() {
+                    Some(collective) => sink.collective_kernel(names, kernel, &collective),
+                    None => sink.kernel(names, kernel),
+                }
             }
             "gpu_memcpy" | "gpu_memset" => {
                 let transfer = Transfer {
@@ -209,6 +213,11 @@ impl<S: EventSink> Builder<S> {
                         num_sms: small(d.num_sms),
                     })
                     .collect();
+                return Ok(());
+            }
+            b"distributedInfo" => {
+                serde_json::from_slice::<serde::de::IgnoredAny>(value).map_err(err)?;
+                self.header.distributed_info = Some(String::from_utf8_lossy(value).into_owned());
                 return Ok(());
             }
             b"cupti_version" => &mut versions.cupti_version,

@@ -10,6 +10,8 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::trace::model::CollectiveArgs;
+
 /// Visitor methods that read a value of a kind the field does not take as absent (`$absent`),
 /// consuming it whole so that parsing goes on.
 macro_rules! absent_for {
@@ -157,6 +159,40 @@ pub struct RawArgs<'a> {
     pub input_types: Option<&'a RawValue>,
     #[serde(default, borrow, rename = "Concrete Inputs")]
     pub concrete_inputs: Option<&'a RawValue>,
+    // ---- c10d's keys on an NCCL/RCCL kernel (read by `crate::trace::ranks`; see `collective`).
+    #[serde(default, borrow, rename = "Collective name")]
+    pub collective_name: Text<'a>,
+    #[serde(default, rename = "In msg nelems")]
+    pub in_msg_nelems: Num,
+    #[serde(default, rename = "Out msg nelems")]
+    pub out_msg_nelems: Num,
+    #[serde(default, rename = "Group size")]
+    pub group_size: Num,
+    #[serde(default, borrow)]
+    pub dtype: Text<'a>,
+    #[serde(default, borrow, rename = "Process Group Name")]
+    pub pg_name: Text<'a>,
+    #[serde(default, borrow, rename = "Process Group Description")]
+    pub pg_desc: Text<'a>,
+    #[serde(default, borrow, rename = "Process Group Ranks")]
+    pub pg_ranks: Text<'a>,
+}
+
+impl RawArgs<'_> {
+    /// The collective keys of a kernel's args, `None` when it has none of them.
+    pub fn collective(&self) -> Option<CollectiveArgs<'_>> {
+        let c = CollectiveArgs {
+            collective: self.collective_name.as_str(),
+            in_nelems: self.in_msg_nelems.id(),
+            out_nelems: self.out_msg_nelems.id(),
+            group_size: self.group_size.id(),
+            dtype: self.dtype.as_str(),
+            group_name: self.pg_name.as_str(),
+            group_desc: self.pg_desc.as_str(),
+            group_ranks: self.pg_ranks.as_str(),
+        };
+        (c != CollectiveArgs::default()).then_some(c)
+    }
 }
 
 /// `args` when it is an object; anything else reads as no args.

@@ -123,6 +123,23 @@ pub struct Annotation {
     pub pid: i64,
 }
 
+/// What c10d records on a collective's kernel (PyTorch ≥ 2.1 with `record_shapes`): which
+/// collective, its message in elements, the element type and the process group. Each key is
+/// absent when the trace does not have it; the ranks analysis (`crate::trace::ranks`) matches kernels
+/// across ranks by the group and derives the message size from these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CollectiveArgs<'a> {
+    pub collective: Option<&'a str>,
+    pub in_nelems: Option<u64>,
+    pub out_nelems: Option<u64>,
+    pub group_size: Option<u64>,
+    pub dtype: Option<&'a str>,
+    pub group_name: Option<&'a str>,
+    pub group_desc: Option<&'a str>,
+    /// As written: a list in text, `"[0, 1]"`.
+    pub group_ranks: Option<&'a str>,
+}
+
 /// One GPU's properties (the fields the analysis uses).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceProperties {

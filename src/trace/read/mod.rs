@@ -9,7 +9,7 @@ pub mod summary_only;
 pub mod wire;
 
 use super::model::intern::NameTable;
-use super::model::{Annotation, CpuOp, DeviceProperties, Kernel, Launch, Trace, Transfer, VersionKeys};
+use super::model::{Annotation, CollectiveArgs, CpuOp, DeviceProperties, Kernel, Launch, Trace, Transfer, VersionKeys};
 
 /// What a reader keeps of a trace whatever the sink: the names it interned, the device list,
 /// the version keys and the counts. Its size grows with distinct names, never with events.
@@ -22,6 +22,9 @@ pub struct TraceHeader {
     pub event_count: u64,
     /// Size of the JSON text (after decompression).
     pub json_bytes: u64,
+    /// The job's distributed identity as the profiler wrote it (JSON text: rank, world size,
+    /// process groups), read by `crate::trace::ranks`.
+    pub distributed_info: Option<String>,
 }
 
 /// Where the reader hands each event it keeps, as it reads: [`Trace`] keeps them all (the
@@ -34,6 +37,11 @@ pub trait EventSink {
     /// reader skips them before interning any of their names or shapes.
     const CPU_SIDE: bool = true;
     fn kernel(&mut self, names: &NameTable, kernel: Kernel);
+    /// A kernel of a collective whose args say which (an NCCL/RCCL kernel recorded with
+    /// shapes): by default just a [`Self::kernel`]; the ranks fold keeps the args.
+    fn collective_kernel(&mut self, names: &NameTable, kernel: Kernel, _args: &CollectiveArgs<'_>) {
+        self.kernel(names, kernel)
+    }
     fn transfer(&mut self, names: &NameTable, transfer: Transfer);
     fn cpu_op(&mut self, _op: CpuOp) {}
     fn annotation(&mut self, _annotation: Annotation) {}
@@ -62,7 +70,7 @@ impl EventSink for Trace {
         self.launches.insert(correlation, launch);
     }
     fn finish(mut self, header: TraceHeader) -> Trace {
-        let TraceHeader { names, devices, versions, event_count, json_bytes } = header;
+        let TraceHeader { names, devices, versions, event_count, json_bytes, .. } = header;
         (self.names, self.devices, self.versions, self.event_count, self.json_bytes) =
             (names, devices, versions, event_count, json_bytes);
         let by_ts = |a: &f64, b: &f64| a.total_cmp(b);
