@@ -12,8 +12,8 @@
 use std::io::Write;
 
 /// A planned job. The planted figures, per all-reduce: skew = max(extra) − min(extra); rank
-/// r waits max(extra) − extra[r]; duration = `transfer_us`; algbw = `allreduce_bytes` /
-/// `transfer_us`. The straggler (the rank of largest extra) causes Σ_r (max − extra[r]) per
+/// r waits `max(extra) − extra[r]`; duration = `transfer_us`; algbw = `allreduce_bytes` /
+/// `transfer_us`. The straggler (the rank of largest extra) causes `Σ_r (max − extra[r])` per
 /// step. Rank r's clock offset against rank 0 is `offsets_us[r] − offsets_us[0]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyntheticJob {
