@@ -11,7 +11,7 @@ use super::scan::Item;
 use crate::limits::TRACE_NAME_BYTES;
 use crate::trace::model::intern::{NameId, NameTable};
 use crate::trace::model::{
-    Annotation, CpuOp, DeviceProperties, Kernel, Launch, RecordedShapes, Transfer, TransferKind,
+    Annotation, CpuOp, DeviceProperties, Distributed, Kernel, Launch, RecordedShapes, Transfer, TransferKind,
 };
 use crate::trace::read::{EventSink, TraceHeader};
 
@@ -217,7 +217,12 @@ impl<S: EventSink> Builder<S> {
             }
             b"distributedInfo" => {
                 serde_json::from_slice::<serde::de::IgnoredAny>(value).map_err(err)?;
-                self.header.distributed_info = Some(String::from_utf8_lossy(value).into_owned());
+                self.header.distributed = Some(
+                    std::str::from_utf8(value)
+                        .ok()
+                        .and_then(super::distributed::parse_distributed_info)
+                        .map_or(Distributed::Unreadable, Distributed::Info),
+                );
                 return Ok(());
             }
             b"cupti_version" => &mut versions.cupti_version,

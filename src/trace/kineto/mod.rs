@@ -26,6 +26,7 @@
 //! [`crate::limits::TRACE_ITEM_BYTES`], and gzip is inflated a few tens of KB at a time (a
 //! 64 KB slice of a `.gz` can inflate to 64 MB).
 
+pub mod distributed;
 pub mod error;
 mod event;
 pub mod raw;

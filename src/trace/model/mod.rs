@@ -140,6 +140,43 @@ pub struct CollectiveArgs<'a> {
     pub group_ranks: Option<&'a str>,
 }
 
+/// One process group of a distributed job, as the profiler lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PgConfig {
+    pub pg_name: String,
+    #[serde(default)]
+    pub pg_desc: Option<String>,
+    #[serde(default)]
+    pub pg_size: Option<u32>,
+    /// Global ranks of the group's members.
+    #[serde(default)]
+    pub ranks: Vec<u32>,
+}
+
+/// A rank's distributed identity, as the profiler recorded it (PyTorch writes one when
+/// `torch.distributed` was initialised): rank, world size, process groups.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DistributedInfo {
+    #[serde(default)]
+    pub backend: Option<String>,
+    #[serde(default)]
+    pub rank: Option<u32>,
+    #[serde(default)]
+    pub world_size: Option<u32>,
+    #[serde(default)]
+    pub pg_config: Vec<PgConfig>,
+    #[serde(default)]
+    pub nccl_version: Option<String>,
+}
+
+/// What a trace says of its rank's identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Distributed {
+    Info(DistributedInfo),
+    /// The trace has the record, but not of a shape the reader knows: ignored, and said.
+    Unreadable,
+}
+
 /// One GPU's properties (the fields the analysis uses).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceProperties {

@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::collectives::{message_bytes, CollectiveKind};
-use super::identity::{parse_distributed_info, DistributedInfo};
+use super::identity::DistributedInfo;
 use crate::limits::{
     RANKS_COLLECTIVES, RANKS_COMPUTE_SPANS, RANKS_DEVICES, RANKS_GROUPS, RANKS_GROUP_MEMBERS, RANKS_STREAMS,
     RANKS_STREAM_SPANS,
@@ -19,6 +19,7 @@ use crate::trace::classify::category::Category;
 use crate::trace::model::intern::{NameId, NameTable};
 use crate::trace::model::platform::{detect_vendor_of, device_names};
 use crate::trace::model::CollectiveArgs;
+use crate::trace::model::Distributed;
 use crate::trace::model::{Kernel, Transfer, TransferKind};
 use crate::trace::read::{EventSink, TraceHeader};
 use crate::trace::summary::{round3, Classifier};
@@ -466,13 +467,14 @@ impl EventSink for RankSink<'_> {
 
     fn finish(mut self, header: TraceHeader) -> RankSummary {
         let mut notes = Vec::new();
-        let distributed = header.distributed_info.as_deref().and_then(|text| {
-            let info = parse_distributed_info(text);
-            if info.is_none() {
+        let distributed = match header.distributed {
+            Some(Distributed::Info(info)) => Some(info),
+            Some(Distributed::Unreadable) => {
                 notes.push("distributedInfo is not an object of rank, world_size and pg_config: ignored".into());
+                None
             }
-            info
-        });
+            None => None,
+        };
         // Groups the trace lists in pg_config give the members the kernels may not name.
         if let Some(info) = &distributed {
             for g in &mut self.groups {

@@ -9,7 +9,9 @@ pub mod summary_only;
 pub mod wire;
 
 use super::model::intern::NameTable;
-use super::model::{Annotation, CollectiveArgs, CpuOp, DeviceProperties, Kernel, Launch, Trace, Transfer, VersionKeys};
+use super::model::{
+    Annotation, CollectiveArgs, CpuOp, DeviceProperties, Distributed, Kernel, Launch, Trace, Transfer, VersionKeys,
+};
 
 /// What a reader keeps of a trace whatever the sink: the names it interned, the device list,
 /// the version keys and the counts. Its size grows with distinct names, never with events.
@@ -22,9 +24,8 @@ pub struct TraceHeader {
     pub event_count: u64,
     /// Size of the JSON text (after decompression).
     pub json_bytes: u64,
-    /// The job's distributed identity as the profiler wrote it (JSON text: rank, world size,
-    /// process groups), read by `crate::trace::ranks`.
-    pub distributed_info: Option<String>,
+    /// The rank's distributed identity, where the trace has one (read by `crate::trace::ranks`).
+    pub distributed: Option<Distributed>,
 }
 
 /// Where the reader hands each event it keeps, as it reads: [`Trace`] keeps them all (the
