@@ -313,27 +313,72 @@ impl Scanner {
 
     /// Scans `chunk`, calling `on_item` for every item completed in it. Stops at the first
     /// error the callback returns (converted with `From<ScanError>` for the scanner's own).
+    ///
+    /// The chunk is scanned where it lies; only an item it leaves unfinished is copied, to be
+    /// completed by the next chunk's head (so the bytes of a trace are copied about once per
+    /// chunk, not all of them).
     pub fn feed<E: From<ScanError>>(
         &mut self,
         chunk: &[u8],
         on_item: &mut dyn FnMut(Item<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        self.buf.extend_from_slice(chunk);
-        let result = self.scan(on_item);
-        // Keep only the unfinished item (or nothing) for the next chunk.
+        let mut rest = chunk;
+        if !self.buf.is_empty() {
+            // An item began in an earlier chunk: add the chunk up to the item's end (a copy of
+            // the value scan finds it), and finish it from the buffer.
+            let take = match self.value {
+                Some((_, vs)) => {
+                    let mut probe = vs;
+                    match probe.advance(chunk, 0, u32::MAX) {
+                        Advance::Ended(end) => end,
+                        Advance::Open(_) | Advance::TooDeep(_) => chunk.len(),
+                    }
+                }
+                None => chunk.len(),
+            };
+            self.buf.extend_from_slice(&chunk[..take]);
+            rest = &chunk[take..];
+            let buf = std::mem::take(&mut self.buf);
+            let result = self.scan(&buf, on_item);
+            self.buf = buf;
+            self.keep_unfinished(None);
+            result?;
+            if !self.buf.is_empty() {
+                // Still unfinished (the item is longer than the chunk, or a byte-order mark
+                // waits for its last bytes): the rest of the chunk joins it.
+                self.buf.extend_from_slice(rest);
+                let buf = std::mem::take(&mut self.buf);
+                let result = self.scan(&buf, on_item);
+                self.buf = buf;
+                self.keep_unfinished(None);
+                return result;
+            }
+        }
+        let result = self.scan(rest, on_item);
+        self.keep_unfinished(Some(rest));
+        result
+    }
+
+    /// Keeps only the unfinished item (or nothing) of what was just scanned: `scanned` in place,
+    /// or the buffer when `None`.
+    fn keep_unfinished(&mut self, scanned: Option<&[u8]>) {
         let keep_from = match self.value {
             Some((start, _)) => start,
             None => self.pos,
         };
-        if keep_from > 0 {
-            self.buf.drain(..keep_from);
-            self.base += keep_from as u64;
-            self.pos -= keep_from;
-            if let Some((start, _)) = &mut self.value {
-                *start -= keep_from;
+        match scanned {
+            Some(text) => {
+                self.buf.extend_from_slice(&text[keep_from.min(text.len())..]);
+            }
+            None => {
+                self.buf.drain(..keep_from.min(self.buf.len()));
             }
         }
-        result
+        self.base += keep_from as u64;
+        self.pos -= keep_from;
+        if let Some((start, _)) = &mut self.value {
+            *start -= keep_from;
+        }
     }
 
     /// Ends the input: an error if the text stopped before the top-level value closed.
@@ -345,8 +390,12 @@ impl Scanner {
         }
     }
 
-    fn scan<E: From<ScanError>>(&mut self, on_item: &mut dyn FnMut(Item<'_>) -> Result<(), E>) -> Result<(), E> {
-        let n = self.buf.len();
+    fn scan<E: From<ScanError>>(
+        &mut self,
+        buf: &[u8],
+        on_item: &mut dyn FnMut(Item<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let n = buf.len();
         while self.pos < n {
             if let Some((start, mut vs)) = self.value {
                 let part = if matches!(self.state, State::Element { .. }) { Part::Event } else { Part::Value };
@@ -355,7 +404,7 @@ impl Scanner {
                 // Look no further than one byte past the budget: the verdict then depends only
                 // on the item's first `limit + 1` bytes, not on how the text was sliced.
                 let window = n.min(start.saturating_add(limit).saturating_add(1));
-                let end = match vs.advance(&self.buf[..window], self.pos, self.limits.depth) {
+                let end = match vs.advance(&buf[..window], self.pos, self.limits.depth) {
                     Advance::TooDeep(at) => {
                         let at = self.base + at as u64;
                         return Err(ScanError::TooDeep { part, offset, at, limit: self.limits.depth }.into());
@@ -372,7 +421,7 @@ impl Scanner {
                 };
                 self.pos = end;
                 self.value = None;
-                let bytes = &self.buf[start..end];
+                let bytes = &buf[start..end];
                 match self.state {
                     State::Element { .. } => {
                         self.state = State::AfterElement;
@@ -385,7 +434,7 @@ impl Scanner {
                 }
                 continue;
             }
-            let b = self.buf[self.pos];
+            let b = buf[self.pos];
             if let State::InKey { escape } = self.state {
                 let kept = escape || b != b'"';
                 if kept && self.key.len() >= self.limits.key_bytes {
@@ -414,10 +463,10 @@ impl Scanner {
             self.state = match (self.state, b) {
                 // A UTF-8 byte-order mark before the text.
                 (State::Start, 0xEF) if at == 0 && self.base == 0 => {
-                    if self.buf.len() < 3 {
+                    if buf.len() < 3 {
                         return Ok(()); // wait for the rest of the mark
                     }
-                    if self.buf[..3] != [0xEF, 0xBB, 0xBF] {
+                    if buf[..3] != [0xEF, 0xBB, 0xBF] {
                         return Err(self.err(at, "expected a JSON object or array").into());
                     }
                     self.pos += 2;
