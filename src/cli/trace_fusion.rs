@@ -167,7 +167,7 @@ pub fn fusion_text(f: &TraceFusion) -> String {
         );
         if r.not_expandable > 0 {
             out += &format!(
-                "{} Inductor kernel launches have names without op words (triton__0d1d2d…) and are not counted\n",
+                "{} Inductor kernel launches have names that list no known op words (such as the older triton__0d1d2d…) and are not counted\n",
                 group_digits(r.not_expandable)
             );
         }

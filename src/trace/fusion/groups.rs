@@ -200,7 +200,14 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>) -> Grouping {
                 input_type: text(cpu.shapes.types),
                 concrete_inputs: text(cpu.shapes.concrete),
             };
-            let described = describe(op_name, raw);
+            let mut described = describe(op_name, raw);
+            if described.bytes.is_err() {
+                if let Some((bytes, flow)) = list_copy_from_kernel(op_name, raw, trace.name(k.name)) {
+                    described.bytes = Ok((bytes, Some(bytes)));
+                    described.kind = Some(Kind::Elementwise);
+                    described.flow = flow;
+                }
+            }
             group.ops = described.ops;
             group.parts = described.parts;
             if let Some(kind) = described.kind {
@@ -385,6 +392,25 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
     d
 }
 
+/// `aten::cat`/`aten::stack` without an `out=` tensor: the profiler records the list's shapes
+/// but not its element type, and PyTorch's CUDA/HIP cat kernel is instantiated on an opaque type
+/// of the element's size (`CatArrayBatchedCopy<…OpaqueType<2u>…>`), so the kernel name gives it.
+/// Every input is read once and the output, of their summed size, written once.
+fn list_copy_from_kernel(op: &str, raw: RawArgs<'_>, kernel: &str) -> Option<(u64, Flow)> {
+    if !matches!(op, "aten::cat" | "aten::stack") || !kernel.contains("CatArrayBatchedCopy") {
+        return None;
+    }
+    let rest = &kernel[kernel.find("OpaqueType<")? + "OpaqueType<".len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let size: u64 = digits.parse().ok().filter(|&n| (1..=16).contains(&n))?;
+    let args = OpArgs::parse(raw).ok()?;
+    let Some(Input::List(List::Tensors(shapes))) = args.input(0) else { return None };
+    let in_bytes = shapes.iter().map(|s| s.numel()?.checked_mul(size)).collect::<Option<Vec<u64>>>()?;
+    let out = in_bytes.iter().try_fold(0u64, |s, &b| s.checked_add(b))?;
+    let space = out / size;
+    Some((out.checked_mul(2)?, Flow { out_bytes: Some(out), in_bytes, space: Some(space) }))
+}
+
 /// Whether an Inductor op word does work of its own (views and GEMM words outside templates
 /// do not).
 fn works(word: &str) -> bool {
@@ -514,6 +540,18 @@ mod tests {
         assert_eq!(d.ops.len(), 3);
         assert_eq!(d.how, How::KernelName);
         assert_eq!(d.bytes, Ok((2 * n, Some(2 * n + 2 * n))));
+    }
+
+    #[test]
+    fn cat_takes_its_element_size_from_the_kernel_name() {
+        let kernel = "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>(…)";
+        let r = raw("[[[1, 16, 8, 64], [1, 16, 8, 64]], []]", r#"["TensorList", "Scalar"]"#, Some(r#"["", "-1"]"#));
+        assert!(describe("aten::cat", r).bytes.is_err());
+        let (bytes, flow) = list_copy_from_kernel("aten::cat", r, kernel).unwrap();
+        let each = 16 * 8 * 64 * 2;
+        assert_eq!((bytes, flow.out_bytes, flow.in_bytes), (4 * each, Some(2 * each), vec![each, each]));
+        assert!(list_copy_from_kernel("aten::cat", r, "CatArrayBatchedCopy<float>").is_none());
+        assert!(list_copy_from_kernel("aten::add", r, kernel).is_none());
     }
 
     #[test]

@@ -61,9 +61,14 @@ fn component_kind(c: Category) -> Kind {
 
 /// The re-prediction, or `None` when the trace has no Inductor kernel.
 pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
-    let inductor_group = |gi: usize| {
+    // An Inductor kernel is known by its launch op (`triton_…`, recent PyTorch) or its own name.
+    let inductor_name = |gi: usize| -> Option<String> {
         let grp = &g.groups[gi];
-        grp.how == How::KernelName || grp.launched_by.as_deref().is_some_and(|o| o.starts_with("triton_"))
+        [grp.launched_by.as_deref(), Some(grp.kernel.as_str())]
+            .into_iter()
+            .flatten()
+            .find(|n| n.starts_with("triton_") || (grp.how == How::KernelName && n.starts_with("triton")))
+            .map(str::to_ascii_lowercase)
     };
     let mut kernels = 0u64;
     let mut not_expandable = 0u64;
@@ -76,12 +81,11 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
         let mut kernel_ops: Vec<(usize, usize, usize)> = Vec::new(); // (instance, first op, last op)
         for &i in &stream {
             let gi = g.instances[i].group;
-            if !inductor_group(gi) {
+            let Some(op_name) = inductor_name(gi) else {
                 ops.push(None);
                 continue;
-            }
+            };
             any = true;
-            let op_name = g.groups[gi].launched_by.clone().unwrap_or_default().to_ascii_lowercase();
             let components = inductor::components(&op_name);
             let has_words = inductor::parse(&op_name).is_some_and(|(_, w)| !w.is_empty());
             let Some(components) = components.filter(|_| has_words) else {

@@ -178,7 +178,7 @@ fn opportunity(
     });
     let sizes: Vec<String> = acc.handoffs.iter().map(|&b| crate::units::format_bytes(b)).collect();
     Some(Opportunity {
-        rule: format!("{}: {}", rules.name, kinds.iter().map(|k| k.id()).collect::<Vec<_>>().join(" + ")),
+        rule: format!("{}: {}", rules.name, kinds_text(&kinds)),
         kernels: groups.iter().map(|g| g.kernel.clone()).collect(),
         ops: groups.iter().map(|g| g.launched_by.clone().unwrap_or_else(|| "?".to_string())).collect(),
         kinds,
@@ -194,4 +194,16 @@ fn opportunity(
             sizes.join(", ")
         ),
     })
+}
+
+/// `matmul + elementwise ×3`: the kinds of a run, repeats counted.
+pub fn kinds_text(kinds: &[Kind]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < kinds.len() {
+        let n = kinds[i..].iter().take_while(|k| **k == kinds[i]).count();
+        parts.push(if n > 1 { format!("{} ×{n}", kinds[i].id()) } else { kinds[i].id().to_string() });
+        i += n;
+    }
+    parts.join(" + ")
 }
