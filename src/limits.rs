@@ -236,3 +236,16 @@ pub const FUSION_RULES: usize = 256;
 /// `run_has` checks, linear in its length, from making the walk quadratic on a trace of
 /// millions of small pointwise kernels.
 pub const FUSION_RUN_KERNELS: usize = 64;
+
+/// The largest execution trace (`--exec-trace`), bytes of JSON text. The shared pairs' are
+/// 22 kB (compressed) to a few MB; an ET of one training iteration of a large model is a few
+/// hundred MB. Read whole (its nodes are linked by id), so bounded like a whole-file read.
+pub const EXEC_TRACE_BYTES: usize = 512 * 1024 * 1024;
+
+/// The most nodes an execution trace may hold: one per op call of one iteration; 4 M is a few
+/// times the largest model iterations seen (hundreds of thousands of ops).
+pub const EXEC_TRACE_NODES: usize = 4 << 20;
+
+/// The most inputs or outputs one execution-trace node may list (a `cat` of thousands of
+/// tensors, an optimizer's foreach op over every parameter, fit well below).
+pub const EXEC_TRACE_VALUES: usize = 65_536;

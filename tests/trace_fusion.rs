@@ -14,7 +14,7 @@ use proptest::prelude::*;
 fn fusion_of(trace: &Trace, rules: BuiltIn, chip: Option<&str>) -> TraceFusion {
     let side = ClassifiedTrace::new(trace, &classify);
     let chip = chip.map(|c| preset(c).expect("preset"));
-    analyze(&side, &FusionOptions { rules: rules.rules(), chip: chip.as_ref(), calibration: None })
+    analyze(&side, &FusionOptions { rules: rules.rules(), chip: chip.as_ref(), calibration: None, exec_trace: None })
 }
 
 fn real(rel: &str) -> Trace {
@@ -337,4 +337,82 @@ proptest! {
             check_bytes_and_savings(&f);
         }
     }
+}
+
+#[test]
+fn an_execution_trace_makes_the_data_flow_exact() {
+    let v = json(&[
+        "trace",
+        &data("traces/exec-trace/param_linear_kineto.json.gz"),
+        "--exec-trace",
+        &data("traces/exec-trace/param_linear_et.json.gz"),
+        "--json",
+    ]);
+    let f = &v["fusion"];
+    let et = &f["exec_trace"];
+    // The ET holds one iteration; its forward ops link by rf_id = External id and name.
+    assert_eq!(et["ops"], 928);
+    assert!(et["linked_ops"].as_u64().unwrap() > 200, "{et}");
+    assert!(et.get("note").is_none());
+    // The Kineto trace recorded no shapes: the linked linear layers take the ET's.
+    let addmm = f["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["how"] == "execution trace" && g["launched_by"] == "aten::addmm")
+        .expect("an addmm group with the ET's shapes");
+    // addmm(bias [1024], x [512, 1024], W [1024, 1024]) in fp32, output [512, 1024].
+    let out = 512 * 1024 * 4u64;
+    assert_eq!(addmm["fused_bytes_per_call"], (1024 + 512 * 1024 + 1024 * 1024) * 4 + out);
+    assert_eq!(addmm["unfused_bytes_per_call"], (1024 + 512 * 1024 + 1024 * 1024) * 4 + 3 * out);
+    // addmm → clamp_min (the ReLU) by tensor id: the GEMM's output written and read back.
+    let o = f["opportunities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["ops"] == serde_json::json!(["aten::addmm", "aten::clamp_min"]))
+        .expect("linear → relu");
+    assert_eq!(o["saved_bytes_per_call"], 2 * out);
+    assert!(o["evidence"].as_str().unwrap().contains("by tensor id"), "{o}");
+}
+
+#[test]
+fn an_execution_trace_of_another_run_links_nothing_and_says_so() {
+    let v = json(&[
+        "trace",
+        &data("traces/exec-trace/hta_simple_add_kineto.json.gz"),
+        "--exec-trace",
+        &data("traces/exec-trace/param_linear_et.json.gz"),
+        "--json",
+    ]);
+    let et = &v["fusion"]["exec_trace"];
+    assert_eq!(et["linked_ops"], 0);
+    assert!(et["note"].as_str().unwrap().contains("another run"), "{et}");
+    // Its own ET links every op.
+    let v = json(&[
+        "trace",
+        &data("traces/exec-trace/hta_simple_add_kineto.json.gz"),
+        "--exec-trace",
+        &data("traces/exec-trace/hta_simple_add_et.json.gz"),
+        "--json",
+    ]);
+    assert_eq!(v["fusion"]["exec_trace"]["linked_pct"], 100.0);
+}
+
+#[test]
+fn bad_execution_traces_are_refused_naming_the_file() {
+    let dir = temp_dir("trace-fusion-et");
+    let trace = data("traces/exec-trace/hta_simple_add_kineto.json.gz");
+    for (name, text, expect) in [
+        ("cycle.json", r#"{"nodes": [{"id": 1, "name": "a", "parent": 2}, {"id": 2, "name": "b", "parent": 1}]}"#, "cycle"),
+        ("notet.json", r#"{"traceEvents": []}"#, "no \"nodes\" list"),
+        ("broken.json", r#"{"nodes": [{"id": 1, "name": "a", "inputs": 3}]}"#, "\"inputs\" is not a list"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let (code, _, stderr) = run(&["trace", &trace, "--exec-trace", path.to_str().unwrap()]);
+        assert_eq!(code, 2, "{name}");
+        assert!(stderr.contains(name) && stderr.contains(expect), "{name}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

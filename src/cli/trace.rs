@@ -20,7 +20,7 @@ use fusionscope::trace::{classify, compare, EventSink, Input, Reader, Trace, Tra
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
 
 use super::io::{load_chip, print, print_json, CliResult, Output};
-use super::trace_fusion::{fusion_text, FusionArgs, FusionSetup};
+use super::trace_fusion::{fusion_text, ExecTraceArg, FusionArgs, FusionSetup};
 
 /// A report with the `fusion` key added (docs/trace-fusion.md).
 #[derive(serde::Serialize)]
@@ -50,6 +50,8 @@ pub struct TraceArgs {
     pub summary_only: bool,
     #[command(flatten)]
     pub fusion: FusionArgs,
+    #[command(flatten)]
+    pub exec_trace: ExecTraceArg,
     #[command(flatten)]
     pub output: Output,
 }
@@ -96,7 +98,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
         return if args.output.json { print_json(&s) } else { print(&summary_only_text(&s)) };
     }
     let chip = given_chip(args.chip.as_deref())?;
-    let setup = FusionSetup::new(&args.fusion)?;
+    let setup = FusionSetup::new(&args.fusion)?.with_exec_trace(&args.exec_trace)?;
     let (trace, capture) = load_with_capture(&args.file, args.capture.as_deref())?;
     let side = ClassifiedTrace::new(&trace, &classify);
     let summary = summarize_classified(&side, Some(&file_name(&args.file)));

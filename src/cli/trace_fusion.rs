@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use fusionscope::calib::{parse_calibration, CalibrationFile, CalibrationProfile};
 use fusionscope::hardware::{detect_chip, DetectedChip};
 use fusionscope::table::Table;
+use fusionscope::trace::exec_trace::{parse_exec_trace, ExecTrace};
 use fusionscope::trace::fusion::{analyze, parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
 use fusionscope::trace::summary::ClassifiedTrace;
 use fusionscope::units::{format_bytes, format_duration_us, format_pct, group_digits};
@@ -31,10 +32,19 @@ pub struct FusionArgs {
     pub calibration: Option<PathBuf>,
 }
 
+#[derive(clap::Args, Clone)]
+pub struct ExecTraceArg {
+    /// PyTorch Execution Trace (Chakra ET JSON, plain or gzip) of the same run: its tensor ids
+    /// make the kernels' data flow exact, its shapes stand in where the trace recorded none
+    #[arg(long, value_name = "ET")]
+    pub exec_trace: Option<PathBuf>,
+}
+
 /// The rule set and profile the flags name, read once for both sides of a comparison.
 pub struct FusionSetup {
     rules: RuleSet,
     calibration: Option<CalibrationProfile>,
+    exec_trace: Option<(ExecTrace, String)>,
 }
 
 impl FusionSetup {
@@ -63,7 +73,17 @@ impl FusionSetup {
                 }
             },
         };
-        Ok(FusionSetup { rules, calibration })
+        Ok(FusionSetup { rules, calibration, exec_trace: None })
+    }
+
+    /// Adds the execution trace `--exec-trace` names.
+    pub fn with_exec_trace(mut self, arg: &ExecTraceArg) -> Result<FusionSetup, Box<dyn std::error::Error>> {
+        if let Some(path) = &arg.exec_trace {
+            let name = path.display().to_string();
+            let et = parse_exec_trace(&read_text(path)?, &name)?;
+            self.exec_trace = Some((et, name));
+        }
+        Ok(self)
     }
 
     /// The analysis of one side, against the chip given or detected.
@@ -73,7 +93,12 @@ impl FusionSetup {
             None => detect_chip(&side.platform.devices).ok(),
         };
         let chip = chip.or(detected.as_ref()).map(|c| &c.chip);
-        let options = FusionOptions { rules: self.rules.clone(), chip, calibration: self.calibration.as_ref() };
+        let options = FusionOptions {
+            rules: self.rules.clone(),
+            chip,
+            calibration: self.calibration.as_ref(),
+            exec_trace: self.exec_trace.as_ref().map(|(et, name)| (et, name.as_str())),
+        };
         analyze(side, &options)
     }
 }
@@ -156,6 +181,19 @@ pub fn fusion_text(f: &TraceFusion) -> String {
             f.opportunities.len(),
             o.to_text()
         );
+    }
+    if let Some(e) = &f.exec_trace {
+        out += &format!(
+            "\nExecution trace {}: {} of {} ops linked ({}), {} kernels with exact data flow\n",
+            e.file,
+            group_digits(e.linked_ops),
+            group_digits(e.ops),
+            format_pct(e.linked_pct),
+            group_digits(e.linked_kernels)
+        );
+        if let Some(note) = &e.note {
+            out += &format!("{note}\n");
+        }
     }
     if let Some(r) = &f.reprediction {
         out += &format!(

@@ -13,6 +13,7 @@ pub mod capture;
 pub mod category;
 pub mod classify;
 pub mod compare;
+pub mod exec_trace;
 pub mod fusion;
 pub mod gap;
 pub mod intern;

@@ -8,7 +8,19 @@
 //! by the very next kernel (a residual read much later) gives none; an output read by two
 //! consumers is taken as read by one.
 
-use super::groups::{Flow, Instance};
+use super::groups::{Flow, Grouping, Instance};
+
+/// The bytes handed from instance `a` to the next one `b`: exactly, by tensor storage, when both
+/// launching ops are linked to an execution trace (`None`: `b` reads nothing `a` wrote), else
+/// inferred from sizes ([`edge`]). The flag says which.
+pub(crate) fn handoff(g: &Grouping, a: &Instance, b: &Instance) -> (Option<u64>, bool) {
+    if let (Some(x), Some(y)) = (a.et, b.et) {
+        let (out, inp) = (&g.et_io[x], &g.et_io[y]);
+        let bytes = out.outputs.iter().find(|(storage, _)| inp.inputs.contains(storage)).and_then(|(_, b)| *b);
+        return (bytes.filter(|&b| b > 0), true);
+    }
+    (edge(&g.flow[a.group], &g.flow[b.group]), false)
+}
 
 /// The bytes of the tensor `producer` hands to `consumer`, if an edge is inferred.
 pub(crate) fn edge(producer: &Flow, consumer: &Flow) -> Option<u64> {

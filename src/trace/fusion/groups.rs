@@ -13,8 +13,9 @@ use serde_json::Value;
 use super::kind::{Composite, Kind};
 use crate::trace::category::Category;
 use crate::trace::classify::inductor;
+use crate::trace::exec_trace::{EtLink, ExecTrace};
 use crate::trace::intern::NameId;
-use crate::trace::model::{OpLinks, RecordedShapes, TransferKind};
+use crate::trace::model::{OpLinks, RecordedShapes, Trace, TransferKind};
 use crate::trace::perf::{op_cost, Family, Input, List, OpArgs, OpCost, RawArgs};
 use crate::trace::summary::{round3, ClassifiedTrace};
 
@@ -37,6 +38,9 @@ pub enum How {
     /// The op words of an Inductor kernel name, with the launch's recorded buffers.
     #[serde(rename = "kernel name")]
     KernelName,
+    /// The linked execution-trace node's shapes and types (the Kineto op recorded none).
+    #[serde(rename = "execution trace")]
+    ExecutionTrace,
     /// The size the trace records for a memcpy or memset.
     #[serde(rename = "transfer size")]
     TransferSize,
@@ -50,6 +54,7 @@ impl How {
         match self {
             How::RecordedShapes => "recorded shapes",
             How::KernelName => "kernel name",
+            How::ExecutionTrace => "execution trace",
             How::TransferSize => "transfer size",
             How::Unknown => "unknown",
         }
@@ -110,6 +115,8 @@ pub(crate) struct Instance {
     pub stream: Option<i64>,
     pub ts: f64,
     pub dur: f64,
+    /// The execution-trace node of its launching op, when one is linked.
+    pub et: Option<usize>,
 }
 
 /// Groups plus what the later passes need.
@@ -117,18 +124,45 @@ pub(crate) struct Grouping {
     pub groups: Vec<KernelGroup>,
     pub flow: Vec<Flow>,
     pub instances: Vec<Instance>,
+    /// Per execution-trace node (empty without one): the storages its outputs (with their
+    /// bytes) and inputs are.
+    pub et_io: Vec<EtIo>,
+}
+
+/// An execution-trace node's tensors, by storage (a view of an output is the output).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct EtIo {
+    pub outputs: Vec<(u64, Option<u64>)>,
+    pub inputs: Vec<u64>,
 }
 
 /// A group's key: the event's name, its op (if any), the op's shapes, and whether the event is
 /// the main kernel of its call (the one the op's bytes are counted at).
-type Key = (NameId, Option<NameId>, RecordedShapes, bool, bool);
+/// The last part tells apart execution-trace shapes where the Kineto op recorded none.
+type Key = (NameId, Option<NameId>, RecordedShapes, bool, bool, Option<usize>);
 
-/// Builds the groups of every kernel and copy.
-pub(crate) fn build(side: &ClassifiedTrace<'_>) -> Grouping {
+/// Builds the groups of every kernel and copy; with an execution trace and its link, kernels
+/// whose launching op recorded no shapes take the linked node's, and every linked kernel carries
+/// its node for exact data flow.
+pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)>) -> Grouping {
     let trace = side.trace;
+    let et_io: Vec<EtIo> = et.map_or_else(Vec::new, |(et, _)| {
+        et.nodes
+            .iter()
+            .map(|n| EtIo {
+                outputs: n.outputs.iter().map(|t| (t.storage, t.bytes())).collect(),
+                inputs: n.inputs.iter().map(|t| t.storage).collect(),
+            })
+            .collect()
+    });
+    // Distinct execution-trace argument texts, so that groups keyed by them stay apart.
+    let mut et_texts: FxHashMap<(&str, &str), usize> = FxHashMap::default();
     let links = OpLinks::new(trace);
-    let kernel_ops: Vec<Option<usize>> =
-        links.ops_of(trace.kernels.iter().map(|k| (k.external_id, k.correlation))).collect();
+    let kernel_ops: Vec<Option<usize>> = if correlation_ids_only(trace) {
+        trace.kernels.iter().map(|k| enclosing_op(trace, &links, k.correlation)).collect()
+    } else {
+        links.ops_of(trace.kernels.iter().map(|k| (k.external_id, k.correlation))).collect()
+    };
     // Per op call: its kernels and the longest of them (the one its bytes are counted at).
     let mut per_call: FxHashMap<usize, (u32, usize)> = FxHashMap::default();
     for (i, op) in kernel_ops.iter().enumerate() {
@@ -160,7 +194,13 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>) -> Grouping {
         let (count, main) = op.and_then(|o| per_call.get(&o).copied()).unwrap_or((1, i));
         let is_main = main == i;
         let cpu = op.map(|o| &trace.cpu_ops[o]);
-        let key = (k.name, cpu.map(|c| c.name), cpu.map(|c| c.shapes).unwrap_or_default(), is_main, false);
+        let node = et.and_then(|(et, l)| Some((et, op.and_then(|o| l.by_cpu_op[o])?)));
+        let from_et = node.filter(|_| cpu.is_some_and(|c| !c.shapes.is_recorded())).map(|(et, i)| &et.nodes[i]);
+        let et_key = from_et.map(|n| {
+            let next = et_texts.len();
+            *et_texts.entry((n.input_dims.as_str(), n.input_types.as_str())).or_insert(next)
+        });
+        let key = (k.name, cpu.map(|c| c.name), cpu.map(|c| c.shapes).unwrap_or_default(), is_main, false, et_key);
         let g = add(key, k.dur, &mut || {
             let class = side.class(k.name);
             let kernel = trace.name(k.name).to_string();
@@ -193,12 +233,22 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>) -> Grouping {
             };
             let op_name = trace.name(cpu.name);
             group.launched_by = Some(op_name.to_string());
-            group.shapes_recorded = cpu.shapes.is_recorded();
+            group.shapes_recorded |= cpu.shapes.is_recorded();
             let text = |id: Option<NameId>| id.map(|id| trace.name(id));
-            let raw = RawArgs {
-                input_dims: text(cpu.shapes.dims),
-                input_type: text(cpu.shapes.types),
-                concrete_inputs: text(cpu.shapes.concrete),
+            let raw = match from_et {
+                Some(n) => {
+                    group.shapes_recorded = true;
+                    RawArgs {
+                        input_dims: Some(&n.input_dims),
+                        input_type: Some(&n.input_types),
+                        concrete_inputs: Some(&n.concrete_inputs),
+                    }
+                }
+                None => RawArgs {
+                    input_dims: text(cpu.shapes.dims),
+                    input_type: text(cpu.shapes.types),
+                    concrete_inputs: text(cpu.shapes.concrete),
+                },
             };
             let mut described = describe(op_name, raw);
             if described.bytes.is_err() {
@@ -224,7 +274,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>) -> Grouping {
                 Ok((fused, unfused)) => {
                     group.fused_bytes_per_call = Some(fused);
                     group.unfused_bytes_per_call = unfused;
-                    group.how = described.how;
+                    group.how = if from_et.is_some() { How::ExecutionTrace } else { described.how };
                     if unfused.is_none() {
                         group.bytes_unknown = described.unfused_unknown.clone();
                     }
@@ -233,12 +283,19 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>) -> Grouping {
             let f = if is_main { described.flow } else { Flow::default() };
             (group, f)
         });
-        instances.push(Instance { group: g, device: k.device, stream: Some(k.stream), ts: k.ts, dur: k.dur });
+        instances.push(Instance {
+            group: g,
+            device: k.device,
+            stream: Some(k.stream),
+            ts: k.ts,
+            dur: k.dur,
+            et: node.map(|(_, i)| i),
+        });
     }
     let transfer_ops = links.ops_of(trace.transfers.iter().map(|t| (t.external_id, t.correlation)));
     for (t, op) in trace.transfers.iter().zip(transfer_ops) {
         let op_name = op.map(|o| trace.cpu_ops[o].name);
-        let key = (t.name, op_name, RecordedShapes::default(), true, true);
+        let key = (t.name, op_name, RecordedShapes::default(), true, true, None);
         let g = add(key, t.dur, &mut || {
             let name = trace.name(t.name);
             let hbm = t.bytes.and_then(|b| transfer_hbm_bytes(t.kind, name, b));
@@ -268,13 +325,34 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>) -> Grouping {
             };
             (group, Flow::default())
         });
-        instances.push(Instance { group: g, device: t.device, stream: None, ts: t.ts, dur: t.dur });
+        instances.push(Instance { group: g, device: t.device, stream: None, ts: t.ts, dur: t.dur, et: None });
     }
     for g in &mut groups {
         g.time_us = round3(g.time_us);
     }
     instances.sort_by(|a, b| a.ts.total_cmp(&b.ts));
-    Grouping { groups, flow, instances }
+    Grouping { groups, flow, instances, et_io }
+}
+
+/// Whether the trace is of the older form whose kernels' (and launch calls') `External id` is
+/// only their correlation id (PyTorch 1.x, the `param` linear pair): there an id lookup finds an
+/// unrelated op that happens to have that number, so kernels are linked by the op enclosing
+/// their launch call instead. Nine in ten kernels with equal ids make the call.
+fn correlation_ids_only(trace: &Trace) -> bool {
+    let same = trace.kernels.iter().filter(|k| k.external_id.is_some() && k.external_id == k.correlation).count();
+    !trace.kernels.is_empty() && same.saturating_mul(10) >= trace.kernels.len().saturating_mul(9)
+}
+
+/// The innermost CPU op on the launch call's thread whose interval holds the call.
+fn enclosing_op(trace: &Trace, links: &OpLinks<'_>, correlation: Option<u64>) -> Option<usize> {
+    let launch = trace.launches.get(&correlation?)?;
+    let ops = links.thread_ops(launch.tid);
+    let after = ops.partition_point(|&i| trace.cpu_ops[i].ts <= launch.ts);
+    // Nested ops start outer to inner: the latest start that still holds the call (bounded).
+    ops[..after].iter().rev().take(256).copied().find(|&i| {
+        let op = &trace.cpu_ops[i];
+        launch.ts <= op.ts + op.dur
+    })
 }
 
 /// Device-memory bytes of a copy: a device-to-device copy reads and writes its size, a copy to

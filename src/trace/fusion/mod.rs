@@ -30,6 +30,7 @@ pub use rules::{parse_rules, BuiltIn, JoinRule, RuleError, RuleSet};
 pub use whatif::{Measured, Opportunity};
 
 use crate::calib::CalibrationProfile;
+use crate::trace::exec_trace::{link, ExecTrace, ExecTraceSummary};
 use crate::hardware::Chip;
 use crate::trace::summary::{round3, ClassifiedTrace};
 
@@ -40,6 +41,8 @@ pub struct FusionOptions<'a> {
     /// The chip whose bandwidth turns saved bytes into time; `None`: bytes only.
     pub chip: Option<&'a Chip>,
     pub calibration: Option<&'a CalibrationProfile>,
+    /// An execution trace of the same run, its file name for the output.
+    pub exec_trace: Option<(&'a ExecTrace, &'a str)>,
 }
 
 /// Whole-trace figures of the groups.
@@ -81,6 +84,8 @@ pub struct TraceFusion {
     pub opportunities: Vec<Opportunity>,
     /// On traces with Inductor kernels: the Inductor-like set's re-prediction of them.
     pub reprediction: Option<Reprediction>,
+    /// With an execution trace: how many of its ops linked to the trace's CPU ops.
+    pub exec_trace: Option<ExecTraceSummary>,
 }
 
 /// The definition of GPU time used by the totals, as the output names it.
@@ -88,7 +93,18 @@ pub const GPU_TIME_DEFINITION: &str = "sum of kernel, memcpy and memset duration
 
 /// Groups, opportunities and re-prediction of a trace.
 pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> TraceFusion {
-    let grouping = groups::build(side);
+    let et_link = options.exec_trace.map(|(et, _)| (et, link(side.trace, et)));
+    let grouping = groups::build(side, et_link.as_ref().map(|(et, l)| (*et, l)));
+    let exec_trace = options.exec_trace.zip(et_link.as_ref()).map(|((_, file), (_, l))| ExecTraceSummary {
+        file: file.to_string(),
+        ops: l.ops,
+        linked_ops: l.linked_ops,
+        linked_pct: if l.ops > 0 { round3(100.0 * l.linked_ops as f64 / l.ops as f64) } else { 0.0 },
+        linked_kernels: grouping.instances.iter().filter(|i| i.et.is_some()).count() as u64,
+        note: (l.linked_ops == 0).then(|| {
+            "no execution-trace op has a CPU op of this trace with its record-function id and name: it is of another run, and the data flow is inferred".to_string()
+        }),
+    });
     let opportunities = whatif::opportunities(&grouping, &options.rules, options.chip, options.calibration);
     let reprediction = repredict::repredict(&grouping, &BuiltIn::Inductor.rules());
     let totals = totals(&grouping, &opportunities);
@@ -101,6 +117,7 @@ pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> Trace
         chip: options.chip.map(|c| c.name.clone()),
         opportunities,
         reprediction,
+        exec_trace,
     }
 }
 

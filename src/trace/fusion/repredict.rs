@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::flow::{edge, same_stream, streams};
+use super::flow::{handoff, same_stream, streams};
 use super::groups::{Grouping, How};
 use super::kind::Kind;
 use super::rules::{Run, RuleSet};
@@ -113,7 +113,7 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
                 let prev = ops[at - 1].as_ref().expect("a run's ops are not barriers");
                 let connected = prev.instance == op.instance || {
                     let (a, b) = (&g.instances[prev.instance], &g.instances[op.instance]);
-                    same_stream(a, b) && edge(&g.flow[a.group], &g.flow[b.group]).is_some()
+                    same_stream(a, b) && handoff(g, a, b).0.is_some()
                 };
                 match rules.joins(run, op.kind, space).filter(|_| connected) {
                     Some(rule) => {

@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::flow::{edge, same_stream, streams};
+use super::flow::{handoff, same_stream, streams};
 use super::groups::{Grouping, KernelGroup};
 use super::kind::Kind;
 use super::rules::{Run, RuleSet};
@@ -54,6 +54,8 @@ struct Growing {
     at: Vec<usize>,
     handoffs: Vec<u64>,
     run: Run,
+    /// Every hand-off came from an execution trace.
+    exact: bool,
 }
 
 /// Per distinct group sequence: calls, summed kernel time, one call's hand-offs.
@@ -63,6 +65,7 @@ struct Acc {
     time: f64,
     handoffs: Vec<u64>,
     first: usize,
+    exact: bool,
 }
 
 /// The opportunities of a trace under `rules`, longest saved time first (bytes when no chip).
@@ -82,8 +85,9 @@ pub(crate) fn opportunities(
         let time: f64 = grow.at.iter().map(|&i| g.instances[i].dur).sum();
         let acc = found.entry(key).or_insert_with(|| {
             order += 1;
-            Acc { handoffs: grow.handoffs.clone(), first: order, ..Acc::default() }
+            Acc { handoffs: grow.handoffs.clone(), first: order, exact: true, ..Acc::default() }
         });
+        acc.exact &= grow.exact;
         acc.calls = acc.calls.saturating_add(1);
         acc.time += time;
     };
@@ -98,11 +102,12 @@ pub(crate) fn opportunities(
                 let &last = cur.at.last().expect("a run holds a kernel");
                 let prev = &g.instances[last];
                 let joined = usable && same_stream(prev, inst) && {
-                    let handoff = edge(&g.flow[prev.group], flow);
+                    let (handoff, exact) = handoff(g, prev, inst);
                     match (handoff, rules.joins(&cur.run, group.kind, flow.space)) {
                         (Some(bytes), Some(rule)) => {
                             cur.at.push(i);
                             cur.handoffs.push(bytes);
+                            cur.exact &= exact;
                             cur.run.kinds.push(group.kind);
                             cur.run.closed = rule.closes;
                             true
@@ -122,6 +127,7 @@ pub(crate) fn opportunities(
                     at: vec![i],
                     handoffs: Vec::new(),
                     run: Run { kinds: vec![group.kind], space: flow.space, closed: false },
+                    exact: true,
                 });
             }
         }
@@ -189,9 +195,11 @@ fn opportunity(
         capped,
         measured,
         evidence: format!(
-            "ran back to back on one stream {} time(s); each kernel reads a tensor of the size the one before wrote ({}), inferred from recorded shapes",
+            "ran back to back on one stream {} time(s); each kernel reads {} the one before wrote ({}){}",
             acc.calls,
-            sizes.join(", ")
+            if acc.exact { "the tensor" } else { "a tensor of the size" },
+            sizes.join(", "),
+            if acc.exact { ", by tensor id from the execution trace" } else { ", inferred from recorded shapes" }
         ),
     })
 }
