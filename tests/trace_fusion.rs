@@ -131,6 +131,8 @@ fn compiled_mi300x_kernels_are_their_op_words_and_all_are_repredicted() {
     let r = f.reprediction.as_ref().expect("an Inductor trace is re-predicted");
     assert_eq!((r.kernels, r.matched, r.not_expandable), (4, 4, 0));
     assert_eq!(r.matched_pct, Some(100.0));
+    // Each sits between hipBLASLt GEMMs or attention: no boundary between two Inductor kernels.
+    assert_eq!(r.isolated, 4);
 }
 
 #[test]

@@ -203,6 +203,12 @@ pub fn fusion_text(f: &TraceFusion) -> String {
             group_digits(r.kernels),
             r.matched_pct.map_or_else(String::new, |p| format!(" ({})", format_pct(p)))
         );
+        if r.isolated > 0 {
+            out += &format!(
+                "{} of them have a library kernel on both sides: only the rules within a kernel are tested there\n",
+                group_digits(r.isolated)
+            );
+        }
         if r.not_expandable > 0 {
             out += &format!(
                 "{} Inductor kernel launches have names that list no known op words (such as the older triton__0d1d2d…) and are not counted\n",

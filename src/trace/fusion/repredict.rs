@@ -25,6 +25,9 @@ pub struct Reprediction {
     pub matched: u64,
     /// `100 × matched / kernels`; `None` when there are none.
     pub matched_pct: Option<f64>,
+    /// Kernels with a library kernel (or nothing) on both sides: for them only the rules within
+    /// one kernel are tested, never a boundary the rules had to draw between two Inductor kernels.
+    pub isolated: u64,
     /// Inductor kernel launches whose names list no op words (`triton__0d1d2d…`): not counted.
     pub not_expandable: u64,
     /// Per missed kernel name, how often and why (the first reason seen).
@@ -73,6 +76,7 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
     let mut kernels = 0u64;
     let mut not_expandable = 0u64;
     let mut matched = 0u64;
+    let mut isolated = 0u64;
     let mut misses: BTreeMap<String, (u64, String)> = BTreeMap::new();
     let mut any = false;
     for stream in streams(&g.instances) {
@@ -133,6 +137,9 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
         }
         let exact: rustc_hash::FxHashSet<(usize, usize)> = runs.iter().copied().collect();
         for (inst, first, last) in kernel_ops {
+            let barrier_before = first == 0 || ops[first - 1].is_none();
+            let barrier_after = last + 1 == ops.len() || ops[last + 1].is_none();
+            isolated += u64::from(barrier_before && barrier_after);
             if exact.contains(&(first, last)) {
                 matched += 1;
                 continue;
@@ -153,6 +160,7 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
         rule_set: rules.name.clone(),
         kernels,
         matched,
+        isolated,
         matched_pct: (kernels > 0).then(|| crate::trace::summary::round3(100.0 * matched as f64 / kernels as f64)),
         not_expandable,
         misses,
