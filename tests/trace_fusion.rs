@@ -418,3 +418,63 @@ fn bad_execution_traces_are_refused_naming_the_file() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn gpu_time_is_named_and_split_into_kernels_and_copies() {
+    let rel = "nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz";
+    let trace = real(rel);
+    let f = fusion_of(&trace, BuiltIn::Inductor, None);
+    let kernels: f64 = trace.kernels.iter().map(|k| k.dur).sum();
+    let copies: f64 = trace.transfers.iter().map(|t| t.dur).sum();
+    assert!(copies > 0.0);
+    assert!((f.totals.kernel_time_us - kernels).abs() < 1e-2 && (f.totals.copy_time_us - copies).abs() < 1e-2);
+    assert!(f.totals.gpu_time_definition.contains("kernel, memcpy and memset"));
+    // The kernels-only figure is the one the summary's platform line gives.
+    let v = json(&["trace", &data(&format!("traces/{rel}")), "--json"]);
+    let platform = v["platforms"][0]["gpu_time_us"].as_f64().unwrap();
+    assert!((platform - f.totals.kernel_time_us).abs() < 1e-2, "{platform} vs {}", f.totals.kernel_time_us);
+}
+
+#[test]
+fn a_calibration_profile_adds_the_measured_verdict() {
+    let v = json(&[
+        "trace",
+        &data("traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"),
+        "--calibration",
+        &data("calibration/i7_12700k_with_fusion.json"),
+        "--json",
+    ]);
+    let ops = v["fusion"]["opportunities"].as_array().unwrap();
+    // matmul + elementwise: the profile's Linear_Bias, Conv2d_ReLU and QK_AttentionScores share
+    // that op-type sequence; the lowest measured speedup (Linear_Bias, 0.985×) is used.
+    let silu = ops.iter().find(|o| o["ops"] == serde_json::json!(["aten::mm", "aten::silu"])).unwrap();
+    assert_eq!(silu["measured"]["pattern"], "Linear_Bias");
+    assert_eq!(silu["measured"]["verdict"], "minimal");
+    // No measured pattern is elementwise + reduction.
+    let norm = ops.iter().find(|o| o["ops"] == serde_json::json!(["aten::pow", "aten::mean"])).unwrap();
+    assert!(norm.get("measured").is_none());
+    let (code, _, stderr) = run(&[
+        "trace",
+        &data("traces/nvidia/hf_bert-small_eager_h100.json.gz"),
+        "--calibration",
+        &data("calibration/resnet18_b1.json"),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("resnet18_b1.json"), "{stderr}");
+}
+
+#[test]
+fn vllm_inductor_kernels_are_repredicted_from_the_capture() {
+    let v = json(&[
+        "trace",
+        &data("traces/amd/vllm_prefilldecode_graph_piecewise_replay.json.gz"),
+        "--capture",
+        &data("traces/amd/vllm_prefilldecode_graph_piecewise_capture.json.gz"),
+        "--json",
+    ]);
+    let r = &v["fusion"]["reprediction"];
+    assert_eq!(r["kernels"], 47);
+    assert_eq!(r["matched"], 47);
+    assert_eq!(r["isolated"], 47);
+    assert_eq!(r["not_expandable"], 1);
+}

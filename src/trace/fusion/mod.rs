@@ -54,6 +54,10 @@ pub struct FusionTotals {
     /// The sum of every kernel's, memcpy's and memset's duration, µs (`gpu_time_definition`).
     pub gpu_time_us: f64,
     pub gpu_time_definition: String,
+    /// Its two parts: kernels alone (the platform line's `gpu_time_us`) and copies, µs, so the
+    /// other figure in the same output can be found from this one.
+    pub kernel_time_us: f64,
+    pub copy_time_us: f64,
     /// Time of the events whose group has both byte figures, µs, and its share.
     pub bytes_known_us: f64,
     pub bytes_known_pct: f64,
@@ -123,6 +127,7 @@ pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> Trace
 
 fn totals(g: &groups::Grouping, opportunities: &[Opportunity]) -> FusionTotals {
     let gpu: f64 = g.instances.iter().map(|i| i.dur).sum();
+    let copies: f64 = g.instances.iter().filter(|i| i.stream.is_none()).map(|i| i.dur).sum();
     let known: f64 = g.instances.iter().filter(|i| g.groups[i.group].bytes_known()).map(|i| i.dur).sum();
     let recorded: f64 = g.instances.iter().filter(|i| g.groups[i.group].shapes_recorded).map(|i| i.dur).sum();
     let known_recorded: f64 = g
@@ -146,6 +151,8 @@ fn totals(g: &groups::Grouping, opportunities: &[Opportunity]) -> FusionTotals {
         groups: g.groups.len() as u64,
         gpu_time_us: round3(gpu),
         gpu_time_definition: GPU_TIME_DEFINITION.to_string(),
+        kernel_time_us: round3(gpu - copies),
+        copy_time_us: round3(copies),
         bytes_known_us: round3(known),
         bytes_known_pct: if gpu > 0.0 { round3(100.0 * known / gpu) } else { 0.0 },
         shapes_recorded_us: round3(recorded),
