@@ -14,7 +14,7 @@ use proptest::prelude::*;
 fn fusion_of(trace: &Trace, rules: BuiltIn, chip: Option<&str>) -> TraceFusion {
     let side = ClassifiedTrace::new(trace, &classify);
     let chip = chip.map(|c| preset(c).expect("preset"));
-    analyze(&side, &FusionOptions { rules: rules.rules(), chip: chip.as_ref(), calibration: None, exec_trace: None })
+    analyze(&side, &FusionOptions { rules: rules.rules(), chip: chip.as_ref(), calibration: None, exec_trace: None, structure: None })
 }
 
 fn real(rel: &str) -> Trace {
@@ -477,4 +477,19 @@ fn vllm_inductor_kernels_are_repredicted_from_the_capture() {
     assert_eq!(r["matched"], 47);
     assert_eq!(r["isolated"], 47);
     assert_eq!(r["not_expandable"], 1);
+}
+
+#[test]
+fn opportunities_per_step_and_layer_where_the_structure_is_known() {
+    let v = json(&["trace", &data("traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"), "--json"]);
+    let layers = v["structure"]["steps"][0]["layers"].as_u64().unwrap();
+    assert_eq!(layers, 24);
+    let ops = v["fusion"]["opportunities"].as_array().unwrap();
+    let norm = ops.iter().find(|o| o["ops"] == serde_json::json!(["aten::pow", "aten::mean"])).unwrap();
+    let p = &norm["per_step"];
+    assert_eq!((p["steps"].as_u64(), p["layers"].as_u64()), (Some(1), Some(24)));
+    // Two RMSNorms per decoder layer, plus the final norm: 49 runs over 24 layers.
+    assert_eq!(p["calls_per_layer"].as_f64().unwrap(), ((49.0 / 24.0) * 1000.0f64).round() / 1000.0);
+    let silu = ops.iter().find(|o| o["ops"] == serde_json::json!(["aten::mm", "aten::silu"])).unwrap();
+    assert_eq!(silu["per_step"]["calls_per_layer"], 1.0);
 }

@@ -102,7 +102,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     let (trace, capture) = load_with_capture(&args.file, args.capture.as_deref())?;
     let side = ClassifiedTrace::new(&trace, &classify);
     let summary = summarize_classified(&side, Some(&file_name(&args.file)));
-    let fusion = setup.analyze(&side, chip.as_ref());
+    let fusion = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref());
     let mut time = time_report(&side, chip, &recorded_cost);
     time.capture = capture;
     if args.output.json {
@@ -121,7 +121,7 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     let side = |file: &Path, capture: Option<&Path>, chip: Option<DetectedChip>| -> Result<_, String> {
         let (trace, capture) = load_with_capture(file, capture)?;
         let side = ClassifiedTrace::new(&trace, &classify);
-        let fusion = setup.analyze(&side, chip.as_ref());
+        let fusion = setup.analyze(&side, chip.as_ref(), None);
         let mut time = time_report(&side, chip, &recorded_cost);
         time.capture = capture;
         let vendor = side.platform.vendor;

@@ -8,6 +8,7 @@ use fusionscope::hardware::{detect_chip, DetectedChip};
 use fusionscope::table::Table;
 use fusionscope::trace::exec_trace::{parse_exec_trace, ExecTrace};
 use fusionscope::trace::fusion::{analyze, parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
+use fusionscope::trace::structure::Structure;
 use fusionscope::trace::summary::ClassifiedTrace;
 use fusionscope::units::{format_bytes, format_duration_us, format_pct, group_digits};
 
@@ -87,7 +88,12 @@ impl FusionSetup {
     }
 
     /// The analysis of one side, against the chip given or detected.
-    pub fn analyze(&self, side: &ClassifiedTrace<'_>, chip: Option<&DetectedChip>) -> TraceFusion {
+    pub fn analyze(
+        &self,
+        side: &ClassifiedTrace<'_>,
+        chip: Option<&DetectedChip>,
+        structure: Option<&Structure>,
+    ) -> TraceFusion {
         let detected = match chip {
             Some(_) => None,
             None => detect_chip(&side.platform.devices).ok(),
@@ -98,6 +104,7 @@ impl FusionSetup {
             chip,
             calibration: self.calibration.as_ref(),
             exec_trace: self.exec_trace.as_ref().map(|(et, name)| (et, name.as_str())),
+            structure,
         };
         analyze(side, &options)
     }
@@ -161,13 +168,15 @@ pub fn fusion_text(f: &TraceFusion) -> String {
     if f.opportunities.is_empty() {
         out += &format!("\nFusion left on the table ({} rules): none found\n", f.rule_set);
     } else {
-        let mut o = Table::new(&["rule", "ops", ">calls", ">saved/call", ">kernels' time", ">saved", "measured"]);
+        let mut o =
+            Table::new(&["rule", "ops", ">calls", ">per layer", ">saved/call", ">kernels' time", ">saved", "measured"]);
         for op in f.opportunities.iter().take(SHOWN_OPPORTUNITIES) {
             let names: Vec<&str> = op.ops.iter().map(|o| o.strip_prefix("aten::").unwrap_or(o)).collect();
             o.row([
                 op.rule.clone(),
                 names.join(" → "),
                 group_digits(op.calls),
+                op.per_step.as_ref().and_then(|p| p.calls_per_layer).map_or_else(String::new, |c| format!("{c}")),
                 format_bytes(op.saved_bytes_per_call),
                 format_duration_us(op.kernels_time_us),
                 op.saved_us.map_or_else(|| "?".to_string(), |s| format_duration_us(s) + if op.capped { " (cap)" } else { "" }),

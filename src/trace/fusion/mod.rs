@@ -27,10 +27,11 @@ pub use groups::{GroupOp, How, KernelGroup};
 pub use kind::Kind;
 pub use repredict::{Miss, Reprediction};
 pub use rules::{parse_rules, BuiltIn, JoinRule, RuleError, RuleSet};
-pub use whatif::{Measured, Opportunity};
+pub use whatif::{kinds_text, Measured, Opportunity, PerStep};
 
 use crate::calib::CalibrationProfile;
 use crate::trace::exec_trace::{link, ExecTrace, ExecTraceSummary};
+use crate::trace::structure::Structure;
 use crate::hardware::Chip;
 use crate::trace::summary::{round3, ClassifiedTrace};
 
@@ -43,6 +44,8 @@ pub struct FusionOptions<'a> {
     pub calibration: Option<&'a CalibrationProfile>,
     /// An execution trace of the same run, its file name for the output.
     pub exec_trace: Option<(&'a ExecTrace, &'a str)>,
+    /// The trace's steps and layers (the summary's `structure`), for per-step figures.
+    pub structure: Option<&'a Structure>,
 }
 
 /// Whole-trace figures of the groups.
@@ -109,7 +112,8 @@ pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> Trace
             "no execution-trace op has a CPU op of this trace with its record-function id and name: it is of another run, and the data flow is inferred".to_string()
         }),
     });
-    let opportunities = whatif::opportunities(&grouping, &options.rules, options.chip, options.calibration);
+    let opportunities =
+        whatif::opportunities(&grouping, &options.rules, options.chip, options.calibration, options.structure);
     let reprediction = repredict::repredict(&grouping, &BuiltIn::Inductor.rules());
     let totals = totals(&grouping, &opportunities);
     let mut groups = grouping.groups;

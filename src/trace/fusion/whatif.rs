@@ -12,7 +12,21 @@ use super::rules::{Run, RuleSet};
 use crate::calib::{matching_pattern, CalibrationProfile, Verdict};
 use crate::fusion::OpType;
 use crate::hardware::Chip;
+use crate::trace::structure::Structure;
 use crate::trace::summary::round3;
+
+/// Where an opportunity falls in the trace's structure (serving traces, eager passes: the
+/// steps `structure` found on its main stream).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PerStep {
+    /// Steps holding at least one of its runs.
+    pub steps: u64,
+    pub calls_per_step: f64,
+    pub saved_us_per_step: Option<f64>,
+    /// Decoder layers found in those steps, and its runs per layer (`None` without layers).
+    pub layers: u64,
+    pub calls_per_layer: Option<f64>,
+}
 
 /// What a calibration profile measured for an opportunity's pattern.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,6 +57,10 @@ pub struct Opportunity {
     /// The bandwidth figure was above the kernels' measured time and was cut to it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub capped: bool,
+    /// Per step and layer, where the structure is known and its runs are on the structure's
+    /// stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_step: Option<PerStep>,
     /// The calibration profile's measured speedup for this pattern, if one matches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured: Option<Measured>,
@@ -66,6 +84,10 @@ struct Acc {
     handoffs: Vec<u64>,
     first: usize,
     exact: bool,
+    /// Steps (indexes into the structure's) its runs fell in, and its runs on the structure's
+    /// stream.
+    steps: rustc_hash::FxHashSet<usize>,
+    on_stream: u64,
 }
 
 /// The opportunities of a trace under `rules`, longest saved time first (bytes when no chip).
@@ -74,6 +96,7 @@ pub(crate) fn opportunities(
     rules: &RuleSet,
     chip: Option<&Chip>,
     calibration: Option<&CalibrationProfile>,
+    structure: Option<&Structure>,
 ) -> Vec<Opportunity> {
     let mut found: FxHashMap<Vec<usize>, Acc> = FxHashMap::default();
     let mut order = 0usize;
@@ -90,6 +113,15 @@ pub(crate) fn opportunities(
         acc.exact &= grow.exact;
         acc.calls = acc.calls.saturating_add(1);
         acc.time += time;
+        let first = &g.instances[grow.at[0]];
+        if let Some(s) = structure.filter(|s| s.device == first.device && Some(s.stream) == first.stream) {
+            acc.on_stream += 1;
+            // Steps are in time order; the last starting at or before the run's first kernel.
+            let at = s.steps.partition_point(|st| st.start_us <= first.ts + 1e-3);
+            if let Some(i) = at.checked_sub(1).filter(|&i| first.ts <= s.steps[i].end_us + 1e-3) {
+                acc.steps.insert(i);
+            }
+        }
     };
     for stream in streams(&g.instances) {
         let mut grow: Option<Growing> = None;
@@ -139,7 +171,7 @@ pub(crate) fn opportunities(
         .into_iter()
         .filter_map(|(key, acc)| {
             let groups: Vec<&KernelGroup> = key.iter().map(|&k| &g.groups[k]).collect();
-            opportunity(rules, &groups, &acc, chip, calibration).map(|o| (acc.first, o))
+            opportunity(rules, &groups, &acc, chip, calibration, structure).map(|o| (acc.first, o))
         })
         .collect();
     out.sort_by(|(fa, a), (fb, b)| {
@@ -157,6 +189,7 @@ fn opportunity(
     acc: &Acc,
     chip: Option<&Chip>,
     calibration: Option<&CalibrationProfile>,
+    structure: Option<&Structure>,
 ) -> Option<Opportunity> {
     // Each hand-off is written by one kernel and read back by the next: twice its bytes.
     let per_call = acc.handoffs.iter().try_fold(0u64, |s, &b| s.checked_add(b.checked_mul(2)?))?;
@@ -182,6 +215,18 @@ fn opportunity(
             verdict: Verdict::of_speedup(m.speedup_factor),
         })
     });
+    let per_step = structure.filter(|_| !acc.steps.is_empty()).map(|s| {
+        let steps = acc.steps.len() as u64;
+        let layers: u64 = acc.steps.iter().map(|&i| s.steps[i].layers as u64).sum();
+        let calls = acc.on_stream as f64;
+        PerStep {
+            steps,
+            calls_per_step: round3(calls / steps as f64),
+            saved_us_per_step: saved_us.map(|t| round3(t * calls / acc.calls as f64 / steps as f64)),
+            layers,
+            calls_per_layer: (layers > 0).then(|| round3(calls / layers as f64)),
+        }
+    });
     let sizes: Vec<String> = acc.handoffs.iter().map(|&b| crate::units::format_bytes(b)).collect();
     Some(Opportunity {
         rule: format!("{}: {}", rules.name, kinds_text(&kinds)),
@@ -193,6 +238,7 @@ fn opportunity(
         kernels_time_us: time,
         saved_us,
         capped,
+        per_step,
         measured,
         evidence: format!(
             "ran back to back on one stream {} time(s); each kernel reads {} the one before wrote ({}){}",
