@@ -14,7 +14,16 @@ use proptest::prelude::*;
 fn fusion_of(trace: &Trace, rules: BuiltIn, chip: Option<&str>) -> TraceFusion {
     let side = ClassifiedTrace::new(trace, &classify);
     let chip = chip.map(|c| preset(c).expect("preset"));
-    analyze(&side, &FusionOptions { rules: rules.rules(), chip: chip.as_ref(), calibration: None, exec_trace: None, structure: None })
+    analyze(
+        &side,
+        &FusionOptions {
+            rules: rules.rules(),
+            chip: chip.as_ref(),
+            calibration: None,
+            exec_trace: None,
+            structure: None,
+        },
+    )
 }
 
 fn real(rel: &str) -> Trace {
@@ -210,16 +219,9 @@ fn trace_json_has_the_documented_fusion_keys() {
     for key in ["groups", "totals", "opportunities", "rule_set", "reprediction"] {
         assert!(f.get(key).is_some(), "fusion.{key} missing");
     }
-    for key in [
-        "kernel",
-        "category",
-        "calls",
-        "time_us",
-        "ops",
-        "fused_bytes_per_call",
-        "unfused_bytes_per_call",
-        "how",
-    ] {
+    for key in
+        ["kernel", "category", "calls", "time_us", "ops", "fused_bytes_per_call", "unfused_bytes_per_call", "how"]
+    {
         assert!(f["groups"][0].get(key).is_some(), "groups[].{key} missing");
     }
     assert_eq!(f["rule_set"], "inductor");
@@ -312,8 +314,17 @@ fn synthetic(ops: &[(&str, String, String, f64)]) -> Vec<u8> {
 
 fn op_strategy() -> impl Strategy<Value = (&'static str, String, String, f64)> {
     let names = prop::sample::select(vec![
-        "aten::add", "aten::mul", "aten::silu", "aten::mm", "aten::addmm", "aten::softmax", "aten::sum",
-        "aten::native_layer_norm", "aten::cat", "aten::view", "triton_poi_fused_add_mul_0",
+        "aten::add",
+        "aten::mul",
+        "aten::silu",
+        "aten::mm",
+        "aten::addmm",
+        "aten::softmax",
+        "aten::sum",
+        "aten::native_layer_norm",
+        "aten::cat",
+        "aten::view",
+        "triton_poi_fused_add_mul_0",
     ]);
     let dim = prop::sample::select(vec![1u64, 2, 3, 8, 64, 4096, 1 << 20, u64::MAX / 2]);
     (names, prop::collection::vec(prop::collection::vec(dim, 0..4), 0..4), 0.0f64..50.0).prop_map(
@@ -406,7 +417,11 @@ fn bad_execution_traces_are_refused_naming_the_file() {
     let dir = temp_dir("trace-fusion-et");
     let trace = data("traces/exec-trace/hta_simple_add_kineto.json.gz");
     for (name, text, expect) in [
-        ("cycle.json", r#"{"nodes": [{"id": 1, "name": "a", "parent": 2}, {"id": 2, "name": "b", "parent": 1}]}"#, "cycle"),
+        (
+            "cycle.json",
+            r#"{"nodes": [{"id": 1, "name": "a", "parent": 2}, {"id": 2, "name": "b", "parent": 1}]}"#,
+            "cycle",
+        ),
         ("notet.json", r#"{"traceEvents": []}"#, "no \"nodes\" list"),
         ("broken.json", r#"{"nodes": [{"id": 1, "name": "a", "inputs": 3}]}"#, "\"inputs\" is not a list"),
     ] {

@@ -147,7 +147,8 @@ pub fn fusion_text(f: &TraceFusion) -> String {
     );
     let mut g = Table::new(&["kernel", "kind", ">calls", ">time", "ops", ">fused/call", ">unfused/call", "how"]);
     for grp in f.groups.iter().take(SHOWN_GROUPS) {
-        let ops = if grp.parts.is_empty() { grp.launched_by.clone().unwrap_or_default() } else { grp.parts.join(" + ") };
+        let ops =
+            if grp.parts.is_empty() { grp.launched_by.clone().unwrap_or_default() } else { grp.parts.join(" + ") };
         let how = match &grp.bytes_unknown {
             Some(reason) if !grp.bytes_known() => format!("{}: {}", grp.how.text(), reason),
             _ => grp.how.text().to_string(),
@@ -163,7 +164,12 @@ pub fn fusion_text(f: &TraceFusion) -> String {
             how,
         ]);
     }
-    out += &format!("\nKernel groups (longest {} of {})\n{}", SHOWN_GROUPS.min(f.groups.len()), f.groups.len(), g.to_text());
+    out += &format!(
+        "\nKernel groups (longest {} of {})\n{}",
+        SHOWN_GROUPS.min(f.groups.len()),
+        f.groups.len(),
+        g.to_text()
+    );
     let chip = f.chip.as_deref().map_or("no chip: bytes only".to_string(), |c| format!("time at {c}'s bandwidth"));
     if f.opportunities.is_empty() {
         out += &format!("\nFusion left on the table ({} rules): none found\n", f.rule_set);
@@ -179,8 +185,11 @@ pub fn fusion_text(f: &TraceFusion) -> String {
                 op.per_step.as_ref().and_then(|p| p.calls_per_layer).map_or_else(String::new, |c| format!("{c}")),
                 format_bytes(op.saved_bytes_per_call),
                 format_duration_us(op.kernels_time_us),
-                op.saved_us.map_or_else(|| "?".to_string(), |s| format_duration_us(s) + if op.capped { " (cap)" } else { "" }),
-                op.measured.as_ref().map_or_else(String::new, |m| format!("{} {:.2}× {}", m.pattern, m.speedup, m.verdict)),
+                op.saved_us
+                    .map_or_else(|| "?".to_string(), |s| format_duration_us(s) + if op.capped { " (cap)" } else { "" }),
+                op.measured
+                    .as_ref()
+                    .map_or_else(String::new, |m| format!("{} {:.2}× {}", m.pattern, m.speedup, m.verdict)),
             ]);
         }
         out += &format!(

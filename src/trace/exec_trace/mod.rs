@@ -106,9 +106,7 @@ pub fn parse_exec_trace(text: &str, file: &str) -> Result<ExecTrace, EtError> {
     let mut out = Vec::with_capacity(nodes.len());
     for (index, n) in nodes.iter().enumerate() {
         out.push(node(n).map_err(|problem| match problem {
-            NodeProblem::TooMany(count) => {
-                EtError::TooManyValues { file: f(), index, count, limit: EXEC_TRACE_VALUES }
-            }
+            NodeProblem::TooMany(count) => EtError::TooManyValues { file: f(), index, count, limit: EXEC_TRACE_VALUES },
             NodeProblem::Bad(problem) => EtError::Node { file: f(), index, problem },
         })?);
     }
@@ -170,19 +168,17 @@ fn tensors(values: &[Value], types: &[Value]) -> Vec<EtTensor> {
 /// flags → `Scalar`, int lists → `ScalarList`, tensor lists → `TensorList`, the rest `""`.
 fn kineto_type(t: &Value) -> Value {
     let t = t.as_str().unwrap_or("");
-    Value::String(
-        if let Some(inner) = t.strip_prefix("Tensor(").and_then(|s| s.strip_suffix(')')) {
-            inner.to_string()
-        } else if matches!(t, "Int" | "Double" | "Bool") {
-            "Scalar".to_string()
-        } else if t.starts_with("GenericList[Tensor") {
-            "TensorList".to_string()
-        } else if t.starts_with("GenericList[Int") || t == "GenericList[]" {
-            "ScalarList".to_string()
-        } else {
-            String::new()
-        },
-    )
+    Value::String(if let Some(inner) = t.strip_prefix("Tensor(").and_then(|s| s.strip_suffix(')')) {
+        inner.to_string()
+    } else if matches!(t, "Int" | "Double" | "Bool") {
+        "Scalar".to_string()
+    } else if t.starts_with("GenericList[Tensor") {
+        "TensorList".to_string()
+    } else if t.starts_with("GenericList[Int") || t == "GenericList[]" {
+        "ScalarList".to_string()
+    } else {
+        String::new()
+    })
 }
 
 /// A value as Kineto's `Concrete Inputs` writes it: numbers and flags as text (`True`), int lists

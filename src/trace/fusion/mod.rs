@@ -30,9 +30,9 @@ pub use rules::{parse_rules, BuiltIn, JoinRule, RuleError, RuleSet};
 pub use whatif::{kinds_text, Measured, Opportunity, PerStep};
 
 use crate::calib::CalibrationProfile;
+use crate::hardware::Chip;
 use crate::trace::exec_trace::{link, ExecTrace, ExecTraceSummary};
 use crate::trace::structure::Structure;
-use crate::hardware::Chip;
 use crate::trace::summary::{round3, ClassifiedTrace};
 
 /// What the analysis is run with.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::flow::{handoff, same_stream, streams};
 use super::groups::{Grouping, How};
 use super::kind::Kind;
-use super::rules::{Run, RuleSet};
+use super::rules::{RuleSet, Run};
 use crate::trace::category::Category;
 use crate::trace::classify::inductor;
 
@@ -179,10 +179,20 @@ fn miss_reason(runs: &[(usize, usize)], first: usize, last: usize, ops: &[Option
         return "the rules start no run at its first op".to_string();
     };
     if start < first {
-        format!("the rules fuse it with the kernel before, {} (a {} into a {})", name(start), kind(first - 1), kind(first))
+        format!(
+            "the rules fuse it with the kernel before, {} (a {} into a {})",
+            name(start),
+            kind(first - 1),
+            kind(first)
+        )
     } else if end < last {
         format!("the rules end the run inside it: a {} may not follow a {}", kind(end + 1), kind(end))
     } else {
-        format!("the rules fuse it with the kernel after, {} (a {} into a {})", name(last + 1), kind(last), kind(last + 1))
+        format!(
+            "the rules fuse it with the kernel after, {} (a {} into a {})",
+            name(last + 1),
+            kind(last),
+            kind(last + 1)
+        )
     }
 }

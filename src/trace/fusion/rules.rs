@@ -178,7 +178,8 @@ pub fn parse_rules(text: &str, file: &str) -> Result<RuleSet, RuleError> {
     if text.len() > FUSION_RULE_FILE_BYTES {
         return Err(RuleError::TooLarge { file, limit: FUSION_RULE_FILE_BYTES });
     }
-    let rules: RuleSet = serde_json::from_str(text).map_err(|e| RuleError::Json { file: file.clone(), problem: e.to_string() })?;
+    let rules: RuleSet =
+        serde_json::from_str(text).map_err(|e| RuleError::Json { file: file.clone(), problem: e.to_string() })?;
     if rules.name.trim().is_empty() {
         return Err(RuleError::NoName { file });
     }
@@ -271,17 +272,24 @@ mod tests {
 
     #[test]
     fn rule_files_are_checked() {
-        let ok = r#"{"name": "epilogues", "start": ["matmul"], "joins": [{"next": "elementwise", "after": ["matmul"]}]}"#;
+        let ok =
+            r#"{"name": "epilogues", "start": ["matmul"], "joins": [{"next": "elementwise", "after": ["matmul"]}]}"#;
         let r = parse_rules(ok, "r.json").unwrap();
         assert_eq!(r.joins[0].after, vec![Matmul]);
         let bad_kind = r#"{"name": "x", "joins": [{"next": "gemm"}]}"#;
         let e = parse_rules(bad_kind, "r.json").unwrap_err().to_string();
         assert!(e.starts_with("rule file r.json: unknown variant `gemm`"), "{e}");
         let other = r#"{"name": "x", "joins": [{"next": "elementwise"}, {"next": "other"}]}"#;
-        assert_eq!(parse_rules(other, "r.json").unwrap_err(), RuleError::JoinsOther { file: "r.json".into(), index: 1 });
+        assert_eq!(
+            parse_rules(other, "r.json").unwrap_err(),
+            RuleError::JoinsOther { file: "r.json".into(), index: 1 }
+        );
         let unknown_key = r#"{"name": "x", "joins": [], "fuse_everything": true}"#;
         assert!(parse_rules(unknown_key, "r.json").unwrap_err().to_string().contains("unknown field"));
-        assert_eq!(parse_rules(r#"{"name": " ", "joins": []}"#, "f").unwrap_err(), RuleError::NoName { file: "f".into() });
+        assert_eq!(
+            parse_rules(r#"{"name": " ", "joins": []}"#, "f").unwrap_err(),
+            RuleError::NoName { file: "f".into() }
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::flow::{handoff, same_stream, streams};
 use super::groups::{Grouping, KernelGroup};
 use super::kind::Kind;
-use super::rules::{Run, RuleSet};
+use super::rules::{RuleSet, Run};
 use crate::calib::{matching_pattern, CalibrationProfile, Verdict};
 use crate::fusion::OpType;
 use crate::hardware::Chip;
