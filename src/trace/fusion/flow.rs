@@ -16,7 +16,14 @@ use super::groups::{Flow, Grouping, Instance};
 pub(crate) fn handoff(g: &Grouping, a: &Instance, b: &Instance) -> (Option<u64>, bool) {
     if let (Some(x), Some(y)) = (a.et, b.et) {
         let (out, inp) = (&g.et_io[x], &g.et_io[y]);
-        let bytes = out.outputs.iter().find(|(storage, _)| inp.inputs.contains(storage)).and_then(|(_, b)| *b);
+        // A foreach op lists thousands of tensors: look them up in a set rather than pairwise.
+        let found = if out.outputs.len().saturating_mul(inp.inputs.len()) > 4096 {
+            let inputs: rustc_hash::FxHashSet<u64> = inp.inputs.iter().copied().collect();
+            out.outputs.iter().find(|(storage, _)| inputs.contains(storage))
+        } else {
+            out.outputs.iter().find(|(storage, _)| inp.inputs.contains(storage))
+        };
+        let bytes = found.and_then(|(_, b)| *b);
         return (bytes.filter(|&b| b > 0), true);
     }
     (edge(&g.flow[a.group], &g.flow[b.group]), false)

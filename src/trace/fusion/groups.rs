@@ -633,6 +633,17 @@ mod tests {
     }
 
     #[test]
+    fn unknown_op_words_leave_the_unfused_bytes_unknown_and_say_why() {
+        let d = describe("triton_poi_fused_frobnicate_0", raw("[[4, 8], [4, 8], []]", r#"["float", "float", "Scalar"]"#, None));
+        assert_eq!(d.bytes, Ok((2 * 32 * 4, None)));
+        assert!(d.parts.is_empty());
+        assert_eq!(d.unfused_unknown.as_deref(), Some("the kernel name lists no op words to split it into"));
+        let d = describe("triton__0d1d2d", raw("[[16], [16]]", r#"["float", "float"]"#, None));
+        assert_eq!(d.bytes, Ok((128, None)));
+        assert!(d.unfused_unknown.unwrap().contains("triton__0d1d2d"));
+    }
+
+    #[test]
     fn missing_shapes_say_why() {
         let d = describe("aten::mm", RawArgs::default());
         assert!(d.bytes.unwrap_err().contains("record_shapes"));
