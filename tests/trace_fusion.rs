@@ -508,3 +508,39 @@ fn opportunities_per_step_and_layer_where_the_structure_is_known() {
     let silu = ops.iter().find(|o| o["ops"] == serde_json::json!(["aten::mm", "aten::silu"])).unwrap();
     assert_eq!(silu["per_step"]["calls_per_layer"], 1.0);
 }
+
+#[test]
+fn reprediction_draws_boundaries_between_adjacent_inductor_kernels() {
+    let t = |dims: &str| {
+        let n = serde_json::from_str::<Vec<serde_json::Value>>(dims).unwrap().len();
+        (dims.to_string(), serde_json::to_string(&vec!["float"; n]).unwrap())
+    };
+    let op = |name: &'static str, dims: &str| {
+        let (d, ty) = t(dims);
+        (name, d, ty, 10.0)
+    };
+    let ops = [
+        // A pointwise add over [64, 64]…
+        op("triton_poi_fused_add_0", "[[64, 64], [64, 64]]"),
+        // …then a sum over [128, 64]: another iteration space and no input of A's size: apart.
+        op("triton_red_fused_sum_1", "[[128, 64], [128]]"),
+        // A multiply of the sum's [128] output: the reduction's output is another size: apart.
+        op("triton_poi_fused_mul_2", "[[128], [128]]"),
+        // An add over the same [128] reading the multiply's output: the rules fuse the two, where
+        // Inductor made two kernels.
+        op("triton_poi_fused_add_3", "[[128], [128]]"),
+    ];
+    let trace = read_trace(&synthetic(&ops)).unwrap();
+    let f = fusion_of(&trace, BuiltIn::Inductor, None);
+    let r = f.reprediction.unwrap();
+    assert_eq!((r.kernels, r.matched, r.isolated), (4, 2, 0), "{r:?}");
+    let reasons: Vec<(&str, &str)> = r.misses.iter().map(|m| (m.kernel.as_str(), m.reason.as_str())).collect();
+    assert!(
+        reasons.iter().any(|(k, why)| k.ends_with("triton_poi_fused_mul_2") && why.contains("kernel after")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.iter().any(|(k, why)| k.ends_with("triton_poi_fused_add_3") && why.contains("kernel before")),
+        "{reasons:?}"
+    );
+}

@@ -634,7 +634,10 @@ mod tests {
 
     #[test]
     fn unknown_op_words_leave_the_unfused_bytes_unknown_and_say_why() {
-        let d = describe("triton_poi_fused_frobnicate_0", raw("[[4, 8], [4, 8], []]", r#"["float", "float", "Scalar"]"#, None));
+        let d = describe(
+            "triton_poi_fused_frobnicate_0",
+            raw("[[4, 8], [4, 8], []]", r#"["float", "float", "Scalar"]"#, None),
+        );
         assert_eq!(d.bytes, Ok((2 * 32 * 4, None)));
         assert!(d.parts.is_empty());
         assert_eq!(d.unfused_unknown.as_deref(), Some("the kernel name lists no op words to split it into"));

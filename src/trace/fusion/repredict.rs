@@ -115,11 +115,12 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
             let space = g.flow[g.instances[op.instance].group].space;
             if let Some((start, run)) = cur.as_mut() {
                 let prev = ops[at - 1].as_ref().expect("a run's ops are not barriers");
-                let connected = prev.instance == op.instance || {
+                let same_kernel = prev.instance == op.instance;
+                let connected = same_kernel || {
                     let (a, b) = (&g.instances[prev.instance], &g.instances[op.instance]);
                     same_stream(a, b) && handoff(g, a, b).0.is_some()
                 };
-                match rules.joins(run, op.kind, space).filter(|_| connected) {
+                match rules.joins_in(run, op.kind, space, same_kernel).filter(|_| connected) {
                     Some(rule) => {
                         run.kinds.push(op.kind);
                         run.closed = rule.closes;
@@ -180,19 +181,25 @@ fn miss_reason(runs: &[(usize, usize)], first: usize, last: usize, ops: &[Option
     };
     if start < first {
         format!(
-            "the rules fuse it with the kernel before, {} (a {} into a {})",
+            "the rules fuse it with the kernel before, {} ({} into {})",
             name(start),
-            kind(first - 1),
-            kind(first)
+            a(kind(first - 1)),
+            a(kind(first))
         )
     } else if end < last {
-        format!("the rules end the run inside it: a {} may not follow a {}", kind(end + 1), kind(end))
+        format!("the rules end the run inside it: {} may not follow {}", a(kind(end + 1)), a(kind(end)))
     } else {
         format!(
-            "the rules fuse it with the kernel after, {} (a {} into a {})",
+            "the rules fuse it with the kernel after, {} ({} into {})",
             name(last + 1),
-            kind(last),
-            kind(last + 1)
+            a(kind(last)),
+            a(kind(last + 1))
         )
     }
+}
+
+/// `a norm`, `an elementwise`.
+fn a(word: &str) -> String {
+    let article = if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {word}")
 }

@@ -208,6 +208,13 @@ impl RuleSet {
 
     /// Whether the next kernel (its kind and iteration space) may join the run.
     pub(crate) fn joins(&self, run: &Run, next: Kind, space: Option<u64>) -> Option<&JoinRule> {
+        self.joins_in(run, next, space, false)
+    }
+
+    /// [`Self::joins`], where `same_space` says the next op is known to iterate over the run's
+    /// space whatever the sizes say (the ops of one kernel, in the re-prediction, whose launch
+    /// may have recorded no sizes).
+    pub(crate) fn joins_in(&self, run: &Run, next: Kind, space: Option<u64>, same_space: bool) -> Option<&JoinRule> {
         if run.closed || next == Other || run.kinds.len() >= FUSION_RUN_KERNELS {
             return None;
         }
@@ -217,7 +224,7 @@ impl RuleSet {
                 && (r.after.is_empty() || r.after.contains(&last))
                 && r.if_run_has.iter().all(|k| run.kinds.contains(k))
                 && !r.unless_run_has.iter().any(|k| run.kinds.contains(k))
-                && (!r.same_size || (run.space.is_some() && run.space == space))
+                && (!r.same_size || same_space || (run.space.is_some() && run.space == space))
         })
     }
 
