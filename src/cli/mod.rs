@@ -15,6 +15,7 @@ mod model;
 mod optrace;
 mod simcsv;
 mod trace;
+mod trace_fusion;
 mod transformer;
 
 #[derive(Parser)]
