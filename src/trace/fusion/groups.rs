@@ -16,8 +16,8 @@ use crate::trace::classify::inductor;
 use crate::trace::exec_trace::{EtLink, ExecTrace};
 use crate::trace::model::intern::NameId;
 use crate::trace::model::{OpLinks, RecordedShapes, Trace, TransferKind};
-use crate::trace::time::perf::{op_cost, Family, Input, List, OpArgs, OpCost, RawArgs};
 use crate::trace::summary::{round3, ClassifiedTrace};
+use crate::trace::time::perf::{op_cost, Family, Input, List, OpArgs, OpCost, RawArgs};
 
 /// One op a group ran, with the shapes the launch recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
