@@ -145,6 +145,9 @@ impl TraceTime {
         for r in &mut self.ops {
             set_roofline(r, Some(&chip.chip));
         }
+        if let Some(f) = &mut self.fusion {
+            f.with_chip(&chip.chip);
+        }
         self.chip = Some(ChipUsed::of(&chip));
         self.chip_note = None;
     }

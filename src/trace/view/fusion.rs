@@ -250,4 +250,38 @@ mod tests {
         assert!(drawn <= f.totals.fused_bytes);
         assert!(fusion_headline(&f).contains(&format_bytes(f.totals.saved_by_fusion_bytes)));
     }
+
+    #[test]
+    fn picking_a_chip_re_measures_the_opportunities_as_analysing_with_it_does() {
+        use crate::hardware::preset;
+        use crate::trace::fusion::{analyze, BuiltIn, FusionOptions};
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
+        ))
+        .unwrap();
+        let trace = read_trace(&bytes).unwrap();
+        let side = ClassifiedTrace::new(&trace, &classify);
+        let mi300x = preset("mi300x").unwrap();
+        let with = |chip| {
+            analyze(
+                &side,
+                &FusionOptions {
+                    rules: BuiltIn::Inductor.rules(),
+                    chip,
+                    calibration: None,
+                    exec_trace: None,
+                    structure: None,
+                },
+            )
+        };
+        let direct = with(Some(&mi300x));
+        let mut picked = with(None);
+        assert!(picked.opportunities.iter().all(|o| o.saved_us.is_none()));
+        picked.with_chip(&mi300x);
+        assert!(!direct.opportunities.is_empty());
+        assert_eq!(picked.opportunities, direct.opportunities);
+        assert_eq!(picked.totals, direct.totals);
+        assert_eq!(picked.chip, direct.chip);
+    }
 }
