@@ -356,9 +356,9 @@ proptest! {
 fn an_execution_trace_makes_the_data_flow_exact() {
     let v = json(&[
         "trace",
-        &data("traces/exec-trace/param_linear_kineto.json.gz"),
+        &data("exec-trace/param_linear_kineto.json.gz"),
         "--exec-trace",
-        &data("traces/exec-trace/param_linear_et.json.gz"),
+        &data("exec-trace/param_linear_et.json.gz"),
         "--json",
     ]);
     let f = &v["fusion"];
@@ -393,9 +393,9 @@ fn an_execution_trace_makes_the_data_flow_exact() {
 fn an_execution_trace_of_another_run_links_nothing_and_says_so() {
     let v = json(&[
         "trace",
-        &data("traces/exec-trace/hta_simple_add_kineto.json.gz"),
+        &data("exec-trace/hta_simple_add_kineto.json.gz"),
         "--exec-trace",
-        &data("traces/exec-trace/param_linear_et.json.gz"),
+        &data("exec-trace/param_linear_et.json.gz"),
         "--json",
     ]);
     let et = &v["fusion"]["exec_trace"];
@@ -404,9 +404,9 @@ fn an_execution_trace_of_another_run_links_nothing_and_says_so() {
     // Its own ET links every op.
     let v = json(&[
         "trace",
-        &data("traces/exec-trace/hta_simple_add_kineto.json.gz"),
+        &data("exec-trace/hta_simple_add_kineto.json.gz"),
         "--exec-trace",
-        &data("traces/exec-trace/hta_simple_add_et.json.gz"),
+        &data("exec-trace/hta_simple_add_et.json.gz"),
         "--json",
     ]);
     assert_eq!(v["fusion"]["exec_trace"]["linked_pct"], 100.0);
@@ -415,7 +415,7 @@ fn an_execution_trace_of_another_run_links_nothing_and_says_so() {
 #[test]
 fn bad_execution_traces_are_refused_naming_the_file() {
     let dir = temp_dir("trace-fusion-et");
-    let trace = data("traces/exec-trace/hta_simple_add_kineto.json.gz");
+    let trace = data("exec-trace/hta_simple_add_kineto.json.gz");
     for (name, text, expect) in [
         (
             "cycle.json",
