@@ -544,3 +544,21 @@ fn reprediction_draws_boundaries_between_adjacent_inductor_kernels() {
         "{reasons:?}"
     );
 }
+
+#[test]
+fn an_ops_time_is_given_both_ways_where_they_differ() {
+    let f = fusion_of(&real("nvidia/hf_bert-small_eager_h100.json.gz"), BuiltIn::Inductor, None);
+    // aten::linear launches nothing itself: aten::addmm inside it runs the GEMM. Its own time is
+    // 0 (the op table's attribution) and its subtree holds every addmm kernel (TraceLens's).
+    let linear: Vec<_> = f.op_times.iter().filter(|o| o.op == "aten::linear").collect();
+    assert!(!linear.is_empty());
+    assert!(linear.iter().all(|o| o.own_us == 0.0));
+    let subtree: f64 = linear.iter().map(|o| o.subtree_us).sum();
+    let addmm: f64 =
+        f.groups.iter().filter(|g| g.launched_by.as_deref() == Some("aten::addmm")).map(|g| g.time_us).sum();
+    assert!((subtree - addmm).abs() < 1e-2, "{subtree} vs {addmm}");
+    // Ops that launch their own kernels and nothing nested are not listed.
+    assert!(f.op_times.iter().all(|o| o.subtree_us > o.own_us && o.op != "aten::addmm"));
+    let sorted = f.op_times.windows(2).all(|w| w[0].subtree_us >= w[1].subtree_us);
+    assert!(sorted);
+}

@@ -117,6 +117,8 @@ pub(crate) struct Instance {
     pub dur: f64,
     /// The execution-trace node of its launching op, when one is linked.
     pub et: Option<usize>,
+    /// Its launching op (index into `trace.cpu_ops`).
+    pub op: Option<usize>,
 }
 
 /// Groups plus what the later passes need.
@@ -290,6 +292,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             ts: k.ts,
             dur: k.dur,
             et: node.map(|(_, i)| i),
+            op,
         });
     }
     let transfer_ops = links.ops_of(trace.transfers.iter().map(|t| (t.external_id, t.correlation)));
@@ -325,7 +328,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             };
             (group, Flow::default())
         });
-        instances.push(Instance { group: g, device: t.device, stream: None, ts: t.ts, dur: t.dur, et: None });
+        instances.push(Instance { group: g, device: t.device, stream: None, ts: t.ts, dur: t.dur, et: None, op });
     }
     for g in &mut groups {
         g.time_us = round3(g.time_us);
