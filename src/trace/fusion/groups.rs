@@ -450,7 +450,7 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
         Err(e) => d.bytes = Err(format!("{e}")),
         Ok(c) => {
             d.kind = Some(Kind::of_family(c.family));
-            d.flow = eager_flow(&c, &args);
+            d.flow = eager_flow(op, &c, &args);
             let composite = composite(op, c.family, &args);
             let unfused = match composite {
                 None => Some(c.bytes),
@@ -536,13 +536,19 @@ fn composite_unfused(comp: Composite, c: &OpCost, flow: &Flow, args: &OpArgs) ->
 
 /// Tensor-input bytes, the iteration space and the output of an eager op whose model counts
 /// each tensor input once and one output (`docs/perf-models.md`): the output is the rest.
-fn eager_flow(c: &OpCost, args: &OpArgs) -> Flow {
+/// An in-place op (`add_`, `copy_`) writes its first tensor, which the model does not count as
+/// read too, so its output is that tensor.
+fn eager_flow(op: &str, c: &OpCost, args: &OpArgs) -> Flow {
     let in_bytes: Vec<u64> = args.tensors().filter_map(|t| t.bytes().ok()).collect();
     let list_inputs = args.inputs().iter().any(|i| matches!(i, Input::List(List::Tensors(s)) if !s.is_empty()));
     let read = in_bytes.iter().try_fold(0u64, |s, &b| s.checked_add(b));
     let out_bytes = match (read, list_inputs) {
         (Some(r), false) => c.bytes.checked_sub(r).filter(|&o| o > 0),
         _ => None,
+    };
+    let out_bytes = match out_bytes {
+        None if op.ends_with('_') && !list_inputs => in_bytes.first().copied().filter(|&b| b > 0),
+        other => other,
     };
     let mut space = args.tensors().filter_map(|t| t.numel().ok()).max();
     if c.family == Family::Gemm || c.family == Family::Conv {
@@ -604,6 +610,9 @@ mod tests {
         let d = describe("aten::mul", raw("[[8, 4], [8, 4]]", r#"["c10::BFloat16", "c10::BFloat16"]"#, None));
         assert_eq!(d.bytes, Ok((3 * 64, Some(3 * 64))));
         assert_eq!((d.kind, d.flow.out_bytes, d.flow.space), (Some(Kind::Elementwise), Some(64), Some(32)));
+        // copy_(self, src) writes self: a bf16 copy of an fp32 tensor hands on the bf16 bytes.
+        let d = describe("aten::copy_", raw("[[8, 4], [8, 4], []]", r#"["c10::BFloat16", "float", "Scalar"]"#, None));
+        assert_eq!((d.bytes, d.flow.out_bytes), (Ok((64 + 128, Some(64 + 128))), Some(64)));
     }
 
     #[test]
