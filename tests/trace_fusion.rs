@@ -580,3 +580,59 @@ fn an_ops_time_is_given_both_ways_where_they_differ() {
     let sorted = f.op_times.windows(2).all(|w| w[0].subtree_us >= w[1].subtree_us);
     assert!(sorted);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Any node list: the reader refuses it with a message or accepts it, never panics, and an
+    /// accepted one's parent links always reach a root (no cycle got through).
+    #[test]
+    fn execution_trace_parent_links_never_loop(parents in prop::collection::vec(0u64..14, 0..12), dup in any::<bool>()) {
+        // Ids 0, 1, 2, … (or, with `dup`, the last node repeating the first's id).
+        let n = parents.len();
+        let nodes: Vec<String> = parents
+            .iter()
+            .enumerate()
+            .map(|(i, parent)| {
+                let id = if dup && n > 1 && i == n - 1 { 0 } else { i as u64 };
+                format!(r#"{{"id": {id}, "name": "aten::op{i}", "parent": {parent}, "rf_id": {i}}}"#)
+            })
+            .collect();
+        let text = format!(r#"{{"nodes": [{}]}}"#, nodes.join(","));
+        // Independently: does following parents from some node (ids unique) never reach a root?
+        let unique = !(dup && n > 1);
+        let looping = unique && (0..n).any(|start| {
+            let mut at = start as u64;
+            for _ in 0..=n {
+                match parents.get(at as usize) {
+                    Some(&p) if p != at && (p as usize) < n => at = p,
+                    _ => return false,
+                }
+            }
+            true
+        });
+        let result = fusionscope::trace::exec_trace::parse_exec_trace(&text, "et.json");
+        if unique {
+            prop_assert_eq!(looping, result.as_ref().is_err_and(|e| e.to_string().contains("cycle")), "{:?}", parents);
+        }
+        match result {
+            Err(e) => {
+                let m = e.to_string();
+                prop_assert!(m.starts_with("execution trace et.json: "), "{}", m);
+                prop_assert!(m.contains("cycle") || m.contains("two nodes have id"), "{}", m);
+            }
+            Ok(et) => {
+                let by_id: std::collections::HashMap<u64, u64> = et.nodes.iter().map(|n| (n.id, n.parent)).collect();
+                for n in &et.nodes {
+                    let (mut at, mut steps) = (n.id, 0);
+                    while let Some(&p) = by_id.get(&at) {
+                        if p == at { break; }
+                        at = p;
+                        steps += 1;
+                        prop_assert!(steps <= et.nodes.len(), "parent chain from {} loops", n.id);
+                    }
+                }
+            }
+        }
+    }
+}
