@@ -636,3 +636,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn summary_only_refuses_an_execution_trace() {
+    let (code, _, stderr) = run(&[
+        "trace",
+        &data("exec-trace/hta_simple_add_kineto.json.gz"),
+        "--summary-only",
+        "--exec-trace",
+        &data("exec-trace/hta_simple_add_et.json.gz"),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
+}

@@ -39,7 +39,7 @@ pub struct FusionArgs {
 pub struct ExecTraceArg {
     /// PyTorch Execution Trace (Chakra ET JSON, plain or gzip) of the same run: its tensor ids
     /// make the kernels' data flow exact, its shapes stand in where the trace recorded none
-    #[arg(long, value_name = "ET")]
+    #[arg(long, value_name = "ET", conflicts_with = "summary_only")]
     pub exec_trace: Option<PathBuf>,
 }
 
