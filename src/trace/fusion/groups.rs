@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::kind::{Composite, Kind};
+use super::serving_ops::serving_cost;
 use crate::trace::category::Category;
 use crate::trace::classify::inductor;
 use crate::trace::exec_trace::{EtLink, ExecTrace};
@@ -446,6 +447,18 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
             return d;
         }
     };
+    if let Some(serving) = serving_cost(op, &args) {
+        match serving {
+            Ok(c) => {
+                d.kind = Some(c.kind);
+                d.parts = c.parts.iter().map(|p| p.to_string()).collect();
+                d.flow = c.flow;
+                d.bytes = Ok((c.fused, Some(c.unfused)));
+            }
+            Err(e) => d.bytes = Err(format!("{op}: {e}")),
+        }
+        return d;
+    }
     match op_cost(op, &args) {
         Err(e) => d.bytes = Err(format!("{e}")),
         Ok(c) => {
@@ -528,8 +541,12 @@ fn composite_unfused(comp: Composite, c: &OpCost, flow: &Flow, args: &OpArgs) ->
             let pairs = c.flops.checked_div(d.checked_add(dv)?.checked_mul(2)?)?;
             pairs.checked_mul(q.dtype().size_bytes())?.checked_mul(2)?
         }
-        // The residual sum: the input's size.
-        Composite::AddRmsNorm => args.tensors().next()?.bytes().ok()?,
+        // The residual sum: an output either way (the next layer's residual), so unfused only
+        // its read-back by the norm is extra.
+        Composite::AddRmsNorm => {
+            let sum = args.tensors().nth(1)?.bytes().ok()?;
+            return c.bytes.checked_add(sum);
+        }
     };
     c.bytes.checked_add(intermediate.checked_mul(2)?)
 }

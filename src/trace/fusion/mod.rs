@@ -20,6 +20,7 @@ pub mod kind;
 pub mod op_times;
 pub mod repredict;
 pub mod rules;
+pub mod serving_ops;
 pub mod whatif;
 
 use serde::{Deserialize, Serialize};
