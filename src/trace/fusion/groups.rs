@@ -473,6 +473,8 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
                 }
             };
             if d.how == How::KernelName {
+                // A Triton kernel's buffers are inputs and outputs alike: its last is the output.
+                d.flow = triton_flow(&args);
                 d.bytes = Ok((c.bytes, None));
                 d.parts.clear();
             } else {
