@@ -452,7 +452,7 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
             Ok(c) => {
                 d.kind = Some(c.kind);
                 d.parts = c.parts.iter().map(|p| p.to_string()).collect();
-                d.flow = c.flow;
+                d.flow = Flow { out_bytes: Some(c.out_bytes), in_bytes: c.in_bytes, space: c.space };
                 d.bytes = Ok((c.fused, Some(c.unfused)));
             }
             Err(e) => d.bytes = Err(format!("{op}: {e}")),

@@ -4,7 +4,6 @@
 //! each output written once, at the recorded shapes and types; an output buffer passed in is
 //! written, not read.
 
-use super::groups::Flow;
 use super::kind::Kind;
 use crate::trace::perf::{OpArgs, Tensor};
 
@@ -14,7 +13,10 @@ pub(crate) struct ServingCost {
     pub unfused: u64,
     pub kind: Kind,
     pub parts: &'static [&'static str],
-    pub flow: Flow,
+    /// The data flow: its output's bytes, its tensor inputs' bytes, its iteration space.
+    pub out_bytes: u64,
+    pub in_bytes: Vec<u64>,
+    pub space: Option<u64>,
 }
 
 /// The model of `op`, `None` when `op` is not one of these; `Some(Err)` names what is wrong.
@@ -52,7 +54,9 @@ fn silu_and_mul(args: &OpArgs) -> Result<ServingCost, String> {
         unfused: sum(&[fused, o, o])?,
         kind: Kind::Elementwise,
         parts: &["silu", "mul"],
-        flow: Flow { out_bytes: Some(o), in_bytes: vec![i], space: x.numel().ok() },
+        out_bytes: o,
+        in_bytes: vec![i],
+        space: x.numel().ok(),
     })
 }
 
@@ -66,7 +70,9 @@ fn rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
         unfused: fused,
         kind: Kind::Norm,
         parts: &["rms_norm"],
-        flow: Flow { out_bytes: Some(o), in_bytes: vec![i, wb], space: x.numel().ok() },
+        out_bytes: o,
+        in_bytes: vec![i, wb],
+        space: x.numel().ok(),
     })
 }
 
@@ -87,7 +93,9 @@ fn add_rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
         unfused: sum(&[fused, ro])?,
         kind: Kind::Norm,
         parts: &["add (residual)", "rms_norm"],
-        flow: Flow { out_bytes: Some(o), in_bytes: vec![i, ri, wb], space: x.numel().ok() },
+        out_bytes: o,
+        in_bytes: vec![i, ri, wb],
+        space: x.numel().ok(),
     })
 }
 
@@ -110,7 +118,9 @@ fn rotary(args: &OpArgs) -> Result<ServingCost, String> {
         unfused: fused,
         kind: Kind::Elementwise,
         parts: &["rotary"],
-        flow: Flow { out_bytes: Some(qb), in_bytes: vec![p, qb, kb], space: q.numel().ok() },
+        out_bytes: qb,
+        in_bytes: vec![p, qb, kb],
+        space: q.numel().ok(),
     })
 }
 
@@ -128,7 +138,7 @@ mod tests {
         let a = args("[[4, 8], [4, 16]]", r#"["c10::BFloat16", "c10::BFloat16"]"#);
         let c = serving_cost("sgl_kernel::silu_and_mul", &a).unwrap().unwrap();
         assert_eq!((c.fused, c.unfused, c.parts.len()), (64 + 128, 64 + 128 + 128, 2));
-        assert_eq!(c.flow.out_bytes, Some(64));
+        assert_eq!(c.out_bytes, 64);
     }
 
     #[test]
