@@ -555,6 +555,17 @@ fn composite_unfused(comp: Composite, c: &OpCost, flow: &Flow, args: &OpArgs) ->
 
 /// Tensor-input bytes, the iteration space and the output of an eager op whose model counts
 /// each tensor input once and one output (`docs/perf-models.md`): the output is the rest.
+/// In-place ops that overwrite their first tensor without reading it.
+const OVERWRITES: &[&str] = &[
+    "aten::fill_",
+    "aten::zero_",
+    "aten::copy_",
+    "aten::uniform_",
+    "aten::normal_",
+    "aten::random_",
+    "aten::bernoulli_",
+];
+
 /// An in-place op (`add_`, `copy_`) writes its first tensor, which the model does not count as
 /// read too, so its output is that tensor.
 fn eager_flow(op: &str, c: &OpCost, args: &OpArgs) -> Flow {
@@ -569,6 +580,11 @@ fn eager_flow(op: &str, c: &OpCost, args: &OpArgs) -> Flow {
         None if op.ends_with('_') && !list_inputs => in_bytes.first().copied().filter(|&b| b > 0),
         other => other,
     };
+    // An op that overwrites its first tensor without reading it does not consume what was there.
+    let mut in_bytes = in_bytes;
+    if OVERWRITES.contains(&op) && !in_bytes.is_empty() {
+        in_bytes.remove(0);
+    }
     let mut space = args.tensors().filter_map(|t| t.numel().ok()).max();
     if c.family == Family::Gemm || c.family == Family::Conv {
         // A product iterates over its output.
@@ -632,6 +648,10 @@ mod tests {
         // copy_(self, src) writes self: a bf16 copy of an fp32 tensor hands on the bf16 bytes.
         let d = describe("aten::copy_", raw("[[8, 4], [8, 4], []]", r#"["c10::BFloat16", "float", "Scalar"]"#, None));
         assert_eq!((d.bytes, d.flow.out_bytes), (Ok((64 + 128, Some(64 + 128))), Some(64)));
+        // It reads only its source: a kernel that wrote a tensor of self's size does not feed it.
+        assert_eq!(d.flow.in_bytes, vec![128]);
+        let d = describe("aten::fill_", raw("[[8, 4], []]", r#"["float", "Scalar"]"#, Some(r#"["", "0"]"#)));
+        assert!(d.flow.in_bytes.is_empty());
     }
 
     #[test]
