@@ -18,6 +18,8 @@ use super::io::{read_parsed, read_text};
 const SHOWN_GROUPS: usize = 20;
 /// Opportunities listed in the text output.
 const SHOWN_OPPORTUNITIES: usize = 15;
+/// Ops listed in the text table of op times both ways.
+const SHOWN_OP_TIMES: usize = 10;
 /// Longest kernel name in a cell.
 const NAME_WIDTH: usize = 48;
 
@@ -37,7 +39,7 @@ pub struct FusionArgs {
 pub struct ExecTraceArg {
     /// PyTorch Execution Trace (Chakra ET JSON, plain or gzip) of the same run: its tensor ids
     /// make the kernels' data flow exact, its shapes stand in where the trace recorded none
-    #[arg(long, value_name = "ET")]
+    #[arg(long, value_name = "ET", conflicts_with = "summary_only")]
     pub exec_trace: Option<PathBuf>,
 }
 
@@ -198,6 +200,18 @@ pub fn fusion_text(f: &TraceFusion) -> String {
             SHOWN_OPPORTUNITIES.min(f.opportunities.len()),
             f.opportunities.len(),
             o.to_text()
+        );
+    }
+    if !f.op_times.is_empty() {
+        let mut t = Table::new(&["op", ">calls", ">own kernels", ">whole subtree"]);
+        for o in f.op_times.iter().take(SHOWN_OP_TIMES) {
+            t.row([cell(&o.op), group_digits(o.calls), format_duration_us(o.own_us), format_duration_us(o.subtree_us)]);
+        }
+        out += &format!(
+            "\nOp time both ways where they differ (own kernels: ours, as the op table; whole subtree: TraceLens's; {} of {})\n{}",
+            SHOWN_OP_TIMES.min(f.op_times.len()),
+            f.op_times.len(),
+            t.to_text()
         );
     }
     if let Some(e) = &f.exec_trace {

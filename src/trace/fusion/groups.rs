@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::kind::{Composite, Kind};
+use super::serving_ops::serving_cost;
 use crate::trace::classify::category::Category;
 use crate::trace::classify::inductor;
 use crate::trace::exec_trace::{EtLink, ExecTrace};
@@ -117,6 +118,8 @@ pub(crate) struct Instance {
     pub dur: f64,
     /// The execution-trace node of its launching op, when one is linked.
     pub et: Option<usize>,
+    /// Its launching op (index into `trace.cpu_ops`).
+    pub op: Option<usize>,
 }
 
 /// Groups plus what the later passes need.
@@ -290,6 +293,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             ts: k.ts,
             dur: k.dur,
             et: node.map(|(_, i)| i),
+            op,
         });
     }
     let transfer_ops = links.ops_of(trace.transfers.iter().map(|t| (t.external_id, t.correlation)));
@@ -325,7 +329,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             };
             (group, Flow::default())
         });
-        instances.push(Instance { group: g, device: t.device, stream: None, ts: t.ts, dur: t.dur, et: None });
+        instances.push(Instance { group: g, device: t.device, stream: None, ts: t.ts, dur: t.dur, et: None, op });
     }
     for g in &mut groups {
         g.time_us = round3(g.time_us);
@@ -443,11 +447,23 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
             return d;
         }
     };
+    if let Some(serving) = serving_cost(op, &args) {
+        match serving {
+            Ok(c) => {
+                d.kind = Some(c.kind);
+                d.parts = c.parts.iter().map(|p| p.to_string()).collect();
+                d.flow = Flow { out_bytes: Some(c.out_bytes), in_bytes: c.in_bytes, space: c.space };
+                d.bytes = Ok((c.fused, Some(c.unfused)));
+            }
+            Err(e) => d.bytes = Err(format!("{op}: {e}")),
+        }
+        return d;
+    }
     match op_cost(op, &args) {
         Err(e) => d.bytes = Err(format!("{e}")),
         Ok(c) => {
             d.kind = Some(Kind::of_family(c.family));
-            d.flow = eager_flow(&c, &args);
+            d.flow = eager_flow(op, &c, &args);
             let composite = composite(op, c.family, &args);
             let unfused = match composite {
                 None => Some(c.bytes),
@@ -457,6 +473,8 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
                 }
             };
             if d.how == How::KernelName {
+                // A Triton kernel's buffers are inputs and outputs alike: its last is the output.
+                d.flow = triton_flow(&args);
                 d.bytes = Ok((c.bytes, None));
                 d.parts.clear();
             } else {
@@ -525,15 +543,32 @@ fn composite_unfused(comp: Composite, c: &OpCost, flow: &Flow, args: &OpArgs) ->
             let pairs = c.flops.checked_div(d.checked_add(dv)?.checked_mul(2)?)?;
             pairs.checked_mul(q.dtype().size_bytes())?.checked_mul(2)?
         }
-        // The residual sum: the input's size.
-        Composite::AddRmsNorm => args.tensors().next()?.bytes().ok()?,
+        // The residual sum: an output either way (the next layer's residual), so unfused only
+        // its read-back by the norm is extra.
+        Composite::AddRmsNorm => {
+            let sum = args.tensors().nth(1)?.bytes().ok()?;
+            return c.bytes.checked_add(sum);
+        }
     };
     c.bytes.checked_add(intermediate.checked_mul(2)?)
 }
 
 /// Tensor-input bytes, the iteration space and the output of an eager op whose model counts
 /// each tensor input once and one output (`docs/perf-models.md`): the output is the rest.
-fn eager_flow(c: &OpCost, args: &OpArgs) -> Flow {
+/// In-place ops that overwrite their first tensor without reading it.
+const OVERWRITES: &[&str] = &[
+    "aten::fill_",
+    "aten::zero_",
+    "aten::copy_",
+    "aten::uniform_",
+    "aten::normal_",
+    "aten::random_",
+    "aten::bernoulli_",
+];
+
+/// An in-place op (`add_`, `copy_`) writes its first tensor, which the model does not count as
+/// read too, so its output is that tensor.
+fn eager_flow(op: &str, c: &OpCost, args: &OpArgs) -> Flow {
     let in_bytes: Vec<u64> = args.tensors().filter_map(|t| t.bytes().ok()).collect();
     let list_inputs = args.inputs().iter().any(|i| matches!(i, Input::List(List::Tensors(s)) if !s.is_empty()));
     let read = in_bytes.iter().try_fold(0u64, |s, &b| s.checked_add(b));
@@ -541,6 +576,15 @@ fn eager_flow(c: &OpCost, args: &OpArgs) -> Flow {
         (Some(r), false) => c.bytes.checked_sub(r).filter(|&o| o > 0),
         _ => None,
     };
+    let out_bytes = match out_bytes {
+        None if op.ends_with('_') && !list_inputs => in_bytes.first().copied().filter(|&b| b > 0),
+        other => other,
+    };
+    // An op that overwrites its first tensor without reading it does not consume what was there.
+    let mut in_bytes = in_bytes;
+    if OVERWRITES.contains(&op) && !in_bytes.is_empty() {
+        in_bytes.remove(0);
+    }
     let mut space = args.tensors().filter_map(|t| t.numel().ok()).max();
     if c.family == Family::Gemm || c.family == Family::Conv {
         // A product iterates over its output.
@@ -601,6 +645,13 @@ mod tests {
         let d = describe("aten::mul", raw("[[8, 4], [8, 4]]", r#"["c10::BFloat16", "c10::BFloat16"]"#, None));
         assert_eq!(d.bytes, Ok((3 * 64, Some(3 * 64))));
         assert_eq!((d.kind, d.flow.out_bytes, d.flow.space), (Some(Kind::Elementwise), Some(64), Some(32)));
+        // copy_(self, src) writes self: a bf16 copy of an fp32 tensor hands on the bf16 bytes.
+        let d = describe("aten::copy_", raw("[[8, 4], [8, 4], []]", r#"["c10::BFloat16", "float", "Scalar"]"#, None));
+        assert_eq!((d.bytes, d.flow.out_bytes), (Ok((64 + 128, Some(64 + 128))), Some(64)));
+        // It reads only its source: a kernel that wrote a tensor of self's size does not feed it.
+        assert_eq!(d.flow.in_bytes, vec![128]);
+        let d = describe("aten::fill_", raw("[[8, 4], []]", r#"["float", "Scalar"]"#, Some(r#"["", "0"]"#)));
+        assert!(d.flow.in_bytes.is_empty());
     }
 
     #[test]

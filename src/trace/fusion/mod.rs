@@ -17,14 +17,17 @@
 pub mod flow;
 pub mod groups;
 pub mod kind;
+pub mod op_times;
 pub mod repredict;
 pub mod rules;
+pub mod serving_ops;
 pub mod whatif;
 
 use serde::{Deserialize, Serialize};
 
 pub use groups::{GroupOp, How, KernelGroup};
 pub use kind::Kind;
+pub use op_times::OpTime;
 pub use repredict::{Miss, Reprediction};
 pub use rules::{parse_rules, BuiltIn, JoinRule, RuleError, RuleSet};
 pub use whatif::{kinds_text, Measured, Opportunity, PerStep};
@@ -93,6 +96,8 @@ pub struct TraceFusion {
     pub reprediction: Option<Reprediction>,
     /// With an execution trace: how many of its ops linked to the trace's CPU ops.
     pub exec_trace: Option<ExecTraceSummary>,
+    /// Ops whose own GPU time and whole-subtree time differ, longest subtree first.
+    pub op_times: Vec<OpTime>,
 }
 
 /// The definition of GPU time used by the totals, as the output names it.
@@ -116,6 +121,7 @@ pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> Trace
         whatif::opportunities(&grouping, &options.rules, options.chip, options.calibration, options.structure);
     let reprediction = repredict::repredict(&grouping, &BuiltIn::Inductor.rules());
     let totals = totals(&grouping, &opportunities);
+    let op_times = op_times::op_times(side.trace, grouping.instances.iter().map(|i| (i.dur, i.op)));
     let mut groups = grouping.groups;
     groups.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.kernel.cmp(&b.kernel)));
     TraceFusion {
@@ -126,6 +132,7 @@ pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> Trace
         opportunities,
         reprediction,
         exec_trace,
+        op_times,
     }
 }
 

@@ -49,6 +49,10 @@ pub struct RuleSet {
     /// of two or more kernels.
     #[serde(default)]
     pub require: Vec<Kind>,
+    /// When a reduction may not join a run that starts with a product, give the product's
+    /// epilogue to the reduction instead (the product stays alone), if the rules allow that run.
+    #[serde(default)]
+    pub prefer_reductions: bool,
 }
 
 /// Which rule set to apply.
@@ -115,13 +119,16 @@ fn project() -> RuleSet {
             JoinRule { unless_run_has: products_and_reductions, ..join(Reduction) },
         ],
         require: Vec::new(),
+        prefer_reductions: false,
     }
 }
 
 /// Inductor-like: pointwise work and reductions over the same iteration space fuse (a norm or
 /// softmax with the pointwise work around it); a GEMM or convolution takes a pointwise epilogue
 /// of its output's size; nothing fuses across a reduction's output of another size, two
-/// reductions do not share a kernel, and attention and products never join a run.
+/// reductions do not share a kernel, and attention and products never join a run. Pointwise
+/// work between a GEMM and a reduction goes to the reduction (`prefer_reductions`), as Inductor
+/// fuses it into the reduction's kernel and calls library GEMMs without epilogues.
 fn inductor() -> RuleSet {
     let reductions = vec![Softmax, Norm, Reduction];
     let mut no_second = reductions.clone();
@@ -136,6 +143,7 @@ fn inductor() -> RuleSet {
             JoinRule { same_size: true, unless_run_has: no_second, ..join(Reduction) },
         ],
         require: Vec::new(),
+        prefer_reductions: true,
     }
 }
 
@@ -152,6 +160,7 @@ fn flash() -> RuleSet {
             JoinRule { after: vec![Softmax, Elementwise], if_run_has: vec![Softmax], closes: true, ..join(Matmul) },
         ],
         require: vec![Matmul, Softmax, Matmul],
+        prefer_reductions: false,
     }
 }
 

@@ -133,22 +133,30 @@ pub(crate) fn opportunities(
             if let Some(cur) = grow.as_mut() {
                 let &last = cur.at.last().expect("a run holds a kernel");
                 let prev = &g.instances[last];
-                let joined = usable && same_stream(prev, inst) && {
-                    let (handoff, exact) = handoff(g, prev, inst);
-                    match (handoff, rules.joins(&cur.run, group.kind, flow.space)) {
-                        (Some(bytes), Some(rule)) => {
-                            cur.at.push(i);
-                            cur.handoffs.push(bytes);
-                            cur.exact &= exact;
-                            cur.run.kinds.push(group.kind);
-                            cur.run.closed = rule.closes;
-                            true
-                        }
-                        _ => false,
+                let (handoff, exact) =
+                    if usable && same_stream(prev, inst) { handoff(g, prev, inst) } else { (None, false) };
+                if let Some(bytes) = handoff {
+                    if let Some(rule) = rules.joins(&cur.run, group.kind, flow.space) {
+                        cur.at.push(i);
+                        cur.handoffs.push(bytes);
+                        cur.exact &= exact;
+                        cur.run.kinds.push(group.kind);
+                        cur.run.closed = rule.closes;
+                        continue;
                     }
-                };
-                if joined {
-                    continue;
+                    // A reduction that a product's epilogue keeps out: the product alone, and the
+                    // epilogue with the reduction as a run of their own, when the rules allow it.
+                    if let Some(rest) = split_epilogue(rules, cur, g, group.kind, flow.space) {
+                        let mut rest = rest;
+                        let closes = rules.joins(&rest.run, group.kind, flow.space).is_some_and(|r| r.closes);
+                        rest.at.push(i);
+                        rest.handoffs.push(bytes);
+                        rest.exact &= exact;
+                        rest.run.kinds.push(group.kind);
+                        rest.run.closed = closes;
+                        grow = Some(rest);
+                        continue;
+                    }
                 }
                 if let Some(done) = grow.take() {
                     finish(done, &mut found);
@@ -180,6 +188,28 @@ pub(crate) fn opportunities(
         saved(b).total_cmp(&saved(a)).then(bytes(b).cmp(&bytes(a))).then(fa.cmp(fb))
     });
     out.into_iter().map(|(_, o)| o).collect()
+}
+
+/// With a rule set that prefers reductions to epilogues: when `next` (a reduction) may not join
+/// a run that starts with a product, but the run without its product, started afresh at the
+/// product's first epilogue kernel, takes every kernel of the epilogue and then `next`, that
+/// shorter run is returned (the product, left alone, is no opportunity). Inductor fuses pointwise
+/// work into the reduction that follows it rather than into a GEMM's epilogue.
+fn split_epilogue(rules: &RuleSet, cur: &Growing, g: &Grouping, next: Kind, space: Option<u64>) -> Option<Growing> {
+    let reduction = matches!(next, Kind::Reduction | Kind::Norm | Kind::Softmax);
+    let product = matches!(cur.run.kinds.first(), Some(Kind::Matmul | Kind::Attention));
+    if !rules.prefer_reductions || !reduction || !product || cur.at.len() < 2 || !rules.starts(cur.run.kinds[1]) {
+        return None;
+    }
+    let space_of = |at: usize| g.flow[g.instances[at].group].space;
+    let mut run = Run { kinds: vec![cur.run.kinds[1]], space: space_of(cur.at[1]), closed: false };
+    for (&k, &at) in cur.run.kinds[2..].iter().zip(&cur.at[2..]) {
+        let rule = rules.joins(&run, k, space_of(at))?;
+        run.closed = rule.closes;
+        run.kinds.push(k);
+    }
+    rules.joins(&run, next, space)?;
+    Some(Growing { at: cur.at[1..].to_vec(), handoffs: cur.handoffs[1..].to_vec(), run, exact: cur.exact })
 }
 
 /// The opportunity of one distinct sequence; `None` when its savings do not fit in 64 bits.
