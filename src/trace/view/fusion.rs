@@ -74,7 +74,12 @@ pub fn fusion_group_chart(f: &TraceFusion) -> BarChart {
     let rows = known
         .iter()
         .map(|(g, (unfused, fused))| BarRow {
-            label: g.ops.first().map_or_else(|| g.kernel.clone(), |op| op.op.clone()),
+            // What ran: the parts where the kernel fused several, else its op (or its name).
+            label: match (g.parts.len(), g.ops.first()) {
+                (2.., _) => g.parts.join(" + "),
+                (_, Some(op)) => op.op.clone(),
+                _ => g.kernel.clone(),
+            },
             detail: format!("{} ({} calls): {}", g.kernel, group_digits(g.calls), g.parts.join(" + ")),
             values: vec![Bar { read: *unfused, written: 0 }, Bar { read: *fused, written: 0 }],
         })
