@@ -260,3 +260,30 @@ pub const RANKS_GROUPS: usize = 4096;
 /// each: 16 MB). A list past what is left is not kept (that group's members are then unknown,
 /// noted): 4,096 groups could otherwise each hold a 64 MB list.
 pub const RANKS_GROUP_MEMBERS: usize = 1 << 22;
+
+/// The largest fusion rule file (`--fusion-rules FILE`), bytes. A rule set is a few join rules
+/// of a few hundred bytes each; 1 MiB is thousands of times that.
+pub const FUSION_RULE_FILE_BYTES: usize = 1 << 20;
+
+/// The most join rules a rule file may hold. The built-in sets have at most 4; every rule is
+/// tried for every kernel of a trace, so the count bounds the what-if's work per kernel.
+pub const FUSION_RULES: usize = 256;
+
+/// The most kernels one what-if run may hold. Real fusions hold a handful (FlashAttention's
+/// six eager kernels, a norm with its pointwise neighbours); the bound keeps one run's
+/// `run_has` checks, linear in its length, from making the walk quadratic on a trace of
+/// millions of small pointwise kernels.
+pub const FUSION_RUN_KERNELS: usize = 64;
+
+/// The largest execution trace (`--exec-trace`), bytes of JSON text. The shared pairs' are
+/// 22 kB (compressed) to a few MB; an ET of one training iteration of a large model is a few
+/// hundred MB. Read whole (its nodes are linked by id), so bounded like a whole-file read.
+pub const EXEC_TRACE_BYTES: usize = 512 * 1024 * 1024;
+
+/// The most nodes an execution trace may hold: one per op call of one iteration; 4 M is a few
+/// times the largest model iterations seen (hundreds of thousands of ops).
+pub const EXEC_TRACE_NODES: usize = 4 << 20;
+
+/// The most inputs or outputs one execution-trace node may list (a `cat` of thousands of
+/// tensors, an optimizer's foreach op over every parameter, fit well below).
+pub const EXEC_TRACE_VALUES: usize = 65_536;

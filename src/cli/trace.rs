@@ -21,6 +21,15 @@ use fusionscope::trace::{classify, compare, EventSink, Input, Reader, Trace, Tra
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
 
 use super::io::{load_chip, print, print_json, CliResult, Output};
+use super::trace_fusion::{fusion_text, ExecTraceArg, FusionArgs, FusionSetup};
+
+/// A report with the `fusion` key added (docs/trace-fusion.md).
+#[derive(serde::Serialize)]
+struct WithFusion<'a, T: serde::Serialize, F: serde::Serialize> {
+    #[serde(flatten)]
+    report: T,
+    fusion: &'a F,
+}
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
@@ -40,6 +49,10 @@ pub struct TraceArgs {
     /// leaves out the structure, per-step timelines and the per-op table (the output says so)
     #[arg(long, conflicts_with = "chip")]
     pub summary_only: bool,
+    #[command(flatten)]
+    pub fusion: FusionArgs,
+    #[command(flatten)]
+    pub exec_trace: ExecTraceArg,
     #[command(flatten)]
     pub output: Output,
 }
@@ -63,6 +76,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "CAPTURE")]
     pub capture_b: Option<PathBuf>,
     #[command(flatten)]
+    pub fusion: FusionArgs,
+    #[command(flatten)]
     pub output: Output,
 }
 
@@ -84,16 +99,21 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
         return if args.output.json { print_json(&s) } else { print(&summary_only_text(&s)) };
     }
     let chip = given_chip(args.chip.as_deref())?;
+    let setup = FusionSetup::new(&args.fusion)?.with_exec_trace(&args.exec_trace)?;
     let (trace, capture) = load_with_capture(&args.file, args.capture.as_deref())?;
     let side = ClassifiedTrace::new(&trace, &classify);
     let summary = summarize_classified(&side, Some(&file_name(&args.file)));
+    let fusion = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref());
     let mut time = time_report(&side, chip, &recorded_cost);
     time.capture = capture;
+    // In the report, as the page's export has it: `fusion` beside the time keys.
+    time.fusion = Some(fusion);
     let streams = device_streams(&side);
     if args.output.json {
         print_json(&WithStreams { json: TraceJson { summary: &summary, time: &time }, streams: &streams })
     } else {
-        print(&(trace_text(&summary) + &time_text(&time) + &streams_text(&streams)))
+        let fusion = time.fusion.as_ref().map(fusion_text).unwrap_or_default();
+        print(&(trace_text(&summary) + &time_text(&time) + &streams_text(&streams) + &fusion))
     }
 }
 
@@ -127,15 +147,17 @@ fn streams_text(devices: &[DeviceStreams]) -> String {
 pub fn run_compare(args: CompareArgs) -> CliResult {
     let chips = [given_chip(args.chip_a.as_deref())?, given_chip(args.chip_b.as_deref())?];
     let [chip_a, chip_b] = chips;
+    let setup = FusionSetup::new(&args.fusion)?;
     // Each file is read, and its time report made, on its own thread: reading is most of a
     // comparison's time, and the reports do not depend on each other.
     let side = |file: &Path, capture: Option<&Path>, chip: Option<DetectedChip>| -> Result<_, String> {
         let (trace, capture) = load_with_capture(file, capture)?;
         let side = ClassifiedTrace::new(&trace, &classify);
+        let fusion = setup.analyze(&side, chip.as_ref(), None);
         let mut time = time_report(&side, chip, &recorded_cost);
         time.capture = capture;
         let vendor = side.platform.vendor;
-        Ok((trace, vendor, time))
+        Ok((trace, vendor, time, fusion))
     };
     let (a, b) = std::thread::scope(|s| {
         let a = s.spawn(|| side(&args.file_a, args.capture_a.as_deref(), chip_a));
@@ -152,15 +174,18 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     let g = gap((keys[0], &first.2.op_table()), (keys[1], &second.2.op_table()));
     let captures =
         keys.iter().zip([first, second]).filter_map(|(k, s)| s.2.capture.clone().map(|r| (k.to_string(), r))).collect();
+    let fusion: std::collections::BTreeMap<String, _> =
+        keys.iter().zip([first, second]).map(|(k, s)| (k.to_string(), &s.3)).collect();
     if args.output.json {
-        print_json(&CompareJson { comparison: &c, gap: &g, captures })
+        print_json(&WithFusion { report: CompareJson { comparison: &c, gap: &g, captures }, fusion: &fusion })
     } else {
         let lines: String = keys
             .iter()
             .zip([first, second])
             .map(|(k, s)| s.2.capture.as_ref().map(|r| format!("{k}: {}\n", capture_line(r))).unwrap_or_default())
             .collect();
-        print(&(lines + &gap_text([keys[0], keys[1]], &g) + "\n" + &compare_text(&c)))
+        let fusions: String = fusion.iter().map(|(k, f)| format!("\n{k}:{}", fusion_text(f))).collect();
+        print(&(lines + &gap_text([keys[0], keys[1]], &g) + "\n" + &compare_text(&c) + &fusions))
     }
 }
 

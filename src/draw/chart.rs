@@ -46,6 +46,10 @@ pub struct BarChart {
     pub title: String,
     pub series: Vec<Series>,
     pub rows: Vec<BarRow>,
+    /// Whether bars are split into read and written (a kernel's bytes from a trace are known
+    /// only in all: then each bar is one segment, `read` holding the total, and the legend says
+    /// "read + written").
+    pub split: bool,
 }
 
 /// Bar colours of the unfused and fused series.
@@ -147,7 +151,9 @@ impl BarChart {
             x += 24 + 8 * series.name.chars().count() as u32;
         }
         // Which part of a bar is which, in the text colour: solid is read, light is written.
-        for (name, opacity) in [("read", "0.75"), ("written", "0.3")] {
+        let parts: &[(&str, &str)] =
+            if self.split { &[("read", "0.75"), ("written", "0.3")] } else { &[("read + written", "0.75")] };
+        for &(name, opacity) in parts {
             s.push_str(&format!(
                 "<rect x=\"{x}\" y=\"28\" width=\"12\" height=\"12\" fill=\"currentColor\" fill-opacity=\"{opacity}\"/>\
                  <text x=\"{}\" y=\"38\" fill=\"currentColor\">{name}</text>",
@@ -180,7 +186,8 @@ impl BarChart {
                     )
                 };
                 s.push_str(&format!("<g><title>{name}: {} bytes read + written</title>", group_digits(total)));
-                s.push_str(&segment(f64::from(LABEL_W), w_read, "1", "read", bar.read));
+                let what = if self.split { "read" } else { "read + written" };
+                s.push_str(&segment(f64::from(LABEL_W), w_read, "1", what, bar.read));
                 s.push_str(&segment(f64::from(LABEL_W) + w_read, w - w_read, WRITTEN_OPACITY, "written", bar.written));
                 s.push_str(&format!(
                     "<text x=\"{:.1}\" y=\"{}\" fill=\"currentColor\">{}</text></g>",
@@ -202,7 +209,7 @@ fn traffic_bar(f: &TrafficFigures) -> Bar {
     Bar { read: f.bytes_read, written: f.bytes_written }
 }
 
-fn traffic_series() -> Vec<Series> {
+pub fn traffic_series() -> Vec<Series> {
     vec![
         Series { name: "unfused".to_string(), color: UNFUSED_COLOR },
         Series { name: "fused".to_string(), color: FUSED_COLOR },
@@ -247,7 +254,7 @@ pub fn group_traffic_chart(r: &AnalysisReport) -> BarChart {
     } else {
         "Memory traffic per fusion group (read + written)".to_string()
     };
-    BarChart { title, series: traffic_series(), rows }
+    BarChart { title, series: traffic_series(), rows, split: true }
 }
 
 /// Unfused vs fused bytes of the whole graph.
@@ -260,6 +267,7 @@ pub fn total_traffic_chart(r: &AnalysisReport) -> BarChart {
             detail: format!("{} ops in {} groups", r.op_details.len(), r.groups.len()),
             values: vec![traffic_bar(&r.unfused), traffic_bar(&r.fused)],
         }],
+        split: true,
     }
 }
 
@@ -287,6 +295,7 @@ mod tests {
                 detail: "&".into(),
                 values: vec![Bar { read: 1, written: 0 }, Bar { read: 1, written: 1 }],
             }],
+            split: true,
         };
         let svg = chart.to_svg();
         assert!(!svg.contains("<script>"));
@@ -325,6 +334,7 @@ mod tests {
             title: "t".into(),
             series: vec![Series { name: "s".into(), color: FUSED_COLOR }],
             rows: vec![BarRow { label: "a".into(), detail: "".into(), values: vec![Bar { read: 3, written: 1 }] }],
+            split: true,
         };
         let svg = chart.to_svg();
         let full = BarChart::bar_width(4, 4);

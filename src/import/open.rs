@@ -20,7 +20,7 @@ use crate::hardware::{parse_chip, Chip, ChipError};
 use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
 use crate::trace::summary::{summarize_classified, ClassifiedTrace};
-use crate::trace::time::report::{recorded_cost, time_report, TraceTime};
+use crate::trace::time::report::{add_fusion, recorded_cost, time_report, TraceTime};
 use crate::trace::{classify, Trace, TraceError, TraceReader, TraceSummary};
 use crate::workload::{parse_model_config, WorkloadError};
 
@@ -303,7 +303,10 @@ pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Resu
 /// A trace's summary and report, as opening its file gives them.
 fn trace_results(trace: &Trace, file_name: &str) -> (TraceSummary, TraceTime) {
     let side = ClassifiedTrace::new(trace, &classify);
-    (summarize_classified(&side, Some(file_name)), time_report(&side, None, &recorded_cost))
+    let summary = summarize_classified(&side, Some(file_name));
+    let mut time = time_report(&side, None, &recorded_cost);
+    add_fusion(&mut time, &side, summary.structure.as_deref());
+    (summary, time)
 }
 
 #[cfg(test)]

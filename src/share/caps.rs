@@ -8,14 +8,16 @@
 
 use super::state::{state_json, ShareError, SharedState, SharedView};
 use super::trim::{
-    SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS,
-    SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS, SHARED_UNATTRIBUTED_NAMES,
+    SHARED_FUSION_GROUPS, SHARED_GAP_ROWS, SHARED_GROUP_OPS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW,
+    SHARED_OPPORTUNITIES, SHARED_OPPORTUNITY_KERNELS, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STRUCTURE_EDGES,
+    SHARED_STRUCTURE_STEPS, SHARED_UNATTRIBUTED_NAMES,
 };
 use crate::limits::LAYER_MAX_KERNELS;
 use crate::limits::{
     SHARED_GRAPH_OPS, SHARED_MODEL_CONFIG_BYTES, SHARED_NAME_CHARS, SHARED_NOTES, SHARED_OPTRACE_BYTES,
     SHARED_SIM_TABLE_BYTES, SHARE_STATE_BYTES,
 };
+use crate::trace::fusion::TraceFusion;
 use crate::trace::structure::Structure;
 use crate::trace::summary::{PlatformEntry, SideStats};
 use crate::trace::time::gap::Gap;
@@ -84,6 +86,9 @@ fn time_limits(t: &TraceTime) -> Result<(), ShareError> {
     if let Some(n) = &t.chip_note {
         name("chip note", n)?;
     }
+    if let Some(f) = &t.fusion {
+        fusion_limits(f)?;
+    }
     for w in t.timeline.iter().chain(&t.steps).chain(&t.other_devices) {
         name("window", &w.window)?;
         name("device name", &w.device)?;
@@ -93,6 +98,42 @@ fn time_limits(t: &TraceTime) -> Result<(), ShareError> {
         name("input types", &o.input_types.to_string())?;
         for text in [&o.model, &o.no_model, &o.peak].into_iter().flatten() {
             name("op model", text)?;
+        }
+    }
+    Ok(())
+}
+
+/// A shared fusion analysis within what trimming leaves, its names within the name limit.
+fn fusion_limits(f: &TraceFusion) -> Result<(), ShareError> {
+    at_most(|| "kernel group list".into(), f.groups.len(), SHARED_FUSION_GROUPS, "groups")?;
+    at_most(|| "opportunity list".into(), f.opportunities.len(), SHARED_OPPORTUNITIES, "opportunities")?;
+    name("rule set", &f.rule_set)?;
+    for g in &f.groups {
+        name("kernel name", &g.kernel)?;
+        at_most(|| "group op list".into(), g.ops.len(), SHARED_GROUP_OPS, "ops")?;
+        at_most(|| "group part list".into(), g.parts.len(), SHARED_GROUP_OPS, "parts")?;
+        g.parts.iter().try_for_each(|p| name("op name", p))?;
+        for text in g.launched_by.iter().chain(&g.bytes_unknown) {
+            name("op name", text)?;
+        }
+        for op in &g.ops {
+            op_row_names(&op.op, &op.input_dims)?;
+            name("input types", &op.input_types.to_string())?;
+        }
+    }
+    for o in &f.opportunities {
+        name("rule", &o.rule)?;
+        for list in [&o.kernels, &o.ops] {
+            at_most(|| "opportunity kernel list".into(), list.len(), SHARED_OPPORTUNITY_KERNELS, "kernels")?;
+            list.iter().try_for_each(|k| name("kernel name", k))?;
+        }
+        at_most(|| "opportunity kind list".into(), o.kinds.len(), SHARED_OPPORTUNITY_KERNELS, "kinds")?;
+    }
+    if let Some(r) = &f.reprediction {
+        at_most(|| "re-prediction miss list".into(), r.misses.len(), SHARED_OPPORTUNITY_KERNELS, "kernels")?;
+        for m in &r.misses {
+            name("kernel name", &m.kernel)?;
+            name("reason", &m.reason)?;
         }
     }
     Ok(())

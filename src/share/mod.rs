@@ -28,8 +28,9 @@ mod trim;
 pub use caps::{check_limits, check_shareable};
 pub use state::{ShareError, SharedState, SharedView, FORMAT_VERSION, FRAGMENT_KEY};
 pub use trim::{
-    trim_comparison, trim_gap, trim_structure, trim_summary, trim_time, SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY,
-    SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS,
+    trim_comparison, trim_fusion, trim_gap, trim_structure, trim_summary, trim_time, SHARED_FUSION_GROUPS,
+    SHARED_GAP_ROWS, SHARED_GROUP_OPS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW, SHARED_OPPORTUNITIES,
+    SHARED_OPPORTUNITY_KERNELS, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS,
 };
 
 use std::io::{Read, Write};

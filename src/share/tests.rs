@@ -383,12 +383,12 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
         assert_eq!(check_shareable(&state), Ok(()), "{what}");
         largest = largest.clone().max((state_json(&state).len(), what.to_string()));
     };
+    // As opening the file on the page gives it: with the fusion analysis.
     let report = |t| {
-        crate::trace::time::report::time_report(
-            &crate::trace::summary::ClassifiedTrace::new(t, &classify),
-            None,
-            &crate::trace::time::report::recorded_cost,
-        )
+        let side = crate::trace::summary::ClassifiedTrace::new(t, &classify);
+        let mut time = crate::trace::time::report::time_report(&side, None, &crate::trace::time::report::recorded_cost);
+        crate::trace::time::report::add_fusion(&mut time, &side, None);
+        time
     };
     let mut sizes = Vec::new();
     let mut fewest_gap_rows = usize::MAX;
@@ -402,6 +402,9 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
         let view =
             fit_time_rows(SharedView::TraceSummary { file_name: name.into(), summary, trimmed, time }.into()).view;
         measure(name, &view);
+        let SharedView::TraceSummary { time: Some(shared_time), .. } = &view else { panic!("{name}: no time report") };
+        let fusion = shared_time.fusion.as_ref().unwrap_or_else(|| panic!("{name}: the link lost the fusion groups"));
+        assert!(!fusion.groups.is_empty() && fusion.groups.len() <= crate::share::SHARED_FUSION_GROUPS, "{name}");
         let link = encode(&view.clone().into());
         sizes.push((link.len(), name.to_string()));
         assert!(link.len() < 8 * 1024, "{name}: {} bytes", link.len());

@@ -7,6 +7,7 @@ use crate::trace::classify::name::short_name;
 use crate::trace::summary::SideStats;
 use crate::trace::view::NAME_WIDTH;
 
+use crate::trace::fusion::TraceFusion;
 use crate::trace::structure::Structure;
 use crate::trace::time::gap::Gap;
 use crate::trace::time::report::TraceTime;
@@ -157,7 +158,55 @@ pub fn trim_time(time: &TraceTime) -> (TraceTime, bool) {
     t.other_devices.truncate(SHARED_STEPS);
     t.unattributed.kernels.truncate(SHARED_UNATTRIBUTED_NAMES);
     let names = t.unattributed.kernels.iter_mut().fold(false, |cut, k| shorten(&mut k.name) | cut);
-    (t, cut | names)
+    let fusion = t.fusion.as_mut().is_some_and(trim_fusion);
+    (t, cut | names | fusion)
+}
+
+/// Kernel groups a shared trace keeps (the longest; the totals are of all).
+pub const SHARED_FUSION_GROUPS: usize = 8;
+/// Ops listed per shared kernel group.
+pub const SHARED_GROUP_OPS: usize = 3;
+/// Opportunities a shared trace keeps (those saving the most).
+pub const SHARED_OPPORTUNITIES: usize = 5;
+/// Kernels and ops listed per shared opportunity, and missed kernels per re-prediction.
+pub const SHARED_OPPORTUNITY_KERNELS: usize = 4;
+
+/// A fusion analysis for a link: its longest groups with their first ops, the opportunities
+/// that save most, names shortened; the totals and the re-prediction's figures whole. True if
+/// anything was dropped.
+pub fn trim_fusion(f: &mut TraceFusion) -> bool {
+    let mut cut = f.groups.len() > SHARED_FUSION_GROUPS || f.opportunities.len() > SHARED_OPPORTUNITIES;
+    f.groups.truncate(SHARED_FUSION_GROUPS);
+    f.opportunities.truncate(SHARED_OPPORTUNITIES);
+    for g in &mut f.groups {
+        cut |= g.ops.len() > SHARED_GROUP_OPS || g.parts.len() > SHARED_GROUP_OPS;
+        g.ops.truncate(SHARED_GROUP_OPS);
+        g.parts.truncate(SHARED_GROUP_OPS);
+        cut |= shorten(&mut g.kernel);
+        if let Some(op) = &mut g.launched_by {
+            cut |= shorten(op);
+        }
+        for op in &mut g.ops {
+            cut |= shorten(&mut op.op);
+        }
+    }
+    for o in &mut f.opportunities {
+        cut |= o.kernels.len() > SHARED_OPPORTUNITY_KERNELS;
+        o.kernels.truncate(SHARED_OPPORTUNITY_KERNELS);
+        o.ops.truncate(SHARED_OPPORTUNITY_KERNELS);
+        o.kinds.truncate(SHARED_OPPORTUNITY_KERNELS);
+        for name in o.kernels.iter_mut().chain(o.ops.iter_mut()) {
+            cut |= shorten(name);
+        }
+    }
+    if let Some(r) = &mut f.reprediction {
+        cut |= r.misses.len() > SHARED_OPPORTUNITY_KERNELS;
+        r.misses.truncate(SHARED_OPPORTUNITY_KERNELS);
+        for m in &mut r.misses {
+            cut |= shorten(&mut m.kernel);
+        }
+    }
+    cut
 }
 
 /// A gap for a link: its [`SHARED_GAP_ROWS`] largest differences; unattributed time and the

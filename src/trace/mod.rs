@@ -11,6 +11,8 @@
 //! | [`compare`](mod@compare) | two traces: the AMD-vs-NVIDIA kernel mapping, fusion differences, aligned layers, which two to pair |
 //! | [`structure`] | serving traces: steps, phases, decoder layers; the sequence alignment they use |
 //! | [`capture`] | graph-capture traces joined to their replays |
+//! | [`fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
+//! | [`exec_trace`] | PyTorch Execution Traces (Chakra ET JSON): exact tensor data flow for the fusion groups |
 //! | [`time`] | where the time goes: GPU timeline, per-op table, the gap between two traces, the time report, per-op performance models ([`time::perf`]) |
 //! | [`view`] | the results as the page and its exports draw them: tables, charts, Markdown |
 //! | [`synthetic`] | synthetic traces (eager and serving) for tests and benchmarks |
@@ -22,6 +24,8 @@
 pub mod capture;
 pub mod classify;
 pub mod compare;
+pub mod exec_trace;
+pub mod fusion;
 pub mod kineto;
 pub mod model;
 pub mod ranks;

@@ -50,7 +50,7 @@ use crate::page::protocol::{Json, Reply, Request};
 use crate::trace::capture::{attribute, captured_graph_count};
 use crate::trace::read::wire;
 use crate::trace::summary::ClassifiedTrace;
-use crate::trace::time::report::{recorded_cost, time_report, TraceTime};
+use crate::trace::time::report::{add_fusion, recorded_cost, time_report, TraceTime};
 use crate::trace::{classify, compare, Input, Trace, TraceSummary};
 
 /// Bytes read per slice: small enough for smooth progress and low memory, large enough to
@@ -228,8 +228,10 @@ fn reply_of(job: u32, name: String, opened: Imported) -> Reply {
 /// `trace` joined to `capture` and its new report, if the capture holds its graphs.
 fn join(trace: &Trace, capture: &Trace) -> Option<(Trace, TraceTime)> {
     let (joined, report) = attribute(trace, capture).ok()?;
-    let mut time = time_report(&ClassifiedTrace::new(&joined, &classify), None, &recorded_cost);
+    let side = ClassifiedTrace::new(&joined, &classify);
+    let mut time = time_report(&side, None, &recorded_cost);
     time.capture = Some(report);
+    add_fusion(&mut time, &side, None);
     Some((joined, time))
 }
 

@@ -1,5 +1,6 @@
 //! Where one trace's time goes: the chip it ran on, its GPU timeline (whole trace and per
-//! step) and its per-op table, as `fusionscope trace --json` and the page show them.
+//! step) and its per-op table, as `fusionscope trace --json` and the page show them; on the
+//! page also its kernels as fusion groups ([`add_fusion`]), which travel with the report.
 
 use serde::{Deserialize, Serialize};
 
@@ -8,6 +9,8 @@ use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 use super::timeline::{timelines, Timeline};
 use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 use crate::trace::capture::CaptureReport;
+use crate::trace::fusion::{analyze, BuiltIn, FusionOptions, TraceFusion};
+use crate::trace::structure::Structure;
 use crate::trace::summary::ClassifiedTrace;
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
@@ -35,6 +38,10 @@ pub struct TraceTime {
     /// given ([`crate::trace::capture`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<CaptureReport>,
+    /// Every kernel as a fusion group and the fusion left on the table
+    /// ([`crate::trace::fusion`]), where it was computed with the report ([`add_fusion`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<TraceFusion>,
 }
 
 /// `fusionscope trace --json` (and the page's JSON export): the summary and where the time
@@ -112,7 +119,23 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
         op_coverage: table.coverage,
         shapes_recorded: table.shapes_recorded,
         capture: None,
+        fusion: None,
     }
+}
+
+/// Adds the fusion analysis to `time` as opening a file gives it: the rule set the command
+/// line uses by default (Inductor-like), the chip detected from the trace's devices, no
+/// calibration profile and no execution trace; per step and layer where `structure` is known.
+pub fn add_fusion(time: &mut TraceTime, side: &ClassifiedTrace<'_>, structure: Option<&Structure>) {
+    let chip = detect_chip(&side.platform.devices).ok();
+    let options = FusionOptions {
+        rules: BuiltIn::Inductor.rules(),
+        chip: chip.as_ref().map(|c| &c.chip),
+        calibration: None,
+        exec_trace: None,
+        structure,
+    };
+    time.fusion = Some(analyze(side, &options));
 }
 
 impl TraceTime {
@@ -121,6 +144,9 @@ impl TraceTime {
     pub fn with_chip(&mut self, chip: DetectedChip) {
         for r in &mut self.ops {
             set_roofline(r, Some(&chip.chip));
+        }
+        if let Some(f) = &mut self.fusion {
+            f.with_chip(&chip.chip);
         }
         self.chip = Some(ChipUsed::of(&chip));
         self.chip_note = None;

@@ -4,8 +4,10 @@
 //! category breakdown as an SVG chart ([`category_chart`]); the Markdown summaries.
 //!
 //! Kept in the core (no browser code) so that what the page shows and exports is tested natively.
-//! Where the time goes is drawn by [`time`], the Layers view of serving traces by [`layers`].
+//! Where the time goes is drawn by [`time`], the Layers view of serving traces by [`layers`], the
+//! kernels as fusion groups by [`fusion`](mod@fusion).
 
+pub mod fusion;
 pub mod layers;
 pub mod time;
 

@@ -10,6 +10,10 @@ use crate::page::Shared;
 use crate::page::TraceView;
 use crate::table::DataTable;
 use crate::trace::time::report::{CompareJson, TraceJson, TraceTime};
+use crate::trace::view::fusion::{
+    fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, opportunities_table,
+    reprediction_line,
+};
 use crate::trace::view::layers::{alignment_table, layer_table, phase_table, step_strip};
 use crate::trace::view::time::{
     capture_line, coverage_line, gap_headline, gap_table, op_roofline, op_table_view, timeline_chart, timeline_table,
@@ -53,6 +57,8 @@ struct Drawn {
     capture: Option<String>,
     /// The gap's headline, for a comparison.
     headline: Option<String>,
+    /// Fusion in the trace (each side's, for a comparison): (test id, line).
+    fusion: Vec<(String, String)>,
     tables: Vec<Shared<DataTable>>,
     base_name: String,
     view: TraceView,
@@ -138,6 +144,12 @@ fn drawn(view: &TraceView) -> Drawn {
                     tables.push(Shared::new(unattributed_table(t)));
                 }
                 time_charts.push(("chart-timeline", AttrValue::from(timeline_chart(t))));
+                if let Some(f) = &t.fusion {
+                    time_charts.push(("chart-fusion-groups", AttrValue::from(fusion_group_chart(f).to_svg())));
+                    time_charts.push(("chart-fusion-total", AttrValue::from(fusion_total_chart(&[("", f)]).to_svg())));
+                    tables.push(Shared::new(fusion_groups_table(f, "fusion-groups", "Kernels as fusion groups")));
+                    tables.push(Shared::new(opportunities_table(f, "opportunities", "Fusion left on the table")));
+                }
                 if let Some(plot) = op_roofline(&[RooflineSide { label: "ops", time: t, color: "" }]) {
                     let title =
                         format!("Ops on the roofline of {}", t.chip.as_ref().map(|c| c.name.as_str()).unwrap_or(""));
@@ -160,6 +172,7 @@ fn drawn(view: &TraceView) -> Drawn {
                 coverage: time.as_ref().map(|t| coverage_line(t)),
                 capture: time.as_ref().and_then(|t| t.capture.as_ref().map(capture_line)),
                 headline: None,
+                fusion: time.as_ref().and_then(|t| t.fusion.as_ref()).map(|f| fusion_lines(f, "")).unwrap_or_default(),
                 tables,
                 base_name: stem(file_name),
                 view: view.clone(),
@@ -169,6 +182,7 @@ fn drawn(view: &TraceView) -> Drawn {
             let keys: Vec<&str> = comparison.platforms.iter().map(|p| p.key.as_str()).collect();
             let mut tables: Vec<Shared<DataTable>> = Vec::new();
             let mut time_charts = Vec::new();
+            let mut fusion = Vec::new();
             if let (Some(g), [k0, k1]) = (gap, keys.as_slice()) {
                 tables.push(Shared::new(gap_table(&g.gap, [k0, k1])));
                 if let Some([t0, t1]) = &g.times {
@@ -181,6 +195,28 @@ fn drawn(view: &TraceView) -> Drawn {
                             "chart-roofline",
                             AttrValue::from(plot.to_svg("Ops of both traces on their chips' rooflines")),
                         ));
+                    }
+                    if let (Some(f0), Some(f1)) = (&t0.fusion, &t1.fusion) {
+                        let chart = fusion_total_chart(&[(k0, f0), (k1, f1)]);
+                        time_charts.push(("chart-fusion-total", AttrValue::from(chart.to_svg())));
+                        fusion.extend(fusion_lines(f0, k0));
+                        fusion.extend(fusion_lines(f1, k1));
+                        let ids = [
+                            ("fusion-groups-a", "opportunities-a", k0, f0),
+                            ("fusion-groups-b", "opportunities-b", k1, f1),
+                        ];
+                        for (groups, opportunities, key, f) in ids {
+                            tables.push(Shared::new(fusion_groups_table(
+                                f,
+                                groups,
+                                &format!("{key}: kernels as fusion groups"),
+                            )));
+                            tables.push(Shared::new(opportunities_table(
+                                f,
+                                opportunities,
+                                &format!("{key}: fusion left on the table"),
+                            )));
+                        }
                     }
                 }
             }
@@ -204,12 +240,26 @@ fn drawn(view: &TraceView) -> Drawn {
                 coverage: None,
                 capture: None,
                 headline: gap.as_ref().map(|g| gap_headline(&g.gap)),
+                fusion,
                 tables,
                 base_name: format!("{}-vs-{}", stem(&files.0), stem(&files.1)),
                 view: view.clone(),
             }
         }
     }
+}
+
+/// The fusion headline and re-prediction of one trace (`key` names the side of a comparison).
+fn fusion_lines(f: &crate::trace::fusion::TraceFusion, key: &str) -> Vec<(String, String)> {
+    let (id, prefix) = match key {
+        "" => (String::new(), String::new()),
+        k => (format!("-{k}"), format!("{k}: ")),
+    };
+    let mut lines = vec![(format!("fusion-headline{id}"), format!("{prefix}Fusion: {}", fusion_headline(f)))];
+    if let Some(r) = reprediction_line(f) {
+        lines.push((format!("fusion-reprediction{id}"), format!("{prefix}{r}")));
+    }
+    lines
 }
 
 /// A download button for `base` + `suffix`; `data-export` is the suffix (for tests).
@@ -342,6 +392,9 @@ pub fn trace_panel(props: &Props) -> Html {
             if let Some(c) = &d.coverage {
                 <p class="hint" data-testid="op-coverage">{ c.clone() }</p>
             }
+            { for d.fusion.iter().map(|(id, line)| html! {
+                <p class="fusion-line" data-testid={id.clone()}>{ line.clone() }</p>
+            }) }
             { for d.time_charts.iter().map(|(id, svg)| html! {
                 <figure class="chart" data-testid={*id}>{ Html::from_html_unchecked(svg.clone()) }</figure>
             }) }

@@ -1,0 +1,177 @@
+//! Fusion in real traces (`docs/trace-fusion.md`): every GPU kernel of a Kineto trace as a
+//! fusion group with its ops and bytes, the fusion a rule set would still add (the
+//! opportunities), and, on a torch.compile trace, how many of Inductor's kernels the rules
+//! re-form (the re-prediction).
+//!
+//! [`analyze`] is the one entry point: a classified trace and [`FusionOptions`] in, a
+//! [`TraceFusion`] out (serde-serialisable as the `fusion` key of `fusionscope trace --json`).
+//! Browser- and terminal-free, so the page runs the same code.
+//!
+//! - [`groups`]: a group per (kernel, launching op, recorded shapes), its fused and unfused
+//!   bytes per call and how they were known;
+//! - [`kind`]: what the rules see a kernel as, and the parts of library-fused ops;
+//! - [`flow`]: producer→consumer edges inferred from order and sizes;
+//! - [`rules`]: the built-in rule sets and the user rule file;
+//! - [`whatif`]: the opportunities; [`repredict`]: the check against Inductor.
+
+pub mod flow;
+pub mod groups;
+pub mod kind;
+pub mod op_times;
+pub mod repredict;
+pub mod rules;
+pub mod serving_ops;
+pub mod whatif;
+
+use serde::{Deserialize, Serialize};
+
+pub use groups::{GroupOp, How, KernelGroup};
+pub use kind::Kind;
+pub use op_times::OpTime;
+pub use repredict::{Miss, Reprediction};
+pub use rules::{parse_rules, BuiltIn, JoinRule, RuleError, RuleSet};
+pub use whatif::{kinds_text, Measured, Opportunity, PerStep};
+
+use crate::calib::CalibrationProfile;
+use crate::hardware::Chip;
+use crate::trace::exec_trace::{link, ExecTrace, ExecTraceSummary};
+use crate::trace::structure::Structure;
+use crate::trace::summary::{round3, ClassifiedTrace};
+
+/// What the analysis is run with.
+#[derive(Debug, Clone)]
+pub struct FusionOptions<'a> {
+    pub rules: RuleSet,
+    /// The chip whose bandwidth turns saved bytes into time; `None`: bytes only.
+    pub chip: Option<&'a Chip>,
+    pub calibration: Option<&'a CalibrationProfile>,
+    /// An execution trace of the same run, its file name for the output.
+    pub exec_trace: Option<(&'a ExecTrace, &'a str)>,
+    /// The trace's steps and layers (the summary's `structure`), for per-step figures.
+    pub structure: Option<&'a Structure>,
+}
+
+/// Whole-trace figures of the groups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FusionTotals {
+    /// GPU events (kernels, memcpys, memsets).
+    pub events: u64,
+    pub groups: u64,
+    /// The sum of every kernel's, memcpy's and memset's duration, µs (`gpu_time_definition`).
+    pub gpu_time_us: f64,
+    pub gpu_time_definition: String,
+    /// Its two parts: kernels alone (the platform line's `gpu_time_us`) and copies, µs, so the
+    /// other figure in the same output can be found from this one.
+    pub kernel_time_us: f64,
+    pub copy_time_us: f64,
+    /// Time of the events whose group has both byte figures, µs, and its share.
+    pub bytes_known_us: f64,
+    pub bytes_known_pct: f64,
+    /// Time of the events whose launching op recorded shapes (copies: whose size is recorded),
+    /// µs, and the share of it whose bytes are known: the coverage where the trace could tell.
+    pub shapes_recorded_us: f64,
+    pub bytes_known_of_recorded_pct: f64,
+    /// Over the events with known bytes: bytes moved as run, and as each part its own kernel.
+    pub fused_bytes: u64,
+    pub unfused_bytes: u64,
+    /// Bytes the trace's own fusion saved (`unfused_bytes − fused_bytes`).
+    pub saved_by_fusion_bytes: u64,
+    /// Opportunities' summed saved bytes and time (time only with a chip).
+    pub opportunity_bytes: u64,
+    pub opportunity_us: Option<f64>,
+}
+
+/// The fusion analysis of one trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceFusion {
+    /// Longest total time first.
+    pub groups: Vec<KernelGroup>,
+    pub totals: FusionTotals,
+    pub rule_set: String,
+    /// The chip whose bandwidth the saved times use.
+    pub chip: Option<String>,
+    /// Longest saved time first.
+    pub opportunities: Vec<Opportunity>,
+    /// On traces with Inductor kernels: the Inductor-like set's re-prediction of them.
+    pub reprediction: Option<Reprediction>,
+    /// With an execution trace: how many of its ops linked to the trace's CPU ops.
+    pub exec_trace: Option<ExecTraceSummary>,
+    /// Ops whose own GPU time and whole-subtree time differ, longest subtree first.
+    pub op_times: Vec<OpTime>,
+}
+
+/// The definition of GPU time used by the totals, as the output names it.
+pub const GPU_TIME_DEFINITION: &str = "sum of kernel, memcpy and memset durations (overlaps counted twice)";
+
+/// Groups, opportunities and re-prediction of a trace.
+pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> TraceFusion {
+    let et_link = options.exec_trace.map(|(et, _)| (et, link(side.trace, et)));
+    let grouping = groups::build(side, et_link.as_ref().map(|(et, l)| (*et, l)));
+    let exec_trace = options.exec_trace.zip(et_link.as_ref()).map(|((_, file), (_, l))| ExecTraceSummary {
+        file: file.to_string(),
+        ops: l.ops,
+        linked_ops: l.linked_ops,
+        linked_pct: if l.ops > 0 { round3(100.0 * l.linked_ops as f64 / l.ops as f64) } else { 0.0 },
+        linked_kernels: grouping.instances.iter().filter(|i| i.et.is_some()).count() as u64,
+        note: (l.linked_ops == 0).then(|| {
+            "no execution-trace op has a CPU op of this trace with its record-function id and name: it is of another run, and the data flow is inferred".to_string()
+        }),
+    });
+    let opportunities =
+        whatif::opportunities(&grouping, &options.rules, options.chip, options.calibration, options.structure);
+    let reprediction = repredict::repredict(&grouping, &BuiltIn::Inductor.rules());
+    let totals = totals(&grouping, &opportunities);
+    let op_times = op_times::op_times(side.trace, grouping.instances.iter().map(|i| (i.dur, i.op)));
+    let mut groups = grouping.groups;
+    groups.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.kernel.cmp(&b.kernel)));
+    TraceFusion {
+        groups,
+        totals,
+        rule_set: options.rules.name.clone(),
+        chip: options.chip.map(|c| c.name.clone()),
+        opportunities,
+        reprediction,
+        exec_trace,
+        op_times,
+    }
+}
+
+fn totals(g: &groups::Grouping, opportunities: &[Opportunity]) -> FusionTotals {
+    let gpu: f64 = g.instances.iter().map(|i| i.dur).sum();
+    let copies: f64 = g.instances.iter().filter(|i| i.stream.is_none()).map(|i| i.dur).sum();
+    let known: f64 = g.instances.iter().filter(|i| g.groups[i.group].bytes_known()).map(|i| i.dur).sum();
+    let recorded: f64 = g.instances.iter().filter(|i| g.groups[i.group].shapes_recorded).map(|i| i.dur).sum();
+    let known_recorded: f64 = g
+        .instances
+        .iter()
+        .filter(|i| g.groups[i.group].shapes_recorded && g.groups[i.group].bytes_known())
+        .map(|i| i.dur)
+        .sum();
+    let (mut fused, mut unfused) = (0u64, 0u64);
+    for grp in &g.groups {
+        if let (Some(f), Some(u)) = (grp.fused_bytes_per_call, grp.unfused_bytes_per_call) {
+            fused = fused.saturating_add(f.saturating_mul(grp.calls));
+            unfused = unfused.saturating_add(u.saturating_mul(grp.calls));
+        }
+    }
+    let opportunity_bytes =
+        opportunities.iter().fold(0u64, |s, o| s.saturating_add(o.saved_bytes_per_call.saturating_mul(o.calls)));
+    let opportunity_us = opportunities.iter().map(|o| o.saved_us).try_fold(0.0, |s, t| t.map(|t| s + t));
+    FusionTotals {
+        events: g.instances.len() as u64,
+        groups: g.groups.len() as u64,
+        gpu_time_us: round3(gpu),
+        gpu_time_definition: GPU_TIME_DEFINITION.to_string(),
+        kernel_time_us: round3(gpu - copies),
+        copy_time_us: round3(copies),
+        bytes_known_us: round3(known),
+        bytes_known_pct: if gpu > 0.0 { round3(100.0 * known / gpu) } else { 0.0 },
+        shapes_recorded_us: round3(recorded),
+        bytes_known_of_recorded_pct: if recorded > 0.0 { round3(100.0 * known_recorded / recorded) } else { 0.0 },
+        fused_bytes: fused,
+        unfused_bytes: unfused,
+        saved_by_fusion_bytes: unfused.saturating_sub(fused),
+        opportunity_bytes,
+        opportunity_us: opportunity_us.map(round3),
+    }
+}

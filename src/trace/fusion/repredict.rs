@@ -1,0 +1,205 @@
+//! Checking the rules against a compiler (`docs/trace-fusion.md`, "Re-prediction"): on a
+//! torch.compile trace, each Inductor kernel is expanded back into its ops (its name's
+//! components, each over the kernel's iteration space), the rule set is run over that unfused op
+//! sequence, and an Inductor kernel counts as re-formed when one run of the rules holds exactly
+//! its ops. Library kernels between them (cuBLAS/hipBLASLt GEMMs, attention, copies) are
+//! barriers, as they are for Inductor, which calls them as extern kernels.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::flow::{handoff, same_stream, streams};
+use super::groups::{Grouping, How};
+use super::kind::Kind;
+use super::rules::{RuleSet, Run};
+use crate::trace::classify::category::Category;
+use crate::trace::classify::inductor;
+
+/// How many Inductor kernels the rules re-form exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reprediction {
+    pub rule_set: String,
+    /// Inductor kernel launches whose names list op words.
+    pub kernels: u64,
+    pub matched: u64,
+    /// `100 × matched / kernels`; `None` when there are none.
+    pub matched_pct: Option<f64>,
+    /// Kernels with a library kernel (or nothing) on both sides: for them only the rules within
+    /// one kernel are tested, never a boundary the rules had to draw between two Inductor kernels.
+    pub isolated: u64,
+    /// Inductor kernel launches whose names list no op words (`triton__0d1d2d…`): not counted.
+    pub not_expandable: u64,
+    /// Per missed kernel name, how often and why (the first reason seen).
+    pub misses: Vec<Miss>,
+}
+
+/// A kernel the rules did not re-form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Miss {
+    pub kernel: String,
+    pub count: u64,
+    pub reason: String,
+}
+
+/// One op of the expanded sequence.
+struct Op {
+    instance: usize,
+    kind: Kind,
+}
+
+/// The kind an Inductor kernel's component has: its copies, casts and indexing are pointwise code
+/// inside the kernel, so only sorting stays out of the rules.
+fn component_kind(c: Category) -> Kind {
+    match c {
+        Category::Gemm => Kind::Matmul,
+        Category::Attention => Kind::Attention,
+        Category::Norm => Kind::Norm,
+        Category::Softmax => Kind::Softmax,
+        Category::Reduction => Kind::Reduction,
+        Category::Sort => Kind::Other,
+        _ => Kind::Elementwise,
+    }
+}
+
+/// The re-prediction, or `None` when the trace has no Inductor kernel.
+pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
+    // An Inductor kernel is known by its launch op (`triton_…`, recent PyTorch) or its own name.
+    let inductor_name = |gi: usize| -> Option<String> {
+        let grp = &g.groups[gi];
+        [grp.launched_by.as_deref(), Some(grp.kernel.as_str())]
+            .into_iter()
+            .flatten()
+            .find(|n| n.starts_with("triton_") || (grp.how == How::KernelName && n.starts_with("triton")))
+            .map(str::to_ascii_lowercase)
+    };
+    let mut kernels = 0u64;
+    let mut not_expandable = 0u64;
+    let mut matched = 0u64;
+    let mut isolated = 0u64;
+    let mut misses: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    let mut any = false;
+    for stream in streams(&g.instances) {
+        // Expand: a barrier is `None`.
+        let mut ops: Vec<Option<Op>> = Vec::new();
+        let mut kernel_ops: Vec<(usize, usize, usize)> = Vec::new(); // (instance, first op, last op)
+        for &i in &stream {
+            let gi = g.instances[i].group;
+            let Some(op_name) = inductor_name(gi) else {
+                ops.push(None);
+                continue;
+            };
+            any = true;
+            let components = inductor::components(&op_name);
+            let has_words = inductor::parse(&op_name).is_some_and(|(_, w)| !w.is_empty());
+            let Some(components) = components.filter(|_| has_words) else {
+                not_expandable += 1;
+                ops.push(None);
+                continue;
+            };
+            kernels += 1;
+            let first = ops.len();
+            ops.extend(components.into_iter().map(|c| Some(Op { instance: i, kind: component_kind(c) })));
+            kernel_ops.push((i, first, ops.len() - 1));
+        }
+        // The rules' runs over the op sequence, as (first op, last op).
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        let mut cur: Option<(usize, Run)> = None;
+        for (at, op) in ops.iter().enumerate() {
+            let Some(op) = op else {
+                if let Some((start, _)) = cur.take() {
+                    runs.push((start, at - 1));
+                }
+                continue;
+            };
+            let space = g.flow[g.instances[op.instance].group].space;
+            if let Some((start, run)) = cur.as_mut() {
+                let prev = ops[at - 1].as_ref().expect("a run's ops are not barriers");
+                let same_kernel = prev.instance == op.instance;
+                let connected = same_kernel || {
+                    let (a, b) = (&g.instances[prev.instance], &g.instances[op.instance]);
+                    same_stream(a, b) && handoff(g, a, b).0.is_some()
+                };
+                match rules.joins_in(run, op.kind, space, same_kernel).filter(|_| connected) {
+                    Some(rule) => {
+                        run.kinds.push(op.kind);
+                        run.closed = rule.closes;
+                        continue;
+                    }
+                    None => {
+                        runs.push((*start, at - 1));
+                    }
+                }
+            }
+            cur = Some((at, Run { kinds: vec![op.kind], space, closed: false }));
+        }
+        if let Some((start, _)) = cur.take() {
+            runs.push((start, ops.len() - 1));
+        }
+        let exact: rustc_hash::FxHashSet<(usize, usize)> = runs.iter().copied().collect();
+        for (inst, first, last) in kernel_ops {
+            let barrier_before = first == 0 || ops[first - 1].is_none();
+            let barrier_after = last + 1 == ops.len() || ops[last + 1].is_none();
+            isolated += u64::from(barrier_before && barrier_after);
+            if exact.contains(&(first, last)) {
+                matched += 1;
+                continue;
+            }
+            let name = g.groups[g.instances[inst].group].kernel.clone();
+            let reason = miss_reason(&runs, first, last, &ops, g);
+            let e = misses.entry(name).or_insert((0, reason));
+            e.0 += 1;
+        }
+    }
+    if !any {
+        return None;
+    }
+    let mut misses: Vec<Miss> =
+        misses.into_iter().map(|(kernel, (count, reason))| Miss { kernel, count, reason }).collect();
+    misses.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.kernel.cmp(&b.kernel)));
+    Some(Reprediction {
+        rule_set: rules.name.clone(),
+        kernels,
+        matched,
+        isolated,
+        matched_pct: (kernels > 0).then(|| crate::trace::summary::round3(100.0 * matched as f64 / kernels as f64)),
+        not_expandable,
+        misses,
+    })
+}
+
+/// Why the runs do not hold exactly ops `first..=last`.
+fn miss_reason(runs: &[(usize, usize)], first: usize, last: usize, ops: &[Option<Op>], g: &Grouping) -> String {
+    let kind = |at: usize| ops[at].as_ref().map_or("?", |o| o.kind.id());
+    let name = |at: usize| {
+        ops[at].as_ref().map_or_else(String::new, |o| {
+            crate::trace::classify::name::short_name(&g.groups[g.instances[o.instance].group].kernel, 50)
+        })
+    };
+    let Some(&(start, end)) = runs.iter().find(|(s, e)| *s <= first && first <= *e) else {
+        return "the rules start no run at its first op".to_string();
+    };
+    if start < first {
+        format!(
+            "the rules fuse it with the kernel before, {} ({} into {})",
+            name(start),
+            a(kind(first - 1)),
+            a(kind(first))
+        )
+    } else if end < last {
+        format!("the rules end the run inside it: {} may not follow {}", a(kind(end + 1)), a(kind(end)))
+    } else {
+        format!(
+            "the rules fuse it with the kernel after, {} ({} into {})",
+            name(last + 1),
+            a(kind(last)),
+            a(kind(last + 1))
+        )
+    }
+}
+
+/// `a norm`, `an elementwise`.
+fn a(word: &str) -> String {
+    let article = if word.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {word}")
+}

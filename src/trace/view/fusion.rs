@@ -1,0 +1,292 @@
+//! Fusion in a real trace, as the page and its exports draw it: the headline, the traffic bars
+//! (unfused vs fused, per kernel group and in total), the kernel groups and the opportunities
+//! as sortable tables. The same figures as `fusionscope trace --json`'s `fusion` key
+//! (`docs/trace-fusion.md`); kept in the core so what the page shows is tested natively.
+
+use crate::draw::chart::{traffic_series, Bar, BarChart, BarRow};
+use crate::table::{Cell, DataTable};
+use crate::trace::fusion::{KernelGroup, TraceFusion};
+use crate::units::{format_bytes, format_duration_us, format_pct, group_digits};
+
+/// Kernel groups drawn in the per-group chart (the longest with known bytes).
+pub const CHART_GROUPS: usize = 20;
+
+/// Bytes of all of a group's calls, unfused and fused, when both are known.
+fn group_bytes(g: &KernelGroup) -> Option<(u64, u64)> {
+    let (f, u) = (g.fused_bytes_per_call?, g.unfused_bytes_per_call?);
+    Some((u.saturating_mul(g.calls), f.saturating_mul(g.calls)))
+}
+
+/// One line of what the groups say: how much of the GPU time has bytes, what the trace's own
+/// fusion saved, and what the rules would still save.
+pub fn fusion_headline(f: &TraceFusion) -> String {
+    let t = &f.totals;
+    let left = match (f.opportunities.len(), t.opportunity_us) {
+        (0, _) => format!("no fusion left on the table by the {} rules", f.rule_set),
+        (n, Some(us)) => format!(
+            "{n} opportunities left on the table by the {} rules save {} ({} at {}'s bandwidth)",
+            f.rule_set,
+            format_bytes(t.opportunity_bytes),
+            format_duration_us(us),
+            f.chip.as_deref().unwrap_or("the chip")
+        ),
+        (n, None) => format!(
+            "{n} opportunities left on the table by the {} rules save {} (no chip: no time)",
+            f.rule_set,
+            format_bytes(t.opportunity_bytes)
+        ),
+    };
+    format!(
+        "{} kernel groups of {} GPU events; bytes known for {} of GPU time ({} of {}). Moved {} as run, {} if every part were its own kernel: the trace's fusion saved {}; {left}.",
+        group_digits(t.groups),
+        group_digits(t.events),
+        format_pct(t.bytes_known_pct),
+        format_duration_us(t.bytes_known_us),
+        format_duration_us(t.gpu_time_us),
+        format_bytes(t.fused_bytes),
+        format_bytes(t.unfused_bytes),
+        format_bytes(t.saved_by_fusion_bytes),
+    )
+}
+
+/// The re-prediction line of a trace with Inductor kernels.
+pub fn reprediction_line(f: &TraceFusion) -> Option<String> {
+    let r = f.reprediction.as_ref()?;
+    Some(match r.matched_pct {
+        Some(pct) => format!(
+            "Re-prediction: the {} rules re-form {} of {} Inductor kernels exactly ({}).",
+            r.rule_set,
+            group_digits(r.matched),
+            group_digits(r.kernels),
+            format_pct(pct)
+        ),
+        None => {
+            format!("Re-prediction: none of the {} Inductor kernels names its ops.", group_digits(r.not_expandable))
+        }
+    })
+}
+
+/// Unfused vs fused bytes of the [`CHART_GROUPS`] longest groups whose bytes are known, all
+/// calls counted.
+pub fn fusion_group_chart(f: &TraceFusion) -> BarChart {
+    let known: Vec<(&KernelGroup, (u64, u64))> =
+        f.groups.iter().filter_map(|g| group_bytes(g).map(|b| (g, b))).take(CHART_GROUPS).collect();
+    let rows = known
+        .iter()
+        .map(|(g, (unfused, fused))| BarRow {
+            // What ran: the parts where the kernel fused several, else its op (or its name).
+            label: match (g.parts.len(), g.ops.first()) {
+                (2.., _) => g.parts.join(" + "),
+                (_, Some(op)) => op.op.clone(),
+                _ => g.kernel.clone(),
+            },
+            detail: format!("{} ({} calls): {}", g.kernel, group_digits(g.calls), g.parts.join(" + ")),
+            values: vec![Bar { read: *unfused, written: 0 }, Bar { read: *fused, written: 0 }],
+        })
+        .collect();
+    BarChart {
+        title: format!("Memory traffic of the {} longest kernel groups with known bytes (all calls)", known.len()),
+        series: traffic_series(),
+        rows,
+        split: false,
+    }
+}
+
+/// Unfused vs fused bytes of the whole trace (the groups with known bytes), one row per side.
+pub fn fusion_total_chart(sides: &[(&str, &TraceFusion)]) -> BarChart {
+    BarChart {
+        title: "Total memory traffic of the kernels with known bytes".to_string(),
+        series: traffic_series(),
+        rows: sides
+            .iter()
+            .map(|(label, f)| BarRow {
+                label: if label.is_empty() { "total".to_string() } else { label.to_string() },
+                detail: format!(
+                    "{} kernel groups, bytes known for {} of GPU time",
+                    group_digits(f.totals.groups),
+                    format_pct(f.totals.bytes_known_pct)
+                ),
+                values: vec![
+                    Bar { read: f.totals.unfused_bytes, written: 0 },
+                    Bar { read: f.totals.fused_bytes, written: 0 },
+                ],
+            })
+            .collect(),
+        split: false,
+    }
+}
+
+fn bytes_cell(b: Option<u64>) -> Cell {
+    b.map_or_else(|| Cell::text("?"), Cell::bytes)
+}
+
+/// Every kernel group: its ops, parts, bytes per call and how they were known.
+pub fn fusion_groups_table(f: &TraceFusion, id: &'static str, title: &str) -> DataTable {
+    let mut t = DataTable::new(
+        id,
+        format!("{title}: {} kernel groups, longest first", group_digits(f.groups.len() as u64)),
+        &[
+            ("kernel", false),
+            ("kind", false),
+            ("calls", true),
+            ("time", true),
+            ("ops", false),
+            ("parts", false),
+            ("fused / call", true),
+            ("unfused / call", true),
+            ("saved / call", true),
+            ("how", false),
+        ],
+    );
+    for g in &f.groups {
+        let ops: Vec<&str> = g.ops.iter().map(|o| o.op.as_str()).collect();
+        let saved = group_bytes(g)
+            .map(|_| g.unfused_bytes_per_call.unwrap_or(0).saturating_sub(g.fused_bytes_per_call.unwrap_or(0)));
+        let how = match &g.bytes_unknown {
+            Some(why) => format!("{}: {why}", g.how.text()),
+            None => g.how.text().to_string(),
+        };
+        t.rows.push(vec![
+            super::kernel_cell(&g.kernel),
+            Cell::text(g.kind.id()),
+            Cell::count(g.calls),
+            Cell::micros(g.time_us),
+            Cell::text(ops.join(", ")),
+            Cell::text(g.parts.join(" + ")),
+            bytes_cell(g.fused_bytes_per_call),
+            bytes_cell(g.unfused_bytes_per_call),
+            bytes_cell(saved),
+            Cell::text(how),
+        ]);
+    }
+    t
+}
+
+/// The fusion left on the table: each run of kernels the rules would make one, most time
+/// saved first.
+pub fn opportunities_table(f: &TraceFusion, id: &'static str, title: &str) -> DataTable {
+    let mut t = DataTable::new(
+        id,
+        format!(
+            "{title}: {} opportunities by the {} rules{}",
+            group_digits(f.opportunities.len() as u64),
+            f.rule_set,
+            f.chip.as_ref().map(|c| format!(", time at {c}'s bandwidth")).unwrap_or_default()
+        ),
+        &[
+            ("rule", false),
+            ("kernels", false),
+            ("ops", false),
+            ("calls", true),
+            ("saved / call", true),
+            ("saved in all", true),
+            ("time saved", true),
+            ("kernels' time", true),
+            ("evidence", false),
+        ],
+    );
+    for o in &f.opportunities {
+        let kernels: Vec<String> = o.kernels.iter().map(|k| super::kernel_cell(k).text).collect();
+        t.rows.push(vec![
+            Cell::text(&o.rule),
+            Cell::text(kernels.join(" → ")),
+            Cell::text(o.ops.join(" → ")),
+            Cell::count(o.calls),
+            Cell::bytes(o.saved_bytes_per_call),
+            Cell::bytes(o.saved_bytes_per_call.saturating_mul(o.calls)),
+            o.saved_us.map_or_else(|| Cell::text("no chip"), Cell::micros),
+            Cell::micros(o.kernels_time_us),
+            Cell::text(&o.evidence),
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::summary::ClassifiedTrace;
+    use crate::trace::time::report::{add_fusion, recorded_cost, time_report};
+    use crate::trace::{classify, read_trace, summarize};
+
+    /// The torch.compile MI300X trace's fusion as opening its file on the page gives it.
+    fn compiled() -> TraceFusion {
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/traces/amd/torch_compile_triton_mi300x.json.gz"
+        ))
+        .unwrap();
+        let trace = read_trace(&bytes).unwrap();
+        let side = ClassifiedTrace::new(&trace, &classify);
+        let summary = summarize(&trace, None, &classify);
+        let mut time = time_report(&side, None, &recorded_cost);
+        add_fusion(&mut time, &side, summary.structure.as_deref());
+        time.fusion.unwrap()
+    }
+
+    #[test]
+    fn tables_hold_every_group_and_opportunity_with_the_reports_figures() {
+        let f = compiled();
+        let groups = fusion_groups_table(&f, "fusion-groups", "Kernel groups");
+        assert_eq!(groups.rows.len(), f.groups.len());
+        let calls: u64 = groups.rows.iter().map(|r| r[2].exact.parse::<u64>().unwrap()).sum();
+        assert_eq!(calls, f.totals.events);
+        // Each row's saved bytes are its unfused minus fused bytes.
+        for (row, g) in groups.rows.iter().zip(&f.groups) {
+            if let (Some(fu), Some(un)) = (g.fused_bytes_per_call, g.unfused_bytes_per_call) {
+                assert_eq!(row[8].exact, (un - fu).to_string(), "{}", g.kernel);
+            }
+        }
+        let opportunities = opportunities_table(&f, "opportunities", "Left on the table");
+        assert_eq!(opportunities.rows.len(), f.opportunities.len());
+    }
+
+    #[test]
+    fn the_total_chart_draws_the_totals_and_the_group_chart_only_known_bytes() {
+        let f = compiled();
+        let total = fusion_total_chart(&[("", &f)]);
+        assert_eq!(total.rows[0].values[0].total(), f.totals.unfused_bytes);
+        assert_eq!(total.rows[0].values[1].total(), f.totals.fused_bytes);
+        assert!(total.to_svg().contains("read + written"));
+        let per_group = fusion_group_chart(&f);
+        let known = f.groups.iter().filter(|g| g.bytes_known()).count().min(CHART_GROUPS);
+        assert_eq!(per_group.rows.len(), known);
+        let drawn: u64 = per_group.rows.iter().map(|r| r.values[1].total()).sum();
+        assert!(drawn <= f.totals.fused_bytes);
+        assert!(fusion_headline(&f).contains(&format_bytes(f.totals.saved_by_fusion_bytes)));
+    }
+
+    #[test]
+    fn picking_a_chip_re_measures_the_opportunities_as_analysing_with_it_does() {
+        use crate::hardware::preset;
+        use crate::trace::fusion::{analyze, BuiltIn, FusionOptions};
+        let bytes = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
+        ))
+        .unwrap();
+        let trace = read_trace(&bytes).unwrap();
+        let side = ClassifiedTrace::new(&trace, &classify);
+        let mi300x = preset("mi300x").unwrap();
+        let with = |chip| {
+            analyze(
+                &side,
+                &FusionOptions {
+                    rules: BuiltIn::Inductor.rules(),
+                    chip,
+                    calibration: None,
+                    exec_trace: None,
+                    structure: None,
+                },
+            )
+        };
+        let direct = with(Some(&mi300x));
+        let mut picked = with(None);
+        assert!(picked.opportunities.iter().all(|o| o.saved_us.is_none()));
+        picked.with_chip(&mi300x);
+        assert!(!direct.opportunities.is_empty());
+        assert_eq!(picked.opportunities, direct.opportunities);
+        assert_eq!(picked.totals, direct.totals);
+        assert_eq!(picked.chip, direct.chip);
+    }
+}
