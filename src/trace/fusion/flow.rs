@@ -8,7 +8,8 @@
 //! by the very next kernel (a residual read much later) gives none; an output read by two
 //! consumers is taken as read by one.
 
-use super::groups::{Flow, Grouping, Instance};
+use super::describe::Flow;
+use super::groups::{Grouping, Instance};
 
 /// The bytes handed from instance `a` to the next one `b`: exactly, by tensor storage, when both
 /// launching ops are linked to an execution trace (`None`: `b` reads nothing `a` wrote), else

@@ -14,6 +14,7 @@
 //! - [`rules`]: the built-in rule sets and the user rule file;
 //! - [`whatif`]: the opportunities; [`repredict`]: the check against Inductor.
 
+pub mod describe;
 pub mod flow;
 pub mod groups;
 pub mod kind;
@@ -25,7 +26,8 @@ pub mod whatif;
 
 use serde::{Deserialize, Serialize};
 
-pub use groups::{GroupOp, How, KernelGroup};
+pub use describe::{GroupOp, How};
+pub use groups::KernelGroup;
 pub use kind::Kind;
 pub use op_times::OpTime;
 pub use repredict::{Miss, Reprediction};
@@ -98,6 +100,28 @@ pub struct TraceFusion {
     pub exec_trace: Option<ExecTraceSummary>,
     /// Ops whose own GPU time and whole-subtree time differ, longest subtree first.
     pub op_times: Vec<OpTime>,
+}
+
+impl TraceFusion {
+    /// Measures the opportunities against another chip (the user's pick on the page): only the
+    /// saved times, their order and total and the chip change, so nothing is read again.
+    pub fn with_chip(&mut self, chip: &Chip) {
+        for o in &mut self.opportunities {
+            let total = o.saved_bytes_per_call.saturating_mul(o.calls);
+            (o.saved_us, o.capped) = whatif::saved_time(total, o.kernels_time_us, Some(chip));
+            if let (Some(p), Some(saved)) = (&mut o.per_step, o.saved_us) {
+                p.saved_us_per_step = (o.calls > 0).then(|| round3(saved * p.calls_per_step / o.calls as f64));
+            }
+        }
+        // Stable: equal savings keep the order the analysis found them in.
+        self.opportunities.sort_by(|a, b| {
+            let bytes = |o: &Opportunity| o.saved_bytes_per_call.saturating_mul(o.calls);
+            b.saved_us.unwrap_or(0.0).total_cmp(&a.saved_us.unwrap_or(0.0)).then(bytes(b).cmp(&bytes(a)))
+        });
+        self.totals.opportunity_us =
+            self.opportunities.iter().map(|o| o.saved_us).try_fold(0.0, |s, t| t.map(|t| s + t)).map(round3);
+        self.chip = Some(chip.name.clone());
+    }
 }
 
 /// The definition of GPU time used by the totals, as the output names it.

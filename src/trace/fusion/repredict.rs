@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::describe::How;
 use super::flow::{handoff, same_stream, streams};
-use super::groups::{Grouping, How};
+use super::groups::Grouping;
 use super::kind::Kind;
 use super::rules::{RuleSet, Run};
 use crate::trace::classify::category::Category;

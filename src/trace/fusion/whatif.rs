@@ -284,7 +284,7 @@ pub fn kinds_text(kinds: &[Kind]) -> String {
 
 /// `bytes` no longer moved, as time at `chip`'s bandwidth, at most the kernels' measured `time`
 /// (µs); whether it was cut to it. `None` without a chip.
-fn saved_time(bytes: u64, time: f64, chip: Option<&Chip>) -> (Option<f64>, bool) {
+pub(crate) fn saved_time(bytes: u64, time: f64, chip: Option<&Chip>) -> (Option<f64>, bool) {
     match chip {
         Some(c) if c.hbm_bandwidth > 0.0 => {
             let at_bandwidth = bytes as f64 / c.hbm_bandwidth * 1e6;
@@ -295,27 +295,5 @@ fn saved_time(bytes: u64, time: f64, chip: Option<&Chip>) -> (Option<f64>, bool)
             }
         }
         _ => (None, false),
-    }
-}
-
-impl super::TraceFusion {
-    /// Measures the opportunities against another chip (the user's pick on the page): only the
-    /// saved times, their order and total and the chip change, so nothing is read again.
-    pub fn with_chip(&mut self, chip: &Chip) {
-        for o in &mut self.opportunities {
-            let total = o.saved_bytes_per_call.saturating_mul(o.calls);
-            (o.saved_us, o.capped) = saved_time(total, o.kernels_time_us, Some(chip));
-            if let (Some(p), Some(saved)) = (&mut o.per_step, o.saved_us) {
-                p.saved_us_per_step = (o.calls > 0).then(|| round3(saved * p.calls_per_step / o.calls as f64));
-            }
-        }
-        // Stable: equal savings keep the order the analysis found them in.
-        self.opportunities.sort_by(|a, b| {
-            let bytes = |o: &Opportunity| o.saved_bytes_per_call.saturating_mul(o.calls);
-            b.saved_us.unwrap_or(0.0).total_cmp(&a.saved_us.unwrap_or(0.0)).then(bytes(b).cmp(&bytes(a)))
-        });
-        self.totals.opportunity_us =
-            self.opportunities.iter().map(|o| o.saved_us).try_fold(0.0, |s, t| t.map(|t| s + t)).map(round3);
-        self.chip = Some(chip.name.clone());
     }
 }

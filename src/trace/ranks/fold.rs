@@ -4,13 +4,12 @@
 //! so memory is O(collectives + distinct names + devices × spans), whatever the file's size
 //! (`docs/ranks.md`, "Reading a rank").
 
-use std::collections::BTreeMap;
-
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::collectives::{message_bytes, CollectiveKind};
 use super::identity::DistributedInfo;
+use super::spans::SpanSet;
 use crate::limits::{
     RANKS_COLLECTIVES, RANKS_COMPUTE_SPANS, RANKS_DEVICES, RANKS_GROUPS, RANKS_GROUP_MEMBERS, RANKS_STREAMS,
     RANKS_STREAM_SPANS,
@@ -113,58 +112,6 @@ impl RankSummary {
     /// The busiest device's timeline.
     pub fn timeline(&self) -> Option<&Timeline> {
         self.devices.first().map(|d| &d.timeline)
-    }
-}
-
-/// Exact union of spans, merged as they come, up to a cap of disjoint spans; past it the set
-/// gives up (its figures are then unknown, never approximate).
-#[derive(Debug, Default)]
-struct SpanSet {
-    spans: BTreeMap<u64, (f64, f64)>,
-    overflowed: bool,
-}
-
-/// Orders finite floats as their bits order them (sign-flipped for negatives).
-fn key(x: f64) -> u64 {
-    let b = x.to_bits();
-    if b >> 63 == 1 {
-        !b
-    } else {
-        b | (1 << 63)
-    }
-}
-
-impl SpanSet {
-    fn add(&mut self, s: f64, e: f64) {
-        if self.overflowed || !(s.is_finite() && e.is_finite() && e > s) {
-            return;
-        }
-        let (mut s, mut e) = (s, e);
-        if let Some((&k, &(ps, pe))) = self.spans.range(..=key(s)).next_back() {
-            if pe >= s {
-                if pe >= e {
-                    return;
-                }
-                s = ps;
-                self.spans.remove(&k);
-            }
-        }
-        while let Some((&k, &(ns, ne))) = self.spans.range(key(s)..).next() {
-            if ns > e {
-                break;
-            }
-            e = e.max(ne);
-            self.spans.remove(&k);
-        }
-        self.spans.insert(key(s), (s, e));
-        if self.spans.len() > RANKS_COMPUTE_SPANS {
-            self.overflowed = true;
-            self.spans = BTreeMap::new();
-        }
-    }
-
-    fn intervals(&self) -> Option<Intervals> {
-        (!self.overflowed).then(|| Intervals::union(self.spans.values().copied().collect()))
     }
 }
 
@@ -627,67 +574,4 @@ impl RankSink<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::trace::{classify, Reader};
-
-    fn read(text: &str, chunk: usize) -> RankSummary {
-        let mut r = Reader::with_sink(RankSink::new(&classify, "t.json"));
-        for c in text.as_bytes().chunks(chunk) {
-            r.feed(c).unwrap();
-        }
-        r.finish().unwrap()
-    }
-
-    fn k(name: &str, stream: i64, ts: f64, dur: f64, args: &str) -> String {
-        format!(
-            r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":0,"tid":{stream},"ts":{ts},"dur":{dur},"args":{{"stream":{stream}{args}}}}}"#
-        )
-    }
-
-    #[test]
-    fn keeps_collectives_with_group_kind_bytes_and_the_compute_before_them() {
-        let ar = r#","Collective name":"allreduce","In msg nelems":1024,"Out msg nelems":1024,"dtype":"BFloat16","Group size":2,"Process Group Name":"0","Process Group Ranks":"[0, 1]""#;
-        let events = [
-            k("gemm", 7, 0.0, 10.0, ""),
-            k("gemm", 7, 5.0, 10.0, ""), // overlaps: compute 0–15
-            k("ncclKernel_AllReduce_RING_LL_Sum_bf16", 40, 20.0, 5.0, ar),
-            k("gemm", 7, 30.0, 4.0, ""),
-            k("ncclKernel_SendRecv_RING_SIMPLE", 41, 40.0, 2.0, ""),
-        ];
-        let text = format!(
-            r#"{{"distributedInfo":{{"rank":1,"world_size":2}},"traceEvents":[{}]}}"#,
-            events.iter().rev().cloned().collect::<Vec<_>>().join(",")
-        );
-        let s = read(&text, 13);
-        assert_eq!(s.distributed.as_ref().and_then(|d| d.rank), Some(1));
-        assert_eq!(s.kernels, 5);
-        assert_eq!(s.collectives.len(), 2);
-        let (a, b) = (&s.collectives[0], &s.collectives[1]);
-        assert_eq!((a.kind, a.bytes, a.start_us, a.end_us), (CollectiveKind::AllReduce, Some(2048), 20.0, 25.0));
-        assert_eq!(s.groups[a.group as usize].key, "0");
-        assert_eq!(s.groups[a.group as usize].ranks, Some(vec![0, 1]));
-        assert_eq!((a.lead_in_us, a.compute_before_us), (20.0, Some(15.0)));
-        assert_eq!((b.kind, b.bytes), (CollectiveKind::SendRecv, None));
-        assert_eq!(s.groups[b.group as usize].key, "stream 41");
-        assert!(s.groups[b.group as usize].by_stream);
-        assert_eq!((b.lead_in_us, b.compute_before_us), (15.0, Some(4.0)));
-        let t = s.timeline().unwrap();
-        assert_eq!((t.total_us, t.busy_us, t.computation_us, t.communication_us), (42.0, 26.0, 19.0, 7.0));
-        assert_eq!(t.exposed_communication_us, 7.0);
-        let streams: Vec<(i64, u64, f64)> =
-            s.devices[0].streams.iter().map(|x| (x.stream, x.kernels, x.busy_us)).collect();
-        assert_eq!(streams, vec![(7, 3, 19.0), (40, 1, 5.0), (41, 1, 2.0)]);
-    }
-
-    #[test]
-    fn span_set_is_an_exact_union() {
-        let mut s = SpanSet::default();
-        for (a, b) in [(5.0, 6.0), (0.0, 2.0), (1.0, 3.0), (2.5, 5.5), (-4.0, -1.0), (10.0, 11.0)] {
-            s.add(a, b);
-        }
-        let i = s.intervals().unwrap();
-        assert_eq!(i.length(), 3.0 + 6.0 + 1.0);
-        assert_eq!(i.within(-2.0, 1.0), 2.0);
-    }
-}
+mod tests;

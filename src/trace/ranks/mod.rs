@@ -27,6 +27,7 @@ pub mod fold;
 pub mod identity;
 pub mod job;
 pub mod matching;
+mod spans;
 pub mod stragglers;
 pub mod streams;
 pub mod synthetic;
