@@ -126,6 +126,13 @@ pub const TRACE_KEY_BYTES: usize = 4 * 1024;
 /// so a crafted `[[[[…` is refused by the scanner with the place, before anything parses it.
 pub const TRACE_NESTING_DEPTH: u32 = 64;
 
+/// The longest JSON text (after decompression) of a rocprofv3 results file. Its dispatches name
+/// their kernels and GPUs by ids resolved elsewhere in the file, so the text is held whole while
+/// it is parsed (into typed records, no JSON tree), about 850 bytes per dispatch: the MI350X
+/// training run in tests/data/formats (43,915 dispatches) is 37.5 MB. 1 GiB is 28× that
+/// (about 1.2 M dispatches) and, with the records parsed from it, fits the page worker's 4 GiB.
+pub const ROCPROF_JSON_BYTES: usize = 1 << 30;
+
 /// The longest text a file read whole may have (every kind but a trace, which is streamed and
 /// bounded per item by [`TRACE_ITEM_BYTES`]): op graphs, op traces, simulator tables,
 /// calibration profiles, model and chip configurations. It is enforced while a gzip file is

@@ -6,6 +6,7 @@
 //! | [`model`] | the format-neutral trace: kernels, copies, CPU ops with shapes, launches, annotations, devices; names interned; vendor and devices ([`model::platform`]); kernel → op links ([`model::links`]) |
 //! | [`read`] | reading whatever the format: plain or gzip input, the [`EventSink`] events stream into, the summary-only fold, the wire form between page workers |
 //! | [`kineto`] | the PyTorch profiler's (Kineto) JSON reader: the only code that knows Kineto's keys |
+//! | [`rocprof`] | rocprofv3's results JSON reader: kernel dispatches, kernel symbols, agents, memory copies |
 //! | [`classify`](mod@classify) | kernel name → category and fused components; the rule table; Inductor names |
 //! | [`summary`](mod@summary) | the single-trace summary: platform, categories, kernels, fused kernels |
 //! | [`compare`](mod@compare) | two traces: the AMD-vs-NVIDIA kernel mapping, fusion differences, aligned layers, which two to pair |
@@ -25,6 +26,7 @@ pub mod compare;
 pub mod kineto;
 pub mod model;
 pub mod read;
+pub mod rocprof;
 pub mod structure;
 pub mod summary;
 pub mod synthetic;

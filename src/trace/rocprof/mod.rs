@@ -1,0 +1,297 @@
+//! rocprofv3's results JSON (`rocprofv3 --output-format json`, `<pid>_results.json`): kernel
+//! dispatches named by their kernel symbols, memory copies, and the GPU agents as devices, read
+//! into the format-neutral [`Trace`]. The only code that knows rocprofiler-sdk's keys
+//! (`docs/trace-analysis.md`, "Other profilers' formats").
+//!
+//! A push reader like the Kineto one ([`super::kineto`]): bytes in (plain or gzip, any
+//! slicing), a [`Trace`] out, or whatever another [`EventSink`] folds the events into. Unlike a
+//! Kineto trace the file is not a list of self-contained events: a dispatch names its kernel by
+//! an id the `kernel_symbols` list resolves and its GPU by an agent handle, so the text is
+//! gathered (held to [`ROCPROF_JSON_BYTES`]) and parsed at the end by serde into typed records
+//! ([`raw`]): no JSON tree is built, and every key the analysis does not use is skipped.
+//!
+//! What the format lacks: the CPU side. A results file has no framework ops (so no shapes, no
+//! per-op table) unless HIP API tracing was on, and even then no op names: kernels are
+//! unattributed, and the views that need ops say the trace has none.
+//!
+//! ```
+//! use fusionscope::trace::rocprof::read_rocprof;
+//! let text = br#"{"rocprofiler-sdk-tool": [{
+//!   "agents": [{"id": {"handle": 7}, "type": 2, "name": "gfx942", "product_name": "AMD Instinct MI300X", "logical_node_id": 1, "wave_front_size": 64}],
+//!   "kernel_symbols": [{"kernel_id": 3, "formatted_kernel_name": "Cijk_Alik_Bljk"}],
+//!   "buffer_records": {"kernel_dispatch": [{"start_timestamp": 1000, "end_timestamp": 3500,
+//!     "correlation_id": {"internal": 1, "external": 0},
+//!     "dispatch_info": {"agent_id": {"handle": 7}, "queue_id": {"handle": 1}, "kernel_id": 3}}]}}]}"#;
+//! let trace = read_rocprof(text).unwrap();
+//! assert_eq!(trace.kernels.len(), 1);
+//! assert_eq!(trace.kernels[0].dur, 2.5);
+//! assert_eq!(trace.name(trace.kernels[0].name), "Cijk_Alik_Bljk");
+//! assert_eq!(trace.devices[0].name, "AMD Instinct MI300X");
+//! ```
+
+mod raw;
+
+use rustc_hash::FxHashMap;
+use thiserror::Error;
+
+use super::model::intern::NameId;
+use super::model::{DeviceProperties, Kernel, Trace, Transfer, TransferKind};
+use super::read::inflate::{Inflate, InflateError};
+use super::read::{EventSink, TraceHeader};
+use crate::limits::{ROCPROF_JSON_BYTES, TRACE_NAME_BYTES};
+use crate::units::{format_bytes, group_digits};
+
+/// Why a rocprofv3 results file could not be read; offsets count bytes of the JSON text
+/// (after decompression, for a `.json.gz`).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RocprofError {
+    #[error("malformed rocprofv3 JSON at byte {offset} of the text: {message}")]
+    Json { offset: u64, message: String },
+    #[error("not a rocprofv3 results file: the JSON has no \"rocprofiler-sdk-tool\" key")]
+    NoTool,
+    #[error(
+        "the JSON text is longer than the limit of {} ({} bytes) for a rocprofv3 results file",
+        format_bytes(*limit as u64),
+        group_digits(*limit as u64)
+    )]
+    TooLarge { limit: usize },
+    #[error(
+        "the kernel names pass the limit of {} in all (at dispatch {dispatch} of process {process})",
+        format_bytes(*limit as u64)
+    )]
+    TooManyNames { process: usize, dispatch: usize, limit: usize },
+    #[error("corrupt gzip data after {compressed_offset} compressed bytes: {message}")]
+    Gzip { compressed_offset: u64, message: String },
+    #[error("the reader was used after an error")]
+    Poisoned,
+}
+
+impl From<InflateError> for RocprofError {
+    fn from(e: InflateError) -> Self {
+        RocprofError::Gzip { compressed_offset: e.compressed_offset, message: e.message }
+    }
+}
+
+/// Incremental reader into any [`EventSink`]; see the module docs.
+pub struct Reader<S> {
+    inflate: Inflate,
+    text: Vec<u8>,
+    /// The text's budget: [`ROCPROF_JSON_BYTES`] (smaller in tests).
+    limit: usize,
+    sink: S,
+    failed: bool,
+}
+
+/// The reader of a whole [`Trace`].
+pub type RocprofReader = Reader<Trace>;
+
+impl<S: EventSink + Default> Default for Reader<S> {
+    fn default() -> Self {
+        Self::with_sink(S::default())
+    }
+}
+
+impl<S: EventSink + Default> Reader<S> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl<S: EventSink> Reader<S> {
+    pub fn with_sink(sink: S) -> Self {
+        Reader { inflate: Inflate::new(), text: Vec::new(), limit: ROCPROF_JSON_BYTES, sink, failed: false }
+    }
+
+    /// Bytes of input fed so far (compressed ones for gzip): for progress bars.
+    pub fn bytes_consumed(&self) -> u64 {
+        self.inflate.consumed()
+    }
+
+    /// Reads the next slice of the file; an error as soon as the text passes its budget.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), RocprofError> {
+        if self.failed {
+            return Err(RocprofError::Poisoned);
+        }
+        let Self { inflate, text, limit, .. } = self;
+        let result = inflate.feed(chunk, &mut |bytes| append(text, bytes, *limit));
+        self.failed = result.is_err();
+        result
+    }
+
+    /// Ends the input: parses the text and hands the kernels and copies to the sink.
+    pub fn finish(mut self) -> Result<S::Output, RocprofError> {
+        if self.failed {
+            return Err(RocprofError::Poisoned);
+        }
+        let Self { inflate, text, limit, .. } = &mut self;
+        inflate.finish(&mut |bytes| append(text, bytes, *limit))?;
+        let root: raw::Root = serde_json::from_slice(&self.text).map_err(|e| RocprofError::Json {
+            offset: json_offset(&self.text, &e),
+            message: strip_position(&e),
+        })?;
+        let tools = root.tool.ok_or(RocprofError::NoTool)?.into_vec();
+        let mut header = TraceHeader { json_bytes: self.text.len() as u64, ..TraceHeader::default() };
+        for (process, tool) in tools.into_iter().enumerate() {
+            emit(process, tool, &mut header, &mut self.sink)?;
+        }
+        Ok(self.sink.finish(header))
+    }
+}
+
+fn append(text: &mut Vec<u8>, bytes: &[u8], limit: usize) -> Result<(), RocprofError> {
+    if text.len().saturating_add(bytes.len()) > limit {
+        return Err(RocprofError::TooLarge { limit });
+    }
+    text.extend_from_slice(bytes);
+    Ok(())
+}
+
+/// rocprofiler-sdk's memory-copy directions (`rocprofiler_memory_copy_operation_t`).
+const COPY_NAMES: [&str; 5] = [
+    "MEMORY_COPY_NONE",
+    "MEMORY_COPY_HOST_TO_HOST",
+    "MEMORY_COPY_HOST_TO_DEVICE",
+    "MEMORY_COPY_DEVICE_TO_HOST",
+    "MEMORY_COPY_DEVICE_TO_DEVICE",
+];
+
+/// HSA agent type of a GPU.
+const AGENT_GPU: i64 = 2;
+
+/// One process's agents, symbols and records into the header and the sink.
+fn emit<S: EventSink>(
+    process: usize,
+    tool: raw::Tool<'_>,
+    header: &mut TraceHeader,
+    sink: &mut S,
+) -> Result<(), RocprofError> {
+    // A kernel's device is its GPU agent's logical node id: the HSA agent index (CPU agents
+    // counted first), which is what the PyTorch profiler's ROCm traces carry as `pid`.
+    let mut agent_device: FxHashMap<u64, i64> = FxHashMap::default();
+    for (i, a) in tool.agents.iter().enumerate() {
+        let device = a.logical_node_id.or(a.node_id).unwrap_or(i as i64);
+        agent_device.insert(a.id.handle, device);
+        if a.kind == Some(AGENT_GPU) && !header.devices.iter().any(|d| d.id == Some(device)) {
+            let name = a.product_name.as_deref().filter(|n| !n.is_empty()).or(a.name.as_deref()).unwrap_or("");
+            header.devices.push(DeviceProperties {
+                id: Some(device),
+                name: name.trim().to_string(),
+                warp_size: a.wave_front_size.filter(|w| *w > 0),
+                compute_major: None,
+                compute_minor: None,
+                num_sms: a.cu_count,
+            });
+        }
+    }
+    let names = &mut header.names;
+    let mut symbol: FxHashMap<u64, NameId> = FxHashMap::default();
+    for s in &tool.kernel_symbols.0 {
+        if let Some(name) = s.name() {
+            symbol.insert(s.kernel_id, names.intern(name));
+        }
+    }
+    let device_of = |handle: u64| agent_device.get(&handle).copied().unwrap_or(-1);
+    let records = &tool.buffer_records;
+    header.event_count = header
+        .event_count
+        .saturating_add(records.kernel_dispatch.len() as u64)
+        .saturating_add(records.memory_copy.len() as u64);
+    for (dispatch, d) in records.kernel_dispatch.iter().enumerate() {
+        let info = &d.dispatch_info;
+        let name = match symbol.get(&info.kernel_id) {
+            Some(&id) => id,
+            // A dispatch of a kernel the symbol list does not name still counts, by its id.
+            None => {
+                let id = names.intern(&format!("kernel #{}", info.kernel_id));
+                symbol.insert(info.kernel_id, id);
+                id
+            }
+        };
+        if names.bytes() > TRACE_NAME_BYTES {
+            return Err(RocprofError::TooManyNames { process, dispatch, limit: TRACE_NAME_BYTES });
+        }
+        let (ts, dur) = span(d.start_timestamp, d.end_timestamp);
+        let kernel = Kernel {
+            name,
+            ts,
+            dur,
+            device: device_of(info.agent_id.handle),
+            // The HIP stream where recorded (rocprofv3 ≥ ROCm 6.4), else the HSA queue.
+            stream: i64::try_from(d.stream_id.map_or(info.queue_id.handle, |s| s.handle)).unwrap_or(-1),
+            correlation: nonzero(d.correlation_id.internal),
+            external_id: nonzero(d.correlation_id.external),
+            graph_node: false,
+        };
+        sink.kernel(names, kernel);
+    }
+    for c in &records.memory_copy {
+        let name = names.intern(COPY_NAMES.get(c.operation as usize).copied().unwrap_or("MEMORY_COPY"));
+        let (ts, dur) = span(c.start_timestamp, c.end_timestamp);
+        // The GPU end of the copy (the destination of a host-to-device copy, else the source).
+        let gpu = |h: u64| header_is_gpu(&header.devices, device_of(h));
+        let device = if gpu(c.dst_agent_id.handle) { c.dst_agent_id.handle } else { c.src_agent_id.handle };
+        let transfer = Transfer {
+            kind: TransferKind::Memcpy,
+            name,
+            ts,
+            dur,
+            device: device_of(device),
+            bytes: c.bytes,
+            correlation: nonzero(c.correlation_id.internal),
+            external_id: nonzero(c.correlation_id.external),
+        };
+        sink.transfer(names, transfer);
+    }
+    Ok(())
+}
+
+fn header_is_gpu(devices: &[DeviceProperties], device: i64) -> bool {
+    devices.iter().any(|d| d.id == Some(device))
+}
+
+/// Start and duration in µs from ns timestamps; a record that ends before it starts lasts 0.
+fn span(start_ns: u64, end_ns: u64) -> (f64, f64) {
+    (start_ns as f64 / 1000.0, end_ns.saturating_sub(start_ns) as f64 / 1000.0)
+}
+
+/// rocprofiler-sdk writes 0 for "no id".
+fn nonzero(id: u64) -> Option<u64> {
+    (id != 0).then_some(id)
+}
+
+/// Byte offset in `text` of a serde_json error (which reports a line and column).
+pub(crate) fn json_offset(text: &[u8], e: &serde_json::Error) -> u64 {
+    let mut line_start = 0usize;
+    if e.line() > 1 {
+        let mut seen = 1usize;
+        for at in memchr::memchr_iter(b'\n', text) {
+            seen += 1;
+            if seen == e.line() {
+                line_start = at + 1;
+                break;
+            }
+        }
+    }
+    line_start.saturating_add(e.column().saturating_sub(1)).min(text.len()) as u64
+}
+
+/// serde_json's message without its " at line L column C" (the offset says where).
+pub(crate) fn strip_position(e: &serde_json::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" at line ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// Reads a whole results file held in memory (plain or gzip).
+pub fn read_rocprof(bytes: &[u8]) -> Result<Trace, RocprofError> {
+    let mut reader = RocprofReader::new();
+    for chunk in bytes.chunks(1 << 20) {
+        reader.feed(chunk)?;
+    }
+    reader.finish()
+}
+
+#[cfg(test)]
+mod tests;
