@@ -21,6 +21,8 @@ pub enum FileKind {
     Gzip,
     /// PyTorch-profiler (Kineto) Chrome-trace JSON: an object with `traceEvents`.
     KinetoTrace,
+    /// rocprofv3's results JSON (`--output-format json`): an object with `rocprofiler-sdk-tool`.
+    RocprofJson,
     /// Op-graph JSON (docs/fusion-rules.md): an object with `ops` or an array of ops.
     OpGraph,
     /// Op trace text (docs/optrace.md): lines `N:N:N %id:<shape> = op(...)`.
@@ -41,7 +43,12 @@ impl FileKind {
     /// Kinds whose files can be hundreds of megabytes: the page reads and analyses them in its
     /// analysis worker. The others are small inputs the page's thread opens from their bytes.
     pub fn analysed_off_the_page(self) -> bool {
-        matches!(self, FileKind::KinetoTrace | FileKind::OpGraph)
+        matches!(self, FileKind::KinetoTrace | FileKind::OpGraph) || self.is_trace()
+    }
+
+    /// Kinds read into the format-neutral trace (`crate::trace::Trace`): a profiler's output.
+    pub fn is_trace(self) -> bool {
+        matches!(self, FileKind::KinetoTrace | FileKind::RocprofJson)
     }
 
     /// The kind in words, for messages.
@@ -49,6 +56,7 @@ impl FileKind {
         match self {
             FileKind::Gzip => "a gzip file",
             FileKind::KinetoTrace => "a PyTorch-profiler (Kineto) trace",
+            FileKind::RocprofJson => "a rocprofv3 results file (JSON)",
             FileKind::OpGraph => "an op graph (JSON)",
             FileKind::OpTrace => "an op trace (text)",
             FileKind::SimOpsCsv => "a simulator op table (CSV)",
@@ -113,6 +121,8 @@ fn detect_plain(bytes: &[u8]) -> FileKind {
             let has = |k: &str| keys.iter().any(|x| x == k);
             if has("traceEvents") || (has("schemaVersion") && has("deviceProperties")) {
                 FileKind::KinetoTrace
+            } else if has("rocprofiler-sdk-tool") {
+                FileKind::RocprofJson
             } else if has("ops") {
                 FileKind::OpGraph
             } else if CALIBRATION_KEYS.iter().any(|k| has(k)) {
@@ -267,7 +277,7 @@ pub fn unrecognised_reason(first_bytes: &[u8]) -> String {
             } else {
                 let shown: Vec<String> = keys.iter().take(6).map(|k| format!("\"{k}\"")).collect();
                 format!(
-                    "it is a JSON object with keys {}{} but none that marks a known kind (\"ops\", \"traceEvents\", calibration figures)",
+                    "it is a JSON object with keys {}{} but none that marks a known kind (\"ops\", \"traceEvents\", \"rocprofiler-sdk-tool\", calibration figures)",
                     shown.join(", "),
                     if keys.len() > 6 { ", …" } else { "" }
                 )

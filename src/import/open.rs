@@ -21,6 +21,7 @@ use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
 use crate::trace::summary::{summarize_classified, ClassifiedTrace};
 use crate::trace::time::report::{recorded_cost, time_report, TraceTime};
+use crate::trace::rocprof::{read_rocprof, RocprofError};
 use crate::trace::{classify, Trace, TraceError, TraceReader, TraceSummary};
 use crate::workload::{parse_model_config, WorkloadError};
 
@@ -65,6 +66,8 @@ pub enum ReadError {
     #[error(transparent)]
     Trace(#[from] TraceError),
     #[error(transparent)]
+    Rocprof(#[from] RocprofError),
+    #[error(transparent)]
     OpTrace(#[from] OptraceError),
     #[error(transparent)]
     SimTable(#[from] SimCsvError),
@@ -74,6 +77,9 @@ pub enum ReadError {
     ModelConfig(#[from] WorkloadError),
     #[error(transparent)]
     Chip(#[from] ChipError),
+    /// A file of a kind that is not a profiler's output was given where a trace was wanted.
+    #[error("it is {0}, not a profiler's trace")]
+    NotATrace(&'static str),
     /// A trace or op graph reached a build that does not read them ([`READS_LARGE_KINDS`]).
     #[error(
         "this page reads traces and op graphs in its analysis worker, which could not start in this browser \
@@ -96,6 +102,7 @@ impl OpenError {
         let (what, verb) = match self.detected.kind {
             FileKind::KinetoTrace => ("a PyTorch-profiler trace", "read"),
             FileKind::OpGraph => ("an op graph", "analysed"),
+            FileKind::RocprofJson => ("a rocprofv3 results file", "read"),
             FileKind::OpTrace => ("an op trace", "read"),
             FileKind::SimOpsCsv => ("a simulator op table", "read"),
             kind => (kind.describe(), "read"),
@@ -246,9 +253,9 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
     let limit = text_budget(detected.kind).unwrap_or(usize::MAX);
     let text = || text(bytes, limit).map_err(|e| fail(e.into()));
     Ok(match detected.kind {
-        FileKind::KinetoTrace | FileKind::OpGraph if !READS_LARGE_KINDS => return Err(fail(ReadError::NeedsWorker)),
-        FileKind::KinetoTrace => {
-            let trace = crate::trace::read_trace(bytes).map_err(|e| fail(e.into()))?;
+        kind if kind.analysed_off_the_page() && !READS_LARGE_KINDS => return Err(fail(ReadError::NeedsWorker)),
+        FileKind::KinetoTrace | FileKind::RocprofJson => {
+            let trace = read_trace_of(detected, bytes)?;
             let (summary, time) = trace_results(&trace, file_name);
             Imported::Trace { trace, summary, time }
         }
@@ -279,6 +286,18 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
             Imported::Unrecognised { detected, reason: unrecognised_reason(&bytes[..bytes.len().min(DETECT_BYTES)]) }
         }
     })
+}
+
+/// A whole profiler output of a trace kind, held in memory, read into the format-neutral
+/// trace: the one dispatch over the profiler formats, which the command line uses too (it
+/// streams a Kineto trace itself, in slices, and hands every other format here).
+pub fn read_trace_of(detected: Detected, bytes: &[u8]) -> Result<Trace, OpenError> {
+    let fail = |error: ReadError| OpenError { detected, error };
+    match detected.kind {
+        FileKind::KinetoTrace => crate::trace::read_trace(bytes).map_err(|e| fail(e.into())),
+        FileKind::RocprofJson => read_rocprof(bytes).map_err(|e| fail(e.into())),
+        kind => Err(fail(ReadError::NotATrace(kind.describe()))),
+    }
 }
 
 /// Opens a whole file held in memory.
