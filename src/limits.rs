@@ -133,6 +133,13 @@ pub const TRACE_NESTING_DEPTH: u32 = 64;
 /// (about 1.2 M dispatches) and, with the records parsed from it, fits the page worker's 4 GiB.
 pub const ROCPROF_JSON_BYTES: usize = 1 << 30;
 
+/// The largest XLA profile (`*.xplane.pb`, after decompression). Protobuf is decoded whole (a
+/// message's fields may come in any order), into about three times its size; the 8-GPU JAX
+/// profile in tests/data/formats is 268 KB, and a profile of a long training step tens of MB.
+/// 512 MiB keeps the decoded messages within the page worker's 4 GiB. A length that claims
+/// more than the bytes left is refused by the decoder before anything is allocated for it.
+pub const XPLANE_BYTES: usize = 512 * 1024 * 1024;
+
 /// The longest text a file read whole may have (every kind but a trace, which is streamed and
 /// bounded per item by [`TRACE_ITEM_BYTES`]): op graphs, op traces, simulator tables,
 /// calibration profiles, model and chip configurations. It is enforced while a gzip file is

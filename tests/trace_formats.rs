@@ -10,6 +10,7 @@ use fusionscope::import::{detect, open_whole, FileKind, Imported};
 use fusionscope::trace::{Category, Trace, TraceSummary};
 
 const ROCPROF: &str = "formats/rocprofv3/tracelens_mi350x_results.json.gz";
+const XPLANE: &str = "formats/xplane/tracelens_jax_conv_mi300x.xplane.pb";
 
 /// (dispatches, their summed duration in ns) of a rocprofv3 results JSON, from the document
 /// parsed whole as a JSON value.
@@ -46,11 +47,9 @@ fn opened(rel: &str) -> (Trace, TraceSummary, serde_json::Value) {
     let name = rel.rsplit('/').next().unwrap();
     match open_whole(name, &data_bytes(rel)) {
         Ok(Imported::Trace { trace, summary, time }) => {
-            let page = serde_json::to_value(fusionscope::trace::time::report::TraceJson {
-                summary: &summary,
-                time: &time,
-            })
-            .unwrap();
+            let page =
+                serde_json::to_value(fusionscope::trace::time::report::TraceJson { summary: &summary, time: &time })
+                    .unwrap();
             (trace, summary, page)
         }
         other => panic!("{rel}: {other:?}"),
@@ -94,4 +93,139 @@ fn rocprof_json_cut_short_is_named_with_where() {
     assert!(m.contains("malformed rocprofv3 JSON at byte"), "{m}");
     let (code, _, stderr) = common::run(&["trace", "/dev/null/none.json"]);
     assert_ne!(code, 0, "{stderr}");
+}
+
+/// A protobuf field's value: a varint or a length-delimited slice (other wire types skipped).
+enum Field<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+    Other,
+}
+
+/// Every field of one protobuf message, read from the wire format by hand: a second reading,
+/// independent of the reader's decoder.
+fn fields(mut b: &[u8]) -> Vec<(u64, Field<'_>)> {
+    fn varint(b: &mut &[u8]) -> u64 {
+        let mut v = 0u64;
+        for i in 0.. {
+            let byte = b[0];
+            *b = &b[1..];
+            v |= u64::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        v
+    }
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let key = varint(&mut b);
+        let field = match key & 7 {
+            0 => Field::Varint(varint(&mut b)),
+            2 => {
+                let n = varint(&mut b) as usize;
+                let (v, rest) = b.split_at(n);
+                b = rest;
+                Field::Bytes(v)
+            }
+            1 => {
+                b = &b[8..];
+                Field::Other
+            }
+            5 => {
+                b = &b[4..];
+                Field::Other
+            }
+            w => panic!("wire type {w}"),
+        };
+        out.push((key >> 3, field));
+    }
+    out
+}
+
+/// (kernels, their summed duration in ps) of an XSpace: events that have a start (`offset_ps`,
+/// field 2) on the kernel stream lines (`Stream #N(Kernel…)`) of the `/device:GPU:N` planes.
+fn xplane_figures(bytes: &[u8]) -> (usize, u64) {
+    let text = |f: &Field| match f {
+        Field::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        _ => String::new(),
+    };
+    let (mut count, mut ps) = (0, 0u64);
+    for (_, plane) in fields(bytes).iter().filter(|(n, _)| *n == 1) {
+        let Field::Bytes(plane) = plane else { continue };
+        let plane = fields(plane);
+        if !plane.iter().any(|(n, f)| *n == 2 && text(f).starts_with("/device:GPU:")) {
+            continue;
+        }
+        for (_, line) in plane.iter().filter(|(n, _)| *n == 3) {
+            let Field::Bytes(line) = line else { continue };
+            let line = fields(line);
+            if !line.iter().any(|(n, f)| *n == 2 && text(f).starts_with("Stream #") && text(f).contains("(Kernel")) {
+                continue;
+            }
+            for (_, event) in line.iter().filter(|(n, _)| *n == 4) {
+                let Field::Bytes(event) = event else { continue };
+                let event = fields(event);
+                if event.iter().any(|(n, _)| *n == 2) {
+                    count += 1;
+                    ps += event
+                        .iter()
+                        .find_map(|(n, f)| match f {
+                            Field::Varint(v) if *n == 3 => Some(*v),
+                            _ => None,
+                        })
+                        .unwrap_or(0);
+                }
+            }
+        }
+    }
+    (count, ps)
+}
+
+#[test]
+fn xplane_has_the_files_kernel_count_and_gpu_time() {
+    let bytes = data_bytes(XPLANE);
+    assert_eq!(detect(&bytes[..64 * 1024]).kind, FileKind::XlaProfile);
+    let (count, ps) = xplane_figures(&bytes);
+    assert!(count > 0);
+    let (trace, summary, _) = opened(XPLANE);
+    assert_eq!(trace.kernels.len(), count);
+    let trace_ps: u64 = trace.kernels.iter().map(|k| (k.dur * 1e6).round() as u64).sum();
+    assert_eq!(trace_ps, ps);
+    assert_eq!(summary.platforms[0].vendor, fusionscope::trace::Vendor::Amd);
+    // 8 GPUs, each a plane.
+    let mut devices: Vec<i64> = trace.kernels.iter().map(|k| k.device).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    assert_eq!(devices, (0..8).collect::<Vec<_>>());
+    let pct = classified_pct(&summary);
+    assert!(pct >= 98.0, "{pct:.2} % of GPU time classified");
+    // Every kernel XLA ran for an HLO op is joined to it.
+    let joined = trace.kernels.iter().filter(|k| k.external_id.is_some()).count();
+    assert!(joined > 0 && trace.cpu_ops.len() == joined, "{joined} of {}", trace.kernels.len());
+}
+
+#[test]
+fn xplane_the_page_gives_what_the_command_line_gives() {
+    let (_, _, page) = opened(XPLANE);
+    let cli = json(&["trace", &data(XPLANE), "--json"]);
+    assert_eq!(cli, page);
+}
+
+#[test]
+fn compare_works_across_formats() {
+    // A Kineto trace of an H100 against rocprofv3's JSON of an MI350X, and the XLA profile.
+    let nv = data("traces/nvidia/hf_bert-small_eager_h100.json.gz");
+    let nv_kernels = fusionscope::trace::read_trace(&data_bytes("traces/nvidia/hf_bert-small_eager_h100.json.gz"))
+        .unwrap()
+        .kernels
+        .len();
+    for (rel, kernels) in [(ROCPROF, opened(ROCPROF).0.kernels.len()), (XPLANE, opened(XPLANE).0.kernels.len())] {
+        let v = json(&["compare", &nv, &data(rel), "--json"]);
+        assert_eq!(v["platforms"][0]["vendor"], "AMD", "{rel}");
+        assert_eq!(v["platforms"][1]["vendor"], "NVIDIA", "{rel}");
+        assert_eq!(v["platforms"][0]["kernels"], kernels, "{rel}");
+        assert_eq!(v["platforms"][1]["kernels"], nv_kernels, "{rel}");
+        assert!(!v["categories"].as_array().unwrap().is_empty(), "{rel}");
+    }
 }

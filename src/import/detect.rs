@@ -23,6 +23,9 @@ pub enum FileKind {
     KinetoTrace,
     /// rocprofv3's results JSON (`--output-format json`): an object with `rocprofiler-sdk-tool`.
     RocprofJson,
+    /// An XLA/JAX profile (`*.xplane.pb`): an `XSpace` protobuf whose first plane is named
+    /// `/host:…`, `/device:…` or `Task Environment`.
+    XlaProfile,
     /// Op-graph JSON (docs/fusion-rules.md): an object with `ops` or an array of ops.
     OpGraph,
     /// Op trace text (docs/optrace.md): lines `N:N:N %id:<shape> = op(...)`.
@@ -48,7 +51,7 @@ impl FileKind {
 
     /// Kinds read into the format-neutral trace (`crate::trace::Trace`): a profiler's output.
     pub fn is_trace(self) -> bool {
-        matches!(self, FileKind::KinetoTrace | FileKind::RocprofJson)
+        matches!(self, FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile)
     }
 
     /// The kind in words, for messages.
@@ -57,6 +60,7 @@ impl FileKind {
             FileKind::Gzip => "a gzip file",
             FileKind::KinetoTrace => "a PyTorch-profiler (Kineto) trace",
             FileKind::RocprofJson => "a rocprofv3 results file (JSON)",
+            FileKind::XlaProfile => "an XLA/JAX profile (xplane protobuf)",
             FileKind::OpGraph => "an op graph (JSON)",
             FileKind::OpTrace => "an op trace (text)",
             FileKind::SimOpsCsv => "a simulator op table (CSV)",
@@ -113,6 +117,9 @@ fn inflate_prefix(gz: &[u8], limit: usize) -> Vec<u8> {
 }
 
 fn detect_plain(bytes: &[u8]) -> FileKind {
+    if crate::trace::xplane::looks_like_xspace(bytes) {
+        return FileKind::XlaProfile;
+    }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
     match start.map(|i| bytes[i]) {

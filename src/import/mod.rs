@@ -58,6 +58,7 @@ pub fn text_budget(kind: FileKind) -> Option<usize> {
         | FileKind::Chip => Some(WHOLE_FILE_TEXT_BYTES),
         // Gathered whole, then parsed: the reader's own budget for its text.
         FileKind::RocprofJson => Some(crate::limits::ROCPROF_JSON_BYTES),
+        FileKind::XlaProfile => Some(crate::limits::XPLANE_BYTES),
         FileKind::KinetoTrace | FileKind::Gzip | FileKind::Unknown => None,
     }
 }

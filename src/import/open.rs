@@ -19,9 +19,10 @@ use crate::fusion::{analyze, AnalysisReport, OpGraph};
 use crate::hardware::{parse_chip, Chip, ChipError};
 use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
+use crate::trace::rocprof::{read_rocprof, RocprofError};
 use crate::trace::summary::{summarize_classified, ClassifiedTrace};
 use crate::trace::time::report::{recorded_cost, time_report, TraceTime};
-use crate::trace::rocprof::{read_rocprof, RocprofError};
+use crate::trace::xplane::{read_xplane, XplaneError};
 use crate::trace::{classify, Trace, TraceError, TraceReader, TraceSummary};
 use crate::workload::{parse_model_config, WorkloadError};
 
@@ -68,6 +69,8 @@ pub enum ReadError {
     #[error(transparent)]
     Rocprof(#[from] RocprofError),
     #[error(transparent)]
+    Xplane(#[from] XplaneError),
+    #[error(transparent)]
     OpTrace(#[from] OptraceError),
     #[error(transparent)]
     SimTable(#[from] SimCsvError),
@@ -103,6 +106,7 @@ impl OpenError {
             FileKind::KinetoTrace => ("a PyTorch-profiler trace", "read"),
             FileKind::OpGraph => ("an op graph", "analysed"),
             FileKind::RocprofJson => ("a rocprofv3 results file", "read"),
+            FileKind::XlaProfile => ("an XLA/JAX profile", "read"),
             FileKind::OpTrace => ("an op trace", "read"),
             FileKind::SimOpsCsv => ("a simulator op table", "read"),
             kind => (kind.describe(), "read"),
@@ -254,7 +258,7 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
     let text = || text(bytes, limit).map_err(|e| fail(e.into()));
     Ok(match detected.kind {
         kind if kind.analysed_off_the_page() && !READS_LARGE_KINDS => return Err(fail(ReadError::NeedsWorker)),
-        FileKind::KinetoTrace | FileKind::RocprofJson => {
+        FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile => {
             let trace = read_trace_of(detected, bytes)?;
             let (summary, time) = trace_results(&trace, file_name);
             Imported::Trace { trace, summary, time }
@@ -296,6 +300,7 @@ pub fn read_trace_of(detected: Detected, bytes: &[u8]) -> Result<Trace, OpenErro
     match detected.kind {
         FileKind::KinetoTrace => crate::trace::read_trace(bytes).map_err(|e| fail(e.into())),
         FileKind::RocprofJson => read_rocprof(bytes).map_err(|e| fail(e.into())),
+        FileKind::XlaProfile => read_xplane(bytes).map_err(|e| fail(e.into())),
         kind => Err(fail(ReadError::NotATrace(kind.describe()))),
     }
 }

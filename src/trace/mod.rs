@@ -7,6 +7,7 @@
 //! | [`read`] | reading whatever the format: plain or gzip input, the [`EventSink`] events stream into, the summary-only fold, the wire form between page workers |
 //! | [`kineto`] | the PyTorch profiler's (Kineto) JSON reader: the only code that knows Kineto's keys |
 //! | [`rocprof`] | rocprofv3's results JSON reader: kernel dispatches, kernel symbols, agents, memory copies |
+//! | [`xplane`] | XLA/JAX profiles (`*.xplane.pb`, XSpace protobuf): GPU planes, stream lines, kernels and copies, HLO ops; the schema and its licence beside it |
 //! | [`classify`](mod@classify) | kernel name → category and fused components; the rule table; Inductor names |
 //! | [`summary`](mod@summary) | the single-trace summary: platform, categories, kernels, fused kernels |
 //! | [`compare`](mod@compare) | two traces: the AMD-vs-NVIDIA kernel mapping, fusion differences, aligned layers, which two to pair |
@@ -32,6 +33,7 @@ pub mod summary;
 pub mod synthetic;
 pub mod time;
 pub mod view;
+pub mod xplane;
 
 pub use classify::category::Category;
 pub use classify::{classify, Classification};

@@ -563,6 +563,15 @@ pub static RULES: &[Rule] = &[
         "void (anonymous namespace)::clamp_position_kernel<long>(long*, long const*, unsigned long)",
     ),
     Rule::new(
+        "memory-im2col",
+        BaseName,
+        Contains(&["im2col", "im3d2col", "col2im", "col2im3d"]),
+        &[Memory],
+        "im2col/col2im: a convolution's input unfolded into a matrix for the GEMM that follows \
+         (MIOpen Im2Col and Im3d2Col, ATen im2col_kernel): data movement, no arithmetic",
+        "Im3d2Col",
+    ),
+    Rule::new(
         "memory",
         BaseName,
         Contains(&[

@@ -125,10 +125,8 @@ impl<S: EventSink> Reader<S> {
         }
         let Self { inflate, text, limit, .. } = &mut self;
         inflate.finish(&mut |bytes| append(text, bytes, *limit))?;
-        let root: raw::Root = serde_json::from_slice(&self.text).map_err(|e| RocprofError::Json {
-            offset: json_offset(&self.text, &e),
-            message: strip_position(&e),
-        })?;
+        let root: raw::Root = serde_json::from_slice(&self.text)
+            .map_err(|e| RocprofError::Json { offset: json_offset(&self.text, &e), message: strip_position(&e) })?;
         let tools = root.tool.ok_or(RocprofError::NoTool)?.into_vec();
         let mut header = TraceHeader { json_bytes: self.text.len() as u64, ..TraceHeader::default() };
         for (process, tool) in tools.into_iter().enumerate() {
