@@ -140,6 +140,16 @@ pub const ROCPROF_JSON_BYTES: usize = 1 << 30;
 /// more than the bytes left is refused by the decoder before anything is allocated for it.
 pub const XPLANE_BYTES: usize = 512 * 1024 * 1024;
 
+/// The largest SQLite database (an Nsight Systems export) read. SQLite reads it from memory, so
+/// it is held whole: the A100 export in tests/data/formats is 1.6 MB; an export of a long
+/// multi-GPU run is hundreds of MB. 2 GiB leaves room for those and fits a 64-bit process.
+pub const SQLITE_BYTES: usize = 2 << 30;
+
+/// The most rows one table of an SQLite export may have; each is counted before it is read,
+/// so a database claiming billions of rows is refused at once instead of read for hours. A
+/// long training run's export has a few million kernel rows; 50 M is over 10× that.
+pub const NSYS_TABLE_ROWS: u64 = 50_000_000;
+
 /// The longest text a file read whole may have (every kind but a trace, which is streamed and
 /// bounded per item by [`TRACE_ITEM_BYTES`]): op graphs, op traces, simulator tables,
 /// calibration profiles, model and chip configurations. It is enforced while a gzip file is

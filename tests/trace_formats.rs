@@ -11,6 +11,7 @@ use fusionscope::trace::{Category, Trace, TraceSummary};
 
 const ROCPROF: &str = "formats/rocprofv3/tracelens_mi350x_results.json.gz";
 const XPLANE: &str = "formats/xplane/tracelens_jax_conv_mi300x.xplane.pb";
+const NSYS: &str = "formats/nsys/pipit_saxpy_mpi_a100.sqlite";
 
 /// (dispatches, their summed duration in ns) of a rocprofv3 results JSON, from the document
 /// parsed whole as a JSON value.
@@ -228,4 +229,61 @@ fn compare_works_across_formats() {
         assert_eq!(v["platforms"][1]["kernels"], nv_kernels, "{rel}");
         assert!(!v["categories"].as_array().unwrap().is_empty(), "{rel}");
     }
+}
+
+#[test]
+fn nsys_sqlite_has_the_files_kernel_count_and_gpu_time() {
+    let bytes = data_bytes(NSYS);
+    assert_eq!(detect(&bytes[..64 * 1024]).kind, FileKind::NsysSqlite);
+    // The file's own figures, by SQL.
+    let conn = rusqlite::Connection::open_with_flags(data(NSYS), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let (count, ns): (i64, i64) = conn
+        .query_row("SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let copies: i64 = conn.query_row("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY", [], |r| r.get(0)).unwrap();
+    let gpu: String = conn.query_row("SELECT name FROM TARGET_INFO_GPU", [], |r| r.get(0)).unwrap();
+    let (trace, summary, _) = opened(NSYS);
+    assert_eq!(trace.kernels.len() as i64, count);
+    assert_eq!(kernel_ns(&trace) as i64, ns);
+    assert_eq!(trace.transfers.len() as i64, copies);
+    assert_eq!(summary.platforms[0].devices, vec![gpu]);
+    assert_eq!(summary.platforms[0].vendor, fusionscope::trace::Vendor::Nvidia);
+    let pct = classified_pct(&summary);
+    assert!(pct >= 98.0, "{pct:.2} % of GPU time classified");
+}
+
+#[test]
+fn nsys_sqlite_the_page_gives_what_the_command_line_gives() {
+    let (_, _, page) = opened(NSYS);
+    let cli = json(&["trace", &data(NSYS), "--json"]);
+    assert_eq!(cli, page);
+}
+
+#[test]
+fn nsys_sqlite_compares_with_rocprof_json() {
+    // An Nsight Systems export against a rocprofv3 run: NVIDIA and AMD, each its own format.
+    let v = json(&["compare", &data(NSYS), &data(ROCPROF), "--json"]);
+    assert_eq!(v["platforms"][0]["vendor"], "AMD");
+    assert_eq!(v["platforms"][1]["vendor"], "NVIDIA");
+    assert_eq!(v["platforms"][0]["kernels"], opened(ROCPROF).0.kernels.len());
+    assert_eq!(v["platforms"][1]["kernels"], opened(NSYS).0.kernels.len());
+}
+
+#[test]
+fn nsys_sqlite_damaged_or_of_another_tool_is_named() {
+    let bytes = data_bytes(NSYS);
+    let e = open_whole("cut.sqlite", &bytes[..bytes.len() / 3]).unwrap_err();
+    assert_eq!(e.detected.kind, FileKind::NsysSqlite);
+    let m = e.message("cut.sqlite");
+    assert!(
+        m.starts_with("cut.sqlite is an SQLite database but cannot be read: SQLite cannot read the database"),
+        "{m}"
+    );
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    conn.execute_batch("CREATE TABLE moz_places (id INTEGER);").unwrap();
+    let other = conn.serialize(rusqlite::MAIN_DB).unwrap().to_vec();
+    let m = open_whole("places.sqlite", &other).unwrap_err().message("places.sqlite");
+    assert!(m.contains("not an Nsight Systems export") && m.contains("moz_places"), "{m}");
 }

@@ -23,6 +23,9 @@ pub enum FileKind {
     KinetoTrace,
     /// rocprofv3's results JSON (`--output-format json`): an object with `rocprofiler-sdk-tool`.
     RocprofJson,
+    /// An SQLite database (by its magic bytes), read as an Nsight Systems export
+    /// (`nsys export --type sqlite`); a database of another tool is refused when read.
+    NsysSqlite,
     /// An XLA/JAX profile (`*.xplane.pb`): an `XSpace` protobuf whose first plane is named
     /// `/host:…`, `/device:…` or `Task Environment`.
     XlaProfile,
@@ -51,7 +54,7 @@ impl FileKind {
 
     /// Kinds read into the format-neutral trace (`crate::trace::Trace`): a profiler's output.
     pub fn is_trace(self) -> bool {
-        matches!(self, FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile)
+        matches!(self, FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile | FileKind::NsysSqlite)
     }
 
     /// The kind in words, for messages.
@@ -61,6 +64,7 @@ impl FileKind {
             FileKind::KinetoTrace => "a PyTorch-profiler (Kineto) trace",
             FileKind::RocprofJson => "a rocprofv3 results file (JSON)",
             FileKind::XlaProfile => "an XLA/JAX profile (xplane protobuf)",
+            FileKind::NsysSqlite => "an SQLite database (Nsight Systems export)",
             FileKind::OpGraph => "an op graph (JSON)",
             FileKind::OpTrace => "an op trace (text)",
             FileKind::SimOpsCsv => "a simulator op table (CSV)",
@@ -116,7 +120,13 @@ fn inflate_prefix(gz: &[u8], limit: usize) -> Vec<u8> {
     out
 }
 
+/// The first 16 bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
 fn detect_plain(bytes: &[u8]) -> FileKind {
+    if bytes.starts_with(SQLITE_MAGIC) {
+        return FileKind::NsysSqlite;
+    }
     if crate::trace::xplane::looks_like_xspace(bytes) {
         return FileKind::XlaProfile;
     }

@@ -6,6 +6,7 @@
 //! | [`model`] | the format-neutral trace: kernels, copies, CPU ops with shapes, launches, annotations, devices; names interned; vendor and devices ([`model::platform`]); kernel → op links ([`model::links`]) |
 //! | [`read`] | reading whatever the format: plain or gzip input, the [`EventSink`] events stream into, the summary-only fold, the wire form between page workers |
 //! | [`kineto`] | the PyTorch profiler's (Kineto) JSON reader: the only code that knows Kineto's keys |
+//! | `nsys` | Nsight Systems SQLite exports: kernels, copies, runtime calls, NVTX ranges, GPUs (native only: SQLite is C) |
 //! | [`rocprof`] | rocprofv3's results JSON reader: kernel dispatches, kernel symbols, agents, memory copies |
 //! | [`xplane`] | XLA/JAX profiles (`*.xplane.pb`, XSpace protobuf): GPU planes, stream lines, kernels and copies, HLO ops; the schema and its licence beside it |
 //! | [`classify`](mod@classify) | kernel name → category and fused components; the rule table; Inductor names |
@@ -26,6 +27,8 @@ pub mod classify;
 pub mod compare;
 pub mod kineto;
 pub mod model;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod nsys;
 pub mod read;
 pub mod rocprof;
 pub mod structure;

@@ -602,6 +602,15 @@ pub static RULES: &[Rule] = &[
         "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<2> > > >(long)",
     ),
     Rule::new(
+        "elementwise-axpy",
+        BaseName,
+        Exact(&["saxpy", "daxpy", "caxpy", "zaxpy", "haxpy", "axpy"]),
+        &[Elementwise],
+        "BLAS level-1 axpy (y = a·x + y) kernels, the CUDA and HIP samples' saxpy/daxpy: one \
+         multiply-add per element",
+        "saxpy(double *, double *, double *, double, int)",
+    ),
+    Rule::new(
         "elementwise",
         BaseName,
         Contains(&["elementwise", "pointwise", "foreach", "unary", "binary"]),
