@@ -287,3 +287,11 @@ fn nsys_sqlite_damaged_or_of_another_tool_is_named() {
     let m = open_whole("places.sqlite", &other).unwrap_err().message("places.sqlite");
     assert!(m.contains("not an Nsight Systems export") && m.contains("moz_places"), "{m}");
 }
+
+#[test]
+fn each_formats_devices_map_to_a_chip_preset() {
+    for (rel, chip) in [(ROCPROF, "MI350X"), (NSYS, "A100 40GB"), (XPLANE, "MI300X")] {
+        let (_, _, page) = opened(rel);
+        assert_eq!(page["chip"]["name"], chip, "{rel}: {}", page["chip"]);
+    }
+}
