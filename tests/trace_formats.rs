@@ -234,7 +234,7 @@ fn compare_works_across_formats() {
 #[test]
 fn nsys_sqlite_has_the_files_kernel_count_and_gpu_time() {
     let bytes = data_bytes(NSYS);
-    assert_eq!(detect(&bytes[..64 * 1024]).kind, FileKind::NsysSqlite);
+    assert_eq!(detect(&bytes[..64 * 1024]).kind, FileKind::SqliteTrace);
     // The file's own figures, by SQL.
     let conn = rusqlite::Connection::open_with_flags(data(NSYS), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let (count, ns): (i64, i64) = conn
@@ -275,7 +275,7 @@ fn nsys_sqlite_compares_with_rocprof_json() {
 fn nsys_sqlite_damaged_or_of_another_tool_is_named() {
     let bytes = data_bytes(NSYS);
     let e = open_whole("cut.sqlite", &bytes[..bytes.len() / 3]).unwrap_err();
-    assert_eq!(e.detected.kind, FileKind::NsysSqlite);
+    assert_eq!(e.detected.kind, FileKind::SqliteTrace);
     let m = e.message("cut.sqlite");
     assert!(
         m.starts_with("cut.sqlite is an SQLite database but cannot be read: SQLite cannot read the database"),
@@ -285,7 +285,7 @@ fn nsys_sqlite_damaged_or_of_another_tool_is_named() {
     conn.execute_batch("CREATE TABLE moz_places (id INTEGER);").unwrap();
     let other = conn.serialize(rusqlite::MAIN_DB).unwrap().to_vec();
     let m = open_whole("places.sqlite", &other).unwrap_err().message("places.sqlite");
-    assert!(m.contains("not an Nsight Systems export") && m.contains("moz_places"), "{m}");
+    assert!(m.contains("neither an Nsight Systems export") && m.contains("moz_places"), "{m}");
 }
 
 #[test]

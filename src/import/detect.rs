@@ -24,8 +24,9 @@ pub enum FileKind {
     /// rocprofv3's results JSON (`--output-format json`): an object with `rocprofiler-sdk-tool`.
     RocprofJson,
     /// An SQLite database (by its magic bytes), read as an Nsight Systems export
-    /// (`nsys export --type sqlite`); a database of another tool is refused when read.
-    NsysSqlite,
+    /// (`nsys export --type sqlite`) or rocprofv3's rocpd database, told apart by their tables
+    /// when read; a database of another tool is refused then.
+    SqliteTrace,
     /// An XLA/JAX profile (`*.xplane.pb`): an `XSpace` protobuf whose first plane is named
     /// `/host:…`, `/device:…` or `Task Environment`.
     XlaProfile,
@@ -54,7 +55,7 @@ impl FileKind {
 
     /// Kinds read into the format-neutral trace (`crate::trace::Trace`): a profiler's output.
     pub fn is_trace(self) -> bool {
-        matches!(self, FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile | FileKind::NsysSqlite)
+        matches!(self, FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile | FileKind::SqliteTrace)
     }
 
     /// The kind in words, for messages.
@@ -64,7 +65,7 @@ impl FileKind {
             FileKind::KinetoTrace => "a PyTorch-profiler (Kineto) trace",
             FileKind::RocprofJson => "a rocprofv3 results file (JSON)",
             FileKind::XlaProfile => "an XLA/JAX profile (xplane protobuf)",
-            FileKind::NsysSqlite => "an SQLite database (Nsight Systems export)",
+            FileKind::SqliteTrace => "an SQLite database (Nsight Systems export or rocpd)",
             FileKind::OpGraph => "an op graph (JSON)",
             FileKind::OpTrace => "an op trace (text)",
             FileKind::SimOpsCsv => "a simulator op table (CSV)",
@@ -125,7 +126,7 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 fn detect_plain(bytes: &[u8]) -> FileKind {
     if bytes.starts_with(SQLITE_MAGIC) {
-        return FileKind::NsysSqlite;
+        return FileKind::SqliteTrace;
     }
     if crate::trace::xplane::looks_like_xspace(bytes) {
         return FileKind::XlaProfile;

@@ -75,8 +75,9 @@ pub enum ReadError {
     Nsys(#[from] crate::trace::nsys::NsysError),
     /// An Nsight Systems SQLite export reached the page, whose worker has no SQLite.
     #[error(
-        "this build reads Nsight Systems SQLite exports on the command line only (`fusionscope trace FILE`): \
-         SQLite is C code, and the page's worker is built without a C compiler for WebAssembly"
+        "this build reads SQLite traces (Nsight Systems exports, rocpd databases) on the command line only \
+         (`fusionscope trace FILE`): SQLite is C code, and the page's worker is built without a C compiler for \
+         WebAssembly"
     )]
     NativeOnly,
     #[error(transparent)]
@@ -116,7 +117,7 @@ impl OpenError {
             FileKind::OpGraph => ("an op graph", "analysed"),
             FileKind::RocprofJson => ("a rocprofv3 results file", "read"),
             FileKind::XlaProfile => ("an XLA/JAX profile", "read"),
-            FileKind::NsysSqlite => ("an SQLite database", "read"),
+            FileKind::SqliteTrace => ("an SQLite database", "read"),
             FileKind::OpTrace => ("an op trace", "read"),
             FileKind::SimOpsCsv => ("a simulator op table", "read"),
             kind => (kind.describe(), "read"),
@@ -268,7 +269,7 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
     let text = || text(bytes, limit).map_err(|e| fail(e.into()));
     Ok(match detected.kind {
         kind if kind.analysed_off_the_page() && !READS_LARGE_KINDS => return Err(fail(ReadError::NeedsWorker)),
-        FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile | FileKind::NsysSqlite => {
+        FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile | FileKind::SqliteTrace => {
             let trace = read_trace_of(detected, bytes)?;
             let (summary, time) = trace_results(&trace, file_name);
             Imported::Trace { trace, summary, time }
@@ -312,9 +313,9 @@ pub fn read_trace_of(detected: Detected, bytes: &[u8]) -> Result<Trace, OpenErro
         FileKind::RocprofJson => read_rocprof(bytes).map_err(|e| fail(e.into())),
         FileKind::XlaProfile => read_xplane(bytes).map_err(|e| fail(e.into())),
         #[cfg(not(target_arch = "wasm32"))]
-        FileKind::NsysSqlite => crate::trace::nsys::read_nsys(bytes).map_err(|e| fail(e.into())),
+        FileKind::SqliteTrace => crate::trace::nsys::read_nsys(bytes).map_err(|e| fail(e.into())),
         #[cfg(target_arch = "wasm32")]
-        FileKind::NsysSqlite => Err(fail(ReadError::NativeOnly)),
+        FileKind::SqliteTrace => Err(fail(ReadError::NativeOnly)),
         kind => Err(fail(ReadError::NotATrace(kind.describe()))),
     }
 }

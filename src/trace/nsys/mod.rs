@@ -15,6 +15,9 @@
 //! as no rows or an absent value. What the format lacks: framework ops and their shapes (an
 //! NVTX range is an annotation, not an op), so the per-op table is empty and says why.
 //!
+//! rocprofv3's own SQLite output, the rocpd database, is told apart by its `kernels` view and
+//! read by [`super::rocpd`] through the same helpers.
+//!
 //! SQLite is SQLite's own code (rusqlite's bundled build), opened read-only from the bytes in
 //! memory: a truncated or corrupt file is SQLite's "database disk image is malformed", named
 //! with the table being read. Every table is counted before it is read and held to
@@ -45,12 +48,10 @@ pub enum NsysError {
     #[error("SQLite cannot read the database ({during}): {message}")]
     Sqlite { during: String, message: String },
     #[error(
-        "it is an SQLite database but not an Nsight Systems export: it has no CUPTI_ACTIVITY_KIND_KERNEL \
-         or StringIds table (its tables: {tables})"
+        "it is neither an Nsight Systems export (no CUPTI_ACTIVITY_KIND_KERNEL or StringIds table) nor a \
+         rocpd database (no kernels view); its tables: {tables}"
     )]
     NotNsys { tables: String },
-    #[error("it is rocprofv3's rocpd database, which this version does not read yet: convert it with `rocpd convert` to the JSON format")]
-    Rocpd,
     #[error("table {table} has {} rows, more than the limit of {}", group_digits(*rows), group_digits(*limit))]
     TooManyRows { table: String, rows: u64, limit: u64 },
     #[error(
@@ -94,7 +95,11 @@ pub fn read_nsys_into<S: EventSink>(bytes: &[u8], sink: S, limit: usize) -> Resu
     let conn = open(&db)?;
     let db_bytes = db.len() as u64;
     drop(db);
-    Export::new(conn)?.read(sink, db_bytes)
+    let export = Export::new(conn)?;
+    if export.is_rocpd() {
+        return super::rocpd::read(&export, sink, db_bytes);
+    }
+    export.read(sink, db_bytes)
 }
 
 fn sqlite_err(during: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> NsysError {
@@ -111,7 +116,7 @@ fn open(db: &[u8]) -> Result<Connection, NsysError> {
 }
 
 /// An open export: its tables and the columns of those it reads.
-struct Export {
+pub(crate) struct Export {
     conn: Connection,
     tables: HashSet<String>,
     /// [`NSYS_TABLE_ROWS`] (smaller in tests).
@@ -137,16 +142,14 @@ impl Export {
     fn new(conn: Connection) -> Result<Self, NsysError> {
         let tables = {
             let during = "listing its tables";
-            let mut st =
-                conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").map_err(sqlite_err(during))?;
+            let mut st = conn
+                .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+                .map_err(sqlite_err(during))?;
             let rows = st.query_map([], |r| r.get::<_, String>(0)).map_err(sqlite_err(during))?;
             rows.collect::<Result<HashSet<String>, _>>().map_err(sqlite_err(during))?
         };
         let export = Export { conn, tables, row_limit: NSYS_TABLE_ROWS };
-        if !export.has("CUPTI_ACTIVITY_KIND_KERNEL") && !export.has("StringIds") {
-            if export.tables.iter().any(|t| t.starts_with("rocpd_")) {
-                return Err(NsysError::Rocpd);
-            }
+        if !export.has("CUPTI_ACTIVITY_KIND_KERNEL") && !export.has("StringIds") && !export.is_rocpd() {
             let mut names: Vec<&str> = export.tables.iter().map(String::as_str).collect();
             names.sort_unstable();
             let shown = names.iter().take(8).copied().collect::<Vec<_>>().join(", ");
@@ -160,8 +163,13 @@ impl Export {
         Ok(export)
     }
 
-    fn has(&self, table: &str) -> bool {
+    pub(crate) fn has(&self, table: &str) -> bool {
         self.tables.contains(table)
+    }
+
+    /// rocprofv3's rocpd database: its `kernels` view over `rocpd_` tables.
+    pub(crate) fn is_rocpd(&self) -> bool {
+        self.has("kernels") && self.has("rocpd_info_agent")
     }
 
     /// The table's columns, by name.
@@ -174,7 +182,7 @@ impl Export {
 
     /// The rows of `table` (held to [`NSYS_TABLE_ROWS`]), with `columns` selected where the
     /// table has them and NULL where it does not; nothing when the table is absent.
-    fn rows(
+    pub(crate) fn rows(
         &self,
         table: &str,
         columns: &[&str],
@@ -340,12 +348,12 @@ impl Export {
 }
 
 /// A column's value when it has the wanted type, else absent (NULL or another type).
-fn get<T: rusqlite::types::FromSql>(r: &rusqlite::Row<'_>, i: usize) -> Option<T> {
+pub(crate) fn get<T: rusqlite::types::FromSql>(r: &rusqlite::Row<'_>, i: usize) -> Option<T> {
     r.get::<_, Option<T>>(i).ok().flatten()
 }
 
 /// Start and duration in µs from ns; an end before the start (or none) lasts 0.
-fn span(start: Option<i64>, end: Option<i64>) -> (f64, f64) {
+pub(crate) fn span(start: Option<i64>, end: Option<i64>) -> (f64, f64) {
     let start = start.unwrap_or(0);
     let dur = end.map_or(0, |e| e.saturating_sub(start).max(0));
     (start as f64 / 1000.0, dur as f64 / 1000.0)
