@@ -1,5 +1,10 @@
 use super::*;
 
+/// A kernel as the tests compare it: name, start, duration, device, stream, correlation, graph node.
+type KernelRow<'a> = (&'a str, f64, f64, i64, i64, Option<u64>, bool);
+/// A copy or set: name, kind, start, duration, device, bytes.
+type TransferRow<'a> = (&'a str, TransferKind, f64, f64, i64, Option<u64>);
+
 /// An export made with SQLite itself: the tables and columns nsys writes (a subset), two
 /// GPUs, kernels (one in a graph, one whose name is only a `shortName`), a copy, a set, two
 /// runtime calls, an NVTX range and a mark; `extra` is run after.
@@ -43,7 +48,7 @@ fn tables_become_kernels_copies_launches_and_ranges() {
     let db = export("");
     assert!(db.starts_with(SQLITE_MAGIC));
     let t = read_nsys(&db).unwrap();
-    let kernels: Vec<(&str, f64, f64, i64, i64, Option<u64>, bool)> = t
+    let kernels: Vec<KernelRow> = t
         .kernels
         .iter()
         .map(|k| (t.name(k.name), k.ts, k.dur, k.device, k.stream, k.correlation, k.graph_node))
@@ -56,7 +61,7 @@ fn tables_become_kernels_copies_launches_and_ranges() {
             ("short_kernel", 9.0, 0.1, 0, 7, Some(13), false),
         ]
     );
-    let transfers: Vec<(&str, TransferKind, f64, f64, i64, Option<u64>)> =
+    let transfers: Vec<TransferRow> =
         t.transfers.iter().map(|x| (t.name(x.name), x.kind, x.ts, x.dur, x.device, x.bytes)).collect();
     assert_eq!(
         transfers,

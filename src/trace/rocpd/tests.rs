@@ -1,6 +1,11 @@
 use rusqlite::{Connection, MAIN_DB};
 
 use crate::trace::model::TransferKind;
+
+/// A kernel as the test compares it: name, start, duration, device, stream, correlation.
+type KernelRow<'a> = (&'a str, f64, f64, i64, i64, Option<u64>);
+/// A device: id, name, warp size, compute units.
+type DeviceRow<'a> = (Option<i64>, &'a str, Option<u32>, Option<u32>);
 use crate::trace::nsys::read_nsys;
 
 /// A rocpd database made with SQLite: its tables (the subset read) under the views rocpd
@@ -40,7 +45,7 @@ fn rocpd() -> Vec<u8> {
 #[test]
 fn the_views_become_kernels_copies_and_devices() {
     let t = read_nsys(&rocpd()).unwrap();
-    let kernels: Vec<(&str, f64, f64, i64, i64, Option<u64>)> =
+    let kernels: Vec<KernelRow> =
         t.kernels.iter().map(|k| (t.name(k.name), k.ts, k.dur, k.device, k.stream, k.correlation)).collect();
     assert_eq!(
         kernels,
@@ -56,8 +61,7 @@ fn the_views_become_kernels_copies_and_devices() {
         (t.name(copy.name), copy.kind, copy.ts, copy.dur, copy.device, copy.bytes),
         ("MEMORY_COPY_HOST_TO_DEVICE", TransferKind::Memcpy, 0.1, 0.3, 2, Some(8192))
     );
-    let devices: Vec<(Option<i64>, &str, Option<u32>, Option<u32>)> =
-        t.devices.iter().map(|d| (d.id, d.name.as_str(), d.warp_size, d.num_sms)).collect();
+    let devices: Vec<DeviceRow> = t.devices.iter().map(|d| (d.id, d.name.as_str(), d.warp_size, d.num_sms)).collect();
     assert_eq!(
         devices,
         vec![
