@@ -316,3 +316,14 @@ fn damaged_copies_of_each_file_fail_cleanly_or_read() {
         }
     }
 }
+
+#[test]
+fn summary_only_gives_each_formats_kernels_and_gpu_time() {
+    for rel in [ROCPROF, XPLANE, NSYS] {
+        let (trace, summary, _) = opened(rel);
+        let v = json(&["trace", "--summary-only", &data(rel), "--json"]);
+        assert_eq!(v["platforms"][0]["kernels"], trace.kernels.len(), "{rel}");
+        let gpu = v["platforms"][0]["gpu_time_us"].as_f64().unwrap();
+        assert!((gpu - summary.platforms[0].gpu_time_us).abs() < 1e-3, "{rel}: {gpu}");
+    }
+}
