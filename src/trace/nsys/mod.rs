@@ -24,53 +24,21 @@
 //! [`NSYS_TABLE_ROWS`]; the file to [`SQLITE_BYTES`]. Native only: the page's worker is built
 //! for wasm32 without a C compiler for it (see the module's mention in `crate::import::open`).
 
-use std::collections::HashSet;
+pub(crate) mod sqlite;
 
-use rusqlite::{Connection, OpenFlags, MAIN_DB};
 use rustc_hash::FxHashMap;
-use thiserror::Error;
 
 use super::model::intern::NameId;
 use super::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
-use super::read::inflate::{Inflate, InflateError};
+use super::read::inflate::Inflate;
 use super::read::{EventSink, TraceHeader};
-use crate::limits::{NSYS_TABLE_ROWS, SQLITE_BYTES, TRACE_NAME_BYTES};
-use crate::units::{format_bytes, group_digits};
+use crate::limits::{SQLITE_BYTES, TRACE_NAME_BYTES};
+use sqlite::open;
+pub use sqlite::NsysError;
+use sqlite::{get, span, Export};
 
 /// The first 16 bytes of every SQLite database file.
 pub const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
-
-/// Why an SQLite file could not be read as an Nsight Systems export.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum NsysError {
-    /// SQLite's own message (`database disk image is malformed`, `file is not a database`),
-    /// with what was being done.
-    #[error("SQLite cannot read the database ({during}): {message}")]
-    Sqlite { during: String, message: String },
-    #[error(
-        "it is neither an Nsight Systems export (no CUPTI_ACTIVITY_KIND_KERNEL or StringIds table) nor a \
-         rocpd database (no kernels view); its tables: {tables}"
-    )]
-    NotNsys { tables: String },
-    #[error("table {table} has {} rows, more than the limit of {}", group_digits(*rows), group_digits(*limit))]
-    TooManyRows { table: String, rows: u64, limit: u64 },
-    #[error(
-        "the database is larger than the limit of {} ({} bytes) for an SQLite export",
-        format_bytes(*limit as u64),
-        group_digits(*limit as u64)
-    )]
-    TooLarge { limit: usize },
-    #[error("the names pass the limit of {} in all (reading table {table})", format_bytes(*limit as u64))]
-    TooManyNames { table: String, limit: usize },
-    #[error("corrupt gzip data after {compressed_offset} compressed bytes: {message}")]
-    Gzip { compressed_offset: u64, message: String },
-}
-
-impl From<InflateError> for NsysError {
-    fn from(e: InflateError) -> Self {
-        NsysError::Gzip { compressed_offset: e.compressed_offset, message: e.message }
-    }
-}
 
 /// Reads a whole export held in memory (plain or gzip) into a [`Trace`].
 pub fn read_nsys(bytes: &[u8]) -> Result<Trace, NsysError> {
@@ -102,27 +70,6 @@ pub fn read_nsys_into<S: EventSink>(bytes: &[u8], sink: S, limit: usize) -> Resu
     export.read(sink, db_bytes)
 }
 
-fn sqlite_err(during: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> NsysError {
-    let during = during.into();
-    move |e| NsysError::Sqlite { during, message: e.to_string() }
-}
-
-/// The database, read-only, from its bytes.
-fn open(db: &[u8]) -> Result<Connection, NsysError> {
-    let mut conn = Connection::open_in_memory_with_flags(OpenFlags::SQLITE_OPEN_READ_WRITE)
-        .map_err(sqlite_err("opening an in-memory database"))?;
-    conn.deserialize_read_exact(MAIN_DB, db, db.len(), true).map_err(sqlite_err("loading the file's bytes"))?;
-    Ok(conn)
-}
-
-/// An open export: its tables and the columns of those it reads.
-pub(crate) struct Export {
-    conn: Connection,
-    tables: HashSet<String>,
-    /// [`NSYS_TABLE_ROWS`] (smaller in tests).
-    row_limit: u64,
-}
-
 /// CUPTI's memory-copy directions (`CUpti_ActivityMemcpyKind`), as nsys names them.
 const COPY_KINDS: [&str; 11] = [
     "Memcpy",
@@ -139,81 +86,6 @@ const COPY_KINDS: [&str; 11] = [
 ];
 
 impl Export {
-    fn new(conn: Connection) -> Result<Self, NsysError> {
-        let tables = {
-            let during = "listing its tables";
-            let mut st = conn
-                .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
-                .map_err(sqlite_err(during))?;
-            let rows = st.query_map([], |r| r.get::<_, String>(0)).map_err(sqlite_err(during))?;
-            rows.collect::<Result<HashSet<String>, _>>().map_err(sqlite_err(during))?
-        };
-        let export = Export { conn, tables, row_limit: NSYS_TABLE_ROWS };
-        if !export.has("CUPTI_ACTIVITY_KIND_KERNEL") && !export.has("StringIds") && !export.is_rocpd() {
-            let mut names: Vec<&str> = export.tables.iter().map(String::as_str).collect();
-            names.sort_unstable();
-            let shown = names.iter().take(8).copied().collect::<Vec<_>>().join(", ");
-            let tables = match names.len() {
-                0 => "none".to_string(),
-                n if n > 8 => format!("{shown}, … {n} in all"),
-                _ => shown,
-            };
-            return Err(NsysError::NotNsys { tables });
-        }
-        Ok(export)
-    }
-
-    pub(crate) fn has(&self, table: &str) -> bool {
-        self.tables.contains(table)
-    }
-
-    /// rocprofv3's rocpd database: its `kernels` view over `rocpd_` tables.
-    pub(crate) fn is_rocpd(&self) -> bool {
-        self.has("kernels") && self.has("rocpd_info_agent")
-    }
-
-    /// The table's columns, by name.
-    fn columns(&self, table: &str) -> Result<HashSet<String>, NsysError> {
-        let during = format!("reading the columns of {table}");
-        let mut st = self.conn.prepare(&format!("PRAGMA table_info(\"{table}\")")).map_err(sqlite_err(&during))?;
-        let rows = st.query_map([], |r| r.get::<_, String>(1)).map_err(sqlite_err(&during))?;
-        rows.collect::<Result<HashSet<String>, _>>().map_err(sqlite_err(during))
-    }
-
-    /// The rows of `table` (held to [`NSYS_TABLE_ROWS`]), with `columns` selected where the
-    /// table has them and NULL where it does not; nothing when the table is absent.
-    pub(crate) fn rows(
-        &self,
-        table: &str,
-        columns: &[&str],
-        mut row: impl FnMut(&rusqlite::Row<'_>) -> Result<(), NsysError>,
-    ) -> Result<(), NsysError> {
-        if !self.has(table) {
-            return Ok(());
-        }
-        let during = format!("reading table {table}");
-        let n: i64 = self
-            .conn
-            .query_row(&format!("SELECT count(*) FROM \"{table}\""), [], |r| r.get(0))
-            .map_err(sqlite_err(&during))?;
-        let n = u64::try_from(n).unwrap_or(0);
-        if n > self.row_limit {
-            return Err(NsysError::TooManyRows { table: table.to_string(), rows: n, limit: self.row_limit });
-        }
-        let present = self.columns(table)?;
-        let select: Vec<String> = columns
-            .iter()
-            .map(|c| if present.contains(*c) { format!("\"{c}\"") } else { "NULL".to_string() })
-            .collect();
-        let sql = format!("SELECT {} FROM \"{table}\"", select.join(", "));
-        let mut st = self.conn.prepare(&sql).map_err(sqlite_err(&during))?;
-        let mut rows = st.query([]).map_err(sqlite_err(&during))?;
-        while let Some(r) = rows.next().map_err(sqlite_err(&during))? {
-            row(r)?;
-        }
-        Ok(())
-    }
-
     fn read<S: EventSink>(self, mut sink: S, db_bytes: u64) -> Result<S::Output, NsysError> {
         let mut header = TraceHeader { json_bytes: db_bytes, ..TraceHeader::default() };
         // StringIds: id → text, interned only when an event names it.
@@ -347,17 +219,136 @@ impl Export {
     }
 }
 
-/// A column's value when it has the wanted type, else absent (NULL or another type).
-pub(crate) fn get<T: rusqlite::types::FromSql>(r: &rusqlite::Row<'_>, i: usize) -> Option<T> {
-    r.get::<_, Option<T>>(i).ok().flatten()
-}
-
-/// Start and duration in µs from ns; an end before the start (or none) lasts 0.
-pub(crate) fn span(start: Option<i64>, end: Option<i64>) -> (f64, f64) {
-    let start = start.unwrap_or(0);
-    let dur = end.map_or(0, |e| e.saturating_sub(start).max(0));
-    (start as f64 / 1000.0, dur as f64 / 1000.0)
-}
-
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+    use rusqlite::{Connection, MAIN_DB};
+    use sqlite::open;
+
+    /// A kernel as the tests compare it: name, start, duration, device, stream, correlation, graph node.
+    type KernelRow<'a> = (&'a str, f64, f64, i64, i64, Option<u64>, bool);
+    /// A copy or set: name, kind, start, duration, device, bytes.
+    type TransferRow<'a> = (&'a str, TransferKind, f64, f64, i64, Option<u64>);
+
+    /// An export made with SQLite itself: the tables and columns nsys writes (a subset), two
+    /// GPUs, kernels (one in a graph, one whose name is only a `shortName`), a copy, a set, two
+    /// runtime calls, an NVTX range and a mark; `extra` is run after.
+    fn export(extra: &str) -> Vec<u8> {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+         INSERT INTO StringIds VALUES (1, 'ampere_sgemm_128x64_nn'), (2, 'void at::native::vectorized_elementwise_kernel<4>()'),
+           (3, 'cudaLaunchKernel'), (4, 'cudaGraphLaunch'), (5, 'short_kernel'), (6, 'forward');
+         CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT, smCount INTEGER, threadsPerWarp INTEGER,
+           computeMajor INTEGER, computeMinor INTEGER, busLocation TEXT);
+         INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3', 132, 32, 9, 0, '0000:01:00.0'),
+           (1, 'NVIDIA H100 80GB HBM3', 132, 32, 9, 0, '0000:02:00.0');
+         CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER,
+           streamId INTEGER, correlationId INTEGER, demangledName INTEGER, shortName INTEGER, mangledName INTEGER,
+           graphNodeId INTEGER, gridX INTEGER);
+         INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+           (5000, 7500, 0, 7, 11, 1, 1, NULL, NULL, 1),
+           (1000, 1250, 1, 13, 12, 2, 2, NULL, 99, 1),
+           (9000, 9100, 0, 7, 13, NULL, 5, NULL, NULL, 1);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER, correlationId INTEGER,
+           bytes INTEGER, copyKind INTEGER);
+         INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (100, 600, 0, 10, 4096, 1);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId INTEGER, correlationId INTEGER,
+           bytes INTEGER, value INTEGER);
+         INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (700, 800, 1, 14, 64, 0);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, correlationId INTEGER, nameId INTEGER,
+           globalTid INTEGER);
+         INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (4000, 4100, 11, 3, 281474993487878), (800, 900, 12, 4, 281474993487878);
+         CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, text TEXT, textId INTEGER,
+           globalTid INTEGER);
+         INSERT INTO NVTX_EVENTS VALUES (0, 10000, 59, NULL, 6, 281474993487878), (50, NULL, 34, 'mark', NULL, 1);",
+    )
+    .unwrap();
+        conn.execute_batch(extra).unwrap();
+        conn.serialize(MAIN_DB).unwrap().to_vec()
+    }
+
+    #[test]
+    fn tables_become_kernels_copies_launches_and_ranges() {
+        let db = export("");
+        assert!(db.starts_with(SQLITE_MAGIC));
+        let t = read_nsys(&db).unwrap();
+        let kernels: Vec<KernelRow> = t
+            .kernels
+            .iter()
+            .map(|k| (t.name(k.name), k.ts, k.dur, k.device, k.stream, k.correlation, k.graph_node))
+            .collect();
+        assert_eq!(
+            kernels,
+            vec![
+                ("void at::native::vectorized_elementwise_kernel<4>()", 1.0, 0.25, 1, 13, Some(12), true),
+                ("ampere_sgemm_128x64_nn", 5.0, 2.5, 0, 7, Some(11), false),
+                ("short_kernel", 9.0, 0.1, 0, 7, Some(13), false),
+            ]
+        );
+        let transfers: Vec<TransferRow> =
+            t.transfers.iter().map(|x| (t.name(x.name), x.kind, x.ts, x.dur, x.device, x.bytes)).collect();
+        assert_eq!(
+            transfers,
+            vec![
+                ("Memcpy HtoD", TransferKind::Memcpy, 0.1, 0.5, 0, Some(4096)),
+                ("Memset", TransferKind::Memset, 0.7, 0.1, 1, Some(64)),
+            ]
+        );
+        assert_eq!(t.name(t.launches[&11].name), "cudaLaunchKernel");
+        assert_eq!(t.name(t.launches[&12].name), "cudaGraphLaunch");
+        let [range] = t.annotations.as_slice() else { panic!("{:?}", t.annotations) };
+        assert_eq!((t.name(range.name), range.ts, range.dur, range.gpu), ("forward", 0.0, 10.0, false));
+        assert_eq!(range.pid, (281474993487878 >> 24) & 0xff_ffff);
+        assert_eq!(t.devices.len(), 2);
+        assert_eq!(
+            (t.devices[1].name.as_str(), t.devices[1].warp_size, t.devices[1].num_sms),
+            ("NVIDIA H100 80GB HBM3", Some(32), Some(132))
+        );
+        assert!(t.cpu_ops.is_empty());
+        let p = crate::trace::model::platform::platform(&t);
+        assert_eq!((p.vendor, p.devices), (crate::trace::Vendor::Nvidia, vec!["NVIDIA H100 80GB HBM3".to_string()]));
+    }
+
+    #[test]
+    fn missing_tables_and_columns_read_as_nothing() {
+        let db = export(
+            "DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET; DROP TABLE NVTX_EVENTS; DROP TABLE TARGET_INFO_GPU;
+         ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN graphNodeId;",
+        );
+        let t = read_nsys(&db).unwrap();
+        assert_eq!(t.kernels.len(), 3);
+        assert!(t.kernels.iter().all(|k| !k.graph_node));
+        assert_eq!(t.transfers.len(), 1);
+        assert!(t.annotations.is_empty() && t.devices.is_empty());
+    }
+
+    #[test]
+    fn other_databases_and_damage_are_named() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE customers (id INTEGER); CREATE TABLE orders (id INTEGER);").unwrap();
+        let other = conn.serialize(MAIN_DB).unwrap().to_vec();
+        assert_eq!(read_nsys(&other).unwrap_err(), NsysError::NotNsys { tables: "customers, orders".into() });
+        // Cut to its first page: SQLite finds the tables' pages missing.
+        let db = export("");
+        let e = read_nsys(&db[..4096]).unwrap_err();
+        assert!(matches!(&e, NsysError::Sqlite { .. }), "{e}");
+        // The magic, then noise.
+        let mut noise = SQLITE_MAGIC.to_vec();
+        noise.extend((0..8192).map(|i| (i * 31 % 251) as u8));
+        assert!(matches!(read_nsys(&noise).unwrap_err(), NsysError::Sqlite { .. }));
+        assert_eq!(read_nsys_into(&db, Trace::default(), 1000).unwrap_err(), NsysError::TooLarge { limit: 1000 });
+    }
+
+    #[test]
+    fn a_table_past_its_row_budget_is_refused_before_it_is_read() {
+        let db = export("");
+        let mut e = Export::new(open(&db).unwrap()).unwrap();
+        // StringIds (6 rows) is read first.
+        e.row_limit = 5;
+        assert_eq!(
+            e.read(Trace::default(), 0).unwrap_err().to_string(),
+            "table StringIds has 6 rows, more than the limit of 5"
+        );
+    }
+}
