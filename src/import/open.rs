@@ -268,7 +268,18 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
     let limit = text_budget(detected.kind).unwrap_or(usize::MAX);
     let text = || text(bytes, limit).map_err(|e| fail(e.into()));
     Ok(match detected.kind {
-        kind if kind.analysed_off_the_page() && !READS_LARGE_KINDS => return Err(fail(ReadError::NeedsWorker)),
+        // A pattern and a constant guard, not `kind.analysed_off_the_page()`: the compiler must
+        // see the trace and graph arms below are dead in the page's own build, or the readers
+        // and every trace analysis join the page's first download (about 390 KB).
+        FileKind::KinetoTrace
+        | FileKind::RocprofJson
+        | FileKind::XlaProfile
+        | FileKind::SqliteTrace
+        | FileKind::OpGraph
+            if !READS_LARGE_KINDS =>
+        {
+            return Err(fail(ReadError::NeedsWorker))
+        }
         FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile | FileKind::SqliteTrace => {
             let trace = read_trace_of(detected, bytes)?;
             let (summary, time) = trace_results(&trace, file_name);
