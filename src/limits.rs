@@ -150,6 +150,12 @@ pub const SQLITE_BYTES: usize = 2 << 30;
 /// long training run's export has a few million kernel rows; 50 M is over 10× that.
 pub const NSYS_TABLE_ROWS: u64 = 50_000_000;
 
+/// The SQLite virtual-machine steps all the queries reading one SQLite trace may take. Reading
+/// a table costs a few dozen steps a row, so a real export of [`NSYS_TABLE_ROWS`] rows takes
+/// about 2 G; 2^34 (17 G, about a minute natively) is 10× that. Without it a crafted view (a
+/// recursive query with no end, which a row count cannot see) would run for ever.
+pub const SQLITE_STEPS: u64 = 1 << 34;
+
 /// The longest text a file read whole may have (every kind but a trace, which is streamed and
 /// bounded per item by [`TRACE_ITEM_BYTES`]): op graphs, op traces, simulator tables,
 /// calibration profiles, model and chip configurations. It is enforced while a gzip file is

@@ -32,7 +32,7 @@ use super::model::intern::NameId;
 use super::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
 use super::read::inflate::Inflate;
 use super::read::{EventSink, TraceHeader};
-use crate::limits::{SQLITE_BYTES, TRACE_NAME_BYTES};
+use crate::limits::{SQLITE_BYTES, SQLITE_STEPS, TRACE_NAME_BYTES};
 use sqlite::open;
 pub use sqlite::NsysError;
 use sqlite::{get, span, Export};
@@ -60,7 +60,7 @@ pub fn read_nsys_into<S: EventSink>(bytes: &[u8], sink: S, limit: usize) -> Resu
         inflate.feed(chunk, &mut append)?;
     }
     inflate.finish(&mut append)?;
-    let conn = open(&db)?;
+    let conn = open(&db, SQLITE_STEPS)?;
     let db_bytes = db.len() as u64;
     drop(db);
     let export = Export::new(conn)?;
@@ -343,12 +343,28 @@ mod tests {
     #[test]
     fn a_table_past_its_row_budget_is_refused_before_it_is_read() {
         let db = export("");
-        let mut e = Export::new(open(&db).unwrap()).unwrap();
+        let mut e = Export::new(open(&db, SQLITE_STEPS).unwrap()).unwrap();
         // StringIds (6 rows) is read first.
         e.row_limit = 5;
         assert_eq!(
             e.read(Trace::default(), 0).unwrap_err().to_string(),
             "table StringIds has 6 rows, more than the limit of 5"
         );
+    }
+
+    #[test]
+    fn a_view_that_never_ends_is_stopped_at_the_work_budget() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+             CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE r(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM r)
+               SELECT n AS start, n + 1 AS end FROM r;",
+        )
+        .unwrap();
+        let db = conn.serialize(MAIN_DB).unwrap().to_vec();
+        let e = Export::new(open(&db, 1_000_000).unwrap()).unwrap();
+        let err = e.read(Trace::default(), 0).unwrap_err();
+        assert_eq!(err, NsysError::TooMuchWork { during: "reading table CUPTI_ACTIVITY_KIND_KERNEL".into() });
+        assert!(err.to_string().starts_with("SQLite stopped reading table CUPTI_ACTIVITY_KIND_KERNEL: the queries"));
     }
 }

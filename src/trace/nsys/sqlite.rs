@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use rusqlite::{Connection, OpenFlags, MAIN_DB};
 use thiserror::Error;
 
-use crate::limits::NSYS_TABLE_ROWS;
+use crate::limits::{NSYS_TABLE_ROWS, SQLITE_STEPS};
 use crate::trace::read::inflate::InflateError;
 use crate::units::{format_bytes, group_digits};
 
@@ -24,6 +24,13 @@ pub enum NsysError {
          rocpd database (no kernels view); its tables: {tables}"
     )]
     NotNsys { tables: String },
+    /// The queries passed [`SQLITE_STEPS`]: a view that never ends, or a database far beyond
+    /// any real export.
+    #[error(
+        "SQLite stopped {during}: the queries passed the budget of {} steps of work (a view that never ends?)",
+        group_digits(SQLITE_STEPS)
+    )]
+    TooMuchWork { during: String },
     #[error("table {table} has {} rows, more than the limit of {}", group_digits(*rows), group_digits(*limit))]
     TooManyRows { table: String, rows: u64, limit: u64 },
     #[error(
@@ -46,14 +53,29 @@ impl From<InflateError> for NsysError {
 
 pub(crate) fn sqlite_err(during: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> NsysError {
     let during = during.into();
-    move |e| NsysError::Sqlite { during, message: e.to_string() }
+    move |e| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::OperationInterrupted) => NsysError::TooMuchWork { during },
+        _ => NsysError::Sqlite { during, message: e.to_string() },
+    }
 }
 
-/// The database, read-only, from its bytes.
-pub(crate) fn open(db: &[u8]) -> Result<Connection, NsysError> {
+/// How often (in SQLite virtual-machine steps) the work budget is checked.
+const CHECK_EVERY: i32 = 10_000;
+
+/// The database, read-only, from its bytes, its queries held to `steps` SQLite virtual-machine
+/// steps in all ([`SQLITE_STEPS`]): a table is read in steps proportional to its rows, but a
+/// crafted view (a recursive query with no end) would otherwise run for ever.
+pub(crate) fn open(db: &[u8], steps: u64) -> Result<Connection, NsysError> {
     let mut conn = Connection::open_in_memory_with_flags(OpenFlags::SQLITE_OPEN_READ_WRITE)
         .map_err(sqlite_err("opening an in-memory database"))?;
     conn.deserialize_read_exact(MAIN_DB, db, db.len(), true).map_err(sqlite_err("loading the file's bytes"))?;
+    let max_checks = steps / CHECK_EVERY as u64;
+    let mut checks = 0u64;
+    let over = move || {
+        checks = checks.saturating_add(1);
+        checks > max_checks
+    };
+    conn.progress_handler(CHECK_EVERY, Some(over)).map_err(sqlite_err("setting the work budget"))?;
     Ok(conn)
 }
 
