@@ -10,9 +10,12 @@
 //! gathered (held to [`ROCPROF_JSON_BYTES`]) and parsed at the end by serde into typed records
 //! ([`raw`]): no JSON tree is built, and every key the analysis does not use is skipped.
 //!
-//! What the format lacks: the CPU side. A results file has no framework ops (so no shapes, no
-//! per-op table) unless HIP API tracing was on, and even then no op names: kernels are
-//! unattributed, and the views that need ops say the trace has none.
+//! HIP and RCCL API records, where traced (`--hip-trace`, `--rccl-trace`), become launch calls
+//! keyed by their correlation id (named from `strings.buffer_records`), which the dispatches
+//! they launched share.
+//!
+//! What the format lacks: framework ops. A results file has no PyTorch ops, so no shapes and
+//! no per-op table: kernels are unattributed, and the views that need ops say the trace has none.
 //!
 //! ```
 //! use fusionscope::trace::rocprof::read_rocprof;
@@ -35,7 +38,7 @@ use rustc_hash::FxHashMap;
 use thiserror::Error;
 
 use super::model::intern::NameId;
-use super::model::{DeviceProperties, Kernel, Trace, Transfer, TransferKind};
+use super::model::{DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
 use super::read::inflate::{Inflate, InflateError};
 use super::read::{EventSink, TraceHeader};
 use crate::limits::{ROCPROF_JSON_BYTES, TRACE_NAME_BYTES};
@@ -222,6 +225,31 @@ fn emit<S: EventSink>(
         };
         sink.kernel(names, kernel);
     }
+    // HIP and RCCL API calls: the launch calls of the kernels with their correlation id.
+    header.event_count =
+        header.event_count.saturating_add(records.hip_api.len() as u64).saturating_add(records.rccl_api.len() as u64);
+    if S::CPU_SIDE {
+        let kinds = &tool.strings.buffer_records;
+        for call in records.hip_api.iter().chain(&records.rccl_api) {
+            let Some(correlation) = nonzero(call.correlation_id.internal) else { continue };
+            let names_of = kinds.get(call.kind as usize);
+            let name = match names_of.and_then(|k| k.operations.get(call.operation as usize)) {
+                Some(op) => names.intern(op),
+                None => {
+                    let kind = names_of.and_then(|k| k.kind.as_deref()).unwrap_or("API");
+                    names.intern(&format!("{kind} operation #{}", call.operation))
+                }
+            };
+            let launch = Launch {
+                name,
+                kernel: None,
+                external_id: nonzero(call.correlation_id.external),
+                ts: call.start_timestamp as f64 / 1000.0,
+                tid: call.thread_id,
+            };
+            sink.launch(correlation, launch);
+        }
+    }
     for c in &records.memory_copy {
         let name = names.intern(COPY_NAMES.get(c.operation as usize).copied().unwrap_or("MEMORY_COPY"));
         let (ts, dur) = span(c.start_timestamp, c.end_timestamp);
@@ -406,5 +434,28 @@ mod tests {
         gz.write_all(TWO_PROCESSES.as_bytes()).unwrap();
         let gz = gz.finish().unwrap();
         assert!(matches!(read_rocprof(&gz[..gz.len() - 9]).unwrap_err(), RocprofError::Gzip { .. }));
+    }
+
+    #[test]
+    fn hip_and_rccl_calls_become_launches_named_from_the_strings() {
+        let text = r#"{"rocprofiler-sdk-tool": {
+          "strings": {"buffer_records": [{"kind": "NONE", "operations": []}, {"kind": "A", "operations": []},
+            {"kind": "B", "operations": []}, {"kind": "C", "operations": []}, {"kind": "D", "operations": []},
+            {"kind": "HIP_RUNTIME_API", "operations": ["hipApiName", "hipLaunchKernel"]}]},
+          "kernel_symbols": [{"kernel_id": 1, "formatted_kernel_name": "k"}],
+          "buffer_records": {
+            "kernel_dispatch": [{"start_timestamp": 5000, "end_timestamp": 6000, "correlation_id": {"internal": 7, "external": 0},
+              "dispatch_info": {"kernel_id": 1}}],
+            "hip_api": [{"kind": 5, "operation": 1, "correlation_id": {"internal": 7, "external": 3}, "start_timestamp": 4000,
+              "end_timestamp": 4500, "thread_id": 42}],
+            "rccl_api": [{"kind": 14, "operation": 2, "correlation_id": {"internal": 8, "external": 0}, "start_timestamp": 4600,
+              "thread_id": 42}]}}}"#;
+        let t = read_rocprof(text.as_bytes()).unwrap();
+        let l = &t.launches[&7];
+        assert_eq!((t.name(l.name), l.ts, l.tid, l.external_id), ("hipLaunchKernel", 4.0, 42, Some(3)));
+        assert_eq!(t.kernels[0].correlation, Some(7));
+        // A kind the strings do not list: named by its number.
+        assert_eq!(t.name(t.launches[&8].name), "API operation #2");
+        assert_eq!(t.event_count, 3);
     }
 }

@@ -64,6 +64,26 @@ pub(super) struct Tool<'a> {
     #[serde(borrow)]
     pub kernel_symbols: Symbols<'a>,
     pub buffer_records: BufferRecords,
+    #[serde(borrow)]
+    pub strings: Strings<'a>,
+}
+
+/// `strings`: the names of each buffer-record kind's operations, the list indexed by the
+/// kind's number (`KERNEL_DISPATCH` is 11, `HIP_RUNTIME_API` 5, `RCCL_API` 14, …).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct Strings<'a> {
+    #[serde(borrow)]
+    pub buffer_records: Vec<KindNames<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct KindNames<'a> {
+    #[serde(borrow)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub operations: Vec<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -157,6 +177,19 @@ impl<'de: 'a, 'a> Deserialize<'de> for Symbols<'a> {
 pub(super) struct BufferRecords {
     pub kernel_dispatch: Vec<Dispatch>,
     pub memory_copy: Vec<MemoryCopy>,
+    pub hip_api: Vec<ApiCall>,
+    pub rccl_api: Vec<ApiCall>,
+}
+
+/// A HIP or RCCL API call (times in ns): the launch side of its kernels' correlation id.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct ApiCall {
+    pub kind: u32,
+    pub operation: u32,
+    pub correlation_id: Correlation,
+    pub start_timestamp: u64,
+    pub thread_id: i64,
 }
 
 #[derive(Deserialize, Default, Clone, Copy)]
