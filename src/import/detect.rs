@@ -439,4 +439,34 @@ mod tests {
             let _ = unrecognised_reason(&bytes);
         }
     }
+
+    #[test]
+    fn other_profilers_outputs_by_content() {
+        // A rocprofv3 results file, cut anywhere after its key.
+        let head = br#"{"rocprofiler-sdk-tool": [{"metadata": {"pid": 908, "command": ["python"#;
+        assert_eq!(detect_kind(head), FileKind::RocprofJson);
+        // SQLite by its magic, whatever follows.
+        assert_eq!(detect_kind(b"SQLite format 3\0\x10\x00\x01\x01"), FileKind::SqliteTrace);
+        assert_eq!(detect_kind(b"SQLite format 2\0"), FileKind::Unknown);
+        // An XSpace whose first plane has an id, then a name.
+        assert_eq!(detect_kind(b"\x0a\x20\x08\x01\x12\x0d/device:GPU:0"), FileKind::XlaProfile);
+        assert_eq!(detect_kind(b"\x0a\xa1\xf0\x08\x12\x0e/host:metadata"), FileKind::XlaProfile);
+        // Text that starts with a line break (0x0a, protobuf's field-1 tag) stays text.
+        let optrace = b"\n0:0:0 %1:<2xf16> = a.b.add(%0:<2xf16>)\n";
+        assert_eq!(detect_kind(optrace), FileKind::OpTrace);
+        // Protobuf of another shape is no profile.
+        assert_eq!(detect_kind(b"\x0a\x05\x12\x03abc"), FileKind::Unknown);
+        for kind in [FileKind::RocprofJson, FileKind::XlaProfile, FileKind::SqliteTrace] {
+            assert!(kind.is_trace() && kind.analysed_off_the_page(), "{kind:?}");
+        }
+        // The shared files, each by its first 64 KiB.
+        for (path, kind) in [
+            ("formats/rocprofv3/tracelens_mi350x_results.json.gz", FileKind::RocprofJson),
+            ("formats/xplane/tracelens_jax_conv_mi300x.xplane.pb", FileKind::XlaProfile),
+            ("formats/nsys/pipit_saxpy_mpi_a100.sqlite", FileKind::SqliteTrace),
+        ] {
+            let bytes = data(path);
+            assert_eq!(detect_kind(&bytes[..DETECT_BYTES]), kind, "{path}");
+        }
+    }
 }
