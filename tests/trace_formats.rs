@@ -327,3 +327,22 @@ fn summary_only_gives_each_formats_kernels_and_gpu_time() {
         assert!((gpu - summary.platforms[0].gpu_time_us).abs() < 1e-3, "{rel}: {gpu}");
     }
 }
+
+#[test]
+fn the_workers_slices_give_the_whole_files_result() {
+    // The page's worker feeds a file in slices; the result must not depend on them.
+    for rel in [ROCPROF, XPLANE, NSYS] {
+        let bytes = data_bytes(rel);
+        let (whole, summary, _) = opened(rel);
+        for n in [4096, 1 << 20] {
+            let name = rel.rsplit('/').next().unwrap();
+            match fusionscope::import::open_in_slices(name, &bytes, n) {
+                Ok(Imported::Trace { trace, summary: s, .. }) => {
+                    assert_eq!(trace.kernels, whole.kernels, "{rel} in slices of {n}");
+                    assert_eq!(s.platforms, summary.platforms, "{rel} in slices of {n}");
+                }
+                other => panic!("{rel}: {other:?}"),
+            }
+        }
+    }
+}
