@@ -126,6 +126,36 @@ pub const TRACE_KEY_BYTES: usize = 4 * 1024;
 /// so a crafted `[[[[…` is refused by the scanner with the place, before anything parses it.
 pub const TRACE_NESTING_DEPTH: u32 = 64;
 
+/// The longest JSON text (after decompression) of a rocprofv3 results file. Its dispatches name
+/// their kernels and GPUs by ids resolved elsewhere in the file, so the text is held whole while
+/// it is parsed (into typed records, no JSON tree), about 850 bytes per dispatch: the MI350X
+/// training run in tests/data/formats (43,915 dispatches) is 37.5 MB. 1 GiB is 28× that
+/// (about 1.2 M dispatches) and, with the records parsed from it, fits the page worker's 4 GiB.
+pub const ROCPROF_JSON_BYTES: usize = 1 << 30;
+
+/// The largest XLA profile (`*.xplane.pb`, after decompression). Protobuf is decoded whole (a
+/// message's fields may come in any order), into about three times its size; the 8-GPU JAX
+/// profile in tests/data/formats is 268 KB, and a profile of a long training step tens of MB.
+/// 512 MiB keeps the decoded messages within the page worker's 4 GiB. A length that claims
+/// more than the bytes left is refused by the decoder before anything is allocated for it.
+pub const XPLANE_BYTES: usize = 512 * 1024 * 1024;
+
+/// The largest SQLite database (an Nsight Systems export) read. SQLite reads it from memory, so
+/// it is held whole: the A100 export in tests/data/formats is 1.6 MB; an export of a long
+/// multi-GPU run is hundreds of MB. 2 GiB leaves room for those and fits a 64-bit process.
+pub const SQLITE_BYTES: usize = 2 << 30;
+
+/// The most rows one table of an SQLite export may have; each is counted before it is read,
+/// so a database claiming billions of rows is refused at once instead of read for hours. A
+/// long training run's export has a few million kernel rows; 50 M is over 10× that.
+pub const NSYS_TABLE_ROWS: u64 = 50_000_000;
+
+/// The SQLite virtual-machine steps all the queries reading one SQLite trace may take. Reading
+/// a table costs a few dozen steps a row, so a real export of [`NSYS_TABLE_ROWS`] rows takes
+/// about 2 G; 2^34 (17 G, about a minute natively) is 10× that. Without it a crafted view (a
+/// recursive query with no end, which a row count cannot see) would run for ever.
+pub const SQLITE_STEPS: u64 = 1 << 34;
+
 /// The longest text a file read whole may have (every kind but a trace, which is streamed and
 /// bounded per item by [`TRACE_ITEM_BYTES`]): op graphs, op traces, simulator tables,
 /// calibration profiles, model and chip configurations. It is enforced while a gzip file is

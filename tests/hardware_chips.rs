@@ -38,7 +38,8 @@ fn known_peaks() {
     assert_eq!((h100.peak_flops, h100.hbm_bandwidth), (989.4e12, 3.35e12));
     assert!(h100.source.contains("datasheet"));
     assert_eq!(all_presets().len(), preset_names().len());
-    assert_eq!(preset_names().len(), 16);
+    // 7 TPUs, 15 GPUs.
+    assert_eq!(preset_names().len(), 22);
     for c in all_presets() {
         assert!(c.peak_flops > 1e13 && c.hbm_bandwidth > 1e11 && !c.source.is_empty(), "{}", c.name);
     }

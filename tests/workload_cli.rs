@@ -116,9 +116,10 @@ fn simcsv_subcommand_groups_by_fusion_index() {
 
 #[test]
 fn errors_are_one_line_and_name_the_input() {
-    let (code, _, err) = run(&["model", "--model", "llama3-8b", "--chip", "v100"]);
+    // P100: a chip no preset covers (V100 now has one).
+    let (code, _, err) = run(&["model", "--model", "llama3-8b", "--chip", "p100"]);
     assert_eq!(code, 2);
-    assert!(err.starts_with("fusionscope: --chip v100: no such file, and not a chip preset"), "{err}");
+    assert!(err.starts_with("fusionscope: --chip p100: no such file, and not a chip preset"), "{err}");
     assert_eq!(err.lines().count(), 1);
     let (code, _, err) = run(&["model", "--model", "nope-7b", "--chip", "h100"]);
     assert_eq!(code, 2);

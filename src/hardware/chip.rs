@@ -361,7 +361,7 @@ const MI300_PEAKS: &[(PeakKey, f64)] = &[
 /// tensor-core peaks with 2:4 sparsity; the dense figure is half of it. AMD lists dense peaks.
 /// Vector bf16/fp16 rates are not on these datasheets; PyTorch's elementwise kernels compute in
 /// fp32 anyway, so those rows use the fp32 vector peak ([`Peaks::lookup`]).
-const GPUS: [GpuPreset; 9] = [
+const GPUS: [GpuPreset; 15] = [
     GpuPreset {
         key: "a100",
         name: "A100 SXM 80GB",
@@ -479,6 +479,91 @@ const GPUS: [GpuPreset; 9] = [
         peaks: MI300_PEAKS,
         source: "AMD Instinct MI325X datasheet: FP8 2,614.9, BF16/FP16 1,307.4, TF32 653.7, FP32/FP64 matrix \
                  163.4, FP32 vector 163.4, FP64 vector 81.7 TFLOPS; 6 TB/s",
+    },
+    GpuPreset {
+        key: "a10040gb",
+        name: "A100 40GB",
+        tflops: 312.0,
+        tb_per_s: 1.555,
+        peaks: &[
+            (m(Bf16), 312.0),
+            (m(Fp16), 312.0),
+            (m(Tf32), 156.0),
+            (m(Fp64), 19.5),
+            (v(Fp32), 19.5),
+            (v(Fp64), 9.7),
+        ],
+        source: "NVIDIA A100 Tensor Core GPU datasheet (40GB, PCIe and SXM alike): BF16/FP16 312, TF32 156, FP64 \
+                 tensor 19.5, FP32 19.5, FP64 9.7 TFLOPS dense; 1,555 GB/s",
+    },
+    GpuPreset {
+        key: "h800",
+        name: "H800 SXM",
+        tflops: 989.4,
+        tb_per_s: 3.35,
+        peaks: &[
+            (m(Fp8), 1978.9),
+            (m(Bf16), 989.4),
+            (m(Fp16), 989.4),
+            (m(Tf32), 494.7),
+            (m(Fp64), 1.0),
+            (v(Fp32), 67.0),
+            (v(Fp64), 1.0),
+        ],
+        source: "NVIDIA H800 Tensor Core GPU datasheet (SXM): FP8 3,958 / BF16 1,979 / TF32 989 TFLOPS sparse \
+                 (half dense), FP64 and FP64 tensor 1, FP32 67 TFLOPS; 3.35 TB/s",
+    },
+    GpuPreset {
+        key: "v100",
+        name: "V100 SXM2",
+        tflops: 125.0,
+        tb_per_s: 0.9,
+        peaks: &[(m(Fp16), 125.0), (v(Fp32), 15.7), (v(Fp64), 7.8)],
+        source: "NVIDIA Tesla V100 datasheet (SXM2): tensor (FP16) 125, FP32 15.7, FP64 7.8 TFLOPS; 900 GB/s. \
+                 No bf16: the FP16 tensor peak stands in for the matrix peak",
+    },
+    GpuPreset {
+        key: "rtx4090",
+        name: "RTX 4090",
+        tflops: 165.2,
+        tb_per_s: 1.008,
+        peaks: &[(m(Bf16), 165.2), (m(Fp16), 165.2), (v(Fp32), 82.6)],
+        source: "NVIDIA Ada Lovelace architecture whitepaper (GeForce RTX 4090): FP16/BF16 tensor with FP32 \
+                 accumulate 165.2 TFLOPS dense, FP32 82.6 TFLOPS; 1,008 GB/s",
+    },
+    GpuPreset {
+        key: "mi350x",
+        name: "MI350X",
+        tflops: 2306.9,
+        tb_per_s: 8.0,
+        peaks: &[
+            (m(Fp8), 4613.7),
+            (m(Bf16), 2306.9),
+            (m(Fp16), 2306.9),
+            (m(Fp32), 144.2),
+            (m(Fp64), 72.1),
+            (v(Fp32), 144.2),
+            (v(Fp64), 72.1),
+        ],
+        source: "AMD Instinct MI350X datasheet: FP8 4,613.7, BF16/FP16 2,306.9, FP32 matrix 144.2, FP64 matrix \
+                 72.1, FP32 vector 144.2, FP64 vector 72.1 TFLOPS dense; 8 TB/s",
+    },
+    GpuPreset {
+        key: "mi355x",
+        name: "MI355X",
+        tflops: 2516.6,
+        tb_per_s: 8.0,
+        peaks: &[
+            (m(Fp8), 5033.2),
+            (m(Bf16), 2516.6),
+            (m(Fp16), 2516.6),
+            (m(Fp32), 157.3),
+            (m(Fp64), 78.6),
+            (v(Fp32), 157.3),
+            (v(Fp64), 78.6),
+        ],
+        source: "AMD Instinct MI355X datasheet: FP8 5,033.2, BF16/FP16 2,516.6, FP32 matrix 157.3, FP64 matrix \
+                 78.6, FP32 vector 157.3, FP64 vector 78.6 TFLOPS dense; 8 TB/s",
     },
 ];
 

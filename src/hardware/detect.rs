@@ -14,10 +14,23 @@ pub fn preset_of_device(device: &str) -> Option<&'static str> {
     let d: String = device.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>().to_ascii_lowercase();
     let has = |s: &str| d.contains(s);
     // Most specific first: "MI300X" before "MI300", "H100 PCIe" before "H100".
-    let key = if has("mi325x") {
+    let key = if has("mi355x") {
+        "mi355x"
+    } else if has("mi350x") {
+        "mi350x"
+    } else if has("mi325x") {
         "mi325x"
     } else if has("mi300x") {
         "mi300x"
+    } else if has("computecapability94") && has("304cores") && (has("192gib") || has("256gib")) {
+        // An XLA profile's GPU (`AMD GPU (compute capability 9.4, 304 cores, 192 GiB)`, named
+        // by `trace::xplane` from the plane's stats): gfx942 with 304 CUs is an MI300X (192 GB)
+        // or MI325X (256 GB); MI300A has 228 CUs.
+        if has("192gib") {
+            "mi300x"
+        } else {
+            "mi325x"
+        }
     } else if has("mi250x") || has("mi250") {
         "mi250x"
     } else if has("h200") {
@@ -31,8 +44,18 @@ pub fn preset_of_device(device: &str) -> Option<&'static str> {
         "h100"
     } else if has("b200") {
         "b200"
-    } else if has("a100") && !has("40gb") && !has("pcie") {
+    } else if has("h800") {
+        "h800"
+    } else if has("a100") && has("40gb") {
+        // The 40GB part, PCIe or SXM: the datasheet gives both the same peaks and bandwidth.
+        "a10040gb"
+    } else if has("a100") && !has("pcie") {
         "a100"
+    } else if has("v100") && !has("pcie") {
+        // `Tesla V100-SXM2-32GB`; the PCIe card's peaks are lower (no preset).
+        "v100"
+    } else if has("rtx4090") {
+        "rtx4090"
     } else {
         return None;
     };
@@ -84,11 +107,33 @@ mod tests {
         assert_eq!(preset_of_device("NVIDIA H100 NVL"), Some("h100nvl"));
         assert_eq!(preset_of_device("NVIDIA H200"), Some("h200"));
         assert_eq!(preset_of_device("AMD Instinct MI325X"), Some("mi325x"));
-        assert_eq!(preset_of_device("NVIDIA A100-PCIE-40GB"), None);
+        assert_eq!(preset_of_device("NVIDIA A100-PCIE-40GB"), Some("a10040gb"));
+        // Names the other profilers' formats give (tests/data/formats).
+        assert_eq!(preset_of_device("NVIDIA A100-SXM4-40GB"), Some("a10040gb"));
+        assert_eq!(preset_of_device("AMD Instinct MI350X"), Some("mi350x"));
+        assert_eq!(preset_of_device("AMD GPU (compute capability 9.4, 304 cores, 192 GiB)"), Some("mi300x"));
+        assert_eq!(preset_of_device("AMD GPU (compute capability 9.4, 228 cores, 128 GiB)"), None);
+        assert_eq!(preset_of_device("AMD Instinct MI355X"), Some("mi355x"));
+        assert_eq!(preset_of_device("NVIDIA H800"), Some("h800"));
+        assert_eq!(preset_of_device("Tesla V100-SXM2-32GB"), Some("v100"));
+        assert_eq!(preset_of_device("Tesla V100-PCIE-16GB"), None);
+        assert_eq!(preset_of_device("NVIDIA GeForce RTX 4090"), Some("rtx4090"));
+        assert_eq!(preset_of_device("NVIDIA A100-PCIE-80GB"), None);
         // Every preset a device maps to is a GPU preset.
         let gpus = crate::hardware::gpu_preset_names();
-        for name in ["NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200", "AMD Instinct MI325X", "AMD Instinct MI250X"]
-        {
+        for name in [
+            "NVIDIA H100 PCIe",
+            "NVIDIA H100 NVL",
+            "NVIDIA H200",
+            "AMD Instinct MI325X",
+            "AMD Instinct MI250X",
+            "AMD Instinct MI350X",
+            "AMD Instinct MI355X",
+            "NVIDIA H800",
+            "Tesla V100-SXM2-32GB",
+            "NVIDIA A100-SXM4-40GB",
+            "NVIDIA GeForce RTX 4090",
+        ] {
             assert!(gpus.contains(&preset_of_device(name).unwrap()), "{name}");
         }
     }

@@ -21,6 +21,15 @@ pub enum FileKind {
     Gzip,
     /// PyTorch-profiler (Kineto) Chrome-trace JSON: an object with `traceEvents`.
     KinetoTrace,
+    /// rocprofv3's results JSON (`--output-format json`): an object with `rocprofiler-sdk-tool`.
+    RocprofJson,
+    /// An SQLite database (by its magic bytes), read as an Nsight Systems export
+    /// (`nsys export --type sqlite`) or rocprofv3's rocpd database, told apart by their tables
+    /// when read; a database of another tool is refused then.
+    SqliteTrace,
+    /// An XLA/JAX profile (`*.xplane.pb`): an `XSpace` protobuf whose first plane is named
+    /// `/host:…`, `/device:…` or `Task Environment`.
+    XlaProfile,
     /// Op-graph JSON (docs/fusion-rules.md): an object with `ops` or an array of ops.
     OpGraph,
     /// Op trace text (docs/optrace.md): lines `N:N:N %id:<shape> = op(...)`.
@@ -41,7 +50,12 @@ impl FileKind {
     /// Kinds whose files can be hundreds of megabytes: the page reads and analyses them in its
     /// analysis worker. The others are small inputs the page's thread opens from their bytes.
     pub fn analysed_off_the_page(self) -> bool {
-        matches!(self, FileKind::KinetoTrace | FileKind::OpGraph)
+        matches!(self, FileKind::KinetoTrace | FileKind::OpGraph) || self.is_trace()
+    }
+
+    /// Kinds read into the format-neutral trace (`crate::trace::Trace`): a profiler's output.
+    pub fn is_trace(self) -> bool {
+        matches!(self, FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile | FileKind::SqliteTrace)
     }
 
     /// The kind in words, for messages.
@@ -49,6 +63,9 @@ impl FileKind {
         match self {
             FileKind::Gzip => "a gzip file",
             FileKind::KinetoTrace => "a PyTorch-profiler (Kineto) trace",
+            FileKind::RocprofJson => "a rocprofv3 results file (JSON)",
+            FileKind::XlaProfile => "an XLA/JAX profile (xplane protobuf)",
+            FileKind::SqliteTrace => "an SQLite database (Nsight Systems export or rocpd)",
             FileKind::OpGraph => "an op graph (JSON)",
             FileKind::OpTrace => "an op trace (text)",
             FileKind::SimOpsCsv => "a simulator op table (CSV)",
@@ -104,7 +121,16 @@ fn inflate_prefix(gz: &[u8], limit: usize) -> Vec<u8> {
     out
 }
 
+/// The first 16 bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
 fn detect_plain(bytes: &[u8]) -> FileKind {
+    if bytes.starts_with(SQLITE_MAGIC) {
+        return FileKind::SqliteTrace;
+    }
+    if crate::trace::xplane::looks_like_xspace(bytes) {
+        return FileKind::XlaProfile;
+    }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
     match start.map(|i| bytes[i]) {
@@ -113,6 +139,8 @@ fn detect_plain(bytes: &[u8]) -> FileKind {
             let has = |k: &str| keys.iter().any(|x| x == k);
             if has("traceEvents") || (has("schemaVersion") && has("deviceProperties")) {
                 FileKind::KinetoTrace
+            } else if has("rocprofiler-sdk-tool") {
+                FileKind::RocprofJson
             } else if has("ops") {
                 FileKind::OpGraph
             } else if CALIBRATION_KEYS.iter().any(|k| has(k)) {
@@ -267,7 +295,7 @@ pub fn unrecognised_reason(first_bytes: &[u8]) -> String {
             } else {
                 let shown: Vec<String> = keys.iter().take(6).map(|k| format!("\"{k}\"")).collect();
                 format!(
-                    "it is a JSON object with keys {}{} but none that marks a known kind (\"ops\", \"traceEvents\", calibration figures)",
+                    "it is a JSON object with keys {}{} but none that marks a known kind (\"ops\", \"traceEvents\", \"rocprofiler-sdk-tool\", calibration figures)",
                     shown.join(", "),
                     if keys.len() > 6 { ", …" } else { "" }
                 )
@@ -409,6 +437,36 @@ mod tests {
         fn never_panics_on_any_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400)) {
             let _ = detect(&bytes);
             let _ = unrecognised_reason(&bytes);
+        }
+    }
+
+    #[test]
+    fn other_profilers_outputs_by_content() {
+        // A rocprofv3 results file, cut anywhere after its key.
+        let head = br#"{"rocprofiler-sdk-tool": [{"metadata": {"pid": 908, "command": ["python"#;
+        assert_eq!(detect_kind(head), FileKind::RocprofJson);
+        // SQLite by its magic, whatever follows.
+        assert_eq!(detect_kind(b"SQLite format 3\0\x10\x00\x01\x01"), FileKind::SqliteTrace);
+        assert_eq!(detect_kind(b"SQLite format 2\0"), FileKind::Unknown);
+        // An XSpace whose first plane has an id, then a name.
+        assert_eq!(detect_kind(b"\x0a\x20\x08\x01\x12\x0d/device:GPU:0"), FileKind::XlaProfile);
+        assert_eq!(detect_kind(b"\x0a\xa1\xf0\x08\x12\x0e/host:metadata"), FileKind::XlaProfile);
+        // Text that starts with a line break (0x0a, protobuf's field-1 tag) stays text.
+        let optrace = b"\n0:0:0 %1:<2xf16> = a.b.add(%0:<2xf16>)\n";
+        assert_eq!(detect_kind(optrace), FileKind::OpTrace);
+        // Protobuf of another shape is no profile.
+        assert_eq!(detect_kind(b"\x0a\x05\x12\x03abc"), FileKind::Unknown);
+        for kind in [FileKind::RocprofJson, FileKind::XlaProfile, FileKind::SqliteTrace] {
+            assert!(kind.is_trace() && kind.analysed_off_the_page(), "{kind:?}");
+        }
+        // The shared files, each by its first 64 KiB.
+        for (path, kind) in [
+            ("formats/rocprofv3/tracelens_mi350x_results.json.gz", FileKind::RocprofJson),
+            ("formats/xplane/tracelens_jax_conv_mi300x.xplane.pb", FileKind::XlaProfile),
+            ("formats/nsys/pipit_saxpy_mpi_a100.sqlite", FileKind::SqliteTrace),
+        ] {
+            let bytes = data(path);
+            assert_eq!(detect_kind(&bytes[..DETECT_BYTES]), kind, "{path}");
         }
     }
 }

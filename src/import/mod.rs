@@ -15,7 +15,9 @@ use crate::limits::WHOLE_FILE_TEXT_BYTES;
 use crate::units::{format_bytes, group_digits};
 
 pub use detect::{detect, detect_kind, unrecognised_reason, Detected, FileKind, DETECT_BYTES};
-pub use open::{open_in_slices, open_whole, FileOpener, Imported, OpenError, ReadError, READS_LARGE_KINDS};
+pub use open::{
+    open_in_slices, open_whole, read_trace_of, FileOpener, Imported, OpenError, ReadError, READS_LARGE_KINDS,
+};
 
 /// Why a file's content cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -54,6 +56,10 @@ pub fn text_budget(kind: FileKind) -> Option<usize> {
         | FileKind::Calibration
         | FileKind::ModelConfig
         | FileKind::Chip => Some(WHOLE_FILE_TEXT_BYTES),
+        // Gathered whole, then parsed: the reader's own budget for its text.
+        FileKind::RocprofJson => Some(crate::limits::ROCPROF_JSON_BYTES),
+        FileKind::XlaProfile => Some(crate::limits::XPLANE_BYTES),
+        FileKind::SqliteTrace => Some(crate::limits::SQLITE_BYTES),
         FileKind::KinetoTrace | FileKind::Gzip | FileKind::Unknown => None,
     }
 }

@@ -19,8 +19,10 @@ use crate::fusion::{analyze, AnalysisReport, OpGraph};
 use crate::hardware::{parse_chip, Chip, ChipError};
 use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
+use crate::trace::rocprof::{read_rocprof, RocprofError};
 use crate::trace::summary::{summarize_classified, ClassifiedTrace};
 use crate::trace::time::report::{add_fusion, recorded_cost, time_report, TraceTime};
+use crate::trace::xplane::{read_xplane, XplaneError};
 use crate::trace::{classify, Trace, TraceError, TraceReader, TraceSummary};
 use crate::workload::{parse_model_config, WorkloadError};
 
@@ -65,6 +67,20 @@ pub enum ReadError {
     #[error(transparent)]
     Trace(#[from] TraceError),
     #[error(transparent)]
+    Rocprof(#[from] RocprofError),
+    #[error(transparent)]
+    Xplane(#[from] XplaneError),
+    #[cfg(not(target_arch = "wasm32"))]
+    #[error(transparent)]
+    Nsys(#[from] crate::trace::nsys::NsysError),
+    /// An Nsight Systems SQLite export reached the page, whose worker has no SQLite.
+    #[error(
+        "this build reads SQLite traces (Nsight Systems exports, rocpd databases) on the command line only \
+         (`fusionscope trace FILE`): SQLite is C code, and the page's worker is built without a C compiler for \
+         WebAssembly"
+    )]
+    NativeOnly,
+    #[error(transparent)]
     OpTrace(#[from] OptraceError),
     #[error(transparent)]
     SimTable(#[from] SimCsvError),
@@ -74,6 +90,9 @@ pub enum ReadError {
     ModelConfig(#[from] WorkloadError),
     #[error(transparent)]
     Chip(#[from] ChipError),
+    /// A file of a kind that is not a profiler's output was given where a trace was wanted.
+    #[error("it is {0}, not a profiler's trace")]
+    NotATrace(&'static str),
     /// A trace or op graph reached a build that does not read them ([`READS_LARGE_KINDS`]).
     #[error(
         "this page reads traces and op graphs in its analysis worker, which could not start in this browser \
@@ -96,6 +115,9 @@ impl OpenError {
         let (what, verb) = match self.detected.kind {
             FileKind::KinetoTrace => ("a PyTorch-profiler trace", "read"),
             FileKind::OpGraph => ("an op graph", "analysed"),
+            FileKind::RocprofJson => ("a rocprofv3 results file", "read"),
+            FileKind::XlaProfile => ("an XLA/JAX profile", "read"),
+            FileKind::SqliteTrace => ("an SQLite database", "read"),
             FileKind::OpTrace => ("an op trace", "read"),
             FileKind::SimOpsCsv => ("a simulator op table", "read"),
             kind => (kind.describe(), "read"),
@@ -246,9 +268,20 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
     let limit = text_budget(detected.kind).unwrap_or(usize::MAX);
     let text = || text(bytes, limit).map_err(|e| fail(e.into()));
     Ok(match detected.kind {
-        FileKind::KinetoTrace | FileKind::OpGraph if !READS_LARGE_KINDS => return Err(fail(ReadError::NeedsWorker)),
-        FileKind::KinetoTrace => {
-            let trace = crate::trace::read_trace(bytes).map_err(|e| fail(e.into()))?;
+        // A pattern and a constant guard, not `kind.analysed_off_the_page()`: the compiler must
+        // see the trace and graph arms below are dead in the page's own build, or the readers
+        // and every trace analysis join the page's first download (about 390 KB).
+        FileKind::KinetoTrace
+        | FileKind::RocprofJson
+        | FileKind::XlaProfile
+        | FileKind::SqliteTrace
+        | FileKind::OpGraph
+            if !READS_LARGE_KINDS =>
+        {
+            return Err(fail(ReadError::NeedsWorker))
+        }
+        FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile | FileKind::SqliteTrace => {
+            let trace = read_trace_of(detected, bytes)?;
             let (summary, time) = trace_results(&trace, file_name);
             Imported::Trace { trace, summary, time }
         }
@@ -279,6 +312,23 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
             Imported::Unrecognised { detected, reason: unrecognised_reason(&bytes[..bytes.len().min(DETECT_BYTES)]) }
         }
     })
+}
+
+/// A whole profiler output of a trace kind, held in memory, read into the format-neutral
+/// trace: the one dispatch over the profiler formats, which the command line uses too (it
+/// streams a Kineto trace itself, in slices, and hands every other format here).
+pub fn read_trace_of(detected: Detected, bytes: &[u8]) -> Result<Trace, OpenError> {
+    let fail = |error: ReadError| OpenError { detected, error };
+    match detected.kind {
+        FileKind::KinetoTrace => crate::trace::read_trace(bytes).map_err(|e| fail(e.into())),
+        FileKind::RocprofJson => read_rocprof(bytes).map_err(|e| fail(e.into())),
+        FileKind::XlaProfile => read_xplane(bytes).map_err(|e| fail(e.into())),
+        #[cfg(not(target_arch = "wasm32"))]
+        FileKind::SqliteTrace => crate::trace::nsys::read_nsys(bytes).map_err(|e| fail(e.into())),
+        #[cfg(target_arch = "wasm32")]
+        FileKind::SqliteTrace => Err(fail(ReadError::NativeOnly)),
+        kind => Err(fail(ReadError::NotATrace(kind.describe()))),
+    }
 }
 
 /// Opens a whole file held in memory.

@@ -6,11 +6,16 @@
 //! | [`model`] | the format-neutral trace: kernels, copies, CPU ops with shapes, launches, annotations, devices; names interned; vendor and devices ([`model::platform`]); kernel → op links ([`model::links`]) |
 //! | [`read`] | reading whatever the format: plain or gzip input, the [`EventSink`] events stream into, the summary-only fold, the wire form between page workers |
 //! | [`kineto`] | the PyTorch profiler's (Kineto) JSON reader: the only code that knows Kineto's keys |
+//! | `nsys` | Nsight Systems SQLite exports: kernels, copies, runtime calls, NVTX ranges, GPUs; opens every SQLite file (native only: SQLite is C) |
+//! | `rocpd` | rocprofv3's rocpd SQLite database, through its `kernels`, `memory_copies` and `rocpd_info_agent` views (native only) |
+//! | [`rocprof`] | rocprofv3's results JSON reader: kernel dispatches, kernel symbols, agents, memory copies |
+//! | [`xplane`] | XLA/JAX profiles (`*.xplane.pb`, XSpace protobuf): GPU planes, stream lines, kernels and copies, HLO ops; the schema and its licence beside it |
 //! | [`classify`](mod@classify) | kernel name → category and fused components; the rule table; Inductor names |
 //! | [`summary`](mod@summary) | the single-trace summary: platform, categories, kernels, fused kernels |
 //! | [`compare`](mod@compare) | two traces: the AMD-vs-NVIDIA kernel mapping, fusion differences, aligned layers, which two to pair |
 //! | [`structure`] | serving traces: steps, phases, decoder layers; the sequence alignment they use |
 //! | [`capture`] | graph-capture traces joined to their replays |
+//! | [`ranks`] | the ranks of one distributed job: per-rank fold, collectives matched across ranks, clocks, stragglers (`docs/ranks.md`) |
 //! | [`fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
 //! | [`exec_trace`] | PyTorch Execution Traces (Chakra ET JSON): exact tensor data flow for the fusion groups |
 //! | [`time`] | where the time goes: GPU timeline, per-op table, the gap between two traces, the time report, per-op performance models ([`time::perf`]) |
@@ -28,13 +33,19 @@ pub mod exec_trace;
 pub mod fusion;
 pub mod kineto;
 pub mod model;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod nsys;
 pub mod ranks;
 pub mod read;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod rocpd;
+pub mod rocprof;
 pub mod structure;
 pub mod summary;
 pub mod synthetic;
 pub mod time;
 pub mod view;
+pub mod xplane;
 
 pub use classify::category::Category;
 pub use classify::{classify, Classification};

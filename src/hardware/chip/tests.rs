@@ -15,8 +15,10 @@ fn tpu_v5p_peak_follows_the_systolic_formula() {
 fn gpu_names_are_forgiving() {
     assert_eq!(preset("H100-SXM").unwrap().name, "H100 SXM");
     assert_eq!(preset("mi300x").unwrap().peak_flops, 1307.4e12);
-    let e = preset("v100").unwrap_err().to_string();
-    assert!(e.contains("v100") && e.contains("tpuv5p") && e.contains("mi325x"), "{e}");
+    assert_eq!(preset("MI355X").unwrap().peak_flops, 2516.6e12);
+    assert_eq!(preset("a100-40gb").unwrap().hbm_bandwidth, 1.555e12);
+    let e = preset("p100").unwrap_err().to_string();
+    assert!(e.contains("p100") && e.contains("tpuv5p") && e.contains("mi355x"), "{e}");
 }
 
 #[test]

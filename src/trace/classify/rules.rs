@@ -563,6 +563,15 @@ pub static RULES: &[Rule] = &[
         "void (anonymous namespace)::clamp_position_kernel<long>(long*, long const*, unsigned long)",
     ),
     Rule::new(
+        "memory-im2col",
+        BaseName,
+        Contains(&["im2col", "im3d2col", "col2im", "col2im3d"]),
+        &[Memory],
+        "im2col/col2im: a convolution's input unfolded into a matrix for the GEMM that follows \
+         (MIOpen Im2Col and Im3d2Col, ATen im2col_kernel): data movement, no arithmetic",
+        "Im3d2Col",
+    ),
+    Rule::new(
         "memory",
         BaseName,
         Contains(&[
@@ -591,6 +600,15 @@ pub static RULES: &[Rule] = &[
         &[Memory],
         "indexing, cat and padding kernels (ATen index_elementwise_kernel for aten::index)",
         "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<2> > > >(long)",
+    ),
+    Rule::new(
+        "elementwise-axpy",
+        BaseName,
+        Exact(&["saxpy", "daxpy", "caxpy", "zaxpy", "haxpy", "axpy"]),
+        &[Elementwise],
+        "BLAS level-1 axpy (y = a·x + y) kernels, the CUDA and HIP samples' saxpy/daxpy: one \
+         multiply-add per element",
+        "saxpy(double *, double *, double *, double, int)",
     ),
     Rule::new(
         "elementwise",

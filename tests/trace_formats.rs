@@ -1,0 +1,348 @@
+//! Other profilers' outputs (rocprofv3 JSON, …) read into the format-neutral trace: on the real
+//! files in tests/data/formats, each checked against the file's own figures computed here a
+//! second, simpler way (serde_json over the whole document); the one dispatch the page uses
+//! (`import::open_whole`) against the command line; and a comparison across formats.
+
+mod common;
+
+use common::{data, data_bytes, gunzip, json};
+use fusionscope::import::{detect, open_whole, FileKind, Imported};
+use fusionscope::trace::{Category, Trace, TraceSummary};
+
+const ROCPROF: &str = "formats/rocprofv3/tracelens_mi350x_results.json.gz";
+const XPLANE: &str = "formats/xplane/tracelens_jax_conv_mi300x.xplane.pb";
+const NSYS: &str = "formats/nsys/pipit_saxpy_mpi_a100.sqlite";
+
+/// (dispatches, their summed duration in ns) of a rocprofv3 results JSON, from the document
+/// parsed whole as a JSON value.
+fn rocprof_figures(text: &[u8]) -> (usize, u64) {
+    let v: serde_json::Value = serde_json::from_slice(text).unwrap();
+    let tools = match &v["rocprofiler-sdk-tool"] {
+        serde_json::Value::Array(a) => a.clone(),
+        one => vec![one.clone()],
+    };
+    let mut count = 0;
+    let mut ns = 0u64;
+    for tool in &tools {
+        for d in tool["buffer_records"]["kernel_dispatch"].as_array().unwrap() {
+            count += 1;
+            ns += d["end_timestamp"].as_u64().unwrap() - d["start_timestamp"].as_u64().unwrap();
+        }
+    }
+    (count, ns)
+}
+
+/// The summed kernel time of a trace, in ns (each duration is a whole number of ns / 1000).
+fn kernel_ns(trace: &Trace) -> u64 {
+    trace.kernels.iter().map(|k| (k.dur * 1000.0).round() as u64).sum()
+}
+
+/// The share of GPU time the category table classifies (not `other`), in %.
+fn classified_pct(s: &TraceSummary) -> f64 {
+    let gpu = s.platforms[0].gpu_time_us;
+    let other: f64 = s.categories.iter().filter(|r| r.category == Category::Other).map(|r| r.trace.time_us).sum();
+    100.0 * (gpu - other) / gpu
+}
+
+fn opened(rel: &str) -> (Trace, TraceSummary, serde_json::Value) {
+    let name = rel.rsplit('/').next().unwrap();
+    match open_whole(name, &data_bytes(rel)) {
+        Ok(Imported::Trace { trace, summary, time }) => {
+            let page =
+                serde_json::to_value(fusionscope::trace::time::report::TraceJson { summary: &summary, time: &time })
+                    .unwrap();
+            (trace, summary, page)
+        }
+        other => panic!("{rel}: {other:?}"),
+    }
+}
+
+#[test]
+fn rocprof_json_has_the_files_kernel_count_and_gpu_time() {
+    let bytes = data_bytes(ROCPROF);
+    assert_eq!(detect(&bytes[..64 * 1024]).kind, FileKind::RocprofJson);
+    let (count, ns) = rocprof_figures(&gunzip(&bytes));
+    let (trace, summary, _) = opened(ROCPROF);
+    assert_eq!(trace.kernels.len(), count);
+    assert_eq!(kernel_ns(&trace), ns);
+    assert_eq!(summary.platforms[0].kernels, count);
+    assert_eq!(summary.platforms[0].devices, vec!["AMD Instinct MI350X"]);
+    assert_eq!(summary.platforms[0].vendor, fusionscope::trace::Vendor::Amd);
+    let pct = classified_pct(&summary);
+    assert!(pct >= 98.0, "{pct:.2} % of GPU time classified");
+}
+
+#[test]
+fn rocprof_json_the_page_gives_what_the_command_line_gives() {
+    let (_, _, page) = opened(ROCPROF);
+    let cli = json(&["trace", &data(ROCPROF), "--json"]);
+    assert_eq!(cli, page);
+}
+
+#[test]
+fn rocprof_json_cut_short_is_named_with_where() {
+    let bytes = data_bytes(ROCPROF);
+    let e = open_whole("r.json.gz", &bytes[..bytes.len() / 2]).unwrap_err();
+    assert_eq!(e.detected.kind, FileKind::RocprofJson);
+    let m = e.message("r.json.gz");
+    assert!(m.starts_with("r.json.gz is a rocprofv3 results file (gzip-compressed) but cannot be read: "), "{m}");
+    // The text, cut: the place is the end of what there is.
+    let text = gunzip(&bytes);
+    let cut = &text[..text.len() / 3];
+    let e = open_whole("r.json", cut).unwrap_err();
+    let m = e.message("r.json");
+    assert!(m.contains("malformed rocprofv3 JSON at byte"), "{m}");
+    let (code, _, stderr) = common::run(&["trace", "/dev/null/none.json"]);
+    assert_ne!(code, 0, "{stderr}");
+}
+
+/// A protobuf field's value: a varint or a length-delimited slice (other wire types skipped).
+enum Field<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+    Other,
+}
+
+/// Every field of one protobuf message, read from the wire format by hand: a second reading,
+/// independent of the reader's decoder.
+fn fields(mut b: &[u8]) -> Vec<(u64, Field<'_>)> {
+    fn varint(b: &mut &[u8]) -> u64 {
+        let mut v = 0u64;
+        for i in 0.. {
+            let byte = b[0];
+            *b = &b[1..];
+            v |= u64::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        v
+    }
+    let mut out = Vec::new();
+    while !b.is_empty() {
+        let key = varint(&mut b);
+        let field = match key & 7 {
+            0 => Field::Varint(varint(&mut b)),
+            2 => {
+                let n = varint(&mut b) as usize;
+                let (v, rest) = b.split_at(n);
+                b = rest;
+                Field::Bytes(v)
+            }
+            1 => {
+                b = &b[8..];
+                Field::Other
+            }
+            5 => {
+                b = &b[4..];
+                Field::Other
+            }
+            w => panic!("wire type {w}"),
+        };
+        out.push((key >> 3, field));
+    }
+    out
+}
+
+/// (kernels, their summed duration in ps) of an XSpace: events that have a start (`offset_ps`,
+/// field 2) on the kernel stream lines (`Stream #N(Kernel…)`) of the `/device:GPU:N` planes.
+fn xplane_figures(bytes: &[u8]) -> (usize, u64) {
+    let text = |f: &Field| match f {
+        Field::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        _ => String::new(),
+    };
+    let (mut count, mut ps) = (0, 0u64);
+    for (_, plane) in fields(bytes).iter().filter(|(n, _)| *n == 1) {
+        let Field::Bytes(plane) = plane else { continue };
+        let plane = fields(plane);
+        if !plane.iter().any(|(n, f)| *n == 2 && text(f).starts_with("/device:GPU:")) {
+            continue;
+        }
+        for (_, line) in plane.iter().filter(|(n, _)| *n == 3) {
+            let Field::Bytes(line) = line else { continue };
+            let line = fields(line);
+            if !line.iter().any(|(n, f)| *n == 2 && text(f).starts_with("Stream #") && text(f).contains("(Kernel")) {
+                continue;
+            }
+            for (_, event) in line.iter().filter(|(n, _)| *n == 4) {
+                let Field::Bytes(event) = event else { continue };
+                let event = fields(event);
+                if event.iter().any(|(n, _)| *n == 2) {
+                    count += 1;
+                    ps += event
+                        .iter()
+                        .find_map(|(n, f)| match f {
+                            Field::Varint(v) if *n == 3 => Some(*v),
+                            _ => None,
+                        })
+                        .unwrap_or(0);
+                }
+            }
+        }
+    }
+    (count, ps)
+}
+
+#[test]
+fn xplane_has_the_files_kernel_count_and_gpu_time() {
+    let bytes = data_bytes(XPLANE);
+    assert_eq!(detect(&bytes[..64 * 1024]).kind, FileKind::XlaProfile);
+    let (count, ps) = xplane_figures(&bytes);
+    assert!(count > 0);
+    let (trace, summary, _) = opened(XPLANE);
+    assert_eq!(trace.kernels.len(), count);
+    let trace_ps: u64 = trace.kernels.iter().map(|k| (k.dur * 1e6).round() as u64).sum();
+    assert_eq!(trace_ps, ps);
+    assert_eq!(summary.platforms[0].vendor, fusionscope::trace::Vendor::Amd);
+    // 8 GPUs, each a plane.
+    let mut devices: Vec<i64> = trace.kernels.iter().map(|k| k.device).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    assert_eq!(devices, (0..8).collect::<Vec<_>>());
+    let pct = classified_pct(&summary);
+    assert!(pct >= 98.0, "{pct:.2} % of GPU time classified");
+    // Every kernel XLA ran for an HLO op is joined to it.
+    let joined = trace.kernels.iter().filter(|k| k.external_id.is_some()).count();
+    assert!(joined > 0 && trace.cpu_ops.len() == joined, "{joined} of {}", trace.kernels.len());
+}
+
+#[test]
+fn xplane_the_page_gives_what_the_command_line_gives() {
+    let (_, _, page) = opened(XPLANE);
+    let cli = json(&["trace", &data(XPLANE), "--json"]);
+    assert_eq!(cli, page);
+}
+
+#[test]
+fn compare_works_across_formats() {
+    // A Kineto trace of an H100 against rocprofv3's JSON of an MI350X, and the XLA profile.
+    let nv = data("traces/nvidia/hf_bert-small_eager_h100.json.gz");
+    let nv_kernels = fusionscope::trace::read_trace(&data_bytes("traces/nvidia/hf_bert-small_eager_h100.json.gz"))
+        .unwrap()
+        .kernels
+        .len();
+    for (rel, kernels) in [(ROCPROF, opened(ROCPROF).0.kernels.len()), (XPLANE, opened(XPLANE).0.kernels.len())] {
+        let v = json(&["compare", &nv, &data(rel), "--json"]);
+        assert_eq!(v["platforms"][0]["vendor"], "AMD", "{rel}");
+        assert_eq!(v["platforms"][1]["vendor"], "NVIDIA", "{rel}");
+        assert_eq!(v["platforms"][0]["kernels"], kernels, "{rel}");
+        assert_eq!(v["platforms"][1]["kernels"], nv_kernels, "{rel}");
+        assert!(!v["categories"].as_array().unwrap().is_empty(), "{rel}");
+    }
+}
+
+#[test]
+fn nsys_sqlite_has_the_files_kernel_count_and_gpu_time() {
+    let bytes = data_bytes(NSYS);
+    assert_eq!(detect(&bytes[..64 * 1024]).kind, FileKind::SqliteTrace);
+    // The file's own figures, by SQL.
+    let conn = rusqlite::Connection::open_with_flags(data(NSYS), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let (count, ns): (i64, i64) = conn
+        .query_row("SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let copies: i64 = conn.query_row("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY", [], |r| r.get(0)).unwrap();
+    let gpu: String = conn.query_row("SELECT name FROM TARGET_INFO_GPU", [], |r| r.get(0)).unwrap();
+    let (trace, summary, _) = opened(NSYS);
+    assert_eq!(trace.kernels.len() as i64, count);
+    assert_eq!(kernel_ns(&trace) as i64, ns);
+    assert_eq!(trace.transfers.len() as i64, copies);
+    assert_eq!(summary.platforms[0].devices, vec![gpu]);
+    assert_eq!(summary.platforms[0].vendor, fusionscope::trace::Vendor::Nvidia);
+    let pct = classified_pct(&summary);
+    assert!(pct >= 98.0, "{pct:.2} % of GPU time classified");
+}
+
+#[test]
+fn nsys_sqlite_the_page_gives_what_the_command_line_gives() {
+    let (_, _, page) = opened(NSYS);
+    let cli = json(&["trace", &data(NSYS), "--json"]);
+    assert_eq!(cli, page);
+}
+
+#[test]
+fn nsys_sqlite_compares_with_rocprof_json() {
+    // An Nsight Systems export against a rocprofv3 run: NVIDIA and AMD, each its own format.
+    let v = json(&["compare", &data(NSYS), &data(ROCPROF), "--json"]);
+    assert_eq!(v["platforms"][0]["vendor"], "AMD");
+    assert_eq!(v["platforms"][1]["vendor"], "NVIDIA");
+    assert_eq!(v["platforms"][0]["kernels"], opened(ROCPROF).0.kernels.len());
+    assert_eq!(v["platforms"][1]["kernels"], opened(NSYS).0.kernels.len());
+}
+
+#[test]
+fn nsys_sqlite_damaged_or_of_another_tool_is_named() {
+    let bytes = data_bytes(NSYS);
+    let e = open_whole("cut.sqlite", &bytes[..bytes.len() / 3]).unwrap_err();
+    assert_eq!(e.detected.kind, FileKind::SqliteTrace);
+    let m = e.message("cut.sqlite");
+    assert!(
+        m.starts_with("cut.sqlite is an SQLite database but cannot be read: SQLite cannot read the database"),
+        "{m}"
+    );
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    conn.execute_batch("CREATE TABLE moz_places (id INTEGER);").unwrap();
+    let other = conn.serialize(rusqlite::MAIN_DB).unwrap().to_vec();
+    let m = open_whole("places.sqlite", &other).unwrap_err().message("places.sqlite");
+    assert!(m.contains("neither an Nsight Systems export") && m.contains("moz_places"), "{m}");
+}
+
+#[test]
+fn each_formats_devices_map_to_a_chip_preset() {
+    for (rel, chip) in [(ROCPROF, "MI350X"), (NSYS, "A100 40GB"), (XPLANE, "MI300X")] {
+        let (_, _, page) = opened(rel);
+        assert_eq!(page["chip"]["name"], chip, "{rel}: {}", page["chip"]);
+    }
+}
+
+#[test]
+fn damaged_copies_of_each_file_fail_cleanly_or_read() {
+    // Every 101st byte of each file flipped, one at a time in 40 places, and each file cut at
+    // 40 places: never a panic or a hang; an error names the file's kind.
+    for (rel, kind) in [(XPLANE, FileKind::XlaProfile), (NSYS, FileKind::SqliteTrace)] {
+        let bytes = data_bytes(rel);
+        let step = bytes.len() / 40;
+        for i in 1..40 {
+            let mut damaged = bytes.clone();
+            let at = i * step + 101;
+            damaged[at] ^= 0x5a;
+            if let Err(e) = open_whole("d", &damaged) {
+                assert_eq!(e.detected.kind, kind, "{rel} flipped at {at}: {}", e.message("d"));
+            }
+            if let Err(e) = open_whole("c", &bytes[..i * step]) {
+                assert_eq!(e.detected.kind, kind, "{rel} cut at {}: {}", i * step, e.message("c"));
+            }
+        }
+    }
+}
+
+#[test]
+fn summary_only_gives_each_formats_kernels_and_gpu_time() {
+    for rel in [ROCPROF, XPLANE, NSYS] {
+        let (trace, summary, _) = opened(rel);
+        let v = json(&["trace", "--summary-only", &data(rel), "--json"]);
+        assert_eq!(v["platforms"][0]["kernels"], trace.kernels.len(), "{rel}");
+        let gpu = v["platforms"][0]["gpu_time_us"].as_f64().unwrap();
+        assert!((gpu - summary.platforms[0].gpu_time_us).abs() < 1e-3, "{rel}: {gpu}");
+    }
+}
+
+#[test]
+fn the_workers_slices_give_the_whole_files_result() {
+    // The page's worker feeds a file in slices; the result must not depend on them.
+    for rel in [ROCPROF, XPLANE, NSYS] {
+        let bytes = data_bytes(rel);
+        let (whole, summary, _) = opened(rel);
+        for n in [4096, 1 << 20] {
+            let name = rel.rsplit('/').next().unwrap();
+            match fusionscope::import::open_in_slices(name, &bytes, n) {
+                Ok(Imported::Trace { trace, summary: s, .. }) => {
+                    assert_eq!(trace.kernels, whole.kernels, "{rel} in slices of {n}");
+                    assert_eq!(s.platforms, summary.platforms, "{rel} in slices of {n}");
+                }
+                other => panic!("{rel}: {other:?}"),
+            }
+        }
+    }
+}
