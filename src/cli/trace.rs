@@ -9,11 +9,11 @@ use fusionscope::import::{FileKind, DETECT_BYTES};
 use fusionscope::table::Table;
 use fusionscope::trace::capture::{attribute, CaptureReport};
 use fusionscope::trace::compare::{swapped, Comparison, LayerAlignment, OpSide};
-use fusionscope::trace::ranks::streams::{device_streams, DeviceStreams};
+use fusionscope::trace::ranks::streams::DeviceStreams;
 use fusionscope::trace::read::summary_only::{SummaryOnly, SummarySink};
 use fusionscope::trace::structure::{LayerKernel, Structure};
 use fusionscope::trace::summary::{
-    summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary,
+    structure_of, summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary,
 };
 use fusionscope::trace::time::gap::gap;
 use fusionscope::trace::time::report::{recorded_cost, time_report, CompareJson, TraceJson};
@@ -23,14 +23,6 @@ use fusionscope::units::{format_duration_us, format_pct, group_digits};
 
 use super::io::{load_chip, print, print_json, CliResult, Output};
 use super::trace_fusion::{fusion_text, ExecTraceArg, FusionArgs, FusionSetup};
-
-/// A report with the `fusion` key added (docs/trace-fusion.md).
-#[derive(serde::Serialize)]
-struct WithFusion<'a, T: serde::Serialize, F: serde::Serialize> {
-    #[serde(flatten)]
-    report: T,
-    fusion: &'a F,
-}
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
@@ -109,21 +101,12 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     time.capture = capture;
     // In the report, as the page's export has it: `fusion` beside the time keys.
     time.fusion = Some(fusion);
-    let streams = device_streams(&side);
     if args.output.json {
-        print_json(&WithStreams { json: TraceJson { summary: &summary, time: &time }, streams: &streams })
+        print_json(&TraceJson { summary: &summary, time: &time })
     } else {
         let fusion = time.fusion.as_ref().map(fusion_text).unwrap_or_default();
-        print(&(trace_text(&summary) + &time_text(&time) + &streams_text(&streams) + &fusion))
+        print(&(trace_text(&summary) + &time_text(&time) + &streams_text(&time.streams) + &fusion))
     }
-}
-
-/// `trace --json` with every device's streams beside the timelines (docs/ranks.md).
-#[derive(serde::Serialize)]
-struct WithStreams<'a> {
-    #[serde(flatten)]
-    json: TraceJson<'a>,
-    streams: &'a [DeviceStreams],
 }
 
 /// The streams of every device, as a table.
@@ -154,11 +137,14 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     let side = |file: &Path, capture: Option<&Path>, chip: Option<DetectedChip>| -> Result<_, String> {
         let (trace, capture) = load_with_capture(file, capture)?;
         let side = ClassifiedTrace::new(&trace, &classify);
-        let fusion = setup.analyze(&side, chip.as_ref(), None);
+        // Per step and layer as the trace's own view has them.
+        let structure = structure_of(&side);
+        let fusion = setup.analyze(&side, chip.as_ref(), structure.as_deref());
         let mut time = time_report(&side, chip, &recorded_cost);
         time.capture = capture;
+        time.fusion = Some(fusion);
         let vendor = side.platform.vendor;
-        Ok((trace, vendor, time, fusion))
+        Ok((trace, vendor, time))
     };
     let (a, b) = std::thread::scope(|s| {
         let a = s.spawn(|| side(&args.file_a, args.capture_a.as_deref(), chip_a));
@@ -176,9 +162,9 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     let captures =
         keys.iter().zip([first, second]).filter_map(|(k, s)| s.2.capture.clone().map(|r| (k.to_string(), r))).collect();
     let fusion: std::collections::BTreeMap<String, _> =
-        keys.iter().zip([first, second]).map(|(k, s)| (k.to_string(), &s.3)).collect();
+        keys.iter().zip([first, second]).filter_map(|(k, s)| s.2.fusion.as_ref().map(|f| (k.to_string(), f))).collect();
     if args.output.json {
-        print_json(&WithFusion { report: CompareJson { comparison: &c, gap: &g, captures }, fusion: &fusion })
+        print_json(&CompareJson { comparison: &c, gap: &g, captures, fusion })
     } else {
         let lines: String = keys
             .iter()

@@ -9,8 +9,8 @@
 use super::state::{state_json, ShareError, SharedState, SharedView};
 use super::trim::{
     SHARED_FUSION_GROUPS, SHARED_GAP_ROWS, SHARED_GROUP_OPS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW,
-    SHARED_OPPORTUNITIES, SHARED_OPPORTUNITY_KERNELS, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STRUCTURE_EDGES,
-    SHARED_STRUCTURE_STEPS, SHARED_UNATTRIBUTED_NAMES,
+    SHARED_OPPORTUNITIES, SHARED_OPPORTUNITY_KERNELS, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STREAMS,
+    SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS, SHARED_UNATTRIBUTED_NAMES,
 };
 use crate::limits::LAYER_MAX_KERNELS;
 use crate::limits::{
@@ -88,6 +88,11 @@ fn time_limits(t: &TraceTime) -> Result<(), ShareError> {
     }
     if let Some(f) = &t.fusion {
         fusion_limits(f)?;
+    }
+    at_most(|| "stream device list".into(), t.streams.len(), SHARED_STEPS, "devices")?;
+    for d in &t.streams {
+        name("device name", &d.device)?;
+        at_most(|| "stream list".into(), d.streams.len(), SHARED_STREAMS, "streams")?;
     }
     for w in t.timeline.iter().chain(&t.steps).chain(&t.other_devices) {
         name("window", &w.window)?;

@@ -156,11 +156,18 @@ pub fn trim_time(time: &TraceTime) -> (TraceTime, bool) {
     t.ops.truncate(SHARED_OP_ROWS);
     t.steps.truncate(SHARED_STEPS);
     t.other_devices.truncate(SHARED_STEPS);
+    // Streams: the busiest few of the first devices (a link is a summary, the file has them all).
+    let streams_cut = t.streams.len() > SHARED_STEPS || t.streams.iter().any(|d| d.streams.len() > SHARED_STREAMS);
+    t.streams.truncate(SHARED_STEPS);
+    t.streams.iter_mut().for_each(|d| d.streams.truncate(SHARED_STREAMS));
     t.unattributed.kernels.truncate(SHARED_UNATTRIBUTED_NAMES);
     let names = t.unattributed.kernels.iter_mut().fold(false, |cut, k| shorten(&mut k.name) | cut);
     let fusion = t.fusion.as_mut().is_some_and(trim_fusion);
-    (t, cut | names | fusion)
+    (t, cut | names | fusion | streams_cut)
 }
+
+/// Streams a shared trace keeps per device (the busiest).
+pub const SHARED_STREAMS: usize = 4;
 
 /// Kernel groups a shared trace keeps (the longest; the totals are of all).
 pub const SHARED_FUSION_GROUPS: usize = 8;

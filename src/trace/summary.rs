@@ -217,6 +217,12 @@ pub struct TraceSummary {
 }
 
 /// Summarises one trace.
+/// The steps, phases and decoder layers of a trace, as its summary reports them.
+pub fn structure_of(side: &ClassifiedTrace<'_>) -> Option<Box<Structure>> {
+    let category = |id: NameId| side.class(id).category;
+    analyse(side.trace, &category).and_then(|s| report(side.trace, &s, &category)).map(Box::new)
+}
+
 pub fn summarize(trace: &Trace, file: Option<&str>, classifier: Classifier<'_>) -> TraceSummary {
     summarize_classified(&ClassifiedTrace::new(trace, classifier), file)
 }
@@ -233,8 +239,7 @@ pub fn summarize_classified(side: &ClassifiedTrace<'_>, file: Option<&str>) -> T
             fused.add(k.name, k.dur);
         }
     }
-    let category = |id: NameId| side.class(id).category;
-    let structure = analyse(trace, &category).and_then(|s| report(trace, &s, &category)).map(Box::new);
+    let structure = structure_of(side);
     TraceSummary {
         platforms: vec![PlatformEntry::new(side, "trace", file)],
         categories,

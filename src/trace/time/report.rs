@@ -10,6 +10,7 @@ use super::timeline::{timelines, Timeline};
 use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 use crate::trace::capture::CaptureReport;
 use crate::trace::fusion::{analyze, BuiltIn, FusionOptions, TraceFusion};
+use crate::trace::ranks::streams::{device_streams, DeviceStreams};
 use crate::trace::structure::Structure;
 use crate::trace::summary::ClassifiedTrace;
 
@@ -29,6 +30,10 @@ pub struct TraceTime {
     /// The other devices' whole-trace timelines, when the trace has several.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_devices: Vec<Timeline>,
+    /// Every stream of every device that ran kernels: kernels, busy, computation and
+    /// communication ([`crate::trace::ranks::streams`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<DeviceStreams>,
     pub ops: Vec<OpRow>,
     pub unattributed: Unattributed,
     pub op_coverage: Coverage,
@@ -63,6 +68,9 @@ pub struct CompareJson<'a> {
     /// Per side key, how its capture trace was joined (only sides given one).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub captures: std::collections::BTreeMap<String, CaptureReport>,
+    /// Per side key, its kernels as fusion groups (sides whose report has them).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub fusion: std::collections::BTreeMap<String, &'a TraceFusion>,
 }
 
 /// The chip's figures as the report states them (TFLOP/s and TB/s, as datasheets do).
@@ -114,6 +122,7 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
         timeline,
         steps,
         other_devices: devices.into_iter().map(|d| d.whole).collect(),
+        streams: device_streams(side),
         ops: table.rows,
         unattributed: table.unattributed,
         op_coverage: table.coverage,

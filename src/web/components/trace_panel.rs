@@ -85,7 +85,19 @@ fn export_content(d: &Drawn, export: Export) -> String {
         }
         (Export::Json, TraceView::Summary { summary, .. }) => json(serde_json::to_string_pretty(&**summary)),
         (Export::Json, TraceView::Comparison { comparison, gap: Some(g), .. }) => {
-            json(serde_json::to_string_pretty(&CompareJson { comparison, gap: &g.gap, captures: Default::default() }))
+            // Each side's fusion, keyed as the command line keys it.
+            let fusion = g
+                .times
+                .iter()
+                .flat_map(|times| comparison.platforms.iter().zip(times.iter()))
+                .filter_map(|(p, t)| t.fusion.as_ref().map(|f| (p.key.clone(), f)))
+                .collect();
+            json(serde_json::to_string_pretty(&CompareJson {
+                comparison,
+                gap: &g.gap,
+                captures: Default::default(),
+                fusion,
+            }))
         }
         (Export::Json, TraceView::Comparison { comparison, .. }) => json(serde_json::to_string_pretty(&**comparison)),
         (Export::Markdown, TraceView::Summary { summary, .. }) => summary_markdown(summary),
