@@ -113,6 +113,10 @@ fn fusion_limits(f: &TraceFusion) -> Result<(), ShareError> {
     at_most(|| "kernel group list".into(), f.groups.len(), SHARED_FUSION_GROUPS, "groups")?;
     at_most(|| "opportunity list".into(), f.opportunities.len(), SHARED_OPPORTUNITIES, "opportunities")?;
     name("rule set", &f.rule_set)?;
+    at_most(|| "op time list".into(), f.op_times.len(), SHARED_OPPORTUNITIES, "ops")?;
+    for o in &f.op_times {
+        op_row_names(&o.op, &o.input_dims)?;
+    }
     for g in &f.groups {
         name("kernel name", &g.kernel)?;
         at_most(|| "group op list".into(), g.ops.len(), SHARED_GROUP_OPS, "ops")?;

@@ -121,6 +121,19 @@ pub fn fit_time_rows(mut state: SharedState) -> SharedState {
                 summary.structure = None;
                 *trimmed = true;
             }
+            // Then the fusion groups and streams, halved down to the longest two.
+            SharedView::TraceSummary { time: Some(t), trimmed, .. }
+                if t.fusion.as_ref().is_some_and(|f| f.groups.len() > 2) || !t.streams.is_empty() =>
+            {
+                match t.fusion.as_mut().filter(|f| f.groups.len() > 2) {
+                    Some(f) => {
+                        f.groups.truncate(f.groups.len() / 2);
+                        f.opportunities.truncate(f.opportunities.len().div_ceil(2));
+                    }
+                    None => t.streams.clear(),
+                }
+                *trimmed = true;
+            }
             SharedView::TraceComparison { gap, comparison, trimmed, .. } => {
                 let longest =
                     comparison.categories.iter().flat_map(|r| r.sides.values()).map(|s| s.kernels.len()).max();

@@ -182,7 +182,14 @@ pub const SHARED_OPPORTUNITY_KERNELS: usize = 4;
 /// that save most, names shortened; the totals and the re-prediction's figures whole. True if
 /// anything was dropped.
 pub fn trim_fusion(f: &mut TraceFusion) -> bool {
-    let mut cut = f.groups.len() > SHARED_FUSION_GROUPS || f.opportunities.len() > SHARED_OPPORTUNITIES;
+    let mut cut = f.groups.len() > SHARED_FUSION_GROUPS
+        || f.opportunities.len() > SHARED_OPPORTUNITIES
+        || f.op_times.len() > SHARED_OPPORTUNITIES;
+    // Op times both ways: the ops of the longest subtree time (the list is in that order).
+    f.op_times.truncate(SHARED_OPPORTUNITIES);
+    for o in &mut f.op_times {
+        cut |= shorten(&mut o.op);
+    }
     f.groups.truncate(SHARED_FUSION_GROUPS);
     f.opportunities.truncate(SHARED_OPPORTUNITIES);
     for g in &mut f.groups {
