@@ -4,9 +4,11 @@
 //! category breakdown as an SVG chart ([`category_chart`]); the Markdown summaries.
 //!
 //! Kept in the core (no browser code) so that what the page shows and exports is tested natively.
-//! Where the time goes is drawn by [`time`], the Layers view of serving traces by [`layers`].
+//! Where the time goes is drawn by [`time`], the Layers view of serving traces by [`layers`], the
+//! ranks of one distributed job by [`ranks`].
 
 pub mod layers;
+pub mod ranks;
 pub mod time;
 
 use crate::draw::chart::{escape_xml, svg_start};
