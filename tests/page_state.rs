@@ -201,7 +201,8 @@ mod traces {
         assert_eq!(report.ranks.iter().map(|e| e.rank).collect::<Vec<_>>(), vec![0, 1]);
         let s = open(State::default(), 1, r1, RANK1);
         let s = open(s, 2, r0, RANK0);
-        let s = reduce(s, Action::ShowRanks(Shared::new(report.clone())));
+        let drawn = fusionscope::trace::view::ranks::RanksDrawn::of(&report).unwrap();
+        let s = reduce(s, Action::ShowRanks(Shared::new(drawn)));
         assert!(s.traces.job_shown && s.traces.view.is_none());
         assert_eq!(s.traces.rank_trace(0).map(|t| t.id), Some(2));
         assert_eq!(s.traces.rank_trace(1).map(|t| t.id), Some(1));

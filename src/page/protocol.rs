@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::fusion::json::GraphFile;
 use crate::fusion::AnalysisReport;
-use crate::trace::ranks::{JobReport, RankSummary};
+use crate::trace::ranks::RankSummary;
 use crate::trace::time::report::TraceTime;
+use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{Comparison, TraceSummary};
 
 /// What the page asks of the worker. Every request names its job (a page-wide unique id); the
@@ -98,9 +99,9 @@ pub enum Reply {
         #[serde(default)]
         rank: Option<Json<RankSummary>>,
     },
-    /// The job report asked for (`Request::Ranks`); `None` when fewer than two of the traces
-    /// are ranks of a distributed job.
-    Ranks { job: u32, report: Option<Json<JobReport>> },
+    /// The job report asked for (`Request::Ranks`), drawn for the Ranks view; `None` when
+    /// fewer than two of the traces are ranks of a distributed job.
+    Ranks { job: u32, report: Option<Json<RanksDrawn>> },
     /// The job failed; the message names the file and what went wrong.
     Error { job: u32, message: String },
     /// The worker hit a bug and cannot go on.

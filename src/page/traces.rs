@@ -5,9 +5,9 @@ use super::shared::Shared;
 use crate::hardware::DetectedChip;
 use crate::trace::compare::pairing::default_pair;
 use crate::trace::compare::swapped;
-use crate::trace::ranks::JobReport;
 use crate::trace::time::gap::{gap, Gap};
 use crate::trace::time::report::TraceTime;
+use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{classify, compare, Comparison, Input, Trace, TraceSummary, Vendor};
 
 /// Where an opened trace is kept, for comparing it with another.
@@ -78,7 +78,7 @@ pub struct Traces {
     pub pair: Option<(u32, u32)>,
     /// The job report of the opened traces that are ranks of one distributed job (two or
     /// more), computed by the analysis worker.
-    pub job: Option<Shared<JobReport>>,
+    pub job: Option<Shared<RanksDrawn>>,
     /// The Ranks view is shown (when no trace view is).
     pub job_shown: bool,
 }
@@ -128,13 +128,13 @@ impl Traces {
     }
 
     /// A job report of ranks opened, shown.
-    pub(super) fn with_job(&self, job: Shared<JobReport>) -> Traces {
+    pub(super) fn with_job(&self, job: Shared<RanksDrawn>) -> Traces {
         Traces { view: None, job: Some(job), job_shown: true, ..self.clone() }
     }
 
     /// The trace of one rank of the job shown (its file among those opened).
     pub fn rank_trace(&self, rank: u32) -> Option<&LoadedTrace> {
-        let file = &self.job.as_ref()?.ranks.iter().find(|e| e.rank == rank)?.file;
+        let (_, file) = self.job.as_ref()?.ranks.iter().find(|(r, _)| *r == rank)?;
         self.opened.iter().rev().find(|t| t.file_name == *file)
     }
 
@@ -175,7 +175,7 @@ impl Traces {
             other => other.clone(),
         };
         // A job report with this trace as a rank no longer holds.
-        let job = self.job.clone().filter(|j| !j.ranks.iter().any(|e| e.file == gone.file_name));
+        let job = self.job.clone().filter(|j| !j.ranks.iter().any(|(_, file)| *file == gone.file_name));
         let job_shown = self.job_shown && job.is_some();
         Traces { view, opened, pair, job, job_shown }
     }

@@ -121,7 +121,7 @@ pub fn app() -> Html {
     } else if let Some(view) = state.traces.view.clone() {
         html! { <TracePanel {view} on_close={d.to(|()| Action::CloseTrace)} on_error={on_error.clone()}
         make_fragment={make_fragment.clone()} on_chip={d.to(Action::TraceChip)} /> }
-    } else if let Some(report) = state.traces.job.clone().filter(|_| state.traces.job_shown) {
+    } else if let Some(drawn) = state.traces.job.clone().filter(|_| state.traces.job_shown) {
         let on_rank = {
             let state = state.clone();
             Callback::from(move |rank: u32| {
@@ -131,7 +131,7 @@ pub fn app() -> Html {
                 })
             })
         };
-        html! { <RanksPanel {report} {on_rank} on_close={d.to(|()| Action::CloseTrace)} on_error={on_error.clone()} /> }
+        html! { <RanksPanel {drawn} {on_rank} on_close={d.to(|()| Action::CloseTrace)} on_error={on_error.clone()} /> }
     } else {
         let inputs = match &state.source {
             Source::OpTrace { file_name, report, .. } => html! {

@@ -57,6 +57,7 @@ use crate::trace::ranks::RankSummary;
 use crate::trace::read::wire;
 use crate::trace::summary::ClassifiedTrace;
 use crate::trace::time::report::{recorded_cost, time_report, TraceTime};
+use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{classify, compare, Input, Trace, TraceSummary};
 
 /// Bytes read per slice: small enough for smooth progress and low memory, large enough to
@@ -172,7 +173,8 @@ fn ranks_reply(job: u32, ids: &[u32]) -> Reply {
         let held = r.borrow();
         crate::page::ranks::job_of(ids.iter().filter_map(|id| held.get(id)))
     });
-    match report.and_then(|r| r.map(|r| Json::encode(&r)).transpose().map_err(|e| e.to_string())) {
+    let drawn = |r: &crate::trace::ranks::JobReport| RanksDrawn::of(r).and_then(|d| Json::encode(&d));
+    match report.and_then(|r| r.as_ref().map(drawn).transpose().map_err(|e| e.to_string())) {
         Ok(report) => Reply::Ranks { job, report },
         Err(message) => Reply::Error { job, message: format!("the traces are not one job's ranks: {message}") },
     }

@@ -23,8 +23,9 @@ use super::reader_worker::describe as js_error;
 use crate::fusion::json::GraphFile;
 use crate::fusion::AnalysisReport;
 use crate::page::protocol::{Json, Reply, Request};
-use crate::trace::ranks::{JobReport, RankSummary};
+use crate::trace::ranks::RankSummary;
 use crate::trace::time::report::TraceTime;
+use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{Comparison, TraceSummary};
 use crate::units::format_bytes;
 
@@ -293,7 +294,7 @@ impl AnalysisWorker {
     }
 
     /// Lets the worker drop a trace the page no longer lists.
-    pub fn ranks(&self, ids: Vec<u32>) -> impl Future<Output = Result<Option<JobReport>, String>> {
+    pub fn ranks(&self, ids: Vec<u32>) -> impl Future<Output = Result<Option<RanksDrawn>, String>> {
         let job = next_job_id();
         let reply = self.request(Request::Ranks { job, ids }, None, None);
         async move {

@@ -2,9 +2,14 @@
 //! them: a strip per rank of where its busiest device's time went ([`rank_strips`]), and the
 //! ranks, the collectives matched across ranks, what could not be matched and the stragglers
 //! as [`DataTable`]s ([`ranks_tables`]). The cells' exact values are the `--json` figures.
+//!
+//! The page's worker draws them ([`RanksDrawn::of`]) and sends the drawing, not the report:
+//! the report's types and these tables are then no part of the page's first download.
+
+use serde::{Deserialize, Serialize};
 
 use crate::draw::chart::{escape_xml, svg_start};
-use crate::table::{Cell, DataTable};
+use crate::table::{Cell, Column, DataTable};
 use crate::trace::ranks::job::JobReport;
 use crate::units::{format_duration_us, format_pct};
 
@@ -16,6 +21,93 @@ pub const RANKS_TABLE: &str = "ranks";
 pub const COLLECTIVES_TABLE: &str = "collectives";
 pub const UNMATCHED_TABLE: &str = "unmatched";
 pub const STRAGGLERS_TABLE: &str = "stragglers";
+
+/// The Ranks view drawn: what the page shows of a [`JobReport`], and the report's JSON text
+/// (its export), as the worker sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RanksDrawn {
+    pub headline: String,
+    /// [`rank_strips`].
+    pub strips: String,
+    pub tables: Vec<WireTable>,
+    /// Each rank and its file, in rank order (a rank clicked opens the trace of that file).
+    pub ranks: Vec<(u32, String)>,
+    /// What reading the ranks and matching them noted.
+    pub notes: Vec<String>,
+    /// The report as `fusionscope ranks --json` writes it.
+    pub report_json: String,
+}
+
+/// A [`DataTable`] as it crosses from the worker (its id a string; sort keys that are not
+/// finite, which JSON cannot write, as `None`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireTable {
+    pub id: String,
+    pub title: String,
+    pub columns: Vec<(String, bool)>,
+    pub rows: Vec<Vec<(String, String, Option<f64>)>>,
+}
+
+impl WireTable {
+    fn of(t: &DataTable) -> WireTable {
+        WireTable {
+            id: t.id.to_string(),
+            title: t.title.clone(),
+            columns: t.columns.iter().map(|c| (c.header.clone(), c.numeric)).collect(),
+            rows: t
+                .rows
+                .iter()
+                .map(|r| {
+                    r.iter().map(|c| (c.text.clone(), c.exact.clone(), c.sort.is_finite().then_some(c.sort))).collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// The table again (an id this build does not know becomes `table`).
+    pub fn table(&self) -> DataTable {
+        let id = [RANKS_TABLE, COLLECTIVES_TABLE, UNMATCHED_TABLE, STRAGGLERS_TABLE]
+            .into_iter()
+            .find(|&k| k == self.id)
+            .unwrap_or("table");
+        DataTable {
+            id,
+            title: self.title.clone(),
+            columns: self
+                .columns
+                .iter()
+                .map(|(header, numeric)| Column { header: header.clone(), numeric: *numeric })
+                .collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| {
+                    r.iter()
+                        .map(|(text, exact, sort)| Cell {
+                            text: text.clone(),
+                            exact: exact.clone(),
+                            sort: sort.unwrap_or(f64::NEG_INFINITY),
+                        })
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+}
+
+impl RanksDrawn {
+    pub fn of(r: &JobReport) -> Result<RanksDrawn, serde_json::Error> {
+        let notes = r.ranks.iter().flat_map(|e| e.notes.iter().map(move |n| format!("rank {}: {n}", e.rank)));
+        Ok(RanksDrawn {
+            headline: ranks_headline(r),
+            strips: rank_strips(r),
+            tables: ranks_tables(r).iter().map(WireTable::of).collect(),
+            ranks: r.ranks.iter().map(|e| (e.rank, e.file.clone())).collect(),
+            notes: notes.chain(r.notes.iter().cloned()).collect(),
+            report_json: serde_json::to_string_pretty(r)?,
+        })
+    }
+}
 
 /// The headline: how many ranks of what world size, collectives matched, the main straggler.
 pub fn ranks_headline(r: &JobReport) -> String {
@@ -294,6 +386,18 @@ mod tests {
         let s = tables.last().unwrap();
         assert_eq!(s.rows[0][0].exact, job.straggler.to_string());
         assert!(ranks_headline(&r).contains(&format!("rank {}", job.straggler)), "{}", ranks_headline(&r));
+    }
+
+    #[test]
+    fn the_drawing_crosses_as_json_and_gives_the_same_tables() {
+        let (_, r) = synthetic();
+        let drawn = RanksDrawn::of(&r).unwrap();
+        let back: RanksDrawn = serde_json::from_str(&serde_json::to_string(&drawn).unwrap()).unwrap();
+        assert_eq!(back, drawn);
+        let tables: Vec<DataTable> = back.tables.iter().map(WireTable::table).collect();
+        assert_eq!(tables, ranks_tables(&r));
+        assert_eq!(serde_json::from_str::<JobReport>(&back.report_json).unwrap(), r);
+        assert_eq!(back.ranks.len(), r.ranks.len());
     }
 
     #[test]
