@@ -220,6 +220,19 @@ mod traces {
         assert!(!c.traces.job_shown);
         let later = open(s.clone(), 3, "h100.json.gz", H100);
         assert!(!later.traces.job_shown && later.traces.view.is_some());
+        // A share link of the Ranks view: the figures (trimmed), which reopen the view; with
+        // the rank files opened here, a rank still opens its trace.
+        let shared = s.shared_view().expect("a link");
+        assert!(matches!(shared.view, share::SharedView::Ranks { .. }));
+        let link = share::encode(&shared);
+        assert!(link.len() < 8 * 1024, "{} bytes", link.len());
+        let opened = State::from_fragment(&link);
+        assert!(opened.traces.job_shown && opened.notice.is_none());
+        assert_eq!(opened.traces.job.as_ref().unwrap().headline, s.traces.job.as_ref().unwrap().headline);
+        assert!(opened.traces.job.as_ref().unwrap().report_json.is_empty(), "no export text in a link");
+        let restored = reduce(s.clone(), Action::Restore(share::decode(&link).unwrap()));
+        assert!(restored.traces.job_shown);
+        assert_eq!(restored.traces.rank_trace(1).map(|t| t.id), Some(1));
         // A rank's trace removed: the report no longer holds.
         let removed = reduce(s, Action::RemoveTrace(1));
         assert_eq!((removed.traces.job.is_none(), removed.traces.job_shown), (true, false));

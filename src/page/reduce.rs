@@ -55,7 +55,12 @@ impl State {
                 // The link's trace view (if any); the traces opened here stay for comparing.
                 // The loaded chips, models and calibration stay; the link may choose the chip.
                 let restored = State::restored(view, last_good);
-                let traces = Traces { view: restored.traces.view.clone(), job_shown: false, ..self.traces.clone() };
+                let traces = Traces {
+                    view: restored.traces.view.clone(),
+                    job: restored.traces.job.clone().or_else(|| self.traces.job.clone()),
+                    job_shown: restored.traces.job_shown,
+                    ..self.traces.clone()
+                };
                 let time = TimeModel {
                     chip: restored.time.chip.clone(),
                     last_model: restored.time.last_model.clone().or(self.time.last_model.clone()),

@@ -31,6 +31,7 @@ pub use trim::{
     trim_comparison, trim_gap, trim_structure, trim_summary, trim_time, SHARED_GAP_ROWS, SHARED_KERNELS_PER_CATEGORY,
     SHARED_KERNELS_PER_ROW, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS,
 };
+pub use trim::{trim_ranks, SHARED_COLLECTIVE_ROWS, SHARED_UNMATCHED_ROWS};
 
 use std::io::{Read, Write};
 

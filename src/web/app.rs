@@ -131,7 +131,8 @@ pub fn app() -> Html {
                 })
             })
         };
-        html! { <RanksPanel {drawn} {on_rank} on_close={d.to(|()| Action::CloseTrace)} on_error={on_error.clone()} /> }
+        html! { <RanksPanel {drawn} {on_rank} on_close={d.to(|()| Action::CloseTrace)} on_error={on_error.clone()}
+        make_fragment={make_fragment.clone()} /> }
     } else {
         let inputs = match &state.source {
             Source::OpTrace { file_name, report, .. } => html! {

@@ -1,7 +1,7 @@
 // End-to-end tests of the Ranks view: the ranks of one distributed job dropped together (and
 // added by later drops) give the figures of `fusionscope ranks --json` on the same files — the
 // ranks' timelines and clock offsets, every matched collective, the stragglers — with a strip
-// per rank; clicking a rank opens its trace.
+// per rank; clicking a rank opens its trace; a share link reopens the view.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -79,5 +79,15 @@ test('the synthetic job, dropped in two goes: the later drop joins the job; figu
   assert.ok(headline.includes('the others waited longest for rank 2'), headline);
   assert.ok(Math.abs(r.ranks[3].clock.offset_us - 2_500_000) < 1, `${r.ranks[3].clock.offset_us}`);
   await page.screenshot({ path: path.join(screenshotDir, 'ranks-synthetic.png'), fullPage: true });
+  // A share link carries the view (under 8 KB): it reopens with the same figures.
+  const rows = await allTableRows(page, 'table-ranks');
+  await page.getByTestId('share-button').click();
+  const url = await page.getByTestId('share-url').inputValue();
+  assert.ok(url.length < 8 * 1024, `${url.length} bytes`);
   await check();
+  const second = await openPage(env, url.slice(env.server.url.length));
+  await assertAgrees(second.page, r);
+  assert.equal(await second.page.getByTestId('ranks-headline').textContent(), headline);
+  assert.deepEqual(await allTableRows(second.page, 'table-ranks'), rows);
+  await second.check();
 });

@@ -4,7 +4,9 @@
 //! as [`DataTable`]s ([`ranks_tables`]). The cells' exact values are the `--json` figures.
 //!
 //! The page's worker draws them ([`RanksDrawn::of`]) and sends the drawing, not the report:
-//! the report's types and these tables are then no part of the page's first download.
+//! the report's types and these tables are then no part of the page's first download. The
+//! strips cross as figures ([`StripRow`]) and are drawn on the page ([`strips_svg`]), so that a
+//! share link, which carries the drawing, never carries markup.
 
 use serde::{Deserialize, Serialize};
 
@@ -27,15 +29,45 @@ pub const STRAGGLERS_TABLE: &str = "stragglers";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RanksDrawn {
     pub headline: String,
-    /// [`rank_strips`].
-    pub strips: String,
+    /// Each rank's strip ([`strips_svg`]).
+    pub strips: Vec<StripRow>,
     pub tables: Vec<WireTable>,
     /// Each rank and its file, in rank order (a rank clicked opens the trace of that file).
     pub ranks: Vec<(u32, String)>,
     /// What reading the ranks and matching them noted.
     pub notes: Vec<String>,
-    /// The report as `fusionscope ranks --json` writes it.
+    /// The report as `fusionscope ranks --json` writes it (none in a share link).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub report_json: String,
+    /// From a share link whose collectives table was shortened.
+    #[serde(default)]
+    pub trimmed: bool,
+}
+
+/// One rank's strip: its busiest device and the parts of its whole trace (µs): computation,
+/// exposed communication, exposed memcpy, idle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StripRow {
+    pub rank: u32,
+    pub device: String,
+    pub total_us: f64,
+    pub parts: [f64; 4],
+}
+
+/// The strips of the ranks, in rank order (no parts for a rank without GPU work).
+pub fn strip_rows(r: &JobReport) -> Vec<StripRow> {
+    r.ranks
+        .iter()
+        .map(|e| match &e.timeline {
+            Some(w) => StripRow {
+                rank: e.rank,
+                device: w.device.clone(),
+                total_us: w.total_us,
+                parts: [w.computation_us, w.exposed_communication_us, w.exposed_memcpy_us, w.idle_us],
+            },
+            None => StripRow { rank: e.rank, device: String::new(), total_us: 0.0, parts: [0.0; 4] },
+        })
+        .collect()
 }
 
 /// A [`DataTable`] as it crosses from the worker (its id a string; sort keys that are not
@@ -100,11 +132,12 @@ impl RanksDrawn {
         let notes = r.ranks.iter().flat_map(|e| e.notes.iter().map(move |n| format!("rank {}: {n}", e.rank)));
         Ok(RanksDrawn {
             headline: ranks_headline(r),
-            strips: rank_strips(r),
+            strips: strip_rows(r),
             tables: ranks_tables(r).iter().map(WireTable::of).collect(),
             ranks: r.ranks.iter().map(|e| (e.rank, e.file.clone())).collect(),
             notes: notes.chain(r.notes.iter().cloned()).collect(),
             report_json: serde_json::to_string_pretty(r)?,
+            trimmed: false,
         })
     }
 }
@@ -295,11 +328,16 @@ pub fn stragglers_table(r: &JobReport) -> DataTable {
 /// part coloured as in the trace view's timeline chart. A rank without GPU work has an empty
 /// strip. Each strip's group carries `data-rank`.
 pub fn rank_strips(r: &JobReport) -> String {
+    strips_svg(&strip_rows(r))
+}
+
+/// [`rank_strips`] from the strips' figures.
+pub fn strips_svg(rows: &[StripRow]) -> String {
     const LABEL_W: f64 = 90.0;
     const BAR_W: f64 = 560.0;
     const ROW: f64 = 22.0;
     const TOP: f64 = 50.0;
-    let height = TOP + ROW * r.ranks.len() as f64 + 10.0;
+    let height = TOP + ROW * rows.len() as f64 + 10.0;
     let mut s =
         svg_start(760, height as u32, "Each rank's GPU time: computation, exposed communication and memcpy, idle");
     for (i, (name, color)) in TIMELINE_PARTS.iter().enumerate() {
@@ -309,7 +347,7 @@ pub fn rank_strips(r: &JobReport) -> String {
             x + 14.0
         ));
     }
-    for (i, e) in r.ranks.iter().enumerate() {
+    for (i, e) in rows.iter().enumerate() {
         let y = TOP + ROW * i as f64;
         let label = format!("rank {}", e.rank);
         s.push_str(&format!(
@@ -318,11 +356,11 @@ pub fn rank_strips(r: &JobReport) -> String {
             LABEL_W - 6.0,
             y + 13.0
         ));
-        if let Some(w) = &e.timeline {
-            let parts = [w.computation_us, w.exposed_communication_us, w.exposed_memcpy_us, w.idle_us];
+        if e.total_us > 0.0 {
+            let w = e;
             let mut x = LABEL_W;
-            for ((name, color), us) in TIMELINE_PARTS.iter().zip(parts) {
-                if w.total_us <= 0.0 || us <= 0.0 {
+            for ((name, color), us) in TIMELINE_PARTS.iter().zip(e.parts) {
+                if !(us > 0.0) {
                     continue;
                 }
                 let width = (BAR_W * us / w.total_us).clamp(0.0, LABEL_W + BAR_W - x);

@@ -8,7 +8,9 @@ use yew::prelude::*;
 
 use crate::page::Shared;
 use crate::table::DataTable;
-use crate::trace::view::ranks::{RanksDrawn, RANKS_TABLE};
+use crate::trace::view::ranks::{strips_svg, RanksDrawn, RANKS_TABLE};
+
+use super::share_link::ShareLink;
 use crate::web::browser;
 
 use super::data_table::DataTableView;
@@ -20,13 +22,15 @@ pub struct Props {
     pub on_rank: Callback<u32>,
     pub on_close: Callback<()>,
     pub on_error: Callback<String>,
+    /// The share link's fragment for this view, or why there is none.
+    pub make_fragment: Callback<(), Result<String, String>>,
 }
 
 #[function_component(RanksPanel)]
 pub fn ranks_panel(props: &Props) -> Html {
     let d = &props.drawn;
     let tables = use_memo(d.clone(), |d| d.tables.iter().map(|t| Shared::new(t.table())).collect::<Vec<_>>());
-    let strips = use_memo(d.clone(), |d| AttrValue::from(d.strips.clone()));
+    let strips = use_memo(d.clone(), |d| AttrValue::from(strips_svg(&d.strips)));
     let on_strip = {
         let on_rank = props.on_rank.clone();
         Callback::from(move |e: MouseEvent| {
@@ -64,7 +68,13 @@ pub fn ranks_panel(props: &Props) -> Html {
                 <div class="trace-actions">
                     <button type="button" onclick={move |_| on_close.emit(())}>{ "Close the Ranks view" }</button>
                 </div>
+                <ShareLink make_fragment={props.make_fragment.clone()} />
             </div>
+            if d.trimmed {
+                <p class="hint" data-testid="trimmed-note">{ format!(
+                    "Opened from a share link, which carries the figures without the traces: the collectives table keeps the {} with the largest start skew. Open the rank files for every collective and to open a rank's trace.",
+                    crate::share::SHARED_COLLECTIVE_ROWS) }</p>
+            }
             <p class="headline" data-testid="ranks-headline">{ d.headline.clone() }</p>
             <p class="hint">{ "Click a rank's strip or row to open its trace." }</p>
             <figure class="chart rank-strips" data-testid="chart-ranks" onclick={on_strip}>
@@ -76,10 +86,12 @@ pub fn ranks_panel(props: &Props) -> Html {
                     { for d.notes.iter().map(|n| html! { <li>{ n.clone() }</li> }) }
                 </ul>
             }
-            <div class="exports" role="group" aria-label="Export">
-                <span class="exports-label">{ "Export:" }</span>
-                <button type="button" onclick={export} data-export=".json">{ "JSON" }</button>
-            </div>
+            if !d.report_json.is_empty() {
+                <div class="exports" role="group" aria-label="Export">
+                    <span class="exports-label">{ "Export:" }</span>
+                    <button type="button" onclick={export} data-export=".json">{ "JSON" }</button>
+                </div>
+            }
         </section>
     }
 }
