@@ -359,8 +359,9 @@ pub fn strips_svg(rows: &[StripRow]) -> String {
         if e.total_us > 0.0 {
             let w = e;
             let mut x = LABEL_W;
+            // Parts of a link's figures are not trusted to be numbers: NaN draws nothing.
             for ((name, color), us) in TIMELINE_PARTS.iter().zip(e.parts) {
-                if !(us > 0.0) {
+                if us.is_nan() || us <= 0.0 {
                     continue;
                 }
                 let width = (BAR_W * us / w.total_us).clamp(0.0, LABEL_W + BAR_W - x);
