@@ -133,6 +133,7 @@ mod state {
 
 mod traces {
     use fusionscope::import::{open_whole, Imported};
+    use fusionscope::page::form::transformer::TransformerField;
     use fusionscope::page::{compare_on_page, Action, LoadedTrace, PairSide, Shared, State, TraceHeld, TraceView};
     use fusionscope::share;
 
@@ -170,6 +171,71 @@ mod traces {
         let comparison = compare_on_page(a, b).expect("both held on the page");
         let files = (a.file_name.clone(), b.file_name.clone());
         reduce(s.clone(), Action::ShowComparison { files, comparison: Shared::new(comparison) })
+    }
+
+    const RANK0: &[u8] =
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/multirank/hta_sampled_128rank_rank0.json.gz"));
+    const RANK1: &[u8] =
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/multirank/hta_sampled_128rank_rank1.json.gz"));
+
+    /// The job report of these files, as the page's worker gives it (`page::ranks::job_of` over
+    /// the rank summaries it folds while reading).
+    fn job(files: &[(&str, &[u8])]) -> Option<fusionscope::trace::ranks::JobReport> {
+        let summaries: Vec<_> = files
+            .iter()
+            .map(|(name, bytes)| {
+                let mut opener = fusionscope::import::FileOpener::with_ranks(name);
+                opener.feed(bytes).unwrap();
+                opener.finish_with_ranks().unwrap().1.expect("a rank summary")
+            })
+            .collect();
+        fusionscope::page::ranks::job_of(&summaries).unwrap()
+    }
+
+    #[test]
+    fn ranks_opened_together_show_the_ranks_view_and_a_rank_opens_its_trace() {
+        let (r0, r1) = ("hta_sampled_128rank_rank0.json.gz", "hta_sampled_128rank_rank1.json.gz");
+        assert_eq!(job(&[(r0, RANK0)]), None, "one rank is no job");
+        assert_eq!(job(&[(r0, RANK0), ("h100.json.gz", H100)]), None, "a trace without a rank is left out");
+        let report = job(&[(r1, RANK1), (r0, RANK0)]).expect("two ranks");
+        assert_eq!(report.ranks.iter().map(|e| e.rank).collect::<Vec<_>>(), vec![0, 1]);
+        let s = open(State::default(), 1, r1, RANK1);
+        let s = open(s, 2, r0, RANK0);
+        let drawn = fusionscope::trace::view::ranks::RanksDrawn::of(&report).unwrap();
+        let s = reduce(s, Action::ShowRanks(Shared::new(drawn)));
+        assert!(s.traces.job_shown && s.traces.view.is_none());
+        assert_eq!(s.traces.rank_trace(0).map(|t| t.id), Some(2));
+        assert_eq!(s.traces.rank_trace(1).map(|t| t.id), Some(1));
+        assert!(s.traces.rank_trace(5).is_none());
+        // A rank clicked: its trace view; the report stays to go back to.
+        let t = reduce(s.clone(), Action::ShowTrace(2));
+        assert!(!t.traces.job_shown);
+        assert!(matches!(&t.traces.view, Some(TraceView::Summary { file_name, .. }) if file_name == r0));
+        let back = reduce(t.clone(), Action::ShowJob);
+        assert!(back.traces.job_shown && back.traces.view.is_none());
+        // Leaving for the op graph hides it; a later trace's view replaces it.
+        let g = reduce(s.clone(), Action::SetField(TransformerField::Hidden, "2048".into()));
+        assert!(!g.traces.job_shown && g.traces.job.is_some());
+        let c = reduce(s.clone(), Action::CloseTrace);
+        assert!(!c.traces.job_shown);
+        let later = open(s.clone(), 3, "h100.json.gz", H100);
+        assert!(!later.traces.job_shown && later.traces.view.is_some());
+        // A share link of the Ranks view: the figures (trimmed), which reopen the view; with
+        // the rank files opened here, a rank still opens its trace.
+        let shared = s.shared_view().expect("a link");
+        assert!(matches!(shared.view, share::SharedView::Ranks { .. }));
+        let link = share::encode(&shared);
+        assert!(link.len() < 8 * 1024, "{} bytes", link.len());
+        let opened = State::from_fragment(&link);
+        assert!(opened.traces.job_shown && opened.notice.is_none());
+        assert_eq!(opened.traces.job.as_ref().unwrap().headline, s.traces.job.as_ref().unwrap().headline);
+        assert!(opened.traces.job.as_ref().unwrap().report_json.is_empty(), "no export text in a link");
+        let restored = reduce(s.clone(), Action::Restore(share::decode(&link).unwrap()));
+        assert!(restored.traces.job_shown);
+        assert_eq!(restored.traces.rank_trace(1).map(|t| t.id), Some(1));
+        // A rank's trace removed: the report no longer holds.
+        let removed = reduce(s, Action::RemoveTrace(1));
+        assert_eq!((removed.traces.job.is_none(), removed.traces.job_shown), (true, false));
     }
 
     #[test]

@@ -19,11 +19,15 @@ use crate::fusion::{analyze, AnalysisReport, OpGraph};
 use crate::hardware::{parse_chip, Chip, ChipError};
 use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
+use crate::trace::model::intern::NameTable;
+use crate::trace::model::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
+use crate::trace::ranks::{RankSink, RankSummary};
+use crate::trace::read::{EventSink, TraceHeader};
 use crate::trace::rocprof::{read_rocprof, RocprofError};
 use crate::trace::summary::{summarize_classified, ClassifiedTrace};
 use crate::trace::time::report::{add_fusion, recorded_cost, time_report, TraceTime};
 use crate::trace::xplane::{read_xplane, XplaneError};
-use crate::trace::{classify, Trace, TraceError, TraceReader, TraceSummary};
+use crate::trace::{classify, Reader, Trace, TraceError, TraceReader, TraceSummary};
 use crate::workload::{parse_model_config, WorkloadError};
 
 use super::{
@@ -132,7 +136,7 @@ enum Stage {
     Detecting(Vec<u8>),
     Trace {
         gzipped: bool,
-        reader: Box<TraceReader>,
+        reader: TraceReaders,
     },
     /// Any other kind: the bytes are kept (all of them, or only the head for a file of no known
     /// kind: see [`head_only`]).
@@ -142,17 +146,91 @@ enum Stage {
     },
 }
 
+/// The trace reader: the whole trace, or the whole trace and its rank summary in one pass
+/// ([`FileOpener::with_ranks`]).
+enum TraceReaders {
+    Plain(Box<TraceReader>),
+    WithRanks(Box<Reader<TraceAndRank>>),
+}
+
+impl TraceReaders {
+    fn feed(&mut self, slice: &[u8]) -> Result<(), TraceError> {
+        // Never made without the readers: the guard lets the compiler drop both readers (and
+        // the rank fold) from the page's own build.
+        if !READS_LARGE_KINDS {
+            return Ok(());
+        }
+        match self {
+            TraceReaders::Plain(r) => r.feed(slice),
+            TraceReaders::WithRanks(r) => r.feed(slice),
+        }
+    }
+
+    fn finish(self) -> Result<(Trace, Option<RankSummary>), TraceError> {
+        match self {
+            TraceReaders::Plain(r) => Ok((r.finish()?, None)),
+            TraceReaders::WithRanks(r) => r.finish().map(|(t, s)| (t, Some(s))),
+        }
+    }
+}
+
+/// Both sinks fed from one read of the file: the whole trace, and the fold the job report of
+/// several ranks needs (`trace::ranks`), which the trace does not keep (the trace's
+/// `distributedInfo` and the collectives' process groups and sizes).
+struct TraceAndRank {
+    trace: Trace,
+    rank: RankSink<'static>,
+}
+
+impl EventSink for TraceAndRank {
+    type Output = (Trace, RankSummary);
+    fn kernel(&mut self, names: &NameTable, kernel: Kernel) {
+        self.trace.kernel(names, kernel);
+        self.rank.kernel(names, kernel);
+    }
+    fn collective_kernel(&mut self, names: &NameTable, kernel: Kernel, args: &CollectiveArgs<'_>) {
+        self.trace.collective_kernel(names, kernel, args);
+        self.rank.collective_kernel(names, kernel, args);
+    }
+    fn transfer(&mut self, names: &NameTable, transfer: Transfer) {
+        self.trace.transfer(names, transfer);
+        self.rank.transfer(names, transfer);
+    }
+    fn cpu_op(&mut self, op: CpuOp) {
+        self.trace.cpu_op(op);
+    }
+    fn annotation(&mut self, annotation: Annotation) {
+        self.trace.annotation(annotation);
+    }
+    fn launch(&mut self, correlation: u64, launch: Launch) {
+        self.trace.launch(correlation, launch);
+    }
+    fn finish(self, header: TraceHeader) -> (Trace, RankSummary) {
+        let rank = self.rank.finish(header.clone());
+        (self.trace.finish(header), rank)
+    }
+}
+
 /// The incremental opener; see the module docs.
 pub struct FileOpener {
     file_name: String,
     stage: Stage,
+    /// Fold a trace's rank summary as it is read ([`FileOpener::with_ranks`]).
+    ranks: bool,
 }
 
 impl FileOpener {
     /// An opener for a file named `file_name` (the name goes into a trace's summary and is
     /// what a simulator table's workload is read from).
     pub fn new(file_name: &str) -> Self {
-        FileOpener { file_name: file_name.to_string(), stage: Stage::Detecting(Vec::new()) }
+        FileOpener { file_name: file_name.to_string(), stage: Stage::Detecting(Vec::new()), ranks: false }
+    }
+
+    /// An opener that, for a Kineto trace, also folds the rank summary of `trace::ranks` in
+    /// the same pass ([`FileOpener::finish_with_ranks`]): the page's worker keeps it, to give the
+    /// job report of the ranks opened together, the figures of `fusionscope ranks`.
+    pub fn with_ranks(file_name: &str) -> Self {
+        FileOpener { ranks: true, ..FileOpener::new(file_name) }
     }
 
     /// Whether more bytes would change the result: false once the file is known to be of no
@@ -177,7 +255,7 @@ impl FileOpener {
             Stage::Detecting(head) => {
                 head.extend_from_slice(slice);
                 if head.len() >= DETECT_BYTES {
-                    self.stage = stage_for(std::mem::take(head))?;
+                    self.stage = stage_for(std::mem::take(head), &self.file_name, self.ranks)?;
                 }
                 Ok(())
             }
@@ -198,24 +276,30 @@ impl FileOpener {
 
     /// Ends the file: reads what was gathered and analyses it.
     pub fn finish(self) -> Result<Imported, OpenError> {
+        self.finish_with_ranks().map(|(imported, _)| imported)
+    }
+
+    /// [`FileOpener::finish`], with a trace's rank summary when the opener was made
+    /// [`FileOpener::with_ranks`] (none for other kinds).
+    pub fn finish_with_ranks(self) -> Result<(Imported, Option<RankSummary>), OpenError> {
         let stage = match self.stage {
-            Stage::Detecting(head) => stage_for(head)?,
+            Stage::Detecting(head) => stage_for(head, &self.file_name, self.ranks)?,
             decided => decided,
         };
         match stage {
             // A file shorter than the detection prefix: nothing but its head to go on.
-            Stage::Detecting(bytes) => parse(&self.file_name, detect(&bytes), &bytes),
+            Stage::Detecting(bytes) => parse(&self.file_name, detect(&bytes), &bytes).map(|i| (i, None)),
             // Never made without the readers; the guard lets the compiler drop the arm.
             Stage::Trace { gzipped, .. } if !READS_LARGE_KINDS => Err(OpenError {
                 detected: Detected { kind: FileKind::KinetoTrace, gzipped },
                 error: ReadError::NeedsWorker,
             }),
             Stage::Trace { gzipped, reader } => {
-                let trace = reader.finish().map_err(|e| trace_error(gzipped, e))?;
+                let (trace, rank) = reader.finish().map_err(|e| trace_error(gzipped, e))?;
                 let (summary, time) = trace_results(&trace, &self.file_name);
-                Ok(Imported::Trace { trace, summary, time })
+                Ok((Imported::Trace { trace, summary, time }, rank))
             }
-            Stage::Gathering { detected, bytes } => parse(&self.file_name, detected, &bytes),
+            Stage::Gathering { detected, bytes } => parse(&self.file_name, detected, &bytes).map(|i| (i, None)),
         }
     }
 }
@@ -225,10 +309,15 @@ fn trace_error(gzipped: bool, error: TraceError) -> OpenError {
 }
 
 /// Chooses the stage from the first bytes and passes them on.
-fn stage_for(head: Vec<u8>) -> Result<Stage, OpenError> {
+fn stage_for(head: Vec<u8>, file_name: &str, ranks: bool) -> Result<Stage, OpenError> {
     let detected = detect(&head[..head.len().min(DETECT_BYTES)]);
     if detected.kind == FileKind::KinetoTrace && READS_LARGE_KINDS {
-        let mut reader = Box::new(TraceReader::new());
+        let mut reader = if ranks {
+            let sink = TraceAndRank { trace: Trace::default(), rank: RankSink::new(&classify, file_name) };
+            TraceReaders::WithRanks(Box::new(Reader::with_sink(sink)))
+        } else {
+            TraceReaders::Plain(Box::new(TraceReader::new()))
+        };
         let gzipped = detected.gzipped;
         reader.feed(&head).map_err(|e| trace_error(gzipped, e))?;
         return Ok(Stage::Trace { gzipped, reader });
@@ -373,6 +462,32 @@ mod tests {
         "/tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
     ));
     const GRAPH: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json"));
+
+    #[test]
+    fn a_trace_opened_with_ranks_folds_the_rank_summary_of_the_command_line_in_the_same_pass() {
+        let rank0 = include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/multirank/hta_sampled_128rank_rank0.json.gz"
+        ));
+        let name = "hta_sampled_128rank_rank0.json.gz";
+        let expected = crate::trace::ranks::read_rank(&classify, name, [&rank0[..]]).unwrap();
+        let plain = open_in_slices(name, rank0, 100_000).unwrap();
+        let mut opener = FileOpener::with_ranks(name);
+        for slice in rank0.chunks(100_000) {
+            opener.feed(slice).unwrap();
+        }
+        let (imported, rank) = opener.finish_with_ranks().unwrap();
+        assert_eq!(rank, Some(expected));
+        match (imported, plain) {
+            (Imported::Trace { summary, time, .. }, Imported::Trace { summary: s0, time: t0, .. }) => {
+                assert_eq!((summary, time), (s0, t0), "the trace's own results do not change");
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut plain = FileOpener::new(name);
+        plain.feed(rank0).unwrap();
+        assert!(plain.finish_with_ranks().unwrap().1.is_none(), "only asked for");
+    }
 
     #[test]
     fn a_trace_fed_in_any_slices_gives_the_summary_of_the_whole_file() {

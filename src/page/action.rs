@@ -14,6 +14,7 @@ use crate::hardware::{Chip, ChipChoice};
 use crate::optrace::OptraceReport;
 use crate::share::SharedState;
 use crate::trace::time::report::TraceTime;
+use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::Comparison;
 use crate::workload::{ModelChoice, Phase};
 
@@ -63,6 +64,10 @@ pub enum Action {
     },
     /// Leave the trace view (back to the op graph or transformer block).
     CloseTrace,
+    /// The ranks opened make one distributed job: show its report (the Ranks view).
+    ShowRanks(Shared<RanksDrawn>),
+    /// Show the Ranks view of the job report held.
+    ShowJob,
     /// The analysis worker stopped (out of memory, a bug, or no answer to Cancel) and was
     /// replaced: the traces it held are gone. The text says what happened, naming the file it
     /// was reading, if any.

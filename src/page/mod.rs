@@ -10,6 +10,7 @@ pub mod action;
 pub mod form;
 pub mod open;
 pub mod protocol;
+pub mod ranks;
 mod reduce;
 pub mod restore;
 pub mod shared;

@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::fusion::json::GraphFile;
 use crate::fusion::AnalysisReport;
+use crate::trace::ranks::RankSummary;
 use crate::trace::time::report::TraceTime;
+use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{Comparison, TraceSummary};
 
 /// What the page asks of the worker. Every request names its job (a page-wide unique id); the
@@ -42,6 +44,9 @@ pub enum Request {
         bytes: Vec<u8>,
         summary: Json<TraceSummary>,
         time: Json<TraceTime>,
+        /// Its rank summary, read with it (`Reply::Parsed`).
+        #[serde(default)]
+        rank: Option<Json<RankSummary>>,
     },
     /// Stop reading `job` at the next slice; nothing of the file is kept.
     Cancel { job: u32 },
@@ -49,6 +54,9 @@ pub enum Request {
     Compare { job: u32, a: u32, b: u32 },
     /// Drop the trace opened by `job` (the page no longer lists it).
     Forget { job: u32 },
+    /// The job report (`fusionscope ranks`) of the held traces among `ids` that are ranks of
+    /// a distributed job (a `distributedInfo`, or a rank in the file name), in that order.
+    Ranks { job: u32, ids: Vec<u32> },
 }
 
 /// What the worker sends back.
@@ -87,7 +95,13 @@ pub enum Reply {
         bytes: Vec<u8>,
         summary: Json<TraceSummary>,
         time: Json<TraceTime>,
+        /// Its rank summary (`trace::ranks`), for the job report of the ranks opened together.
+        #[serde(default)]
+        rank: Option<Json<RankSummary>>,
     },
+    /// The job report asked for (`Request::Ranks`), drawn for the Ranks view; `None` when
+    /// fewer than two of the traces are ranks of a distributed job.
+    Ranks { job: u32, report: Option<Json<RanksDrawn>> },
     /// The job failed; the message names the file and what went wrong.
     Error { job: u32, message: String },
     /// The worker hit a bug and cannot go on.
@@ -107,6 +121,7 @@ impl Reply {
             | Reply::Comparison { job, .. }
             | Reply::Capture { job, .. }
             | Reply::Parsed { job, .. }
+            | Reply::Ranks { job, .. }
             | Reply::Error { job, .. } => Some(*job),
         }
     }
@@ -201,10 +216,12 @@ mod tests {
                 bytes: vec![1, 2, 3],
                 summary: Json::encode(&summary).unwrap(),
                 time: Json::encode(&time).unwrap(),
+                rank: None,
             },
             Request::Cancel { job: 2 },
             Request::Compare { job: 3, a: 1, b: 2 },
             Request::Forget { job: 1 },
+            Request::Ranks { job: 10, ids: vec![1, 9] },
         ];
         for r in requests {
             let back: Request = serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
@@ -222,7 +239,9 @@ mod tests {
                 bytes: vec![0, 7],
                 summary: Json::encode(&summary).unwrap(),
                 time: Json::encode(&time).unwrap(),
+                rank: None,
             },
+            Reply::Ranks { job: 11, report: None },
             Reply::Panic { message: "bug".into() },
         ];
         for r in replies {

@@ -29,18 +29,18 @@ impl State {
             Action::AddModelFile(model) => {
                 let time = self.time.with_model_file(model.clone());
                 let form = ModelForm { model, ..self.model_form() };
-                let traces = Traces { view: None, ..self.traces.clone() };
+                let traces = self.traces.hidden();
                 return State { traces, time, ..State::with_source(Source::Model(form), last_good) };
             }
             Action::SetChip(chip) => return State { time: TimeModel { chip, ..self.time.clone() }, ..self.clone() },
             // A chip or profile acts on the time view: leave the trace view to show it.
             Action::AddChip(chip) => {
-                let traces = Traces { view: None, ..self.traces.clone() };
+                let traces = self.traces.hidden();
                 return State { time: self.time.with_chip(chip), traces, sim: None, notice: None, ..self.clone() };
             }
             Action::LoadCalibration(calibration) => {
                 let time = TimeModel { calibration: Some(calibration), ..self.time.clone() };
-                let traces = Traces { view: None, ..self.traces.clone() };
+                let traces = self.traces.hidden();
                 return State { time, traces, sim: None, notice: None, ..self.clone() };
             }
             Action::UnloadCalibration => {
@@ -55,7 +55,12 @@ impl State {
                 // The link's trace view (if any); the traces opened here stay for comparing.
                 // The loaded chips, models and calibration stay; the link may choose the chip.
                 let restored = State::restored(view, last_good);
-                let traces = Traces { view: restored.traces.view.clone(), ..self.traces.clone() };
+                let traces = Traces {
+                    view: restored.traces.view.clone(),
+                    job: restored.traces.job.clone().or_else(|| self.traces.job.clone()),
+                    job_shown: restored.traces.job_shown,
+                    ..self.traces.clone()
+                };
                 let time = TimeModel {
                     chip: restored.time.chip.clone(),
                     last_model: restored.time.last_model.clone().or(self.time.last_model.clone()),
@@ -94,7 +99,7 @@ impl State {
                 // (linear and a small share of the whole: ~60 ms at 100 k ops, natively).
                 let analysis = Shared::new(analyze(&graph));
                 let computed = Computed { title, graph: graph.clone(), report, analysis, workload: None };
-                let traces = Traces { view: None, ..self.traces.clone() };
+                let traces = self.traces.hidden();
                 return State {
                     source: Source::Graph { file_name, graph },
                     current: Ok(computed.clone()),
@@ -122,14 +127,14 @@ impl State {
             Action::ShowComparison { files, comparison } => {
                 let gap = self.traces.pair_gap(&comparison);
                 let view = TraceView::Comparison { files, comparison, gap, trimmed: false };
-                let traces = Traces { view: Some(view), ..self.traces.clone() };
+                let traces = Traces { view: Some(view), job_shown: false, ..self.traces.clone() };
                 return State { traces, notice: None, sim: None, ..self.clone() };
             }
             Action::OpenOpTrace { file_name, text, report, graph } => {
                 Source::OpTrace { file_name, text, report, graph }
             }
             Action::OpenSimTable(view) => {
-                let traces = Traces { view: None, ..self.traces.clone() };
+                let traces = self.traces.hidden();
                 return State { sim: Some(view), traces, notice: None, ..self.clone() };
             }
             Action::SetSimForm(form) => {
@@ -137,8 +142,15 @@ impl State {
                 return State { sim, ..self.clone() };
             }
             Action::CloseSimTable => return State { sim: None, ..self.clone() },
-            Action::CloseTrace => {
-                return State { traces: Traces { view: None, ..self.traces.clone() }, ..self.clone() }
+            Action::CloseTrace => return State { traces: self.traces.hidden(), ..self.clone() },
+            Action::ShowRanks(job) => {
+                return State { traces: self.traces.with_job(job), notice: None, sim: None, ..self.clone() }
+            }
+            Action::ShowJob => {
+                return match self.traces.job.clone() {
+                    Some(job) => State { traces: self.traces.with_job(job), sim: None, ..self.clone() },
+                    None => self.clone(),
+                }
             }
             Action::WorkerStopped(text) => {
                 let (traces, lost) = self.traces.without_worker_traces();
@@ -156,7 +168,7 @@ impl State {
             }
         };
         // Changing the op graph or the block leaves the trace view; the traces stay for comparing.
-        let traces = Traces { view: None, ..self.traces.clone() };
+        let traces = self.traces.hidden();
         let mut time = self.time.clone();
         if let Source::Model(form) = &source {
             time.last_model = Some(form.clone());

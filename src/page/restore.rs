@@ -53,6 +53,10 @@ impl State {
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
             SharedView::Model { spec } => State::with_source(Source::Model(spec.into()), last_good),
+            SharedView::Ranks { drawn } => {
+                let traces = Traces { job: Some(Shared::new(drawn)), job_shown: true, ..Traces::default() };
+                State { traces, ..State::default() }
+            }
             SharedView::SimTable { file_name, text, setup, notes } => match crate::simcsv::parse_sim_csv(&text) {
                 Ok(table) => {
                     let (text, table, form) = (Shared::new(text), Shared::new(table), SetupForm::from(&setup));
@@ -112,6 +116,9 @@ impl State {
                 notes: sim.notes.clone(),
             };
             return Ok(self.with_chip(view.into()));
+        }
+        if let (None, true, Some(job)) = (&self.traces.view, self.traces.job_shown, &self.traces.job) {
+            return Ok(SharedView::Ranks { drawn: share::trim_ranks(job) }.into());
         }
         match &self.traces.view {
             Some(TraceView::Summary { file_name, summary, trimmed, time }) => {

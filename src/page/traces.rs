@@ -7,6 +7,7 @@ use crate::trace::compare::pairing::default_pair;
 use crate::trace::compare::swapped;
 use crate::trace::time::gap::{gap, Gap};
 use crate::trace::time::report::TraceTime;
+use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{classify, compare, Comparison, Input, Trace, TraceSummary, Vendor};
 
 /// Where an opened trace is kept, for comparing it with another.
@@ -75,6 +76,11 @@ pub struct Traces {
     pub opened: Vec<LoadedTrace>,
     /// Ids of the traces to compare, A and B.
     pub pair: Option<(u32, u32)>,
+    /// The job report of the opened traces that are ranks of one distributed job (two or
+    /// more), computed by the analysis worker.
+    pub job: Option<Shared<RanksDrawn>>,
+    /// The Ranks view is shown (when no trace view is).
+    pub job_shown: bool,
 }
 
 impl Traces {
@@ -88,7 +94,7 @@ impl Traces {
         };
         let mut opened = self.opened.clone();
         opened.push(loaded);
-        Traces { view: Some(view), pair: default_pair_of(&opened), opened }
+        Traces { view: Some(view), pair: default_pair_of(&opened), opened, job_shown: false, ..self.clone() }
     }
 
     /// The trace with this id.
@@ -110,7 +116,26 @@ impl Traces {
             time: Some(t.time.clone()),
             trimmed: false,
         });
-        Traces { view: view.or_else(|| self.view.clone()), ..self.clone() }
+        match view {
+            Some(view) => Traces { view: Some(view), job_shown: false, ..self.clone() },
+            None => self.clone(),
+        }
+    }
+
+    /// Neither a trace view nor the Ranks view (the op graph's views are shown).
+    pub(super) fn hidden(&self) -> Traces {
+        Traces { view: None, job_shown: false, ..self.clone() }
+    }
+
+    /// A job report of ranks opened, shown.
+    pub(super) fn with_job(&self, job: Shared<RanksDrawn>) -> Traces {
+        Traces { view: None, job: Some(job), job_shown: true, ..self.clone() }
+    }
+
+    /// The trace of one rank of the job shown (its file among those opened).
+    pub fn rank_trace(&self, rank: u32) -> Option<&LoadedTrace> {
+        let (_, file) = self.job.as_ref()?.ranks.iter().find(|(r, _)| *r == rank)?;
+        self.opened.iter().rev().find(|t| t.file_name == *file)
     }
 
     /// One side of the pair set to a trace; picking the other side's trace swaps the two.
@@ -133,7 +158,7 @@ impl Traces {
             self.opened.iter().cloned().partition(|t| t.held == TraceHeld::Worker);
         let pair = default_pair_of(&kept);
         let names = lost.into_iter().map(|t| t.file_name).collect();
-        (Traces { view: self.view.clone(), pair, opened: kept }, names)
+        (Traces { view: self.view.clone(), pair, opened: kept, ..self.clone() }, names)
     }
 
     /// The trace no longer listed; the pair falls back to the default if it held it, and a
@@ -149,7 +174,10 @@ impl Traces {
             Some(TraceView::Summary { summary, .. }) if *summary == gone.summary => None,
             other => other.clone(),
         };
-        Traces { view, opened, pair }
+        // A job report with this trace as a rank no longer holds.
+        let job = self.job.clone().filter(|j| !j.ranks.iter().any(|(_, file)| *file == gone.file_name));
+        let job_shown = self.job_shown && job.is_some();
+        Traces { view, opened, pair, job, job_shown }
     }
 }
 
@@ -190,7 +218,7 @@ impl Traces {
             }
             other => other.clone(),
         };
-        Traces { view, opened, pair: self.pair }
+        Traces { view, opened, ..self.clone() }
     }
 
     /// The shown trace's report measured against another chip; the trace keeps that chip (a
@@ -213,7 +241,7 @@ impl Traces {
             time: Some(report),
             trimmed: *trimmed,
         };
-        Traces { view: Some(view), opened, pair: self.pair }
+        Traces { view: Some(view), opened, ..self.clone() }
     }
 }
 

@@ -7,12 +7,14 @@
 //! shows (names), and keep trace views within the kernel lists trimming leaves.
 
 use super::state::{state_json, ShareError, SharedState, SharedView};
+use super::trim::SHARED_COLLECTIVE_ROWS;
 use super::trim::{
     SHARED_FUSION_GROUPS, SHARED_GAP_ROWS, SHARED_GROUP_OPS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW,
     SHARED_OPPORTUNITIES, SHARED_OPPORTUNITY_KERNELS, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STREAMS,
     SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS, SHARED_UNATTRIBUTED_NAMES,
 };
 use crate::limits::LAYER_MAX_KERNELS;
+use crate::limits::RANKS_FILES;
 use crate::limits::{
     SHARED_GRAPH_OPS, SHARED_MODEL_CONFIG_BYTES, SHARED_NAME_CHARS, SHARED_NOTES, SHARED_OPTRACE_BYTES,
     SHARED_SIM_TABLE_BYTES, SHARE_STATE_BYTES,
@@ -292,7 +294,49 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
             at_most(|| "simulator notes".into(), notes.len(), SHARED_NOTES, "notes")?;
             notes.iter().try_for_each(|n| name("note", n))
         }
+        SharedView::Ranks { drawn } => ranks_limits(drawn),
     }
+}
+
+/// Tables a shared Ranks view may hold (ranks, collectives, unmatched, stragglers), and their
+/// columns at most.
+const SHARED_RANKS_TABLES: usize = 4;
+const SHARED_RANKS_COLUMNS: usize = 16;
+
+/// A shared Ranks view: no report text, ranks within [`RANKS_FILES`], the tables within what
+/// trimming leaves (the ranks and stragglers tables have a row per rank at most), every row as
+/// wide as its columns, every text within the name limit.
+fn ranks_limits(d: &crate::trace::view::ranks::RanksDrawn) -> Result<(), ShareError> {
+    text("job report", &d.report_json, 0)?;
+    name("headline", &d.headline)?;
+    at_most(|| "rank list".into(), d.ranks.len(), RANKS_FILES, "ranks")?;
+    d.ranks.iter().try_for_each(|(_, file)| name("file name", file))?;
+    at_most(|| "strip list".into(), d.strips.len(), RANKS_FILES, "ranks")?;
+    d.strips.iter().try_for_each(|s| name("device name", &s.device))?;
+    at_most(|| "ranks notes".into(), d.notes.len(), SHARED_NOTES, "notes")?;
+    d.notes.iter().try_for_each(|n| name("note", n))?;
+    at_most(|| "table list".into(), d.tables.len(), SHARED_RANKS_TABLES, "tables")?;
+    for t in &d.tables {
+        name("table id", &t.id)?;
+        name("table title", &t.title)?;
+        at_most(|| format!("{} table", ellipsize(&t.id, 40)), t.columns.len(), SHARED_RANKS_COLUMNS, "columns")?;
+        t.columns.iter().try_for_each(|(h, _)| name("column", h))?;
+        let max_rows = RANKS_FILES.max(SHARED_COLLECTIVE_ROWS);
+        at_most(|| format!("{} table", ellipsize(&t.id, 40)), t.rows.len(), max_rows, "rows")?;
+        for row in &t.rows {
+            if row.len() != t.columns.len() {
+                return Err(over(
+                    format!("a row of the {} table", ellipsize(&t.id, 40)),
+                    row.len(),
+                    t.columns.len(),
+                    "cells",
+                ));
+            }
+            row.iter()
+                .try_for_each(|(shown, exact, _)| name("table cell", shown).and_then(|_| name("table cell", exact)))?;
+        }
+    }
+    Ok(())
 }
 
 /// [`check_limits`], and the state's JSON within [`SHARE_STATE_BYTES`]: what a page checks

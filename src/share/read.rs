@@ -184,6 +184,9 @@ enum ViewFields {
         #[serde(default)]
         notes: Vec<String>,
     },
+    Ranks {
+        drawn: crate::trace::view::ranks::RanksDrawn,
+    },
 }
 
 /// A state object's remaining entries as an enum: the variant is the tag read in the first

@@ -22,7 +22,7 @@ pub const FORMAT_VERSION: u32 = 2;
 /// The views (the `view` tag) each format holds; index 0 is format 1.
 pub(super) const VIEWS: [&[&str]; 2] = [
     &["transformer", "graph", "trace_summary", "trace_comparison"],
-    &["transformer", "graph", "trace_summary", "trace_comparison", "model", "op_trace", "sim_table"],
+    &["transformer", "graph", "trace_summary", "trace_comparison", "model", "op_trace", "sim_table", "ranks"],
 ];
 
 /// What a fragment starts with (after `#`).
@@ -76,6 +76,10 @@ pub enum SharedView {
         #[serde(default)]
         notes: Vec<String>,
     },
+    /// The Ranks view of one distributed job: its drawing (text cells and the strips'
+    /// figures, never markup), the collectives table shortened ([`crate::share::trim_ranks`]).
+    /// Format 2 on (an older page refuses it as made by a newer version).
+    Ranks { drawn: crate::trace::view::ranks::RanksDrawn },
 }
 
 impl SharedView {

@@ -549,3 +549,61 @@ proptest::proptest! {
         let _ = decode(&format!("s=1.{s}"));
     }
 }
+
+/// An eight-rank synthetic job's Ranks view, as the page's worker draws it.
+fn eight_ranks() -> crate::trace::view::ranks::RanksDrawn {
+    use crate::trace::classify;
+    use crate::trace::ranks::synthetic::SyntheticJob;
+    use crate::trace::ranks::{job_report, read_rank};
+    let job = SyntheticJob { world_size: 8, steps: 12, ..SyntheticJob::small() };
+    let job = SyntheticJob {
+        extra_us: (0..8).map(|r| if r == 5 { 400 } else { 10 * r }).collect(),
+        offsets_us: (0..8).map(|r| 37 * r as u64).collect(),
+        straggler: 5,
+        ..job
+    };
+    let summaries: Vec<_> = (0..8)
+        .map(|r| {
+            let name = format!("job_0123456789/trace_rank{r}.json.gz");
+            read_rank(&classify, &name, [job.rank_trace(r).as_bytes()]).unwrap()
+        })
+        .collect();
+    crate::trace::view::ranks::RanksDrawn::of(&job_report(&summaries).unwrap()).unwrap()
+}
+
+#[test]
+fn eight_ranks_make_a_link_under_8_kb_that_round_trips() {
+    let drawn = eight_ranks();
+    let collectives = drawn.tables.iter().find(|t| t.id == "collectives").unwrap();
+    assert!(collectives.rows.len() > SHARED_COLLECTIVE_ROWS, "{} rows: nothing to trim", collectives.rows.len());
+    let small = trim_ranks(&drawn);
+    assert!(small.trimmed && small.report_json.is_empty());
+    let kept = small.tables.iter().find(|t| t.id == "collectives").unwrap();
+    assert_eq!(kept.rows.len(), SHARED_COLLECTIVE_ROWS);
+    // The rows with the largest start skew, in the table's order.
+    let skew = |rows: &[Vec<(String, String, Option<f64>)>]| rows.iter().map(|r| r[5].2.unwrap()).collect::<Vec<_>>();
+    let mut all = skew(&collectives.rows);
+    all.sort_by(|a, b| b.total_cmp(a));
+    let mut got = skew(&kept.rows);
+    got.sort_by(|a, b| b.total_cmp(a));
+    assert_eq!(got, all[..SHARED_COLLECTIVE_ROWS]);
+    // The other tables and the strips stay whole.
+    assert_eq!(small.tables[0], drawn.tables[0]);
+    assert_eq!(small.strips, drawn.strips);
+    let state: SharedState = SharedView::Ranks { drawn: small.clone() }.into();
+    check_shareable(&state).unwrap();
+    let link = encode(&state);
+    assert!(link.len() < 8 * 1024, "{} bytes", link.len());
+    assert_eq!(decode(&link).unwrap().view, SharedView::Ranks { drawn: small });
+}
+
+#[test]
+fn a_ranks_link_with_a_row_of_the_wrong_width_or_report_text_is_refused() {
+    let mut d = trim_ranks(&eight_ranks());
+    d.tables[0].rows[0].pop();
+    let e = check_limits(&SharedView::Ranks { drawn: d }.into()).unwrap_err();
+    assert!(e.to_string().contains("a row of the ranks table"), "{e}");
+    let mut d = trim_ranks(&eight_ranks());
+    d.report_json = "{}".into();
+    assert!(check_limits(&SharedView::Ranks { drawn: d }.into()).is_err());
+}

@@ -231,3 +231,43 @@ pub fn trim_gap(gap: &Gap) -> (Gap, bool) {
     g.rows.truncate(SHARED_GAP_ROWS);
     (g, cut)
 }
+
+/// Rows of the collectives table a shared Ranks view keeps: those with the largest start skew.
+pub const SHARED_COLLECTIVE_ROWS: usize = 16;
+/// Rows of the unmatched table a shared Ranks view keeps.
+pub const SHARED_UNMATCHED_ROWS: usize = 4;
+
+/// A Ranks view for a link: no report text (the export), the collectives table cut to the
+/// [`SHARED_COLLECTIVE_ROWS`] with the largest start skew (in their order), the unmatched table
+/// to its first [`SHARED_UNMATCHED_ROWS`], notes to [`crate::limits::SHARED_NOTES`].
+pub fn trim_ranks(d: &crate::trace::view::ranks::RanksDrawn) -> crate::trace::view::ranks::RanksDrawn {
+    use crate::trace::view::ranks::{COLLECTIVES_TABLE, UNMATCHED_TABLE};
+    let mut d = d.clone();
+    d.report_json.clear();
+    for t in &mut d.tables {
+        let (keep, skew) = match t.id.as_str() {
+            COLLECTIVES_TABLE => (SHARED_COLLECTIVE_ROWS, t.columns.iter().position(|c| c.0 == "start skew")),
+            UNMATCHED_TABLE => (SHARED_UNMATCHED_ROWS, None),
+            _ => continue,
+        };
+        if t.rows.len() <= keep {
+            continue;
+        }
+        let total = t.rows.len();
+        let mut order: Vec<usize> = (0..total).collect();
+        if let Some(col) = skew {
+            let key = |i: usize| t.rows[i].get(col).and_then(|c| c.2).unwrap_or(f64::NEG_INFINITY);
+            order.sort_by(|&a, &b| key(b).total_cmp(&key(a)).then(a.cmp(&b)));
+        }
+        let mut kept: Vec<usize> = order.into_iter().take(keep).collect();
+        kept.sort_unstable();
+        t.rows = kept.into_iter().map(|i| t.rows[i].clone()).collect();
+        t.title = match skew {
+            Some(_) => format!("Collectives matched across ranks: the {keep} of {total} with the largest start skew"),
+            None => format!("{} (the first {keep} of {total})", t.title),
+        };
+        d.trimmed = true;
+    }
+    d.notes.truncate(crate::limits::SHARED_NOTES);
+    d
+}

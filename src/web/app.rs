@@ -10,6 +10,7 @@ use super::browser;
 use super::components::file_open::FileOpen;
 use super::components::graph_inputs::GraphInputs;
 use super::components::optrace_panel::OptracePanel;
+use super::components::ranks_panel::RanksPanel;
 use super::components::read_progress::ReadProgress;
 use super::components::results::Results;
 use super::components::sim_panel::SimPanel;
@@ -120,6 +121,18 @@ pub fn app() -> Html {
     } else if let Some(view) = state.traces.view.clone() {
         html! { <TracePanel {view} on_close={d.to(|()| Action::CloseTrace)} on_error={on_error.clone()}
         make_fragment={make_fragment.clone()} on_chip={d.to(Action::TraceChip)} /> }
+    } else if let Some(drawn) = state.traces.job.clone().filter(|_| state.traces.job_shown) {
+        let on_rank = {
+            let state = state.clone();
+            Callback::from(move |rank: u32| {
+                state.dispatch(match state.traces.rank_trace(rank) {
+                    Some(t) => Action::ShowTrace(t.id),
+                    None => Action::Fail(format!("Rank {rank}'s trace is no longer opened: open its file again.")),
+                })
+            })
+        };
+        html! { <RanksPanel {drawn} {on_rank} on_close={d.to(|()| Action::CloseTrace)} on_error={on_error.clone()}
+        make_fragment={make_fragment.clone()} /> }
     } else {
         let inputs = match &state.source {
             Source::OpTrace { file_name, report, .. } => html! {
@@ -167,6 +180,13 @@ pub fn app() -> Html {
                 <TraceList opened={state.traces.opened.clone()} pair={state.traces.pair} comparing={*opening.comparing}
                     on_show={d.to(Action::ShowTrace)} on_pick={d.to(|(side, id): (PairSide, u32)| Action::PickTrace(side, id))}
                     {on_remove} {on_compare} />
+            }
+            if state.traces.job.is_some() && !state.traces.job_shown {
+                <p class="ranks-back">
+                    <button type="button" data-testid="show-ranks" onclick={d.to(|_: MouseEvent| Action::ShowJob)}>
+                        { format!("Ranks of the job ({})", state.traces.job.as_ref().map_or(0, |j| j.ranks.len())) }
+                    </button>
+                </p>
             }
             { view }
             <footer class="foot">

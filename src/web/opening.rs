@@ -156,6 +156,11 @@ impl Opening {
                     this.state.dispatch(action);
                 }
             }
+            // Ranks of one distributed job (these and those opened before) show the Ranks view
+            // in place of comparing two of them.
+            if traces_read >= 1 && this.show_job(&opened).await {
+                return;
+            }
             if traces_read >= 2 {
                 let vendors: Vec<_> = opened.iter().map(LoadedTrace::vendor).collect();
                 if let Some((a, b)) = default_pair(&vendors) {
@@ -167,6 +172,28 @@ impl Opening {
 
     /// Starts reading a file in the second worker, to hand its trace to the first; `None` when
     /// it is too large for that or the second worker cannot start (the first then reads it).
+    /// Asks the worker for the job report of the opened traces that are ranks of one job and
+    /// shows it; false when fewer than two are (or they are not one job: then the page goes on
+    /// as without ranks, and says why on the console).
+    async fn show_job(&self, opened: &[LoadedTrace]) -> bool {
+        let ids: Vec<u32> = opened.iter().filter(|t| t.held == TraceHeld::Worker).map(|t| t.id).collect();
+        if ids.len() < 2 {
+            return false;
+        }
+        let Ok(worker) = self.worker() else { return false };
+        match worker.ranks(ids).await {
+            Ok(Some(report)) => {
+                self.state.dispatch(Action::ShowRanks(Shared::new(report)));
+                true
+            }
+            Ok(None) => false,
+            Err(e) => {
+                web_sys::console::warn_1(&format!("fusionscope: no Ranks view: {e}").into());
+                false
+            }
+        }
+    }
+
     fn read_aside(&self, blob: &web_sys::Blob, file_name: &str) -> Option<AsideRead> {
         if blob.size() > ASIDE_MAX_BYTES {
             return None;
@@ -192,8 +219,8 @@ impl Opening {
         let (cell, main, name) = (outcome.clone(), self.worker().ok(), file_name.to_string());
         let ended = wasm_bindgen_futures::future_to_promise(async move {
             let result = match (reply.await, main) {
-                (Ok(OpenReply::Parsed { bytes, summary, time }), Some(w)) => {
-                    AsideOutcome::Adopted(w.adopt(&name, bytes, summary, time).1.await)
+                (Ok(OpenReply::Parsed { bytes, summary, time, rank }), Some(w)) => {
+                    AsideOutcome::Adopted(w.adopt(&name, bytes, summary, time, rank).1.await)
                 }
                 (read, _) => AsideOutcome::Read(read),
             };

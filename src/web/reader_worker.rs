@@ -28,6 +28,11 @@
 //! summary and report, which the first then keeps (`Adopt`) as if it had read the file. A
 //! comparison thus always finds both traces in the first worker, and the second holds nothing.
 //!
+//! **Ranks.** Each trace is read with its rank summary (`trace::ranks`, in the same pass), kept
+//! beside it; `Request::Ranks` gives the job report of those that are ranks of a distributed
+//! job, the figures of `fusionscope ranks` (a trace read by the second worker brings its
+//! summary along).
+//!
 //! **Capture traces.** A graph-capture trace (`trace::capture`) is not listed as a trace: this
 //! worker keeps it and joins it to every trace it holds, or later reads, whose graph replays it
 //! captured, answering with their new reports.
@@ -48,9 +53,11 @@ use crate::fusion::json::to_file;
 use crate::import::{FileOpener, Imported};
 use crate::page::protocol::{Json, Reply, Request};
 use crate::trace::capture::{attribute, captured_graph_count};
+use crate::trace::ranks::RankSummary;
 use crate::trace::read::wire;
 use crate::trace::summary::ClassifiedTrace;
 use crate::trace::time::report::{add_fusion, recorded_cost, time_report, TraceTime};
+use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{classify, compare, Input, Trace, TraceSummary};
 
 /// Bytes read per slice: small enough for smooth progress and low memory, large enough to
@@ -68,6 +75,8 @@ struct Held {
 thread_local! {
     /// The traces read, by job id.
     static TRACES: RefCell<FxHashMap<u32, Held>> = RefCell::default();
+    /// The rank summary of each trace held, by job id.
+    static RANKS: RefCell<FxHashMap<u32, RankSummary>> = RefCell::default();
     /// The graph-capture traces read (`trace::capture`), joined to each replay they match.
     static CAPTURES: RefCell<Vec<Trace>> = RefCell::default();
     /// Jobs the page cancelled that have not stopped yet.
@@ -136,14 +145,15 @@ fn handle(request: Request, file: JsValue) {
             Ok(comparison) => Reply::Comparison { job, comparison },
             Err(message) => Reply::Error { job, message },
         }),
-        Request::Adopt { job, name, bytes, summary, time } => {
+        Request::Adopt { job, name, bytes, summary, time, rank } => {
             let adopted = wire::from_bytes(&bytes).map_err(|e| e.to_string()).and_then(|trace| {
                 let decoded = summary.decode().and_then(|summary| Ok((summary, time.decode()?)));
-                decoded.map(|(summary, time)| (trace, summary, time)).map_err(|e| e.to_string())
+                let rank = rank.map(|r| r.decode()).transpose();
+                decoded.and_then(|(s, t)| Ok((trace, s, t, rank?))).map_err(|e| e.to_string())
             });
             drop(bytes);
             post(&match adopted {
-                Ok((trace, summary, time)) => reply_of(job, name, Imported::Trace { trace, summary, time }),
+                Ok((trace, summary, time, rank)) => reply_of(job, name, Imported::Trace { trace, summary, time }, rank),
                 Err(e) => {
                     Reply::Error { job, message: format!("{name}: the trace read beside it cannot be kept: {e}") }
                 }
@@ -151,7 +161,22 @@ fn handle(request: Request, file: JsValue) {
         }
         Request::Forget { job } => {
             TRACES.with(|t| t.borrow_mut().remove(&job));
+            RANKS.with(|r| r.borrow_mut().remove(&job));
         }
+        Request::Ranks { job, ids } => post(&ranks_reply(job, &ids)),
+    }
+}
+
+/// The job report of the held traces among `ids` that are ranks.
+fn ranks_reply(job: u32, ids: &[u32]) -> Reply {
+    let report = RANKS.with(|r| {
+        let held = r.borrow();
+        crate::page::ranks::job_of(ids.iter().filter_map(|id| held.get(id)))
+    });
+    let drawn = |r: &crate::trace::ranks::JobReport| RanksDrawn::of(r).and_then(|d| Json::encode(&d));
+    match report.and_then(|r| r.as_ref().map(drawn).transpose().map_err(|e| e.to_string())) {
+        Ok(report) => Reply::Ranks { job, report },
+        Err(message) => Reply::Error { job, message: format!("the traces are not one job's ranks: {message}") },
     }
 }
 
@@ -183,10 +208,10 @@ async fn open(job: u32, blob: Blob, name: String, hand_back: bool) {
         Ok(None) => Reply::Cancelled { job },
         Ok(Some(Read::Bytes(bytes))) => Reply::Bytes { job, bytes },
         Ok(Some(Read::Opened(opened))) => match *opened {
-            Imported::Trace { trace, summary, time } if hand_back => {
-                hand_back_reply(job, &name, &trace, &summary, &time)
+            (Imported::Trace { trace, summary, time }, rank) if hand_back => {
+                hand_back_reply(job, &name, &trace, &summary, &time, rank.as_ref())
             }
-            opened => reply_of(job, name, opened),
+            (opened, rank) => reply_of(job, name, opened, rank),
         },
         Err(message) => Reply::Error { job, message },
     };
@@ -194,7 +219,7 @@ async fn open(job: u32, blob: Blob, name: String, hand_back: bool) {
 }
 
 /// The reply for a file the worker opened; a trace stays here under the job's id.
-fn reply_of(job: u32, name: String, opened: Imported) -> Reply {
+fn reply_of(job: u32, name: String, opened: Imported, rank: Option<RankSummary>) -> Reply {
     match opened {
         Imported::Trace { trace, summary, time } => {
             if let Some(graphs) = captured_graph_count(&trace) {
@@ -207,6 +232,9 @@ fn reply_of(job: u32, name: String, opened: Imported) -> Reply {
             match (Json::encode(&summary), Json::encode(&time)) {
                 (Ok(summary), Ok(time)) => {
                     TRACES.with(|t| t.borrow_mut().insert(job, Held { name, trace, joined }));
+                    if let Some(rank) = rank {
+                        RANKS.with(|r| r.borrow_mut().insert(job, rank));
+                    }
                     Reply::Trace { job, summary, time }
                 }
                 (Err(e), _) | (_, Err(e)) => {
@@ -257,16 +285,24 @@ fn capture_reply(job: u32, capture: Trace, graphs: usize) -> Reply {
 
 /// A file read by the worker: opened (the kinds that can be large), or its bytes for the page.
 enum Read {
-    Opened(Box<Imported>),
+    Opened(Box<(Imported, Option<RankSummary>)>),
     Bytes(Vec<u8>),
 }
 
 /// A trace read for the other worker (`hand_back`): the trace as bytes, with its results.
-fn hand_back_reply(job: u32, name: &str, trace: &Trace, summary: &TraceSummary, time: &TraceTime) -> Reply {
-    match (wire::to_bytes(trace), Json::encode(summary), Json::encode(time)) {
-        (Ok(bytes), Ok(summary), Ok(time)) => Reply::Parsed { job, bytes, summary, time },
-        (Err(e), _, _) => Reply::Error { job, message: format!("{name}: {e}") },
-        (_, Err(e), _) | (_, _, Err(e)) => {
+fn hand_back_reply(
+    job: u32,
+    name: &str,
+    trace: &Trace,
+    summary: &TraceSummary,
+    time: &TraceTime,
+    rank: Option<&RankSummary>,
+) -> Reply {
+    let rank = rank.map(Json::encode).transpose();
+    match (wire::to_bytes(trace), Json::encode(summary), Json::encode(time), rank) {
+        (Ok(bytes), Ok(summary), Ok(time), Ok(rank)) => Reply::Parsed { job, bytes, summary, time, rank },
+        (Err(e), _, _, _) => Reply::Error { job, message: format!("{name}: {e}") },
+        (_, Err(e), _, _) | (_, _, Err(e), _) | (_, _, _, Err(e)) => {
             Reply::Error { job, message: format!("{name}: the summary cannot be sent: {e}") }
         }
     }
@@ -276,7 +312,7 @@ fn hand_back_reply(job: u32, name: &str, trace: &Trace, summary: &TraceSummary, 
 async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>, String> {
     let fail = |e: JsValue| format!("{name} could not be read: {}", describe(e));
     let total = blob.size();
-    let mut opener = FileOpener::new(name);
+    let mut opener = FileOpener::with_ranks(name);
     let mut done = 0.0;
     while done < total && opener.wants_more() {
         if is_cancelled(job) {
@@ -298,7 +334,7 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>
         }
         return Err(format!("{name}: the worker lost the file's bytes"));
     }
-    opener.finish().map(|o| Some(Read::Opened(Box::new(o)))).map_err(|e| e.message(name))
+    opener.finish_with_ranks().map(|o| Some(Read::Opened(Box::new(o)))).map_err(|e| e.message(name))
 }
 
 /// The comparison of two held traces.

@@ -23,7 +23,9 @@ use super::reader_worker::describe as js_error;
 use crate::fusion::json::GraphFile;
 use crate::fusion::AnalysisReport;
 use crate::page::protocol::{Json, Reply, Request};
+use crate::trace::ranks::RankSummary;
 use crate::trace::time::report::TraceTime;
+use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{Comparison, TraceSummary};
 use crate::units::format_bytes;
 
@@ -79,7 +81,7 @@ pub enum OpenReply {
     Capture { graphs: u32, joined: Vec<(u32, TraceTime)> },
     /// A trace read for the other worker (`hand_back`), with its results, to
     /// [`AnalysisWorker::adopt`] there.
-    Parsed { bytes: Vec<u8>, summary: Json<TraceSummary>, time: Json<TraceTime> },
+    Parsed { bytes: Vec<u8>, summary: Json<TraceSummary>, time: Json<TraceTime>, rank: Option<Json<RankSummary>> },
 }
 
 /// A request waiting for its answer. The promise resolves with the reply's index in
@@ -238,9 +240,11 @@ impl AnalysisWorker {
         bytes: Vec<u8>,
         summary: Json<TraceSummary>,
         time: Json<TraceTime>,
+        rank: Option<Json<RankSummary>>,
     ) -> (u32, impl Future<Output = Result<OpenReply, String>>) {
         let job = next_job_id();
-        let reply = self.request(Request::Adopt { job, name: name.to_string(), bytes, summary, time }, None, None);
+        let request = Request::Adopt { job, name: name.to_string(), bytes, summary, time, rank };
+        let reply = self.request(request, None, None);
         (job, async move { decode_open(job, reply.await?) })
     }
 
@@ -290,6 +294,21 @@ impl AnalysisWorker {
     }
 
     /// Lets the worker drop a trace the page no longer lists.
+    pub fn ranks(&self, ids: Vec<u32>) -> impl Future<Output = Result<Option<RanksDrawn>, String>> {
+        let job = next_job_id();
+        let reply = self.request(Request::Ranks { job, ids }, None, None);
+        async move {
+            match reply.await? {
+                Reply::Ranks { report, .. } => report
+                    .map(|r| r.decode())
+                    .transpose()
+                    .map_err(|e| format!("the worker's job report cannot be read: {e}")),
+                Reply::Error { message, .. } => Err(message),
+                other => Err(format!("the analysis worker answered a job report with {}", reply_kind(&other))),
+            }
+        }
+    }
+
     pub fn forget(&self, id: u32) {
         self.send(&Request::Forget { job: id }, None);
     }
@@ -301,6 +320,7 @@ fn request_job(r: &Request) -> u32 {
         | Request::Adopt { job, .. }
         | Request::Cancel { job }
         | Request::Compare { job, .. }
+        | Request::Ranks { job, .. }
         | Request::Forget { job } => *job,
     }
 }
@@ -317,6 +337,7 @@ fn reply_kind(r: &Reply) -> &'static str {
         Reply::Comparison { .. } => "a comparison",
         Reply::Capture { .. } => "a capture trace",
         Reply::Parsed { .. } => "a trace read for the other worker",
+        Reply::Ranks { .. } => "a job report",
         Reply::Error { .. } => "an error",
         Reply::Panic { .. } => "a stop",
     }
@@ -332,7 +353,7 @@ fn decode_open(job: u32, reply: Reply) -> Result<OpenReply, String> {
         }),
         Reply::Graph { graph, report, .. } => Ok(OpenReply::Graph { graph, report }),
         Reply::Bytes { bytes, .. } => Ok(OpenReply::Bytes(bytes)),
-        Reply::Parsed { bytes, summary, time, .. } => Ok(OpenReply::Parsed { bytes, summary, time }),
+        Reply::Parsed { bytes, summary, time, rank, .. } => Ok(OpenReply::Parsed { bytes, summary, time, rank }),
         Reply::Capture { graphs, joined, .. } => Ok(OpenReply::Capture {
             graphs,
             joined: joined

@@ -5,10 +5,12 @@
 //!
 //! Kept in the core (no browser code) so that what the page shows and exports is tested natively.
 //! Where the time goes is drawn by [`time`], the Layers view of serving traces by [`layers`], the
-//! kernels as fusion groups by [`fusion`](mod@fusion).
+//! kernels as fusion groups by [`fusion`](mod@fusion); the
+//! ranks of one distributed job by [`ranks`].
 
 pub mod fusion;
 pub mod layers;
+pub mod ranks;
 pub mod time;
 
 use crate::draw::chart::{escape_xml, svg_start};

@@ -297,7 +297,7 @@ pub fn gap_text(keys: [&str; 2], g: &Gap) -> String {
 }
 
 /// Colours of the timeline's parts: computation, exposed communication, exposed memcpy, idle.
-const TIMELINE_PARTS: [(&str, &str); 4] = [
+pub(crate) const TIMELINE_PARTS: [(&str, &str); 4] = [
     ("computation", "#2f81f7"),
     ("exposed communication", "#d9822b"),
     ("exposed memcpy", "#3fb950"),

@@ -13,6 +13,7 @@ pub mod model_form;
 pub mod number_input;
 pub mod optrace_panel;
 pub mod plain_table;
+pub mod ranks_panel;
 pub mod read_progress;
 pub mod results;
 pub mod rules_view;
