@@ -16,6 +16,7 @@ mod optrace;
 mod ranks;
 mod simcsv;
 mod trace;
+mod trace_file;
 mod trace_fusion;
 mod transformer;
 

@@ -4,6 +4,7 @@
 
 pub mod detect;
 pub mod open;
+mod trace_reading;
 
 use std::borrow::Cow;
 use std::io::Read;

@@ -19,10 +19,7 @@ use crate::fusion::{analyze, AnalysisReport, OpGraph};
 use crate::hardware::{parse_chip, Chip, ChipError};
 use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
-use crate::trace::model::intern::NameTable;
-use crate::trace::model::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
 use crate::trace::ranks::{RankSink, RankSummary};
-use crate::trace::read::{EventSink, TraceHeader};
 use crate::trace::rocprof::{read_rocprof, RocprofError};
 use crate::trace::summary::{summarize_classified, ClassifiedTrace};
 use crate::trace::time::report::{add_fusion, recorded_cost, time_report, TraceTime};
@@ -34,12 +31,8 @@ use super::{
     detect, read_graph, text, text_budget, unrecognised_reason, Detected, FileKind, ImportError, DETECT_BYTES,
 };
 
-/// Whether this build reads traces and op graphs. Natively and in the page's analysis worker
-/// (feature `page-worker`) it does; the page's own wasm does not: those kinds can be hundreds
-/// of megabytes and are read in the worker, and their reader, analysis and comparison would be
-/// most of the page's first download while serving only a fallback for hosts where the worker
-/// cannot start. A constant, so that the compiler drops what it guards.
-pub const READS_LARGE_KINDS: bool = cfg!(any(not(target_arch = "wasm32"), feature = "page-worker"));
+pub use super::trace_reading::READS_LARGE_KINDS;
+use super::trace_reading::{TraceAndRank, TraceReaders};
 
 /// What a file turned out to hold, read and analysed: one variant per kind.
 #[derive(Debug)]
@@ -144,71 +137,6 @@ enum Stage {
         detected: Detected,
         bytes: Vec<u8>,
     },
-}
-
-/// The trace reader: the whole trace, or the whole trace and its rank summary in one pass
-/// ([`FileOpener::with_ranks`]).
-enum TraceReaders {
-    Plain(Box<TraceReader>),
-    WithRanks(Box<Reader<TraceAndRank>>),
-}
-
-impl TraceReaders {
-    fn feed(&mut self, slice: &[u8]) -> Result<(), TraceError> {
-        // Never made without the readers: the guard lets the compiler drop both readers (and
-        // the rank fold) from the page's own build.
-        if !READS_LARGE_KINDS {
-            return Ok(());
-        }
-        match self {
-            TraceReaders::Plain(r) => r.feed(slice),
-            TraceReaders::WithRanks(r) => r.feed(slice),
-        }
-    }
-
-    fn finish(self) -> Result<(Trace, Option<RankSummary>), TraceError> {
-        match self {
-            TraceReaders::Plain(r) => Ok((r.finish()?, None)),
-            TraceReaders::WithRanks(r) => r.finish().map(|(t, s)| (t, Some(s))),
-        }
-    }
-}
-
-/// Both sinks fed from one read of the file: the whole trace, and the fold the job report of
-/// several ranks needs (`trace::ranks`), which the trace does not keep (the trace's
-/// `distributedInfo` and the collectives' process groups and sizes).
-struct TraceAndRank {
-    trace: Trace,
-    rank: RankSink<'static>,
-}
-
-impl EventSink for TraceAndRank {
-    type Output = (Trace, RankSummary);
-    fn kernel(&mut self, names: &NameTable, kernel: Kernel) {
-        self.trace.kernel(names, kernel);
-        self.rank.kernel(names, kernel);
-    }
-    fn collective_kernel(&mut self, names: &NameTable, kernel: Kernel, args: &CollectiveArgs<'_>) {
-        self.trace.collective_kernel(names, kernel, args);
-        self.rank.collective_kernel(names, kernel, args);
-    }
-    fn transfer(&mut self, names: &NameTable, transfer: Transfer) {
-        self.trace.transfer(names, transfer);
-        self.rank.transfer(names, transfer);
-    }
-    fn cpu_op(&mut self, op: CpuOp) {
-        self.trace.cpu_op(op);
-    }
-    fn annotation(&mut self, annotation: Annotation) {
-        self.trace.annotation(annotation);
-    }
-    fn launch(&mut self, correlation: u64, launch: Launch) {
-        self.trace.launch(correlation, launch);
-    }
-    fn finish(self, header: TraceHeader) -> (Trace, RankSummary) {
-        let rank = self.rank.finish(header.clone());
-        (self.trace.finish(header), rank)
-    }
 }
 
 /// The incremental opener; see the module docs.

@@ -1,0 +1,80 @@
+//! The readers a Kineto trace streams through while a file opens: the whole trace, or the
+//! whole trace and its rank summary in one pass (the page's worker keeps both).
+
+use crate::trace::model::intern::NameTable;
+use crate::trace::model::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
+use crate::trace::ranks::{RankSink, RankSummary};
+use crate::trace::read::{EventSink, TraceHeader};
+use crate::trace::{Reader, Trace, TraceError, TraceReader};
+
+/// Whether this build reads traces and op graphs. Natively and in the page's analysis worker
+/// (feature `page-worker`) it does; the page's own wasm does not: those kinds can be hundreds
+/// of megabytes and are read in the worker, and their reader, analysis and comparison would be
+/// most of the page's first download while serving only a fallback for hosts where the worker
+/// cannot start. A constant, so that the compiler drops what it guards.
+pub const READS_LARGE_KINDS: bool = cfg!(any(not(target_arch = "wasm32"), feature = "page-worker"));
+
+/// The trace reader: the whole trace, or the whole trace and its rank summary in one pass
+/// ([`FileOpener::with_ranks`]).
+pub(super) enum TraceReaders {
+    Plain(Box<TraceReader>),
+    WithRanks(Box<Reader<TraceAndRank>>),
+}
+
+impl TraceReaders {
+    pub(super) fn feed(&mut self, slice: &[u8]) -> Result<(), TraceError> {
+        // Never made without the readers: the guard lets the compiler drop both readers (and
+        // the rank fold) from the page's own build.
+        if !READS_LARGE_KINDS {
+            return Ok(());
+        }
+        match self {
+            TraceReaders::Plain(r) => r.feed(slice),
+            TraceReaders::WithRanks(r) => r.feed(slice),
+        }
+    }
+
+    pub(super) fn finish(self) -> Result<(Trace, Option<RankSummary>), TraceError> {
+        match self {
+            TraceReaders::Plain(r) => Ok((r.finish()?, None)),
+            TraceReaders::WithRanks(r) => r.finish().map(|(t, s)| (t, Some(s))),
+        }
+    }
+}
+
+/// Both sinks fed from one read of the file: the whole trace, and the fold the job report of
+/// several ranks needs (`trace::ranks`), which the trace does not keep (the trace's
+/// `distributedInfo` and the collectives' process groups and sizes).
+pub(super) struct TraceAndRank {
+    pub(super) trace: Trace,
+    pub(super) rank: RankSink<'static>,
+}
+
+impl EventSink for TraceAndRank {
+    type Output = (Trace, RankSummary);
+    fn kernel(&mut self, names: &NameTable, kernel: Kernel) {
+        self.trace.kernel(names, kernel);
+        self.rank.kernel(names, kernel);
+    }
+    fn collective_kernel(&mut self, names: &NameTable, kernel: Kernel, args: &CollectiveArgs<'_>) {
+        self.trace.collective_kernel(names, kernel, args);
+        self.rank.collective_kernel(names, kernel, args);
+    }
+    fn transfer(&mut self, names: &NameTable, transfer: Transfer) {
+        self.trace.transfer(names, transfer);
+        self.rank.transfer(names, transfer);
+    }
+    fn cpu_op(&mut self, op: CpuOp) {
+        self.trace.cpu_op(op);
+    }
+    fn annotation(&mut self, annotation: Annotation) {
+        self.trace.annotation(annotation);
+    }
+    fn launch(&mut self, correlation: u64, launch: Launch) {
+        self.trace.launch(correlation, launch);
+    }
+    fn finish(self, header: TraceHeader) -> (Trace, RankSummary) {
+        let rank = self.rank.finish(header.clone());
+        (self.trace.finish(header), rank)
+    }
+}
