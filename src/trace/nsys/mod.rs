@@ -21,7 +21,7 @@
 //! SQLite is SQLite's own code (rusqlite's bundled build), opened read-only from the bytes in
 //! memory: a truncated or corrupt file is SQLite's "database disk image is malformed", named
 //! with the table being read. Every table is counted before it is read and held to
-//! [`NSYS_TABLE_ROWS`]; the file to [`SQLITE_BYTES`]. Native only: the page's worker is built
+//! [`crate::limits::NSYS_TABLE_ROWS`]; the file to [`SQLITE_BYTES`]. Native only: the page's worker is built
 //! for wasm32 without a C compiler for it (see the module's mention in `crate::import::open`).
 
 pub(crate) mod sqlite;

@@ -8,7 +8,7 @@
 //! Kineto trace the file is not a list of self-contained events: a dispatch names its kernel by
 //! an id the `kernel_symbols` list resolves and its GPU by an agent handle, so the text is
 //! gathered (held to [`ROCPROF_JSON_BYTES`]) and parsed at the end by serde into typed records
-//! ([`raw`]): no JSON tree is built, and every key the analysis does not use is skipped.
+//! (`raw`): no JSON tree is built, and every key the analysis does not use is skipped.
 //!
 //! HIP and RCCL API records, where traced (`--hip-trace`, `--rccl-trace`), become launch calls
 //! keyed by their correlation id (named from `strings.buffer_records`), which the dispatches
