@@ -27,7 +27,8 @@ pub struct Args {
     /// Model config JSON (NeuSim format) or a built-in model name
     #[arg(long)]
     pub model: String,
-    /// Chip JSON file or preset name (tpuv2 … tpuv6p, a100, h100, h200, b200, mi250x, mi300x, mi325x)
+    /// Chip JSON file or preset name (tpuv2 … tpuv6p; a100, a10040gb, v100, h100, h100pcie, h100nvl, h800,
+    /// h200, b200, rtx4090; mi250x, mi300x, mi325x, mi350x, mi355x)
     #[arg(long)]
     pub chip: String,
     /// Inference phase: prefill (whole prompt) or decode (one token per step over the KV cache)

@@ -1,5 +1,5 @@
-// Feeds the synthetic traces to the wasm reader in 1 MiB slices (as the page's worker feeds a
-// File) and prints MB/s and the wasm linear memory. Usage:
+// Feeds the synthetic traces to the wasm reader in 1 MiB slices (the page's worker feeds a File in
+// 4 MiB slices) and prints MB/s and the wasm linear memory. Usage:
 //   node tests/bench/trace_wasm_bench.js PKG_DIR NVIDIA_TRACE AMD_TRACE
 const fs = require('fs');
 const path = require('path');
