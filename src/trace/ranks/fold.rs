@@ -22,7 +22,7 @@ use crate::trace::model::Distributed;
 use crate::trace::model::{Kernel, Transfer, TransferKind};
 use crate::trace::read::{EventSink, TraceHeader};
 use crate::trace::summary::{round3, Classifier};
-use crate::trace::time::timeline::{Intervals, StreamedUnion, Timeline};
+use crate::trace::time::timeline::{Intervals, SpanPart as Part, StreamedDevice, StreamedUnion, Timeline};
 use crate::units::group_digits;
 
 /// One process group of a rank, or, when the trace does not record groups, one stream of
@@ -115,68 +115,19 @@ impl RankSummary {
     }
 }
 
-/// Which unions a GPU event's span goes to.
-#[derive(Clone, Copy, PartialEq)]
-enum Part {
-    Computation,
-    Communication,
-    Memcpy,
-}
-
 /// One device's running unions (as the summary-only mode's), with its exact computation spans.
 #[derive(Default)]
 struct DeviceFold {
-    computation: StreamedUnion,
-    communication: StreamedUnion,
-    memcpy: StreamedUnion,
-    compute_or_comm: StreamedUnion,
-    busy: StreamedUnion,
+    unions: StreamedDevice,
     compute_spans: SpanSet,
 }
 
 impl DeviceFold {
     fn add(&mut self, part: Part, ts: f64, end: f64) {
-        match part {
-            Part::Computation => {
-                self.computation.add(ts, end);
-                self.compute_or_comm.add(ts, end);
-                self.compute_spans.add(ts, end);
-            }
-            Part::Communication => {
-                self.communication.add(ts, end);
-                self.compute_or_comm.add(ts, end);
-            }
-            Part::Memcpy => self.memcpy.add(ts, end),
+        if part == Part::Computation {
+            self.compute_spans.add(ts, end);
         }
-        self.busy.add(ts, end);
-    }
-
-    fn late(&self) -> u64 {
-        [&self.computation, &self.communication, &self.memcpy, &self.compute_or_comm, &self.busy]
-            .iter()
-            .map(|u| u.late())
-            .sum()
-    }
-
-    /// The whole-trace figures, as [`crate::trace::time::timeline::timelines`] gives them.
-    fn timeline(&self, device: String) -> Timeline {
-        let (lo, hi) = self.busy.bounds().unwrap_or((0.0, 0.0));
-        let total = (hi - lo).max(0.0);
-        let busy = self.busy.length();
-        let computation = self.computation.length();
-        let compute_or_comm = self.compute_or_comm.length();
-        Timeline {
-            window: "whole trace".into(),
-            device,
-            total_us: round3(total),
-            busy_us: round3(busy),
-            idle_us: round3((total - busy).max(0.0)),
-            computation_us: round3(computation),
-            communication_us: round3(self.communication.length()),
-            exposed_communication_us: round3((compute_or_comm - computation).max(0.0)),
-            memcpy_us: round3(self.memcpy.length()),
-            exposed_memcpy_us: round3((busy - compute_or_comm).max(0.0)),
-        }
+        self.unions.add(part, ts, end);
     }
 }
 
@@ -440,7 +391,7 @@ impl EventSink for RankSink<'_> {
         let names = device_names(&header.devices, vendor, &pids);
         let mut devices: Vec<DeviceFigures> = Vec::new();
         for ((pid, d), name) in self.devices.iter().zip(names) {
-            let late = d.late();
+            let late = d.unions.late();
             if late > 0 {
                 notes.push(format!(
                     "device {name}: {} spans started before spans already retired: its timeline figures are lower bounds",
@@ -469,7 +420,7 @@ impl EventSink for RankSink<'_> {
                 })
                 .collect();
             streams.sort_by(|a, b| b.busy_us.total_cmp(&a.busy_us).then(a.stream.cmp(&b.stream)));
-            devices.push(DeviceFigures { pid: *pid, timeline: d.timeline(name), streams });
+            devices.push(DeviceFigures { pid: *pid, timeline: d.unions.timeline(name), streams });
         }
         devices.sort_by(|a, b| b.timeline.busy_us.total_cmp(&a.timeline.busy_us).then(a.pid.cmp(&b.pid)));
         if self.untracked_device_events > 0 {
@@ -543,7 +494,7 @@ impl RankSink<'_> {
                     group_digits(RANKS_COMPUTE_SPANS as u64)
                 ));
             }
-            let first = d.busy.bounds().map_or(f64::INFINITY, |b| b.0);
+            let first = d.unions.bounds().map_or(f64::INFINITY, |b| b.0);
             per_device.insert(*pid, (spans, first));
         }
         // The end of the latest collective so far on each device.

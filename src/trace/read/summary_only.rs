@@ -34,7 +34,7 @@ use crate::trace::model::intern::{NameId, NameTable};
 use crate::trace::model::platform::{detect_vendor_of, device_names};
 use crate::trace::model::{Kernel, Transfer, TransferKind};
 use crate::trace::summary::{round3, Classifier, KernelStat, PlatformEntry, SideStats, SummaryRow, TransferStats};
-use crate::trace::time::timeline::{StreamedUnion, Timeline};
+use crate::trace::time::timeline::{SpanPart as Part, StreamedDevice, Timeline};
 use crate::units::group_digits;
 
 /// What the summary-only mode does not compute, as its output lists it.
@@ -92,73 +92,13 @@ struct NameFold {
     class: Classification,
 }
 
-/// Which unions a GPU event's span goes to.
-#[derive(Clone, Copy)]
-enum Part {
-    Computation,
-    Communication,
-    Memcpy,
-}
-
-/// One device's running timeline: the unions whose lengths give every whole-trace figure.
+/// One device's running timeline ([`StreamedDevice`]), and when its first kernel ran.
 #[derive(Default)]
 struct DeviceFold {
     /// Earliest kernel start and the arrival number of the kernel with it: orders the devices
     /// as the first kernel of each in the time-sorted trace would.
     first_kernel: Option<(f64, u64)>,
-    computation: StreamedUnion,
-    communication: StreamedUnion,
-    memcpy: StreamedUnion,
-    /// Computation ∪ communication: exposed communication is this less computation.
-    compute_or_comm: StreamedUnion,
-    /// Everything: exposed memcpy is this less `compute_or_comm`.
-    busy: StreamedUnion,
-}
-
-impl DeviceFold {
-    fn add(&mut self, part: Part, ts: f64, dur: f64) {
-        let end = ts + dur;
-        match part {
-            Part::Computation => {
-                self.computation.add(ts, end);
-                self.compute_or_comm.add(ts, end);
-            }
-            Part::Communication => {
-                self.communication.add(ts, end);
-                self.compute_or_comm.add(ts, end);
-            }
-            Part::Memcpy => self.memcpy.add(ts, end),
-        }
-        self.busy.add(ts, end);
-    }
-
-    fn late(&self) -> u64 {
-        [&self.computation, &self.communication, &self.memcpy, &self.compute_or_comm, &self.busy]
-            .iter()
-            .map(|u| u.late())
-            .sum()
-    }
-
-    /// The whole-trace figures, as [`crate::trace::time::timeline::timelines`] gives them for the same events.
-    fn timeline(&self, device: String) -> Timeline {
-        let (lo, hi) = self.busy.bounds().unwrap_or((0.0, 0.0));
-        let total = (hi - lo).max(0.0);
-        let busy = self.busy.length();
-        let computation = self.computation.length();
-        let compute_or_comm = self.compute_or_comm.length();
-        Timeline {
-            window: "whole trace".into(),
-            device,
-            total_us: round3(total),
-            busy_us: round3(busy),
-            idle_us: round3((total - busy).max(0.0)),
-            computation_us: round3(computation),
-            communication_us: round3(self.communication.length()),
-            exposed_communication_us: round3((compute_or_comm - computation).max(0.0)),
-            memcpy_us: round3(self.memcpy.length()),
-            exposed_memcpy_us: round3((busy - compute_or_comm).max(0.0)),
-        }
-    }
+    unions: StreamedDevice,
 }
 
 /// The [`EventSink`] of the summary-only mode: read with [`crate::trace::Reader::with_sink`], its
@@ -241,7 +181,7 @@ impl EventSink for SummarySink<'_> {
             if d.first_kernel.is_none_or(|(ts, _)| k.ts.total_cmp(&ts).is_lt()) {
                 d.first_kernel = Some((k.ts, seq));
             }
-            d.add(part, k.ts, k.dur);
+            d.unions.add(part, k.ts, k.ts + k.dur);
         }
     }
 
@@ -255,7 +195,7 @@ impl EventSink for SummarySink<'_> {
         stats.time_us += t.dur;
         stats.bytes += t.bytes.unwrap_or(0);
         if let Some(d) = self.device(t.device) {
-            d.add(part, t.ts, t.dur);
+            d.unions.add(part, t.ts, t.ts + t.dur);
         }
     }
 
@@ -337,7 +277,7 @@ impl EventSink for SummarySink<'_> {
         let mut notes = Vec::new();
         let mut timelines: Vec<Timeline> = Vec::new();
         for ((_, d), name) in devices.iter().zip(device_names(&header.devices, vendor, &pids)) {
-            let late = d.late();
+            let late = d.unions.late();
             if late > 0 {
                 notes.push(format!(
                     "device {name}: {} spans started before spans already retired (more than {} disjoint spans earlier): its timeline figures are lower bounds",
@@ -345,7 +285,7 @@ impl EventSink for SummarySink<'_> {
                     group_digits(crate::limits::SUMMARY_ONLY_SPANS as u64 / 2)
                 ));
             }
-            timelines.push(d.timeline(name));
+            timelines.push(d.unions.timeline(name));
         }
         timelines.sort_by(|a, b| b.busy_us.total_cmp(&a.busy_us));
         if self.untracked > 0 {

@@ -374,6 +374,79 @@ fn step_windows(side: &ClassifiedTrace<'_>) -> Vec<(String, f64, f64)> {
     }
 }
 
+/// Which of a device's unions a GPU event's span goes to ([`StreamedDevice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanPart {
+    Computation,
+    Communication,
+    Memcpy,
+}
+
+/// One device's running unions, whose lengths give every whole-trace figure of its timeline:
+/// the streaming folds' form of [`timelines`] (the summary-only mode's and the ranks').
+#[derive(Debug, Clone, Default)]
+pub struct StreamedDevice {
+    computation: StreamedUnion,
+    communication: StreamedUnion,
+    memcpy: StreamedUnion,
+    /// Computation ∪ communication: exposed communication is this less computation.
+    compute_or_comm: StreamedUnion,
+    /// Everything: exposed memcpy is this less `compute_or_comm`.
+    busy: StreamedUnion,
+}
+
+impl StreamedDevice {
+    pub fn add(&mut self, part: SpanPart, start: f64, end: f64) {
+        match part {
+            SpanPart::Computation => {
+                self.computation.add(start, end);
+                self.compute_or_comm.add(start, end);
+            }
+            SpanPart::Communication => {
+                self.communication.add(start, end);
+                self.compute_or_comm.add(start, end);
+            }
+            SpanPart::Memcpy => self.memcpy.add(start, end),
+        }
+        self.busy.add(start, end);
+    }
+
+    /// Spans that reached back past the retired ones, over every union: the figures are lower
+    /// bounds when this is not zero.
+    pub fn late(&self) -> u64 {
+        [&self.computation, &self.communication, &self.memcpy, &self.compute_or_comm, &self.busy]
+            .iter()
+            .map(|u| u.late())
+            .sum()
+    }
+
+    /// Earliest start and latest end of every span added.
+    pub fn bounds(&self) -> Option<(f64, f64)> {
+        self.busy.bounds()
+    }
+
+    /// The whole-trace figures, as [`timelines`] gives them for the same events.
+    pub fn timeline(&self, device: String) -> Timeline {
+        let (lo, hi) = self.busy.bounds().unwrap_or((0.0, 0.0));
+        let total = (hi - lo).max(0.0);
+        let busy = self.busy.length();
+        let computation = self.computation.length();
+        let compute_or_comm = self.compute_or_comm.length();
+        Timeline {
+            window: "whole trace".into(),
+            device,
+            total_us: round3(total),
+            busy_us: round3(busy),
+            idle_us: round3((total - busy).max(0.0)),
+            computation_us: round3(computation),
+            communication_us: round3(self.communication.length()),
+            exposed_communication_us: round3((compute_or_comm - computation).max(0.0)),
+            memcpy_us: round3(self.memcpy.length()),
+            exposed_memcpy_us: round3((busy - compute_or_comm).max(0.0)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
