@@ -130,3 +130,70 @@ fn recycle(mut v: Vec<u8>) -> Vec<u8> {
     v.clear();
     v
 }
+
+/// Why an input read whole could not be gathered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GatherError {
+    /// The text passed its budget (bytes).
+    TooLarge {
+        limit: usize,
+    },
+    Gzip(InflateError),
+    /// The input was fed after an error.
+    Poisoned,
+}
+
+impl From<InflateError> for GatherError {
+    fn from(e: InflateError) -> Self {
+        GatherError::Gzip(e)
+    }
+}
+
+/// A whole input inflated into memory and held to a budget, for the formats whose records refer
+/// to each other across the file (rocprofv3's results JSON, XLA's protobuf) and so are read
+/// whole. An error as soon as the text passes the budget; after an error, only errors.
+pub struct Gathered {
+    inflate: Inflate,
+    bytes: Vec<u8>,
+    limit: usize,
+    failed: bool,
+}
+
+impl Gathered {
+    pub fn new(limit: usize) -> Self {
+        Gathered { inflate: Inflate::new(), bytes: Vec::new(), limit, failed: false }
+    }
+
+    /// Bytes of input fed so far (compressed ones for gzip).
+    pub fn consumed(&self) -> u64 {
+        self.inflate.consumed()
+    }
+
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), GatherError> {
+        if self.failed {
+            return Err(GatherError::Poisoned);
+        }
+        let Self { inflate, bytes, limit, .. } = self;
+        let result = inflate.feed(chunk, &mut |more| append(bytes, more, *limit));
+        self.failed = result.is_err();
+        result
+    }
+
+    /// Ends the input: the whole text.
+    pub fn finish(mut self) -> Result<Vec<u8>, GatherError> {
+        if self.failed {
+            return Err(GatherError::Poisoned);
+        }
+        let Self { inflate, bytes, limit, .. } = &mut self;
+        inflate.finish(&mut |more| append(bytes, more, *limit))?;
+        Ok(self.bytes)
+    }
+}
+
+fn append(bytes: &mut Vec<u8>, more: &[u8], limit: usize) -> Result<(), GatherError> {
+    if bytes.len().saturating_add(more.len()) > limit {
+        return Err(GatherError::TooLarge { limit });
+    }
+    bytes.extend_from_slice(more);
+    Ok(())
+}

@@ -39,7 +39,7 @@ use thiserror::Error;
 
 use super::model::intern::NameId;
 use super::model::{DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
-use super::read::inflate::{Inflate, InflateError};
+use super::read::inflate::{GatherError, Gathered};
 use super::read::{EventSink, TraceHeader};
 use crate::limits::{ROCPROF_JSON_BYTES, TRACE_NAME_BYTES};
 use crate::units::{format_bytes, group_digits};
@@ -69,20 +69,21 @@ pub enum RocprofError {
     Poisoned,
 }
 
-impl From<InflateError> for RocprofError {
-    fn from(e: InflateError) -> Self {
-        RocprofError::Gzip { compressed_offset: e.compressed_offset, message: e.message }
+impl From<GatherError> for RocprofError {
+    fn from(e: GatherError) -> Self {
+        match e {
+            GatherError::TooLarge { limit } => RocprofError::TooLarge { limit },
+            GatherError::Gzip(e) => RocprofError::Gzip { compressed_offset: e.compressed_offset, message: e.message },
+            GatherError::Poisoned => RocprofError::Poisoned,
+        }
     }
 }
 
 /// Incremental reader into any [`EventSink`]; see the module docs.
 pub struct Reader<S> {
-    inflate: Inflate,
-    text: Vec<u8>,
-    /// The text's budget: [`ROCPROF_JSON_BYTES`] (smaller in tests).
-    limit: usize,
+    /// The input, inflated and held to [`ROCPROF_JSON_BYTES`] (smaller in tests).
+    input: Gathered,
     sink: S,
-    failed: bool,
 }
 
 /// The reader of a whole [`Trace`].
@@ -102,49 +103,32 @@ impl<S: EventSink + Default> Reader<S> {
 
 impl<S: EventSink> Reader<S> {
     pub fn with_sink(sink: S) -> Self {
-        Reader { inflate: Inflate::new(), text: Vec::new(), limit: ROCPROF_JSON_BYTES, sink, failed: false }
+        Reader { input: Gathered::new(ROCPROF_JSON_BYTES), sink }
     }
 
     /// Bytes of input fed so far (compressed ones for gzip): for progress bars.
     pub fn bytes_consumed(&self) -> u64 {
-        self.inflate.consumed()
+        self.input.consumed()
     }
 
     /// Reads the next slice of the file; an error as soon as the text passes its budget.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), RocprofError> {
-        if self.failed {
-            return Err(RocprofError::Poisoned);
-        }
-        let Self { inflate, text, limit, .. } = self;
-        let result = inflate.feed(chunk, &mut |bytes| append(text, bytes, *limit));
-        self.failed = result.is_err();
-        result
+        Ok(self.input.feed(chunk)?)
     }
 
     /// Ends the input: parses the text and hands the kernels and copies to the sink.
-    pub fn finish(mut self) -> Result<S::Output, RocprofError> {
-        if self.failed {
-            return Err(RocprofError::Poisoned);
-        }
-        let Self { inflate, text, limit, .. } = &mut self;
-        inflate.finish(&mut |bytes| append(text, bytes, *limit))?;
-        let root: raw::Root = serde_json::from_slice(&self.text)
-            .map_err(|e| RocprofError::Json { offset: json_offset(&self.text, &e), message: strip_position(&e) })?;
+    pub fn finish(self) -> Result<S::Output, RocprofError> {
+        let Self { input, mut sink } = self;
+        let text = input.finish()?;
+        let root: raw::Root = serde_json::from_slice(&text)
+            .map_err(|e| RocprofError::Json { offset: json_offset(&text, &e), message: strip_position(&e) })?;
         let tools = root.tool.ok_or(RocprofError::NoTool)?.into_vec();
-        let mut header = TraceHeader { json_bytes: self.text.len() as u64, ..TraceHeader::default() };
+        let mut header = TraceHeader { json_bytes: text.len() as u64, ..TraceHeader::default() };
         for (process, tool) in tools.into_iter().enumerate() {
-            emit(process, tool, &mut header, &mut self.sink)?;
+            emit(process, tool, &mut header, &mut sink)?;
         }
-        Ok(self.sink.finish(header))
+        Ok(sink.finish(header))
     }
-}
-
-fn append(text: &mut Vec<u8>, bytes: &[u8], limit: usize) -> Result<(), RocprofError> {
-    if text.len().saturating_add(bytes.len()) > limit {
-        return Err(RocprofError::TooLarge { limit });
-    }
-    text.extend_from_slice(bytes);
-    Ok(())
 }
 
 /// rocprofiler-sdk's memory-copy directions (`rocprofiler_memory_copy_operation_t`).
@@ -427,7 +411,7 @@ mod tests {
         );
         assert_eq!(read_rocprof(br#"{"traceEvents": []}"#).unwrap_err(), RocprofError::NoTool);
         let mut r = RocprofReader::new();
-        r.limit = 100;
+        r.input = Gathered::new(100);
         assert_eq!(r.feed(&[b' '; 101]).unwrap_err(), RocprofError::TooLarge { limit: 100 });
         assert_eq!(r.feed(b"{}").unwrap_err(), RocprofError::Poisoned);
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());

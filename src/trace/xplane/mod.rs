@@ -29,7 +29,7 @@ use prost::Message;
 use thiserror::Error;
 
 use super::model::{CpuOp, DeviceProperties, Kernel, RecordedShapes, Trace, Transfer, TransferKind};
-use super::read::inflate::{Inflate, InflateError};
+use super::read::inflate::{GatherError, Gathered};
 use super::read::{EventSink, TraceHeader};
 use crate::limits::{TRACE_NAME_BYTES, XPLANE_BYTES};
 use crate::units::{format_bytes, group_digits};
@@ -60,20 +60,21 @@ pub enum XplaneError {
     Poisoned,
 }
 
-impl From<InflateError> for XplaneError {
-    fn from(e: InflateError) -> Self {
-        XplaneError::Gzip { compressed_offset: e.compressed_offset, message: e.message }
+impl From<GatherError> for XplaneError {
+    fn from(e: GatherError) -> Self {
+        match e {
+            GatherError::TooLarge { limit } => XplaneError::TooLarge { limit },
+            GatherError::Gzip(e) => XplaneError::Gzip { compressed_offset: e.compressed_offset, message: e.message },
+            GatherError::Poisoned => XplaneError::Poisoned,
+        }
     }
 }
 
 /// Incremental reader into any [`EventSink`]: bytes in, the sink's result out at `finish`.
 pub struct Reader<S> {
-    inflate: Inflate,
-    bytes: Vec<u8>,
-    /// [`XPLANE_BYTES`] (smaller in tests).
-    limit: usize,
+    /// The input, inflated and held to [`XPLANE_BYTES`] (smaller in tests).
+    input: Gathered,
     sink: S,
-    failed: bool,
 }
 
 /// The reader of a whole [`Trace`].
@@ -93,56 +94,38 @@ impl<S: EventSink + Default> Reader<S> {
 
 impl<S: EventSink> Reader<S> {
     pub fn with_sink(sink: S) -> Self {
-        Reader { inflate: Inflate::new(), bytes: Vec::new(), limit: XPLANE_BYTES, sink, failed: false }
+        Reader { input: Gathered::new(XPLANE_BYTES), sink }
     }
 
     /// Bytes of input fed so far (compressed ones for gzip).
     pub fn bytes_consumed(&self) -> u64 {
-        self.inflate.consumed()
+        self.input.consumed()
     }
 
     /// Reads the next slice; an error as soon as the profile passes its budget.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), XplaneError> {
-        if self.failed {
-            return Err(XplaneError::Poisoned);
-        }
-        let Self { inflate, bytes, limit, .. } = self;
-        let result = inflate.feed(chunk, &mut |b| append(bytes, b, *limit));
-        self.failed = result.is_err();
-        result
+        Ok(self.input.feed(chunk)?)
     }
 
     /// Ends the input: decodes the profile and hands its GPU events to the sink.
-    pub fn finish(mut self) -> Result<S::Output, XplaneError> {
-        if self.failed {
-            return Err(XplaneError::Poisoned);
-        }
-        let Self { inflate, bytes, limit, .. } = &mut self;
-        inflate.finish(&mut |b| append(bytes, b, *limit))?;
-        let space =
-            XSpace::decode(self.bytes.as_slice()).map_err(|e| XplaneError::Decode { message: e.to_string() })?;
+    pub fn finish(self) -> Result<S::Output, XplaneError> {
+        let Self { input, mut sink } = self;
+        let bytes = input.finish()?;
+        let space = XSpace::decode(bytes.as_slice()).map_err(|e| XplaneError::Decode { message: e.to_string() })?;
         if !space.planes.iter().any(|p| p.name.starts_with("/device:") || p.name.starts_with("/host:")) {
             let names: Vec<String> = space.planes.iter().take(4).map(|p| format!("{:?}", p.name)).collect();
             let names = if names.is_empty() { "none: it has no planes".to_string() } else { names.join(", ") };
             return Err(XplaneError::NoPlanes { names });
         }
-        let mut header = TraceHeader { json_bytes: self.bytes.len() as u64, ..TraceHeader::default() };
+        let mut header = TraceHeader { json_bytes: bytes.len() as u64, ..TraceHeader::default() };
         let mut next_op_id = 1u64;
         for plane in &space.planes {
             if let Some(device) = gpu_number(&plane.name) {
-                emit_plane(plane, device, &mut header, &mut self.sink, &mut next_op_id)?;
+                emit_plane(plane, device, &mut header, &mut sink, &mut next_op_id)?;
             }
         }
-        Ok(self.sink.finish(header))
+        Ok(sink.finish(header))
     }
-}
-
-fn append(bytes: &mut Vec<u8>, more: &[u8], limit: usize) -> Result<(), XplaneError> {
-    if bytes.len().saturating_add(more.len()) > limit {
-        return Err(XplaneError::TooLarge { limit });
-    }
-    bytes.extend_from_slice(more);
-    Ok(())
 }
 
 /// `N` of a `/device:GPU:N` plane.
@@ -535,7 +518,7 @@ mod tests {
         assert!(!looks_like_xspace(&other.encode_to_vec()));
         assert!(!looks_like_xspace(b"\n0:0:0 %1:<2xf16> = a.b.add(%0:<2xf16>)\n"));
         let mut r = XplaneReader::new();
-        r.limit = 10;
+        r.input = Gathered::new(10);
         assert_eq!(r.feed(&bytes).unwrap_err(), XplaneError::TooLarge { limit: 10 });
         assert_eq!(r.feed(&bytes).unwrap_err(), XplaneError::Poisoned);
     }
