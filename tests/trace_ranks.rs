@@ -69,7 +69,7 @@ fn the_synthetic_job_gives_back_its_planted_figures() {
     let offsets: Vec<f64> = r.ranks.iter().map(|e| e.clock.offset_us).collect();
     assert_eq!(offsets, vec![0.0, 120.0, 40.0, 2_500_000.0]);
     assert!(r.ranks.iter().all(|e| e.clock.max_residual_us == 0.0));
-    assert!(r.notes.iter().any(|n| n.starts_with("rank 3's clock is 2500000 µs from rank 0's")), "{:?}", r.notes);
+    assert!(r.notes.iter().any(|n| n.starts_with("rank 3's clock is 2.50 s from rank 0's")), "{:?}", r.notes);
     assert!(!r.notes.iter().any(|n| n.contains("rank 1's clock")), "120 µs is below {NOTED_OFFSET_US} µs");
 
     // Three steps of an all-reduce (group 0) and an all-gather (group 1), in time order.

@@ -18,7 +18,7 @@ use super::RanksError;
 use crate::limits::RANKS_FILES;
 use crate::trace::summary::round3;
 use crate::trace::time::timeline::Timeline;
-use crate::units::group_digits;
+use crate::units::{format_duration_us, group_digits};
 
 /// One rank of the job.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -212,7 +212,8 @@ fn clock_offsets(
                 ));
             } else if c.offset_us.abs() >= NOTED_OFFSET_US {
                 notes.push(format!(
-                    "rank {rank}'s clock is {offset} µs from rank {reference}'s (median of {} collective ends): its times are aligned by it",
+                    "rank {rank}'s clock is {} from rank {reference}'s (median of {} collective ends): its times are aligned by it",
+                    format_duration_us(offset),
                     c.from_collectives
                 ));
             }
@@ -223,8 +224,8 @@ fn clock_offsets(
                     "collectives end together, so the match may be wrong or the clocks drift"
                 };
                 notes.push(format!(
-                    "after alignment, rank {rank}'s collective ends differ from rank {reference}'s by up to {} µs: {why}",
-                    round3(c.max_residual_us)
+                    "after alignment, rank {rank}'s collective ends differ from rank {reference}'s by up to {}: {why}",
+                    format_duration_us(c.max_residual_us)
                 ));
             }
             ClockOffset { offset_us: offset, max_residual_us: round3(c.max_residual_us), ..c }
