@@ -239,6 +239,42 @@ mod traces {
     }
 
     #[test]
+    fn a_removed_rank_leaves_the_job_of_the_others() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/multirank/synthetic_small");
+        let files: Vec<(String, Vec<u8>)> = (0..3)
+            .map(|r| {
+                let name = format!("synthetic_rank{r}.json");
+                let bytes = std::fs::read(format!("{dir}/{name}")).unwrap();
+                (name, bytes)
+            })
+            .collect();
+        let all: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
+        let drawn = |files: &[(&str, &[u8])]| {
+            Shared::new(fusionscope::trace::view::ranks::RanksDrawn::of(&job(files).expect("a job")).unwrap())
+        };
+        let mut s = State::default();
+        for (i, (name, bytes)) in all.iter().enumerate() {
+            s = open(s, i as u32 + 1, name, bytes);
+        }
+        let s = reduce(s, Action::ShowRanks(drawn(&all)));
+        assert_eq!(s.traces.job.as_ref().unwrap().ranks.len(), 3);
+        // Rank 1 removed while the Ranks view shows: the job of ranks 0 and 2, shown again.
+        let removed = reduce(s, Action::RemoveTrace(2));
+        assert!(removed.traces.job.is_none());
+        let rest = [all[0], all[2]];
+        let redone = reduce(removed.clone(), Action::RedoneJob { job: drawn(&rest), show: true });
+        assert!(redone.traces.job_shown && redone.traces.view.is_none());
+        let ranks: Vec<u32> = redone.traces.job.as_ref().unwrap().ranks.iter().map(|(r, _)| *r).collect();
+        assert_eq!(ranks, vec![0, 2]);
+        assert_eq!(redone.traces.rank_trace(2).map(|t| t.id), Some(3));
+        // A trace opened before the new report came: it stays shown, the job is held.
+        let later = open(removed, 9, "h100.json.gz", H100);
+        let held = reduce(later, Action::RedoneJob { job: drawn(&rest), show: true });
+        assert!(!held.traces.job_shown && held.traces.job.is_some());
+        assert!(matches!(&held.traces.view, Some(TraceView::Summary { file_name, .. }) if file_name == "h100.json.gz"));
+    }
+
+    #[test]
     fn a_stopped_worker_takes_its_traces_with_it_and_says_which() {
         let in_worker = |id, name: &str, bytes| LoadedTrace { held: TraceHeld::Worker, ..loaded(id, name, bytes) };
         let s = reduce(State::default(), Action::OpenTrace(in_worker(1, "h100.json.gz", H100)));

@@ -68,6 +68,12 @@ pub enum Action {
     ShowRanks(Shared<RanksDrawn>),
     /// Show the Ranks view of the job report held.
     ShowJob,
+    /// The job report made again without a removed rank: held, and shown only if the Ranks
+    /// view was showing when the rank was removed.
+    RedoneJob {
+        job: Shared<RanksDrawn>,
+        show: bool,
+    },
     /// The analysis worker stopped (out of memory, a bug, or no answer to Cancel) and was
     /// replaced: the traces it held are gone. The text says what happened, naming the file it
     /// was reading, if any.

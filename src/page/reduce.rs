@@ -146,6 +146,15 @@ impl State {
             Action::ShowRanks(job) => {
                 return State { traces: self.traces.with_job(job), notice: None, sim: None, ..self.clone() }
             }
+            Action::RedoneJob { job, show } => {
+                // Shown again only if nothing else has been opened since the removal.
+                let traces = if show && self.traces.view.is_none() {
+                    self.traces.with_job(job)
+                } else {
+                    Traces { job: Some(job), ..self.traces.clone() }
+                };
+                return State { traces, ..self.clone() };
+            }
             Action::ShowJob => {
                 return match self.traces.job.clone() {
                     Some(job) => State { traces: self.traces.with_job(job), sim: None, ..self.clone() },

@@ -18,7 +18,7 @@ use super::components::trace_list::TraceList;
 use super::components::trace_panel::TracePanel;
 use super::hooks::{use_hash_restore, use_window_drop};
 use super::opening::Opening;
-use crate::page::{Action, PairSide, Reading, Source, State};
+use crate::page::{Action, LoadedTrace, PairSide, Reading, Source, State};
 use crate::share;
 
 /// The page's state as Yew keeps it: [`State::apply`] is the whole reducer.
@@ -102,10 +102,17 @@ pub fn app() -> Html {
     let on_remove = {
         let (state, opening) = (state.clone(), opening.clone());
         Callback::from(move |id| {
-            if let Some(t) = state.traces.get(id) {
-                opening.forget(t);
+            let Some(t) = state.traces.get(id) else { return };
+            opening.forget(t);
+            // A rank of the job held: the job is made again from the ranks left.
+            // (Read before dispatching: the handle may already show the state after it.)
+            let in_job = state.traces.job.as_ref().is_some_and(|j| j.ranks.iter().any(|(_, f)| *f == t.file_name));
+            let job_shown = state.traces.job_shown;
+            let rest: Vec<LoadedTrace> = state.traces.opened.iter().filter(|o| o.id != id).cloned().collect();
+            state.dispatch(Action::RemoveTrace(id));
+            if in_job {
+                opening.redo_job(rest, job_shown);
             }
-            state.dispatch(Action::RemoveTrace(id))
         })
     };
     let make_fragment = {

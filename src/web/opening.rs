@@ -170,6 +170,24 @@ impl Opening {
         });
     }
 
+    /// Makes the job report again from the traces still opened after a rank was removed
+    /// (`show`: the Ranks view was showing); nothing when fewer than two ranks remain.
+    pub fn redo_job(&self, opened: Vec<LoadedTrace>, show: bool) {
+        let this = self.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let ids: Vec<u32> = opened.iter().filter(|t| t.held == TraceHeld::Worker).map(|t| t.id).collect();
+            if ids.len() < 2 {
+                return;
+            }
+            let Ok(worker) = this.worker() else { return };
+            match worker.ranks(ids).await {
+                Ok(Some(report)) => this.state.dispatch(Action::RedoneJob { job: Shared::new(report), show }),
+                Ok(None) => {}
+                Err(e) => web_sys::console::warn_1(&format!("fusionscope: no Ranks view: {e}").into()),
+            }
+        });
+    }
+
     /// Starts reading a file in the second worker, to hand its trace to the first; `None` when
     /// it is too large for that or the second worker cannot start (the first then reads it).
     /// Asks the worker for the job report of the opened traces that are ranks of one job and

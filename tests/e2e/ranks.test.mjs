@@ -91,3 +91,15 @@ test('the synthetic job, dropped in two goes: the later drop joins the job; figu
   assert.deepEqual(await allTableRows(second.page, 'table-ranks'), rows);
   await second.check();
 });
+
+test('a rank removed while the Ranks view shows: the job of the others, equal to the CLI on those files', async () => {
+  const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+  await page.setInputFiles('#file-input', SYNTHETIC.map(abs));
+  await assertAgrees(page, cli(['ranks', ...SYNTHETIC.map(rel), '--json']));
+  await page.getByRole('button', { name: `Remove ${path.basename(SYNTHETIC[2])}` }).click();
+  const rest = [SYNTHETIC[0], SYNTHETIC[1], SYNTHETIC[3]];
+  const r3 = cli(['ranks', ...rest.map(rel), '--json']);
+  assert.deepEqual(r3.ranks.map((e) => e.rank), [0, 1, 3]);
+  await assertAgrees(page, r3);
+  await check();
+});
