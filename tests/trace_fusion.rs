@@ -728,3 +728,42 @@ fn vllm_kv_cache_writes_have_bytes_and_moe_and_attention_say_what_is_not_recorde
         assert!(moe / gpu > 0.6, "{pair}: MoE {moe} of {gpu} µs");
     }
 }
+
+#[test]
+fn sglang_paged_prefill_attention_and_kv_store_bytes_follow_from_the_recorded_page_indices() {
+    let v = json(&["trace", &data("traces/amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz"), "--json"]);
+    let f = &v["fusion"];
+    let groups = f["groups"].as_array().unwrap();
+    let dims = |g: &serde_json::Value| -> Vec<Vec<u64>> {
+        g["ops"][0]["input_dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| serde_json::from_value(d.clone()).unwrap())
+            .collect()
+    };
+    let numel = |d: &[u64]| d.iter().product::<u64>();
+    let attention: Vec<_> = groups.iter().filter(|g| g["launched_by"] == "aiter::mha_batch_prefill").collect();
+    assert!(!attention.is_empty());
+    for g in attention {
+        let d = dims(g);
+        // q read and the output written (bf16), one K and one V page per page index (a token
+        // a page in this [pages, heads, dim] cache), the three int32 index tensors.
+        let q = numel(&d[0]) * 2;
+        let page = numel(&d[1][1..]) * 2;
+        let expected = 2 * q + 2 * d[5][0] * page + 4 * (d[3][0] + d[4][0] + d[5][0]);
+        assert_eq!(g["fused_bytes_per_call"], expected);
+        assert!(g["unfused_bytes_per_call"].is_null());
+        assert!(g["bytes_unknown"].as_str().unwrap().contains("not their lengths"));
+    }
+    let stores: Vec<_> = groups.iter().filter(|g| g["launched_by"] == "sglang::store_cache").collect();
+    assert!(!stores.is_empty());
+    for g in stores {
+        let d = dims(g);
+        let tokens = d[4][0];
+        // 8-byte slots; key and value rows read and written, all bf16.
+        assert_eq!(g["fused_bytes_per_call"], tokens * 8 + 4 * tokens * d[0][1] * 2);
+    }
+    // The rest is the prefill attention's unfused bytes and a few kernels outside any op.
+    assert_eq!(f["totals"]["bytes_known_of_recorded_pct"], 95.923);
+}

@@ -147,7 +147,8 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
                 d.kind = Some(c.kind);
                 d.parts = c.parts.iter().map(|p| p.to_string()).collect();
                 d.flow = Flow { out_bytes: c.out_bytes, in_bytes: c.in_bytes, space: c.space };
-                d.bytes = Ok((c.fused, Some(c.unfused)));
+                d.bytes = Ok((c.fused, c.unfused));
+                d.unfused_unknown = c.unfused_unknown;
             }
             Err(e) => d.bytes = Err(format!("{op}: {e}")),
         }

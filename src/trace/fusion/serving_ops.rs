@@ -10,7 +10,9 @@ use crate::trace::time::perf::{OpArgs, Tensor};
 /// What a serving op's model says: fused and unfused bytes, kind, parts and data flow.
 pub(crate) struct ServingCost {
     pub fused: u64,
-    pub unfused: u64,
+    /// `None` when the recorded arguments do not give it; `unfused_unknown` says why.
+    pub unfused: Option<u64>,
+    pub unfused_unknown: Option<String>,
     pub kind: Kind,
     pub parts: &'static [&'static str],
     /// The data flow: its output's bytes (`None`: it writes no tensor a next kernel takes,
@@ -26,7 +28,10 @@ pub(crate) fn serving_cost(op: &str, args: &OpArgs) -> Option<Result<ServingCost
         "sgl_kernel::silu_and_mul" | "_C::silu_and_mul" => silu_and_mul,
         "aiter::rmsnorm" => rmsnorm,
         "aiter::rms_norm" => rms_norm_returning,
-        "_C_cache_ops::reshape_and_cache_flash" | "_C_cache_ops::reshape_and_cache" => reshape_and_cache,
+        "_C_cache_ops::reshape_and_cache_flash" | "_C_cache_ops::reshape_and_cache" | "sglang::store_cache" => {
+            reshape_and_cache
+        }
+        "aiter::mha_batch_prefill" => paged_prefill_attention,
         "aiter::add_rmsnorm" | "aiter::rmsnorm2d_fwd_with_add_ck" => add_rmsnorm,
         "sgl_kernel::rotary_embedding" | "_C::rotary_embedding" => rotary,
         _ => return None,
@@ -54,7 +59,8 @@ fn silu_and_mul(args: &OpArgs) -> Result<ServingCost, String> {
     let fused = sum(&[i, o])?;
     Ok(ServingCost {
         fused,
-        unfused: sum(&[fused, o, o])?,
+        unfused: Some(sum(&[fused, o, o])?),
+        unfused_unknown: None,
         kind: Kind::Elementwise,
         parts: &["silu", "mul"],
         out_bytes: Some(o),
@@ -70,7 +76,8 @@ fn rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
     let fused = sum(&[i, wb, o])?;
     Ok(ServingCost {
         fused,
-        unfused: fused,
+        unfused: Some(fused),
+        unfused_unknown: None,
         kind: Kind::Norm,
         parts: &["rms_norm"],
         out_bytes: Some(o),
@@ -93,7 +100,8 @@ fn add_rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
     let fused = sum(&[i, ri, wb, o, ro])?;
     Ok(ServingCost {
         fused,
-        unfused: sum(&[fused, ro])?,
+        unfused: Some(sum(&[fused, ro])?),
+        unfused_unknown: None,
         kind: Kind::Norm,
         parts: &["add (residual)", "rms_norm"],
         out_bytes: Some(o),
@@ -110,7 +118,8 @@ fn rms_norm_returning(args: &OpArgs) -> Result<ServingCost, String> {
     let fused = sum(&[i, wb, i])?;
     Ok(ServingCost {
         fused,
-        unfused: fused,
+        unfused: Some(fused),
+        unfused_unknown: None,
         kind: Kind::Norm,
         parts: &["rms_norm"],
         out_bytes: Some(i),
@@ -146,12 +155,59 @@ fn reshape_and_cache(args: &OpArgs) -> Result<ServingCost, String> {
     let fused = sum(&[bytes(slots)?, read_k, read_v, write_k, write_v])?;
     Ok(ServingCost {
         fused,
-        unfused: fused,
+        unfused: Some(fused),
+        unfused_unknown: None,
         kind: Kind::Other,
         parts: &["kv-cache write"],
         out_bytes: None,
         in_bytes: vec![read_k, read_v],
         space: None,
+    })
+}
+
+/// AMD aiter's `mha_batch_prefill(q [T, Hq, D], k_cache, v_cache, cu_seqlens_q [B+1],
+/// kv_indptr [B+1], kv_page_indices [P], …)` (SGLang's prefill over a paged KV cache): the query
+/// read and an output of its shape and type written (it returns it), the `cu_seqlens_q`,
+/// `kv_indptr` and `kv_page_indices` read, and per page index one page of K and one of V read:
+/// a cache `[pages, Hkv, D]` has one token a page, `[pages, S, Hkv, D]` S tokens (the last
+/// page's unused rows counted: an upper bound there). Minimal traffic, as every model: each K/V
+/// row read once, though a tiled kernel may read one again per query tile. Unfused, the score
+/// matrix (Σ over sequences of queries × keys × heads) is written and read twice over, but only
+/// the number of sequences is recorded, not their lengths: the unfused bytes are unknown.
+fn paged_prefill_attention(args: &OpArgs) -> Result<ServingCost, String> {
+    let q = tensor(args, 0, "the query")?;
+    let (kc, vc) = (tensor(args, 1, "the key cache")?, tensor(args, 2, "the value cache")?);
+    let (cu_q, indptr) = (tensor(args, 3, "cu_seqlens_q")?, tensor(args, 4, "kv_indptr")?);
+    let pages = tensor(args, 5, "kv_page_indices")?;
+    let n_pages = pages.numel().map_err(|e| e.to_string())?;
+    // One page's bytes: the cache's elements over its first (page) dimension.
+    let page = |t: &Tensor, role: &str| -> Result<u64, String> {
+        if !matches!(t.dims().len(), 3 | 4) {
+            return Err(format!("the {role} has {} dimensions, not [pages, (tokens,) heads, dim]", t.dims().len()));
+        }
+        let first = t.dims()[0];
+        if first == 0 {
+            return Err(format!("the {role} has no pages"));
+        }
+        Ok(bytes(t)? / first)
+    };
+    let overflow = || "its bytes do not fit in 64 bits".to_string();
+    let k_read = n_pages.checked_mul(page(kc, "key cache")?).ok_or_else(overflow)?;
+    let v_read = n_pages.checked_mul(page(vc, "value cache")?).ok_or_else(overflow)?;
+    let qb = bytes(q)?;
+    let fused = sum(&[qb, qb, k_read, v_read, bytes(cu_q)?, bytes(indptr)?, bytes(pages)?])?;
+    Ok(ServingCost {
+        fused,
+        unfused: None,
+        unfused_unknown: Some(
+            "unfused, the score matrix would be written and read twice over, but the trace records only how many sequences there are (cu_seqlens_q's length), not their lengths: its size is unknown"
+                .to_string(),
+        ),
+        kind: Kind::Attention,
+        parts: &["matmul (Q·Kᵀ)", "softmax", "matmul (·V)"],
+        out_bytes: Some(qb),
+        in_bytes: vec![qb, k_read, v_read],
+        space: q.numel().ok(),
     })
 }
 
@@ -206,7 +262,8 @@ fn rotary(args: &OpArgs) -> Result<ServingCost, String> {
     let fused = sum(&[p, qb, qb, kb, kb, cache_read])?;
     Ok(ServingCost {
         fused,
-        unfused: fused,
+        unfused: Some(fused),
+        unfused_unknown: None,
         kind: Kind::Elementwise,
         parts: &["rotary"],
         out_bytes: Some(qb),
@@ -228,7 +285,7 @@ mod tests {
     fn silu_and_mul_is_two_parts() {
         let a = args("[[4, 8], [4, 16]]", r#"["c10::BFloat16", "c10::BFloat16"]"#);
         let c = serving_cost("sgl_kernel::silu_and_mul", &a).unwrap().unwrap();
-        assert_eq!((c.fused, c.unfused, c.parts.len()), (64 + 128, 64 + 128 + 128, 2));
+        assert_eq!((c.fused, c.unfused, c.parts.len()), (64 + 128, Some(64 + 128 + 128), 2));
         assert_eq!(c.out_bytes, Some(64));
     }
 
@@ -239,7 +296,7 @@ mod tests {
             r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar"]"#,
         );
         let c = serving_cost("aiter::add_rmsnorm", &a).unwrap().unwrap();
-        assert_eq!((c.fused, c.unfused), (4 * 64 + 16, 5 * 64 + 16));
+        assert_eq!((c.fused, c.unfused), (4 * 64 + 16, Some(5 * 64 + 16)));
         assert_eq!(c.kind, Kind::Norm);
     }
 
@@ -266,7 +323,7 @@ mod tests {
         );
         let c = serving_cost("_C_cache_ops::reshape_and_cache_flash", &a).unwrap().unwrap();
         let (kv, slots, cache) = (4 * 16 * 2, 4 * 8, 4 * 16);
-        assert_eq!((c.fused, c.unfused), (2 * kv + slots + 2 * cache, 2 * kv + slots + 2 * cache));
+        assert_eq!((c.fused, c.unfused), (2 * kv + slots + 2 * cache, Some(2 * kv + slots + 2 * cache)));
         assert_eq!((c.kind, c.out_bytes), (Kind::Other, None));
         // A slot mapping shorter than the key (a padded key): only the mapped tokens move.
         let a = args(
@@ -300,5 +357,28 @@ mod tests {
         let comms = args("[[], [], []]", r#"["Scalar", "Scalar", ""]"#);
         assert!(why_unknown("record_param_comms", &comms).unwrap().contains("no message size"));
         assert!(why_unknown("aten::add", &comms).is_none());
+    }
+
+    #[test]
+    fn paged_prefill_attention_reads_one_kv_page_per_index_and_leaves_the_unfused_bytes_unknown() {
+        // 10 query tokens of 4 heads × 8 (bf16); a token-per-page cache of 2 KV heads × 8;
+        // 3 sequences (cu_seqlens of 4), 25 page indices.
+        let a = args(
+            "[[10, 4, 8], [1000, 2, 8], [1000, 2, 8], [4], [4], [25], [], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int", "int", "Scalar", "Scalar"]"#,
+        );
+        let c = serving_cost("aiter::mha_batch_prefill", &a).unwrap().unwrap();
+        let q = 10 * 4 * 8 * 2;
+        let page = 2 * 8 * 2;
+        assert_eq!(c.fused, 2 * q + 2 * 25 * page + 4 * 4 + 4 * 4 + 25 * 4);
+        assert_eq!((c.unfused, c.kind), (None, Kind::Attention));
+        assert!(c.unfused_unknown.unwrap().contains("not their lengths"));
+        // Pages of 16 tokens: each index reads a whole page.
+        let a = args(
+            "[[10, 4, 8], [100, 16, 2, 8], [100, 16, 2, 8], [4], [4], [3], [], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int", "int", "Scalar", "Scalar"]"#,
+        );
+        let c = serving_cost("aiter::mha_batch_prefill", &a).unwrap().unwrap();
+        assert_eq!(c.fused, 2 * q + 2 * 3 * 16 * page + 4 * 4 + 4 * 4 + 3 * 4);
     }
 }
