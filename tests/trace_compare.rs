@@ -261,3 +261,18 @@ fn the_gap_rows_add_up_to_the_one_gpu_time_of_the_headline_and_platform_line() {
     let overlaps = check_one_gpu_time("nvidia/tracelens_eager_b200.json.gz", "nvidia/hf_bert-small_eager_h100.json.gz");
     assert!(overlaps.iter().any(|&o| o > 60.0), "{overlaps:?}");
 }
+
+#[test]
+fn the_platform_line_gives_gpu_time_with_copies_and_the_kernels_own() {
+    use fusionscope::trace::view::platform_line;
+    let path = "nvidia/hf_bert-small_eager_h100.json.gz";
+    let s = summarize(&load(path), Some(file(path)), &classify);
+    let p = &s.platforms[0];
+    let line = platform_line(p);
+    // 307.197 µs of kernels and one 2.24 µs memcpy.
+    assert!(line.contains("60 kernels, GPU time 309.44 µs (kernels 307.20 µs, copies the rest); memcpy 1"), "{line}");
+    // A share link from before kernel time was its own figure: GPU time was kernels alone.
+    let mut old = p.clone();
+    old.kernel_time_us = 0.0;
+    assert!(!platform_line(&old).contains("(kernels"), "{}", platform_line(&old));
+}
