@@ -212,3 +212,67 @@ fn compiled_rmsnorm_is_a_fusion_difference_against_eager_kernels() {
     assert_eq!(c.layer_alignment.len(), 1);
     assert_eq!(c.layer_alignment[0].rows.len(), 2, "{:#?}", c.layer_alignment[0].rows);
 }
+
+/// GPU time in `compare --json`: one figure per side wherever the output says it, and the gap
+/// rows with the unattributed time and the overlap within op calls add up to it (each row is
+/// rounded to the nanosecond, so to within half a nanosecond a row).
+#[track_caller]
+fn check_one_gpu_time(a: &str, b: &str) -> Vec<f64> {
+    let v = common::json(&[
+        "compare",
+        &common::data(&format!("traces/{a}")),
+        &common::data(&format!("traces/{b}")),
+        "--json",
+    ]);
+    let gap = &v["gap"];
+    let rows = gap["rows"].as_array().unwrap();
+    let mut overlaps = Vec::new();
+    for p in v["platforms"].as_array().unwrap() {
+        let key = p["key"].as_str().unwrap();
+        let gpu = p["gpu_time_us"].as_f64().unwrap();
+        // The definition is named, and every place gives the same figure.
+        assert_eq!(p["gpu_time_definition"], "sum of kernel, memcpy and memset durations (overlaps counted twice)");
+        assert_eq!(gap["headline"]["gpu_time_definition"], p["gpu_time_definition"]);
+        assert_eq!(v["fusion"][key]["totals"]["gpu_time_definition"], p["gpu_time_definition"]);
+        assert_eq!(gap["headline"]["gpu_time_us"][key].as_f64().unwrap(), gpu, "{key}");
+        assert_eq!(v["fusion"][key]["totals"]["gpu_time_us"].as_f64().unwrap(), gpu, "{key}");
+        // Kernels alone plus the copies.
+        let parts = p["kernel_time_us"].as_f64().unwrap()
+            + p["memcpy"]["time_us"].as_f64().unwrap()
+            + p["memset"]["time_us"].as_f64().unwrap();
+        assert!((parts - gpu).abs() < 0.002, "{key}: {parts} vs {gpu}");
+        // The gap rows add up to the headline.
+        let side_rows: Vec<f64> = rows.iter().filter_map(|r| r[key]["kernel_time_us"].as_f64()).collect();
+        let overlap = gap["overlap_us"][key].as_f64().unwrap();
+        let sum = side_rows.iter().sum::<f64>() + gap["unattributed_us"][key].as_f64().unwrap() + overlap;
+        assert!((sum - gpu).abs() <= 0.0005 * (side_rows.len() + 2) as f64, "{key}: rows {sum} vs GPU time {gpu}");
+        overlaps.push(overlap);
+    }
+    overlaps
+}
+
+#[test]
+fn the_gap_rows_add_up_to_the_one_gpu_time_of_the_headline_and_platform_line() {
+    // Copies are 0.5 % of the H100 side's GPU time: kernels alone would miss them.
+    let overlaps =
+        check_one_gpu_time("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz", "amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
+    assert_eq!(overlaps, vec![0.0, 0.0]);
+    // The B200 trace has op calls whose kernels overlap (two streams): the overlap closes the sum.
+    let overlaps = check_one_gpu_time("nvidia/tracelens_eager_b200.json.gz", "nvidia/hf_bert-small_eager_h100.json.gz");
+    assert!(overlaps.iter().any(|&o| o > 60.0), "{overlaps:?}");
+}
+
+#[test]
+fn the_platform_line_gives_gpu_time_with_copies_and_the_kernels_own() {
+    use fusionscope::trace::view::platform_line;
+    let path = "nvidia/hf_bert-small_eager_h100.json.gz";
+    let s = summarize(&load(path), Some(file(path)), &classify);
+    let p = &s.platforms[0];
+    let line = platform_line(p);
+    // 307.197 µs of kernels and one 2.24 µs memcpy.
+    assert!(line.contains("60 kernels, GPU time 309.44 µs (kernels 307.20 µs, copies the rest); memcpy 1"), "{line}");
+    // A share link from before kernel time was its own figure: GPU time was kernels alone.
+    let mut old = p.clone();
+    old.kernel_time_us = 0.0;
+    assert!(!platform_line(&old).contains("(kernels"), "{}", platform_line(&old));
+}

@@ -37,9 +37,9 @@ fn kernel_ns(trace: &Trace) -> u64 {
     trace.kernels.iter().map(|k| (k.dur * 1000.0).round() as u64).sum()
 }
 
-/// The share of GPU time the category table classifies (not `other`), in %.
+/// The share of kernel time the category table classifies (not `other`), in %.
 fn classified_pct(s: &TraceSummary) -> f64 {
-    let gpu = s.platforms[0].gpu_time_us;
+    let gpu = s.platforms[0].kernel_time_us;
     let other: f64 = s.categories.iter().filter(|r| r.category == Category::Other).map(|r| r.trace.time_us).sum();
     100.0 * (gpu - other) / gpu
 }
@@ -325,6 +325,7 @@ fn summary_only_gives_each_formats_kernels_and_gpu_time() {
         assert_eq!(v["platforms"][0]["kernels"], trace.kernels.len(), "{rel}");
         let gpu = v["platforms"][0]["gpu_time_us"].as_f64().unwrap();
         assert!((gpu - summary.platforms[0].gpu_time_us).abs() < 1e-3, "{rel}: {gpu}");
+        assert_eq!(v["platforms"][0]["kernel_time_us"].as_f64().unwrap(), summary.platforms[0].kernel_time_us, "{rel}");
     }
 }
 

@@ -161,3 +161,71 @@ fn a_trace_without_record_shapes_says_so_once_and_keeps_its_timeline_and_op_time
     assert!(line.ends_with("The trace was recorded without record_shapes: ops have times but no FLOPs or bytes."));
     assert_eq!(time_text(&b).matches("record_shapes").count(), 1, "said once");
 }
+
+/// The op enclosing each kernel's launch call, found from the raw JSON: per thread the
+/// `cpu_op`s by start, the latest-starting one whose interval holds the call (kernel name, op).
+fn enclosing_ops_from_json(text: &[u8]) -> Vec<(String, Option<String>)> {
+    let v: serde_json::Value = serde_json::from_slice(text).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let f = |e: &serde_json::Value, k: &str| e[k].as_f64().unwrap();
+    let launches: std::collections::HashMap<u64, &serde_json::Value> = events
+        .iter()
+        .filter(|e| e["cat"] == "cuda_runtime")
+        .filter_map(|e| Some((e["args"]["correlation"].as_u64()?, e)))
+        .collect();
+    let mut ops: std::collections::HashMap<i64, Vec<&serde_json::Value>> = Default::default();
+    for e in events.iter().filter(|e| e["cat"] == "cpu_op") {
+        ops.entry(e["tid"].as_i64().unwrap()).or_default().push(e);
+    }
+    for list in ops.values_mut() {
+        list.sort_by(|a, b| f(a, "ts").total_cmp(&f(b, "ts")));
+    }
+    events
+        .iter()
+        .filter(|e| e["cat"] == "kernel")
+        .map(|e| {
+            let call = launches[&e["args"]["correlation"].as_u64().unwrap()];
+            let ts = f(call, "ts");
+            let list = &ops[&call["tid"].as_i64().unwrap()];
+            let before = &list[..list.partition_point(|o| f(o, "ts") <= ts)];
+            let op = before.iter().rev().find(|o| ts <= f(o, "ts") + f(o, "dur"));
+            (e["name"].as_str().unwrap().to_string(), op.map(|o| o["name"].as_str().unwrap().to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn an_older_traces_kernels_link_to_the_op_enclosing_their_launch_not_the_op_their_correlation_id_names() {
+    use fusionscope::trace::time::report::{recorded_cost, time_report};
+    // PyTorch 1.x: every kernel's and launch call's `External id` is its correlation id, which
+    // as an op id names unrelated ops (the GEMMs landed on `aten::t`).
+    let text = gunzip(&common::data_bytes("exec-trace/param_linear_kineto.json.gz"));
+    let trace = read_trace(&text).unwrap();
+    assert!(trace.kernels.iter().all(|k| k.external_id == k.correlation));
+    let kernels_expected = enclosing_ops_from_json(&text);
+    let ops = trace.kernel_ops();
+    assert_eq!(ops.len(), kernels_expected.len());
+    let count = |names: &mut dyn Iterator<Item = (bool, Option<String>)>| {
+        let mut m: std::collections::BTreeMap<(bool, Option<String>), u64> = Default::default();
+        for n in names {
+            *m.entry(n).or_default() += 1;
+        }
+        m
+    };
+    // Per (is a GEMM, op): ours against the raw JSON's.
+    let ours = count(&mut trace.kernels.iter().zip(&ops).map(|(k, op)| {
+        (trace.name(k.name).contains("gemm"), op.map(|o| trace.name(trace.cpu_ops[o].name).to_string()))
+    }));
+    let want = count(&mut kernels_expected.iter().map(|(n, op)| (n.contains("gemm"), op.clone())));
+    assert_eq!(ours, want);
+    let gemm_ops: Vec<&str> = want.keys().filter(|(g, _)| *g).filter_map(|(_, o)| o.as_deref()).collect();
+    assert_eq!(gemm_ops, vec!["aten::addmm", "aten::mm"]);
+    // The op table: GEMM time on `aten::mm`/`aten::addmm`, none on `aten::t` or `aten::transpose`.
+    let report = time_report(&ClassifiedTrace::new(&trace, &classify), None, &recorded_cost);
+    let row = |op: &str| report.ops.iter().find(|r| r.op == op);
+    assert!(row("aten::t").is_none() && row("aten::transpose").is_none());
+    // One GEMM per call.
+    assert_eq!(row("aten::addmm").unwrap().calls, want[&(true, Some("aten::addmm".to_string()))]);
+    assert_eq!(row("aten::mm").unwrap().calls, want[&(true, Some("aten::mm".to_string()))]);
+    assert_eq!(report.unattributed.events, 0);
+}

@@ -224,7 +224,7 @@ fn trace_text(s: &TraceSummary) -> String {
     let mut out = categories_text(&s.platforms[0], &s.categories);
     let mut all: Vec<&KernelStat> = s.categories.iter().flat_map(|r| &r.trace.kernels).collect();
     all.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
-    let gpu = s.platforms[0].gpu_time_us;
+    let gpu = s.platforms[0].kernel_time_us;
     let mut k = Table::new(&["kernel", "category", ">count", ">total", ">share"]);
     for stat in all.iter().take(TOP_KERNELS) {
         k.row([
@@ -292,7 +292,7 @@ fn fused_text(fused: &[KernelStat]) -> String {
 /// and what was left out.
 fn summary_only_text(s: &SummaryOnly) -> String {
     let mut out = categories_text(&s.platforms[0], &s.categories);
-    let gpu = s.platforms[0].gpu_time_us;
+    let gpu = s.platforms[0].kernel_time_us;
     let mut k = Table::new(&["kernel", "category", ">count", ">total", ">mean", ">min", ">max", ">share"]);
     for r in s.kernels.iter().take(TOP_KERNELS) {
         k.row([

@@ -107,7 +107,7 @@ fn captured_graphs(capture: &Trace) -> Vec<CapturedGraph> {
                     g.first_launch_ts = call.ts;
                 }
                 g.kernels.push(call.kernel);
-                g.ops.push(links.op_of(call.external_id, None));
+                g.ops.push(links.op_of_launch(call));
             }
         }
     }

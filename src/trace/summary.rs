@@ -73,24 +73,37 @@ impl SideAcc {
             })
             .collect();
         let time: f64 = self.by_name.values().map(|v| v.1).fold(0.0, |a, b| a + b);
-        SideStats::of_kernels(kernels, time, side.gpu_time_us)
+        SideStats::of_kernels(kernels, time, side.kernel_time_us)
     }
 }
 
 impl SideStats {
     /// A group's figures from its distinct names (in any order: sorted here, longest total
-    /// first), the sum of their unrounded times and the side's GPU time.
-    pub(crate) fn of_kernels(mut kernels: Vec<KernelStat>, time: f64, gpu_time_us: f64) -> Self {
+    /// first), the sum of their unrounded times and the side's kernel time (shares are of
+    /// kernels alone: copies are no category).
+    pub(crate) fn of_kernels(mut kernels: Vec<KernelStat>, time: f64, kernel_time_us: f64) -> Self {
         kernels.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.name.cmp(&b.name)));
         let count: u64 = kernels.iter().map(|k| k.count).sum();
         SideStats {
             count,
             time_us: round3(time),
             mean_us: if count == 0 { 0.0 } else { round3(time / count as f64) },
-            share_pct: if gpu_time_us > 0.0 { round3(100.0 * time / gpu_time_us) } else { 0.0 },
+            share_pct: if kernel_time_us > 0.0 { round3(100.0 * time / kernel_time_us) } else { 0.0 },
             kernels,
         }
     }
+}
+
+/// What "GPU time" means everywhere the output says it: the platform line, the op coverage,
+/// the gap's headline and the fusion totals.
+pub const GPU_TIME_DEFINITION: &str = "sum of kernel, memcpy and memset durations (overlaps counted twice)";
+
+/// The GPU time of a trace ([`GPU_TIME_DEFINITION`]), µs, unrounded: one sum, in one order,
+/// for every figure that shows it, so they agree to the last digit.
+pub fn gpu_time_us(trace: &Trace) -> f64 {
+    let kernels: f64 = trace.kernels.iter().map(|k| k.dur).sum();
+    let copies: f64 = trace.transfers.iter().map(|t| t.dur).sum();
+    kernels + copies
 }
 
 /// Durations are ns-precise in the trace; three decimals of µs keep sums free of float noise.
@@ -104,7 +117,8 @@ pub struct ClassifiedTrace<'t> {
     pub platform: Platform,
     /// By name index; only kernel names are classified, others hold `Other`.
     classes: Vec<Classification>,
-    pub gpu_time_us: f64,
+    /// Sum of kernel durations, µs (the platform's).
+    pub kernel_time_us: f64,
 }
 
 impl<'t> ClassifiedTrace<'t> {
@@ -120,7 +134,7 @@ impl<'t> ClassifiedTrace<'t> {
         let platform = platform(trace);
         ClassifiedTrace {
             trace,
-            gpu_time_us: platform.gpu_time_us,
+            kernel_time_us: platform.kernel_time_us,
             platform,
             classes: classes.into_iter().map(|c| c.unwrap_or_else(|| other.clone())).collect(),
         }
@@ -161,7 +175,13 @@ pub struct PlatformEntry {
     pub vendor_inferred: bool,
     pub devices: Vec<String>,
     pub kernels: usize,
+    /// GPU time ([`GPU_TIME_DEFINITION`]): kernels, memcpys and memsets, µs.
     pub gpu_time_us: f64,
+    #[serde(default)]
+    pub gpu_time_definition: String,
+    /// Kernels alone, µs: what the category and kernel shares are of.
+    #[serde(default)]
+    pub kernel_time_us: f64,
     pub memcpy: TransferStats,
     pub memset: TransferStats,
 }
@@ -187,7 +207,9 @@ impl PlatformEntry {
             vendor_inferred: p.evidence.inferred(),
             devices: p.devices.clone(),
             kernels: p.kernels,
-            gpu_time_us: round3(p.gpu_time_us),
+            gpu_time_us: round3(gpu_time_us(side.trace)),
+            gpu_time_definition: GPU_TIME_DEFINITION.to_string(),
+            kernel_time_us: round3(p.kernel_time_us),
             memcpy,
             memset,
         }
@@ -279,7 +301,8 @@ pub(crate) mod tests {
         );
         let s = summarize(&read_trace(text.as_bytes()).unwrap(), Some("t.json"), &by_prefix);
         assert_eq!(s.platforms[0].kernels, 5);
-        assert_eq!(s.platforms[0].gpu_time_us, 60.0);
+        // GPU time holds the memset; the shares are of the kernels alone.
+        assert_eq!((s.platforms[0].gpu_time_us, s.platforms[0].kernel_time_us), (60.5, 60.0));
         assert_eq!(s.platforms[0].memset, TransferStats { count: 1, time_us: 0.5, bytes: 64 });
         let cats: Vec<_> = s.categories.iter().map(|r| (r.category, r.trace.count, r.trace.time_us)).collect();
         assert_eq!(cats, vec![(Category::Gemm, 3, 50.0), (Category::Norm, 1, 5.0), (Category::Other, 1, 5.0)]);

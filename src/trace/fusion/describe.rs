@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::kind::{Composite, Kind};
-use super::serving_ops::serving_cost;
+use super::serving_ops::{serving_cost, why_unknown};
 use crate::trace::classify::inductor;
 use crate::trace::time::perf::{op_cost, Family, Input, List, OpArgs, OpCost, RawArgs};
 
@@ -146,15 +146,16 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
             Ok(c) => {
                 d.kind = Some(c.kind);
                 d.parts = c.parts.iter().map(|p| p.to_string()).collect();
-                d.flow = Flow { out_bytes: Some(c.out_bytes), in_bytes: c.in_bytes, space: c.space };
-                d.bytes = Ok((c.fused, Some(c.unfused)));
+                d.flow = Flow { out_bytes: c.out_bytes, in_bytes: c.in_bytes, space: c.space };
+                d.bytes = Ok((c.fused, c.unfused));
+                d.unfused_unknown = c.unfused_unknown;
             }
             Err(e) => d.bytes = Err(format!("{op}: {e}")),
         }
         return d;
     }
     match op_cost(op, &args) {
-        Err(e) => d.bytes = Err(format!("{e}")),
+        Err(e) => d.bytes = Err(why_unknown(op, &args).unwrap_or_else(|| format!("{e}"))),
         Ok(c) => {
             d.kind = Some(Kind::of_family(c.family));
             d.flow = eager_flow(op, &c, &args);

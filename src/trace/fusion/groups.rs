@@ -14,7 +14,7 @@ use super::kind::Kind;
 use crate::trace::classify::category::Category;
 use crate::trace::exec_trace::{EtLink, ExecTrace};
 use crate::trace::model::intern::NameId;
-use crate::trace::model::{OpLinks, RecordedShapes, Trace, TransferKind};
+use crate::trace::model::{OpLinks, RecordedShapes, TransferKind};
 use crate::trace::summary::{round3, ClassifiedTrace};
 use crate::trace::time::perf::RawArgs;
 
@@ -106,11 +106,8 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
     // Distinct execution-trace argument texts, so that groups keyed by them stay apart.
     let mut et_texts: FxHashMap<(&str, &str), usize> = FxHashMap::default();
     let links = OpLinks::new(trace);
-    let kernel_ops: Vec<Option<usize>> = if correlation_ids_only(trace) {
-        trace.kernels.iter().map(|k| enclosing_op(trace, &links, k.correlation)).collect()
-    } else {
-        links.ops_of(trace.kernels.iter().map(|k| (k.external_id, k.correlation))).collect()
-    };
+    let kernel_ops: Vec<Option<usize>> =
+        links.ops_of(trace.kernels.iter().map(|k| (k.external_id, k.correlation))).collect();
     // Per op call: its kernels and the longest of them (the one its bytes are counted at).
     let mut per_call: FxHashMap<usize, (u32, usize)> = FxHashMap::default();
     for (i, op) in kernel_ops.iter().enumerate() {
@@ -281,27 +278,6 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
     }
     instances.sort_by(|a, b| a.ts.total_cmp(&b.ts));
     Grouping { groups, flow, instances, et_io }
-}
-
-/// Whether the trace is of the older form whose kernels' (and launch calls') `External id` is
-/// only their correlation id (PyTorch 1.x, the `param` linear pair): there an id lookup finds an
-/// unrelated op that happens to have that number, so kernels are linked by the op enclosing
-/// their launch call instead. Nine in ten kernels with equal ids make the call.
-fn correlation_ids_only(trace: &Trace) -> bool {
-    let same = trace.kernels.iter().filter(|k| k.external_id.is_some() && k.external_id == k.correlation).count();
-    !trace.kernels.is_empty() && same.saturating_mul(10) >= trace.kernels.len().saturating_mul(9)
-}
-
-/// The innermost CPU op on the launch call's thread whose interval holds the call.
-fn enclosing_op(trace: &Trace, links: &OpLinks<'_>, correlation: Option<u64>) -> Option<usize> {
-    let launch = trace.launches.get(&correlation?)?;
-    let ops = links.thread_ops(launch.tid);
-    let after = ops.partition_point(|&i| trace.cpu_ops[i].ts <= launch.ts);
-    // Nested ops start outer to inner: the latest start that still holds the call (bounded).
-    ops[..after].iter().rev().take(256).copied().find(|&i| {
-        let op = &trace.cpu_ops[i];
-        launch.ts <= op.ts + op.dur
-    })
 }
 
 /// Device-memory bytes of a copy: a device-to-device copy reads and writes its size, a copy to

@@ -26,6 +26,8 @@ pub mod whatif;
 
 use serde::{Deserialize, Serialize};
 
+/// The totals' GPU time is the output's one definition.
+pub use crate::trace::summary::GPU_TIME_DEFINITION;
 pub use describe::{GroupOp, How};
 pub use groups::KernelGroup;
 pub use kind::Kind;
@@ -37,8 +39,9 @@ pub use whatif::{kinds_text, Measured, Opportunity, PerStep};
 use crate::calib::CalibrationProfile;
 use crate::hardware::Chip;
 use crate::trace::exec_trace::{link, ExecTrace, ExecTraceSummary};
+use crate::trace::model::Trace;
 use crate::trace::structure::Structure;
-use crate::trace::summary::{round3, ClassifiedTrace};
+use crate::trace::summary::{gpu_time_us, round3, ClassifiedTrace};
 
 /// What the analysis is run with.
 #[derive(Debug, Clone)]
@@ -62,8 +65,7 @@ pub struct FusionTotals {
     /// The sum of every kernel's, memcpy's and memset's duration, µs (`gpu_time_definition`).
     pub gpu_time_us: f64,
     pub gpu_time_definition: String,
-    /// Its two parts: kernels alone (the platform line's `gpu_time_us`) and copies, µs, so the
-    /// other figure in the same output can be found from this one.
+    /// Its two parts: kernels alone (the platform line's `kernel_time_us`) and copies, µs.
     pub kernel_time_us: f64,
     pub copy_time_us: f64,
     /// Time of the events whose group has both byte figures, µs, and its share.
@@ -124,9 +126,6 @@ impl TraceFusion {
     }
 }
 
-/// The definition of GPU time used by the totals, as the output names it.
-pub const GPU_TIME_DEFINITION: &str = "sum of kernel, memcpy and memset durations (overlaps counted twice)";
-
 /// Groups, opportunities and re-prediction of a trace.
 pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> TraceFusion {
     let et_link = options.exec_trace.map(|(et, _)| (et, link(side.trace, et)));
@@ -144,7 +143,7 @@ pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> Trace
     let opportunities =
         whatif::opportunities(&grouping, &options.rules, options.chip, options.calibration, options.structure);
     let reprediction = repredict::repredict(&grouping, &BuiltIn::Inductor.rules());
-    let totals = totals(&grouping, &opportunities);
+    let totals = totals(side.trace, &grouping, &opportunities);
     let op_times = op_times::op_times(side.trace, grouping.instances.iter().map(|i| (i.dur, i.op)));
     let mut groups = grouping.groups;
     groups.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.kernel.cmp(&b.kernel)));
@@ -160,9 +159,9 @@ pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> Trace
     }
 }
 
-fn totals(g: &groups::Grouping, opportunities: &[Opportunity]) -> FusionTotals {
-    let gpu: f64 = g.instances.iter().map(|i| i.dur).sum();
-    let copies: f64 = g.instances.iter().filter(|i| i.stream.is_none()).map(|i| i.dur).sum();
+fn totals(trace: &Trace, g: &groups::Grouping, opportunities: &[Opportunity]) -> FusionTotals {
+    let gpu = gpu_time_us(trace);
+    let copies: f64 = trace.transfers.iter().map(|t| t.dur).sum();
     let known: f64 = g.instances.iter().filter(|i| g.groups[i.group].bytes_known()).map(|i| i.dur).sum();
     let recorded: f64 = g.instances.iter().filter(|i| g.groups[i.group].shapes_recorded).map(|i| i.dur).sum();
     let known_recorded: f64 = g

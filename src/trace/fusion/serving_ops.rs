@@ -10,11 +10,14 @@ use crate::trace::time::perf::{OpArgs, Tensor};
 /// What a serving op's model says: fused and unfused bytes, kind, parts and data flow.
 pub(crate) struct ServingCost {
     pub fused: u64,
-    pub unfused: u64,
+    /// `None` when the recorded arguments do not give it; `unfused_unknown` says why.
+    pub unfused: Option<u64>,
+    pub unfused_unknown: Option<String>,
     pub kind: Kind,
     pub parts: &'static [&'static str],
-    /// The data flow: its output's bytes, its tensor inputs' bytes, its iteration space.
-    pub out_bytes: u64,
+    /// The data flow: its output's bytes (`None`: it writes no tensor a next kernel takes,
+    /// such as a KV-cache write), its tensor inputs' bytes, its iteration space.
+    pub out_bytes: Option<u64>,
     pub in_bytes: Vec<u64>,
     pub space: Option<u64>,
 }
@@ -24,6 +27,11 @@ pub(crate) fn serving_cost(op: &str, args: &OpArgs) -> Option<Result<ServingCost
     let model: fn(&OpArgs) -> Result<ServingCost, String> = match op {
         "sgl_kernel::silu_and_mul" | "_C::silu_and_mul" => silu_and_mul,
         "aiter::rmsnorm" => rmsnorm,
+        "aiter::rms_norm" => rms_norm_returning,
+        "_C_cache_ops::reshape_and_cache_flash" | "_C_cache_ops::reshape_and_cache" | "sglang::store_cache" => {
+            reshape_and_cache
+        }
+        "aiter::mha_batch_prefill" => paged_prefill_attention,
         "aiter::add_rmsnorm" | "aiter::rmsnorm2d_fwd_with_add_ck" => add_rmsnorm,
         "sgl_kernel::rotary_embedding" | "_C::rotary_embedding" => rotary,
         _ => return None,
@@ -51,10 +59,11 @@ fn silu_and_mul(args: &OpArgs) -> Result<ServingCost, String> {
     let fused = sum(&[i, o])?;
     Ok(ServingCost {
         fused,
-        unfused: sum(&[fused, o, o])?,
+        unfused: Some(sum(&[fused, o, o])?),
+        unfused_unknown: None,
         kind: Kind::Elementwise,
         parts: &["silu", "mul"],
-        out_bytes: o,
+        out_bytes: Some(o),
         in_bytes: vec![i],
         space: x.numel().ok(),
     })
@@ -67,10 +76,11 @@ fn rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
     let fused = sum(&[i, wb, o])?;
     Ok(ServingCost {
         fused,
-        unfused: fused,
+        unfused: Some(fused),
+        unfused_unknown: None,
         kind: Kind::Norm,
         parts: &["rms_norm"],
-        out_bytes: o,
+        out_bytes: Some(o),
         in_bytes: vec![i, wb],
         space: x.numel().ok(),
     })
@@ -90,13 +100,150 @@ fn add_rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
     let fused = sum(&[i, ri, wb, o, ro])?;
     Ok(ServingCost {
         fused,
-        unfused: sum(&[fused, ro])?,
+        unfused: Some(sum(&[fused, ro])?),
+        unfused_unknown: None,
         kind: Kind::Norm,
         parts: &["add (residual)", "rms_norm"],
-        out_bytes: o,
+        out_bytes: Some(o),
         in_bytes: vec![i, ri, wb],
         space: x.numel().ok(),
     })
+}
+
+/// `aiter::rms_norm(input [T, H], weight [H], eps, …)`: returns its output, a new tensor of the
+/// input's shape and type (aiter allocates it `empty_like(input)`), so it is written, not read.
+fn rms_norm_returning(args: &OpArgs) -> Result<ServingCost, String> {
+    let (x, w) = (tensor(args, 0, "the input")?, tensor(args, 1, "the weight")?);
+    let (i, wb) = (bytes(x)?, bytes(w)?);
+    let fused = sum(&[i, wb, i])?;
+    Ok(ServingCost {
+        fused,
+        unfused: Some(fused),
+        unfused_unknown: None,
+        kind: Kind::Norm,
+        parts: &["rms_norm"],
+        out_bytes: Some(i),
+        in_bytes: vec![i, wb],
+        space: x.numel().ok(),
+    })
+}
+
+/// vLLM's KV-cache write `reshape_and_cache[_flash](key [T, H, D], value [T, H, D], key_cache,
+/// value_cache, slot_mapping [N], kv_cache_dtype, k_scale, v_scale)`: each of the N tokens of
+/// `slot_mapping` (an 8-byte slot number read) has its key and value rows (H·D elements each)
+/// read and written into its cache slot, in the caches' types (an fp8 cache writes a byte an
+/// element). The caches are written where the slots say, never read; the scales are scalars.
+/// A padded token (slot −1) moves nothing, and the trace does not record which are padded:
+/// every token is counted, an upper bound when a graph's batch was padded.
+fn reshape_and_cache(args: &OpArgs) -> Result<ServingCost, String> {
+    let (k, v) = (tensor(args, 0, "the key")?, tensor(args, 1, "the value")?);
+    let (kc, vc) = (tensor(args, 2, "the key cache")?, tensor(args, 3, "the value cache")?);
+    let slots = tensor(args, 4, "the slot mapping")?;
+    let n = slots.numel().map_err(|e| e.to_string())?;
+    // Elements of one token's row: the key's elements over its first dimension.
+    let row = |t: &Tensor, role: &str| -> Result<u64, String> {
+        let first = t.dims().first().copied().filter(|&d| d > 0).ok_or(format!("the {role} has no tokens"))?;
+        Ok(t.numel().map_err(|e| e.to_string())? / first)
+    };
+    let (kr, vr) = (row(k, "key")?, row(v, "value")?);
+    let times = |a: u64, b: u64, c: u64| a.checked_mul(b).and_then(|x| x.checked_mul(c));
+    let overflow = || "its bytes do not fit in 64 bits".to_string();
+    let read_k = times(n, kr, k.dtype().size_bytes()).ok_or_else(overflow)?;
+    let read_v = times(n, vr, v.dtype().size_bytes()).ok_or_else(overflow)?;
+    let write_k = times(n, kr, kc.dtype().size_bytes()).ok_or_else(overflow)?;
+    let write_v = times(n, vr, vc.dtype().size_bytes()).ok_or_else(overflow)?;
+    let fused = sum(&[bytes(slots)?, read_k, read_v, write_k, write_v])?;
+    Ok(ServingCost {
+        fused,
+        unfused: Some(fused),
+        unfused_unknown: None,
+        kind: Kind::Other,
+        parts: &["kv-cache write"],
+        out_bytes: None,
+        in_bytes: vec![read_k, read_v],
+        space: None,
+    })
+}
+
+/// AMD aiter's `mha_batch_prefill(q [T, Hq, D], k_cache, v_cache, cu_seqlens_q [B+1],
+/// kv_indptr [B+1], kv_page_indices [P], …)` (SGLang's prefill over a paged KV cache): the query
+/// read and an output of its shape and type written (it returns it), the `cu_seqlens_q`,
+/// `kv_indptr` and `kv_page_indices` read, and per page index one page of K and one of V read:
+/// a cache `[pages, Hkv, D]` has one token a page, `[pages, S, Hkv, D]` S tokens (the last
+/// page's unused rows counted: an upper bound there). Minimal traffic, as every model: each K/V
+/// row read once, though a tiled kernel may read one again per query tile. Unfused, the score
+/// matrix (Σ over sequences of queries × keys × heads) is written and read twice over, but only
+/// the number of sequences is recorded, not their lengths: the unfused bytes are unknown.
+fn paged_prefill_attention(args: &OpArgs) -> Result<ServingCost, String> {
+    let q = tensor(args, 0, "the query")?;
+    let (kc, vc) = (tensor(args, 1, "the key cache")?, tensor(args, 2, "the value cache")?);
+    let (cu_q, indptr) = (tensor(args, 3, "cu_seqlens_q")?, tensor(args, 4, "kv_indptr")?);
+    let pages = tensor(args, 5, "kv_page_indices")?;
+    let n_pages = pages.numel().map_err(|e| e.to_string())?;
+    // One page's bytes: the cache's elements over its first (page) dimension.
+    let page = |t: &Tensor, role: &str| -> Result<u64, String> {
+        if !matches!(t.dims().len(), 3 | 4) {
+            return Err(format!("the {role} has {} dimensions, not [pages, (tokens,) heads, dim]", t.dims().len()));
+        }
+        let first = t.dims()[0];
+        if first == 0 {
+            return Err(format!("the {role} has no pages"));
+        }
+        Ok(bytes(t)? / first)
+    };
+    let overflow = || "its bytes do not fit in 64 bits".to_string();
+    let k_read = n_pages.checked_mul(page(kc, "key cache")?).ok_or_else(overflow)?;
+    let v_read = n_pages.checked_mul(page(vc, "value cache")?).ok_or_else(overflow)?;
+    let qb = bytes(q)?;
+    let fused = sum(&[qb, qb, k_read, v_read, bytes(cu_q)?, bytes(indptr)?, bytes(pages)?])?;
+    Ok(ServingCost {
+        fused,
+        unfused: None,
+        unfused_unknown: Some(
+            "unfused, the score matrix would be written and read twice over, but the trace records only how many sequences there are (cu_seqlens_q's length), not their lengths: its size is unknown"
+                .to_string(),
+        ),
+        kind: Kind::Attention,
+        parts: &["matmul (Q·Kᵀ)", "softmax", "matmul (·V)"],
+        out_bytes: Some(qb),
+        in_bytes: vec![qb, k_read, v_read],
+        space: q.numel().ok(),
+    })
+}
+
+/// Why the bytes of `op` cannot be known from what it recorded, for the serving and compiled
+/// ops that have no model because their traffic is not among their arguments; `None` for others.
+pub(crate) fn why_unknown(op: &str, args: &OpArgs) -> Option<String> {
+    let dims = |i: usize| args.tensor(i, "a tensor").ok().map(|t| format!("{:?}", t.dims()));
+    let recorded = || args.tensors().map(|t| format!("{:?}", t.dims())).collect::<Vec<_>>().join(", ");
+    match op {
+        "vllm::moe_forward" | "vllm::moe_forward_shared" | "vllm::fused_moe" => Some(format!(
+            "{op}'s expert weights are module parameters, not among its recorded inputs ({}): they are most of its bytes, and no recorded shape gives their size or type",
+            recorded()
+        )),
+        "vllm::unified_attention_with_output" | "vllm::unified_attention" => {
+            let lower = [0usize, 3].iter().filter_map(|&i| args.tensor(i, "a tensor").ok()?.bytes().ok()).sum::<u64>();
+            Some(format!(
+                "it reads the paged KV cache, which is not among its recorded inputs (query {}, the new tokens' key {} and value {}, output {}), nor are the block tables and sequence lengths that say how much of the cache each sequence reads; the query read and the output written alone are {lower} B, a lower bound",
+                dims(0).unwrap_or_default(),
+                dims(1).unwrap_or_default(),
+                dims(2).unwrap_or_default(),
+                dims(3).unwrap_or_default()
+            ))
+        }
+        "record_param_comms" if args.tensors().next().is_none() => Some(
+            "record_param_comms recorded only scalars here: the trace gives no message size for the collective".to_string(),
+        ),
+        "record_param_comms" => Some(format!(
+            "record_param_comms recorded the tensor(s) {} but not which collective ran nor its message sizes (no `In msg nelems`/`Out msg nelems`): the bytes it moves are not determined",
+            recorded()
+        )),
+        "CompiledFunction" | "CompiledFunctionBackward" => Some(format!(
+            "{op} is a whole torch.compile graph recorded as one op: its recorded inputs ({}) are the graph's, not this kernel's, and the kernels it ran recorded no shapes of their own",
+            recorded()
+        )),
+        _ => None,
+    }
 }
 
 /// `rotary_embedding(positions [T], query, key, head_size, cos_sin_cache [P, rot], is_neox)`:
@@ -115,10 +262,11 @@ fn rotary(args: &OpArgs) -> Result<ServingCost, String> {
     let fused = sum(&[p, qb, qb, kb, kb, cache_read])?;
     Ok(ServingCost {
         fused,
-        unfused: fused,
+        unfused: Some(fused),
+        unfused_unknown: None,
         kind: Kind::Elementwise,
         parts: &["rotary"],
-        out_bytes: qb,
+        out_bytes: Some(qb),
         in_bytes: vec![p, qb, kb],
         space: q.numel().ok(),
     })
@@ -137,8 +285,8 @@ mod tests {
     fn silu_and_mul_is_two_parts() {
         let a = args("[[4, 8], [4, 16]]", r#"["c10::BFloat16", "c10::BFloat16"]"#);
         let c = serving_cost("sgl_kernel::silu_and_mul", &a).unwrap().unwrap();
-        assert_eq!((c.fused, c.unfused, c.parts.len()), (64 + 128, 64 + 128 + 128, 2));
-        assert_eq!(c.out_bytes, 64);
+        assert_eq!((c.fused, c.unfused, c.parts.len()), (64 + 128, Some(64 + 128 + 128), 2));
+        assert_eq!(c.out_bytes, Some(64));
     }
 
     #[test]
@@ -148,7 +296,7 @@ mod tests {
             r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar"]"#,
         );
         let c = serving_cost("aiter::add_rmsnorm", &a).unwrap().unwrap();
-        assert_eq!((c.fused, c.unfused), (4 * 64 + 16, 5 * 64 + 16));
+        assert_eq!((c.fused, c.unfused), (4 * 64 + 16, Some(5 * 64 + 16)));
         assert_eq!(c.kind, Kind::Norm);
     }
 
@@ -164,5 +312,73 @@ mod tests {
         let e = serving_cost("aiter::rmsnorm", &bad).unwrap().err().unwrap();
         assert_eq!(e, "input 1 (the input) is not a recorded tensor");
         assert!(serving_cost("aten::add", &bad).is_none());
+    }
+
+    #[test]
+    fn a_kv_cache_write_reads_key_value_and_slots_and_writes_a_row_per_token_in_the_caches_type() {
+        // 4 tokens of 2 heads × 8: the key and value bf16, the caches fp8 (one byte an element).
+        let a = args(
+            "[[4, 2, 8], [4, 2, 8], [100, 16, 2, 8], [100, 16, 2, 8], [4], [], [], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "long int", "", "float", "float"]"#,
+        );
+        let c = serving_cost("_C_cache_ops::reshape_and_cache_flash", &a).unwrap().unwrap();
+        let (kv, slots, cache) = (4 * 16 * 2, 4 * 8, 4 * 16);
+        assert_eq!((c.fused, c.unfused), (2 * kv + slots + 2 * cache, Some(2 * kv + slots + 2 * cache)));
+        assert_eq!((c.kind, c.out_bytes), (Kind::Other, None));
+        // A slot mapping shorter than the key (a padded key): only the mapped tokens move.
+        let a = args(
+            "[[8, 2, 8], [8, 2, 8], [100, 16, 2, 8], [100, 16, 2, 8], [3], [], [], []]",
+            r#"["float", "float", "float", "float", "long int", "", "float", "float"]"#,
+        );
+        let c = serving_cost("_C_cache_ops::reshape_and_cache", &a).unwrap().unwrap();
+        assert_eq!(c.fused, 3 * 8 + 4 * (3 * 16 * 4));
+    }
+
+    #[test]
+    fn aiter_rms_norm_writes_a_new_output_of_its_inputs_size() {
+        let a = args("[[32, 2880], [2880], [], []]", r#"["c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#);
+        let c = serving_cost("aiter::rms_norm", &a).unwrap().unwrap();
+        assert_eq!(c.fused, 2 * (32 * 2880 * 2) + 2880 * 2);
+        assert_eq!(c.out_bytes, Some(32 * 2880 * 2));
+    }
+
+    #[test]
+    fn ops_whose_traffic_is_not_among_their_arguments_say_what_is_missing() {
+        let moe = args("[[32, 3072], [32, 32], [], []]", r#"["c10::BFloat16", "c10::BFloat16", "", ""]"#);
+        let why = why_unknown("vllm::moe_forward", &moe).unwrap();
+        assert!(why.contains("expert weights") && why.contains("[32, 3072], [32, 32]"), "{why}");
+        let attn = args(
+            "[[32, 64, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]]",
+            r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "", "", "c10::BFloat16"]"#,
+        );
+        let why = why_unknown("vllm::unified_attention_with_output", &attn).unwrap();
+        assert!(why.contains(&format!("{} B, a lower bound", 2 * 32 * 64 * 64 * 2)), "{why}");
+        assert!(why.contains("block tables and sequence lengths"));
+        let comms = args("[[], [], []]", r#"["Scalar", "Scalar", ""]"#);
+        assert!(why_unknown("record_param_comms", &comms).unwrap().contains("no message size"));
+        assert!(why_unknown("aten::add", &comms).is_none());
+    }
+
+    #[test]
+    fn paged_prefill_attention_reads_one_kv_page_per_index_and_leaves_the_unfused_bytes_unknown() {
+        // 10 query tokens of 4 heads × 8 (bf16); a token-per-page cache of 2 KV heads × 8;
+        // 3 sequences (cu_seqlens of 4), 25 page indices.
+        let a = args(
+            "[[10, 4, 8], [1000, 2, 8], [1000, 2, 8], [4], [4], [25], [], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int", "int", "Scalar", "Scalar"]"#,
+        );
+        let c = serving_cost("aiter::mha_batch_prefill", &a).unwrap().unwrap();
+        let q = 10 * 4 * 8 * 2;
+        let page = 2 * 8 * 2;
+        assert_eq!(c.fused, 2 * q + 2 * 25 * page + 4 * 4 + 4 * 4 + 25 * 4);
+        assert_eq!((c.unfused, c.kind), (None, Kind::Attention));
+        assert!(c.unfused_unknown.unwrap().contains("not their lengths"));
+        // Pages of 16 tokens: each index reads a whole page.
+        let a = args(
+            "[[10, 4, 8], [100, 16, 2, 8], [100, 16, 2, 8], [4], [4], [3], [], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int", "int", "Scalar", "Scalar"]"#,
+        );
+        let c = serving_cost("aiter::mha_batch_prefill", &a).unwrap().unwrap();
+        assert_eq!(c.fused, 2 * q + 2 * 3 * 16 * page + 4 * 4 + 4 * 4 + 3 * 4);
     }
 }

@@ -1,6 +1,12 @@
 //! How a GPU event finds the CPU op that launched it: by the id the op and the event share
 //! (`external_id`), else through its launch call (correlation id), else (older traces) by the
 //! op on the launch call's thread whose interval holds the call.
+//!
+//! Older traces (PyTorch 1.x: the `param` linear pair, the A100 TorchRec trace) write a
+//! kernel's and its launch call's correlation id as their `External id`. Looked up as an op id,
+//! that number finds whatever unrelated op happens to carry it (param linear's GEMMs landed on
+//! `aten::t`), so in such a trace the ids are not used at all and every event goes to the op
+//! enclosing its launch call. One rule here, so the op table, the gap and the fusion groups agree.
 
 use rustc_hash::FxHashMap;
 
@@ -26,6 +32,28 @@ pub struct OpLinks<'t> {
     by_ext: FxHashMap<u64, usize>,
     /// Ops of each thread in start order, for the containment fallback.
     by_tid: FxHashMap<i64, Vec<usize>>,
+    /// The trace's events carry their correlation id as `External id` ([`ids_are_correlations`]):
+    /// ids link nothing, containment links everything.
+    ids_are_correlations: bool,
+}
+
+/// Whether the trace is of the older form whose GPU events' `External id` is only their
+/// correlation id: nine in ten of its kernels and copies with both ids have them equal. In a
+/// current trace the two are counted apart (op ids from the op counter, correlations from the
+/// runtime's) and equal only by chance.
+pub fn ids_are_correlations(trace: &Trace) -> bool {
+    let ids = trace
+        .kernels
+        .iter()
+        .map(|k| (k.external_id, k.correlation))
+        .chain(trace.transfers.iter().map(|t| (t.external_id, t.correlation)))
+        .filter_map(|(e, c)| e.zip(c));
+    let (mut both, mut same) = (0usize, 0usize);
+    for (e, c) in ids {
+        both += 1;
+        same += usize::from(e == c);
+    }
+    both > 0 && same.saturating_mul(10) >= both.saturating_mul(9)
 }
 
 impl<'t> OpLinks<'t> {
@@ -46,12 +74,19 @@ impl<'t> OpLinks<'t> {
                 by_tid.entry(op.tid).or_default().push(i);
             }
         }
-        OpLinks { trace, by_ext, by_tid }
+        OpLinks { trace, by_ext, by_tid, ids_are_correlations: ids_are_correlations(trace) }
     }
 
     /// The CPU ops (not annotations) of thread `tid`, by start time.
     pub fn thread_ops(&self, tid: i64) -> &[usize] {
         self.by_tid.get(&tid).map_or(&[], Vec::as_slice)
+    }
+
+    /// The op that made a launch call: by the call's op id, else the op enclosing it.
+    pub fn op_of_launch(&self, launch: &Launch) -> Option<usize> {
+        let by_id =
+            launch.external_id.filter(|_| !self.ids_are_correlations).and_then(|e| self.by_ext.get(&e).copied());
+        by_id.or_else(|| self.containing(launch))
     }
 
     fn containing(&self, launch: &Launch) -> Option<usize> {
@@ -86,6 +121,9 @@ impl<'t> OpLinks<'t> {
     /// The op of a GPU event with this op id and correlation id.
     pub fn op_of(&self, external_id: Option<u64>, correlation: Option<u64>) -> Option<usize> {
         let launch = correlation.and_then(|c| self.trace.launches.get(&c));
+        if self.ids_are_correlations {
+            return launch.and_then(|l| self.containing(l));
+        }
         let by_id = |e: Option<u64>| e.and_then(|e| self.by_ext.get(&e).copied());
         by_id(external_id)
             .or_else(|| by_id(launch.and_then(|l| l.external_id)))

@@ -57,8 +57,8 @@ pub struct Platform {
     /// Names of the devices that ran kernels, distinct, in order of their first kernel.
     pub devices: Vec<String>,
     pub kernels: usize,
-    /// Sum of kernel durations, µs.
-    pub gpu_time_us: f64,
+    /// Sum of kernel durations, µs (copies left out: GPU time adds them, `PlatformEntry`).
+    pub kernel_time_us: f64,
 }
 
 /// Kernel-name fragments typical of one vendor's libraries (lower case).
@@ -174,7 +174,7 @@ pub fn platform(trace: &Trace) -> Platform {
         evidence,
         devices: kernel_devices(trace, vendor),
         kernels: trace.kernels.len(),
-        gpu_time_us: trace.kernels.iter().map(|k| k.dur).fold(0.0, |a, b| a + b),
+        kernel_time_us: trace.kernels.iter().map(|k| k.dur).fold(0.0, |a, b| a + b),
     }
 }
 

@@ -33,7 +33,9 @@ use crate::trace::classify::Classification;
 use crate::trace::model::intern::{NameId, NameTable};
 use crate::trace::model::platform::{detect_vendor_of, device_names};
 use crate::trace::model::{Kernel, Transfer, TransferKind};
-use crate::trace::summary::{round3, Classifier, KernelStat, PlatformEntry, SideStats, SummaryRow, TransferStats};
+use crate::trace::summary::{
+    round3, Classifier, KernelStat, PlatformEntry, SideStats, SummaryRow, TransferStats, GPU_TIME_DEFINITION,
+};
 use crate::trace::time::timeline::{SpanPart as Part, StreamedDevice, Timeline};
 use crate::units::group_digits;
 
@@ -217,6 +219,7 @@ impl EventSink for SummarySink<'_> {
             }
         }
         let (mut memcpy, mut memset) = (self.memcpy, self.memset);
+        let copies = memcpy.time_us + memset.time_us;
         memcpy.time_us = round3(memcpy.time_us);
         memset.time_us = round3(memset.time_us);
         let platform = PlatformEntry {
@@ -227,7 +230,9 @@ impl EventSink for SummarySink<'_> {
             vendor_inferred: evidence.inferred(),
             devices: device_list,
             kernels: self.kernels as usize,
-            gpu_time_us: round3(self.gpu_time),
+            gpu_time_us: round3(self.gpu_time + copies),
+            gpu_time_definition: GPU_TIME_DEFINITION.to_string(),
+            kernel_time_us: round3(self.gpu_time),
             memcpy,
             memset,
         };

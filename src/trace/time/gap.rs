@@ -4,8 +4,9 @@
 //! Each side's [`OpTable`] rows are joined by op name and input dims (the same call on both
 //! platforms records the same shapes; the types may differ when one side ran in another
 //! precision, so rows of one (op, dims) are merged). Rows are ranked by the absolute time
-//! difference; with each side's unattributed time they add up to that side's GPU time, so the
-//! table explains the whole difference.
+//! difference; with each side's unattributed time and the overlap within its op calls they add
+//! up to that side's GPU time (the one definition, [`GPU_TIME_DEFINITION`]), the headline's
+//! figure and the platform line's, so the table explains the whole difference.
 
 use std::collections::BTreeMap;
 
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::op_table::OpTable;
-use crate::trace::summary::round3;
+use crate::trace::summary::{round3, GPU_TIME_DEFINITION};
 
 /// One side of a gap row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,8 +41,11 @@ pub struct GapRow {
 /// Which side is faster overall, by how much.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Headline {
-    /// Each side's GPU time (rows plus unattributed), µs.
+    /// Each side's GPU time (rows plus unattributed plus overlap), µs.
     pub gpu_time_us: BTreeMap<String, f64>,
+    /// What the GPU time is, as the platform line and the fusion totals count it too.
+    #[serde(default)]
+    pub gpu_time_definition: String,
     /// The side with less GPU time (`null` on a tie).
     pub faster: Option<String>,
     /// Slower minus faster, µs.
@@ -56,6 +60,10 @@ pub struct Gap {
     /// Largest absolute difference first.
     pub rows: Vec<GapRow>,
     pub unattributed_us: BTreeMap<String, f64>,
+    /// Per side, the time by which an op call's own events overlap each other (a row counts
+    /// each call's events once, as their union): rows + unattributed + this = the headline.
+    #[serde(default)]
+    pub overlap_us: BTreeMap<String, f64>,
     pub headline: Headline,
 }
 
@@ -127,8 +135,10 @@ pub fn gap(first: (&str, &OpTable), second: (&str, &OpTable)) -> Gap {
     Gap {
         rows,
         unattributed_us: tables.iter().map(|(k, t)| (k.to_string(), t.unattributed.time_us)).collect(),
+        overlap_us: tables.iter().map(|(k, t)| (k.to_string(), t.coverage.overlap_us)).collect(),
         headline: Headline {
             gpu_time_us: tables.iter().zip(&gpu).map(|((k, _), g)| (k.to_string(), *g)).collect(),
+            gpu_time_definition: GPU_TIME_DEFINITION.to_string(),
             faster: (gpu[0] != gpu[1]).then(|| tables[fast].0.to_string()),
             difference_us: round3(gpu[slow] - gpu[fast]),
             ratio: (gpu[fast] > 0.0).then(|| round3(gpu[slow] / gpu[fast])),

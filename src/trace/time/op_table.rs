@@ -109,11 +109,19 @@ pub const UNATTRIBUTED_NAMES: usize = 20;
 /// How much of the GPU time the models explain.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Coverage {
-    /// Rows plus unattributed, µs.
+    /// GPU time ([`crate::trace::summary::GPU_TIME_DEFINITION`]), µs: `modelled_us +
+    /// unmodelled_us + unattributed_us + overlap_us`.
     pub gpu_time_us: f64,
+    #[serde(default)]
+    pub gpu_time_definition: String,
     pub modelled_us: f64,
     pub unmodelled_us: f64,
     pub unattributed_us: f64,
+    /// Time by which one op call's own events overlap each other (kernels of one call on two
+    /// streams), µs: a row's time is the union of each call's events (as TraceLens counts it),
+    /// GPU time their sum, so this is the difference.
+    #[serde(default)]
+    pub overlap_us: f64,
     /// `modelled_us / gpu_time_us`, percent.
     pub modelled_pct: f64,
 }
@@ -161,6 +169,9 @@ pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpT
     let mut rows: FxHashMap<RowKey, (u64, f64, RecordedShapes, Vec<usize>)> = FxHashMap::default();
     let mut order: Vec<RowKey> = Vec::new();
     let mut i = 0;
+    // Attributed events' summed durations, and their per-call unions summed.
+    let attributed: f64 = spans.iter().map(|&(_, s, e)| e - s).sum();
+    let mut union_total = 0.0;
     while i < spans.len() {
         let op = spans[i].0;
         let (mut total, mut cur_start, mut cur_end) = (0.0, spans[i].1, spans[i].2);
@@ -184,6 +195,7 @@ pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpT
         });
         row.0 += 1;
         row.1 += total;
+        union_total += total;
         if row.3.len() < DELEGATION_SAMPLES {
             row.3.push(op);
         }
@@ -223,14 +235,17 @@ pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpT
     };
     let modelled: f64 = out.iter().filter(|r| r.model.is_some()).map(|r| r.kernel_time_us).fold(0.0, |a, b| a + b);
     let unmodelled: f64 = out.iter().filter(|r| r.model.is_none()).map(|r| r.kernel_time_us).fold(0.0, |a, b| a + b);
-    let gpu = modelled + unmodelled + un.time_us;
+    let overlap = (attributed - union_total).max(0.0);
+    let gpu = crate::trace::summary::gpu_time_us(trace);
     OpTable {
         shapes_recorded: trace.cpu_ops.iter().any(|o| o.shapes.is_recorded()),
         coverage: Coverage {
             gpu_time_us: round3(gpu),
+            gpu_time_definition: crate::trace::summary::GPU_TIME_DEFINITION.to_string(),
             modelled_us: round3(modelled),
             unmodelled_us: round3(unmodelled),
             unattributed_us: un.time_us,
+            overlap_us: round3(overlap),
             modelled_pct: if gpu > 0.0 { round3(100.0 * modelled / gpu) } else { 0.0 },
         },
         rows: out,

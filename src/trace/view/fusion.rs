@@ -202,6 +202,31 @@ pub fn opportunities_table(f: &TraceFusion, id: &'static str, title: &str) -> Da
     t
 }
 
+/// Each op whose own GPU time and whole-subtree time differ (`docs/trace-fusion.md`, "Op time
+/// both ways"): ours, as the op table attributes it, and TraceLens's, so a peer's per-op figure
+/// is always on the page.
+pub fn op_times_table(f: &TraceFusion, id: &'static str, title: &str) -> DataTable {
+    let mut t = DataTable::new(
+        id,
+        format!(
+            "{title}: {} ops whose own kernels (ours, the op table's) and whole subtree (TraceLens's) differ",
+            group_digits(f.op_times.len() as u64)
+        ),
+        &[("op", false), ("input dims", false), ("calls", true), ("own kernels", true), ("whole subtree", true)],
+    );
+    for o in &f.op_times {
+        let dims = if o.input_dims.is_null() { String::new() } else { o.input_dims.to_string() };
+        t.rows.push(vec![
+            Cell::text(&o.op),
+            Cell::long_text(&dims, 60),
+            Cell::count(o.calls),
+            Cell::micros(o.own_us),
+            Cell::micros(o.subtree_us),
+        ]);
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +264,14 @@ mod tests {
         }
         let opportunities = opportunities_table(&f, "opportunities", "Left on the table");
         assert_eq!(opportunities.rows.len(), f.opportunities.len());
+        // Op time both ways: a row per op whose figures differ; the flash-attention op holds
+        // its kernel only in its subtree (an inner op launched it).
+        let both = op_times_table(&f, "op-times", "Op time both ways");
+        assert_eq!(both.rows.len(), f.op_times.len());
+        let sdpa = f.op_times.iter().position(|o| o.op == "aten::_scaled_dot_product_flash_attention").expect("sdpa");
+        assert_eq!(both.rows[sdpa][3].exact, f.op_times[sdpa].own_us.to_string());
+        assert_eq!(both.rows[sdpa][4].exact, f.op_times[sdpa].subtree_us.to_string());
+        assert!(f.op_times[sdpa].subtree_us > f.op_times[sdpa].own_us);
     }
 
     #[test]

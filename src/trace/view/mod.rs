@@ -33,7 +33,8 @@ pub fn kernel_cell(name: &str) -> Cell {
     Cell { text: short_name(name, NAME_WIDTH), exact: name.to_string(), sort: 0.0 }
 }
 
-/// The platform in one line: vendor, devices, kernels, GPU time, copies.
+/// The platform in one line: vendor, devices, kernels, GPU time (kernels and copies, as every
+/// "GPU time" of the output), the kernels' own time when copies ran, the copies.
 pub fn platform_line(p: &PlatformEntry) -> String {
     let how = if p.vendor_inferred { " (inferred from kernel names)" } else { "" };
     let mut line = format!(
@@ -43,6 +44,9 @@ pub fn platform_line(p: &PlatformEntry) -> String {
         group_digits(p.kernels as u64),
         format_duration_us(p.gpu_time_us)
     );
+    if p.memcpy.count + p.memset.count > 0 && p.kernel_time_us > 0.0 {
+        line += &format!(" (kernels {}, copies the rest)", format_duration_us(p.kernel_time_us));
+    }
     for (what, t) in [("memcpy", &p.memcpy), ("memset", &p.memset)] {
         if t.count > 0 {
             line += &format!(
@@ -161,7 +165,13 @@ pub fn summary_tables(s: &TraceSummary) -> Vec<DataTable> {
             longest(st),
         ]);
     }
-    let gpu = s.platforms.first().map(|p| p.gpu_time_us).unwrap_or(0.0);
+    // Shares of kernel time, as the category table's (a share link made before kernel time was
+    // its own figure has none: its GPU time was kernels alone).
+    let gpu = s
+        .platforms
+        .first()
+        .map(|p| if p.kernel_time_us > 0.0 { p.kernel_time_us } else { p.gpu_time_us })
+        .unwrap_or(0.0);
     let mut all: Vec<&KernelStat> = s.categories.iter().flat_map(|r| &r.trace.kernels).collect();
     all.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
     let mut kernels = DataTable::new(

@@ -180,6 +180,16 @@ pub fn gap_table(g: &Gap, keys: [&str; 2]) -> DataTable {
         row.extend([Cell::decimal(None, 0), Cell::decimal(None, 0), Cell::decimal(None, 0)]);
     }
     t.rows.push(row);
+    // A row counts each call's overlapping events once, GPU time each: the rest of the sum.
+    let overlap = |i: usize| g.overlap_us.get(keys[i]).copied().unwrap_or(0.0);
+    if overlap(0) > 0.0 || overlap(1) > 0.0 {
+        let mut row = vec![Cell::text("(overlap within an op call)"), Cell::text("")];
+        row.extend([Cell::micros(overlap(0)), Cell::micros(overlap(1)), Cell::micros(overlap(0) - overlap(1))]);
+        for _ in keys {
+            row.extend([Cell::decimal(None, 0), Cell::decimal(None, 0), Cell::decimal(None, 0)]);
+        }
+        t.rows.push(row);
+    }
     t
 }
 
@@ -251,8 +261,14 @@ pub fn coverage_line(r: &TraceTime) -> String {
     } else {
         " The trace was recorded without record_shapes: ops have times but no FLOPs or bytes."
     };
+    // Rows count a call's overlapping events once; GPU time counts each: say the difference.
+    let overlap = if c.overlap_us > 0.0 {
+        format!("; events of one op call overlapping each other {}", format_duration_us(c.overlap_us))
+    } else {
+        String::new()
+    };
     format!(
-        "Models cover {} of GPU time ({}); ops without a model {}; unattributed (no CPU op) {} in {} events.{shapes}",
+        "Models cover {} of GPU time ({}); ops without a model {}; unattributed (no CPU op) {} in {} events{overlap}.{shapes}",
         format_pct(c.modelled_pct),
         format_duration_us(c.modelled_us),
         format_duration_us(c.unmodelled_us),
