@@ -38,7 +38,7 @@ use rustc_hash::FxHashMap;
 use thiserror::Error;
 
 use super::model::intern::NameId;
-use super::model::{DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
+use super::model::{DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::{GatherError, Gathered};
 use super::read::{EventSink, TraceHeader};
 use crate::limits::{ROCPROF_JSON_BYTES, TRACE_NAME_BYTES};
@@ -123,7 +123,8 @@ impl<S: EventSink> Reader<S> {
         let root: raw::Root = serde_json::from_slice(&text)
             .map_err(|e| RocprofError::Json { offset: json_offset(&text, &e), message: strip_position(&e) })?;
         let tools = root.tool.ok_or(RocprofError::NoTool)?.into_vec();
-        let mut header = TraceHeader { json_bytes: text.len() as u64, ..TraceHeader::default() };
+        let mut header =
+            TraceHeader { json_bytes: text.len() as u64, format: TraceFormat::RocprofJson, ..TraceHeader::default() };
         for (process, tool) in tools.into_iter().enumerate() {
             emit(process, tool, &mut header, &mut sink)?;
         }
