@@ -49,7 +49,7 @@ for (const [name, file, words] of [
     const line = cliText(['trace', file]).split('\n').find((l) => l.startsWith('Models cover'));
     assert.ok(line.includes(`This trace is ${words}`), line);
     assert.equal((await page.getByTestId('op-coverage').textContent()).trim(), line);
-    await page.screenshot({ path: path.join(screenshotDir, `formats-${base(file).split('.')[0]}.png`), fullPage: true });
+    await page.screenshot({ path: path.join(screenshotDir, `formats-${base(file).replaceAll('.', '_')}.png`), fullPage: true });
     await check();
   });
 }
