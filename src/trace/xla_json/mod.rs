@@ -10,7 +10,7 @@
 //!
 //! Read into the format-neutral [`Trace`] as the protobuf is: the stream threads' events are
 //! kernels and copies, the derived threads are skipped, and a kernel's HLO op becomes the op
-//! that launched it ([`super::xplane::StreamEvent`] does both readers' mapping). Process and
+//! that launched it (`xplane::StreamEvent` does both readers' mapping). Process and
 //! thread names come first in the converter's output, so events stream through; an event of a
 //! thread not yet named waits until the end.
 //!
