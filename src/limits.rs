@@ -140,6 +140,13 @@ pub const ROCPROF_JSON_BYTES: usize = 1 << 30;
 /// more than the bytes left is refused by the decoder before anything is allocated for it.
 pub const XPLANE_BYTES: usize = 512 * 1024 * 1024;
 
+/// The longest XLA trace-event JSON (JAX's `perfetto_trace.json.gz`, after decompression). It
+/// is gathered whole before it is read, as the other formats read whole are (its reader itself
+/// streams). XLA's converter keeps at most 1,000,000 events (`GetTraceViewerMaxEvents`), about
+/// 200–400 bytes each with their args: 400 MB at most; 1 GiB leaves room for longer args and,
+/// with the trace read from it, fits the page worker's 4 GiB.
+pub const XLA_TRACE_JSON_BYTES: usize = 1 << 30;
+
 /// The largest SQLite database (an Nsight Systems export) read. SQLite reads it from memory, so
 /// it is held whole: the A100 export in tests/data/formats is 1.6 MB; an export of a long
 /// multi-GPU run is hundreds of MB. 2 GiB leaves room for those and fits a 64-bit process.

@@ -12,6 +12,8 @@ use fusionscope::trace::{Category, Trace, TraceSummary};
 const ROCPROF: &str = "formats/rocprofv3/tracelens_mi350x_results.json.gz";
 const XPLANE: &str = "formats/xplane/tracelens_jax_conv_mi300x.xplane.pb";
 const NSYS: &str = "formats/nsys/pipit_saxpy_mpi_a100.sqlite";
+/// The XLA profile above as JAX's `perfetto_trace.json.gz` (made from it; tests/data/PROVENANCE.md).
+const XLA_JSON: &str = "formats/xla_json/tracelens_jax_conv_mi300x.perfetto_trace.json.gz";
 
 /// (dispatches, their summed duration in ns) of a rocprofv3 results JSON, from the document
 /// parsed whole as a JSON value.
@@ -213,6 +215,106 @@ fn xplane_the_page_gives_what_the_command_line_gives() {
     assert_eq!(cli, page);
 }
 
+/// (kernels, their summed duration in ps, HLO ops named) of XLA's trace-event JSON, from the
+/// document parsed whole: the complete events of the threads named `Stream #N(…)` of the
+/// processes named `/device:GPU:N`, less the threads of copies only.
+fn xla_json_figures(text: &[u8]) -> (usize, u64, usize) {
+    let v: serde_json::Value = serde_json::from_slice(text).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let named = |what: &str| -> std::collections::HashMap<(i64, i64), String> {
+        events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == what)
+            .map(|e| ((e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap_or(-1)), e["args"]["name"].to_string()))
+            .collect()
+    };
+    let (processes, threads) = (named("process_name"), named("thread_name"));
+    let (mut count, mut ps, mut hlo) = (0, 0u64, 0);
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        let pid = e["pid"].as_i64().unwrap();
+        let gpu = processes.get(&(pid, -1)).is_some_and(|n| n.starts_with("\"/device:GPU:"));
+        let thread = threads.get(&(pid, e["tid"].as_i64().unwrap())).map_or("", |t| t.as_str());
+        let kernels = thread.starts_with("\"Stream #") && !thread.contains("Memcpy") && !thread.contains("Memset");
+        if gpu && kernels {
+            count += 1;
+            ps += (e["dur"].as_f64().unwrap() * 1e6).round() as u64;
+            hlo += usize::from(e["args"]["hlo_op"].is_string());
+        }
+    }
+    (count, ps, hlo)
+}
+
+#[test]
+fn xla_json_has_the_files_kernel_count_and_gpu_time() {
+    let bytes = data_bytes(XLA_JSON);
+    assert_eq!(detect(&bytes).kind, FileKind::XlaTraceJson, "the whole file is shorter than the detection prefix");
+    let (count, ps, hlo) = xla_json_figures(&gunzip(&bytes));
+    assert_eq!(count, 235, "the 8 GPUs' kernels of the profile it was made from");
+    assert!(hlo > 0 && hlo < count, "{hlo}: copy kernels run for no HLO op");
+    let (trace, summary, page) = opened(XLA_JSON);
+    assert_eq!(trace.kernels.len(), count);
+    let trace_ps: u64 = trace.kernels.iter().map(|k| (k.dur * 1e6).round() as u64).sum();
+    assert_eq!(trace_ps, ps);
+    // Every kernel XLA ran for an HLO op is joined to it.
+    assert_eq!(trace.kernels.iter().filter(|k| k.external_id.is_some()).count(), hlo);
+    assert_eq!(trace.cpu_ops.len(), hlo);
+    let pct = classified_pct(&summary);
+    assert!(pct >= 98.0, "{pct:.2} % of GPU time classified");
+    // The same kernels, ops and category table as the profile it was converted from; only
+    // the device's model is lost, so no chip is detected.
+    let (xplane, xplane_summary, _) = opened(XPLANE);
+    let key = |t: &Trace| -> Vec<(String, i64, i64, i64, i64)> {
+        t.kernels
+            .iter()
+            .map(|k| {
+                (
+                    t.name(k.name).to_string(),
+                    (k.ts * 1e3).round() as i64,
+                    (k.dur * 1e6).round() as i64,
+                    k.device,
+                    k.stream,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(key(&trace), key(&xplane));
+    assert_eq!(summary.categories, xplane_summary.categories);
+    assert_eq!(summary.platforms[0].devices, vec!["AMD GPU (model not recorded in the trace)"]);
+    assert_eq!(page["chip"], serde_json::Value::Null);
+}
+
+#[test]
+fn xla_json_the_page_gives_what_the_command_line_gives() {
+    let (_, _, page) = opened(XLA_JSON);
+    let cli = json(&["trace", &data(XLA_JSON), "--json"]);
+    assert_eq!(cli, page);
+}
+
+#[test]
+fn kineto_traces_stay_kineto_traces() {
+    // Every PyTorch-profiler trace in tests/data, by its first 64 KiB: not taken for XLA's JSON
+    // (both are trace-event JSON with `traceEvents`).
+    for dir in ["traces/amd", "traces/nvidia", "multirank"] {
+        for entry in std::fs::read_dir(data(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.to_string_lossy().to_string();
+            if !name.ends_with(".json.gz") || name.ends_with(".details.json") {
+                continue;
+            }
+            let mut bytes = std::fs::read(&path).unwrap();
+            bytes.truncate(64 * 1024);
+            assert_eq!(detect(&bytes).kind, FileKind::KinetoTrace, "{name}");
+        }
+    }
+    // A Kineto trace without its top-level keys in the head still is one: its process names
+    // are not XLA's planes.
+    let kineto = br#"{"traceEvents": [{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "python3 1234"}},
+        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#;
+    assert_eq!(detect(kineto).kind, FileKind::KinetoTrace);
+    let t = fusionscope::trace::read_trace(kineto).unwrap();
+    assert_eq!(t.kernels.len(), 1);
+}
+
 #[test]
 fn compare_works_across_formats() {
     // A Kineto trace of an H100 against rocprofv3's JSON of an MI350X, and the XLA profile.
@@ -221,7 +323,11 @@ fn compare_works_across_formats() {
         .unwrap()
         .kernels
         .len();
-    for (rel, kernels) in [(ROCPROF, opened(ROCPROF).0.kernels.len()), (XPLANE, opened(XPLANE).0.kernels.len())] {
+    for (rel, kernels) in [
+        (ROCPROF, opened(ROCPROF).0.kernels.len()),
+        (XPLANE, opened(XPLANE).0.kernels.len()),
+        (XLA_JSON, opened(XLA_JSON).0.kernels.len()),
+    ] {
         let v = json(&["compare", &nv, &data(rel), "--json"]);
         assert_eq!(v["platforms"][0]["vendor"], "AMD", "{rel}");
         assert_eq!(v["platforms"][1]["vendor"], "NVIDIA", "{rel}");
@@ -300,7 +406,9 @@ fn each_formats_devices_map_to_a_chip_preset() {
 fn damaged_copies_of_each_file_fail_cleanly_or_read() {
     // Every 101st byte of each file flipped, one at a time in 40 places, and each file cut at
     // 40 places: never a panic or a hang; an error names the file's kind.
-    for (rel, kind) in [(XPLANE, FileKind::XlaProfile), (NSYS, FileKind::SqliteTrace)] {
+    for (rel, kind) in
+        [(XPLANE, FileKind::XlaProfile), (NSYS, FileKind::SqliteTrace), (XLA_JSON, FileKind::XlaTraceJson)]
+    {
         let bytes = data_bytes(rel);
         let step = bytes.len() / 40;
         for i in 1..40 {
@@ -319,7 +427,7 @@ fn damaged_copies_of_each_file_fail_cleanly_or_read() {
 
 #[test]
 fn summary_only_gives_each_formats_kernels_and_gpu_time() {
-    for rel in [ROCPROF, XPLANE, NSYS] {
+    for rel in [ROCPROF, XPLANE, NSYS, XLA_JSON] {
         let (trace, summary, _) = opened(rel);
         let v = json(&["trace", "--summary-only", &data(rel), "--json"]);
         assert_eq!(v["platforms"][0]["kernels"], trace.kernels.len(), "{rel}");
@@ -332,7 +440,7 @@ fn summary_only_gives_each_formats_kernels_and_gpu_time() {
 #[test]
 fn the_workers_slices_give_the_whole_files_result() {
     // The page's worker feeds a file in slices; the result must not depend on them.
-    for rel in [ROCPROF, XPLANE, NSYS] {
+    for rel in [ROCPROF, XPLANE, NSYS, XLA_JSON] {
         let bytes = data_bytes(rel);
         let (whole, summary, _) = opened(rel);
         for n in [4096, 1 << 20] {
@@ -346,4 +454,37 @@ fn the_workers_slices_give_the_whole_files_result() {
             }
         }
     }
+}
+
+#[test]
+fn what_each_format_lacks_is_said_once_naming_the_format() {
+    for (rel, format, words) in [
+        (ROCPROF, "rocprof_json", "a rocprofv3 results file"),
+        (XPLANE, "xplane", "an XLA profile"),
+        (NSYS, "nsys", "an Nsight Systems export"),
+        (XLA_JSON, "xla_json", "an XLA trace-event JSON"),
+    ] {
+        let (code, text, stderr) = common::run(&["trace", &data(rel)]);
+        assert_eq!(code, 0, "{rel}: {stderr}");
+        // Once, naming the format; never as a PyTorch trace recorded without record_shapes.
+        assert_eq!(text.matches("This trace is ").count(), 1, "{rel}:\n{text}");
+        assert!(text.contains(&format!("This trace is {words}")), "{rel}");
+        assert!(!text.contains("record_shapes"), "{rel}:\n{text}");
+        let (_, _, page) = opened(rel);
+        assert_eq!(page["format"], format, "{rel}");
+        // The views that need ops say why they have none: the op table of a format without
+        // ops, and every fusion group whose bytes are unknown for want of ops or shapes.
+        if page["ops"].as_array().unwrap().is_empty() {
+            assert!(text.contains(&format!("Ops by GPU time (none: {words} records no framework ops)")), "{rel}");
+        }
+        for g in page["fusion"]["groups"].as_array().unwrap() {
+            if g["fused_bytes_per_call"].is_null() && g["kind"] != "memcpy" {
+                let why = g["bytes_unknown"].as_str().unwrap_or("");
+                assert!(why.starts_with(words), "{rel}: {} — {why}", g["kernel"]);
+            }
+        }
+    }
+    // A Kineto trace keeps its own wording and has no `format` key.
+    let (_, _, page) = opened("traces/nvidia/hf_bert-small_eager_h100.json.gz");
+    assert!(page.get("format").is_none());
 }

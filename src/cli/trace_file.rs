@@ -43,8 +43,19 @@ pub(super) fn load_sink<S: EventSink>(path: &Path, sink: S) -> Result<S::Output,
 
 /// A trace's events handed to another sink, as its reader would have.
 fn replay<S: EventSink>(mut sink: S, trace: Trace) -> S::Output {
-    let Trace { names, kernels, transfers, cpu_ops, launches, annotations, devices, versions, event_count, json_bytes } =
-        trace;
+    let Trace {
+        names,
+        kernels,
+        transfers,
+        cpu_ops,
+        launches,
+        annotations,
+        devices,
+        versions,
+        event_count,
+        json_bytes,
+        format,
+    } = trace;
     kernels.into_iter().for_each(|k| sink.kernel(&names, k));
     transfers.into_iter().for_each(|t| sink.transfer(&names, t));
     if S::CPU_SIDE {
@@ -52,7 +63,7 @@ fn replay<S: EventSink>(mut sink: S, trace: Trace) -> S::Output {
         annotations.into_iter().for_each(|a| sink.annotation(a));
         launches.into_iter().for_each(|(c, l)| sink.launch(c, l));
     }
-    sink.finish(TraceHeader { names, devices, versions, event_count, json_bytes, distributed: None })
+    sink.finish(TraceHeader { names, devices, versions, event_count, json_bytes, distributed: None, format })
 }
 
 /// A Kineto trace streamed through the reader in 1 MiB slices (no whole-file copy in memory).

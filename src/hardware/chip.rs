@@ -480,6 +480,9 @@ const GPUS: [GpuPreset; 15] = [
         source: "AMD Instinct MI325X datasheet: FP8 2,614.9, BF16/FP16 1,307.4, TF32 653.7, FP32/FP64 matrix \
                  163.4, FP32 vector 163.4, FP64 vector 81.7 TFLOPS; 6 TB/s",
     },
+    // Checked against the A100 datasheet's figures as glennklockwood.com's A100 page
+    // and TechPowerUp's A100 SXM4 40 GB page list them: FP64 9.7 / tensor 19.5, FP32 19.5, TF32 156,
+    // FP16/BF16 312 TFLOPS dense, 1,555 GB/s.
     GpuPreset {
         key: "a10040gb",
         name: "A100 40GB",
@@ -496,6 +499,9 @@ const GPUS: [GpuPreset; 15] = [
         source: "NVIDIA A100 Tensor Core GPU datasheet (40GB, PCIe and SXM alike): BF16/FP16 312, TF32 156, FP64 \
                  tensor 19.5, FP32 19.5, FP64 9.7 TFLOPS dense; 1,555 GB/s",
     },
+    // Checked: the H800 is the H100 SXM's GH100 with FP64 cut to 1 TFLOPS (aiwiki.ai's H800 page); the
+    // dense tensor figures are the H100 SXM's (glennklockwood.com's H100 page: TF32 494.7, FP16/BF16
+    // 989.4, FP8 1,978.9, FP32 66.9 TFLOPS; 3.35 TB/s).
     GpuPreset {
         key: "h800",
         name: "H800 SXM",
@@ -513,6 +519,9 @@ const GPUS: [GpuPreset; 15] = [
         source: "NVIDIA H800 Tensor Core GPU datasheet (SXM): FP8 3,958 / BF16 1,979 / TF32 989 TFLOPS sparse \
                  (half dense), FP64 and FP64 tensor 1, FP32 67 TFLOPS; 3.35 TB/s",
     },
+    // Checked: 125 tensor TFLOPS (NVIDIA's "Programming Tensor Cores in CUDA 9" page), 900 GB/s; FP32 15.7
+    // and FP64 7.8 are the SXM2 datasheet's at its 1,530 MHz boost (announcement-time pages give 15 and
+    // 7.5 at 1,455 MHz).
     GpuPreset {
         key: "v100",
         name: "V100 SXM2",
@@ -522,6 +531,8 @@ const GPUS: [GpuPreset; 15] = [
         source: "NVIDIA Tesla V100 datasheet (SXM2): tensor (FP16) 125, FP32 15.7, FP64 7.8 TFLOPS; 900 GB/s. \
                  No bf16: the FP16 tensor peak stands in for the matrix peak",
     },
+    // Checked: waredb.com's RTX 4090 page: FP16/BF16 tensor 165.15 TFLOPS dense (330.3 sparse), FP32
+    // 82.58 TFLOPS, 1,008 GB/s.
     GpuPreset {
         key: "rtx4090",
         name: "RTX 4090",
@@ -531,6 +542,8 @@ const GPUS: [GpuPreset; 15] = [
         source: "NVIDIA Ada Lovelace architecture whitepaper (GeForce RTX 4090): FP16/BF16 tensor with FP32 \
                  accumulate 165.2 TFLOPS dense, FP32 82.6 TFLOPS; 1,008 GB/s",
     },
+    // Checked: 8 TB/s (every MI350-series page); FP16 4.61 PFLOPS with sparsity, i.e. 2,306.9 dense
+    // (gangliao.me's CDNA 4 deep dive, its spec table; FP8 dense is twice FP16's).
     GpuPreset {
         key: "mi350x",
         name: "MI350X",
@@ -548,6 +561,8 @@ const GPUS: [GpuPreset; 15] = [
         source: "AMD Instinct MI350X datasheet: FP8 4,613.7, BF16/FP16 2,306.9, FP32 matrix 144.2, FP64 matrix \
                  72.1, FP32 vector 144.2, FP64 vector 72.1 TFLOPS dense; 8 TB/s",
     },
+    // Checked: FP32 157.3 TFLOPS (svethardware.cz's MI350X/MI355X article), FP8 about 5 PFLOPS (the ISSCC
+    // report on world-today-news.com), FP16 5.03 PFLOPS with sparsity (gangliao.me), 8 TB/s.
     GpuPreset {
         key: "mi355x",
         name: "MI355X",

@@ -21,6 +21,9 @@ pub enum FileKind {
     Gzip,
     /// PyTorch-profiler (Kineto) Chrome-trace JSON: an object with `traceEvents`.
     KinetoTrace,
+    /// XLA's trace-event JSON (JAX's `perfetto_trace.json.gz`, TensorBoard's
+    /// `*.trace.json.gz`): `traceEvents` whose processes are named `/device:…` or `/host:…`.
+    XlaTraceJson,
     /// rocprofv3's results JSON (`--output-format json`): an object with `rocprofiler-sdk-tool`.
     RocprofJson,
     /// An SQLite database (by its magic bytes), read as an Nsight Systems export
@@ -55,7 +58,14 @@ impl FileKind {
 
     /// Kinds read into the format-neutral trace (`crate::trace::Trace`): a profiler's output.
     pub fn is_trace(self) -> bool {
-        matches!(self, FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile | FileKind::SqliteTrace)
+        matches!(
+            self,
+            FileKind::KinetoTrace
+                | FileKind::XlaTraceJson
+                | FileKind::RocprofJson
+                | FileKind::XlaProfile
+                | FileKind::SqliteTrace
+        )
     }
 
     /// The kind in words, for messages.
@@ -63,6 +73,7 @@ impl FileKind {
         match self {
             FileKind::Gzip => "a gzip file",
             FileKind::KinetoTrace => "a PyTorch-profiler (Kineto) trace",
+            FileKind::XlaTraceJson => "an XLA/JAX trace (trace-event JSON, as JAX's perfetto_trace.json.gz)",
             FileKind::RocprofJson => "a rocprofv3 results file (JSON)",
             FileKind::XlaProfile => "an XLA/JAX profile (xplane protobuf)",
             FileKind::SqliteTrace => "an SQLite database (Nsight Systems export or rocpd)",
@@ -137,7 +148,9 @@ fn detect_plain(bytes: &[u8]) -> FileKind {
         Some(b'{') => {
             let keys = top_level_keys(bytes);
             let has = |k: &str| keys.iter().any(|x| x == k);
-            if has("traceEvents") || (has("schemaVersion") && has("deviceProperties")) {
+            if crate::trace::xla_json::looks_like_xla_json(bytes, &keys) {
+                FileKind::XlaTraceJson
+            } else if has("traceEvents") || (has("schemaVersion") && has("deviceProperties")) {
                 FileKind::KinetoTrace
             } else if has("rocprofiler-sdk-tool") {
                 FileKind::RocprofJson

@@ -60,6 +60,7 @@ pub fn text_budget(kind: FileKind) -> Option<usize> {
         // Gathered whole, then parsed: the reader's own budget for its text.
         FileKind::RocprofJson => Some(crate::limits::ROCPROF_JSON_BYTES),
         FileKind::XlaProfile => Some(crate::limits::XPLANE_BYTES),
+        FileKind::XlaTraceJson => Some(crate::limits::XLA_TRACE_JSON_BYTES),
         FileKind::SqliteTrace => Some(crate::limits::SQLITE_BYTES),
         FileKind::KinetoTrace | FileKind::Gzip | FileKind::Unknown => None,
     }

@@ -23,6 +23,7 @@ use crate::trace::ranks::{RankSink, RankSummary};
 use crate::trace::rocprof::{read_rocprof, RocprofError};
 use crate::trace::summary::{summarize_classified, ClassifiedTrace};
 use crate::trace::time::report::{add_fusion, recorded_cost, time_report, TraceTime};
+use crate::trace::xla_json::read_xla_json;
 use crate::trace::xplane::{read_xplane, XplaneError};
 use crate::trace::{classify, Reader, Trace, TraceError, TraceReader, TraceSummary};
 use crate::workload::{parse_model_config, WorkloadError};
@@ -114,6 +115,7 @@ impl OpenError {
             FileKind::OpGraph => ("an op graph", "analysed"),
             FileKind::RocprofJson => ("a rocprofv3 results file", "read"),
             FileKind::XlaProfile => ("an XLA/JAX profile", "read"),
+            FileKind::XlaTraceJson => ("an XLA/JAX trace (trace-event JSON)", "read"),
             FileKind::SqliteTrace => ("an SQLite database", "read"),
             FileKind::OpTrace => ("an op trace", "read"),
             FileKind::SimOpsCsv => ("a simulator op table", "read"),
@@ -291,13 +293,18 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
         FileKind::KinetoTrace
         | FileKind::RocprofJson
         | FileKind::XlaProfile
+        | FileKind::XlaTraceJson
         | FileKind::SqliteTrace
         | FileKind::OpGraph
             if !READS_LARGE_KINDS =>
         {
             return Err(fail(ReadError::NeedsWorker))
         }
-        FileKind::KinetoTrace | FileKind::RocprofJson | FileKind::XlaProfile | FileKind::SqliteTrace => {
+        FileKind::KinetoTrace
+        | FileKind::RocprofJson
+        | FileKind::XlaProfile
+        | FileKind::XlaTraceJson
+        | FileKind::SqliteTrace => {
             let trace = read_trace_of(detected, bytes)?;
             let (summary, time) = trace_results(&trace, file_name);
             Imported::Trace { trace, summary, time }
@@ -340,6 +347,7 @@ pub fn read_trace_of(detected: Detected, bytes: &[u8]) -> Result<Trace, OpenErro
         FileKind::KinetoTrace => crate::trace::read_trace(bytes).map_err(|e| fail(e.into())),
         FileKind::RocprofJson => read_rocprof(bytes).map_err(|e| fail(e.into())),
         FileKind::XlaProfile => read_xplane(bytes).map_err(|e| fail(e.into())),
+        FileKind::XlaTraceJson => read_xla_json(bytes).map_err(|e| fail(e.into())),
         #[cfg(not(target_arch = "wasm32"))]
         FileKind::SqliteTrace => crate::trace::nsys::read_nsys(bytes).map_err(|e| fail(e.into())),
         #[cfg(target_arch = "wasm32")]

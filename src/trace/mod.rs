@@ -9,6 +9,7 @@
 //! | `nsys` | Nsight Systems SQLite exports: kernels, copies, runtime calls, NVTX ranges, GPUs; opens every SQLite file (native only: SQLite is C) |
 //! | `rocpd` | rocprofv3's rocpd SQLite database, through its `kernels`, `memory_copies` and `rocpd_info_agent` views (native only) |
 //! | [`rocprof`] | rocprofv3's results JSON reader: kernel dispatches, kernel symbols, agents, memory copies |
+//! | [`xla_json`] | XLA's trace-event JSON (JAX's `perfetto_trace.json.gz`, TensorBoard's `*.trace.json.gz`): the profile converted to JSON, read as the protobuf is |
 //! | [`xplane`] | XLA/JAX profiles (`*.xplane.pb`, XSpace protobuf): GPU planes, stream lines, kernels and copies, HLO ops; the schema and its licence beside it |
 //! | [`classify`](mod@classify) | kernel name → category and fused components; the rule table; Inductor names |
 //! | [`summary`](mod@summary) | the single-trace summary: platform, categories, kernels, fused kernels |
@@ -45,6 +46,7 @@ pub mod summary;
 pub mod synthetic;
 pub mod time;
 pub mod view;
+pub mod xla_json;
 pub mod xplane;
 
 pub use classify::category::Category;

@@ -107,8 +107,10 @@ pub fn gpu_time_us(trace: &Trace) -> f64 {
 }
 
 /// Durations are ns-precise in the trace; three decimals of µs keep sums free of float noise.
+/// Negative zero (an empty `Sum` of `f64` is -0.0, and so is a tiny negative rounded) is made
+/// zero, so that no figure reads "-0.00 %".
 pub(crate) fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
+    (x * 1000.0).round() / 1000.0 + 0.0
 }
 
 /// A trace with every kernel name classified once, and the facts every report needs.
@@ -274,6 +276,16 @@ pub fn summarize_classified(side: &ClassifiedTrace<'_>, file: Option<&str>) -> T
 pub(crate) mod tests {
     use super::*;
     use crate::trace::read_trace;
+
+    #[test]
+    fn round3_never_gives_negative_zero() {
+        let empty: f64 = std::iter::empty::<f64>().sum();
+        for x in [empty, -0.0, -0.0004, 100.0 * empty / 3.0] {
+            assert!(round3(x).is_sign_positive() && round3(x) == 0.0, "{x}");
+        }
+        assert_eq!(round3(-1.23456), -1.235);
+        assert_eq!(round3(2.0004), 2.0);
+    }
 
     pub(crate) fn by_prefix(name: &str) -> Classification {
         use Category::*;

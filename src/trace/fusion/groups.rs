@@ -167,7 +167,12 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             let Some(cpu) = cpu else {
                 let launch = k.correlation.and_then(|c| trace.launches.get(&c));
                 let replay = k.graph_node || launch.is_some_and(|l| trace.name(l.name).contains("Graph"));
-                group.bytes_unknown = Some(if replay {
+                group.bytes_unknown = Some(if !trace.format.records_ops() {
+                    format!("{} records no ops, so no shapes give its bytes", trace.format.describe())
+                } else if !trace.format.is_kineto() {
+                    // XLA's: a kernel run for no HLO op (a runtime copy kernel).
+                    format!("{} names no HLO op for it", trace.format.describe())
+                } else if replay {
                     "no CPU op launched it: a graph replay (give its capture trace to see its ops)".to_string()
                 } else if launch.is_none() {
                     "no launch call recorded for it: it ran before the profiler's CPU window opened".to_string()
@@ -209,6 +214,11 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                 group.kind = kind;
             }
             match described.bytes {
+                // A format that records ops but never their shapes (XLA's HLO ops): said as such,
+                // not as a PyTorch trace recorded without `record_shapes`.
+                Err(_) if raw.input_dims.is_none() && !trace.format.is_kineto() => {
+                    group.bytes_unknown = Some(format!("{} records no shapes for {op_name}", trace.format.describe()))
+                }
                 Err(reason) => group.bytes_unknown = Some(reason),
                 Ok(_) if !is_main => {
                     group.bytes_unknown = Some(format!(

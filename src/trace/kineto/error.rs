@@ -58,7 +58,7 @@ impl From<InflateError> for TraceError {
 }
 
 /// Byte offset inside `bytes` of a serde_json error (which reports line and column).
-pub(super) fn error_offset(bytes: &[u8], e: &serde_json::Error) -> u64 {
+pub(crate) fn error_offset(bytes: &[u8], e: &serde_json::Error) -> u64 {
     let mut line = 1;
     let mut line_start = 0;
     for (i, &b) in bytes.iter().enumerate() {
@@ -74,7 +74,7 @@ pub(super) fn error_offset(bytes: &[u8], e: &serde_json::Error) -> u64 {
 }
 
 /// serde_json's message without its " at line L column C" (the offset says where).
-pub(super) fn strip(e: &serde_json::Error) -> String {
+pub(crate) fn strip(e: &serde_json::Error) -> String {
     let s = e.to_string();
     match s.rfind(" at line ") {
         Some(i) => s[..i].to_string(),

@@ -200,6 +200,68 @@ pub struct VersionKeys {
     pub hip_driver_version: Option<String>,
 }
 
+/// Which profiler's file a trace was read from: what it can record, so that what it lacks is
+/// said once, naming the format, and the views that need it say why they are empty.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// The PyTorch profiler's (Kineto) JSON: ops with shapes when recorded with `record_shapes`.
+    #[default]
+    Kineto,
+    /// rocprofv3's results JSON.
+    RocprofJson,
+    /// rocprofv3's rocpd SQLite database.
+    Rocpd,
+    /// An Nsight Systems SQLite export.
+    Nsys,
+    /// An XLA profile (`*.xplane.pb`).
+    Xplane,
+    /// XLA's trace-event JSON (JAX's `perfetto_trace.json.gz`).
+    XlaJson,
+}
+
+impl TraceFormat {
+    /// The format in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TraceFormat::Kineto => "a PyTorch-profiler trace",
+            TraceFormat::RocprofJson => "a rocprofv3 results file",
+            TraceFormat::Rocpd => "a rocpd database",
+            TraceFormat::Nsys => "an Nsight Systems export",
+            TraceFormat::Xplane => "an XLA profile",
+            TraceFormat::XlaJson => "an XLA trace-event JSON (JAX's perfetto trace)",
+        }
+    }
+
+    /// The PyTorch profiler's format (the default, left out of the JSON results).
+    pub fn is_kineto(&self) -> bool {
+        *self == TraceFormat::Kineto
+    }
+
+    /// Whether the format records framework or compiler ops the kernels belong to (the
+    /// PyTorch profiler's CPU ops, XLA's HLO ops).
+    pub fn records_ops(self) -> bool {
+        matches!(self, TraceFormat::Kineto | TraceFormat::Xplane | TraceFormat::XlaJson)
+    }
+
+    /// What the format never records that the op table and the fusion groups need: the one
+    /// sentence said for the trace (`None` for Kineto, which records shapes when asked to).
+    pub fn lacks(self) -> Option<String> {
+        let what = self.describe();
+        match self {
+            TraceFormat::Kineto => None,
+            TraceFormat::RocprofJson | TraceFormat::Rocpd | TraceFormat::Nsys => Some(format!(
+                "This trace is {what}, which records no framework ops and no shapes: kernels are attributed to \
+                 no op, and ops have no FLOPs or bytes."
+            )),
+            TraceFormat::Xplane | TraceFormat::XlaJson => Some(format!(
+                "This trace is {what}, which records the HLO op of each kernel but no shapes: ops have times but \
+                 no FLOPs or bytes."
+            )),
+        }
+    }
+}
+
 /// A trace as the analysis needs it. Kernels and transfers are sorted by start time.
 /// (Serialisable for [`super::read::wire`]: one page worker hands a trace it read to the other.)
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -216,6 +278,9 @@ pub struct Trace {
     pub event_count: u64,
     /// Size of the file's text (after decompression).
     pub json_bytes: u64,
+    /// The profiler format it was read from.
+    #[serde(default)]
+    pub format: TraceFormat,
 }
 
 impl Trace {

@@ -29,7 +29,7 @@ pub(crate) mod sqlite;
 use rustc_hash::FxHashMap;
 
 use super::model::intern::NameId;
-use super::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
+use super::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::Inflate;
 use super::read::{EventSink, TraceHeader};
 use crate::limits::{SQLITE_BYTES, SQLITE_STEPS, TRACE_NAME_BYTES};
@@ -87,7 +87,7 @@ const COPY_KINDS: [&str; 11] = [
 
 impl Export {
     fn read<S: EventSink>(self, mut sink: S, db_bytes: u64) -> Result<S::Output, NsysError> {
-        let mut header = TraceHeader { json_bytes: db_bytes, ..TraceHeader::default() };
+        let mut header = TraceHeader { json_bytes: db_bytes, format: TraceFormat::Nsys, ..TraceHeader::default() };
         // StringIds: id → text, interned only when an event names it.
         let mut strings: FxHashMap<i64, String> = FxHashMap::default();
         let mut string_bytes = 0usize;

@@ -10,7 +10,8 @@ pub mod wire;
 
 use super::model::intern::NameTable;
 use super::model::{
-    Annotation, CollectiveArgs, CpuOp, DeviceProperties, Distributed, Kernel, Launch, Trace, Transfer, VersionKeys,
+    Annotation, CollectiveArgs, CpuOp, DeviceProperties, Distributed, Kernel, Launch, Trace, TraceFormat, Transfer,
+    VersionKeys,
 };
 
 /// What a reader keeps of a trace whatever the sink: the names it interned, the device list,
@@ -26,6 +27,8 @@ pub struct TraceHeader {
     pub json_bytes: u64,
     /// The rank's distributed identity, where the trace has one (read by `crate::trace::ranks`).
     pub distributed: Option<Distributed>,
+    /// The profiler format being read (each reader sets its own).
+    pub format: TraceFormat,
 }
 
 /// Where the reader hands each event it keeps, as it reads: [`Trace`] keeps them all (the
@@ -71,9 +74,9 @@ impl EventSink for Trace {
         self.launches.insert(correlation, launch);
     }
     fn finish(mut self, header: TraceHeader) -> Trace {
-        let TraceHeader { names, devices, versions, event_count, json_bytes, .. } = header;
-        (self.names, self.devices, self.versions, self.event_count, self.json_bytes) =
-            (names, devices, versions, event_count, json_bytes);
+        let TraceHeader { names, devices, versions, event_count, json_bytes, format, .. } = header;
+        (self.names, self.devices, self.versions, self.event_count, self.json_bytes, self.format) =
+            (names, devices, versions, event_count, json_bytes, format);
         let by_ts = |a: &f64, b: &f64| a.total_cmp(b);
         self.kernels.sort_by(|a, b| by_ts(&a.ts, &b.ts));
         self.transfers.sort_by(|a, b| by_ts(&a.ts, &b.ts));

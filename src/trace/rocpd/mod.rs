@@ -15,14 +15,14 @@
 //! with what was being read. What the format lacks here: the CPU side (rocpd keeps HIP API
 //! regions, but no framework ops or shapes; they are not read).
 
-use super::model::{DeviceProperties, Kernel, Transfer, TransferKind};
+use super::model::{DeviceProperties, Kernel, TraceFormat, Transfer, TransferKind};
 use super::nsys::sqlite::{get, span, Export, NsysError};
 use super::read::{EventSink, TraceHeader};
 use crate::limits::TRACE_NAME_BYTES;
 
 /// Reads an open rocpd database into the sink.
 pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Result<S::Output, NsysError> {
-    let mut header = TraceHeader { json_bytes: db_bytes, ..TraceHeader::default() };
+    let mut header = TraceHeader { json_bytes: db_bytes, format: TraceFormat::Rocpd, ..TraceHeader::default() };
     let agent_cols = ["type", "logical_index", "absolute_index", "product_name", "name", "extdata"];
     db.rows("rocpd_info_agent", &agent_cols, |r| {
         if get::<String>(r, 0).as_deref() != Some("GPU") {

@@ -12,7 +12,8 @@
 //!
 //! HIP and RCCL API records, where traced (`--hip-trace`, `--rccl-trace`), become launch calls
 //! keyed by their correlation id (named from `strings.buffer_records`), which the dispatches
-//! they launched share.
+//! they launched share. ROCTx markers and ranges (`--marker-trace`) become CPU annotations named
+//! by their messages (`strings.marker_api`, keyed by the record's internal correlation id).
 //!
 //! What the format lacks: framework ops. A results file has no PyTorch ops, so no shapes and
 //! no per-op table: kernels are unattributed, and the views that need ops say the trace has none.
@@ -38,7 +39,7 @@ use rustc_hash::FxHashMap;
 use thiserror::Error;
 
 use super::model::intern::NameId;
-use super::model::{DeviceProperties, Kernel, Launch, Trace, Transfer, TransferKind};
+use super::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::{GatherError, Gathered};
 use super::read::{EventSink, TraceHeader};
 use crate::limits::{ROCPROF_JSON_BYTES, TRACE_NAME_BYTES};
@@ -123,7 +124,8 @@ impl<S: EventSink> Reader<S> {
         let root: raw::Root = serde_json::from_slice(&text)
             .map_err(|e| RocprofError::Json { offset: json_offset(&text, &e), message: strip_position(&e) })?;
         let tools = root.tool.ok_or(RocprofError::NoTool)?.into_vec();
-        let mut header = TraceHeader { json_bytes: text.len() as u64, ..TraceHeader::default() };
+        let mut header =
+            TraceHeader { json_bytes: text.len() as u64, format: TraceFormat::RocprofJson, ..TraceHeader::default() };
         for (process, tool) in tools.into_iter().enumerate() {
             emit(process, tool, &mut header, &mut sink)?;
         }
@@ -232,6 +234,25 @@ fn emit<S: EventSink>(
                 tid: call.thread_id,
             };
             sink.launch(correlation, launch);
+        }
+    }
+    // ROCTx markers and ranges with a message: the CPU annotations (NVTX's counterpart).
+    header.event_count = header.event_count.saturating_add(records.marker_api.len() as u64);
+    if S::CPU_SIDE && !records.marker_api.is_empty() {
+        let messages: FxHashMap<u64, &str> =
+            tool.strings.marker_api.iter().filter_map(|m| Some((m.key, m.value.as_deref()?))).collect();
+        let pid = tool.metadata.pid.unwrap_or(-1);
+        for m in &records.marker_api {
+            let Some(message) = messages.get(&m.correlation_id.internal) else { continue };
+            let (ts, dur) = span(m.start_timestamp, m.end_timestamp);
+            sink.annotation(Annotation { name: names.intern(message), ts, dur, gpu: false, pid });
+        }
+        if names.bytes() > TRACE_NAME_BYTES {
+            return Err(RocprofError::TooManyNames {
+                process,
+                dispatch: records.kernel_dispatch.len(),
+                limit: TRACE_NAME_BYTES,
+            });
         }
     }
     for c in &records.memory_copy {
@@ -418,6 +439,30 @@ mod tests {
         gz.write_all(TWO_PROCESSES.as_bytes()).unwrap();
         let gz = gz.finish().unwrap();
         assert!(matches!(read_rocprof(&gz[..gz.len() - 9]).unwrap_err(), RocprofError::Gzip { .. }));
+    }
+
+    #[test]
+    fn roctx_markers_and_ranges_become_annotations_named_by_their_messages() {
+        // As rocprofv3 --marker-trace writes them: records in buffer_records.marker_api, their
+        // messages in strings.marker_api keyed by the record's internal correlation id (a
+        // roctxRangePush/Pop pair is one record from push to pop). A record with no message (a
+        // control call such as roctxProfilerPause) is no annotation.
+        let text = r#"{"rocprofiler-sdk-tool": [{"metadata": {"pid": 11},
+          "strings": {"marker_api": [{"key": 7, "value": "forward"}, {"key": 9, "value": "step 3"}]},
+          "buffer_records": {"kernel_dispatch": [], "marker_api": [
+            {"kind": 2, "operation": 3, "thread_id": 5, "correlation_id": {"internal": 7, "external": 0},
+             "start_timestamp": 10000, "end_timestamp": 35000},
+            {"kind": 2, "operation": 0, "thread_id": 5, "correlation_id": {"internal": 9, "external": 0},
+             "start_timestamp": 2000, "end_timestamp": 2000},
+            {"kind": 3, "operation": 1, "thread_id": 5, "correlation_id": {"internal": 10, "external": 0},
+             "start_timestamp": 40000, "end_timestamp": 41000}]}}]}"#;
+        let t = read_rocprof(text.as_bytes()).unwrap();
+        let got: Vec<(&str, f64, f64, bool, i64)> =
+            t.annotations.iter().map(|a| (t.name(a.name), a.ts, a.dur, a.gpu, a.pid)).collect();
+        assert_eq!(got, vec![("step 3", 2.0, 0.0, false, 11), ("forward", 10.0, 25.0, false, 11)]);
+        assert_eq!(t.event_count, 3);
+        // A file traced without --marker-trace has none.
+        assert!(read_rocprof(TWO_PROCESSES.as_bytes()).unwrap().annotations.is_empty());
     }
 
     #[test]

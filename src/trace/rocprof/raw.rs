@@ -75,6 +75,19 @@ pub(super) struct Tool<'a> {
 pub(super) struct Strings<'a> {
     #[serde(borrow)]
     pub buffer_records: Vec<KindNames<'a>>,
+    /// The ROCTx messages (`roctxMarkA`, `roctxRangePushA`, `roctxRangeStartA`), keyed by the
+    /// marker record's internal correlation id: a `std::map` as cereal writes it.
+    #[serde(borrow)]
+    pub marker_api: Vec<MarkerMessage<'a>>,
+}
+
+/// `{"key": <correlation id>, "value": "<message>"}`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct MarkerMessage<'a> {
+    pub key: u64,
+    #[serde(borrow)]
+    pub value: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -179,6 +192,17 @@ pub(super) struct BufferRecords {
     pub memory_copy: Vec<MemoryCopy>,
     pub hip_api: Vec<ApiCall>,
     pub rccl_api: Vec<ApiCall>,
+    /// ROCTx markers and ranges (`--marker-trace`): a range's record spans push to pop.
+    pub marker_api: Vec<Marker>,
+}
+
+/// A ROCTx marker or range (times in ns), named by its message in `strings.marker_api`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(super) struct Marker {
+    pub correlation_id: Correlation,
+    pub start_timestamp: u64,
+    pub end_timestamp: u64,
 }
 
 /// A HIP or RCCL API call (times in ns): the launch side of its kernels' correlation id.

@@ -10,6 +10,7 @@ use super::timeline::{timelines, Timeline};
 use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 use crate::trace::capture::CaptureReport;
 use crate::trace::fusion::{analyze, BuiltIn, FusionOptions, TraceFusion};
+use crate::trace::model::TraceFormat;
 use crate::trace::ranks::streams::{device_streams, DeviceStreams};
 use crate::trace::structure::Structure;
 use crate::trace::summary::ClassifiedTrace;
@@ -39,6 +40,10 @@ pub struct TraceTime {
     pub op_coverage: Coverage,
     /// Whether the trace was recorded with `record_shapes=True`.
     pub shapes_recorded: bool,
+    /// The profiler format the trace was read from (absent for Kineto): what it lacks is said
+    /// once, by [`TraceFormat::lacks`], where the views that need it are empty.
+    #[serde(default, skip_serializing_if = "TraceFormat::is_kineto")]
+    pub format: TraceFormat,
     /// How a graph-capture trace's ops were joined to this trace's graph replays, when one was
     /// given ([`crate::trace::capture`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -127,6 +132,7 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
         unattributed: table.unattributed,
         op_coverage: table.coverage,
         shapes_recorded: table.shapes_recorded,
+        format: side.trace.format,
         capture: None,
         fusion: None,
     }

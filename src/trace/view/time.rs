@@ -104,7 +104,11 @@ fn model_text(r: &OpRow) -> String {
 pub fn op_table_view(r: &TraceTime) -> DataTable {
     let mut t = DataTable::new(
         "ops",
-        format!("Ops by GPU time ({} rows)", group_digits(r.ops.len() as u64)),
+        if r.ops.is_empty() && !r.format.records_ops() {
+            format!("Ops by GPU time (none: {} records no framework ops)", r.format.describe())
+        } else {
+            format!("Ops by GPU time ({} rows)", group_digits(r.ops.len() as u64))
+        },
         &[
             ("op", false),
             ("input dims", false),
@@ -224,8 +228,13 @@ pub fn time_text(r: &TraceTime) -> String {
     let mut ops = op_table_view(r);
     let total = ops.rows.len();
     ops.rows.truncate(TEXT_ROWS);
-    let shown = if total > TEXT_ROWS { format!("top {TEXT_ROWS} of {total}") } else { format!("all {total}") };
-    out += &format!("\nOps by GPU time ({shown}; --json lists every one)\n{}", ops.shown_table().to_text());
+    if total == 0 && !r.format.records_ops() {
+        // Said where the table would be; the coverage line below says what else is missing.
+        out += &format!("\n{}\n", ops.title);
+    } else {
+        let shown = if total > TEXT_ROWS { format!("top {TEXT_ROWS} of {total}") } else { format!("all {total}") };
+        out += &format!("\nOps by GPU time ({shown}; --json lists every one)\n{}", ops.shown_table().to_text());
+    }
     out += &coverage_line(r);
     out.push('\n');
     out
@@ -256,10 +265,10 @@ pub fn capture_line(r: &CaptureReport) -> String {
 /// explains, and (once) that the trace has no shapes when it was recorded without them.
 pub fn coverage_line(r: &TraceTime) -> String {
     let c = &r.op_coverage;
-    let shapes = if r.shapes_recorded {
-        ""
-    } else {
-        " The trace was recorded without record_shapes: ops have times but no FLOPs or bytes."
+    let shapes = match (r.format.lacks(), r.shapes_recorded) {
+        (Some(lacks), _) => format!(" {lacks}"),
+        (None, true) => String::new(),
+        (None, false) => " The trace was recorded without record_shapes: ops have times but no FLOPs or bytes.".into(),
     };
     // Rows count a call's overlapping events once; GPU time counts each: say the difference.
     let overlap = if c.overlap_us > 0.0 {

@@ -28,7 +28,8 @@ use std::collections::BTreeMap;
 use prost::Message;
 use thiserror::Error;
 
-use super::model::{CpuOp, DeviceProperties, Kernel, RecordedShapes, Trace, Transfer, TransferKind};
+use super::model::intern::NameTable;
+use super::model::{CpuOp, DeviceProperties, Kernel, RecordedShapes, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::{GatherError, Gathered};
 use super::read::{EventSink, TraceHeader};
 use crate::limits::{TRACE_NAME_BYTES, XPLANE_BYTES};
@@ -117,7 +118,8 @@ impl<S: EventSink> Reader<S> {
             let names = if names.is_empty() { "none: it has no planes".to_string() } else { names.join(", ") };
             return Err(XplaneError::NoPlanes { names });
         }
-        let mut header = TraceHeader { json_bytes: bytes.len() as u64, ..TraceHeader::default() };
+        let mut header =
+            TraceHeader { json_bytes: bytes.len() as u64, format: TraceFormat::Xplane, ..TraceHeader::default() };
         let mut next_op_id = 1u64;
         for plane in &space.planes {
             if let Some(device) = gpu_number(&plane.name) {
@@ -129,12 +131,14 @@ impl<S: EventSink> Reader<S> {
 }
 
 /// `N` of a `/device:GPU:N` plane.
-fn gpu_number(name: &str) -> Option<i64> {
+pub(crate) fn gpu_number(name: &str) -> Option<i64> {
     name.strip_prefix("/device:GPU:")?.parse().ok()
 }
 
-/// What a stream line holds, from the kind XLA's GPU tracer writes in its name.
-enum LineKind {
+/// What a stream line holds, from the kind XLA's GPU tracer writes in its name. XLA's
+/// trace-event JSON ([`super::xla_json`]) names its threads by the same lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineKind {
     Kernels,
     Copies(TransferKind),
     /// A derived line (`XLA Ops`, `XLA Modules`, `Steps`, `Launch Stats`, …): its events span
@@ -142,7 +146,7 @@ enum LineKind {
     Derived,
 }
 
-fn line_kind(name: &str) -> LineKind {
+pub(crate) fn line_kind(name: &str) -> LineKind {
     let Some(rest) = name.strip_prefix("Stream #") else { return LineKind::Derived };
     let kinds = rest.split_once('(').map_or("", |(_, k)| k.trim_end_matches(')'));
     if kinds.contains("Memset") {
@@ -217,10 +221,6 @@ fn emit_plane<S: EventSink>(
             let meta = plane.event_metadata.get(&event.metadata_id);
             let raw_name = meta.map(|m| if m.display_name.is_empty() { &m.name } else { &m.display_name });
             let raw_name = raw_name.map_or("", |n| n.as_str());
-            // ROCm names a kernel by its descriptor symbol (`loop_fusion.kd`); the kernel is
-            // the name without it, as rocprofv3's formatted names and the PyTorch profiler
-            // have it.
-            let kernel_name = raw_name.strip_suffix(".kd").unwrap_or(raw_name);
             let mut hlo_op = None;
             let mut correlation = None;
             for s in &event.stats {
@@ -231,40 +231,17 @@ fn emit_plane<S: EventSink>(
                     _ => {}
                 }
             }
-            let names = &mut header.names;
-            let name = if kernel_name.is_empty() {
-                names.intern(&format!("event #{}", event.metadata_id))
-            } else {
-                names.intern(kernel_name)
+            let fallback = format!("event #{}", event.metadata_id);
+            let event = StreamEvent {
+                name: if raw_name.is_empty() { &fallback } else { raw_name },
+                hlo_op: hlo_op.as_deref(),
+                ts,
+                dur,
+                device,
+                stream: line.id,
+                correlation,
             };
-            match kind {
-                LineKind::Copies(kind) => sink.transfer(
-                    names,
-                    Transfer { kind, name, ts, dur, device, bytes: None, correlation, external_id: None },
-                ),
-                _ => {
-                    let external_id = match hlo_op.filter(|o| !o.is_empty()) {
-                        Some(op) if S::CPU_SIDE => {
-                            let id = *next_op_id;
-                            *next_op_id = next_op_id.saturating_add(1);
-                            sink.cpu_op(CpuOp {
-                                name: names.intern(&op),
-                                ts,
-                                dur,
-                                tid: line.id,
-                                external_id: id,
-                                annotation: false,
-                                shapes: RecordedShapes::default(),
-                            });
-                            Some(id)
-                        }
-                        _ => None,
-                    };
-                    let kernel =
-                        Kernel { name, ts, dur, device, stream: line.id, correlation, external_id, graph_node: false };
-                    sink.kernel(names, kernel);
-                }
-            }
+            event.emit(&kind, &mut header.names, sink, next_op_id);
             if header.names.bytes() > TRACE_NAME_BYTES {
                 return Err(XplaneError::TooManyNames {
                     plane: plane.name.clone(),
@@ -275,6 +252,69 @@ fn emit_plane<S: EventSink>(
         }
     }
     Ok(())
+}
+
+/// One event of a GPU stream line, as XLA's GPU tracer records it, whichever file holds it
+/// (this protobuf or the trace-event JSON converted from it, [`super::xla_json`]).
+pub(crate) struct StreamEvent<'a> {
+    /// The event's name: a kernel's symbol (ROCm's with its `.kd` descriptor suffix), a copy's kind.
+    pub name: &'a str,
+    /// The HLO op the kernel ran for (`hlo_op`).
+    pub hlo_op: Option<&'a str>,
+    /// Start and duration, µs.
+    pub ts: f64,
+    pub dur: f64,
+    /// The GPU's number (`N` of `/device:GPU:N`) and the line's id.
+    pub device: i64,
+    pub stream: i64,
+    pub correlation: Option<u64>,
+}
+
+impl StreamEvent<'_> {
+    /// The event into the sink as what its line holds: a copy, or a kernel joined to a CPU op
+    /// named after its HLO op (spanning it, with a fresh id from `next_op_id`). Not called for
+    /// derived lines.
+    pub(crate) fn emit<S: EventSink>(
+        &self,
+        kind: &LineKind,
+        names: &mut NameTable,
+        sink: &mut S,
+        next_op_id: &mut u64,
+    ) {
+        // ROCm names a kernel by its descriptor symbol (`loop_fusion.kd`); the kernel is the
+        // name without it, as rocprofv3's formatted names and the PyTorch profiler have it.
+        let name = names.intern(self.name.strip_suffix(".kd").unwrap_or(self.name));
+        let Self { ts, dur, device, correlation, .. } = *self;
+        match kind {
+            LineKind::Derived => {}
+            LineKind::Copies(kind) => sink.transfer(
+                names,
+                Transfer { kind: *kind, name, ts, dur, device, bytes: None, correlation, external_id: None },
+            ),
+            LineKind::Kernels => {
+                let external_id = match self.hlo_op.filter(|o| !o.is_empty()) {
+                    Some(op) if S::CPU_SIDE => {
+                        let id = *next_op_id;
+                        *next_op_id = next_op_id.saturating_add(1);
+                        sink.cpu_op(CpuOp {
+                            name: names.intern(op),
+                            ts,
+                            dur,
+                            tid: self.stream,
+                            external_id: id,
+                            annotation: false,
+                            shapes: RecordedShapes::default(),
+                        });
+                        Some(id)
+                    }
+                    _ => None,
+                };
+                let kernel =
+                    Kernel { name, ts, dur, device, stream: self.stream, correlation, external_id, graph_node: false };
+                sink.kernel(names, kernel);
+            }
+        }
+    }
 }
 
 /// `AMD GPU (compute capability 9.4, 304 cores, 192 GiB)`: what the plane says, no more.

@@ -1,0 +1,87 @@
+// End-to-end tests of other profilers' outputs on the page: a rocprofv3 results JSON, an XLA
+// profile (xplane.pb) and JAX's perfetto_trace.json.gz dropped on the page give the kernel
+// counts, GPU time, category table and the sentence of what the format lacks of the command
+// line's `trace --json`; two formats dropped together compare as `compare --json` does. An
+// Nsight Systems SQLite file gets the message that the command line reads it.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { openPage, startBrowser, stopBrowser, cli, cliText, allTableRows, digits, duration, root, screenshotDir } from './harness.mjs';
+
+const rel = {
+  rocprof: 'tests/data/formats/rocprofv3/tracelens_mi350x_results.json.gz',
+  xplane: 'tests/data/formats/xplane/tracelens_jax_conv_mi300x.xplane.pb',
+  perfetto: 'tests/data/formats/xla_json/tracelens_jax_conv_mi300x.perfetto_trace.json.gz',
+  nsys: 'tests/data/formats/nsys/pipit_saxpy_mpi_a100.sqlite',
+};
+const abs = (r) => path.join(root, r);
+const base = (r) => r.split('/').pop();
+
+let env;
+before(async () => {
+  env = await startBrowser();
+});
+after(async () => {
+  await stopBrowser(env);
+});
+
+/** The CLI's category table as the page's rows show it: category, kernels, total. */
+const categoryRows = (s) => s.categories.map((c) => [c.category, digits(c.trace.count), duration(c.trace.time_us)]);
+
+for (const [name, file, words] of [
+  ['rocprofv3 results JSON', rel.rocprof, 'a rocprofv3 results file'],
+  ['XLA profile (xplane.pb)', rel.xplane, 'an XLA profile'],
+  ["JAX's perfetto_trace.json.gz", rel.perfetto, 'an XLA trace-event JSON'],
+]) {
+  test(`${name}: kernels, GPU time, categories and what the format lacks equal the CLI`, async () => {
+    const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+    await page.setInputFiles('#file-input', abs(file));
+    await page.getByTestId('results-title').getByText(`Trace ${base(file)}`).waitFor({ timeout: 120_000 });
+    const s = cli(['trace', file, '--json']);
+    const p = s.platforms[0];
+    assert.ok(p.kernels > 0, `${name} has kernels`);
+    const platforms = await page.getByTestId('platforms').textContent();
+    assert.ok(platforms.includes(`${p.devices.join(', ')}: ${digits(p.kernels)} kernels, GPU time ${duration(p.gpu_time_us)}`), platforms);
+    const cats = await allTableRows(page, 'table-categories');
+    assert.deepEqual(cats.map((r) => r.slice(0, 3)), categoryRows(s));
+    // The coverage line, with the sentence of what the format lacks, as the CLI prints it.
+    const line = cliText(['trace', file]).split('\n').find((l) => l.startsWith('Models cover'));
+    assert.ok(line.includes(`This trace is ${words}`), line);
+    assert.equal((await page.getByTestId('op-coverage').textContent()).trim(), line);
+    await page.screenshot({ path: path.join(screenshotDir, `formats-${base(file).replaceAll('.', '_')}.png`), fullPage: true });
+    await check();
+  });
+}
+
+test('rocprofv3 JSON and an XLA profile dropped together compare as `compare --json` does', async () => {
+  const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+  await page.setInputFiles('#file-input', [abs(rel.rocprof), abs(rel.xplane)]);
+  await page.getByTestId('results-title').getByText(/ compared$/).waitFor({ timeout: 120_000 });
+  const c = cli(['compare', rel.rocprof, rel.xplane, '--json']);
+  const platforms = await page.getByTestId('platforms').textContent();
+  for (const p of c.platforms) {
+    assert.ok(platforms.includes(`${p.file}: `) && platforms.includes(`${digits(p.kernels)} kernels, GPU time ${duration(p.gpu_time_us)}`), platforms);
+  }
+  // Every category with both sides' kernels and time, in the CLI's order and sides.
+  const keys = c.platforms.map((p) => p.key);
+  const cats = await allTableRows(page, 'table-categories');
+  const side = (r, k) => [digits(r[k]?.count ?? 0), duration(r[k]?.time_us ?? 0)];
+  assert.deepEqual(
+    cats.map((r) => [r[0], r[1], r[2], r[5], r[6]]),
+    c.categories.map((r) => [r.category, ...side(r, keys[0]), ...side(r, keys[1])]),
+  );
+  await page.screenshot({ path: path.join(screenshotDir, 'formats-compare.png'), fullPage: true });
+  await check();
+});
+
+test('an Nsight Systems SQLite export gets the message that the command line reads it', async () => {
+  const { page, check } = await openPage(env);
+  await page.getByTestId('unfused-total').waitFor();
+  await page.setInputFiles('#file-input', abs(rel.nsys));
+  const notice = page.getByTestId('notice');
+  await notice.getByText(/on the command line only/).waitFor({ timeout: 60_000 });
+  const text = await notice.textContent();
+  assert.ok(text.includes(base(rel.nsys)) && text.includes('SQLite'), text);
+  await check();
+});
