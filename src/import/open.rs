@@ -68,14 +68,15 @@ pub enum ReadError {
     Rocprof(#[from] RocprofError),
     #[error(transparent)]
     Xplane(#[from] XplaneError),
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
     #[error(transparent)]
     Nsys(#[from] crate::trace::nsys::NsysError),
-    /// An Nsight Systems SQLite export reached the page, whose worker has no SQLite.
+    /// An SQLite trace reached a wasm32 build without the `sqlite` feature (the page's worker
+    /// and the command line have it; the plain library build does not, to need no C compiler).
     #[error(
-        "this build reads SQLite traces (Nsight Systems exports, rocpd databases) on the command line only \
-         (`fusionscope trace FILE`): SQLite is C code, and the page's worker is built without a C compiler for \
-         WebAssembly"
+        "this build has no SQLite reader (it was built without the `sqlite` feature): open SQLite traces \
+         (Nsight Systems exports, rocpd databases) on the page, whose analysis worker reads them, or with \
+         `fusionscope trace FILE`"
     )]
     NativeOnly,
     #[error(transparent)]
@@ -348,9 +349,9 @@ pub fn read_trace_of(detected: Detected, bytes: &[u8]) -> Result<Trace, OpenErro
         FileKind::RocprofJson => read_rocprof(bytes).map_err(|e| fail(e.into())),
         FileKind::XlaProfile => read_xplane(bytes).map_err(|e| fail(e.into())),
         FileKind::XlaTraceJson => read_xla_json(bytes).map_err(|e| fail(e.into())),
-        #[cfg(not(target_arch = "wasm32"))]
+        #[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
         FileKind::SqliteTrace => crate::trace::nsys::read_nsys(bytes).map_err(|e| fail(e.into())),
-        #[cfg(target_arch = "wasm32")]
+        #[cfg(all(target_arch = "wasm32", not(feature = "sqlite")))]
         FileKind::SqliteTrace => Err(fail(ReadError::NativeOnly)),
         kind => Err(fail(ReadError::NotATrace(kind.describe()))),
     }

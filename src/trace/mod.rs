@@ -6,8 +6,8 @@
 //! | [`model`] | the format-neutral trace: kernels, copies, CPU ops with shapes, launches, annotations, devices; names interned; vendor and devices ([`model::platform`]); kernel → op links ([`model::links`]) |
 //! | [`read`] | reading whatever the format: plain or gzip input, the [`EventSink`] events stream into, the summary-only fold, the wire form between page workers |
 //! | [`kineto`] | the PyTorch profiler's (Kineto) JSON reader: the only code that knows Kineto's keys |
-//! | `nsys` | Nsight Systems SQLite exports: kernels, copies, runtime calls, NVTX ranges, GPUs; opens every SQLite file (native only: SQLite is C) |
-//! | `rocpd` | rocprofv3's rocpd SQLite database, through its `kernels`, `memory_copies` and `rocpd_info_agent` views (native only) |
+//! | `nsys` | Nsight Systems SQLite exports: kernels, copies, runtime calls, NVTX ranges, GPUs; opens every SQLite file (natively, and in the page's worker: feature `sqlite`) |
+//! | `rocpd` | rocprofv3's rocpd SQLite database, through its `kernels`, `memory_copies` and `rocpd_info_agent` views (as `nsys`) |
 //! | [`rocprof`] | rocprofv3's results JSON reader: kernel dispatches, kernel symbols, agents, memory copies |
 //! | [`xla_json`] | XLA's trace-event JSON (JAX's `perfetto_trace.json.gz`, TensorBoard's `*.trace.json.gz`): the profile converted to JSON, read as the protobuf is |
 //! | [`xplane`] | XLA/JAX profiles (`*.xplane.pb`, XSpace protobuf): GPU planes, stream lines, kernels and copies, HLO ops; the schema and its licence beside it |
@@ -34,11 +34,11 @@ pub mod exec_trace;
 pub mod fusion;
 pub mod kineto;
 pub mod model;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
 pub mod nsys;
 pub mod ranks;
 pub mod read;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
 pub mod rocpd;
 pub mod rocprof;
 pub mod structure;

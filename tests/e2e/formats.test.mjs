@@ -1,8 +1,9 @@
 // End-to-end tests of other profilers' outputs on the page: a rocprofv3 results JSON, an XLA
-// profile (xplane.pb) and JAX's perfetto_trace.json.gz dropped on the page give the kernel
+// profile (xplane.pb), JAX's perfetto_trace.json.gz dropped on the page give the kernel
 // counts, GPU time, category table and the sentence of what the format lacks of the command
-// line's `trace --json`; two formats dropped together compare as `compare --json` does. An
-// Nsight Systems SQLite file gets the message that the command line reads it.
+// line's `trace --json`, and so does an Nsight Systems SQLite export (SQLite compiled into the
+// analysis worker); two formats dropped together, of one vendor or across vendors (nsys A100
+// against rocprofv3 MI350X), compare as `compare --json` does.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -33,6 +34,7 @@ for (const [name, file, words] of [
   ['rocprofv3 results JSON', rel.rocprof, 'a rocprofv3 results file'],
   ['XLA profile (xplane.pb)', rel.xplane, 'an XLA profile'],
   ["JAX's perfetto_trace.json.gz", rel.perfetto, 'an XLA trace-event JSON'],
+  ['Nsight Systems SQLite export', rel.nsys, 'an Nsight Systems export'],
 ]) {
   test(`${name}: kernels, GPU time, categories and what the format lacks equal the CLI`, async () => {
     const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
@@ -54,11 +56,15 @@ for (const [name, file, words] of [
   });
 }
 
-test('rocprofv3 JSON and an XLA profile dropped together compare as `compare --json` does', async () => {
+for (const [name, a, b, shot] of [
+  ['rocprofv3 JSON and an XLA profile', rel.rocprof, rel.xplane, 'formats-compare.png'],
+  ['An Nsight Systems export (A100) and a rocprofv3 run (MI350X)', rel.nsys, rel.rocprof, 'formats-compare-nsys.png'],
+]) {
+test(`${name} dropped together compare as \`compare --json\` does`, async () => {
   const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
-  await page.setInputFiles('#file-input', [abs(rel.rocprof), abs(rel.xplane)]);
+  await page.setInputFiles('#file-input', [abs(a), abs(b)]);
   await page.getByTestId('results-title').getByText(/ compared$/).waitFor({ timeout: 120_000 });
-  const c = cli(['compare', rel.rocprof, rel.xplane, '--json']);
+  const c = cli(['compare', a, b, '--json']);
   const platforms = await page.getByTestId('platforms').textContent();
   for (const p of c.platforms) {
     assert.ok(platforms.includes(`${p.file}: `) && platforms.includes(`${digits(p.kernels)} kernels, GPU time ${duration(p.gpu_time_us)}`), platforms);
@@ -71,17 +77,7 @@ test('rocprofv3 JSON and an XLA profile dropped together compare as `compare --j
     cats.map((r) => [r[0], r[1], r[2], r[5], r[6]]),
     c.categories.map((r) => [r.category, ...side(r, keys[0]), ...side(r, keys[1])]),
   );
-  await page.screenshot({ path: path.join(screenshotDir, 'formats-compare.png'), fullPage: true });
+  await page.screenshot({ path: path.join(screenshotDir, shot), fullPage: true });
   await check();
 });
-
-test('an Nsight Systems SQLite export gets the message that the command line reads it', async () => {
-  const { page, check } = await openPage(env);
-  await page.getByTestId('unfused-total').waitFor();
-  await page.setInputFiles('#file-input', abs(rel.nsys));
-  const notice = page.getByTestId('notice');
-  await notice.getByText(/on the command line only/).waitFor({ timeout: 60_000 });
-  const text = await notice.textContent();
-  assert.ok(text.includes(base(rel.nsys)) && text.includes('SQLite'), text);
-  await check();
-});
+}

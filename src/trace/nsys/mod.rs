@@ -21,8 +21,8 @@
 //! SQLite is SQLite's own code (rusqlite's bundled build), opened read-only from the bytes in
 //! memory: a truncated or corrupt file is SQLite's "database disk image is malformed", named
 //! with the table being read. Every table is counted before it is read and held to
-//! [`crate::limits::NSYS_TABLE_ROWS`]; the file to [`SQLITE_BYTES`]. Native only: the page's worker is built
-//! for wasm32 without a C compiler for it (see the module's mention in `crate::import::open`).
+//! [`crate::limits::NSYS_TABLE_ROWS`]; the file to [`SQLITE_BYTES`]. Natively, and on wasm32 with
+//! the `sqlite` feature (the page's analysis worker: SQLite compiled by clang, see Cargo.toml).
 
 pub(crate) mod sqlite;
 
