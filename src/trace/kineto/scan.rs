@@ -11,6 +11,11 @@
 //!
 //! Every byte is looked at once: an unfinished item's scan resumes where the last chunk left
 //! it, so feeding 1-byte chunks costs no more than feeding the whole text.
+//!
+//! An [`ItemSink`] may also take an event where it starts ([`ItemSink::head`]): it is offered
+//! the rest of the text the scanner holds, and may read the whole event itself, finding its end
+//! (so the event's bytes are not scanned and then read), or step over part of it, or leave it to
+//! the scan. The Kineto reader's builder reads kept events so, with the field extractor.
 
 use std::fmt;
 
