@@ -276,3 +276,35 @@ fn the_platform_line_gives_gpu_time_with_copies_and_the_kernels_own() {
     old.kernel_time_us = 0.0;
     assert!(!platform_line(&old).contains("(kernels"), "{}", platform_line(&old));
 }
+
+/// `fusionscope compare` runs the structure search once per side, for the side's own report,
+/// and hands it to the comparison: the comparison is the same as when it searches itself, for
+/// pairs in either order (a cross-vendor pair is swapped, and the searches with it) and with
+/// either side searched beforehand.
+#[test]
+fn reusing_the_structure_searches_leaves_the_comparison_unchanged() {
+    use fusionscope::trace::compare::{compare_searched, Search};
+    use fusionscope::trace::summary::{structure_search, ClassifiedTrace};
+    const VLLM_FULL: &str = "amd/vllm_decode_graph_full_replay.json.gz";
+    const VLLM_PIECEWISE: &str = "amd/vllm_prefilldecode_graph_piecewise_replay.json.gz";
+    let mut aligned = 0;
+    for (a, b) in [(QWEN_NV, QWEN_AMD), (QWEN_AMD, QWEN_NV), (BERT_NV, BERT_AMD), (VLLM_FULL, VLLM_PIECEWISE)] {
+        let (ta, tb) = (load(a), load(b));
+        let inputs = || (Input { trace: &ta, file: Some(file(a)) }, Input { trace: &tb, file: Some(file(b)) });
+        let searched = |t: &Trace| structure_search(&ClassifiedTrace::new(t, &classify));
+        let (fa, fb) = (searched(&ta), searched(&tb));
+        let (ia, ib) = inputs();
+        let fresh = compare(ia, ib, &classify);
+        for searches in [
+            [Search::Done(fa.as_ref()), Search::Done(fb.as_ref())],
+            [Search::Done(fa.as_ref()), Search::Run],
+            [Search::Run, Search::Done(fb.as_ref())],
+        ] {
+            let (ia, ib) = inputs();
+            assert_eq!(compare_searched(ia, ib, &classify, searches), fresh, "{a} vs {b}, {searches:?}");
+        }
+        aligned += usize::from(!fresh.layer_alignment.is_empty());
+    }
+    // The searches matter: at least one pair's layers are aligned with them.
+    assert!(aligned >= 1, "no pair had its layers aligned");
+}

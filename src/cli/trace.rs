@@ -6,17 +6,18 @@ use std::path::{Path, PathBuf};
 use fusionscope::hardware::DetectedChip;
 use fusionscope::table::Table;
 use fusionscope::trace::capture::{attribute, CaptureReport};
-use fusionscope::trace::compare::{swapped, Comparison, LayerAlignment, OpSide};
+use fusionscope::trace::compare::{compare_searched, swapped, Comparison, LayerAlignment, OpSide, Search};
 use fusionscope::trace::ranks::streams::DeviceStreams;
 use fusionscope::trace::read::summary_only::{SummaryOnly, SummarySink};
 use fusionscope::trace::structure::{LayerKernel, Structure};
 use fusionscope::trace::summary::{
-    structure_of, summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary,
+    structure_report, structure_search, summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats,
+    SummaryRow, TraceSummary,
 };
 use fusionscope::trace::time::gap::gap;
 use fusionscope::trace::time::report::{recorded_cost, time_report, CompareJson, TraceJson};
 use fusionscope::trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
-use fusionscope::trace::{classify, compare, Input, Trace};
+use fusionscope::trace::{classify, Input, Trace};
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
 
 use super::io::{load_chip, print, print_json, CliResult, Output};
@@ -136,14 +137,16 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     let side = |file: &Path, capture: Option<&Path>, chip: Option<DetectedChip>| -> Result<_, String> {
         let (trace, capture) = load_with_capture(file, capture)?;
         let side = ClassifiedTrace::new(&trace, &classify);
-        // Per step and layer as the trace's own view has them.
-        let structure = structure_of(&side);
+        // Per step and layer as the trace's own view has them; the search is kept for the
+        // comparison, which would otherwise run it again.
+        let found = structure_search(&side);
+        let structure = structure_report(&side, found.as_ref());
         let fusion = setup.analyze(&side, chip.as_ref(), structure.as_deref());
         let mut time = time_report(&side, chip, &recorded_cost);
         time.capture = capture;
         time.fusion = Some(fusion);
         let vendor = side.platform.vendor;
-        Ok((trace, vendor, time))
+        Ok((trace, vendor, time, found))
     };
     let (a, b) = std::thread::scope(|s| {
         let a = s.spawn(|| side(&args.file_a, args.capture_a.as_deref(), chip_a));
@@ -153,7 +156,13 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     let joined = |r: std::thread::Result<Result<_, String>>| r.unwrap_or_else(|_| Err("a reader thread failed".into()));
     let (a, b) = (joined(a)?, joined(b)?);
     let (na, nb) = (file_name(&args.file_a), file_name(&args.file_b));
-    let c = compare(Input { trace: &a.0, file: Some(&na) }, Input { trace: &b.0, file: Some(&nb) }, &classify);
+    let searches = [Search::Done(a.3.as_ref()), Search::Done(b.3.as_ref())];
+    let c = compare_searched(
+        Input { trace: &a.0, file: Some(&na) },
+        Input { trace: &b.0, file: Some(&nb) },
+        &classify,
+        searches,
+    );
     // The comparison puts AMD first: follow its order.
     let [first, second] = if swapped(a.1, b.1) { [&b, &a] } else { [&a, &b] };
     let keys = [&c.platforms[0].key, &c.platforms[1].key];

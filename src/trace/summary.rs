@@ -12,7 +12,7 @@ use super::classify::Classification;
 use super::model::intern::NameId;
 use super::model::platform::{platform, Platform, Vendor, VendorEvidence};
 use super::model::{Trace, TransferKind};
-use super::structure::{analyse, report, Structure};
+use super::structure::{analyse, report, Structure, TraceStructure};
 
 /// Classifies a kernel name; [`super::classify()`] in production, a stand-in in tests.
 pub type Classifier<'c> = &'c dyn Fn(&str) -> Classification;
@@ -243,8 +243,19 @@ pub struct TraceSummary {
 /// Summarises one trace.
 /// The steps, phases and decoder layers of a trace, as its summary reports them.
 pub fn structure_of(side: &ClassifiedTrace<'_>) -> Option<Box<Structure>> {
+    structure_report(side, structure_search(side).as_ref())
+}
+
+/// The structure search alone ([`analyse`] with the side's categories), for a caller that
+/// also compares the trace and hands the result on ([`super::compare::compare_searched`]).
+pub fn structure_search(side: &ClassifiedTrace<'_>) -> Option<TraceStructure> {
+    analyse(side.trace, &|id: NameId| side.class(id).category)
+}
+
+/// [`structure_of`] from a search already run.
+pub fn structure_report(side: &ClassifiedTrace<'_>, found: Option<&TraceStructure>) -> Option<Box<Structure>> {
     let category = |id: NameId| side.class(id).category;
-    analyse(side.trace, &category).and_then(|s| report(side.trace, &s, &category)).map(Box::new)
+    found.and_then(|s| report(side.trace, s, &category)).map(Box::new)
 }
 
 pub fn summarize(trace: &Trace, file: Option<&str>, classifier: Classifier<'_>) -> TraceSummary {

@@ -1,12 +1,12 @@
-// Feeds the synthetic traces to the wasm reader in 1 MiB slices (the page's worker feeds a File in
-// 4 MiB slices) and prints MB/s and the wasm linear memory. Usage:
+// Feeds the synthetic traces to the wasm reader in 4 MiB slices, as the page's worker feeds a File
+// (`SLICE_BYTES` in src/web/reader_worker.rs), and prints MB/s and the wasm linear memory. Usage:
 //   node tests/bench/trace_wasm_bench.js PKG_DIR NVIDIA_TRACE AMD_TRACE
 const fs = require('fs');
 const path = require('path');
 const [pkg, nvPath, amdPath] = process.argv.slice(2);
 const { TraceBench, memory_bytes } = require(path.resolve(pkg, 'fusionscope_trace_wasm_bench.js'));
 
-const CHUNK = 1 << 20;
+const CHUNK = 4 << 20;
 function read(bench, file) {
   const fd = fs.openSync(file, 'r');
   const buf = Buffer.alloc(CHUNK);

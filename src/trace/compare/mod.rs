@@ -20,7 +20,7 @@ use crate::trace::classify::category::Category;
 use crate::trace::model::platform::Vendor;
 use crate::trace::model::Trace;
 use crate::trace::structure::align::{align, Step};
-use crate::trace::structure::analyse;
+use crate::trace::structure::{analyse, TraceStructure};
 use crate::trace::summary::{ClassifiedTrace, Classifier, PlatformEntry, SideAcc, SideStats};
 pub use fusion::FusionDifference;
 use fusion::FusionFinder;
@@ -98,33 +98,72 @@ pub struct Input<'t> {
 
 /// Compares two traces; see the module docs for keys and ordering.
 pub fn compare(a: Input<'_>, b: Input<'_>, classifier: Classifier<'_>) -> Comparison {
-    let mut sides = [a, b].map(|i| {
+    compare_searched(a, b, classifier, [Search::Run, Search::Run])
+}
+
+/// The structure search's result for one input of [`compare_searched`].
+#[derive(Debug, Clone, Copy)]
+pub enum Search<'s> {
+    /// Not run yet: the comparison runs it.
+    Run,
+    /// Already run on this input with the same classifier (`None`: no structure was found), as
+    /// `fusionscope compare` does for each side's own report: the comparison reuses it.
+    Done(Option<&'s TraceStructure>),
+}
+
+/// [`compare`], reusing the structure search already run on either input (which must be the
+/// search of that very trace with that classifier: the comparison is then the same).
+pub fn compare_searched(
+    a: Input<'_>,
+    b: Input<'_>,
+    classifier: Classifier<'_>,
+    searches: [Search<'_>; 2],
+) -> Comparison {
+    let [search_a, search_b] = searches;
+    let mut sides = [(a, search_a), (b, search_b)].map(|(i, search)| {
         let c = ClassifiedTrace::new(i.trace, classifier);
         let ops = i.trace.kernel_ops();
-        Side { c, key: String::new(), label: String::new(), file: i.file, ops }
+        (Side { c, key: String::new(), label: String::new(), file: i.file, ops }, search)
     });
-    let (va, vb) = (sides[0].c.platform.vendor, sides[1].c.platform.vendor);
+    let (va, vb) = (sides[0].0.c.platform.vendor, sides[1].0.c.platform.vendor);
     let cross_vendor = va != vb && va != Vendor::Unknown && vb != Vendor::Unknown;
     if cross_vendor {
         if swapped(va, vb) {
             sides.swap(0, 1);
         }
-        for s in &mut sides {
+        for (s, _) in &mut sides {
             s.key = s.c.platform.vendor.to_string().to_lowercase();
             s.label = s.c.platform.vendor.to_string();
         }
     } else {
-        for (s, key) in sides.iter_mut().zip(["a", "b"]) {
+        for ((s, _), key) in sides.iter_mut().zip(["a", "b"]) {
             s.key = key.to_string();
             s.label = s.file.unwrap_or(key).to_string();
         }
     }
-    let [s0, s1] = &sides;
-    let structure = |s: &Side<'_>| analyse(s.c.trace, &|id| s.c.class(id).category);
-    let (layer_alignment, layer_differences) = match (structure(s0), structure(s1)) {
-        (Some(a), Some(b)) => align_layers(s0, s1, [&a, &b]),
+    let [(s0, search0), (s1, search1)] = sides;
+    let run = |s: &Side<'_>| analyse(s.c.trace, &|id| s.c.class(id).category);
+    let (found0, found1);
+    let structure0 = match search0 {
+        Search::Done(found) => found,
+        Search::Run => {
+            found0 = run(&s0);
+            found0.as_ref()
+        }
+    };
+    let structure1 = match search1 {
+        Search::Done(found) => found,
+        Search::Run => {
+            found1 = run(&s1);
+            found1.as_ref()
+        }
+    };
+    let (layer_alignment, layer_differences) = match (structure0, structure1) {
+        (Some(a), Some(b)) => align_layers(&s0, &s1, [a, b]),
         _ => (Vec::new(), Vec::new()),
     };
+    let (s0, s1) = (&s0, &s1);
+    let sides = [s0, s1];
     let mut fusion = FusionFinder::default();
     let op_mapping = op_mapping(s0, s1, &mut fusion, !layer_alignment.is_empty());
     let mut fusion_differences = fusion.finish(s0, s1);

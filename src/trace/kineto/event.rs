@@ -6,8 +6,9 @@
 //! commonest before it is even parsed.
 
 use super::error::{error_offset, strip, TraceError};
-use super::raw::{Num, RawDevice, RawEvent};
-use super::scan::Item;
+use super::extract;
+use super::raw::{Num, RawDevice, RawEvent, RawJson};
+use super::scan::{Item, ItemSink, Offer, Taken};
 use crate::limits::TRACE_NAME_BYTES;
 use crate::trace::model::intern::{NameId, NameTable};
 use crate::trace::model::{
@@ -26,20 +27,19 @@ pub(super) struct Builder<S> {
 /// complete `"cat": "<category>"` member matches, so a name that merely contains the word
 /// does not.
 fn is_dropped_category(bytes: &[u8]) -> bool {
-    const DROPPED: [&[u8]; 4] = [b"\"python_function\"", b"\"ac2g\"", b"\"cpu_instant_event\"", b"\"fwdbwd\""];
-    // One searcher for the whole run: building one per event cost as much as the search.
-    static CAT: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
-    let cat = CAT.get_or_init(|| memchr::memmem::Finder::new(b"\"cat\""));
-    let Some(at) = cat.find(bytes) else { return false };
+    let Some(at) = cat_finder().find(bytes) else { return false };
     if !at_top_of_object(&bytes[..at]) {
         return false;
     }
     let rest = &bytes[at + 5..];
     let rest = trim_start(rest);
     let Some(rest) = rest.strip_prefix(b":") else { return false };
-    let rest = trim_start(rest);
-    DROPPED.iter().any(|d| rest.starts_with(d))
+    let Some(rest) = trim_start(rest).strip_prefix(b"\"") else { return false };
+    DROPPED.iter().any(|d| rest.strip_prefix(d.as_bytes()).is_some_and(|r| r.starts_with(b"\"")))
 }
+
+/// The categories [`is_dropped_category`] drops unparsed.
+const DROPPED: [&str; 4] = ["python_function", "ac2g", "cpu_instant_event", "fwdbwd"];
 
 /// Whether the end of `prefix` (the start of an event) is directly inside the event object,
 /// not inside a string or a nested object such as `args`.
@@ -65,9 +65,86 @@ fn at_top_of_object(prefix: &[u8]) -> bool {
     depth == 1 && !in_string
 }
 
+/// [`is_dropped_category`] for an event at the head of a longer text: where its dropped
+/// category's value ends, if it has one and the bytes before nest no deeper than `depth_limit`
+/// (the scan takes over from there, at the event's own level). The same verdict as on the
+/// event's own bytes: the first `"cat"` of the text is the event's first one unless the event
+/// ends before it, which the walk sees.
+fn dropped_head(text: &[u8], depth_limit: u32) -> Option<usize> {
+    let at = cat_finder().find(text)?;
+    let (mut depth, mut deepest, mut in_string, mut escape) = (0u32, 0u32, false, false);
+    for &b in &text[..at] {
+        if in_string {
+            match (escape, b) {
+                (true, _) => escape = false,
+                (false, b'\\') => escape = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        return None; // the event ended with no `"cat"` in it
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if depth != 1 || in_string || deepest > depth_limit {
+        return None;
+    }
+    let rest = trim_start(&text[at + 5..]);
+    let rest = trim_start(rest.strip_prefix(b":")?).strip_prefix(b"\"")?;
+    let name = DROPPED.iter().find(|d| rest.starts_with(d.as_bytes()) && rest.get(d.len()) == Some(&b'"'))?;
+    let value_start = text.len() - rest.len();
+    Some(value_start + name.len() + 1)
+}
+
+fn cat_finder() -> &'static memchr::memmem::Finder<'static> {
+    // One searcher for the whole run: building one per event cost as much as the search.
+    static CAT: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    CAT.get_or_init(|| memchr::memmem::Finder::new(b"\"cat\""))
+}
+
 fn trim_start(b: &[u8]) -> &[u8] {
     let n = b.iter().take_while(|c| matches!(c, b' ' | b'\n' | b'\r' | b'\t')).count();
     &b[n..]
+}
+
+/// The scanner offers each event where it starts: a dropped one is counted and left to the scan
+/// to step over, a kept one is read in one pass ([`extract::read_head`]), which also finds its
+/// end; anything else goes the way of [`Builder::item`]. The outcome is that of `item` on the
+/// event's bytes: the same prefilter verdict, and an event the extractor reads is one serde
+/// reads the same.
+impl<S: EventSink> ItemSink<TraceError> for Builder<S> {
+    fn item(&mut self, item: Item<'_>) -> Result<(), TraceError> {
+        Builder::item(self, item)
+    }
+
+    fn head(&mut self, offer: Offer<'_>) -> Result<Taken, TraceError> {
+        if let Some(from) = dropped_head(offer.text, offer.limits.depth) {
+            self.header.event_count += 1;
+            return Ok(Taken::Skip { from });
+        }
+        let Some(head) = extract::read_head(offer.text) else { return Ok(Taken::Nothing) };
+        if head.len > offer.limits.item_bytes || head.depth > offer.limits.depth {
+            return Ok(Taken::Nothing); // the scan gives the error
+        }
+        self.header.event_count += 1;
+        self.event(head.event);
+        if self.header.names.bytes() > TRACE_NAME_BYTES {
+            return Err(TraceError::TooManyNames { offset: offer.offset, limit: TRACE_NAME_BYTES });
+        }
+        Ok(Taken::Whole { len: head.len })
+    }
 }
 
 impl<S: EventSink> Builder<S> {
@@ -78,8 +155,15 @@ impl<S: EventSink> Builder<S> {
                 if is_dropped_category(bytes) {
                     return Ok(());
                 }
-                let event: RawEvent = serde_json::from_slice(bytes)
-                    .map_err(|e| TraceError::Event { offset: offset + error_offset(bytes, &e), message: strip(&e) })?;
+                // The one-pass extractor when it can vouch for serde's reading, else serde (which
+                // also words every error).
+                let event = match extract::event(bytes) {
+                    Some(event) => event,
+                    None => serde_json::from_slice::<RawEvent>(bytes).map_err(|e| TraceError::Event {
+                        offset: offset + error_offset(bytes, &e),
+                        message: strip(&e),
+                    })?,
+                };
                 self.event(event);
                 if self.header.names.bytes() > TRACE_NAME_BYTES {
                     return Err(TraceError::TooManyNames { offset, limit: TRACE_NAME_BYTES });
@@ -247,8 +331,8 @@ impl<S: EventSink> Builder<S> {
 }
 
 /// Interns a recorded-shapes value when it is a JSON array (anything else reads as absent).
-fn array_text(names: &mut NameTable, value: Option<&serde_json::value::RawValue>) -> Option<NameId> {
-    let text = value?.get();
+fn array_text(names: &mut NameTable, value: Option<RawJson<'_>>) -> Option<NameId> {
+    let text = value?.0;
     text.starts_with('[').then(|| names.intern(text))
 }
 
@@ -259,6 +343,24 @@ fn small(n: Num) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::is_dropped_category;
+    use crate::trace::kineto::{read_trace, TraceError};
+
+    /// The extractor stopping at a dropped category keeps the prefilter's verdicts: a dropped
+    /// event is never parsed (so its malformed rest is no error), unless the prefilter does not
+    /// see it as dropped, when serde judges it as before.
+    #[test]
+    fn dropped_categories_read_as_the_prefilter_drops_them() {
+        let trace = |event: &str| read_trace(format!("{{\"traceEvents\": [{event}]}}").as_bytes());
+        assert_eq!(trace(r#"{"ph": "X", "cat": "python_function", "name": tru}"#).unwrap().event_count, 1);
+        assert_eq!(trace(r#"{"ph": "X", "cat": "fwdbwd", "args": {,}}"#).unwrap().event_count, 1);
+        // The first `"cat"` is a name, so the prefilter does not drop the event: serde reads it.
+        assert!(matches!(
+            trace(r#"{"name": "cat", "cat": "python_function", "x": tru}"#),
+            Err(TraceError::Event { message, .. }) if message == "expected ident"
+        ));
+        assert_eq!(trace(r#"{"name": "cat", "cat": "ac2g", "ph": "X"}"#).unwrap().kernels.len(), 0);
+        assert!(trace(r#"{"ph": "X", "cat": "kernel", "name": tru}"#).is_err());
+    }
 
     #[test]
     fn prefilter_matches_only_the_category_member() {

@@ -4,8 +4,9 @@
 //! that sink folds the events into (the summary-only mode's per-name statistics,
 //! [`super::read::summary_only`]).
 //!
-//! [`scan`] splits the text into events and top-level values; [`raw`] is serde's lenient view of
-//! one event; `event` maps events and keys onto the model; [`error`] says what went wrong where.
+//! [`scan`] splits the text into events and top-level values; [`raw`] is the lenient view of
+//! one event; [`extract`] reads that view in one pass, leaving to serde only the events it cannot
+//! vouch for; `event` maps events and keys onto the model; [`error`] says what went wrong where.
 //!
 //! ```
 //! use fusionscope::trace::TraceReader;
@@ -18,7 +19,8 @@
 //! ```
 //!
 //! Gzip is recognised by its magic bytes, not a file name, and decompressed as it streams in.
-//! Each event's bytes are parsed by serde into a borrowed view ([`raw::RawEvent`]); only
+//! Each event's bytes are read into a borrowed view ([`raw::RawEvent`]) by the one-pass
+//! extractor, or by serde where the extractor defers (the view is the same either way); only
 //! kernels, memory copies/sets, CPU ops and annotations with an `External id`, launch calls and
 //! device properties are kept, with names interned.
 //!
@@ -29,6 +31,7 @@
 pub mod distributed;
 pub mod error;
 mod event;
+pub mod extract;
 pub mod raw;
 pub mod scan;
 
@@ -95,7 +98,7 @@ impl<S: EventSink> Reader<S> {
             return Err(TraceError::Poisoned);
         }
         let Self { inflate, scanner, builder, .. } = self;
-        let result = inflate.feed(chunk, &mut |text| scanner.feed(text, &mut |item| builder.item(item)));
+        let result = inflate.feed(chunk, &mut |text| scanner.feed_to(text, builder));
         self.failed = result.is_err();
         result
     }
@@ -106,7 +109,7 @@ impl<S: EventSink> Reader<S> {
             return Err(TraceError::Poisoned);
         }
         let Self { inflate, scanner, builder, .. } = &mut self;
-        inflate.finish(&mut |text| scanner.feed(text, &mut |item| builder.item(item)))?;
+        inflate.finish(&mut |text| scanner.feed_to(text, builder))?;
         self.scanner.finish()?;
         if !self.scanner.has_events_array() {
             return Err(TraceError::NoEvents);

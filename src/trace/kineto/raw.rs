@@ -1,7 +1,8 @@
-//! The borrowed, lenient view of one trace event that serde fills from the event's bytes: only
-//! the fields the analysis reads, each tolerant of the type variations real traces have
-//! (string pids, float ids, missing keys). A field of an unexpected type reads as absent
-//! rather than failing the trace; malformed JSON still fails.
+//! The borrowed, lenient view of one trace event, filled from the event's bytes by
+//! [`super::extract`] or, where it defers, by serde (the same view either way): only the fields
+//! the analysis reads, each tolerant of the type variations real traces have (string pids, float
+//! ids, missing keys). A field of an unexpected type reads as absent rather than failing the
+//! trace; malformed JSON still fails.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -133,6 +134,17 @@ impl<'de> Deserialize<'de> for Num {
     }
 }
 
+/// A value's JSON text exactly as written (serde's [`RawValue`], borrowed as text so that the
+/// one-pass extractor, [`super::extract`], can make one too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawJson<'a>(pub &'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(d).map(|raw| RawJson(raw.get()))
+    }
+}
+
 /// The `args` keys the analysis reads.
 #[derive(Debug, Default, Deserialize)]
 pub struct RawArgs<'a> {
@@ -154,11 +166,11 @@ pub struct RawArgs<'a> {
     pub kernel: Text<'a>,
     /// What `record_shapes=True` writes on a `cpu_op`: one entry per input, kept as written.
     #[serde(default, borrow, rename = "Input Dims")]
-    pub input_dims: Option<&'a RawValue>,
+    pub input_dims: Option<RawJson<'a>>,
     #[serde(default, borrow, rename = "Input type")]
-    pub input_types: Option<&'a RawValue>,
+    pub input_types: Option<RawJson<'a>>,
     #[serde(default, borrow, rename = "Concrete Inputs")]
-    pub concrete_inputs: Option<&'a RawValue>,
+    pub concrete_inputs: Option<RawJson<'a>>,
     // ---- c10d's keys on an NCCL/RCCL kernel (read by `crate::trace::ranks`; see `collective`).
     #[serde(default, borrow, rename = "Collective name")]
     pub collective_name: Text<'a>,

@@ -11,6 +11,11 @@
 //!
 //! Every byte is looked at once: an unfinished item's scan resumes where the last chunk left
 //! it, so feeding 1-byte chunks costs no more than feeding the whole text.
+//!
+//! An [`ItemSink`] may also take an event where it starts ([`ItemSink::head`]): it is offered
+//! the rest of the text the scanner holds, and may read the whole event itself, finding its end
+//! (so the event's bytes are not scanned and then read), or step over part of it, or leave it to
+//! the scan. The Kineto reader's builder reads kept events so, with the field extractor.
 
 use std::fmt;
 
@@ -25,6 +30,51 @@ pub enum Item<'a> {
     Event { bytes: &'a [u8], offset: u64 },
     /// A top-level key other than `traceEvents` with its value's bytes and offset.
     Field { key: &'a [u8], value: &'a [u8], offset: u64 },
+}
+
+/// An event offered, at its start, to the item sink while the scanner holds more text after it
+/// (see [`ItemSink::head`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Offer<'a> {
+    /// The text from the event's `{` on: the rest of what the scanner holds, at most one byte
+    /// more than the item budget.
+    pub text: &'a [u8],
+    /// Where the event starts in the whole text.
+    pub offset: u64,
+    /// The budgets the event is held to: a sink taking it must check them as the scan would.
+    pub limits: ScanLimits,
+}
+
+/// What the item sink did with an [`Offer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// Nothing: the scanner finds the event's end and hands it over as an [`Item::Event`].
+    Nothing,
+    /// The whole event, `len` bytes long, holding to the budgets: the scan goes on after it.
+    Whole { len: usize },
+    /// The sink is done with the event, which it counted: the scanner finds its end, from byte
+    /// `from` of the offer on, and hands nothing over. The bytes before `from` must end at the
+    /// event's own level, outside any string, and nest no deeper than the budget allows.
+    Skip { from: usize },
+}
+
+/// Where the scanner's items go. A closure taking [`Item`]s is one; a sink that can read an
+/// event straight from the text where it starts also takes [`Offer`]s (so the event's bytes are
+/// looked at once, not scanned for its end and then read).
+pub trait ItemSink<E> {
+    /// A complete item.
+    fn item(&mut self, item: Item<'_>) -> Result<(), E>;
+
+    /// An event at its start, offered before the scanner looks for its end.
+    fn head(&mut self, _offer: Offer<'_>) -> Result<Taken, E> {
+        Ok(Taken::Nothing)
+    }
+}
+
+impl<E, F: FnMut(Item<'_>) -> Result<(), E>> ItemSink<E> for F {
+    fn item(&mut self, item: Item<'_>) -> Result<(), E> {
+        self(item)
+    }
 }
 
 /// Which part of the text an error is about.
@@ -251,6 +301,8 @@ pub struct Scanner {
     pos: usize,
     /// The value in progress and where it starts in `buf`.
     value: Option<(usize, ValueScan)>,
+    /// Whether the event in progress was taken by the sink ([`Taken::Skip`]): not handed over.
+    skip_value: bool,
     /// The current top-level key (raw bytes between the quotes).
     key: Vec<u8>,
     /// Offset in the whole text of the current key's opening quote.
@@ -285,6 +337,7 @@ impl Scanner {
             base: 0,
             pos: 0,
             value: None,
+            skip_value: false,
             key: Vec::new(),
             key_offset: 0,
             events_array: false,
@@ -322,6 +375,11 @@ impl Scanner {
         chunk: &[u8],
         on_item: &mut dyn FnMut(Item<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.feed_to(chunk, &mut |item: Item<'_>| on_item(item))
+    }
+
+    /// Like [`Scanner::feed`], into any [`ItemSink`] (one that may take events as offered).
+    pub fn feed_to<E: From<ScanError>>(&mut self, chunk: &[u8], on_item: &mut dyn ItemSink<E>) -> Result<(), E> {
         let mut rest = chunk;
         if !self.buf.is_empty() {
             // An item began in an earlier chunk: add the chunk up to the item's end (a copy of
@@ -390,11 +448,7 @@ impl Scanner {
         }
     }
 
-    fn scan<E: From<ScanError>>(
-        &mut self,
-        buf: &[u8],
-        on_item: &mut dyn FnMut(Item<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
+    fn scan<E: From<ScanError>>(&mut self, buf: &[u8], on_item: &mut dyn ItemSink<E>) -> Result<(), E> {
         let n = buf.len();
         while self.pos < n {
             if let Some((start, mut vs)) = self.value {
@@ -425,11 +479,13 @@ impl Scanner {
                 match self.state {
                     State::Element { .. } => {
                         self.state = State::AfterElement;
-                        on_item(Item::Event { bytes, offset })?;
+                        if !std::mem::take(&mut self.skip_value) {
+                            on_item.item(Item::Event { bytes, offset })?;
+                        }
                     }
                     _ => {
                         self.state = State::AfterValue;
-                        on_item(Item::Field { key: &self.key, value: bytes, offset })?;
+                        on_item.item(Item::Field { key: &self.key, value: bytes, offset })?;
                     }
                 }
                 continue;
@@ -508,6 +564,31 @@ impl Scanner {
                 (State::Element { may_close: true }, b']') => self.after_events(),
                 (State::Element { .. }, b',' | b']' | b'}' | b':') => {
                     return Err(self.err(at, "expected an event in traceEvents").into())
+                }
+                (State::Element { may_close }, b'{') => {
+                    // Offer the event where it lies, with no more text than the scan would
+                    // look at (one byte past the budget).
+                    let limits = self.limits;
+                    let window = n.min(at.saturating_add(limits.item_bytes).saturating_add(1));
+                    let offer = Offer { text: &buf[at..window], offset: self.base + at as u64, limits };
+                    self.state = State::Element { may_close };
+                    let offered = offer.text.len();
+                    match on_item.head(offer)? {
+                        Taken::Whole { len } => {
+                            self.state = State::AfterElement;
+                            self.pos = at + len.clamp(1, offered);
+                        }
+                        Taken::Skip { from } => {
+                            self.value = Some((at, ValueScan { depth: 1, ..ValueScan::default() }));
+                            self.skip_value = true;
+                            self.pos = at + from.clamp(1, offered);
+                        }
+                        Taken::Nothing => {
+                            self.value = Some((at, ValueScan::begin(b)));
+                            self.pos += 1;
+                        }
+                    }
+                    continue;
                 }
                 (State::Element { may_close }, _) => {
                     self.value = Some((at, ValueScan::begin(b)));
