@@ -72,17 +72,22 @@ fn silu_and_mul(args: &OpArgs) -> Result<ServingCost, String> {
 /// `aiter::rmsnorm(out, input, weight, eps)`: one op.
 fn rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
     let (out, x, w) = (tensor(args, 0, "the output")?, tensor(args, 1, "the input")?, tensor(args, 2, "the weight")?);
-    let (o, i, wb) = (bytes(out)?, bytes(x)?, bytes(w)?);
-    let fused = sum(&[i, wb, o])?;
+    one_norm(bytes(x)?, bytes(w)?, bytes(out)?, x.numel().ok())
+}
+
+/// A lone RMSNorm: the input and weight read, the output written, once each (`space`: the
+/// input's elements).
+fn one_norm(input: u64, weight: u64, output: u64, space: Option<u64>) -> Result<ServingCost, String> {
+    let fused = sum(&[input, weight, output])?;
     Ok(ServingCost {
         fused,
         unfused: Some(fused),
         unfused_unknown: None,
         kind: Kind::Norm,
         parts: &["rms_norm"],
-        out_bytes: Some(o),
-        in_bytes: vec![i, wb],
-        space: x.numel().ok(),
+        out_bytes: Some(output),
+        in_bytes: vec![input, weight],
+        space,
     })
 }
 
@@ -114,18 +119,8 @@ fn add_rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
 /// input's shape and type (aiter allocates it `empty_like(input)`), so it is written, not read.
 fn rms_norm_returning(args: &OpArgs) -> Result<ServingCost, String> {
     let (x, w) = (tensor(args, 0, "the input")?, tensor(args, 1, "the weight")?);
-    let (i, wb) = (bytes(x)?, bytes(w)?);
-    let fused = sum(&[i, wb, i])?;
-    Ok(ServingCost {
-        fused,
-        unfused: Some(fused),
-        unfused_unknown: None,
-        kind: Kind::Norm,
-        parts: &["rms_norm"],
-        out_bytes: Some(i),
-        in_bytes: vec![i, wb],
-        space: x.numel().ok(),
-    })
+    let i = bytes(x)?;
+    one_norm(i, bytes(w)?, i, x.numel().ok())
 }
 
 /// vLLM's KV-cache write `reshape_and_cache[_flash](key [T, H, D], value [T, H, D], key_cache,
