@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, root, screenshotDir } from './harness.mjs';
+import { openPage, startBrowser, stopBrowser, cli, allTableRows, digits, root, screenshotDir } from './harness.mjs';
 
 const traces = path.join(root, 'tests', 'data', 'traces');
 const QWEN_NV = path.join(traces, 'nvidia', 'hf_qwen1.5-0.5b_eager_h100.json.gz');
@@ -90,4 +90,33 @@ test('a pair shows both sides\' aligned layer with their traffic, and a differen
   await page.getByTestId('fusion-pair').scrollIntoViewIfNeeded();
   await page.getByTestId('fusion-pair').screenshot({ path: path.join(screenshotDir, 'fusion-dag-pair.png') });
   await check();
+});
+
+test('a comparison\'s share link carries both sides\' fusion: headlines and longest groups', async () => {
+  const first = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+  await first.page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
+  await first.page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  const c = cli(['compare', REL_NV, REL_AMD, '--json']);
+  const keys = c.platforms.map((p) => p.key);
+  const headlines = [];
+  for (const k of keys) headlines.push(await first.page.getByTestId(`fusion-headline-${k}`).textContent());
+  await first.page.getByTestId('share-button').click();
+  const url = await first.page.getByTestId('share-url').inputValue();
+  assert.ok(url.length < 8 * 1024, `${url.length} bytes`);
+  await first.check();
+
+  const second = await openPage(env, url.slice(env.server.url.length), { viewport: { width: 1300, height: 900 } });
+  await second.page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  for (const [i, k] of keys.entries()) {
+    // The headline's figures are the totals, which the link keeps whole (the count of
+    // opportunities is of those the link keeps).
+    const figures = (t) => t.replace(/; \d+ opportunities/, '; N opportunities');
+    assert.equal(figures(await second.page.getByTestId(`fusion-headline-${k}`).textContent()), figures(headlines[i]), k);
+    // The longest groups, in the CLI's order.
+    const side = ['a', 'b'][i];
+    const rows = await allTableRows(second.page, `table-fusion-groups-${side}`);
+    assert.ok(rows.length >= 1 && rows.length <= 8, `${k}: ${rows.length} groups`);
+    assert.deepEqual(rows.map((r) => r[2]), c.fusion[k].groups.slice(0, rows.length).map((g) => digits(g.calls)), k);
+  }
+  await second.check();
 });

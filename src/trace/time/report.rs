@@ -50,7 +50,7 @@ pub struct TraceTime {
     pub fusion: Option<TraceFusion>,
     /// The kernel groups of each layer (or step) as boxes and data edges, for the group
     /// drawing ([`crate::trace::view::fusion_dag`]); indices into `fusion.groups`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::trace::view::fusion_dag::as_value")]
     pub fusion_dag: Option<FusionDag>,
 }
 

@@ -12,7 +12,6 @@
 //! (`fusionscope trace --json`'s `fusion_dag`).
 
 use rustc_hash::FxHashMap;
-use serde::{Deserialize, Serialize};
 
 use crate::draw::group_graph::{group_drawing, BoxRows, GroupGraph};
 use crate::draw::layout::{longest_path_layers, Layout};
@@ -40,7 +39,7 @@ pub const DAG_BOXES: usize = 64;
 const BOX_LINE_CHARS: usize = 40;
 
 /// One box: one kernel launch of the window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DagBox {
     /// Index into the trace's `fusion.groups`.
     pub group: usize,
@@ -51,7 +50,7 @@ pub struct DagBox {
 }
 
 /// Data handed from box `from` to box `to` (consecutive launches).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DagEdge {
     pub from: usize,
     pub to: usize,
@@ -62,7 +61,7 @@ pub struct DagEdge {
 }
 
 /// One step or layer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DagWindow {
     /// What it is, for the picker ("decode, step 1, layer 3 of 24").
     pub label: String,
@@ -73,21 +72,110 @@ pub struct DagWindow {
     /// Launches past [`DAG_BOXES`], not drawn.
     pub hidden: usize,
     /// The structure's phase it is of (index into `structure.phases`), when structure was found.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<usize>,
     /// Its layer in the step (from 0), when it is a layer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<usize>,
 }
 
 /// The windows of a trace.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FusionDag {
     /// How the windows were chosen, in words.
     pub source: String,
     pub windows: Vec<DagWindow>,
     /// Windows past [`DAG_WINDOWS`].
     pub windows_left_out: usize,
+}
+
+/// The JSON form of [`FusionDag`] (the keys of `docs/trace-fusion.md`), written and read by
+/// hand through `serde_json::Value`: derived serde code would be built once per serializer and
+/// deserializer the page uses, about 8 KB of the page's first download for four small structs.
+pub mod as_value {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::{json, Value};
+
+    use super::{DagBox, DagEdge, DagWindow, FusionDag};
+
+    fn to_value(d: &FusionDag) -> Value {
+        let windows: Vec<Value> = d
+            .windows
+            .iter()
+            .map(|w| {
+                let mut o = json!({
+                    "label": w.label,
+                    "kernels": w.kernels,
+                    "boxes": w.boxes.iter().map(|b| json!({"group": b.group, "kernel": b.kernel, "dur_us": b.dur_us})).collect::<Vec<_>>(),
+                    "edges": w.edges.iter().map(|e| json!({"from": e.from, "to": e.to, "bytes": e.bytes, "exact": e.exact})).collect::<Vec<_>>(),
+                    "hidden": w.hidden,
+                });
+                if let (Some(p), Some(map)) = (w.phase, o.as_object_mut()) {
+                    map.insert("phase".into(), p.into());
+                }
+                if let (Some(l), Some(map)) = (w.layer, o.as_object_mut()) {
+                    map.insert("layer".into(), l.into());
+                }
+                o
+            })
+            .collect();
+        json!({"source": d.source, "windows": windows, "windows_left_out": d.windows_left_out})
+    }
+
+    fn num(v: &Value, k: &str) -> Option<usize> {
+        v.get(k)?.as_u64().and_then(|n| usize::try_from(n).ok())
+    }
+
+    fn from_value(v: &Value) -> Option<FusionDag> {
+        let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        let list = |v: &Value, k: &str| v.get(k).and_then(Value::as_array).cloned().unwrap_or_default();
+        let windows = list(v, "windows")
+            .iter()
+            .map(|w| {
+                Some(DagWindow {
+                    label: text(w, "label")?,
+                    kernels: num(w, "kernels")?,
+                    boxes: list(w, "boxes")
+                        .iter()
+                        .map(|b| {
+                            Some(DagBox {
+                                group: num(b, "group")?,
+                                kernel: text(b, "kernel")?,
+                                dur_us: b.get("dur_us")?.as_f64()?,
+                            })
+                        })
+                        .collect::<Option<_>>()?,
+                    edges: list(w, "edges")
+                        .iter()
+                        .map(|e| {
+                            Some(DagEdge {
+                                from: num(e, "from")?,
+                                to: num(e, "to")?,
+                                bytes: e.get("bytes")?.as_u64()?,
+                                exact: e.get("exact")?.as_bool()?,
+                            })
+                        })
+                        .collect::<Option<_>>()?,
+                    hidden: num(w, "hidden")?,
+                    phase: num(w, "phase"),
+                    layer: num(w, "layer"),
+                })
+            })
+            .collect::<Option<_>>()?;
+        Some(FusionDag { source: text(v, "source")?, windows, windows_left_out: num(v, "windows_left_out")? })
+    }
+
+    pub fn serialize<S: Serializer>(d: &Option<FusionDag>, s: S) -> Result<S::Ok, S::Error> {
+        d.as_ref().map(to_value).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<FusionDag>, D::Error> {
+        let v = Option::<Value>::deserialize(d)?;
+        match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => {
+                from_value(&v).map(Some).ok_or_else(|| serde::de::Error::custom("fusion_dag: a malformed window"))
+            }
+        }
+    }
 }
 
 /// A window's kernels (indices into `trace.kernels`, launch order) and label, before boxing.
@@ -303,3 +391,134 @@ pub fn shown_lines(lines: usize) -> BoxRows {
 
 #[cfg(test)]
 mod tests;
+
+/// A window drawn as SVG text (as the page's charts are: text is far smaller in the page's
+/// bundle than a component tree): one `g.dag-group` per box (`data-box` from 1, `data-group`,
+/// `data-kernel`), its head, its lines, and a `path.dag-edge` per edge. `marked` groups get the
+/// `marked` class, the `selected` box the `selected` class.
+pub fn window_svg(
+    w: &DagWindow,
+    fusion: &TraceFusion,
+    test_id: &str,
+    marked: &[usize],
+    selected: Option<usize>,
+) -> String {
+    use crate::draw::chart::escape_xml;
+    use crate::draw::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
+    use crate::units::{ellipsize, format_bytes};
+    use std::fmt::Write;
+    let (_, layout) = window_drawing(w, fusion);
+    let mut s = format!(
+        r#"<svg class="dag" data-testid="{test_id}" role="group" aria-label="Kernel groups of the window as a data-flow graph" width="{:.0}" height="{:.0}" viewBox="0 0 {:.1} {:.1}"><defs><marker id="trace-dag-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="dag-arrow"/></marker></defs><g class="dag-edges">"#,
+        layout.width, layout.height, layout.width, layout.height
+    );
+    for r in &layout.routes {
+        let Some(e) = w.edges.iter().find(|e| e.from == r.from && e.to == r.to) else { continue };
+        let mut d = format!("M{:.1},{:.1}", r.points[0].0, r.points[0].1);
+        for p in r.points.windows(2) {
+            let ((x0, y0), (x1, y1)) = (p[0], p[1]);
+            let my = (y0 + y1) / 2.0;
+            let _ = write!(d, " C{x0:.1},{my:.1} {x1:.1},{my:.1} {x1:.1},{y1:.1}");
+        }
+        let how = if e.exact { "execution trace" } else { "inferred from sizes" };
+        let _ = write!(
+            s,
+            r#"<path class="dag-edge" d="{d}" marker-end="url(#trace-dag-arrow)" data-bytes="{}"><title>{} → {}: {} ({how})</title></path>"#,
+            e.bytes,
+            e.from + 1,
+            e.to + 1,
+            format_bytes(e.bytes)
+        );
+    }
+    s += r#"</g><g class="dag-groups">"#;
+    for (i, (p, b)) in layout.nodes.iter().zip(&w.boxes).enumerate() {
+        let Some(g) = fusion.groups.get(b.group) else { continue };
+        let lines = box_lines(g);
+        let rows = shown_lines(lines.len());
+        let class = format!(
+            "dag-group {}{}{}",
+            g.kind.id(),
+            if selected == Some(i) { " selected" } else { "" },
+            if marked.contains(&b.group) { " marked" } else { "" }
+        );
+        let fused = g.fused_bytes_per_call.map_or_else(|| "? B".to_string(), format_bytes);
+        let _ = write!(
+            s,
+            r#"<g class="{class}" data-box="{}" data-group="{}" data-kernel="{}" transform="translate({:.1},{:.1})"><rect class="dag-box" width="{}" height="{}" rx="6"/><g class="dag-head" role="button" tabindex="0"><title>{} ({} this call; click for its bytes and tensors)</title><rect class="dag-head-bg" width="{}" height="{HEAD_HEIGHT}" rx="6"/><text class="dag-head-text" x="8" y="16">{} {}</text><text class="dag-head-bytes" x="{}" y="16" text-anchor="end">{fused}</text></g>"#,
+            i + 1,
+            b.group,
+            escape_xml(&g.kernel),
+            p.x,
+            p.y,
+            p.width,
+            p.height,
+            escape_xml(&g.kernel),
+            crate::units::format_duration_us(b.dur_us),
+            p.width,
+            i + 1,
+            escape_xml(&ellipsize(&crate::trace::classify::name::short_name(&g.kernel, 40), 12)),
+            BOX_WIDTH - 8.0,
+        );
+        for (k, line) in lines.iter().take(rows.shown).enumerate() {
+            let y = HEAD_HEIGHT + k as f64 * OP_ROW_HEIGHT + 13.0;
+            let _ = write!(s, r#"<text class="op-name" x="8" y="{y}">{}</text>"#, escape_xml(&ellipsize(line, 28)));
+        }
+        if rows.more > 0 {
+            let y = HEAD_HEIGHT + rows.shown as f64 * OP_ROW_HEIGHT + 13.0;
+            let _ = write!(s, r#"<text class="dag-more" x="8" y="{y}">+ {} more (click the box)</text>"#, rows.more);
+        }
+        s += "</g>";
+    }
+    s += "</g></svg>";
+    s
+}
+
+/// The details of box `i` of a window as HTML text: its group's kind, calls and time, bytes per
+/// call and how they were known, parts, launching op, and each op's recorded input dims and
+/// types.
+pub fn box_details_html(w: &DagWindow, fusion: &TraceFusion, i: usize, suffix: &str) -> Option<String> {
+    use crate::draw::chart::escape_xml;
+    use crate::units::{format_bytes, format_duration_us, group_digits};
+    use std::fmt::Write;
+    let b = w.boxes.get(i)?;
+    let g = fusion.groups.get(b.group)?;
+    let known = |x: Option<u64>| x.map_or_else(|| "unknown".to_string(), format_bytes);
+    let saved = g.unfused_bytes_per_call.zip(g.fused_bytes_per_call).map(|(u, f)| u.saturating_sub(f));
+    let mut s = format!(
+        r#"<section class="op-details" aria-live="polite" data-testid="dag-box-details{suffix}"><h3>Kernel {} of the window: {}</h3><p>{} ({}); {} calls in the trace, {} in all, this call {}.</p><p data-testid="dag-box-bytes{suffix}">Per call: fused {}, unfused {}, fusion saved {}. Known from: {}{}.</p>"#,
+        i + 1,
+        escape_xml(&crate::trace::classify::name::short_name(&g.kernel, 80)),
+        g.kind.id(),
+        g.category,
+        group_digits(g.calls),
+        format_duration_us(g.time_us),
+        format_duration_us(b.dur_us),
+        known(g.fused_bytes_per_call),
+        known(g.unfused_bytes_per_call),
+        known(saved),
+        g.how.text(),
+        g.bytes_unknown.as_ref().map(|w| format!(" ({})", escape_xml(w))).unwrap_or_default()
+    );
+    if g.parts.len() >= 2 {
+        let _ = write!(s, "<p>Parts it fused: {}.</p>", escape_xml(&g.parts.join(" + ")));
+    }
+    if let Some(op) = &g.launched_by {
+        let _ = write!(s, "<p>Launched by {}.</p>", escape_xml(op));
+    }
+    if !g.ops.is_empty() {
+        s += r#"<div class="table-wrap"><table class="tensors"><caption>Ops and their input tensors (dims, types) as the trace recorded them</caption><thead><tr><th scope="col">op</th><th scope="col">input dims</th><th scope="col">input types</th></tr></thead><tbody>"#;
+        let text = |v: &serde_json::Value| if v.is_null() { "not recorded".to_string() } else { v.to_string() };
+        for o in &g.ops {
+            let _ = write!(
+                s,
+                "<tr><td><code>{}</code></td><td><code>{}</code></td><td><code>{}</code></td></tr>",
+                escape_xml(&o.op),
+                escape_xml(&text(&o.input_dims)),
+                escape_xml(&text(&o.input_types))
+            );
+        }
+        s += "</tbody></table></div>";
+    }
+    s += "</section>";
+    Some(s)
+}

@@ -439,10 +439,10 @@ pub fn trace_panel(props: &Props) -> Html {
                 <p class="fusion-line" data-testid={id.clone()}>{ line.clone() }</p>
             }) }
             if let Some((fusion, dag)) = &d.dag {
-                <FusionDagView fusion={fusion.clone()} dag={dag.clone()} />
+                <FusionDagView key={d.base_name.clone()} fusion={fusion.clone()} dag={dag.clone()} />
             }
             if let Some((comparison, sides)) = &d.pair {
-                <FusionPairView comparison={comparison.clone()} sides={sides.clone()} />
+                <FusionPairView key={d.base_name.clone()} comparison={comparison.clone()} sides={sides.clone()} />
             }
             { for d.time_charts.iter().map(|(id, svg)| html! {
                 <figure class="chart" data-testid={*id}>{ Html::from_html_unchecked(svg.clone()) }</figure>

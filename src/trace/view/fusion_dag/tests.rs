@@ -136,3 +136,51 @@ fn box_lines_list_ops_or_a_library_kernels_parts_or_say_no_op() {
     let orphan = fusion.groups.iter().find(|g| g.ops.is_empty() && g.launched_by.is_none()).unwrap();
     assert_eq!(box_lines(orphan), ["no CPU op"]);
 }
+
+#[test]
+fn the_svg_draws_a_box_per_launch_an_edge_per_hand_off_and_the_details_name_the_groups_ops() {
+    let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
+    let side = ClassifiedTrace::new(&trace, &classify);
+    let (fusion, dag) = fusion_with_dag(&side, &options());
+    let w = &dag.unwrap().windows[1];
+    let marked = [w.boxes[2].group];
+    let svg = window_svg(w, &fusion, "dag-boxes", &marked, Some(0));
+    assert_eq!(svg.matches("data-box=\"").count(), w.boxes.len());
+    assert_eq!(svg.matches("class=\"dag-edge\"").count(), w.edges.len());
+    // Every launch of the marked group is marked (a layer runs some kernels more than once).
+    let marked_boxes = w.boxes.iter().filter(|b| b.group == marked[0]).count();
+    assert_eq!(svg.matches(" marked\"").count(), marked_boxes);
+    assert_eq!(svg.matches(" selected").count(), 1);
+    assert!(svg.contains(&format!("data-box=\"3\" data-group=\"{}\"", w.boxes[2].group)));
+    let g = &fusion.groups[w.boxes[2].group];
+    let details = box_details_html(w, &fusion, 2, "").unwrap();
+    for o in &g.ops {
+        assert!(details.contains(&format!("<code>{}</code>", o.op)), "{details}");
+    }
+    assert!(details.contains(&format!("Known from: {}", g.how.text())));
+    assert!(box_details_html(w, &fusion, w.boxes.len(), "").is_none());
+}
+
+#[test]
+fn the_json_form_round_trips_and_has_the_documented_keys() {
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Holder {
+        #[serde(default, with = "crate::trace::view::fusion_dag::as_value")]
+        fusion_dag: Option<FusionDag>,
+    }
+    let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
+    let side = ClassifiedTrace::new(&trace, &classify);
+    let (_, dag) = fusion_with_dag(&side, &options());
+    let text = serde_json::to_string(&Holder { fusion_dag: dag.clone() }).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let w = &v["fusion_dag"]["windows"][1];
+    assert_eq!(w["label"], "step 1, layer 2 of 24");
+    assert_eq!((w["phase"].as_u64(), w["layer"].as_u64()), (Some(0), Some(1)));
+    assert!(w["boxes"][0]["group"].is_u64() && w["edges"][0]["exact"].is_boolean());
+    let back: Holder = serde_json::from_str(&text).unwrap();
+    assert_eq!(back.fusion_dag, dag);
+    // A malformed window is an error naming the key, not a panic.
+    let bad = text.replacen("\"hidden\":0", "\"hidden\":\"x\"", 1);
+    let err = serde_json::from_str::<Holder>(&bad).err().unwrap();
+    assert!(err.to_string().contains("fusion_dag"), "{err}");
+}
