@@ -96,11 +96,12 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     let (trace, capture) = load_with_capture(&args.file, args.capture.as_deref())?;
     let side = ClassifiedTrace::new(&trace, &classify);
     let summary = summarize_classified(&side, Some(&file_name(&args.file)));
-    let fusion = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref());
+    let (fusion, dag) = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref());
     let mut time = time_report(&side, chip, &recorded_cost);
     time.capture = capture;
-    // In the report, as the page's export has it: `fusion` beside the time keys.
+    // In the report, as the page's export has it: `fusion` (and `fusion_dag`) beside the time keys.
     time.fusion = Some(fusion);
+    time.fusion_dag = dag;
     if args.output.json {
         print_json(&TraceJson { summary: &summary, time: &time })
     } else {
@@ -141,10 +142,11 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
         // comparison, which would otherwise run it again.
         let found = structure_search(&side);
         let structure = structure_report(&side, found.as_ref());
-        let fusion = setup.analyze(&side, chip.as_ref(), structure.as_deref());
+        let (fusion, dag) = setup.analyze(&side, chip.as_ref(), structure.as_deref());
         let mut time = time_report(&side, chip, &recorded_cost);
         time.capture = capture;
         time.fusion = Some(fusion);
+        time.fusion_dag = dag;
         let vendor = side.platform.vendor;
         Ok((trace, vendor, time, found))
     };

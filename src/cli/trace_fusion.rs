@@ -7,9 +7,10 @@ use fusionscope::calib::{parse_calibration, CalibrationFile, CalibrationProfile}
 use fusionscope::hardware::{detect_chip, DetectedChip};
 use fusionscope::table::Table;
 use fusionscope::trace::exec_trace::{parse_exec_trace, ExecTrace};
-use fusionscope::trace::fusion::{analyze, parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
+use fusionscope::trace::fusion::{parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
 use fusionscope::trace::structure::Structure;
 use fusionscope::trace::summary::ClassifiedTrace;
+use fusionscope::trace::view::fusion_dag::{fusion_with_dag, FusionDag};
 use fusionscope::units::{format_bytes, format_duration_us, format_pct, group_digits};
 
 use super::io::{read_parsed, read_text};
@@ -89,13 +90,14 @@ impl FusionSetup {
         Ok(self)
     }
 
-    /// The analysis of one side, against the chip given or detected.
+    /// The analysis of one side, against the chip given or detected, with the group drawing's
+    /// windows (its layers or steps) as the page has them.
     pub fn analyze(
         &self,
         side: &ClassifiedTrace<'_>,
         chip: Option<&DetectedChip>,
         structure: Option<&Structure>,
-    ) -> TraceFusion {
+    ) -> (TraceFusion, Option<FusionDag>) {
         let detected = match chip {
             Some(_) => None,
             None => detect_chip(&side.platform.devices).ok(),
@@ -108,7 +110,7 @@ impl FusionSetup {
             exec_trace: self.exec_trace.as_ref().map(|(et, name)| (et, name.as_str())),
             structure,
         };
-        analyze(side, &options)
+        fusion_with_dag(side, &options)
     }
 }
 

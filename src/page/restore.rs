@@ -47,8 +47,16 @@ impl State {
                 let view = TraceView::Summary { file_name, summary: Shared::new(summary), time, trimmed };
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
-            SharedView::TraceComparison { files, comparison, trimmed, gap } => {
-                let gap = gap.map(|g| GapView { gap: Shared::new(*g), times: None });
+            SharedView::TraceComparison { files, comparison, trimmed, gap, fusion } => {
+                let fusion = fusion.map(|f| {
+                    let [mut a, mut b] = *f;
+                    // A link leaves out the constant definition of GPU time.
+                    for s in [&mut a, &mut b] {
+                        s.totals.gpu_time_definition = crate::trace::fusion::GPU_TIME_DEFINITION.to_string();
+                    }
+                    [Shared::new(a), Shared::new(b)]
+                });
+                let gap = gap.map(|g| GapView { gap: Shared::new(*g), times: None, fusion });
                 let view = TraceView::Comparison { files, comparison: Shared::new(comparison), gap, trimmed };
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
@@ -136,6 +144,12 @@ impl State {
             }
             Some(TraceView::Comparison { files, comparison, trimmed, gap }) => {
                 let (comparison, cut) = share::trim_comparison(comparison);
+                // Each side's fusion, from its report (or the link it came from), trimmed.
+                let sides = gap.as_ref().and_then(|g| match (&g.times, &g.fusion) {
+                    (Some([t0, t1]), _) => Some(share::fusion_pair([t0.fusion.as_ref()?, t1.fusion.as_ref()?])),
+                    (None, Some([f0, f1])) => Some(share::fusion_pair([&**f0, &**f1])),
+                    (None, None) => None,
+                });
                 let (gap, gap_cut) = match gap {
                     Some(g) => {
                         let (g, cut) = share::trim_gap(&g.gap);
@@ -143,8 +157,10 @@ impl State {
                     }
                     None => (None, false),
                 };
-                let trimmed = *trimmed || cut || gap_cut;
-                let view = SharedView::TraceComparison { files: files.clone(), comparison, trimmed, gap };
+                let fusion_cut = sides.as_ref().is_some_and(|(_, cut)| *cut);
+                let fusion = sides.map(|(f, _)| Box::new(f));
+                let trimmed = *trimmed || cut || gap_cut || fusion_cut;
+                let view = SharedView::TraceComparison { files: files.clone(), comparison, trimmed, gap, fusion };
                 return Ok(share::fit_time_rows(self.with_chip(view.into())));
             }
             None => {}

@@ -5,6 +5,7 @@ use super::shared::Shared;
 use crate::hardware::DetectedChip;
 use crate::trace::compare::pairing::default_pair;
 use crate::trace::compare::swapped;
+use crate::trace::fusion::TraceFusion;
 use crate::trace::time::gap::{gap, Gap};
 use crate::trace::time::report::TraceTime;
 use crate::trace::view::ranks::RanksDrawn;
@@ -60,6 +61,9 @@ pub enum TraceView {
 pub struct GapView {
     pub gap: Shared<Gap>,
     pub times: Option<[Shared<TraceTime>; 2]>,
+    /// Each side's fusion analysis from a share link (trimmed), which carries no reports;
+    /// `None` with `times`, whose reports hold it whole.
+    pub fusion: Option<[Shared<TraceFusion>; 2]>,
 }
 
 /// One of the two traces of a comparison.
@@ -189,7 +193,7 @@ impl Traces {
         let (first, second) = if swapped(a.vendor(), b.vendor()) { (b, a) } else { (a, b) };
         let keys = (comparison.platforms.first()?.key.as_str(), comparison.platforms.get(1)?.key.as_str());
         let gap = gap((keys.0, &first.time.op_table()), (keys.1, &second.time.op_table()));
-        Some(GapView { gap: Shared::new(gap), times: Some([first.time.clone(), second.time.clone()]) })
+        Some(GapView { gap: Shared::new(gap), times: Some([first.time.clone(), second.time.clone()]), fusion: None })
     }
 
     /// The traces with these ids given new reports (a capture trace was joined to them); a view

@@ -235,7 +235,10 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
             summary.fused_kernels.iter().try_for_each(|k| name("kernel name", &k.name))?;
             summary.structure.as_deref().map_or(Ok(()), structure_limits)
         }
-        SharedView::TraceComparison { files, comparison, gap, .. } => {
+        SharedView::TraceComparison { files, comparison, gap, fusion, .. } => {
+            for f in fusion.iter().flat_map(|f| f.iter()) {
+                fusion_limits(f)?;
+            }
             name("file name", &files.0)?;
             gap.as_deref().map_or(Ok(()), gap_limits)?;
             name("file name", &files.1)?;

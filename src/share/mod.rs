@@ -28,7 +28,7 @@ mod trim;
 pub use caps::{check_limits, check_shareable};
 pub use state::{ShareError, SharedState, SharedView, FORMAT_VERSION, FRAGMENT_KEY};
 pub use trim::{
-    trim_comparison, trim_fusion, trim_gap, trim_structure, trim_summary, trim_time, SHARED_FUSION_GROUPS,
+    fusion_pair, trim_comparison, trim_fusion, trim_gap, trim_structure, trim_summary, trim_time, SHARED_FUSION_GROUPS,
     SHARED_GAP_ROWS, SHARED_GROUP_OPS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW, SHARED_OPPORTUNITIES,
     SHARED_OPPORTUNITY_KERNELS, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS,
 };
@@ -109,8 +109,10 @@ const MIN_GAP_ROWS: usize = 4;
 /// then leaves its structure out; a comparison halves its gap rows down to `MIN_GAP_ROWS` (4),
 /// then leaves its aligned layers out, then halves the kernels each category lists per side
 /// (down to 2: the headline and the largest differences matter more than a category's eighth
-/// kernel), then the rest of the gap rows. The timeline, coverage and headline
-/// always stay; a view that loses anything says it was trimmed.
+/// kernel), then its sides' fusion opportunities and groups (after halving them to the longest
+/// four and the two opportunities that save most before anything else), then their fusion
+/// totals, then the rest of the gap rows. The timeline, coverage and headline always
+/// stay; a view that loses anything says it was trimmed.
 pub fn fit_time_rows(mut state: SharedState) -> SharedState {
     while encode(&state).len() >= TYPICAL_LINK_BYTES {
         match &mut state.view {
@@ -135,7 +137,18 @@ pub fn fit_time_rows(mut state: SharedState) -> SharedState {
                 }
                 *trimmed = true;
             }
-            SharedView::TraceComparison { gap, comparison, trimmed, .. } => {
+            // A comparison first halves its sides' fusion groups and opportunities down to the
+            // longest four and the two that save most.
+            SharedView::TraceComparison { fusion: Some(f), trimmed, .. }
+                if f.iter().any(|s| s.groups.len() > 4 || s.opportunities.len() > 2) =>
+            {
+                for s in f.iter_mut() {
+                    s.groups.truncate((s.groups.len() / 2).max(4));
+                    s.opportunities.truncate((s.opportunities.len() / 2).max(2));
+                }
+                *trimmed = true;
+            }
+            SharedView::TraceComparison { gap, comparison, trimmed, fusion, .. } => {
                 let longest =
                     comparison.categories.iter().flat_map(|r| r.sides.values()).map(|s| s.kernels.len()).max();
                 let rows = gap.as_ref().map_or(0, |g| g.rows.len());
@@ -147,6 +160,22 @@ pub fn fit_time_rows(mut state: SharedState) -> SharedState {
                     for side in comparison.categories.iter_mut().flat_map(|r| r.sides.values_mut()) {
                         side.kernels.truncate(n.div_ceil(2).max(2));
                     }
+                } else if let Some(f) =
+                    fusion.as_mut().filter(|f| f.iter().any(|s| s.groups.len() > 1 || !s.opportunities.is_empty()))
+                {
+                    // Then each side's fusion: an opportunity at a time, then groups down to
+                    // the longest one (the totals stay).
+                    for s in f.iter_mut() {
+                        if s.opportunities.pop().is_none() {
+                            s.groups.truncate((s.groups.len() / 2).max(1));
+                        }
+                    }
+                } else if let Some(f) = fusion.as_mut().filter(|f| f.iter().any(|s| !s.groups.is_empty())) {
+                    // Then the groups: the totals (the headline and the total bars) stay.
+                    f.iter_mut().for_each(|s| s.groups.clear());
+                } else if fusion.is_some() {
+                    // The gap's four largest rows come before the fusion totals.
+                    *fusion = None;
                 } else if rows > 0 {
                     gap.iter_mut().for_each(|g| g.rows.truncate(rows / 2));
                 } else {

@@ -169,6 +169,8 @@ enum ViewFields {
         trimmed: bool,
         #[serde(default)]
         gap: Option<Box<Gap>>,
+        #[serde(default)]
+        fusion: Option<Box<[crate::trace::fusion::TraceFusion; 2]>>,
     },
     Model {
         spec: ModelSpec,

@@ -10,6 +10,7 @@ use crate::fusion::transformer::TransformerConfig;
 use crate::fusion::OpGraph;
 use crate::hardware::ChipChoice;
 use crate::limits::SHARE_STATE_BYTES;
+use crate::trace::fusion::TraceFusion;
 use crate::trace::time::gap::Gap;
 use crate::trace::time::report::TraceTime;
 use crate::trace::{Comparison, TraceSummary};
@@ -59,6 +60,10 @@ pub enum SharedView {
         /// The gap between the two, its largest rows ([`crate::share::trim_gap`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         gap: Option<Box<Gap>>,
+        /// Each side's fusion analysis in the comparison's order, its longest groups and the
+        /// opportunities that save most ([`crate::share::trim_fusion`]). Absent in older links.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fusion: Option<Box<[TraceFusion; 2]>>,
     },
     /// "Model × chip": the model (a built-in name, or a config file's text) and the workload
     /// parameters; the page regenerates the graph. Format 2 on.

@@ -47,6 +47,7 @@ fn trace_comparison_round_trips_trimmed_and_small() {
         comparison: small,
         trimmed,
         gap: None,
+        fusion: None,
     };
     let link = encode(&view.clone().into());
     assert!(link.len() < 8 * 1024, "{} bytes", link.len());
@@ -392,6 +393,8 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     };
     let mut sizes = Vec::new();
     let mut fewest_gap_rows = usize::MAX;
+    let mut fewest_fusion_groups = usize::MAX;
+    let mut totals_only = Vec::new();
     for (t, name) in traces.iter().zip(SHARED_TRACES) {
         let (summary, trimmed) = trim_summary(&summarize(t, Some(name), &classify));
         let (time, time_cut) = trim_time(&report(t));
@@ -425,18 +428,52 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
             let (first, second) = if swap { (&tj, &ti) } else { (&ti, &tj) };
             let (gap, gap_cut) =
                 trim_gap(&crate::trace::time::gap::gap((k0, &first.op_table()), (k1, &second.op_table())));
+            // Both sides' fusion, as the page's link makes it from the sides' reports.
+            let (fusion, fusion_cut) =
+                crate::share::fusion_pair([first.fusion.as_ref().unwrap(), second.fusion.as_ref().unwrap()]);
             let view = fit_time_rows(
                 SharedView::TraceComparison {
                     files: (a.into(), b.into()),
                     comparison: small,
-                    trimmed: trimmed || gap_cut,
+                    trimmed: trimmed || gap_cut || fusion_cut,
                     gap: Some(Box::new(gap)),
+                    fusion: Some(Box::new(fusion)),
                 }
                 .into(),
             )
             .view;
-            if let SharedView::TraceComparison { gap: Some(g), .. } = &view {
+            if let SharedView::TraceComparison { gap: Some(g), fusion, .. } = &view {
                 fewest_gap_rows = fewest_gap_rows.min(g.rows.len());
+                // Each side keeps its longest groups (at least one) in the report's order, its
+                // totals whole, and the opportunities that save most.
+                let huge =
+                    [a, b].iter().any(|n| n.contains("a100_compiled")) && [a, b].iter().any(|n| n.contains("qwen"));
+                // The pairs of a 450 ms training step against a Qwen run have the largest
+                // comparisons (3.5 KB of op mapping): the gap's rows come first.
+                let sides = fusion.as_deref().map_or(&[][..], |f| &f[..]);
+                if sides.is_empty() {
+                    assert!(huge, "{a} vs {b}: the link lost the fusion");
+                    totals_only.push(format!("{a} vs {b} (none)"));
+                }
+                for (shared, whole) in sides.iter().zip([first, second].map(|t| t.fusion.as_ref().unwrap())) {
+                    let mut totals = shared.totals.clone();
+                    totals.gpu_time_definition = whole.totals.gpu_time_definition.clone();
+                    assert_eq!(totals, whole.totals, "{a} vs {b}");
+                    assert!(huge || !shared.groups.is_empty(), "{a} vs {b}");
+                    for (g, w) in shared.groups.iter().zip(&whole.groups) {
+                        assert_eq!((g.calls, g.fused_bytes_per_call), (w.calls, w.fused_bytes_per_call), "{a} vs {b}");
+                    }
+                    for (o, w) in shared.opportunities.iter().zip(&whole.opportunities) {
+                        assert_eq!(o.saved_bytes_per_call, w.saved_bytes_per_call, "{a} vs {b}");
+                    }
+                }
+                let kept = sides.iter().map(|s| s.groups.len()).min().unwrap_or(0);
+                if sides.is_empty() {
+                } else if kept > 0 {
+                    fewest_fusion_groups = fewest_fusion_groups.min(kept);
+                } else {
+                    totals_only.push(format!("{a} vs {b}"));
+                }
             }
             measure(&format!("{a} vs {b}"), &view);
             let link = encode(&view.clone().into());
@@ -461,8 +498,11 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
         sizes.last()
     );
     assert!(largest.0 * 10 < SHARE_STATE_BYTES, "{largest:?}");
-    // Even the largest pair keeps the largest differences.
+    // Even the largest pair keeps the largest differences, and each side's longest groups.
     assert!(fewest_gap_rows >= 4, "{fewest_gap_rows}");
+    eprintln!("fewest fusion groups a pair's side keeps: {fewest_fusion_groups}; totals only: {totals_only:?}");
+    assert!(totals_only.len() <= 2, "{totals_only:?}");
+    assert!(fewest_fusion_groups >= 1, "{fewest_fusion_groups}");
     assert!(longest_kernel * 8 < crate::limits::SHARED_NAME_CHARS, "{longest_kernel}");
 }
 
@@ -491,7 +531,14 @@ fn serving_links_carry_the_structure_and_the_aligned_layers() {
     assert!(!c.layer_alignment.is_empty());
     let (small, trimmed) = trim_comparison(&c);
     let view = fit_time_rows(
-        SharedView::TraceComparison { files: ("d".into(), "p".into()), comparison: small, trimmed, gap: None }.into(),
+        SharedView::TraceComparison {
+            files: ("d".into(), "p".into()),
+            comparison: small,
+            trimmed,
+            gap: None,
+            fusion: None,
+        }
+        .into(),
     );
     let link = encode(&view);
     assert!(link.len() < TYPICAL_LINK_BYTES, "{}", link.len());

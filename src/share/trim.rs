@@ -83,6 +83,15 @@ fn shorten(name: &mut String) -> bool {
     cut
 }
 
+/// `text` cut to `width` characters with an ellipsis; true if it was longer.
+fn shorten_to(text: &mut String, width: usize) -> bool {
+    let cut = text.chars().count() > width;
+    if cut {
+        *text = crate::units::ellipsize(text, width);
+    }
+    cut
+}
+
 fn shorten_names(s: &mut SideStats) -> bool {
     s.kernels.iter_mut().fold(false, |cut, k| shorten(&mut k.name) | cut)
 }
@@ -163,7 +172,9 @@ pub fn trim_time(time: &TraceTime) -> (TraceTime, bool) {
     t.unattributed.kernels.truncate(SHARED_UNATTRIBUTED_NAMES);
     let names = t.unattributed.kernels.iter_mut().fold(false, |cut, k| shorten(&mut k.name) | cut);
     let fusion = t.fusion.as_mut().is_some_and(trim_fusion);
-    (t, cut | names | fusion | streams_cut)
+    // The drawing's boxes index the groups trimming just cut: a link carries no drawing.
+    let dag = t.fusion_dag.take().is_some();
+    (t, cut | names | fusion | streams_cut | dag)
 }
 
 /// Streams a shared trace keeps per device (the busiest).
@@ -177,6 +188,52 @@ pub const SHARED_GROUP_OPS: usize = 3;
 pub const SHARED_OPPORTUNITIES: usize = 5;
 /// Kernels and ops listed per shared opportunity, and missed kernels per re-prediction.
 pub const SHARED_OPPORTUNITY_KERNELS: usize = 4;
+
+/// Characters of a shared pair's reason why a group's bytes are unknown.
+pub const SHARED_REASON_CHARS: usize = 48;
+/// Characters of a kernel name in a shared pair's fusion groups.
+pub const SHARED_PAIR_NAME_CHARS: usize = 40;
+/// Ops and parts listed per group of a shared pair's side.
+pub const SHARED_PAIR_GROUP_OPS: usize = 2;
+
+/// Both sides' fusion of a comparison for its link, each trimmed by [`trim_fusion`], without
+/// what a comparison does not show (the ops' recorded shapes, the op times both ways, the
+/// re-prediction's misses): two sides must fit where one trace's link fits. True if anything
+/// was dropped.
+pub fn fusion_pair(sides: [&TraceFusion; 2]) -> ([TraceFusion; 2], bool) {
+    let [mut a, mut b] = sides.map(TraceFusion::clone);
+    let mut cut = trim_fusion(&mut a) | trim_fusion(&mut b);
+    for f in [&mut a, &mut b] {
+        cut |= !f.op_times.is_empty();
+        f.op_times.clear();
+        if let Some(r) = &mut f.reprediction {
+            cut |= !r.misses.is_empty();
+            r.misses.clear();
+        }
+        // The definition is a constant ([`crate::trace::fusion::GPU_TIME_DEFINITION`]), put back
+        // when the link opens.
+        f.totals.gpu_time_definition.clear();
+        for g in &mut f.groups {
+            // The tables show the ops, not the launching op; names as a narrow column shows them.
+            g.launched_by = None;
+            cut |= shorten_to(&mut g.kernel, SHARED_PAIR_NAME_CHARS);
+            cut |= g.ops.len() > SHARED_PAIR_GROUP_OPS || g.parts.len() > SHARED_PAIR_GROUP_OPS;
+            g.ops.truncate(SHARED_PAIR_GROUP_OPS);
+            g.parts.truncate(SHARED_PAIR_GROUP_OPS);
+            if let Some(why) = &mut g.bytes_unknown {
+                cut |= shorten_to(why, SHARED_REASON_CHARS);
+            }
+        }
+        for op in f.groups.iter_mut().flat_map(|g| g.ops.iter_mut()) {
+            op.input_dims = serde_json::Value::Null;
+            op.input_types = serde_json::Value::Null;
+        }
+        for o in &mut f.opportunities {
+            o.per_step = None;
+        }
+    }
+    ([a, b], cut)
+}
 
 /// A fusion analysis for a link: its longest groups with their first ops, the opportunities
 /// that save most, names shortened; the totals and the re-prediction's figures whole. True if

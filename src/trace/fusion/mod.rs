@@ -128,6 +128,18 @@ impl TraceFusion {
 
 /// Groups, opportunities and re-prediction of a trace.
 pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> TraceFusion {
+    analyze_then(side, options, |_, _| ()).0
+}
+
+/// [`analyze`], also handing `then` the grouping with every GPU event in it (one instance per
+/// kernel, in `trace.kernels` order, then the copies) and, for each of its groups, the group's
+/// index in the result's `groups`: for views that walk the events (the group drawing of a
+/// layer) without grouping the trace a second time.
+pub(crate) fn analyze_then<T>(
+    side: &ClassifiedTrace<'_>,
+    options: &FusionOptions<'_>,
+    then: impl FnOnce(&groups::Grouping, &[usize]) -> T,
+) -> (TraceFusion, T) {
     let et_link = options.exec_trace.map(|(et, _)| (et, link(side.trace, et)));
     let grouping = groups::build(side, et_link.as_ref().map(|(et, l)| (*et, l)));
     let exec_trace = options.exec_trace.zip(et_link.as_ref()).map(|((_, file), (_, l))| ExecTraceSummary {
@@ -145,9 +157,18 @@ pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> Trace
     let reprediction = repredict::repredict(&grouping, &BuiltIn::Inductor.rules());
     let totals = totals(side.trace, &grouping, &opportunities);
     let op_times = op_times::op_times(side.trace, grouping.instances.iter().map(|i| (i.dur, i.op)));
-    let mut groups = grouping.groups;
-    groups.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.kernel.cmp(&b.kernel)));
-    TraceFusion {
+    // Longest first; the permutation is kept for `then`.
+    let mut order: Vec<usize> = (0..grouping.groups.len()).collect();
+    let gs = &grouping.groups;
+    order.sort_by(|&a, &b| gs[b].time_us.total_cmp(&gs[a].time_us).then_with(|| gs[a].kernel.cmp(&gs[b].kernel)));
+    let mut position = vec![0; order.len()];
+    for (to, &from) in order.iter().enumerate() {
+        position[from] = to;
+    }
+    let extra = then(&grouping, &position);
+    let mut slots: Vec<Option<KernelGroup>> = grouping.groups.into_iter().map(Some).collect();
+    let groups: Vec<KernelGroup> = order.iter().filter_map(|&i| slots[i].take()).collect();
+    let fusion = TraceFusion {
         groups,
         totals,
         rule_set: options.rules.name.clone(),
@@ -156,7 +177,8 @@ pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> Trace
         reprediction,
         exec_trace,
         op_times,
-    }
+    };
+    (fusion, extra)
 }
 
 fn totals(trace: &Trace, g: &groups::Grouping, opportunities: &[Opportunity]) -> FusionTotals {

@@ -9,11 +9,12 @@ use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 use super::timeline::{timelines, Timeline};
 use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 use crate::trace::capture::CaptureReport;
-use crate::trace::fusion::{analyze, BuiltIn, FusionOptions, TraceFusion};
+use crate::trace::fusion::{BuiltIn, FusionOptions, TraceFusion};
 use crate::trace::model::TraceFormat;
 use crate::trace::ranks::streams::{device_streams, DeviceStreams};
 use crate::trace::structure::Structure;
 use crate::trace::summary::ClassifiedTrace;
+use crate::trace::view::fusion_dag::{fusion_with_dag, FusionDag};
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,6 +53,10 @@ pub struct TraceTime {
     /// ([`crate::trace::fusion`]), where it was computed with the report ([`add_fusion`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fusion: Option<TraceFusion>,
+    /// The kernel groups of each layer (or step) as boxes and data edges, for the group
+    /// drawing ([`crate::trace::view::fusion_dag`]); indices into `fusion.groups`.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::trace::view::fusion_dag::as_value")]
+    pub fusion_dag: Option<FusionDag>,
 }
 
 /// `fusionscope trace --json` (and the page's JSON export): the summary and where the time
@@ -135,6 +140,7 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
         format: side.trace.format,
         capture: None,
         fusion: None,
+        fusion_dag: None,
     }
 }
 
@@ -150,7 +156,9 @@ pub fn add_fusion(time: &mut TraceTime, side: &ClassifiedTrace<'_>, structure: O
         exec_trace: None,
         structure,
     };
-    time.fusion = Some(analyze(side, &options));
+    let (fusion, dag) = fusion_with_dag(side, &options);
+    time.fusion = Some(fusion);
+    time.fusion_dag = dag;
 }
 
 impl TraceTime {

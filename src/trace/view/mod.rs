@@ -9,6 +9,8 @@
 //! ranks of one distributed job by [`ranks`].
 
 pub mod fusion;
+pub mod fusion_dag;
+pub mod fusion_pair;
 pub mod layers;
 pub mod ranks;
 pub mod time;

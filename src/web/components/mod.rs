@@ -6,6 +6,7 @@ pub mod data_table;
 pub mod download_button;
 pub mod exports;
 pub mod file_open;
+pub mod fusion_dag_view;
 pub mod graph_inputs;
 pub mod group_view;
 pub mod groups_table;

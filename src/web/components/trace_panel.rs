@@ -9,11 +9,14 @@ use crate::hardware::gpu_preset_names;
 use crate::page::Shared;
 use crate::page::TraceView;
 use crate::table::DataTable;
+use crate::trace::compare::Comparison;
+use crate::trace::fusion::TraceFusion;
 use crate::trace::time::report::{CompareJson, TraceJson, TraceTime};
 use crate::trace::view::fusion::{
     fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, opportunities_table,
     reprediction_line,
 };
+use crate::trace::view::fusion_dag::FusionDag;
 use crate::trace::view::layers::{alignment_table, layer_table, phase_table, step_strip};
 use crate::trace::view::time::{
     capture_line, coverage_line, gap_headline, gap_table, op_roofline, op_table_view, timeline_chart, timeline_table,
@@ -26,6 +29,7 @@ use crate::trace::view::{
 use crate::web::browser;
 
 use super::data_table::DataTableView;
+use super::fusion_dag_view::{FusionDagView, FusionPairView};
 use super::rules_view::RulesView;
 use super::share_link::ShareLink;
 
@@ -40,6 +44,9 @@ pub struct Props {
     /// A chip preset picked for the shown trace's roofline figures.
     pub on_chip: Callback<String>,
 }
+
+/// One trace's fusion and the windows of its group drawing.
+type DagSide = (Shared<TraceFusion>, Shared<FusionDag>);
 
 /// Everything the panel draws, computed once per view.
 struct Drawn {
@@ -59,6 +66,10 @@ struct Drawn {
     headline: Option<String>,
     /// Fusion in the trace (each side's, for a comparison): (test id, line).
     fusion: Vec<(String, String)>,
+    /// The kernel groups of a layer or step drawn (a trace's report carries its windows).
+    dag: Option<DagSide>,
+    /// A comparison's two sides' fusion and windows, for the aligned layer side by side.
+    pair: Option<(Shared<Comparison>, [DagSide; 2])>,
     tables: Vec<Shared<DataTable>>,
     base_name: String,
     view: TraceView,
@@ -185,6 +196,11 @@ fn drawn(view: &TraceView) -> Drawn {
                 capture: time.as_ref().and_then(|t| t.capture.as_ref().map(capture_line)),
                 headline: None,
                 fusion: time.as_ref().and_then(|t| t.fusion.as_ref()).map(|f| fusion_lines(f, "")).unwrap_or_default(),
+                pair: None,
+                dag: time.as_ref().and_then(|t| {
+                    let (f, d) = (t.fusion.as_ref()?, t.fusion_dag.as_ref()?);
+                    Some((Shared::new(f.clone()), Shared::new(d.clone())))
+                }),
                 tables,
                 base_name: stem(file_name),
                 view: view.clone(),
@@ -195,6 +211,7 @@ fn drawn(view: &TraceView) -> Drawn {
             let mut tables: Vec<Shared<DataTable>> = Vec::new();
             let mut time_charts = Vec::new();
             let mut fusion = Vec::new();
+            let mut pair = None;
             if let (Some(g), [k0, k1]) = (gap, keys.as_slice()) {
                 tables.push(Shared::new(gap_table(&g.gap, [k0, k1])));
                 if let Some([t0, t1]) = &g.times {
@@ -208,27 +225,39 @@ fn drawn(view: &TraceView) -> Drawn {
                             AttrValue::from(plot.to_svg("Ops of both traces on their chips' rooflines")),
                         ));
                     }
-                    if let (Some(f0), Some(f1)) = (&t0.fusion, &t1.fusion) {
-                        let chart = fusion_total_chart(&[(k0, f0), (k1, f1)]);
-                        time_charts.push(("chart-fusion-total", AttrValue::from(chart.to_svg())));
-                        fusion.extend(fusion_lines(f0, k0));
-                        fusion.extend(fusion_lines(f1, k1));
-                        let ids = [
-                            ("fusion-groups-a", "opportunities-a", k0, f0),
-                            ("fusion-groups-b", "opportunities-b", k1, f1),
-                        ];
-                        for (groups, opportunities, key, f) in ids {
-                            tables.push(Shared::new(fusion_groups_table(
-                                f,
-                                groups,
-                                &format!("{key}: kernels as fusion groups"),
-                            )));
-                            tables.push(Shared::new(opportunities_table(
-                                f,
-                                opportunities,
-                                &format!("{key}: fusion left on the table"),
-                            )));
-                        }
+                    if let (Some(f0), Some(f1), Some(d0), Some(d1)) =
+                        (&t0.fusion, &t1.fusion, &t0.fusion_dag, &t1.fusion_dag)
+                    {
+                        let side = |f: &TraceFusion, d: &FusionDag| (Shared::new(f.clone()), Shared::new(d.clone()));
+                        pair = Some((comparison.clone(), [side(f0, d0), side(f1, d1)]));
+                    }
+                }
+                // Each side's fusion: the reports' whole, or a share link's trimmed copy.
+                let sides = match (&g.times, &g.fusion) {
+                    (Some([t0, t1]), _) => t0.fusion.as_ref().zip(t1.fusion.as_ref()),
+                    (None, Some([f0, f1])) => Some((&**f0, &**f1)),
+                    (None, None) => None,
+                };
+                if let Some((f0, f1)) = sides {
+                    let chart = fusion_total_chart(&[(k0, f0), (k1, f1)]);
+                    time_charts.push(("chart-fusion-total", AttrValue::from(chart.to_svg())));
+                    fusion.extend(fusion_lines(f0, k0));
+                    fusion.extend(fusion_lines(f1, k1));
+                    let ids = [
+                        ("fusion-groups-a", "opportunities-a", k0, f0),
+                        ("fusion-groups-b", "opportunities-b", k1, f1),
+                    ];
+                    for (groups, opportunities, key, f) in ids {
+                        tables.push(Shared::new(fusion_groups_table(
+                            f,
+                            groups,
+                            &format!("{key}: kernels as fusion groups"),
+                        )));
+                        tables.push(Shared::new(opportunities_table(
+                            f,
+                            opportunities,
+                            &format!("{key}: fusion left on the table"),
+                        )));
                     }
                 }
             }
@@ -253,6 +282,8 @@ fn drawn(view: &TraceView) -> Drawn {
                 capture: None,
                 headline: gap.as_ref().map(|g| gap_headline(&g.gap)),
                 fusion,
+                dag: None,
+                pair,
                 tables,
                 base_name: format!("{}-vs-{}", stem(&files.0), stem(&files.1)),
                 view: view.clone(),
@@ -407,6 +438,12 @@ pub fn trace_panel(props: &Props) -> Html {
             { for d.fusion.iter().map(|(id, line)| html! {
                 <p class="fusion-line" data-testid={id.clone()}>{ line.clone() }</p>
             }) }
+            if let Some((fusion, dag)) = &d.dag {
+                <FusionDagView key={d.base_name.clone()} fusion={fusion.clone()} dag={dag.clone()} />
+            }
+            if let Some((comparison, sides)) = &d.pair {
+                <FusionPairView key={d.base_name.clone()} comparison={comparison.clone()} sides={sides.clone()} />
+            }
             { for d.time_charts.iter().map(|(id, svg)| html! {
                 <figure class="chart" data-testid={*id}>{ Html::from_html_unchecked(svg.clone()) }</figure>
             }) }

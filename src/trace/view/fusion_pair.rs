@@ -1,0 +1,146 @@
+//! Two traces' kernel groups of the aligned layer, side by side: which window of each side's
+//! group drawing ([`super::fusion_dag`]) is the layer the comparison aligned
+//! ([`crate::trace::compare::LayerAlignment`]), each side's traffic for one pass of it (unfused
+//! vs fused, the launches whose bytes are known), and which boxes each fusion difference the
+//! comparison found names, so the page can mark them. Pure, so the pairing is tested natively.
+
+use crate::draw::chart::{traffic_series, Bar, BarChart, BarRow};
+use crate::trace::compare::Comparison;
+use crate::trace::fusion::TraceFusion;
+use crate::units::group_digits;
+
+use super::fusion_dag::{DagWindow, FusionDag};
+
+/// One side of the pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairSide {
+    /// The comparison's key of the side (`amd`, `nvidia`, `a`, `b`).
+    pub key: String,
+    /// Index into the side's `fusion_dag.windows`.
+    pub window: usize,
+    /// Bytes of one pass of the window, over its drawn launches with both figures known.
+    pub unfused_bytes: u64,
+    pub fused_bytes: u64,
+    /// Drawn launches whose bytes are not known (left out of the two sums).
+    pub unknown: usize,
+}
+
+/// A fusion difference of the comparison and the boxes it names on each side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairDifference {
+    /// Index into `comparison.fusion_differences`.
+    pub index: usize,
+    /// Box indices (in each side's window) of the fused kernel (on the fused side) and of the
+    /// unfused kernels (on the other).
+    pub boxes: [Vec<usize>; 2],
+}
+
+/// The aligned layer of both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairDag {
+    /// What is shown: the aligned phases' layer, or why the first windows are.
+    pub label: String,
+    pub sides: [PairSide; 2],
+    pub differences: Vec<PairDifference>,
+}
+
+/// The window of `phase`'s first layer, if the side drew one.
+fn layer_window(dag: &FusionDag, phase: Option<usize>) -> Option<usize> {
+    let phase = phase?;
+    dag.windows.iter().position(|w| w.phase == Some(phase) && w.layer.is_some())
+}
+
+fn traffic(w: &DagWindow, f: &TraceFusion) -> (u64, u64, usize) {
+    let (mut unfused, mut fused, mut unknown) = (0u64, 0u64, 0usize);
+    for b in &w.boxes {
+        match f.groups.get(b.group).and_then(|g| g.unfused_bytes_per_call.zip(g.fused_bytes_per_call)) {
+            Some((u, fu)) => {
+                unfused = unfused.saturating_add(u);
+                fused = fused.saturating_add(fu);
+            }
+            None => unknown += 1,
+        }
+    }
+    (unfused, fused, unknown)
+}
+
+/// The pair view of a comparison whose two sides (in the comparison's order) carry their
+/// fusion and group windows; `None` when a side has no window.
+pub fn aligned_pair(comparison: &Comparison, sides: [(&TraceFusion, &FusionDag); 2]) -> Option<PairDag> {
+    let keys: Vec<&str> = comparison.platforms.iter().map(|p| p.key.as_str()).collect();
+    let [k0, k1] = keys.as_slice() else { return None };
+    let keys = [*k0, *k1];
+    let alignment = comparison.layer_alignment.first();
+    let aligned = alignment.map(|a| [0, 1].map(|i| layer_window(sides[i].1, a.phases.get(keys[i]).copied())));
+    let (windows, label) = match (alignment, aligned) {
+        (Some(a), Some([Some(w0), Some(w1)])) => {
+            let phase = |k: &str| a.labels.get(k).cloned().unwrap_or_default();
+            let label = format!(
+                "The aligned layer: {} {} (layer {} of its step, {} kernels) against {} {} (layer {}, {} kernels)",
+                keys[0],
+                phase(keys[0]),
+                sides[0].1.windows[w0].layer.map_or(0, |l| l + 1),
+                group_digits(sides[0].1.windows[w0].kernels as u64),
+                keys[1],
+                phase(keys[1]),
+                sides[1].1.windows[w1].layer.map_or(0, |l| l + 1),
+                group_digits(sides[1].1.windows[w1].kernels as u64),
+            );
+            ([w0, w1], label)
+        }
+        _ if sides.iter().all(|(_, d)| !d.windows.is_empty()) => {
+            ([0, 0], "No layer aligned between the traces: each side's first window of kernels".to_string())
+        }
+        _ => return None,
+    };
+    let pair_sides: [PairSide; 2] = [0, 1].map(|i| {
+        let (f, dag) = sides[i];
+        let (unfused, fused, unknown) = traffic(&dag.windows[windows[i]], f);
+        PairSide { key: keys[i].to_string(), window: windows[i], unfused_bytes: unfused, fused_bytes: fused, unknown }
+    });
+    let boxes_of = |i: usize, names: &[&str]| -> Vec<usize> {
+        let (f, dag) = sides[i];
+        dag.windows[windows[i]]
+            .boxes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| f.groups.get(b.group).is_some_and(|g| names.contains(&g.kernel.as_str())))
+            .map(|(n, _)| n)
+            .collect()
+    };
+    let differences = comparison
+        .fusion_differences
+        .iter()
+        .enumerate()
+        .filter_map(|(index, d)| {
+            let fused_side = keys.iter().position(|k| *k == d.fused_side)?;
+            let unfused: Vec<&str> = d.unfused_kernels.iter().map(String::as_str).collect();
+            let mut boxes = [Vec::new(), Vec::new()];
+            boxes[fused_side] = boxes_of(fused_side, &[d.fused_kernel.as_str()]);
+            boxes[1 - fused_side] = boxes_of(1 - fused_side, &unfused);
+            (!boxes[0].is_empty() || !boxes[1].is_empty()).then_some(PairDifference { index, boxes })
+        })
+        .collect();
+    Some(PairDag { label, sides: pair_sides, differences })
+}
+
+/// Unfused vs fused bytes of one pass of the aligned layer, a row per side.
+pub fn pair_traffic_chart(p: &PairDag) -> BarChart {
+    BarChart {
+        title: "Memory traffic of one pass of the layer drawn (launches with known bytes)".to_string(),
+        series: traffic_series(),
+        rows: p
+            .sides
+            .iter()
+            .map(|s| BarRow {
+                label: s.key.clone(),
+                detail: format!("{} launches without known bytes left out", group_digits(s.unknown as u64)),
+                values: vec![Bar { read: s.unfused_bytes, written: 0 }, Bar { read: s.fused_bytes, written: 0 }],
+            })
+            .collect(),
+        split: false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,122 @@
+// End-to-end tests of the kernel-group drawing of a trace's layer (src/web/components/
+// fusion_dag_view.rs): the page's boxes for each layer equal the command line's `fusion_dag`
+// windows of the same file, a click shows the group's bytes, and a pair shows both sides'
+// aligned layer.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { openPage, startBrowser, stopBrowser, cli, allTableRows, digits, root, screenshotDir } from './harness.mjs';
+
+const traces = path.join(root, 'tests', 'data', 'traces');
+const QWEN_NV = path.join(traces, 'nvidia', 'hf_qwen1.5-0.5b_eager_h100.json.gz');
+const QWEN_AMD = path.join(traces, 'amd', 'hf_qwen1.5-0.5b_eager_mi300x.json.gz');
+const REL_AMD = 'tests/data/traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz';
+const REL_NV = 'tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz';
+
+let env;
+before(async () => {
+  env = await startBrowser();
+});
+after(async () => {
+  await stopBrowser(env);
+});
+
+/** The drawn boxes' kernels and group indices, in box order. */
+async function boxes(page, suffix = '') {
+  return page.getByTestId(`dag-boxes${suffix}`).locator('g.dag-group').evaluateAll((gs) =>
+    gs.map((g) => ({ box: Number(g.dataset.box), kernel: g.dataset.kernel, group: Number(g.dataset.group) })));
+}
+
+test('the boxes of every Qwen layer equal the CLI, and a click shows the group\'s bytes', async () => {
+  const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+  await page.setInputFiles('#file-input', QWEN_AMD);
+  await page.getByTestId('results-title').getByText('Trace hf_qwen1.5-0.5b_eager_mi300x.json.gz').waitFor();
+  const j = cli(['trace', REL_AMD, '--json']);
+  const dag = j.fusion_dag;
+  assert.equal(dag.windows.length, 24);
+  const picker = page.getByTestId('dag-window');
+  const labels = await picker.locator('option').allTextContents();
+  assert.deepEqual(labels, dag.windows.map((w) => w.label));
+  for (const k of [0, 1, 23]) {
+    await picker.selectOption(String(k));
+    const w = dag.windows[k];
+    const shown = await boxes(page);
+    assert.deepEqual(shown.map((b) => b.kernel), w.boxes.map((b) => b.kernel), w.label);
+    assert.deepEqual(shown.map((b) => b.group), w.boxes.map((b) => b.group), w.label);
+    assert.equal(await page.getByTestId('dag-boxes').locator('path.dag-edge').count(), w.edges.length, w.label);
+  }
+  // The second layer's third box: its group's ops, bytes per call and how they were known.
+  await picker.selectOption('1');
+  const b = dag.windows[1].boxes[2];
+  const g = j.fusion.groups[b.group];
+  await page.getByTestId('dag-boxes').locator('g.dag-group[data-box="3"] .dag-head').click();
+  const details = page.getByTestId('dag-box-details');
+  await details.waitFor();
+  const bytes = await page.getByTestId('dag-box-bytes').textContent();
+  assert.ok(bytes.includes(`Known from: ${g.how}`), bytes);
+  const ops = await details.locator('table.tensors tbody tr td:first-child').allTextContents();
+  assert.deepEqual(ops, g.ops.map((o) => o.op));
+  const dims = await details.locator('table.tensors tbody tr td:nth-child(2)').allTextContents();
+  assert.deepEqual(dims, g.ops.map((o) => JSON.stringify(o.input_dims)));
+  await page.getByTestId('fusion-dag').scrollIntoViewIfNeeded();
+  await page.getByTestId('fusion-dag').screenshot({ path: path.join(screenshotDir, 'fusion-dag-layer.png') });
+  await check();
+});
+
+test('a pair shows both sides\' aligned layer with their traffic, and a difference marks its boxes', async () => {
+  const { page, check } = await openPage(env, '', { viewport: { width: 1400, height: 900 } });
+  await page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
+  await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  const c = cli(['compare', REL_NV, REL_AMD, '--json']);
+  const files = { nvidia: REL_NV, amd: REL_AMD };
+  const label = await page.getByTestId('fusion-pair-label').textContent();
+  assert.ok(label.startsWith('The aligned layer'), label);
+  for (const p of c.platforms) {
+    const dag = cli(['trace', files[p.key], '--json']).fusion_dag;
+    const phase = c.layer_alignment[0].phases[p.key];
+    const w = dag.windows.find((x) => x.phase === phase && x.layer !== undefined);
+    const shown = await boxes(page, `-${p.key}`);
+    assert.deepEqual(shown.map((b) => b.kernel), w.boxes.map((b) => b.kernel), p.key);
+    assert.equal(await page.getByTestId(`dag-window-${p.key}`).inputValue(), String(dag.windows.indexOf(w)));
+  }
+  const bars = await page.getByTestId('chart-fusion-pair').locator('g > title').allTextContents();
+  assert.equal(bars.filter((t) => t.startsWith('fused: ')).length, 2, bars.join('|'));
+  // Picking the first difference marks boxes on the page.
+  const diffs = page.getByTestId('fusion-pair-differences').locator('li button');
+  assert.ok((await diffs.count()) > 0);
+  await diffs.first().click();
+  assert.ok((await page.locator('[data-testid="fusion-pair"] g.dag-group.marked').count()) > 0);
+  await page.getByTestId('fusion-pair').scrollIntoViewIfNeeded();
+  await page.getByTestId('fusion-pair').screenshot({ path: path.join(screenshotDir, 'fusion-dag-pair.png') });
+  await check();
+});
+
+test('a comparison\'s share link carries both sides\' fusion: headlines and longest groups', async () => {
+  const first = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+  await first.page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
+  await first.page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  const c = cli(['compare', REL_NV, REL_AMD, '--json']);
+  const keys = c.platforms.map((p) => p.key);
+  const headlines = [];
+  for (const k of keys) headlines.push(await first.page.getByTestId(`fusion-headline-${k}`).textContent());
+  await first.page.getByTestId('share-button').click();
+  const url = await first.page.getByTestId('share-url').inputValue();
+  assert.ok(url.length < 8 * 1024, `${url.length} bytes`);
+  await first.check();
+
+  const second = await openPage(env, url.slice(env.server.url.length), { viewport: { width: 1300, height: 900 } });
+  await second.page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  for (const [i, k] of keys.entries()) {
+    // The headline's figures are the totals, which the link keeps whole (the count of
+    // opportunities is of those the link keeps).
+    const figures = (t) => t.replace(/; \d+ opportunities/, '; N opportunities');
+    assert.equal(figures(await second.page.getByTestId(`fusion-headline-${k}`).textContent()), figures(headlines[i]), k);
+    // The longest groups, in the CLI's order.
+    const side = ['a', 'b'][i];
+    const rows = await allTableRows(second.page, `table-fusion-groups-${side}`);
+    assert.ok(rows.length >= 1 && rows.length <= 8, `${k}: ${rows.length} groups`);
+    assert.deepEqual(rows.map((r) => r[2]), c.fusion[k].groups.slice(0, rows.length).map((g) => digits(g.calls)), k);
+  }
+  await second.check();
+});
