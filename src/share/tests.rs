@@ -446,10 +446,10 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
                 fewest_gap_rows = fewest_gap_rows.min(g.rows.len());
                 // Each side keeps its longest groups (at least one) in the report's order, its
                 // totals whole, and the opportunities that save most.
-                let huge =
-                    [a, b].iter().any(|n| n.contains("a100_compiled")) && [a, b].iter().any(|n| n.contains("qwen"));
-                // The pairs of a 450 ms training step against a Qwen run have the largest
-                // comparisons (3.5 KB of op mapping): the gap's rows come first.
+                let huge = [a, b].iter().any(|n| n.contains("a100_compiled"));
+                // The pairs of a 450 ms training step (the A100 TorchRec trace) against an
+                // inference run have the largest comparisons (up to 3.5 KB of op mapping): the
+                // gap's rows come first, and its groups may all be cut.
                 let sides = fusion.as_deref().map_or(&[][..], |f| &f[..]);
                 if sides.is_empty() {
                     assert!(huge, "{a} vs {b}: the link lost the fusion");
@@ -501,7 +501,8 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     // Even the largest pair keeps the largest differences, and each side's longest groups.
     assert!(fewest_gap_rows >= 4, "{fewest_gap_rows}");
     eprintln!("fewest fusion groups a pair's side keeps: {fewest_fusion_groups}; totals only: {totals_only:?}");
-    assert!(totals_only.len() <= 2, "{totals_only:?}");
+    // Only the training step's pairs may lose their groups; every other pair keeps some.
+    assert!(totals_only.iter().all(|p| p.contains("a100_compiled")), "{totals_only:?}");
     assert!(fewest_fusion_groups >= 1, "{fewest_fusion_groups}");
     assert!(longest_kernel * 8 < crate::limits::SHARED_NAME_CHARS, "{longest_kernel}");
 }
