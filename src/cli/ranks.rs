@@ -4,12 +4,11 @@
 
 use std::path::PathBuf;
 
-use fusionscope::table::Table;
 use fusionscope::trace::ranks::job::JobReport;
 use fusionscope::trace::ranks::{job_report, RankSink, RankSummary};
 use fusionscope::trace::view::ranks::{ranks_tables, COLLECTIVES_TABLE, RANKS_TABLE, STRAGGLERS_TABLE};
 use fusionscope::trace::{classify, Reader};
-use fusionscope::units::{format_duration_us, group_digits};
+use fusionscope::units::group_digits;
 
 use super::io::{print, print_json, CliResult, Output};
 
@@ -47,10 +46,6 @@ pub fn run(args: Args) -> CliResult {
     } else {
         print(&report_text(&report))
     }
-}
-
-fn us(x: f64) -> String {
-    format_duration_us(x)
 }
 
 /// The job as text: the page's tables (`trace::view::ranks`, so the two cannot drift apart),
@@ -94,23 +89,10 @@ fn report_text(r: &JobReport) -> String {
 
 /// Every device's streams of every rank (the `--json` `devices[].streams`).
 fn streams_text(r: &JobReport) -> String {
-    let mut d =
-        Table::new(&[">rank", "device", ">pid", ">stream", ">kernels", ">busy", ">computation", ">communication"]);
-    for e in &r.ranks {
-        for dev in &e.devices {
-            for s in &dev.streams {
-                d.row([
-                    e.rank.to_string(),
-                    dev.timeline.device.clone(),
-                    dev.pid.to_string(),
-                    s.stream.to_string(),
-                    group_digits(s.kernels),
-                    us(s.busy_us),
-                    us(s.computation_us),
-                    us(s.communication_us),
-                ]);
-            }
-        }
-    }
-    format!("\nStreams\n{}", d.to_text())
+    let rows = r.ranks.iter().flat_map(|e| {
+        e.devices.iter().flat_map(move |dev| {
+            dev.streams.iter().map(move |s| (Some(e.rank), dev.timeline.device.as_str(), dev.pid, s))
+        })
+    });
+    format!("\nStreams\n{}", super::trace::stream_table(rows).to_text())
 }

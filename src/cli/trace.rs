@@ -7,6 +7,7 @@ use fusionscope::hardware::DetectedChip;
 use fusionscope::table::Table;
 use fusionscope::trace::capture::{attribute, CaptureReport};
 use fusionscope::trace::compare::{compare_searched, swapped, Comparison, LayerAlignment, OpSide, Search};
+use fusionscope::trace::ranks::fold::StreamFigures;
 use fusionscope::trace::ranks::streams::DeviceStreams;
 use fusionscope::trace::read::summary_only::{SummaryOnly, SummarySink};
 use fusionscope::trace::structure::{LayerKernel, Structure};
@@ -112,21 +113,32 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
 
 /// The streams of every device, as a table.
 fn streams_text(devices: &[DeviceStreams]) -> String {
-    let mut t = Table::new(&["device", ">pid", ">stream", ">kernels", ">busy", ">computation", ">communication"]);
-    for d in devices {
-        for s in &d.streams {
-            t.row([
-                d.device.clone(),
-                d.pid.to_string(),
-                s.stream.to_string(),
-                group_digits(s.kernels),
-                format_duration_us(s.busy_us),
-                format_duration_us(s.computation_us),
-                format_duration_us(s.communication_us),
-            ]);
-        }
+    let rows = devices.iter().flat_map(|d| d.streams.iter().map(move |s| (None, d.device.as_str(), d.pid, s)));
+    format!("\nStreams (kernels only)\n{}", stream_table(rows).to_text())
+}
+
+/// One row per stream: its rank (a column only when the first row has one), device, pid,
+/// kernels and times. `trace` and `ranks` print their streams with it.
+pub(super) fn stream_table<'a>(
+    rows: impl IntoIterator<Item = (Option<u32>, &'a str, i64, &'a StreamFigures)>,
+) -> Table {
+    let mut rows = rows.into_iter().peekable();
+    let ranked = matches!(rows.peek(), Some((Some(_), ..)));
+    let headers = [">rank", "device", ">pid", ">stream", ">kernels", ">busy", ">computation", ">communication"];
+    let mut t = Table::new(&headers[usize::from(!ranked)..]);
+    for (rank, device, pid, s) in rows {
+        let cells = [
+            device.to_string(),
+            pid.to_string(),
+            s.stream.to_string(),
+            group_digits(s.kernels),
+            format_duration_us(s.busy_us),
+            format_duration_us(s.computation_us),
+            format_duration_us(s.communication_us),
+        ];
+        t.row(rank.filter(|_| ranked).map(|r| r.to_string()).into_iter().chain(cells));
     }
-    format!("\nStreams (kernels only)\n{}", t.to_text())
+    t
 }
 
 pub fn run_compare(args: CompareArgs) -> CliResult {

@@ -41,28 +41,59 @@ fn is_dropped_category(bytes: &[u8]) -> bool {
 /// The categories [`is_dropped_category`] drops unparsed.
 const DROPPED: [&str; 4] = ["python_function", "ac2g", "cpu_instant_event", "fwdbwd"];
 
+/// JSON nesting followed byte by byte: strings (with their escapes) are stepped over, and
+/// brackets outside them counted.
+#[derive(Default)]
+struct Nesting {
+    depth: u32,
+    in_string: bool,
+    escape: bool,
+}
+
+/// What one byte did to the nesting.
+#[derive(PartialEq)]
+enum Step {
+    Opened,
+    Closed,
+    Other,
+}
+
+impl Nesting {
+    #[inline]
+    fn step(&mut self, b: u8) -> Step {
+        if self.in_string {
+            match (self.escape, b) {
+                (true, _) => self.escape = false,
+                (false, b'\\') => self.escape = true,
+                (false, b'"') => self.in_string = false,
+                _ => {}
+            }
+            return Step::Other;
+        }
+        match b {
+            b'"' => self.in_string = true,
+            b'{' | b'[' => {
+                self.depth += 1;
+                return Step::Opened;
+            }
+            b'}' | b']' => {
+                self.depth = self.depth.saturating_sub(1);
+                return Step::Closed;
+            }
+            _ => {}
+        }
+        Step::Other
+    }
+}
+
 /// Whether the end of `prefix` (the start of an event) is directly inside the event object,
 /// not inside a string or a nested object such as `args`.
 fn at_top_of_object(prefix: &[u8]) -> bool {
-    let (mut depth, mut in_string, mut escape) = (0u32, false, false);
-    for &b in prefix {
-        if in_string {
-            match (escape, b) {
-                (true, _) => escape = false,
-                (false, b'\\') => escape = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-        } else {
-            match b {
-                b'"' => in_string = true,
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => depth = depth.saturating_sub(1),
-                _ => {}
-            }
-        }
-    }
-    depth == 1 && !in_string
+    let mut n = Nesting::default();
+    prefix.iter().for_each(|&b| {
+        n.step(b);
+    });
+    n.depth == 1 && !n.in_string
 }
 
 /// [`is_dropped_category`] for an event at the head of a longer text: where its dropped
@@ -72,33 +103,16 @@ fn at_top_of_object(prefix: &[u8]) -> bool {
 /// ends before it, which the walk sees.
 fn dropped_head(text: &[u8], depth_limit: u32) -> Option<usize> {
     let at = cat_finder().find(text)?;
-    let (mut depth, mut deepest, mut in_string, mut escape) = (0u32, 0u32, false, false);
+    let (mut n, mut deepest) = (Nesting::default(), 0u32);
     for &b in &text[..at] {
-        if in_string {
-            match (escape, b) {
-                (true, _) => escape = false,
-                (false, b'\\') => escape = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-        } else {
-            match b {
-                b'"' => in_string = true,
-                b'{' | b'[' => {
-                    depth += 1;
-                    deepest = deepest.max(depth);
-                }
-                b'}' | b']' => {
-                    depth = depth.checked_sub(1)?;
-                    if depth == 0 {
-                        return None; // the event ended with no `"cat"` in it
-                    }
-                }
-                _ => {}
-            }
+        match n.step(b) {
+            Step::Opened => deepest = deepest.max(n.depth),
+            // The event ended with no `"cat"` in it (or the text closed more than it opened).
+            Step::Closed if n.depth == 0 => return None,
+            _ => {}
         }
     }
-    if depth != 1 || in_string || deepest > depth_limit {
+    if n.depth != 1 || n.in_string || deepest > depth_limit {
         return None;
     }
     let rest = trim_start(&text[at + 5..]);
