@@ -9,8 +9,11 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+use super::collectives;
 use super::describe::{describe, list_copy_from_kernel, Flow, GroupOp, How};
 use super::kind::Kind;
+use super::serving_ops::ServingCost;
+use super::vllm_ops::{self, MoeKernel, Steps, ThreadOps};
 use crate::trace::classify::category::Category;
 use crate::trace::exec_trace::{EtLink, ExecTrace};
 use crate::trace::model::intern::NameId;
@@ -86,8 +89,78 @@ pub(crate) struct EtIo {
 
 /// A group's key: the event's name, its op (if any), the op's shapes, and whether the event is
 /// the main kernel of its call (the one the op's bytes are counted at).
-/// The last part tells apart execution-trace shapes where the Kineto op recorded none.
-type Key = (NameId, Option<NameId>, RecordedShapes, bool, bool, Option<usize>);
+/// The next part tells apart execution-trace shapes where the Kineto op recorded none; the
+/// last, what a context model keys on (a vLLM attention call's step, a MoE kernel's role).
+type Key = (NameId, Option<NameId>, RecordedShapes, bool, bool, Option<usize>, Option<Context>);
+
+/// What a kernel's bytes depend on beyond its op's own arguments (`vllm_ops`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Context {
+    /// A vLLM attention call in step annotation `n` (`None`: in none).
+    Step(Option<usize>),
+    /// A kernel of a vLLM MoE call, whether the call has a finalize (scatter-sum) kernel, and
+    /// the name of its first GEMM kernel (which says the weights' format).
+    Moe(MoeKernel, bool, Option<NameId>),
+    /// triton_kernels' `TopK` of a vLLM MoE call's routing.
+    TopK,
+    /// A collective's kernel in this c10d op (name, shapes).
+    Collective(NameId, RecordedShapes),
+}
+
+const VLLM_ATTENTION: [&str; 2] = ["vllm::unified_attention_with_output", "vllm::unified_attention"];
+const VLLM_MOE: &str = "vllm::moe_forward";
+const TRITON_TOPK: &str = "TopK";
+
+/// Each kernel's context: the step of a vLLM attention kernel's launch, the role of a vLLM MoE
+/// call's kernel (its GEMMs numbered in start order).
+fn contexts(
+    trace: &crate::trace::model::Trace,
+    steps: &Steps,
+    threads: Option<&ThreadOps>,
+    kernel_ops: &[Option<usize>],
+) -> Vec<Option<Context>> {
+    let mut out = vec![None; trace.kernels.len()];
+    let attention: Vec<NameId> = VLLM_ATTENTION.iter().filter_map(|n| trace.names.get(n)).collect();
+    let moe = trace.names.get(VLLM_MOE);
+    let topk = moe.and_then(|_| trace.names.get(TRITON_TOPK));
+    let Some(threads) = threads else { return out };
+    let mut gemms: Vec<(usize, f64, usize)> = Vec::new();
+    let mut finals: Vec<(usize, usize)> = Vec::new();
+    for (i, (k, op)) in trace.kernels.iter().zip(kernel_ops).enumerate() {
+        let Some(o) = *op else { continue };
+        let name = trace.cpu_ops[o].name;
+        if is_collective_kernel(trace.name(k.name)) {
+            out[i] = threads.enclosing(trace, o, collectives::is_c10d).map(|c| {
+                let c = &trace.cpu_ops[c];
+                Context::Collective(c.name, c.shapes)
+            });
+        } else if attention.contains(&name) {
+            let ts = k.correlation.and_then(|c| trace.launches.get(&c)).map_or(trace.cpu_ops[o].ts, |l| l.ts);
+            out[i] = Some(Context::Step(steps.at(ts).map(|s| s.0)));
+        } else if Some(name) == topk {
+            out[i] = Some(Context::TopK);
+        } else if Some(name) == moe {
+            match MoeKernel::of(trace.name(k.name)) {
+                Some(MoeKernel::Finalize) => finals.push((o, i)),
+                Some(MoeKernel::Gemm(_)) => gemms.push((o, k.ts, i)),
+                None => {}
+            }
+        }
+    }
+    let scattered: rustc_hash::FxHashSet<usize> = finals.iter().map(|&(o, _)| o).collect();
+    let mut first_gemm: FxHashMap<usize, NameId> = FxHashMap::default();
+    gemms.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut n = 0u32;
+    for (j, &(o, _, i)) in gemms.iter().enumerate() {
+        n = if j > 0 && gemms[j - 1].0 == o { n.saturating_add(1) } else { 0 };
+        let first = *first_gemm.entry(o).or_insert(trace.kernels[i].name);
+        out[i] = Some(Context::Moe(MoeKernel::Gemm(n), scattered.contains(&o), Some(first)));
+    }
+    for (o, i) in finals {
+        out[i] = Some(Context::Moe(MoeKernel::Finalize, true, first_gemm.get(&o).copied()));
+    }
+    out
+}
 
 /// Builds the groups of every kernel and copy; with an execution trace and its link, kernels
 /// whose launching op recorded no shapes take the linked node's, and every linked kernel carries
@@ -119,6 +192,12 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             }
         }
     }
+    let steps = Steps::new(trace);
+    let needs_threads = VLLM_ATTENTION.iter().chain([&VLLM_MOE]).any(|n| trace.names.get(n).is_some())
+        || trace.kernels.iter().any(|k| is_collective_kernel(trace.name(k.name)));
+    let threads = needs_threads.then(|| ThreadOps::new(trace));
+    let context = contexts(trace, &steps, threads.as_ref(), &kernel_ops);
+    let cache = context.iter().any(|c| matches!(c, Some(Context::Step(_)))).then(|| vllm_ops::kv_cache_type(trace));
     let mut index: FxHashMap<Key, usize> = FxHashMap::default();
     let mut groups: Vec<KernelGroup> = Vec::new();
     let mut flow: Vec<Flow> = Vec::new();
@@ -137,7 +216,8 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
     for (i, k) in trace.kernels.iter().enumerate() {
         let op = kernel_ops[i];
         let (count, main) = op.and_then(|o| per_call.get(&o).copied()).unwrap_or((1, i));
-        let is_main = main == i;
+        // A MoE kernel has its own model: each is the main kernel of its part of the call.
+        let is_main = main == i || matches!(context[i], Some(Context::Moe(..)));
         let cpu = op.map(|o| &trace.cpu_ops[o]);
         let node = et.and_then(|(et, l)| Some((et, op.and_then(|o| l.by_cpu_op[o])?)));
         let from_et = node.filter(|_| cpu.is_some_and(|c| !c.shapes.is_recorded())).map(|(et, i)| &et.nodes[i]);
@@ -145,7 +225,15 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             let next = et_texts.len();
             *et_texts.entry((n.input_dims.as_str(), n.input_types.as_str())).or_insert(next)
         });
-        let key = (k.name, cpu.map(|c| c.name), cpu.map(|c| c.shapes).unwrap_or_default(), is_main, false, et_key);
+        let key = (
+            k.name,
+            cpu.map(|c| c.name),
+            cpu.map(|c| c.shapes).unwrap_or_default(),
+            is_main,
+            false,
+            et_key,
+            context[i],
+        );
         let g = add(key, k.dur, &mut || {
             let class = side.class(k.name);
             let kernel = trace.name(k.name).to_string();
@@ -201,6 +289,43 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                 },
             };
             let mut described = describe(op_name, raw);
+            let in_context = match context[i] {
+                Some(Context::Step(step)) if from_et.is_none() => {
+                    let step = step.and_then(|n| steps.lengths(n));
+                    let cache = cache.clone().unwrap_or_else(|| Err("no KV-cache write recorded".to_string()));
+                    crate::trace::time::perf::OpArgs::parse(raw)
+                        .ok()
+                        .map(|args| vllm_ops::unified_attention(&args, step, cache))
+                }
+                Some(Context::Moe(role, scattered, gemm)) if from_et.is_none() => threads.as_ref().map(|t| {
+                    let name = trace.name(k.name);
+                    let o = op.unwrap_or_default();
+                    vllm_ops::moe_shapes(trace, t, o, gemm.map_or(name, |g| trace.name(g)))
+                        .and_then(|s| vllm_ops::moe_kernel(&s, role, name, scattered))
+                        .map_err(|e| format!("{op_name}: {e}"))
+                }),
+                Some(Context::TopK) if from_et.is_none() => threads
+                    .as_ref()
+                    .map(|t| vllm_ops::topk(trace, t, op.unwrap_or_default()).map_err(|e| format!("{op_name}: {e}"))),
+                Some(Context::Collective(name, shapes)) if from_et.is_none() => {
+                    Some(collectives::collective(trace, name, shapes))
+                }
+                _ => None,
+            };
+            if let Some(cost) = in_context {
+                apply(&mut described, cost);
+                // A collective's op is the c10d op whose buffers gave its bytes.
+                if let Some(Context::Collective(name, shapes)) = context[i] {
+                    let json = |id: Option<NameId>| {
+                        id.and_then(|id| serde_json::from_str(trace.name(id)).ok()).unwrap_or(serde_json::Value::Null)
+                    };
+                    described.ops = vec![GroupOp {
+                        op: trace.name(name).to_string(),
+                        input_dims: json(shapes.dims),
+                        input_types: json(shapes.types),
+                    }];
+                }
+            }
             if described.bytes.is_err() {
                 if let Some((bytes, flow)) = list_copy_from_kernel(op_name, raw, trace.name(k.name)) {
                     described.bytes = Ok((bytes, Some(bytes)));
@@ -251,7 +376,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
     let transfer_ops = links.ops_of(trace.transfers.iter().map(|t| (t.external_id, t.correlation)));
     for (t, op) in trace.transfers.iter().zip(transfer_ops) {
         let op_name = op.map(|o| trace.cpu_ops[o].name);
-        let key = (t.name, op_name, RecordedShapes::default(), true, true, None);
+        let key = (t.name, op_name, RecordedShapes::default(), true, true, None, None);
         let g = add(key, t.dur, &mut || {
             let name = trace.name(t.name);
             let hbm = t.bytes.and_then(|b| transfer_hbm_bytes(t.kind, name, b));
@@ -288,6 +413,25 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
     }
     instances.sort_by(|a, b| a.ts.total_cmp(&b.ts));
     Grouping { groups, flow, instances, et_io }
+}
+
+/// A collective's kernel: NCCL's (`ncclKernel_…`, `ncclDevKernel_…`) or RCCL's.
+fn is_collective_kernel(name: &str) -> bool {
+    name.starts_with("nccl") || name.starts_with("rccl") || name.contains("ncclDevKernel")
+}
+
+/// A context model's bytes in place of the op's own (which cannot know them).
+fn apply(d: &mut super::describe::Described, cost: Result<ServingCost, String>) {
+    match cost {
+        Ok(c) => {
+            d.kind = Some(c.kind);
+            d.parts = c.parts.iter().map(|p| p.to_string()).collect();
+            d.flow = Flow { out_bytes: c.out_bytes, in_bytes: c.in_bytes, space: c.space };
+            d.bytes = Ok((c.fused, c.unfused));
+            d.unfused_unknown = c.unfused_unknown;
+        }
+        Err(e) => d.bytes = Err(e),
+    }
 }
 
 /// Device-memory bytes of a copy: a device-to-device copy reads and writes its size, a copy to

@@ -12,8 +12,11 @@
 //! - [`kind`]: what the rules see a kernel as, and the parts of library-fused ops;
 //! - [`flow`]: producer→consumer edges inferred from order and sizes;
 //! - [`rules`]: the built-in rule sets and the user rule file;
+//! - [`serving_ops`], [`vllm_ops`]: the byte models of serving engines' fused ops;
+//! - [`collectives`]: a collective kernel's bytes from its c10d op;
 //! - [`whatif`]: the opportunities; [`repredict`]: the check against Inductor.
 
+pub mod collectives;
 pub mod describe;
 pub mod flow;
 pub mod groups;
@@ -22,6 +25,7 @@ pub mod op_times;
 pub mod repredict;
 pub mod rules;
 pub mod serving_ops;
+pub mod vllm_ops;
 pub mod whatif;
 
 use serde::{Deserialize, Serialize};

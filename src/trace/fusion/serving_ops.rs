@@ -34,6 +34,7 @@ pub(crate) fn serving_cost(op: &str, args: &OpArgs) -> Option<Result<ServingCost
         "aiter::mha_batch_prefill" => paged_prefill_attention,
         "aiter::add_rmsnorm" | "aiter::rmsnorm2d_fwd_with_add_ck" => add_rmsnorm,
         "sgl_kernel::rotary_embedding" | "_C::rotary_embedding" => rotary,
+        "symm_mem::multimem_all_reduce_" => super::collectives::multimem_all_reduce,
         _ => return None,
     };
     Some(model(args))
