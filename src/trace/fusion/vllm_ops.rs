@@ -639,6 +639,122 @@ mod tests {
         assert!(moe_kernel(&s, MoeKernel::Gemm(2), "matmul_ogs", true).err().unwrap().contains("GEMM 3"));
     }
 
+    type Op<'a> = (&'a str, &'a str, &'a str, &'a str);
+
+    /// A trace of one call of `root` (name, dims, types, concrete) holding `children`, each
+    /// 2 µs, one after another.
+    fn call(root: Op, children: &[Op]) -> Trace {
+        let op = |(name, dims, types, concrete): Op, ts: f64, dur: f64, id: usize| {
+            format!(
+                r#"{{"ph":"X","cat":"cpu_op","name":"{name}","pid":1,"tid":1,"ts":{ts},"dur":{dur},"args":{{"External id":{id},"Input Dims":{dims},"Input type":{types},"Concrete Inputs":{concrete}}}}}"#
+            )
+        };
+        let mut ev = vec![op(root, 100.0, 1000.0, 1)];
+        for (i, &child) in children.iter().enumerate() {
+            ev.push(op(child, 110.0 + 3.0 * i as f64, 2.0, i + 2));
+        }
+        crate::trace::read_trace(format!(r#"{{"traceEvents":[{}]}}"#, ev.join(",")).as_bytes()).unwrap()
+    }
+
+    const MOE: Op = (
+        "vllm::moe_forward",
+        "[[32, 3072], [32, 32], [], []]",
+        r#"["c10::BFloat16", "c10::BFloat16", "", ""]"#,
+        r#"["", "", "", ""]"#,
+    );
+
+    fn moe_call(children: &[Op]) -> Trace {
+        call(MOE, children)
+    }
+
+    const TOPK: (&str, &str, &str, &str) = (
+        "TopK",
+        "[[32, 32], [], [], [], [], [], []]",
+        r#"["c10::BFloat16", "Scalar", "Scalar", "Scalar", "Scalar", "", ""]"#,
+        r#"["", "4", "True", "1", "True", "", ""]"#,
+    );
+    const W13: (&str, &str, &str, &str) =
+        ("aten::view", "[[32, 1536, 5888], []]", r#"["unsigned char", "ScalarList"]"#, r#"["", "[32, 1536, 5888]"]"#);
+    const W2: (&str, &str, &str, &str) =
+        ("aten::view", "[[32, 1472, 3072], []]", r#"["unsigned char", "ScalarList"]"#, r#"["", "[32, 1472, 3072]"]"#);
+    const FP4: &str = "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu";
+
+    fn shapes(children: &[(&str, &str, &str, &str)], kernel: &str) -> Result<MoeShapes, String> {
+        let trace = moe_call(children);
+        let o = trace.cpu_ops.iter().position(|op| trace.name(op.name) == "vllm::moe_forward").unwrap();
+        moe_shapes(&trace, &ThreadOps::new(&trace), o, kernel)
+    }
+
+    #[test]
+    fn moe_shapes_come_from_the_subtree() {
+        let s = shapes(&[TOPK, W13, W2], FP4).unwrap();
+        assert_eq!(s, gpt_oss(32));
+        // bf16 weights are not packed: H = 3072 and N = 2944 read as they are.
+        let w13 = ("aten::view", "[[32, 3072, 5888], []]", r#"["c10::BFloat16", "ScalarList"]"#, r#"["", ""]"#);
+        let w2 = ("aten::view", "[[32, 2944, 3072], []]", r#"["c10::BFloat16", "ScalarList"]"#, r#"["", ""]"#);
+        let s = shapes(&[TOPK, w13, w2], "_matmul_ogs_NNT_bf16xbf16xbf16").unwrap();
+        assert_eq!((s.inter, s.gated, s.w13_bytes), (2944, true, 32 * 3072 * 5888 * 2));
+    }
+
+    #[test]
+    fn what_the_subtree_does_not_record_is_said() {
+        let e = shapes(&[W13, W2], FP4).err().unwrap();
+        assert!(e.contains("no TopK call"), "{e}");
+        let e = shapes(&[TOPK, W13], FP4).err().unwrap();
+        assert!(e.contains("hands 1 tensors of 32 experts") && e.contains("[32, 1536, 5888]"), "{e}");
+        let e = shapes(&[TOPK, W13, W2], "_matmul_ogs_NNT_bf16xbf16xbf16").err().unwrap();
+        assert!(e.contains("stored as bytes") && e.contains("does not say their format"), "{e}");
+        let odd = ("aten::view", "[[32, 1000, 3072], []]", r#"["unsigned char", "ScalarList"]"#, r#"["", ""]"#);
+        let e = shapes(&[TOPK, W13, odd], FP4).err().unwrap();
+        assert!(e.contains("do not fit hidden size 3072"), "{e}");
+        let k0 = ("TopK", TOPK.1, TOPK.2, r#"["", "0", "True", "1", "True", "", ""]"#);
+        assert!(shapes(&[k0, W13, W2], FP4).err().unwrap().contains("k = 0"));
+        let k99 = ("TopK", TOPK.1, TOPK.2, r#"["", "99", "True", "1", "True", "", ""]"#);
+        assert!(shapes(&[k99, W13, W2], FP4).err().unwrap().contains("not between 1 and the 32 experts"));
+        // A dim past 64 bits is refused by the reader, and the call says its arguments do not
+        // parse rather than panicking.
+        let huge = ("aten::view", "[[32, 99999999999999999999, 2], []]", W2.2, W2.3);
+        assert!(shapes(&[TOPK, W13, huge], FP4).is_err());
+    }
+
+    #[test]
+    fn topk_writes_what_its_subtree_allocates() {
+        let trace = call(TOPK, &[]);
+        assert!(topk(&trace, &ThreadOps::new(&trace), 0).err().unwrap().contains("no allocation"));
+        let empty_values = ("aten::empty", "[[], []]", r#"["ScalarList", "Scalar"]"#, r#"["[32, 4]", "15"]"#);
+        let empty_indices = ("aten::empty", "[[], []]", r#"["ScalarList", "Scalar"]"#, r#"["[32, 4]", "2"]"#);
+        let empty_bits = ("aten::empty", "[[], []]", r#"["ScalarList", "Scalar"]"#, r#"["[1, 32]", "28"]"#);
+        let trace = call(TOPK, &[empty_values, empty_indices, empty_bits]);
+        // [32, 32] bf16 logits read; bf16 values, int16 indices, a uint32 bitmatrix written.
+        let c = topk(&trace, &ThreadOps::new(&trace), 0).unwrap();
+        assert_eq!(c.fused, 32 * 32 * 2 + 32 * 4 * 2 + 32 * 4 * 2 + 32 * 4);
+        let empty = |concrete: &str| {
+            allocated_bytes("aten::empty", &args_c("[[], []]", r#"["ScalarList", "Scalar"]"#, concrete))
+        };
+        assert_eq!(empty(r#"["[-1, 4]", "15"]"#), None);
+        assert_eq!(empty(r#"["[2, 4]", "99"]"#), None);
+        assert_eq!(empty(r#"["[4611686018427387904, 8]", "6"]"#), None);
+        let strided =
+            args_c("[[], [], []]", r#"["ScalarList", "ScalarList", "Scalar"]"#, r#"["[2, 4]", "[4, 1]", "6"]"#);
+        assert_eq!(allocated_bytes("aten::empty_strided", &strided), Some(32));
+    }
+
+    fn args_c(dims: &str, types: &str, concrete: &str) -> OpArgs {
+        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: Some(concrete) })
+            .unwrap()
+    }
+
+    #[test]
+    fn the_enclosing_op_is_found_by_range_on_the_thread() {
+        let trace = moe_call(&[TOPK, W13]);
+        let threads = ThreadOps::new(&trace);
+        let view = trace.cpu_ops.iter().position(|op| trace.name(op.name) == "aten::view").unwrap();
+        let moe = threads.enclosing(&trace, view, |n| n.starts_with("vllm::")).unwrap();
+        assert_eq!(trace.name(trace.cpu_ops[moe].name), "vllm::moe_forward");
+        assert_eq!(threads.enclosing(&trace, view, |n| n == "TopK"), None, "a sibling does not hold it");
+        assert_eq!(threads.enclosing(&trace, view, |n| n == "aten::view"), Some(view));
+    }
+
     #[test]
     fn moe_kernels_are_told_by_name() {
         assert_eq!(MoeKernel::of("_finalize_matmul_scatter_bf16"), Some(MoeKernel::Finalize));
