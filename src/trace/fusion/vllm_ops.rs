@@ -166,8 +166,8 @@ fn heads(t: &Tensor, role: &str) -> Result<[u64; 3], String> {
 }
 
 /// `vllm::unified_attention_with_output(query [N, Hq, Dqk], key [N, Hkv, Dqk], value [N, Hkv,
-/// Dv], output [N, Hq, Dv], …)` in a step of `step`'s lengths, reading a KV cache of `cache`'s
-/// type. Each query token's row read and its output row written; the step's new tokens' key and
+/// Dv], output [N, Hq, Dv], …)` (or `vllm::unified_attention`, which returns an output of the
+/// query's type) in a step of `step`'s lengths, reading a KV cache of `cache`'s type. Each query token's row read and its output row written; the step's new tokens' key and
 /// value rows read (in the key's type); every other key the step attends read once from the
 /// cache (`sk − sq` per phase, K and V, in the cache's type). Minimal traffic: each K/V row read
 /// once per step, though a kernel may read one again per query tile or head group. Unfused, the
@@ -180,14 +180,17 @@ pub(crate) fn unified_attention(
     cache: Result<DType, String>,
 ) -> Result<ServingCost, String> {
     let (q, k) = (tensor(args, 0, "the query")?, tensor(args, 1, "the key")?);
-    let (v, out) = (tensor(args, 2, "the value")?, tensor(args, 3, "the output")?);
+    let v = tensor(args, 2, "the value")?;
+    // `unified_attention_with_output` is passed its output; `unified_attention` returns one of
+    // the query's type.
+    let out = args.tensor(3, "a tensor").ok();
     let [rows, hq, dqk] = heads(q, "query")?;
     let [_, hkv, dk] = heads(k, "key")?;
     let [_, _, dv] = heads(v, "value")?;
     let Some(s) = step else {
         return Err(format!(
-            "it reads the paged KV cache, which is not among its recorded inputs (query {:?}, key {:?}, value {:?}, output {:?}), and no vLLM step annotation (execute_…_context_…(sq…sk…sqsq…sqsk…)_generation_…) holds its launch to say how many keys each step attends",
-            q.dims(), k.dims(), v.dims(), out.dims()
+            "it reads the paged KV cache, which is not among its recorded inputs (query {:?}, key {:?}, value {:?}), and no vLLM step annotation (execute_…_context_…(sq…sk…sqsq…sqsk…)_generation_…) holds its launch to say how many keys each step attends",
+            q.dims(), k.dims(), v.dims()
         ));
     };
     let cache = cache?;
@@ -200,10 +203,15 @@ pub(crate) fn unified_attention(
             "its step annotation counts {tokens} query tokens but the query has {rows} rows: the annotation is not of this call"
         ));
     }
-    // Both phases' cached keys: sk − sq each (parse_step refuses sq > sk).
-    let cached = (s.c_sk - s.c_sq).checked_add(s.g_sk - s.g_sq).ok_or(OVERFLOW)?;
+    // Both phases' cached keys: sk − sq each.
+    let cached = s
+        .c_sk
+        .checked_sub(s.c_sq)
+        .zip(s.g_sk.checked_sub(s.g_sq))
+        .ok_or("its step annotation counts more queries than keys")?;
+    let cached = cached.0.checked_add(cached.1).ok_or(OVERFLOW)?;
     let qb = product(&[tokens, hq, dqk, q.dtype().size_bytes()])?;
-    let ob = product(&[tokens, hq, dv, out.dtype().size_bytes()])?;
+    let ob = product(&[tokens, hq, dv, out.unwrap_or(q).dtype().size_bytes()])?;
     let new_k = product(&[tokens, hkv, dk, k.dtype().size_bytes()])?;
     let new_v = product(&[tokens, hkv, dv, v.dtype().size_bytes()])?;
     let cache_kv = product(&[cached, hkv, dk.checked_add(dv).ok_or(OVERFLOW)?, cache.size_bytes()])?;
@@ -218,7 +226,7 @@ pub(crate) fn unified_attention(
         unfused_unknown: None,
         kind: Kind::Attention,
         parts: &["matmul (Q·Kᵀ)", "softmax", "matmul (·V)"],
-        out_bytes: out.bytes().ok(),
+        out_bytes: out.map_or_else(|| q.bytes().ok(), |o| o.bytes().ok()),
         in_bytes: [q, k, v].iter().filter_map(|t| t.bytes().ok()).collect(),
         space: q.numel().ok(),
     })
@@ -581,6 +589,18 @@ mod tests {
         let a = args(ATTN_DIMS, ATTN_TYPES);
         let e = unified_attention(&a, None, Ok(DType::BF16)).err().unwrap();
         assert!(e.contains("no vLLM step annotation") && e.contains("[32, 64, 64]"), "{e}");
+        let odd = StepLengths { g_sq: 5, g_sk: 4, ..Default::default() };
+        assert!(unified_attention(&a, Some(odd), Ok(DType::BF16)).err().unwrap().contains("more queries than keys"));
+        // unified_attention returns its output: of the query's type.
+        let returning = args(
+            "[[32, 64, 64], [32, 8, 64], [32, 8, 64], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", ""]"#,
+        );
+        let step = StepLengths { g_sq: 32, g_sk: 64, g_sqsq: 32, g_sqsk: 64, ..Default::default() };
+        assert_eq!(
+            unified_attention(&returning, Some(step), Ok(DType::BF16)).unwrap().fused,
+            unified_attention(&a, Some(step), Ok(DType::BF16)).unwrap().fused
+        );
         let big = StepLengths { c_sq: 40, c_sk: 40, c_sqsq: 1600, c_sqsk: 1600, ..Default::default() };
         let e = unified_attention(&a, Some(big), Ok(DType::BF16)).err().unwrap();
         assert!(e.contains("40 query tokens but the query has 32 rows"), "{e}");
