@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::kind::{Composite, Kind};
-use super::serving_ops::{serving_cost, why_unknown};
+use super::serving_ops::{serving_cost, why_unknown, ServingCost};
 use crate::trace::classify::inductor;
 use crate::trace::time::perf::{op_cost, Family, Input, List, OpArgs, OpCost, RawArgs};
 
@@ -76,6 +76,23 @@ pub(crate) struct Described {
     pub flow: Flow,
 }
 
+impl Described {
+    /// A serving op's model in place of what the op's own arguments gave (its parts, kind,
+    /// bytes and data flow), or its reason.
+    pub(crate) fn take_serving(&mut self, cost: Result<ServingCost, String>) {
+        match cost {
+            Ok(c) => {
+                self.kind = Some(c.kind);
+                self.parts = c.parts.iter().map(|p| p.to_string()).collect();
+                self.flow = Flow { out_bytes: c.out_bytes, in_bytes: c.in_bytes, space: c.space };
+                self.bytes = Ok((c.fused, c.unfused));
+                self.unfused_unknown = c.unfused_unknown;
+            }
+            Err(e) => self.bytes = Err(e),
+        }
+    }
+}
+
 /// The ops, parts, kind and bytes of a call of `op` with these recorded arguments.
 pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
     let json = |t: Option<&str>| t.and_then(|t| serde_json::from_str(t).ok()).unwrap_or(Value::Null);
@@ -142,16 +159,7 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
         }
     };
     if let Some(serving) = serving_cost(op, &args) {
-        match serving {
-            Ok(c) => {
-                d.kind = Some(c.kind);
-                d.parts = c.parts.iter().map(|p| p.to_string()).collect();
-                d.flow = Flow { out_bytes: c.out_bytes, in_bytes: c.in_bytes, space: c.space };
-                d.bytes = Ok((c.fused, c.unfused));
-                d.unfused_unknown = c.unfused_unknown;
-            }
-            Err(e) => d.bytes = Err(format!("{op}: {e}")),
-        }
+        d.take_serving(serving.map_err(|e| format!("{op}: {e}")));
         return d;
     }
     match op_cost(op, &args) {

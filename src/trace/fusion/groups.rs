@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use super::collectives;
 use super::describe::{describe, list_copy_from_kernel, Flow, GroupOp, How};
 use super::kind::Kind;
-use super::serving_ops::ServingCost;
 use super::vllm_ops::{self, MoeKernel, Steps, ThreadOps};
 use crate::trace::classify::category::Category;
 use crate::trace::exec_trace::{EtLink, ExecTrace};
@@ -93,7 +92,7 @@ pub(crate) struct EtIo {
 /// last, what a context model keys on (a vLLM attention call's step, a MoE kernel's role).
 type Key = (NameId, Option<NameId>, RecordedShapes, bool, bool, Option<usize>, Option<Context>);
 
-/// What a kernel's bytes depend on beyond its op's own arguments (`vllm_ops`).
+/// What a kernel's bytes depend on beyond its op's own arguments ([`vllm_ops`], [`collectives`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Context {
     /// A vLLM attention call in step annotation `n` (`None`: in none).
@@ -112,7 +111,8 @@ const VLLM_MOE: &str = "vllm::moe_forward";
 const TRITON_TOPK: &str = "TopK";
 
 /// Each kernel's context: the step of a vLLM attention kernel's launch, the role of a vLLM MoE
-/// call's kernel (its GEMMs numbered in start order).
+/// call's kernel (its GEMMs numbered in start order), the routing's TopK, the c10d op holding a
+/// collective's launch.
 fn contexts(
     trace: &crate::trace::model::Trace,
     steps: &Steps,
@@ -313,7 +313,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                 _ => None,
             };
             if let Some(cost) = in_context {
-                apply(&mut described, cost);
+                described.take_serving(cost);
                 // A collective's op is the c10d op whose buffers gave its bytes.
                 if let Some(Context::Collective(name, shapes)) = context[i] {
                     let json = |id: Option<NameId>| {
@@ -418,20 +418,6 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
 /// A collective's kernel: NCCL's (`ncclKernel_…`, `ncclDevKernel_…`) or RCCL's.
 fn is_collective_kernel(name: &str) -> bool {
     name.starts_with("nccl") || name.starts_with("rccl") || name.contains("ncclDevKernel")
-}
-
-/// A context model's bytes in place of the op's own (which cannot know them).
-fn apply(d: &mut super::describe::Described, cost: Result<ServingCost, String>) {
-    match cost {
-        Ok(c) => {
-            d.kind = Some(c.kind);
-            d.parts = c.parts.iter().map(|p| p.to_string()).collect();
-            d.flow = Flow { out_bytes: c.out_bytes, in_bytes: c.in_bytes, space: c.space };
-            d.bytes = Ok((c.fused, c.unfused));
-            d.unfused_unknown = c.unfused_unknown;
-        }
-        Err(e) => d.bytes = Err(e),
-    }
 }
 
 /// Device-memory bytes of a copy: a device-to-device copy reads and writes its size, a copy to
