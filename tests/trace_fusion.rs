@@ -828,6 +828,12 @@ fn vllm_moe_kernels_bytes_follow_from_the_recorded_expert_weights() {
         assert_eq!(up["unfused_bytes_per_call"], x + active(w13) + mid + 4 * mid, "{pair}");
         assert_eq!(down["fused_bytes_per_call"], mid + active(w2) + rows, "{pair}");
         assert_eq!(fin["fused_bytes_per_call"], rows + t * k * 2 + x, "{pair}");
+        // The routing's TopK: the [T, E] bf16 logits read; written what its subtree allocates in
+        // the capture trace: [T, k] bf16 values, [T, k] int16 indices, a [1, T] uint32
+        // bitmatrix (E = 32 experts: one word a token) and a [128] int32 scratch row.
+        let topk: Vec<_> = groups.iter().filter(|g| g["launched_by"] == "TopK").collect();
+        assert_eq!(topk.len(), 1, "{pair}");
+        assert_eq!(topk[0]["fused_bytes_per_call"], t * e * 2 + t * k * 2 + t * k * 2 + t * 4 + 128 * 4, "{pair}");
         // TraceLens's model (TraceLens/PerfModel/extensions/moe_perf_model_extensions.py) is the
         // same with N = H (it assumes so: N is not recorded where it looks) and the down GEMM
         // writing T rows: with N = 2944 and T·k rows written, it gives ours.
