@@ -834,7 +834,7 @@ fn vllm_moe_kernels_bytes_follow_from_the_recorded_expert_weights() {
         let topk: Vec<_> = groups.iter().filter(|g| g["launched_by"] == "TopK").collect();
         assert_eq!(topk.len(), 1, "{pair}");
         assert_eq!(topk[0]["fused_bytes_per_call"], t * e * 2 + t * k * 2 + t * k * 2 + t * 4 + 128 * 4, "{pair}");
-        // TraceLens's model (TraceLens/PerfModel/extensions/moe_perf_model_extensions.py) is the
+        // TraceLens's model (its moe_triton_unfused_up/_down pseudo ops) is the
         // same with N = H (it assumes so: N is not recorded where it looks) and the down GEMM
         // writing T rows: with N = 2944 and T·k rows written, it gives ours.
         let theirs = |n: f64, down: bool| {
