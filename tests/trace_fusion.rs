@@ -781,7 +781,7 @@ fn vllm_attention_bytes_follow_from_the_step_annotation_and_equal_tracelenss() {
             // Unfused: S and P written and read; causal context pairs Σ sq·sk − sq(sq−1)/2.
             let pairs = c_sqsk - (c_sqsq - c_sq) / 2 + g_sqsk;
             assert_eq!(g["unfused_bytes_per_call"], 2 * elems + 4 * hq * pairs * 2, "{pair}");
-            assert_eq!(g["how"], "recorded shapes");
+            assert_eq!(g["how"], "step annotation");
             // TraceLens's Data Moved (MiB) of the same call, to the byte.
             for row in &rows {
                 let theirs = row["Data Moved (MB)_first"].parse::<f64>().unwrap() * 1024.0 * 1024.0;
@@ -828,6 +828,7 @@ fn vllm_moe_kernels_bytes_follow_from_the_recorded_expert_weights() {
         assert_eq!(up["unfused_bytes_per_call"], x + active(w13) + mid + 4 * mid, "{pair}");
         assert_eq!(down["fused_bytes_per_call"], mid + active(w2) + rows, "{pair}");
         assert_eq!(fin["fused_bytes_per_call"], rows + t * k * 2 + x, "{pair}");
+        assert!([&up, &down, &fin].iter().all(|g| g["how"] == "op subtree"), "{pair}");
         // The routing's TopK: the [T, E] bf16 logits read; written what its subtree allocates in
         // the capture trace: [T, k] bf16 values, [T, k] int16 indices, a [1, T] uint32
         // bitmatrix (E = 32 experts: one word a token) and a [128] int32 scratch row.

@@ -36,6 +36,14 @@ pub enum How {
     /// The size the trace records for a memcpy or memset.
     #[serde(rename = "transfer size")]
     TransferSize,
+    /// The op's recorded shapes with the engine's step annotation around its launch (the KV
+    /// lengths vLLM's attention reads).
+    #[serde(rename = "step annotation")]
+    StepAnnotation,
+    /// The shapes the ops inside the launching op recorded (the expert weights a vLLM MoE call
+    /// hands its GEMMs, the tensors the routing allocates).
+    #[serde(rename = "op subtree")]
+    OpSubtree,
     /// Not known; `bytes_unknown` says why.
     #[serde(rename = "unknown")]
     Unknown,
@@ -48,6 +56,8 @@ impl How {
             How::KernelName => "kernel name",
             How::ExecutionTrace => "execution trace",
             How::TransferSize => "transfer size",
+            How::StepAnnotation => "step annotation",
+            How::OpSubtree => "op subtree",
             How::Unknown => "unknown",
         }
     }

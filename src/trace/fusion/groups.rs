@@ -314,6 +314,11 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             };
             if let Some(cost) = in_context {
                 described.take_serving(cost);
+                described.how = match context[i] {
+                    Some(Context::Step(_)) => How::StepAnnotation,
+                    Some(Context::Moe(..) | Context::TopK) => How::OpSubtree,
+                    _ => How::RecordedShapes,
+                };
                 // A collective's op is the c10d op whose buffers gave its bytes.
                 if let Some(Context::Collective(name, shapes)) = context[i] {
                     let json = |id: Option<NameId>| {
