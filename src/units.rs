@@ -49,6 +49,12 @@ pub fn group_digits(n: u64) -> String {
     out
 }
 
+/// A count and its noun, grouped digits, singular for one: `plural(1, "kernel", "kernels")`
+/// → `"1 kernel"`, `plural(1234, …)` → `"1,234 kernels"`.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", group_digits(n), if n == 1 { one } else { many })
+}
+
 /// Microseconds with a unit that fits: `0.5` → `"500 ns"`, `1500.0` → `"1.50 ms"`.
 pub fn format_duration_us(us: f64) -> String {
     let a = us.abs();

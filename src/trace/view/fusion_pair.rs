@@ -7,7 +7,7 @@
 use crate::draw::chart::{traffic_series, Bar, BarChart, BarRow};
 use crate::trace::compare::Comparison;
 use crate::trace::fusion::TraceFusion;
-use crate::units::group_digits;
+use crate::units::plural;
 
 use super::fusion_dag::{DagWindow, FusionDag};
 
@@ -64,6 +64,24 @@ fn traffic(w: &DagWindow, f: &TraceFusion) -> (u64, u64, usize) {
     (unfused, fused, unknown)
 }
 
+/// Why the second side's drawing does not start where the alignment does. The alignment reads
+/// the second side's layer from its kernel `rotation` (wrapping around); the drawing keeps
+/// launch order from the layer's first kernel, because its arrows are hand-offs from an earlier
+/// launch to a later one and its columns follow them: rotated, the hand-offs into the first
+/// boxes would come from boxes drawn after them.
+fn rotation_note(rotation: usize, keys: [&str; 2]) -> String {
+    if rotation == 0 {
+        return String::new();
+    }
+    format!(
+        ". The alignment reads {}'s layer from its box {} (wrapping around to box 1), which lines up with {}'s box 1; \
+         it is drawn from box 1 in launch order, so that every arrow runs from an earlier launch to a later one",
+        keys[1],
+        rotation + 1,
+        keys[0]
+    )
+}
+
 /// The pair view of a comparison whose two sides (in the comparison's order) carry their
 /// fusion and group windows; `None` when a side has no window.
 pub fn aligned_pair(comparison: &Comparison, sides: [(&TraceFusion, &FusionDag); 2]) -> Option<PairDag> {
@@ -76,17 +94,17 @@ pub fn aligned_pair(comparison: &Comparison, sides: [(&TraceFusion, &FusionDag);
         (Some(a), Some([Some(w0), Some(w1)])) => {
             let phase = |k: &str| a.labels.get(k).cloned().unwrap_or_default();
             let label = format!(
-                "The aligned layer: {} {} (layer {} of its step, {} kernels) against {} {} (layer {}, {} kernels)",
+                "The aligned layer: {} {} (layer {} of its step, {}) against {} {} (layer {}, {})",
                 keys[0],
                 phase(keys[0]),
                 sides[0].1.windows[w0].layer.map_or(0, |l| l + 1),
-                group_digits(sides[0].1.windows[w0].kernels as u64),
+                plural(sides[0].1.windows[w0].kernels as u64, "kernel", "kernels"),
                 keys[1],
                 phase(keys[1]),
                 sides[1].1.windows[w1].layer.map_or(0, |l| l + 1),
-                group_digits(sides[1].1.windows[w1].kernels as u64),
+                plural(sides[1].1.windows[w1].kernels as u64, "kernel", "kernels"),
             );
-            ([w0, w1], label)
+            ([w0, w1], label + &rotation_note(a.rotation, keys))
         }
         _ if sides.iter().all(|(_, d)| !d.windows.is_empty()) => {
             ([0, 0], "No layer aligned between the traces: each side's first window of kernels".to_string())
@@ -134,7 +152,7 @@ pub fn pair_traffic_chart(p: &PairDag) -> BarChart {
             .iter()
             .map(|s| BarRow {
                 label: s.key.clone(),
-                detail: format!("{} launches without known bytes left out", group_digits(s.unknown as u64)),
+                detail: format!("{} without known bytes left out", plural(s.unknown as u64, "launch", "launches")),
                 values: vec![Bar { read: s.unfused_bytes, written: 0 }, Bar { read: s.fused_bytes, written: 0 }],
             })
             .collect(),

@@ -78,8 +78,21 @@ fn the_qwen_pair_shows_each_sides_aligned_layer_and_marks_the_differences_kernel
         }
     }
     assert!(!p.differences.is_empty(), "some difference names kernels of the aligned layer");
+    // The label says where the second side's layer lines up when the alignment rotated it.
+    assert_eq!(p.label.contains("The alignment reads"), a.rotation > 0, "{}", p.label);
+    assert!(p.label.ends_with(&rotation_note(a.rotation, [&p.sides[0].key, &p.sides[1].key])));
     let chart = pair_traffic_chart(&p);
     assert_eq!(chart.rows.len(), 2);
     assert_eq!(chart.rows[1].values[1].total(), p.sides[1].fused_bytes);
     assert!(p.label.starts_with("The aligned layer"), "{}", p.label);
+}
+
+#[test]
+fn a_rotated_alignment_says_where_the_second_sides_layer_lines_up() {
+    assert_eq!(rotation_note(0, ["nvidia", "amd"]), "");
+    assert_eq!(
+        rotation_note(3, ["nvidia", "amd"]),
+        ". The alignment reads amd's layer from its box 4 (wrapping around to box 1), which lines up with nvidia's \
+         box 1; it is drawn from box 1 in launch order, so that every arrow runs from an earlier launch to a later one"
+    );
 }
