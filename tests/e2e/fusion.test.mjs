@@ -59,8 +59,17 @@ test('one compiled trace: the kernel groups, traffic bars, opportunities and re-
   const total = await page.getByTestId('chart-fusion-total').locator('g > title').allTextContents();
   assert.ok(total.includes(`unfused: ${digits(f.totals.unfused_bytes)} bytes read + written`), total.join('|'));
   assert.ok(total.includes(`fused: ${digits(f.totals.fused_bytes)} bytes read + written`), total.join('|'));
+  // Op time both ways: each op's own kernels and whole subtree, the CLI's rows, with units.
+  const times = await allTableRows(page, 'table-op-times');
+  assert.ok(f.op_times.length > 0);
+  assert.deepEqual(
+    times.map((r) => [r[0], r[2], r[3], r[4]]),
+    f.op_times.map((o) => [o.op, digits(o.calls), duration(o.own_us), duration(o.subtree_us)]),
+  );
   await page.getByTestId('table-fusion-groups').scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(screenshotDir, 'fusion-trace.png'), fullPage: true });
+  await page.getByTestId('table-op-times').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(screenshotDir, 'fusion-op-times.png') });
   await check();
 });
 

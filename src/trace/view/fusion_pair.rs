@@ -21,8 +21,9 @@ pub struct PairSide {
     /// Bytes of one pass of the window, over its drawn launches with both figures known.
     pub unfused_bytes: u64,
     pub fused_bytes: u64,
-    /// Drawn launches whose bytes are not known (left out of the two sums).
+    /// Drawn launches whose bytes are not known (left out of the two sums), and those known.
     pub unknown: usize,
+    pub known: usize,
 }
 
 /// A fusion difference of the comparison and the boxes it names on each side.
@@ -52,6 +53,7 @@ fn layer_window(dag: &FusionDag, phase: Option<usize>) -> Option<usize> {
 
 fn traffic(w: &DagWindow, f: &TraceFusion) -> (u64, u64, usize) {
     let (mut unfused, mut fused, mut unknown) = (0u64, 0u64, 0usize);
+    // `known` is the rest of the boxes.
     for b in &w.boxes {
         match f.groups.get(b.group).and_then(|g| g.unfused_bytes_per_call.zip(g.fused_bytes_per_call)) {
             Some((u, fu)) => {
@@ -113,8 +115,17 @@ pub fn aligned_pair(comparison: &Comparison, sides: [(&TraceFusion, &FusionDag);
     };
     let pair_sides: [PairSide; 2] = [0, 1].map(|i| {
         let (f, dag) = sides[i];
-        let (unfused, fused, unknown) = traffic(&dag.windows[windows[i]], f);
-        PairSide { key: keys[i].to_string(), window: windows[i], unfused_bytes: unfused, fused_bytes: fused, unknown }
+        let w = &dag.windows[windows[i]];
+        let (unfused, fused, unknown) = traffic(w, f);
+        let known = w.boxes.len() - unknown;
+        PairSide {
+            key: keys[i].to_string(),
+            window: windows[i],
+            unfused_bytes: unfused,
+            fused_bytes: fused,
+            unknown,
+            known,
+        }
     });
     let boxes_of = |i: usize, names: &[&str]| -> Vec<usize> {
         let (f, dag) = sides[i];
@@ -142,22 +153,37 @@ pub fn aligned_pair(comparison: &Comparison, sides: [(&TraceFusion, &FusionDag);
     Some(PairDag { label, sides: pair_sides, differences })
 }
 
-/// Unfused vs fused bytes of one pass of the aligned layer, a row per side.
-pub fn pair_traffic_chart(p: &PairDag) -> BarChart {
-    BarChart {
+/// Unfused vs fused bytes of one pass of the aligned layer, a row per side with a launch of
+/// known bytes drawn (a side without one would be a 0 B bar: [`pair_bytes_unknown`] names it);
+/// `None` when neither side has one.
+pub fn pair_traffic_chart(p: &PairDag) -> Option<BarChart> {
+    let rows: Vec<BarRow> = p
+        .sides
+        .iter()
+        .filter(|s| s.known > 0)
+        .map(|s| BarRow {
+            label: s.key.clone(),
+            detail: format!("{} without known bytes left out", plural(s.unknown as u64, "launch", "launches")),
+            values: vec![Bar { read: s.unfused_bytes, written: 0 }, Bar { read: s.fused_bytes, written: 0 }],
+        })
+        .collect();
+    (!rows.is_empty()).then(|| BarChart {
         title: "Memory traffic of one pass of the layer drawn (launches with known bytes)".to_string(),
         series: traffic_series(),
-        rows: p
-            .sides
-            .iter()
-            .map(|s| BarRow {
-                label: s.key.clone(),
-                detail: format!("{} without known bytes left out", plural(s.unknown as u64, "launch", "launches")),
-                values: vec![Bar { read: s.unfused_bytes, written: 0 }, Bar { read: s.fused_bytes, written: 0 }],
-            })
-            .collect(),
+        rows,
         split: false,
-    }
+    })
+}
+
+/// Why a side has no bar in [`pair_traffic_chart`]: none of its drawn launches has known bytes.
+pub fn pair_bytes_unknown(p: &PairDag) -> Option<String> {
+    let keys: Vec<&str> = p.sides.iter().filter(|s| s.known == 0).map(|s| s.key.as_str()).collect();
+    (!keys.is_empty()).then(|| {
+        format!(
+            "No traffic bar for {}: bytes unknown for every launch drawn (the trace's format records no shapes, or its ops none a model knows).",
+            keys.join(" and ")
+        )
+    })
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::trace::classify::name::short_name;
 use crate::trace::compare::Comparison;
 use crate::trace::fusion::TraceFusion;
 use crate::trace::view::fusion_dag::{box_details_html, window_svg, FusionDag, DAG_BOXES};
-use crate::trace::view::fusion_pair::{aligned_pair, pair_traffic_chart};
+use crate::trace::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
 use crate::units::{group_digits, plural};
 
 #[derive(Properties, PartialEq)]
@@ -99,10 +99,6 @@ pub struct PairProps {
     pub comparison: Shared<Comparison>,
     /// Each side's fusion and windows, in the comparison's order.
     pub sides: [(Shared<TraceFusion>, Shared<FusionDag>); 2],
-    /// The keys of the sides whose format records no shapes (no kernel's bytes known): they
-    /// get no traffic bar (the trace view says why).
-    #[prop_or_default]
-    pub bytes_unknown: Vec<String>,
 }
 
 /// Both sides' kernel groups of the aligned layer side by side, their traffic for one pass of
@@ -114,9 +110,8 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
     let pair = aligned_pair(&props.comparison, [(&s[0].0, &s[0].1), (&s[1].0, &s[1].1)]);
     let picked = use_state_eq(|| None::<usize>);
     let Some(p) = pair.as_ref() else { return html! {} };
-    let mut chart = pair_traffic_chart(p);
-    chart.rows.retain(|r| !props.bytes_unknown.contains(&r.label));
-    let chart = (!chart.rows.is_empty()).then(|| chart.to_svg());
+    let chart = pair_traffic_chart(p).map(|c| c.to_svg());
+    let bytes_unknown = pair_bytes_unknown(p);
     let marked = |side: usize| -> Vec<usize> {
         let Some(d) = (*picked).and_then(|k| p.differences.get(k)) else { return Vec::new() };
         let w = &props.sides[side].1.windows[p.sides[side].window];
@@ -135,10 +130,8 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
             if let Some(chart) = chart {
                 <figure class="chart" data-testid="chart-fusion-pair">{ Html::from_html_unchecked(AttrValue::from(chart)) }</figure>
             }
-            if !props.bytes_unknown.is_empty() {
-                <p class="hint" data-testid="fusion-pair-bytes-unknown">
-                    { format!("No traffic bar for {}: bytes unknown (no shapes recorded in its format).", props.bytes_unknown.join(" and ")) }
-                </p>
+            if let Some(line) = bytes_unknown {
+                <p class="hint" data-testid="fusion-pair-bytes-unknown">{ line }</p>
             }
             if !p.differences.is_empty() {
                 <ol class="pair-differences" data-testid="fusion-pair-differences">

@@ -72,7 +72,7 @@ struct Drawn {
     /// The kernel groups of a layer or step drawn (a trace's report carries its windows).
     dag: Option<DagSide>,
     /// A comparison's two sides' fusion and windows, for the aligned layer side by side.
-    pair: Option<(Shared<Comparison>, [DagSide; 2], Vec<String>)>,
+    pair: Option<(Shared<Comparison>, [DagSide; 2])>,
     tables: Vec<Shared<DataTable>>,
     base_name: String,
     view: TraceView,
@@ -258,12 +258,7 @@ fn drawn(view: &TraceView) -> Drawn {
                         (&t0.fusion, &t1.fusion, &t0.fusion_dag, &t1.fusion_dag)
                     {
                         let side = |f: &TraceFusion, d: &FusionDag| (Shared::new(f.clone()), Shared::new(d.clone()));
-                        let unknown = [(k0, f0, t0), (k1, f1, t1)]
-                            .iter()
-                            .filter(|(_, f, t)| no_bytes_statement(f, t.format).is_some())
-                            .map(|(k, _, _)| k.to_string())
-                            .collect();
-                        pair = Some((comparison.clone(), [side(f0, d0), side(f1, d1)], unknown));
+                        pair = Some((comparison.clone(), [side(f0, d0), side(f1, d1)]));
                     }
                 }
                 // Each side's fusion: the reports' whole, or a share link's trimmed copy.
@@ -494,9 +489,8 @@ pub fn trace_panel(props: &Props) -> Html {
             if let Some((fusion, dag)) = &d.dag {
                 <FusionDagView key={d.base_name.clone()} fusion={fusion.clone()} dag={dag.clone()} />
             }
-            if let Some((comparison, sides, bytes_unknown)) = &d.pair {
-                <FusionPairView key={d.base_name.clone()} comparison={comparison.clone()} sides={sides.clone()}
-                    bytes_unknown={bytes_unknown.clone()} />
+            if let Some((comparison, sides)) = &d.pair {
+                <FusionPairView key={d.base_name.clone()} comparison={comparison.clone()} sides={sides.clone()} />
             }
             { for d.statements.iter().map(|(id, line)| html! {
                 <p class="hint" data-testid={id.clone()}>{ line.clone() }</p>
