@@ -96,6 +96,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn plural_is_singular_for_one_only() {
+        assert_eq!(plural(1, "kernel", "kernels"), "1 kernel");
+        assert_eq!(plural(0, "kernel", "kernels"), "0 kernels");
+        assert_eq!(plural(1234, "launch", "launches"), "1,234 launches");
+    }
+
+    #[test]
     fn ellipsize_counts_characters_not_bytes() {
         assert_eq!(ellipsize("softmax", 7), "softmax");
         assert_eq!(ellipsize("softmax", 5), "soft…");
