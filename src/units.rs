@@ -49,6 +49,12 @@ pub fn group_digits(n: u64) -> String {
     out
 }
 
+/// A count and its noun, grouped digits, singular for one: `plural(1, "kernel", "kernels")`
+/// → `"1 kernel"`, `plural(1234, …)` → `"1,234 kernels"`.
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", group_digits(n), if n == 1 { one } else { many })
+}
+
 /// Microseconds with a unit that fits: `0.5` → `"500 ns"`, `1500.0` → `"1.50 ms"`.
 pub fn format_duration_us(us: f64) -> String {
     let a = us.abs();
@@ -88,6 +94,13 @@ pub fn positive_zero(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plural_is_singular_for_one_only() {
+        assert_eq!(plural(1, "kernel", "kernels"), "1 kernel");
+        assert_eq!(plural(0, "kernel", "kernels"), "0 kernels");
+        assert_eq!(plural(1234, "launch", "launches"), "1,234 launches");
+    }
 
     #[test]
     fn ellipsize_counts_characters_not_bytes() {

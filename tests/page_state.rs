@@ -356,6 +356,66 @@ mod traces {
     }
 
     #[test]
+    fn an_execution_trace_links_to_its_run_and_says_so_or_why_not() {
+        let data =
+            |f: &str| std::fs::read(format!("{}/tests/data/exec-trace/{f}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let (kineto, et_bytes) = (data("hta_simple_add_kineto.json.gz"), data("hta_simple_add_et.json.gz"));
+        // Dropped alone: it needs its Kineto trace (opened through the page's dispatch).
+        let s = reduce(State::default(), fusionscope::page::open::open_bytes("add_et.json.gz", &et_bytes, 1));
+        let notice = s.notice.clone().unwrap();
+        assert!(!notice.is_error);
+        assert_eq!(
+            notice.text,
+            "add_et.json.gz is an execution trace (36 ops): it needs the Kineto trace of the same run. Drop both \
+             together, or the trace now: its fusion then takes the exact data flow from the execution trace."
+        );
+        // What the worker does when it is dropped onto its trace: the fusion again, with it.
+        let s = open(s, 2, "add.json.gz", &kineto);
+        assert!(s.traces.get(2).unwrap().time.fusion.as_ref().unwrap().exec_trace.is_none());
+        let Ok(Imported::Trace { trace, summary, time }) = open_whole("add.json.gz", &kineto) else { panic!("trace") };
+        let Ok(Imported::ExecTrace(et)) = open_whole("add_et.json.gz", &et_bytes) else { panic!("exec trace") };
+        let side = fusionscope::trace::summary::ClassifiedTrace::new(&trace, &fusionscope::trace::classify);
+        let mut linked = time.clone();
+        fusionscope::trace::time::report::add_fusion_with(
+            &mut linked,
+            &side,
+            summary.structure.as_deref(),
+            Some((&et, "add_et.json.gz")),
+        );
+        let e = linked.fusion.as_ref().unwrap().exec_trace.clone().unwrap();
+        assert_eq!((e.ops, e.linked_ops, e.linked_kernels), (36, 36, 4));
+        let action = |joined, unlinked| Action::ExecTraceOpened {
+            file_name: "add_et.json.gz".into(),
+            ops: 36,
+            joined,
+            unlinked,
+        };
+        let s2 = reduce(s.clone(), action(vec![(2, Shared::new(linked))], Vec::new()));
+        let notice = s2.notice.clone().unwrap();
+        assert!(!notice.is_error);
+        assert_eq!(
+            notice.text,
+            "add_et.json.gz (an execution trace of 36 ops) was linked to add.json.gz: its fusion now takes the data \
+             flow from it. Execution trace add_et.json.gz: 36 of its 36 ops linked to this trace's CPU ops (100.00 %); \
+             the hand-offs of 4 kernel launches are exact (its tensor ids)."
+        );
+        assert!(matches!(&s2.traces.view, Some(TraceView::Summary { time: Some(t), .. })
+            if t.fusion.as_ref().is_some_and(|f| f.exec_trace.is_some())));
+        // Of another run: an error naming the file and the traces it does not link to.
+        let s3 = reduce(s, action(Vec::new(), vec!["add.json.gz".into()]));
+        let notice = s3.notice.unwrap();
+        assert!(notice.is_error);
+        assert!(
+            notice.text.starts_with(
+                "add_et.json.gz is an execution trace of another run: none of its 36 ops has a CPU op with its \
+                 record-function id and name in add.json.gz."
+            ),
+            "{}",
+            notice.text
+        );
+    }
+
+    #[test]
     fn traces_open_compare_share_and_close() {
         let s = open(State::default(), 1, "h100.json.gz", H100);
         let Some(TraceView::Summary { summary, .. }) = &s.traces.view else { panic!("no summary") };

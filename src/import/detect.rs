@@ -45,6 +45,10 @@ pub enum FileKind {
     ModelConfig,
     /// Chip configuration JSON (NeuSim TPU format, or `peak_flops` + `hbm_bw_GBps`).
     Chip,
+    /// A PyTorch Execution Trace (Chakra ET JSON: `schema` and a `nodes` list): not a trace
+    /// of its own but the exact data flow of a Kineto trace of the same run
+    /// (`crate::trace::exec_trace`).
+    ExecTrace,
     /// None of the above; [`unrecognised_reason`] says what the file looks like instead.
     Unknown,
 }
@@ -53,7 +57,7 @@ impl FileKind {
     /// Kinds whose files can be hundreds of megabytes: the page reads and analyses them in its
     /// analysis worker. The others are small inputs the page's thread opens from their bytes.
     pub fn analysed_off_the_page(self) -> bool {
-        matches!(self, FileKind::KinetoTrace | FileKind::OpGraph) || self.is_trace()
+        matches!(self, FileKind::KinetoTrace | FileKind::OpGraph | FileKind::ExecTrace) || self.is_trace()
     }
 
     /// Kinds read into the format-neutral trace (`crate::trace::Trace`): a profiler's output.
@@ -83,6 +87,7 @@ impl FileKind {
             FileKind::Calibration => "a hardware calibration profile (JSON)",
             FileKind::ModelConfig => "a model configuration (JSON)",
             FileKind::Chip => "a chip configuration (JSON)",
+            FileKind::ExecTrace => "a PyTorch execution trace (Chakra ET JSON)",
             FileKind::Unknown => "an unrecognised file",
         }
     }
@@ -156,6 +161,8 @@ fn detect_plain(bytes: &[u8]) -> FileKind {
                 FileKind::RocprofJson
             } else if has("ops") {
                 FileKind::OpGraph
+            } else if has("nodes") && (has("schema") || has("pid")) {
+                FileKind::ExecTrace
             } else if CALIBRATION_KEYS.iter().any(|k| has(k)) {
                 FileKind::Calibration
             } else if has("model_type") && MODEL_SIZE_KEYS.iter().any(|k| has(k)) {
@@ -374,6 +381,21 @@ mod tests {
         assert_eq!(detect_kind(br#"  {"tensors": {"x": {"shape": [1]}}, "ops": []}"#), FileKind::OpGraph);
         assert_eq!(detect_kind(br#"[{"name": "a", "op_type": "matmul""#), FileKind::OpGraph);
         assert_eq!(detect_kind(b"[1, 2, 3]"), FileKind::Unknown);
+    }
+
+    #[test]
+    fn execution_traces_by_their_schema_and_nodes() {
+        for f in ["param_linear_et", "hta_simple_add_et"] {
+            let bytes = prefix(&format!("exec-trace/{f}.json.gz"));
+            assert_eq!(detect(&bytes), Detected { kind: FileKind::ExecTrace, gzipped: true }, "{f}");
+        }
+        // Their Kineto traces stay traces.
+        assert_eq!(detect_kind(&prefix("exec-trace/param_linear_kineto.json.gz")), FileKind::KinetoTrace);
+        assert_eq!(detect_kind(br#"{"schema": "1.0.1", "pid": 7, "nodes": [{"name": "#), FileKind::ExecTrace);
+        // A "nodes" list alone is not enough (a graph of another tool).
+        assert_eq!(detect_kind(br#"{"nodes": [], "edges": []}"#), FileKind::Unknown);
+        // Not a trace of its own, but read in the worker, where the traces are.
+        assert!(FileKind::ExecTrace.analysed_off_the_page() && !FileKind::ExecTrace.is_trace());
     }
 
     #[test]

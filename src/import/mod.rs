@@ -62,6 +62,7 @@ pub fn text_budget(kind: FileKind) -> Option<usize> {
         FileKind::XlaProfile => Some(crate::limits::XPLANE_BYTES),
         FileKind::XlaTraceJson => Some(crate::limits::XLA_TRACE_JSON_BYTES),
         FileKind::SqliteTrace => Some(crate::limits::SQLITE_BYTES),
+        FileKind::ExecTrace => Some(crate::limits::EXEC_TRACE_BYTES),
         FileKind::KinetoTrace | FileKind::Gzip | FileKind::Unknown => None,
     }
 }

@@ -19,6 +19,7 @@ use crate::fusion::{analyze, AnalysisReport, OpGraph};
 use crate::hardware::{parse_chip, Chip, ChipError};
 use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
+use crate::trace::exec_trace::{parse_exec_trace, EtError, ExecTrace};
 use crate::trace::ranks::{RankSink, RankSummary};
 use crate::trace::rocprof::{read_rocprof, RocprofError};
 use crate::trace::summary::{summarize_classified, ClassifiedTrace};
@@ -53,6 +54,8 @@ pub enum Imported {
     ModelConfig { text: String },
     /// A chip configuration.
     Chip(Chip),
+    /// A PyTorch execution trace: the page's worker links it to the Kineto trace of its run.
+    ExecTrace(ExecTrace),
     /// No kind fusionscope reads (or gzip whose content could not be inflated): why, in words.
     Unrecognised { detected: Detected, reason: String },
 }
@@ -89,6 +92,8 @@ pub enum ReadError {
     ModelConfig(#[from] WorkloadError),
     #[error(transparent)]
     Chip(#[from] ChipError),
+    #[error(transparent)]
+    ExecTrace(#[from] EtError),
     /// A file of a kind that is not a profiler's output was given where a trace was wanted.
     #[error("it is {0}, not a profiler's trace")]
     NotATrace(&'static str),
@@ -120,6 +125,7 @@ impl OpenError {
             FileKind::SqliteTrace => ("an SQLite database", "read"),
             FileKind::OpTrace => ("an op trace", "read"),
             FileKind::SimOpsCsv => ("a simulator op table", "read"),
+            FileKind::ExecTrace => ("a PyTorch execution trace", "read"),
             kind => (kind.describe(), "read"),
         };
         format!("{file_name} is {what}{gz} but cannot be {verb}: {}.", self.error)
@@ -297,6 +303,7 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
         | FileKind::XlaTraceJson
         | FileKind::SqliteTrace
         | FileKind::OpGraph
+        | FileKind::ExecTrace
             if !READS_LARGE_KINDS =>
         {
             return Err(fail(ReadError::NeedsWorker))
@@ -333,6 +340,7 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
             Imported::ModelConfig { text }
         }
         FileKind::Chip => Imported::Chip(parse_chip(&text()?).map_err(|e| fail(e.into()))?),
+        FileKind::ExecTrace => Imported::ExecTrace(parse_exec_trace(&text()?, file_name).map_err(|e| fail(e.into()))?),
         FileKind::Gzip | FileKind::Unknown => {
             Imported::Unrecognised { detected, reason: unrecognised_reason(&bytes[..bytes.len().min(DETECT_BYTES)]) }
         }
@@ -439,6 +447,26 @@ mod tests {
                 other => panic!("slices of {n}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn an_execution_trace_is_read_whole_and_a_broken_one_names_the_file() {
+        let et = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/exec-trace/param_linear_et.json.gz"));
+        let text = text(et, usize::MAX).unwrap();
+        let expected = parse_exec_trace(&text, "et.json.gz").unwrap();
+        for n in [100, et.len()] {
+            let Imported::ExecTrace(read) = open_in_slices("et.json.gz", et, n).unwrap() else {
+                panic!("slices of {n}")
+            };
+            assert_eq!(read, expected, "slices of {n}");
+        }
+        assert_eq!(expected.nodes.iter().filter(|n| n.is_op()).count(), 928, "as `trace --exec-trace` counts them");
+        let broken = br#"{"schema": "1.0.1", "pid": 1, "nodes": [{"id": 1, "name": "a", "parent": 2}, {"id": 2, "name": "b", "parent": 1}]}"#;
+        let e = open_whole("loop.json", broken).unwrap_err();
+        assert_eq!(
+            e.message("loop.json"),
+            "loop.json is a PyTorch execution trace but cannot be read: execution trace loop.json: the parent links make a cycle through node 1."
+        );
     }
 
     #[test]

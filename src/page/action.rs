@@ -43,6 +43,15 @@ pub enum Action {
         graphs: u32,
         joined: Vec<(u32, Shared<TraceTime>)>,
     },
+    /// An execution trace was read (and kept by the analysis worker): the traces it linked to
+    /// (by id) have new reports whose fusion takes its data flow; `unlinked` names the opened
+    /// traces it did not link to (`ops`: its op nodes).
+    ExecTraceOpened {
+        file_name: String,
+        ops: u64,
+        joined: Vec<(u32, Shared<TraceTime>)>,
+        unlinked: Vec<String>,
+    },
     /// An op graph was read and analysed (by the analysis worker).
     OpenAnalysedGraph {
         file_name: String,

@@ -29,6 +29,13 @@ pub enum Opened {
         graphs: u32,
         joined: Vec<(u32, TraceTime)>,
     },
+    /// An execution trace kept by the analysis worker (`ops` op nodes), the traces it linked
+    /// to, and the names of those it did not.
+    ExecTraceInWorker {
+        ops: u64,
+        joined: Vec<(u32, TraceTime)>,
+        unlinked: Vec<String>,
+    },
 }
 
 /// The action for an opened file. `id` is the job that opened it: a trace is listed under it.
@@ -43,6 +50,10 @@ pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
         Opened::CaptureInWorker { graphs, joined } => {
             let joined = joined.into_iter().map(|(id, time)| (id, Shared::new(time))).collect();
             return Action::CaptureOpened { file_name, graphs, joined };
+        }
+        Opened::ExecTraceInWorker { ops, joined, unlinked } => {
+            let joined = joined.into_iter().map(|(id, time)| (id, Shared::new(time))).collect();
+            return Action::ExecTraceOpened { file_name, ops, joined, unlinked };
         }
         Opened::Imported(imported) => imported,
     };
@@ -73,6 +84,14 @@ pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
         Imported::Calibration(file) => Action::LoadCalibration(LoadedCalibration::new(file_name, file)),
         Imported::ModelConfig { text } => Action::AddModelFile(ModelChoice::File { file_name, text }),
         Imported::Chip(chip) => Action::AddChip(chip),
+        // Only the analysis worker, which holds the traces, links one; read elsewhere it is
+        // what it is with no trace held.
+        Imported::ExecTrace(et) => Action::ExecTraceOpened {
+            file_name,
+            ops: et.nodes.iter().filter(|n| n.is_op()).count() as u64,
+            joined: Vec::new(),
+            unlinked: Vec::new(),
+        },
         Imported::Unrecognised { detected, .. } if detected.kind == FileKind::Gzip => Action::Inform(format!(
             "{file_name} is {} (gzip-compressed). This page shows op graphs, Kineto traces, op traces, simulator op \
              tables, calibration profiles, model and chip configurations and the transformer block; for this file use \

@@ -85,6 +85,11 @@ pub enum Reply {
     /// replays it belongs to: `joined` has, by trace id, the new report of each trace it held
     /// that the capture was joined to (a replay opened later is joined as it opens).
     Capture { job: u32, graphs: u32, joined: Vec<(u32, Json<TraceTime>)> },
+    /// A PyTorch execution trace (`ops` op nodes), kept by the worker to give its exact data
+    /// flow to the Kineto trace of its run: `joined` has, by trace id, the new report of each
+    /// held trace whose CPU ops it links to; `unlinked` names the held traces it does not link
+    /// to (an execution trace of another run). A trace opened later is linked as it opens.
+    ExecTrace { job: u32, ops: u64, joined: Vec<(u32, Json<TraceTime>)>, unlinked: Vec<String> },
     /// The comparison asked for.
     Comparison { job: u32, comparison: Json<Comparison> },
     /// A trace read for another worker (`Open` with `hand_back`), in `trace::wire` form, with
@@ -120,6 +125,7 @@ impl Reply {
             | Reply::Bytes { job, .. }
             | Reply::Comparison { job, .. }
             | Reply::Capture { job, .. }
+            | Reply::ExecTrace { job, .. }
             | Reply::Parsed { job, .. }
             | Reply::Ranks { job, .. }
             | Reply::Error { job, .. } => Some(*job),

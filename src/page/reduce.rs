@@ -8,7 +8,9 @@ use super::time_model::TimeModel;
 use super::traces::{TraceView, Traces};
 use crate::fusion::analyze;
 use crate::fusion::transformer::TransformerConfig;
+use crate::trace::view::fusion::exec_trace_line;
 use crate::trace::view::time::capture_line;
+use crate::units::plural;
 
 impl State {
     /// The state after `action`: the page's only transition. Pure (no browser call), so every
@@ -92,6 +94,42 @@ impl State {
                     None => traces,
                 };
                 return State { traces, notice: Some(Notice { text, is_error: false }), sim: None, ..self.clone() };
+            }
+            Action::ExecTraceOpened { file_name, ops, joined, unlinked } => {
+                let traces = self.traces.with_times(&joined);
+                let ops = plural(ops, "op", "ops");
+                let notice = match joined.first().and_then(|(id, time)| Some((traces.get(*id)?, time))) {
+                    Some((first, time)) => {
+                        let line = time.fusion.as_ref().and_then(exec_trace_line).unwrap_or_default();
+                        let more = match joined.len() {
+                            1 => String::new(),
+                            n => format!(" (and {})", plural(n as u64 - 1, "more trace", "more traces")),
+                        };
+                        let text = format!(
+                            "{file_name} (an execution trace of {ops}) was linked to {}{more}: its fusion now takes the data flow from it. {line}",
+                            first.file_name
+                        );
+                        Notice { text, is_error: false }
+                    }
+                    None if !unlinked.is_empty() => Notice {
+                        text: format!(
+                            "{file_name} is an execution trace of another run: none of its {ops} has a CPU op with its record-function id and name in {}. Drop it with the Kineto trace of the same run.",
+                            unlinked.join(", ")
+                        ),
+                        is_error: true,
+                    },
+                    None => Notice {
+                        text: format!(
+                            "{file_name} is an execution trace ({ops}): it needs the Kineto trace of the same run. Drop both together, or the trace now: its fusion then takes the exact data flow from the execution trace."
+                        ),
+                        is_error: false,
+                    },
+                };
+                let traces = match joined.first() {
+                    Some((id, _)) => traces.show(*id),
+                    None => traces,
+                };
+                return State { traces, notice: Some(notice), sim: None, ..self.clone() };
             }
             Action::OpenAnalysedGraph { file_name, graph, report } => {
                 let title = format!("Op graph {file_name}");

@@ -124,8 +124,12 @@ impl Opening {
                 }
                 // A capture read beside its replay may have been joined to it after the replay
                 // was answered (the workers run side by side): its update comes after the
-                // replay is listed.
-                results.sort_by_key(|(_, r)| matches!(r, Ok(Action::CaptureOpened { .. })));
+                // replay is listed; so does an execution trace's link. One read first, with no
+                // trace held yet, comes first: the trace read beside it was linked as it opened.
+                results.sort_by_key(|(_, r)| match r {
+                    Ok(Action::ExecTraceOpened { joined, unlinked, .. }) => !(joined.is_empty() && unlinked.is_empty()),
+                    r => matches!(r, Ok(Action::CaptureOpened { .. })),
+                });
                 for (file_name, result) in results {
                     let action = match result {
                         Ok(action) => action,
@@ -144,6 +148,7 @@ impl Opening {
                         Action::OpenAnalysedGraph { .. }
                             | Action::OpenTrace(_)
                             | Action::CaptureOpened { .. }
+                            | Action::ExecTraceOpened { .. }
                             | Action::OpenOpTrace { .. }
                             | Action::OpenSimTable(_)
                     ) {
@@ -418,6 +423,9 @@ async fn action_of_reply(file_name: &str, reply: OpenReply) -> Action {
         OpenReply::Bytes(bytes) => open_bytes(file_name, &bytes, next_job_id()),
         OpenReply::Capture { graphs, joined } => {
             action_of(file_name, Opened::CaptureInWorker { graphs, joined }, next_job_id())
+        }
+        OpenReply::ExecTrace { ops, joined, unlinked } => {
+            action_of(file_name, Opened::ExecTraceInWorker { ops, joined, unlinked }, next_job_id())
         }
         // Only a `hand_back` read gives these, and its caller adopts them instead.
         OpenReply::Parsed { .. } => {

@@ -37,6 +37,12 @@
 //! worker keeps it and joins it to every trace it holds, or later reads, whose graph replays it
 //! captured, answering with their new reports.
 //!
+//! **Execution traces.** A PyTorch execution trace (`trace::exec_trace`) is not a trace either:
+//! it is kept, and linked (record-function id and op name) to every held trace and every trace
+//! read later; a trace it links to gets its fusion again with the exact data flow, as
+//! `fusionscope trace K --exec-trace ET` gives it. The second worker does not read one: it holds
+//! no traces to link it to, so it leaves the file to the first (which reads it again).
+//!
 //! The messages are [`crate::page::protocol`]'s [`Request`] and [`Reply`], as JavaScript values
 //! made by `serde-wasm-bindgen`; a request to open a file is the array `[request, file]`.
 
@@ -50,13 +56,16 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
 use crate::fusion::json::to_file;
+use crate::import::FileKind;
 use crate::import::{FileOpener, Imported};
 use crate::page::protocol::{Json, Reply, Request};
 use crate::trace::capture::{attribute, captured_graph_count};
+use crate::trace::exec_trace::{link, ExecTrace};
 use crate::trace::ranks::RankSummary;
 use crate::trace::read::wire;
+use crate::trace::structure::Structure;
 use crate::trace::summary::ClassifiedTrace;
-use crate::trace::time::report::{add_fusion, recorded_cost, time_report, TraceTime};
+use crate::trace::time::report::{add_fusion_with, recorded_cost, time_report, TraceTime};
 use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{classify, compare, Input, Trace, TraceSummary};
 
@@ -70,6 +79,21 @@ struct Held {
     trace: Trace,
     /// A capture trace's ops were joined to it (it is not joined again).
     joined: bool,
+    /// Its steps and layers (the summary's), for its fusion when an execution trace comes.
+    structure: Option<Box<Structure>>,
+    /// Its report as sent, and the index in `EXEC_TRACES` of the execution trace its fusion
+    /// used, if any.
+    time: TraceTime,
+    exec_trace: Option<usize>,
+}
+
+/// An execution trace the worker keeps, to link to the Kineto trace of its run.
+struct HeldEt {
+    name: String,
+    et: ExecTrace,
+    /// No trace has been tried against it yet: the next trace read is taken to be its run's
+    /// (and, if nothing links, says it is of another run).
+    waiting: bool,
 }
 
 thread_local! {
@@ -79,6 +103,8 @@ thread_local! {
     static RANKS: RefCell<FxHashMap<u32, RankSummary>> = RefCell::default();
     /// The graph-capture traces read (`trace::capture`), joined to each replay they match.
     static CAPTURES: RefCell<Vec<Trace>> = RefCell::default();
+    /// The execution traces read, linked to each trace of their run.
+    static EXEC_TRACES: RefCell<Vec<HeldEt>> = RefCell::default();
     /// Jobs the page cancelled that have not stopped yet.
     static CANCELLED: RefCell<FxHashSet<u32>> = RefCell::default();
 }
@@ -200,7 +226,7 @@ fn is_cancelled(job: u32) -> bool {
 
 /// Reads, opens and answers one file.
 async fn open(job: u32, blob: Blob, name: String, hand_back: bool) {
-    let result = read_and_open(job, &blob, &name).await;
+    let result = read_and_open(job, &blob, &name, hand_back).await;
     if take_cancelled(job) {
         return post(&Reply::Cancelled { job });
     }
@@ -225,13 +251,21 @@ fn reply_of(job: u32, name: String, opened: Imported, rank: Option<RankSummary>)
             if let Some(graphs) = captured_graph_count(&trace) {
                 return capture_reply(job, trace, graphs);
             }
-            let (trace, time, joined) = match CAPTURES.with(|c| c.borrow().iter().find_map(|c| join(&trace, c))) {
-                Some((joined, time)) => (joined, time, true),
-                None => (trace, time, false),
-            };
+            let structure = summary.structure.clone();
+            let exec_trace = exec_trace_for(&trace);
+            let (trace, mut time, joined) =
+                match CAPTURES.with(|c| c.borrow().iter().find_map(|c| join(&trace, c, exec_trace))) {
+                    Some((joined, time)) => (joined, time, true),
+                    None => (trace, time, false),
+                };
+            if let (Some(et), false) = (exec_trace, joined) {
+                with_exec_trace(&mut time, &trace, structure.as_deref(), et);
+            }
             match (Json::encode(&summary), Json::encode(&time)) {
-                (Ok(summary), Ok(time)) => {
-                    TRACES.with(|t| t.borrow_mut().insert(job, Held { name, trace, joined }));
+                (Ok(summary), Ok(sent)) => {
+                    let held = Held { name, trace, joined, structure, time, exec_trace };
+                    TRACES.with(|t| t.borrow_mut().insert(job, held));
+                    let time = sent;
                     if let Some(rank) = rank {
                         RANKS.with(|r| r.borrow_mut().insert(job, rank));
                     }
@@ -249,17 +283,85 @@ fn reply_of(job: u32, name: String, opened: Imported, rank: Option<RankSummary>)
                 Reply::Error { job, message: format!("{name}: the analysis cannot be sent: {e}") }
             }
         },
+        Imported::ExecTrace(et) => exec_trace_reply(job, name, et),
         _ => Reply::Error { job, message: format!("{name}: the worker opened a kind the page opens itself") },
     }
 }
 
-/// `trace` joined to `capture` and its new report, if the capture holds its graphs.
-fn join(trace: &Trace, capture: &Trace) -> Option<(Trace, TraceTime)> {
+/// The execution trace a trace being opened takes: the latest held one that links to it, else
+/// the latest one still waiting for its trace (its fusion then says it is of another run, and
+/// it waits no more).
+fn exec_trace_for(trace: &Trace) -> Option<usize> {
+    EXEC_TRACES.with(|e| {
+        let mut ets = e.borrow_mut();
+        let linked = ets.iter().rposition(|h| link(trace, &h.et).linked_ops > 0);
+        let chosen = linked.or_else(|| ets.iter().rposition(|h| h.waiting));
+        if let Some(i) = chosen {
+            ets[i].waiting = false;
+        }
+        chosen
+    })
+}
+
+/// `time`'s fusion again, with the held execution trace `et`'s data flow.
+fn with_exec_trace(time: &mut TraceTime, trace: &Trace, structure: Option<&Structure>, et: usize) {
+    EXEC_TRACES.with(|e| {
+        if let Some(h) = e.borrow().get(et) {
+            let side = ClassifiedTrace::new(trace, &classify);
+            add_fusion_with(time, &side, structure, Some((&h.et, h.name.as_str())));
+        }
+    })
+}
+
+/// An execution trace is kept and linked to every held trace of its run (in place of one it
+/// was linked to before), whose new reports go back; the others are named.
+fn exec_trace_reply(job: u32, name: String, et: ExecTrace) -> Reply {
+    let ops = et.nodes.iter().filter(|n| n.is_op()).count() as u64;
+    let index = EXEC_TRACES.with(|e| e.borrow().len());
+    let (mut joined, mut unlinked) = (Vec::new(), Vec::new());
+    let mut fail = None;
+    let waiting = TRACES.with(|t| {
+        let mut traces = t.borrow_mut();
+        let mut ids: Vec<u32> = traces.keys().copied().collect();
+        ids.sort_unstable();
+        for id in &ids {
+            let Some(held) = traces.get_mut(id) else { continue };
+            if link(&held.trace, &et).linked_ops == 0 {
+                unlinked.push(held.name.clone());
+                continue;
+            }
+            let side = ClassifiedTrace::new(&held.trace, &classify);
+            let mut time = held.time.clone();
+            add_fusion_with(&mut time, &side, held.structure.as_deref(), Some((&et, name.as_str())));
+            match Json::encode(&time) {
+                Ok(sent) => {
+                    held.time = time;
+                    held.exec_trace = Some(index);
+                    joined.push((*id, sent));
+                }
+                Err(e) => fail = Some(format!("{name}: the linked trace's report cannot be sent: {e}")),
+            }
+        }
+        ids.is_empty()
+    });
+    EXEC_TRACES.with(|e| e.borrow_mut().push(HeldEt { name, et, waiting }));
+    match fail {
+        Some(message) => Reply::Error { job, message },
+        None => Reply::ExecTrace { job, ops, joined, unlinked },
+    }
+}
+
+/// `trace` joined to `capture` and its new report, if the capture holds its graphs; its
+/// fusion with the held execution trace `et`, if it has one.
+fn join(trace: &Trace, capture: &Trace, et: Option<usize>) -> Option<(Trace, TraceTime)> {
     let (joined, report) = attribute(trace, capture).ok()?;
     let side = ClassifiedTrace::new(&joined, &classify);
     let mut time = time_report(&side, None, &recorded_cost);
     time.capture = Some(report);
-    add_fusion(&mut time, &side, None);
+    match et {
+        Some(et) => with_exec_trace(&mut time, &joined, None, et),
+        None => add_fusion_with(&mut time, &side, None, None),
+    }
     Some((joined, time))
 }
 
@@ -270,10 +372,10 @@ fn capture_reply(job: u32, capture: Trace, graphs: usize) -> Reply {
         let mut traces = t.borrow_mut();
         let mut joined = Vec::new();
         for (&id, held) in traces.iter_mut().filter(|(_, h)| !h.joined) {
-            if let Some((trace, time)) = join(&held.trace, &capture) {
-                if let Ok(time) = Json::encode(&time) {
-                    *held = Held { name: std::mem::take(&mut held.name), trace, joined: true };
-                    joined.push((id, time));
+            if let Some((trace, time)) = join(&held.trace, &capture, held.exec_trace) {
+                if let Ok(sent) = Json::encode(&time) {
+                    (held.trace, held.time, held.joined) = (trace, time, true);
+                    joined.push((id, sent));
                 }
             }
         }
@@ -309,7 +411,7 @@ fn hand_back_reply(
 }
 
 /// The file read slice by slice into the opener; `None` if cancelled.
-async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>, String> {
+async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Result<Option<Read>, String> {
     let fail = |e: JsValue| format!("{name} could not be read: {}", describe(e));
     let total = blob.size();
     let mut opener = FileOpener::with_ranks(name);
@@ -323,6 +425,9 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str) -> Result<Option<Read>
         let buffer = JsFuture::from(slice.array_buffer()).await.map_err(fail)?;
         opener.feed(&Uint8Array::new(&buffer).to_vec()).map_err(|e| e.message(name))?;
         done = end;
+        if hand_back && opener.detected().kind == FileKind::ExecTrace {
+            return Err(format!("{name} is an execution trace: the worker that holds the traces reads it"));
+        }
         post(&Reply::Progress { job, done, total, memory: memory_bytes() });
     }
     if is_cancelled(job) {

@@ -79,6 +79,9 @@ pub enum OpenReply {
     /// A graph-capture trace, kept by the worker; the traces it was joined to, with their new
     /// reports.
     Capture { graphs: u32, joined: Vec<(u32, TraceTime)> },
+    /// An execution trace, kept by the worker; the traces it linked to, with their new reports,
+    /// and the names of those it did not link to.
+    ExecTrace { ops: u64, joined: Vec<(u32, TraceTime)>, unlinked: Vec<String> },
     /// A trace read for the other worker (`hand_back`), with its results, to
     /// [`AnalysisWorker::adopt`] there.
     Parsed { bytes: Vec<u8>, summary: Json<TraceSummary>, time: Json<TraceTime>, rank: Option<Json<RankSummary>> },
@@ -336,6 +339,7 @@ fn reply_kind(r: &Reply) -> &'static str {
         Reply::Bytes { .. } => "a file's bytes",
         Reply::Comparison { .. } => "a comparison",
         Reply::Capture { .. } => "a capture trace",
+        Reply::ExecTrace { .. } => "an execution trace",
         Reply::Parsed { .. } => "a trace read for the other worker",
         Reply::Ranks { .. } => "a job report",
         Reply::Error { .. } => "an error",
@@ -354,17 +358,20 @@ fn decode_open(job: u32, reply: Reply) -> Result<OpenReply, String> {
         Reply::Graph { graph, report, .. } => Ok(OpenReply::Graph { graph, report }),
         Reply::Bytes { bytes, .. } => Ok(OpenReply::Bytes(bytes)),
         Reply::Parsed { bytes, summary, time, rank, .. } => Ok(OpenReply::Parsed { bytes, summary, time, rank }),
-        Reply::Capture { graphs, joined, .. } => Ok(OpenReply::Capture {
-            graphs,
-            joined: joined
-                .into_iter()
-                .map(|(id, time)| {
-                    Ok((id, time.decode().map_err(|e| format!("the worker's op table cannot be read: {e}"))?))
-                })
-                .collect::<Result<_, String>>()?,
-        }),
+        Reply::Capture { graphs, joined, .. } => Ok(OpenReply::Capture { graphs, joined: decode_joined(joined)? }),
+        Reply::ExecTrace { ops, joined, unlinked, .. } => {
+            Ok(OpenReply::ExecTrace { ops, joined: decode_joined(joined)?, unlinked })
+        }
         other => Err(format!("the analysis worker answered a file with {}", reply_kind(&other))),
     }
+}
+
+/// The new reports of the traces a capture or an execution trace was joined to.
+fn decode_joined(joined: Vec<(u32, Json<TraceTime>)>) -> Result<Vec<(u32, TraceTime)>, String> {
+    joined
+        .into_iter()
+        .map(|(id, time)| Ok((id, time.decode().map_err(|e| format!("the worker's op table cannot be read: {e}"))?)))
+        .collect()
 }
 
 /// Handles one message from the worker.

@@ -27,6 +27,9 @@ after(async () => {
   await stopBrowser(env);
 });
 
+/** Whether some kernel group of a trace's fusion has both byte figures. */
+const knownBytes = (f) => f.groups.some((g) => g.fused_bytes_per_call !== null && g.unfused_bytes_per_call !== null);
+
 /** The CLI's category table as the page's rows show it: category, kernels, total. */
 const categoryRows = (s) => s.categories.map((c) => [c.category, digits(c.trace.count), duration(c.trace.time_us)]);
 
@@ -51,6 +54,28 @@ for (const [name, file, words] of [
     const line = cliText(['trace', file]).split('\n').find((l) => l.startsWith('Models cover'));
     assert.ok(line.includes(`This trace is ${words}`), line);
     assert.equal((await page.getByTestId('op-coverage').textContent()).trim(), line);
+    // No shapes, no bytes: the format's sentence in place of 0 B traffic bars (unless copies
+    // record their sizes: Nsight Systems) and of a roofline without a point.
+    const lacks = line.slice(line.indexOf('This trace is'));
+    if (knownBytes(s.fusion)) {
+      assert.equal(await page.getByTestId('fusion-bytes-unknown').count(), 0);
+      assert.equal(await page.getByTestId('chart-fusion-total').count(), 1);
+    } else {
+      assert.equal(s.fusion.totals.fused_bytes + s.fusion.totals.unfused_bytes, 0);
+      assert.equal(
+        await page.getByTestId('fusion-bytes-unknown').textContent(),
+        `No shapes recorded in this format: bytes unknown, so no traffic bars. ${lacks}`,
+      );
+      assert.equal(await page.getByTestId('chart-fusion-total').count(), 0);
+      assert.equal(await page.getByTestId('chart-fusion-groups').count(), 0);
+    }
+    assert.equal(await page.getByTestId('chart-roofline').count(), 0);
+    if (s.chip) {
+      assert.equal(
+        await page.getByTestId('roofline-none').textContent(),
+        `No shapes recorded in this format: FLOPs and bytes unknown, so no op on the roofline. ${lacks}`,
+      );
+    }
     await page.screenshot({ path: path.join(screenshotDir, `formats-${base(file).replaceAll('.', '_')}.png`), fullPage: true });
     await check();
   });
@@ -77,6 +102,19 @@ test(`${name} dropped together compare as \`compare --json\` does`, async () => 
     cats.map((r) => [r[0], r[1], r[2], r[5], r[6]]),
     c.categories.map((r) => [r.category, ...side(r, keys[0]), ...side(r, keys[1])]),
   );
+  // Neither side records shapes: a side with no known bytes says so and has no traffic bar.
+  const unknown = keys.filter((key) => !knownBytes(c.fusion[key]));
+  assert.ok(unknown.length > 0);
+  for (const key of unknown) {
+    assert.ok((await page.getByTestId(`fusion-bytes-unknown-${key}`).textContent()).startsWith(`${key}: No shapes recorded in this format: bytes unknown`));
+  }
+  const totalRows = await page.getByTestId('chart-fusion-total').locator('g > title').filter({ hasText: /^fused: / }).count();
+  assert.equal(totalRows, keys.length - unknown.length);
+  // No kernel drawn in either side's layer has bytes: no 0 B bars, a sentence.
+  assert.equal(await page.getByTestId('fusion-pair').count(), 1);
+  assert.equal(await page.getByTestId('chart-fusion-pair').count(), 0);
+  const why = await page.getByTestId('fusion-pair-bytes-unknown').textContent();
+  assert.ok(why.startsWith(`No traffic bar for ${keys[0]} and ${keys[1]}: bytes unknown for every launch drawn`), why);
   await page.screenshot({ path: path.join(screenshotDir, shot), fullPage: true });
   await check();
 });

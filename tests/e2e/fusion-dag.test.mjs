@@ -80,8 +80,18 @@ test('a pair shows both sides\' aligned layer with their traffic, and a differen
     assert.deepEqual(shown.map((b) => b.kernel), w.boxes.map((b) => b.kernel), p.key);
     assert.equal(await page.getByTestId(`dag-window-${p.key}`).inputValue(), String(dag.windows.indexOf(w)));
   }
+  // Where the alignment rotated the second side's layer, the label says where it lines up.
+  const rotation = c.layer_alignment[0].rotation;
+  assert.equal(label.includes(`The alignment reads ${c.platforms[1].key}'s layer from its box ${rotation + 1}`), rotation > 0, label);
   const bars = await page.getByTestId('chart-fusion-pair').locator('g > title').allTextContents();
   assert.equal(bars.filter((t) => t.startsWith('fused: ')).length, 2, bars.join('|'));
+  // Each difference counts the other side's kernels in words that agree with the count.
+  const counts = new Set(c.fusion_differences.map((d) => d.unfused_kernels.length));
+  for (const text of await page.getByTestId('fusion-pair-differences').locator('li button').allTextContents()) {
+    const m = text.match(/ where the other side runs (\d+) (kernels?)$/);
+    assert.ok(m && counts.has(Number(m[1])), text);
+    assert.equal(m[2], m[1] === '1' ? 'kernel' : 'kernels', text);
+  }
   // Picking the first difference marks boxes on the page.
   const diffs = page.getByTestId('fusion-pair-differences').locator('li button');
   assert.ok((await diffs.count()) > 0);
@@ -108,10 +118,16 @@ test('a comparison\'s share link carries both sides\' fusion: headlines and long
   const second = await openPage(env, url.slice(env.server.url.length), { viewport: { width: 1300, height: 900 } });
   await second.page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
   for (const [i, k] of keys.entries()) {
-    // The headline's figures are the totals, which the link keeps whole (the count of
-    // opportunities is of those the link keeps).
-    const figures = (t) => t.replace(/; \d+ opportunities/, '; N opportunities');
-    assert.equal(figures(await second.page.getByTestId(`fusion-headline-${k}`).textContent()), figures(headlines[i]), k);
+    // The headline's figures are the totals, which the link keeps whole: the count is of every
+    // opportunity, and a link that lists fewer says so.
+    const shown = await second.page.getByTestId(`fusion-headline-${k}`).textContent();
+    const all = c.fusion[k].opportunities.length;
+    assert.ok(headlines[i].includes(`; ${digits(all)} opportunit`), headlines[i]);
+    const cut = shown.match(/ \(the (\d+) that save most are listed\)\.$/);
+    assert.equal(cut ? shown.replace(cut[0], '.') : shown, headlines[i], k);
+    if (cut) assert.ok(Number(cut[1]) < all, shown);
+    const listed = await allTableRows(second.page, `table-opportunities-${['a', 'b'][i]}`);
+    assert.equal(Boolean(cut), listed.length < all, `${k}: ${listed.length} of ${all} listed`);
     // The longest groups, in the CLI's order.
     const side = ['a', 'b'][i];
     const rows = await allTableRows(second.page, `table-fusion-groups-${side}`);

@@ -59,8 +59,17 @@ test('one compiled trace: the kernel groups, traffic bars, opportunities and re-
   const total = await page.getByTestId('chart-fusion-total').locator('g > title').allTextContents();
   assert.ok(total.includes(`unfused: ${digits(f.totals.unfused_bytes)} bytes read + written`), total.join('|'));
   assert.ok(total.includes(`fused: ${digits(f.totals.fused_bytes)} bytes read + written`), total.join('|'));
+  // Op time both ways: each op's own kernels and whole subtree, the CLI's rows, with units.
+  const times = await allTableRows(page, 'table-op-times');
+  assert.ok(f.op_times.length > 0);
+  assert.deepEqual(
+    times.map((r) => [r[0], r[2], r[3], r[4]]),
+    f.op_times.map((o) => [o.op, digits(o.calls), duration(o.own_us), duration(o.subtree_us)]),
+  );
   await page.getByTestId('table-fusion-groups').scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(screenshotDir, 'fusion-trace.png'), fullPage: true });
+  await page.getByTestId('table-op-times').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(screenshotDir, 'fusion-op-times.png') });
   await check();
 });
 
@@ -83,5 +92,76 @@ test('two traces: each side gets its kernel groups and opportunities, equal to t
   for (const key of keys) {
     assert.ok(total.includes(`fused: ${digits(c.fusion[key].totals.fused_bytes)} bytes read + written`), key);
   }
+  await check();
+});
+
+const execTraces = path.join(root, 'tests', 'data', 'exec-trace');
+const REL_ET = 'tests/data/exec-trace';
+
+/** The page's JSON export of the shown view, parsed. */
+async function exported(page) {
+  const [d] = await Promise.all([page.waitForEvent('download'), page.click('[data-export=".json"]')]);
+  const parts = await (await d.createReadStream()).toArray();
+  return JSON.parse(Buffer.concat(parts).toString('utf8'));
+}
+
+/** The CLI's fusion of a Kineto trace with its execution trace; the ET named by its file name,
+ * as the page names a dropped file. */
+function cliWithEt(kineto, et) {
+  const f = cli(['trace', `${REL_ET}/${kineto}`, '--exec-trace', `${REL_ET}/${et}`, '--json']).fusion;
+  f.exec_trace.file = et;
+  return f;
+}
+
+for (const [run, order] of [['param_linear', 'trace first'], ['hta_simple_add', 'execution trace first']]) {
+  test(`${run}: an execution trace dropped with its Kineto trace (${order}) gives the CLI's --exec-trace fusion`, async () => {
+    const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+    const files = [path.join(execTraces, `${run}_kineto.json.gz`), path.join(execTraces, `${run}_et.json.gz`)];
+    await page.setInputFiles('#file-input', order === 'trace first' ? files : files.reverse());
+    await page.getByTestId('results-title').getByText(`Trace ${run}_kineto.json.gz`).waitFor();
+    const line = page.getByTestId('fusion-exec-trace');
+    await line.waitFor();
+    const want = cliWithEt(`${run}_kineto.json.gz`, `${run}_et.json.gz`);
+    const e = want.exec_trace;
+    assert.ok(e.linked_ops > 0, 'the pair links');
+    assert.equal(
+      await line.textContent(),
+      `Execution trace ${run}_et.json.gz: ${digits(e.linked_ops)} of its ${digits(e.ops)} ops linked to this trace's CPU ops (${e.linked_pct.toFixed(2)} %); the hand-offs of ${digits(e.linked_kernels)} kernel launch${e.linked_kernels === 1 ? '' : 'es'} are exact (its tensor ids).`,
+    );
+    // The export's fusion is the command line's, exec_trace, groups and opportunities included.
+    const got = (await exported(page)).fusion;
+    assert.deepEqual(got.exec_trace, e);
+    assert.deepEqual(got.groups, want.groups);
+    assert.deepEqual(got.opportunities, want.opportunities);
+    assert.deepEqual(got, want);
+    // The groups table shows the groups the execution trace told.
+    const groups = await allTableRows(page, 'table-fusion-groups');
+    assert.deepEqual(groups.map(shownGroupRow), want.groups.map(groupRow));
+    if (run === 'param_linear') {
+      await line.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: path.join(screenshotDir, 'fusion-exec-trace.png') });
+    }
+    await check();
+  });
+}
+
+test('an execution trace alone needs its Kineto trace; one of another run says so, naming it', async () => {
+  const { page, check } = await openPage(env, '');
+  const notice = page.getByTestId('notice');
+  await page.setInputFiles('#file-input', path.join(execTraces, 'hta_simple_add_et.json.gz'));
+  await notice.getByText('hta_simple_add_et.json.gz is an execution trace (36 ops): it needs the Kineto trace of the same run.').waitFor();
+  assert.equal(await notice.getAttribute('role'), 'status');
+  // Its trace dropped after it: linked as it opens.
+  await page.setInputFiles('#file-input', path.join(execTraces, 'hta_simple_add_kineto.json.gz'));
+  await page.getByTestId('fusion-exec-trace').getByText('Execution trace hta_simple_add_et.json.gz: 36 of its 36 ops linked').waitFor();
+  // Another run's execution trace dropped onto an open trace.
+  await page.setInputFiles('#file-input', path.join(execTraces, 'param_linear_et.json.gz'));
+  const other = cli(['trace', `${REL_ET}/hta_simple_add_kineto.json.gz`, '--exec-trace', `${REL_ET}/param_linear_et.json.gz`, '--json']).fusion.exec_trace;
+  assert.equal(other.linked_ops, 0);
+  await notice
+    .getByText(`param_linear_et.json.gz is an execution trace of another run: none of its ${digits(other.ops)} ops has a CPU op with its record-function id and name in hta_simple_add_kineto.json.gz.`)
+    .waitFor();
+  assert.equal(await notice.getAttribute('role'), 'alert');
+  await page.screenshot({ path: path.join(screenshotDir, 'fusion-exec-trace-other-run.png') });
   await check();
 });

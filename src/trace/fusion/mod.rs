@@ -87,6 +87,10 @@ pub struct FusionTotals {
     /// Opportunities' summed saved bytes and time (time only with a chip).
     pub opportunity_bytes: u64,
     pub opportunity_us: Option<f64>,
+    /// How many opportunities those sums cover: all of them, where a share link lists only
+    /// those that save most (absent from links made before it was kept).
+    #[serde(default)]
+    pub opportunities: u64,
 }
 
 /// The fusion analysis of one trace.
@@ -222,5 +226,6 @@ fn totals(trace: &Trace, g: &groups::Grouping, opportunities: &[Opportunity]) ->
         saved_by_fusion_bytes: unfused.saturating_sub(fused),
         opportunity_bytes,
         opportunity_us: opportunity_us.map(round3),
+        opportunities: opportunities.len() as u64,
     }
 }

@@ -9,6 +9,7 @@ use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 use super::timeline::{timelines, Timeline};
 use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 use crate::trace::capture::CaptureReport;
+use crate::trace::exec_trace::ExecTrace;
 use crate::trace::fusion::{BuiltIn, FusionOptions, TraceFusion};
 use crate::trace::model::TraceFormat;
 use crate::trace::ranks::streams::{device_streams, DeviceStreams};
@@ -146,14 +147,25 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
 
 /// Adds the fusion analysis to `time` as opening a file gives it: the rule set the command
 /// line uses by default (Inductor-like), the chip detected from the trace's devices, no
-/// calibration profile and no execution trace; per step and layer where `structure` is known.
+/// calibration profile; per step and layer where `structure` is known.
 pub fn add_fusion(time: &mut TraceTime, side: &ClassifiedTrace<'_>, structure: Option<&Structure>) {
+    add_fusion_with(time, side, structure, None)
+}
+
+/// [`add_fusion`] with an execution trace of the run and its file name (the page's worker,
+/// when one is dropped with or onto its Kineto trace): as `trace --exec-trace ET` gives it.
+pub fn add_fusion_with(
+    time: &mut TraceTime,
+    side: &ClassifiedTrace<'_>,
+    structure: Option<&Structure>,
+    exec_trace: Option<(&ExecTrace, &str)>,
+) {
     let chip = detect_chip(&side.platform.devices).ok();
     let options = FusionOptions {
         rules: BuiltIn::Inductor.rules(),
         chip: chip.as_ref().map(|c| &c.chip),
         calibration: None,
-        exec_trace: None,
+        exec_trace,
         structure,
     };
     let (fusion, dag) = fusion_with_dag(side, &options);

@@ -6,7 +6,8 @@
 use crate::draw::chart::{traffic_series, Bar, BarChart, BarRow};
 use crate::table::{Cell, DataTable};
 use crate::trace::fusion::{KernelGroup, TraceFusion};
-use crate::units::{format_bytes, format_duration_us, format_pct, group_digits};
+use crate::trace::model::TraceFormat;
+use crate::units::{format_bytes, format_duration_us, format_pct, group_digits, plural};
 
 /// Kernel groups drawn in the per-group chart (the longest with known bytes).
 pub const CHART_GROUPS: usize = 20;
@@ -21,25 +22,32 @@ fn group_bytes(g: &KernelGroup) -> Option<(u64, u64)> {
 /// fusion saved, and what the rules would still save.
 pub fn fusion_headline(f: &TraceFusion) -> String {
     let t = &f.totals;
-    let left = match (f.opportunities.len(), t.opportunity_us) {
+    // The sums cover every opportunity; a share link lists only those that save most.
+    let listed = f.opportunities.len() as u64;
+    let all = t.opportunities.max(listed);
+    let cut =
+        if all > listed { format!(" (the {} that save most are listed)", group_digits(listed)) } else { String::new() };
+    let n = plural(all, "opportunity", "opportunities");
+    let save = if all == 1 { "saves" } else { "save" };
+    let left = match (all, t.opportunity_us) {
         (0, _) => format!("no fusion left on the table by the {} rules", f.rule_set),
-        (n, Some(us)) => format!(
-            "{n} opportunities left on the table by the {} rules save {} ({} at {}'s bandwidth)",
+        (_, Some(us)) => format!(
+            "{n} left on the table by the {} rules {save} {} ({} at {}'s bandwidth){cut}",
             f.rule_set,
             format_bytes(t.opportunity_bytes),
             format_duration_us(us),
             f.chip.as_deref().unwrap_or("the chip")
         ),
-        (n, None) => format!(
-            "{n} opportunities left on the table by the {} rules save {} (no chip: no time)",
+        (_, None) => format!(
+            "{n} left on the table by the {} rules {save} {} (no chip: no time){cut}",
             f.rule_set,
             format_bytes(t.opportunity_bytes)
         ),
     };
     format!(
-        "{} kernel groups of {} GPU events; bytes known for {} of GPU time ({} of {}). Moved {} as run, {} if every part were its own kernel: the trace's fusion saved {}; {left}.",
-        group_digits(t.groups),
-        group_digits(t.events),
+        "{} of {}; bytes known for {} of GPU time ({} of {}). Moved {} as run, {} if every part were its own kernel: the trace's fusion saved {}; {left}.",
+        plural(t.groups, "kernel group", "kernel groups"),
+        plural(t.events, "GPU event", "GPU events"),
         format_pct(t.bytes_known_pct),
         format_duration_us(t.bytes_known_us),
         format_duration_us(t.gpu_time_us),
@@ -66,6 +74,38 @@ pub fn reprediction_line(f: &TraceFusion) -> Option<String> {
     })
 }
 
+/// The execution-trace line of a trace whose fusion used one: how much of it linked, and how
+/// many kernels' hand-offs are exact.
+pub fn exec_trace_line(f: &TraceFusion) -> Option<String> {
+    let e = f.exec_trace.as_ref()?;
+    Some(match &e.note {
+        Some(note) => format!("Execution trace {}: none of its {} links: {note}.", e.file, plural(e.ops, "op", "ops")),
+        None => format!(
+            "Execution trace {}: {} of its {} linked to this trace's CPU ops ({}); the hand-offs of {} are exact (its tensor ids).",
+            e.file,
+            group_digits(e.linked_ops),
+            plural(e.ops, "op", "ops"),
+            format_pct(e.linked_pct),
+            plural(e.linked_kernels, "kernel launch", "kernel launches"),
+        ),
+    })
+}
+
+/// Why no traffic bar is drawn, when no kernel group's bytes are known: in a format that records
+/// no shapes (rocprofv3, rocpd, Nsight Systems, XLA) its own sentence of what it lacks
+/// ([`TraceFormat::lacks`]), else that no launch's shapes gave bytes. `None` when some are
+/// known: the bars are drawn.
+pub fn no_bytes_statement(f: &TraceFusion, format: TraceFormat) -> Option<String> {
+    if f.groups.iter().any(|g| group_bytes(g).is_some()) {
+        return None;
+    }
+    Some(match format.lacks() {
+        Some(lacks) => format!("No shapes recorded in this format: bytes unknown, so no traffic bars. {lacks}"),
+        None => "Bytes unknown for every kernel (no launching op recorded shapes a model knows), so no traffic bars."
+            .to_string(),
+    })
+}
+
 /// Unfused vs fused bytes of the [`CHART_GROUPS`] longest groups whose bytes are known, all
 /// calls counted.
 pub fn fusion_group_chart(f: &TraceFusion) -> BarChart {
@@ -80,7 +120,7 @@ pub fn fusion_group_chart(f: &TraceFusion) -> BarChart {
                 (_, Some(op)) => op.op.clone(),
                 _ => g.kernel.clone(),
             },
-            detail: format!("{} ({} calls): {}", g.kernel, group_digits(g.calls), g.parts.join(" + ")),
+            detail: format!("{} ({}): {}", g.kernel, plural(g.calls, "call", "calls"), g.parts.join(" + ")),
             values: vec![Bar { read: *unfused, written: 0 }, Bar { read: *fused, written: 0 }],
         })
         .collect();
@@ -102,8 +142,8 @@ pub fn fusion_total_chart(sides: &[(&str, &TraceFusion)]) -> BarChart {
             .map(|(label, f)| BarRow {
                 label: if label.is_empty() { "total".to_string() } else { label.to_string() },
                 detail: format!(
-                    "{} kernel groups, bytes known for {} of GPU time",
-                    group_digits(f.totals.groups),
+                    "{}, bytes known for {} of GPU time",
+                    plural(f.totals.groups, "kernel group", "kernel groups"),
                     format_pct(f.totals.bytes_known_pct)
                 ),
                 values: vec![
@@ -124,7 +164,7 @@ fn bytes_cell(b: Option<u64>) -> Cell {
 pub fn fusion_groups_table(f: &TraceFusion, id: &'static str, title: &str) -> DataTable {
     let mut t = DataTable::new(
         id,
-        format!("{title}: {} kernel groups, longest first", group_digits(f.groups.len() as u64)),
+        format!("{title}: {}, longest first", plural(f.groups.len() as u64, "kernel group", "kernel groups")),
         &[
             ("kernel", false),
             ("kind", false),
@@ -168,8 +208,8 @@ pub fn opportunities_table(f: &TraceFusion, id: &'static str, title: &str) -> Da
     let mut t = DataTable::new(
         id,
         format!(
-            "{title}: {} opportunities by the {} rules{}",
-            group_digits(f.opportunities.len() as u64),
+            "{title}: {} by the {} rules{}",
+            plural(f.opportunities.len() as u64, "opportunity", "opportunities"),
             f.rule_set,
             f.chip.as_ref().map(|c| format!(", time at {c}'s bandwidth")).unwrap_or_default()
         ),
@@ -209,8 +249,8 @@ pub fn op_times_table(f: &TraceFusion, id: &'static str, title: &str) -> DataTab
     let mut t = DataTable::new(
         id,
         format!(
-            "{title}: {} ops whose own kernels (ours, the op table's) and whole subtree (TraceLens's) differ",
-            group_digits(f.op_times.len() as u64)
+            "{title}: {} whose own kernels (ours, the op table's) and whole subtree (TraceLens's) differ",
+            plural(f.op_times.len() as u64, "op", "ops")
         ),
         &[("op", false), ("input dims", false), ("calls", true), ("own kernels", true), ("whole subtree", true)],
     );
@@ -236,11 +276,12 @@ mod tests {
 
     /// The torch.compile MI300X trace's fusion as opening its file on the page gives it.
     fn compiled() -> TraceFusion {
-        let bytes = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/traces/amd/torch_compile_triton_mi300x.json.gz"
-        ))
-        .unwrap();
+        opened("tests/data/traces/amd/torch_compile_triton_mi300x.json.gz")
+    }
+
+    /// A trace's fusion as opening its file on the page gives it.
+    fn opened(path: &str) -> TraceFusion {
+        let bytes = std::fs::read(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
         let trace = read_trace(&bytes).unwrap();
         let side = ClassifiedTrace::new(&trace, &classify);
         let summary = summarize(&trace, None, &classify);
@@ -272,6 +313,58 @@ mod tests {
         assert_eq!(both.rows[sdpa][3].exact, f.op_times[sdpa].own_us.to_string());
         assert_eq!(both.rows[sdpa][4].exact, f.op_times[sdpa].subtree_us.to_string());
         assert!(f.op_times[sdpa].subtree_us > f.op_times[sdpa].own_us);
+    }
+
+    #[test]
+    fn a_format_without_shapes_says_so_in_place_of_bars_and_roofline() {
+        use crate::import::{open_whole, Imported};
+        use crate::trace::view::time::{no_roofline_statement, op_roofline, RooflineSide};
+        for (path, words) in [
+            ("formats/rocprofv3/tracelens_mi350x_results.json.gz", "a rocprofv3 results file"),
+            ("formats/xplane/tracelens_jax_conv_mi300x.xplane.pb", "an XLA profile"),
+        ] {
+            let bytes = std::fs::read(format!("{}/tests/data/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+            let Ok(Imported::Trace { time, .. }) = open_whole(path, &bytes) else { panic!("{path}") };
+            let f = time.fusion.as_ref().unwrap();
+            assert_eq!((f.totals.fused_bytes, f.totals.unfused_bytes), (0, 0), "{path}");
+            let lacks = time.format.lacks().unwrap();
+            assert!(lacks.contains(words), "{lacks}");
+            assert_eq!(
+                no_bytes_statement(f, time.format).unwrap(),
+                format!("No shapes recorded in this format: bytes unknown, so no traffic bars. {lacks}")
+            );
+            // The chip is known (MI350X, MI300X), the roofline has no point: no chart, a sentence.
+            assert!(time.chip.is_some(), "{path}");
+            assert!(op_roofline(&[RooflineSide { label: "ops", time: &time, color: "" }]).is_none(), "{path}");
+            assert!(
+                no_roofline_statement(&time).starts_with("No shapes recorded in this format: FLOPs and bytes unknown")
+            );
+        }
+        // A trace with shapes draws its bars.
+        let f = compiled();
+        assert_eq!(no_bytes_statement(&f, TraceFormat::Kineto), None);
+    }
+
+    #[test]
+    fn a_cut_opportunity_list_says_how_many_its_totals_cover() {
+        let mut f = opened("www/examples/hf_bert-small_eager_h100.json.gz");
+        let all = f.opportunities.len();
+        assert!(all > 2, "{all}");
+        assert_eq!(f.totals.opportunities, all as u64);
+        let whole = fusion_headline(&f);
+        assert!(whole.contains(&format!("; {all} opportunities left on the table by the")), "{whole}");
+        assert!(!whole.contains("that save most are listed"));
+        // As a share link keeps them: the two that save most, the totals whole.
+        f.opportunities.truncate(2);
+        let cut = fusion_headline(&f);
+        assert!(cut.contains(&format!("; {all} opportunities left on the table by the")), "{cut}");
+        assert!(cut.ends_with("(the 2 that save most are listed)."), "{cut}");
+        assert!(cut.contains(&format_bytes(f.totals.opportunity_bytes)));
+        // One opportunity is one.
+        f.opportunities.truncate(1);
+        f.totals.opportunities = 1;
+        assert!(fusion_headline(&f).contains("; 1 opportunity left on the table by the"));
+        assert!(fusion_headline(&f).contains(" rules saves "));
     }
 
     #[test]

@@ -212,7 +212,7 @@ fn dag_of(side: &ClassifiedTrace<'_>, grouping: &Grouping, position: &[usize]) -
 fn first_kernels(n: usize) -> (String, Vec<Span>, usize) {
     let kernels: Vec<usize> = (0..n).collect();
     let span = Span {
-        label: format!("first {} kernels in launch order", n.min(DAG_BOXES)),
+        label: format!("first {} in launch order", crate::units::plural(n.min(DAG_BOXES) as u64, "kernel", "kernels")),
         kernels,
         phase: None,
         layer: None,
@@ -478,19 +478,19 @@ pub fn window_svg(
 /// types.
 pub fn box_details_html(w: &DagWindow, fusion: &TraceFusion, i: usize, suffix: &str) -> Option<String> {
     use crate::draw::chart::escape_xml;
-    use crate::units::{format_bytes, format_duration_us, group_digits};
+    use crate::units::{format_bytes, format_duration_us};
     use std::fmt::Write;
     let b = w.boxes.get(i)?;
     let g = fusion.groups.get(b.group)?;
     let known = |x: Option<u64>| x.map_or_else(|| "unknown".to_string(), format_bytes);
     let saved = g.unfused_bytes_per_call.zip(g.fused_bytes_per_call).map(|(u, f)| u.saturating_sub(f));
     let mut s = format!(
-        r#"<section class="op-details" aria-live="polite" data-testid="dag-box-details{suffix}"><h3>Kernel {} of the window: {}</h3><p>{} ({}); {} calls in the trace, {} in all, this call {}.</p><p data-testid="dag-box-bytes{suffix}">Per call: fused {}, unfused {}, fusion saved {}. Known from: {}{}.</p>"#,
+        r#"<section class="op-details" aria-live="polite" data-testid="dag-box-details{suffix}"><h3>Kernel {} of the window: {}</h3><p>{} ({}); {} in the trace, {} in all, this call {}.</p><p data-testid="dag-box-bytes{suffix}">Per call: fused {}, unfused {}, fusion saved {}. Known from: {}{}.</p>"#,
         i + 1,
         escape_xml(&crate::trace::classify::name::short_name(&g.kernel, 80)),
         g.kind.id(),
         g.category,
-        group_digits(g.calls),
+        crate::units::plural(g.calls, "call", "calls"),
         format_duration_us(g.time_us),
         format_duration_us(b.dur_us),
         known(g.fused_bytes_per_call),

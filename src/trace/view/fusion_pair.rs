@@ -7,7 +7,7 @@
 use crate::draw::chart::{traffic_series, Bar, BarChart, BarRow};
 use crate::trace::compare::Comparison;
 use crate::trace::fusion::TraceFusion;
-use crate::units::group_digits;
+use crate::units::plural;
 
 use super::fusion_dag::{DagWindow, FusionDag};
 
@@ -21,8 +21,9 @@ pub struct PairSide {
     /// Bytes of one pass of the window, over its drawn launches with both figures known.
     pub unfused_bytes: u64,
     pub fused_bytes: u64,
-    /// Drawn launches whose bytes are not known (left out of the two sums).
+    /// Drawn launches whose bytes are not known (left out of the two sums), and those known.
     pub unknown: usize,
+    pub known: usize,
 }
 
 /// A fusion difference of the comparison and the boxes it names on each side.
@@ -52,6 +53,7 @@ fn layer_window(dag: &FusionDag, phase: Option<usize>) -> Option<usize> {
 
 fn traffic(w: &DagWindow, f: &TraceFusion) -> (u64, u64, usize) {
     let (mut unfused, mut fused, mut unknown) = (0u64, 0u64, 0usize);
+    // `known` is the rest of the boxes.
     for b in &w.boxes {
         match f.groups.get(b.group).and_then(|g| g.unfused_bytes_per_call.zip(g.fused_bytes_per_call)) {
             Some((u, fu)) => {
@@ -62,6 +64,24 @@ fn traffic(w: &DagWindow, f: &TraceFusion) -> (u64, u64, usize) {
         }
     }
     (unfused, fused, unknown)
+}
+
+/// Why the second side's drawing does not start where the alignment does. The alignment reads
+/// the second side's layer from its kernel `rotation` (wrapping around); the drawing keeps
+/// launch order from the layer's first kernel, because its arrows are hand-offs from an earlier
+/// launch to a later one and its columns follow them: rotated, the hand-offs into the first
+/// boxes would come from boxes drawn after them.
+fn rotation_note(rotation: usize, keys: [&str; 2]) -> String {
+    if rotation == 0 {
+        return String::new();
+    }
+    format!(
+        ". The alignment reads {}'s layer from its box {} (wrapping around to box 1), which lines up with {}'s box 1; \
+         it is drawn from box 1 in launch order, so that every arrow runs from an earlier launch to a later one",
+        keys[1],
+        rotation + 1,
+        keys[0]
+    )
 }
 
 /// The pair view of a comparison whose two sides (in the comparison's order) carry their
@@ -76,17 +96,17 @@ pub fn aligned_pair(comparison: &Comparison, sides: [(&TraceFusion, &FusionDag);
         (Some(a), Some([Some(w0), Some(w1)])) => {
             let phase = |k: &str| a.labels.get(k).cloned().unwrap_or_default();
             let label = format!(
-                "The aligned layer: {} {} (layer {} of its step, {} kernels) against {} {} (layer {}, {} kernels)",
+                "The aligned layer: {} {} (layer {} of its step, {}) against {} {} (layer {}, {})",
                 keys[0],
                 phase(keys[0]),
                 sides[0].1.windows[w0].layer.map_or(0, |l| l + 1),
-                group_digits(sides[0].1.windows[w0].kernels as u64),
+                plural(sides[0].1.windows[w0].kernels as u64, "kernel", "kernels"),
                 keys[1],
                 phase(keys[1]),
                 sides[1].1.windows[w1].layer.map_or(0, |l| l + 1),
-                group_digits(sides[1].1.windows[w1].kernels as u64),
+                plural(sides[1].1.windows[w1].kernels as u64, "kernel", "kernels"),
             );
-            ([w0, w1], label)
+            ([w0, w1], label + &rotation_note(a.rotation, keys))
         }
         _ if sides.iter().all(|(_, d)| !d.windows.is_empty()) => {
             ([0, 0], "No layer aligned between the traces: each side's first window of kernels".to_string())
@@ -95,8 +115,17 @@ pub fn aligned_pair(comparison: &Comparison, sides: [(&TraceFusion, &FusionDag);
     };
     let pair_sides: [PairSide; 2] = [0, 1].map(|i| {
         let (f, dag) = sides[i];
-        let (unfused, fused, unknown) = traffic(&dag.windows[windows[i]], f);
-        PairSide { key: keys[i].to_string(), window: windows[i], unfused_bytes: unfused, fused_bytes: fused, unknown }
+        let w = &dag.windows[windows[i]];
+        let (unfused, fused, unknown) = traffic(w, f);
+        let known = w.boxes.len() - unknown;
+        PairSide {
+            key: keys[i].to_string(),
+            window: windows[i],
+            unfused_bytes: unfused,
+            fused_bytes: fused,
+            unknown,
+            known,
+        }
     });
     let boxes_of = |i: usize, names: &[&str]| -> Vec<usize> {
         let (f, dag) = sides[i];
@@ -124,22 +153,37 @@ pub fn aligned_pair(comparison: &Comparison, sides: [(&TraceFusion, &FusionDag);
     Some(PairDag { label, sides: pair_sides, differences })
 }
 
-/// Unfused vs fused bytes of one pass of the aligned layer, a row per side.
-pub fn pair_traffic_chart(p: &PairDag) -> BarChart {
-    BarChart {
+/// Unfused vs fused bytes of one pass of the aligned layer, a row per side with a launch of
+/// known bytes drawn (a side without one would be a 0 B bar: [`pair_bytes_unknown`] names it);
+/// `None` when neither side has one.
+pub fn pair_traffic_chart(p: &PairDag) -> Option<BarChart> {
+    let rows: Vec<BarRow> = p
+        .sides
+        .iter()
+        .filter(|s| s.known > 0)
+        .map(|s| BarRow {
+            label: s.key.clone(),
+            detail: format!("{} without known bytes left out", plural(s.unknown as u64, "launch", "launches")),
+            values: vec![Bar { read: s.unfused_bytes, written: 0 }, Bar { read: s.fused_bytes, written: 0 }],
+        })
+        .collect();
+    (!rows.is_empty()).then(|| BarChart {
         title: "Memory traffic of one pass of the layer drawn (launches with known bytes)".to_string(),
         series: traffic_series(),
-        rows: p
-            .sides
-            .iter()
-            .map(|s| BarRow {
-                label: s.key.clone(),
-                detail: format!("{} launches without known bytes left out", group_digits(s.unknown as u64)),
-                values: vec![Bar { read: s.unfused_bytes, written: 0 }, Bar { read: s.fused_bytes, written: 0 }],
-            })
-            .collect(),
+        rows,
         split: false,
-    }
+    })
+}
+
+/// Why a side has no bar in [`pair_traffic_chart`]: none of its drawn launches has known bytes.
+pub fn pair_bytes_unknown(p: &PairDag) -> Option<String> {
+    let keys: Vec<&str> = p.sides.iter().filter(|s| s.known == 0).map(|s| s.key.as_str()).collect();
+    (!keys.is_empty()).then(|| {
+        format!(
+            "No traffic bar for {}: bytes unknown for every launch drawn (the trace's format records no shapes, or its ops none a model knows).",
+            keys.join(" and ")
+        )
+    })
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use crate::draw::chart::{escape_xml, svg_start};
 use crate::table::{Cell, DataTable};
-use crate::units::{format_duration_us, group_digits};
+use crate::units::{format_duration_us, group_digits, plural};
 
 use super::kernel_cell;
 use crate::trace::compare::LayerAlignment;
@@ -48,14 +48,14 @@ pub fn step_strip(s: &Structure) -> String {
         let label = s.phases.get(st.phase).map_or("", |p| p.label.as_str());
         svg.push_str(&format!(
             "<rect data-step=\"{}\" data-phase=\"{}\" x=\"{x:.1}\" y=\"{TOP}\" width=\"{w:.1}\" height=\"28\" fill=\"{}\">\
-             <title>step {}: {} — {} kernels, {} layers, {}</title></rect>",
+             <title>step {}: {} — {}, {}, {}</title></rect>",
             i + 1,
             st.phase,
             PHASE_COLORS[st.phase % PHASE_COLORS.len()],
             i + 1,
             escape_xml(label),
-            group_digits(st.kernels as u64),
-            st.layers,
+            plural(st.kernels as u64, "kernel", "kernels"),
+            plural(st.layers as u64, "layer", "layers"),
             format_duration_us(st.time_us)
         ));
     }

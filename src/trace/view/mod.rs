@@ -40,10 +40,10 @@ pub fn kernel_cell(name: &str) -> Cell {
 pub fn platform_line(p: &PlatformEntry) -> String {
     let how = if p.vendor_inferred { " (inferred from kernel names)" } else { "" };
     let mut line = format!(
-        "{}{how} on {}: {} kernels, GPU time {}",
+        "{}{how} on {}: {}, GPU time {}",
         p.vendor,
         if p.devices.is_empty() { "no device".to_string() } else { p.devices.join(", ") },
-        group_digits(p.kernels as u64),
+        crate::units::plural(p.kernels as u64, "kernel", "kernels"),
         format_duration_us(p.gpu_time_us)
     );
     if p.memcpy.count + p.memset.count > 0 && p.kernel_time_us > 0.0 {

@@ -436,7 +436,22 @@ pub fn op_roofline(sides: &[RooflineSide<'_>]) -> Option<crate::draw::roofline::
             ("compute-bound op".into(), crate::draw::roofline::ORANGE),
         ];
     }
-    (!plot.roofs.is_empty()).then_some(plot)
+    // Roofs without a point are no chart: `no_roofline_statement` says why instead.
+    (!plot.roofs.is_empty() && !plot.points.is_empty()).then_some(plot)
+}
+
+/// Why a trace's ops are not on the roofline (no op has both FLOPs and bytes): in a format that
+/// records no shapes its own sentence of what it lacks, else that no op's shapes gave both.
+pub fn no_roofline_statement(r: &TraceTime) -> String {
+    match r.format.lacks() {
+        Some(lacks) => {
+            format!("No shapes recorded in this format: FLOPs and bytes unknown, so no op on the roofline. {lacks}")
+        }
+        None if !r.shapes_recorded => {
+            "No op on the roofline: the trace was recorded without record_shapes, so ops have no FLOPs or bytes.".into()
+        }
+        None => "No op on the roofline: no op's recorded shapes gave both FLOPs and bytes.".into(),
+    }
 }
 
 fn bound_color(b: Option<Bound>) -> &'static str {

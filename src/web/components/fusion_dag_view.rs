@@ -11,8 +11,8 @@ use crate::trace::classify::name::short_name;
 use crate::trace::compare::Comparison;
 use crate::trace::fusion::TraceFusion;
 use crate::trace::view::fusion_dag::{box_details_html, window_svg, FusionDag, DAG_BOXES};
-use crate::trace::view::fusion_pair::{aligned_pair, pair_traffic_chart};
-use crate::units::group_digits;
+use crate::trace::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
+use crate::units::{group_digits, plural};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -65,14 +65,14 @@ pub fn fusion_dag_view(props: &Props) -> Html {
     };
     let heading = if props.side.is_empty() { String::new() } else { format!("{}: ", props.side) };
     let note = format!(
-        "{} kernels in launch order{}; {} arrows carry a tensor one kernel writes and the next reads (the data flow of docs/trace-fusion.md). Windows: {}{}. Click a box for its bytes and tensors.",
-        group_digits(w.boxes.len() as u64),
+        "{} in launch order{}; {} a tensor one kernel writes and the next reads (the data flow of docs/trace-fusion.md). Windows: {}{}. Click a box for its bytes and tensors.",
+        plural(w.boxes.len() as u64, "kernel", "kernels"),
         if w.hidden > 0 {
             format!(", the first {DAG_BOXES} of {}: {} more not drawn", group_digits(w.kernels as u64), group_digits(w.hidden as u64))
         } else {
             String::new()
         },
-        group_digits(w.edges.len() as u64),
+        plural(w.edges.len() as u64, "arrow carries", "arrows carry"),
         props.dag.source,
         if props.dag.windows_left_out > 0 { format!(", {} more not kept", props.dag.windows_left_out) } else { String::new() }
     );
@@ -110,7 +110,8 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
     let pair = aligned_pair(&props.comparison, [(&s[0].0, &s[0].1), (&s[1].0, &s[1].1)]);
     let picked = use_state_eq(|| None::<usize>);
     let Some(p) = pair.as_ref() else { return html! {} };
-    let chart = pair_traffic_chart(p).to_svg();
+    let chart = pair_traffic_chart(p).map(|c| c.to_svg());
+    let bytes_unknown = pair_bytes_unknown(p);
     let marked = |side: usize| -> Vec<usize> {
         let Some(d) = (*picked).and_then(|k| p.differences.get(k)) else { return Vec::new() };
         let w = &props.sides[side].1.windows[p.sides[side].window];
@@ -126,7 +127,12 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
     html! {
         <section class="trace-dag-pair" data-testid="fusion-pair">
             <p class="fusion-line" data-testid="fusion-pair-label">{ p.label.clone() }</p>
-            <figure class="chart" data-testid="chart-fusion-pair">{ Html::from_html_unchecked(AttrValue::from(chart)) }</figure>
+            if let Some(chart) = chart {
+                <figure class="chart" data-testid="chart-fusion-pair">{ Html::from_html_unchecked(AttrValue::from(chart)) }</figure>
+            }
+            if let Some(line) = bytes_unknown {
+                <p class="hint" data-testid="fusion-pair-bytes-unknown">{ line }</p>
+            }
             if !p.differences.is_empty() {
                 <ol class="pair-differences" data-testid="fusion-pair-differences">
                     { for p.differences.iter().enumerate().map(|(k, d)| {
@@ -139,8 +145,8 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
                         html! {
                             <li>
                                 <button type="button" class="link" aria-pressed={on.to_string()} {onclick}>
-                                    { format!("{} fuses {} where the other side runs {} kernels", diff.fused_side,
-                                        short_name(&diff.fused_kernel, 50), diff.unfused_kernels.len()) }
+                                    { format!("{} fuses {} where the other side runs {}", diff.fused_side,
+                                        short_name(&diff.fused_kernel, 50), plural(diff.unfused_kernels.len() as u64, "kernel", "kernels")) }
                                 </button>
                                 { format!(" — boxes {}: {}; {}: {}", p.sides[0].key, boxes_text(&d.boxes[0]), p.sides[1].key, boxes_text(&d.boxes[1])) }
                             </li>

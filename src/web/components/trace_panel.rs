@@ -11,16 +11,17 @@ use crate::page::TraceView;
 use crate::table::DataTable;
 use crate::trace::compare::Comparison;
 use crate::trace::fusion::TraceFusion;
+use crate::trace::model::TraceFormat;
 use crate::trace::time::report::{CompareJson, TraceJson, TraceTime};
 use crate::trace::view::fusion::{
-    fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, opportunities_table,
-    reprediction_line,
+    exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
+    op_times_table, opportunities_table, reprediction_line,
 };
 use crate::trace::view::fusion_dag::FusionDag;
 use crate::trace::view::layers::{alignment_table, layer_table, phase_table, step_strip};
 use crate::trace::view::time::{
-    capture_line, coverage_line, gap_headline, gap_table, op_roofline, op_table_view, timeline_chart, timeline_table,
-    unattributed_table, RooflineSide,
+    capture_line, coverage_line, gap_headline, gap_table, no_roofline_statement, op_roofline, op_table_view,
+    timeline_chart, timeline_table, unattributed_table, RooflineSide,
 };
 use crate::trace::view::{
     category_chart, comparison_chart, comparison_markdown, comparison_tables, platform_line, side_label,
@@ -56,6 +57,8 @@ struct Drawn {
     chart: AttrValue,
     /// Where the time goes: (test id, SVG) of the timeline and roofline charts.
     time_charts: Vec<(&'static str, AttrValue)>,
+    /// (test id, sentence) in place of a chart that would be empty: why there is none.
+    statements: Vec<(String, String)>,
     /// The chip line ("H100 SXM, from device name …" or why there is none), and its preset.
     chip: Option<(String, Option<String>)>,
     /// How much of the GPU time the op models explain, for one trace.
@@ -160,6 +163,7 @@ fn drawn(view: &TraceView) -> Drawn {
         TraceView::Summary { file_name, summary, trimmed, time } => {
             let mut tables: Vec<Shared<DataTable>> = Vec::new();
             let mut time_charts = Vec::new();
+            let mut statements = Vec::new();
             if let Some(t) = time {
                 tables.push(Shared::new(timeline_table(t)));
                 tables.push(Shared::new(op_table_view(t)));
@@ -168,15 +172,31 @@ fn drawn(view: &TraceView) -> Drawn {
                 }
                 time_charts.push(("chart-timeline", AttrValue::from(timeline_chart(t))));
                 if let Some(f) = &t.fusion {
-                    time_charts.push(("chart-fusion-groups", AttrValue::from(fusion_group_chart(f).to_svg())));
-                    time_charts.push(("chart-fusion-total", AttrValue::from(fusion_total_chart(&[("", f)]).to_svg())));
+                    match no_bytes_statement(f, t.format) {
+                        None => {
+                            let groups = fusion_group_chart(f).to_svg();
+                            time_charts.push(("chart-fusion-groups", AttrValue::from(groups)));
+                            let total = fusion_total_chart(&[("", f)]).to_svg();
+                            time_charts.push(("chart-fusion-total", AttrValue::from(total)));
+                        }
+                        Some(s) => statements.push(("fusion-bytes-unknown".to_string(), s)),
+                    }
                     tables.push(Shared::new(fusion_groups_table(f, "fusion-groups", "Kernels as fusion groups")));
                     tables.push(Shared::new(opportunities_table(f, "opportunities", "Fusion left on the table")));
+                    if !f.op_times.is_empty() {
+                        tables.push(Shared::new(op_times_table(f, "op-times", "Op time both ways")));
+                    }
                 }
-                if let Some(plot) = op_roofline(&[RooflineSide { label: "ops", time: t, color: "" }]) {
-                    let title =
-                        format!("Ops on the roofline of {}", t.chip.as_ref().map(|c| c.name.as_str()).unwrap_or(""));
-                    time_charts.push(("chart-roofline", AttrValue::from(plot.to_svg(&title))));
+                match op_roofline(&[RooflineSide { label: "ops", time: t, color: "" }]) {
+                    Some(plot) => {
+                        let chip = t.chip.as_ref().map(|c| c.name.as_str()).unwrap_or("");
+                        let title = format!("Ops on the roofline of {chip}");
+                        time_charts.push(("chart-roofline", AttrValue::from(plot.to_svg(&title))));
+                    }
+                    None if t.chip.is_some() => {
+                        statements.push(("roofline-none".to_string(), no_roofline_statement(t)))
+                    }
+                    None => {}
                 }
             }
             if let Some(st) = summary.structure.as_deref() {
@@ -191,6 +211,7 @@ fn drawn(view: &TraceView) -> Drawn {
                 platforms: summary.platforms.iter().map(|p| (String::new(), platform_line(p))).collect(),
                 chart: category_chart(summary).into(),
                 time_charts,
+                statements,
                 chip: time.as_ref().map(|t| chip_line(t)),
                 coverage: time.as_ref().map(|t| coverage_line(t)),
                 capture: time.as_ref().and_then(|t| t.capture.as_ref().map(capture_line)),
@@ -210,6 +231,7 @@ fn drawn(view: &TraceView) -> Drawn {
             let keys: Vec<&str> = comparison.platforms.iter().map(|p| p.key.as_str()).collect();
             let mut tables: Vec<Shared<DataTable>> = Vec::new();
             let mut time_charts = Vec::new();
+            let mut statements = Vec::new();
             let mut fusion = Vec::new();
             let mut pair = None;
             if let (Some(g), [k0, k1]) = (gap, keys.as_slice()) {
@@ -219,11 +241,18 @@ fn drawn(view: &TraceView) -> Drawn {
                         RooflineSide { label: k0, time: t0, color: crate::draw::roofline::BLUE },
                         RooflineSide { label: k1, time: t1, color: crate::draw::roofline::ORANGE },
                     ];
-                    if let Some(plot) = op_roofline(&sides) {
-                        time_charts.push((
+                    match op_roofline(&sides) {
+                        Some(plot) => time_charts.push((
                             "chart-roofline",
                             AttrValue::from(plot.to_svg("Ops of both traces on their chips' rooflines")),
-                        ));
+                        )),
+                        None if t0.chip.is_some() || t1.chip.is_some() => {
+                            for (k, t) in [(k0, t0), (k1, t1)] {
+                                statements
+                                    .push((format!("roofline-none-{k}"), format!("{k}: {}", no_roofline_statement(t))));
+                            }
+                        }
+                        None => {}
                     }
                     if let (Some(f0), Some(f1), Some(d0), Some(d1)) =
                         (&t0.fusion, &t1.fusion, &t0.fusion_dag, &t1.fusion_dag)
@@ -239,8 +268,19 @@ fn drawn(view: &TraceView) -> Drawn {
                     (None, None) => None,
                 };
                 if let Some((f0, f1)) = sides {
-                    let chart = fusion_total_chart(&[(k0, f0), (k1, f1)]);
-                    time_charts.push(("chart-fusion-total", AttrValue::from(chart.to_svg())));
+                    // A side whose format records no shapes has no bar: it says why instead.
+                    let formats = g.times.as_ref().map_or([TraceFormat::Kineto; 2], |[t0, t1]| [t0.format, t1.format]);
+                    let mut known = Vec::new();
+                    for ((k, f), format) in [(k0, f0), (k1, f1)].into_iter().zip(formats) {
+                        match no_bytes_statement(f, format) {
+                            None => known.push((*k, f)),
+                            Some(s) => statements.push((format!("fusion-bytes-unknown-{k}"), format!("{k}: {s}"))),
+                        }
+                    }
+                    if !known.is_empty() {
+                        let chart = fusion_total_chart(&known);
+                        time_charts.push(("chart-fusion-total", AttrValue::from(chart.to_svg())));
+                    }
                     fusion.extend(fusion_lines(f0, k0));
                     fusion.extend(fusion_lines(f1, k1));
                     let ids = [
@@ -258,6 +298,10 @@ fn drawn(view: &TraceView) -> Drawn {
                             opportunities,
                             &format!("{key}: fusion left on the table"),
                         )));
+                        if !f.op_times.is_empty() {
+                            let id = if groups.ends_with("-a") { "op-times-a" } else { "op-times-b" };
+                            tables.push(Shared::new(op_times_table(f, id, &format!("{key}: op time both ways"))));
+                        }
                     }
                 }
             }
@@ -277,6 +321,7 @@ fn drawn(view: &TraceView) -> Drawn {
                     .collect(),
                 chart: comparison_chart(comparison).into(),
                 time_charts,
+                statements,
                 chip: None,
                 coverage: None,
                 capture: None,
@@ -301,6 +346,9 @@ fn fusion_lines(f: &crate::trace::fusion::TraceFusion, key: &str) -> Vec<(String
     let mut lines = vec![(format!("fusion-headline{id}"), format!("{prefix}Fusion: {}", fusion_headline(f)))];
     if let Some(r) = reprediction_line(f) {
         lines.push((format!("fusion-reprediction{id}"), format!("{prefix}{r}")));
+    }
+    if let Some(e) = exec_trace_line(f) {
+        lines.push((format!("fusion-exec-trace{id}"), format!("{prefix}{e}")));
     }
     lines
 }
@@ -444,6 +492,9 @@ pub fn trace_panel(props: &Props) -> Html {
             if let Some((comparison, sides)) = &d.pair {
                 <FusionPairView key={d.base_name.clone()} comparison={comparison.clone()} sides={sides.clone()} />
             }
+            { for d.statements.iter().map(|(id, line)| html! {
+                <p class="hint" data-testid={id.clone()}>{ line.clone() }</p>
+            }) }
             { for d.time_charts.iter().map(|(id, svg)| html! {
                 <figure class="chart" data-testid={*id}>{ Html::from_html_unchecked(svg.clone()) }</figure>
             }) }

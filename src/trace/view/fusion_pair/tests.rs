@@ -78,8 +78,54 @@ fn the_qwen_pair_shows_each_sides_aligned_layer_and_marks_the_differences_kernel
         }
     }
     assert!(!p.differences.is_empty(), "some difference names kernels of the aligned layer");
-    let chart = pair_traffic_chart(&p);
+    // The label says where the second side's layer lines up when the alignment rotated it.
+    assert_eq!(p.label.contains("The alignment reads"), a.rotation > 0, "{}", p.label);
+    assert!(p.label.ends_with(&rotation_note(a.rotation, [&p.sides[0].key, &p.sides[1].key])));
+    let chart = pair_traffic_chart(&p).unwrap();
     assert_eq!(chart.rows.len(), 2);
+    assert_eq!(pair_bytes_unknown(&p), None);
     assert_eq!(chart.rows[1].values[1].total(), p.sides[1].fused_bytes);
     assert!(p.label.starts_with("The aligned layer"), "{}", p.label);
+}
+
+#[test]
+fn a_rotated_alignment_says_where_the_second_sides_layer_lines_up() {
+    assert_eq!(rotation_note(0, ["nvidia", "amd"]), "");
+    assert_eq!(
+        rotation_note(3, ["nvidia", "amd"]),
+        ". The alignment reads amd's layer from its box 4 (wrapping around to box 1), which lines up with nvidia's \
+         box 1; it is drawn from box 1 in launch order, so that every arrow runs from an earlier launch to a later one"
+    );
+}
+
+#[test]
+fn formats_without_shapes_get_no_zero_byte_bar_but_say_why() {
+    let open = |path: &str| {
+        let bytes = std::fs::read(format!("{}/tests/data/formats/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        match crate::import::open_whole(path, &bytes).unwrap() {
+            crate::import::Imported::Trace { trace, .. } => trace,
+            other => panic!("{path}: {other:?}"),
+        }
+    };
+    // An Nsight Systems export (its copies have bytes, its kernels none) and a rocprofv3 run.
+    let traces = [open("nsys/pipit_saxpy_mpi_a100.sqlite"), open("rocprofv3/tracelens_mi350x_results.json.gz")];
+    let c = compare(
+        Input { trace: &traces[0], file: Some("a.sqlite") },
+        Input { trace: &traces[1], file: Some("b.json.gz") },
+        &classify,
+    );
+    let order: Vec<usize> =
+        c.platforms.iter().map(|p| if p.file.as_deref() == Some("a.sqlite") { 0 } else { 1 }).collect();
+    let analysed: Vec<(TraceFusion, FusionDag)> = order.iter().map(|&i| fusion_of(&traces[i])).collect();
+    let p = aligned_pair(&c, [(&analysed[0].0, &analysed[0].1), (&analysed[1].0, &analysed[1].1)]).unwrap();
+    assert!(p.sides.iter().all(|s| s.known == 0 && s.unknown > 0), "{:?}", p.sides);
+    assert_eq!(pair_traffic_chart(&p), None, "no 0 B bars");
+    let keys: Vec<&str> = p.sides.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(
+        pair_bytes_unknown(&p).unwrap(),
+        format!(
+            "No traffic bar for {} and {}: bytes unknown for every launch drawn (the trace's format records no shapes, or its ops none a model knows).",
+            keys[0], keys[1]
+        )
+    );
 }

@@ -9,7 +9,7 @@ use crate::draw::group_graph::BoxRows;
 use crate::draw::layout::Layout;
 use crate::fusion::tables::kind_name;
 use crate::fusion::AnalysisReport;
-use crate::units::{ellipsize, format_bytes, group_digits};
+use crate::units::{ellipsize, format_bytes, plural};
 
 /// What the drawing shows and what selecting in it does.
 pub(super) struct DagProps<'a> {
@@ -101,7 +101,7 @@ pub(super) fn dag(p: DagProps<'_>) -> Html {
                         }
                         <rect class="dag-box" width={p.width.to_string()} height={p.height.to_string()} rx="6" />
                         <g class="dag-head" role="button" tabindex="0" aria-pressed={is_sel.to_string()}
-                            aria-label={format!("group {}, {kind}, {} ops, {} fused", g + 1, detail.ops.len(), format_bytes(detail.fused.total))}
+                            aria-label={format!("group {}, {kind}, {}, {} fused", g + 1, plural(detail.ops.len() as u64, "op", "ops"), format_bytes(detail.fused.total))}
                             {onclick} onkeydown={on_enter(head_click.clone())}>
                             <rect class="dag-head-bg" width={p.width.to_string()} height={HEAD_HEIGHT.to_string()} rx="6" />
                             <text class="dag-head-text" x="8" y="16">{ format!("{}  {kind}", g + 1) }</text>
@@ -127,8 +127,8 @@ pub(super) fn dag(p: DagProps<'_>) -> Html {
             <button type="button" disabled={*zoom == 0} onclick={zoom_to(zoom.saturating_sub(1))} aria-label="Zoom out">{ "−" }</button>
             <span class="dag-zoom" data-testid="dag-zoom">{ format!("{:.0} %", scale * 100.0) }</span>
             <button type="button" disabled={*zoom + 1 == ZOOMS.len()} onclick={zoom_to((*zoom + 1).min(ZOOMS.len() - 1))} aria-label="Zoom in">{ "+" }</button>
-            <span class="hint">{ format!("{} groups in {} steps of data flow; arrows carry the tensors one group writes and another reads.",
-                group_digits(n_groups as u64), layout.nodes.iter().map(|p| p.layer + 1).max().unwrap_or(0)) }</span>
+            <span class="hint">{ format!("{} in {} of data flow; arrows carry the tensors one group writes and another reads.",
+                plural(n_groups as u64, "group", "groups"), plural(layout.nodes.iter().map(|p| p.layer + 1).max().unwrap_or(0) as u64, "step", "steps")) }</span>
         </div>
         <div class="dag-scroll" ref={scroller.clone()}>
             <svg class="dag" data-testid="group-boxes" role="group" aria-label="Fusion groups as a data-flow graph"

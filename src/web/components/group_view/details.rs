@@ -7,7 +7,7 @@ use super::drawing::Drawing;
 use crate::fusion::graph::SizeSource;
 use crate::fusion::tables::kind_name;
 use crate::fusion::{AnalysisReport, OpGraph, OpId, TensorId};
-use crate::units::{format_bytes, group_digits};
+use crate::units::{format_bytes, group_digits, plural};
 /// A group: its traffic, the groups it reads from and feeds, and every op (each selectable).
 pub(super) fn group_details(
     d: &Drawing,
@@ -33,7 +33,7 @@ pub(super) fn group_details(
     html! {
         <section class="op-details" aria-live="polite" data-testid="group-details" aria-label={format!("Details of group {}", g + 1)}>
             <div class="op-details-head">
-                <h3>{ format!("Group {} ({kind}), {} ops", g + 1, detail.ops.len()) }</h3>
+                <h3>{ format!("Group {} ({kind}), {}", g + 1, plural(detail.ops.len() as u64, "op", "ops")) }</h3>
                 <button type="button" onclick={move |_| close.emit(None)} aria-label="Close the group details">{ "×" }</button>
             </div>
             <p>{ format!("Unfused {}; fused {} (read {}, written {}); fusion saves {}.",
