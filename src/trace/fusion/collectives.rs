@@ -3,8 +3,8 @@
 //! `record_param_comms`, which in older PyTorch records scalars only; the c10d op around it
 //! (`c10d::alltoall_base_(output, input, …)`) records both buffers with their shapes and types.
 
+use super::call_bytes::CallBytes;
 use super::kind::Kind;
-use super::serving_ops::ServingCost;
 use crate::trace::model::intern::NameId;
 use crate::trace::model::{RecordedShapes, Trace};
 use crate::trace::time::perf::{OpArgs, RawArgs};
@@ -25,7 +25,7 @@ pub(crate) fn is_c10d(name: &str) -> bool {
 /// once and its output buffer written once, the minimal traffic (a ring algorithm also writes
 /// and reads what it receives through its own buffers, more). `Err` says why not: a c10d op
 /// whose tensors are not recorded (`allreduce_` records its tensor list without shapes).
-pub(crate) fn collective(trace: &Trace, name: NameId, shapes: RecordedShapes) -> Result<ServingCost, String> {
+pub(crate) fn collective(trace: &Trace, name: NameId, shapes: RecordedShapes) -> Result<CallBytes, String> {
     let op = trace.name(name);
     let text = |id: Option<NameId>| id.map(|id| trace.name(id));
     let raw = RawArgs {
@@ -46,7 +46,7 @@ pub(crate) fn collective(trace: &Trace, name: NameId, shapes: RecordedShapes) ->
     };
     let (out, input) = (buffer(0, "the output")?, buffer(1, "the input")?);
     let fused = out.checked_add(input).ok_or_else(|| format!("{op}: its bytes do not fit in 64 bits"))?;
-    Ok(ServingCost {
+    Ok(CallBytes {
         fused,
         unfused: Some(fused),
         unfused_unknown: None,
@@ -62,10 +62,10 @@ pub(crate) fn collective(trace: &Trace, name: NameId, shapes: RecordedShapes) ->
 /// symmetric memory (NVLink SHARP multicast): each element of this rank's buffer is read once
 /// (by the multicast load-reduce of whichever rank reduces its slice) and written once (by the
 /// multicast store of the sum): 2 × the tensor.
-pub(crate) fn multimem_all_reduce(args: &OpArgs) -> Result<ServingCost, String> {
+pub(crate) fn multimem_all_reduce(args: &OpArgs) -> Result<CallBytes, String> {
     let t = args.tensor(0, "a tensor").map_err(|_| "input 0 (the tensor) is not a recorded tensor".to_string())?;
     let b = t.bytes().map_err(|e| e.to_string())?;
-    Ok(ServingCost {
+    Ok(CallBytes {
         fused: b.checked_mul(2).ok_or("its bytes do not fit in 64 bits")?,
         unfused: b.checked_mul(2),
         unfused_unknown: None,

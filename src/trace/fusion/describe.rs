@@ -6,8 +6,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::call_bytes::CallBytes;
 use super::kind::{Composite, Kind};
-use super::serving_ops::{serving_cost, why_unknown, ServingCost};
+use super::serving_ops::{serving_cost, why_unknown};
 use crate::trace::classify::inductor;
 use crate::trace::time::perf::{op_cost, Family, Input, List, OpArgs, OpCost, RawArgs};
 
@@ -89,7 +90,7 @@ pub(crate) struct Described {
 impl Described {
     /// A serving op's model in place of what the op's own arguments gave (its parts, kind,
     /// bytes and data flow), or its reason.
-    pub(crate) fn take_serving(&mut self, cost: Result<ServingCost, String>) {
+    pub(crate) fn take_serving(&mut self, cost: Result<CallBytes, String>) {
         match cost {
             Ok(c) => {
                 self.kind = Some(c.kind);

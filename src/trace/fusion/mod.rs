@@ -16,6 +16,7 @@
 //! - [`collectives`]: a collective kernel's bytes from its c10d op;
 //! - [`whatif`]: the opportunities; [`repredict`]: the check against Inductor.
 
+pub mod call_bytes;
 pub mod collectives;
 pub mod describe;
 pub mod flow;

@@ -4,27 +4,13 @@
 //! each output written once, at the recorded shapes and types; an output buffer passed in is
 //! written, not read.
 
+use super::call_bytes::CallBytes;
 use super::kind::Kind;
 use crate::trace::time::perf::{OpArgs, Tensor};
 
-/// What a serving op's model says: fused and unfused bytes, kind, parts and data flow.
-pub(crate) struct ServingCost {
-    pub fused: u64,
-    /// `None` when the recorded arguments do not give it; `unfused_unknown` says why.
-    pub unfused: Option<u64>,
-    pub unfused_unknown: Option<String>,
-    pub kind: Kind,
-    pub parts: &'static [&'static str],
-    /// The data flow: its output's bytes (`None`: it writes no tensor a next kernel takes,
-    /// such as a KV-cache write), its tensor inputs' bytes, its iteration space.
-    pub out_bytes: Option<u64>,
-    pub in_bytes: Vec<u64>,
-    pub space: Option<u64>,
-}
-
 /// The model of `op`, `None` when `op` is not one of these; `Some(Err)` names what is wrong.
-pub(crate) fn serving_cost(op: &str, args: &OpArgs) -> Option<Result<ServingCost, String>> {
-    let model: fn(&OpArgs) -> Result<ServingCost, String> = match op {
+pub(crate) fn serving_cost(op: &str, args: &OpArgs) -> Option<Result<CallBytes, String>> {
+    let model: fn(&OpArgs) -> Result<CallBytes, String> = match op {
         "sgl_kernel::silu_and_mul" | "_C::silu_and_mul" => silu_and_mul,
         "aiter::rmsnorm" => rmsnorm,
         "aiter::rms_norm" => rms_norm_returning,
@@ -54,11 +40,11 @@ fn sum(terms: &[u64]) -> Result<u64, String> {
 
 /// `silu_and_mul(out [T, H], input [T, 2H])`: `out = silu(input[:, :H]) · input[:, H:]`.
 /// Unfused, SiLU writes `[T, H]` and the multiply reads it back: 2 × the output more.
-fn silu_and_mul(args: &OpArgs) -> Result<ServingCost, String> {
+fn silu_and_mul(args: &OpArgs) -> Result<CallBytes, String> {
     let (out, x) = (tensor(args, 0, "the output")?, tensor(args, 1, "the input")?);
     let (o, i) = (bytes(out)?, bytes(x)?);
     let fused = sum(&[i, o])?;
-    Ok(ServingCost {
+    Ok(CallBytes {
         fused,
         unfused: Some(sum(&[fused, o, o])?),
         unfused_unknown: None,
@@ -71,16 +57,16 @@ fn silu_and_mul(args: &OpArgs) -> Result<ServingCost, String> {
 }
 
 /// `aiter::rmsnorm(out, input, weight, eps)`: one op.
-fn rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
+fn rmsnorm(args: &OpArgs) -> Result<CallBytes, String> {
     let (out, x, w) = (tensor(args, 0, "the output")?, tensor(args, 1, "the input")?, tensor(args, 2, "the weight")?);
     one_norm(bytes(x)?, bytes(w)?, bytes(out)?, x.numel().ok())
 }
 
 /// A lone RMSNorm: the input and weight read, the output written, once each (`space`: the
 /// input's elements).
-fn one_norm(input: u64, weight: u64, output: u64, space: Option<u64>) -> Result<ServingCost, String> {
+fn one_norm(input: u64, weight: u64, output: u64, space: Option<u64>) -> Result<CallBytes, String> {
     let fused = sum(&[input, weight, output])?;
-    Ok(ServingCost {
+    Ok(CallBytes {
         fused,
         unfused: Some(fused),
         unfused_unknown: None,
@@ -96,7 +82,7 @@ fn one_norm(input: u64, weight: u64, output: u64, space: Option<u64>) -> Result<
 /// `rmsnorm2d_fwd_with_add`): `residual_out = input + residual_in`, `out = rms_norm(residual_out)`.
 /// The sum is an output either way (the next layer's residual); unfused, the norm reads it back:
 /// 1 × the sum more.
-fn add_rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
+fn add_rmsnorm(args: &OpArgs) -> Result<CallBytes, String> {
     let out = tensor(args, 0, "the output")?;
     let x = tensor(args, 1, "the input")?;
     let r_in = tensor(args, 2, "the residual")?;
@@ -104,7 +90,7 @@ fn add_rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
     let w = tensor(args, 4, "the weight")?;
     let (o, i, ri, ro, wb) = (bytes(out)?, bytes(x)?, bytes(r_in)?, bytes(r_out)?, bytes(w)?);
     let fused = sum(&[i, ri, wb, o, ro])?;
-    Ok(ServingCost {
+    Ok(CallBytes {
         fused,
         unfused: Some(sum(&[fused, ro])?),
         unfused_unknown: None,
@@ -118,7 +104,7 @@ fn add_rmsnorm(args: &OpArgs) -> Result<ServingCost, String> {
 
 /// `aiter::rms_norm(input [T, H], weight [H], eps, …)`: returns its output, a new tensor of the
 /// input's shape and type (aiter allocates it `empty_like(input)`), so it is written, not read.
-fn rms_norm_returning(args: &OpArgs) -> Result<ServingCost, String> {
+fn rms_norm_returning(args: &OpArgs) -> Result<CallBytes, String> {
     let (x, w) = (tensor(args, 0, "the input")?, tensor(args, 1, "the weight")?);
     let i = bytes(x)?;
     one_norm(i, bytes(w)?, i, x.numel().ok())
@@ -131,7 +117,7 @@ fn rms_norm_returning(args: &OpArgs) -> Result<ServingCost, String> {
 /// element). The caches are written where the slots say, never read; the scales are scalars.
 /// A padded token (slot −1) moves nothing, and the trace does not record which are padded:
 /// every token is counted, an upper bound when a graph's batch was padded.
-fn reshape_and_cache(args: &OpArgs) -> Result<ServingCost, String> {
+fn reshape_and_cache(args: &OpArgs) -> Result<CallBytes, String> {
     let (k, v) = (tensor(args, 0, "the key")?, tensor(args, 1, "the value")?);
     let (kc, vc) = (tensor(args, 2, "the key cache")?, tensor(args, 3, "the value cache")?);
     let slots = tensor(args, 4, "the slot mapping")?;
@@ -149,7 +135,7 @@ fn reshape_and_cache(args: &OpArgs) -> Result<ServingCost, String> {
     let write_k = times(n, kr, kc.dtype().size_bytes()).ok_or_else(overflow)?;
     let write_v = times(n, vr, vc.dtype().size_bytes()).ok_or_else(overflow)?;
     let fused = sum(&[bytes(slots)?, read_k, read_v, write_k, write_v])?;
-    Ok(ServingCost {
+    Ok(CallBytes {
         fused,
         unfused: Some(fused),
         unfused_unknown: None,
@@ -170,7 +156,7 @@ fn reshape_and_cache(args: &OpArgs) -> Result<ServingCost, String> {
 /// row read once, though a tiled kernel may read one again per query tile. Unfused, the score
 /// matrix (Σ over sequences of queries × keys × heads) is written and read twice over, but only
 /// the number of sequences is recorded, not their lengths: the unfused bytes are unknown.
-fn paged_prefill_attention(args: &OpArgs) -> Result<ServingCost, String> {
+fn paged_prefill_attention(args: &OpArgs) -> Result<CallBytes, String> {
     let q = tensor(args, 0, "the query")?;
     let (kc, vc) = (tensor(args, 1, "the key cache")?, tensor(args, 2, "the value cache")?);
     let (cu_q, indptr) = (tensor(args, 3, "cu_seqlens_q")?, tensor(args, 4, "kv_indptr")?);
@@ -192,7 +178,7 @@ fn paged_prefill_attention(args: &OpArgs) -> Result<ServingCost, String> {
     let v_read = n_pages.checked_mul(page(vc, "value cache")?).ok_or_else(overflow)?;
     let qb = bytes(q)?;
     let fused = sum(&[qb, qb, k_read, v_read, bytes(cu_q)?, bytes(indptr)?, bytes(pages)?])?;
-    Ok(ServingCost {
+    Ok(CallBytes {
         fused,
         unfused: None,
         unfused_unknown: Some(
@@ -244,7 +230,7 @@ pub(crate) fn why_unknown(op: &str, args: &OpArgs) -> Option<String> {
 
 /// `rotary_embedding(positions [T], query, key, head_size, cos_sin_cache [P, rot], is_neox)`:
 /// query and key rotated in place (read and written), one cache row read per position.
-fn rotary(args: &OpArgs) -> Result<ServingCost, String> {
+fn rotary(args: &OpArgs) -> Result<CallBytes, String> {
     let pos = tensor(args, 0, "the positions")?;
     let (q, k) = (tensor(args, 1, "the query")?, tensor(args, 2, "the key")?);
     let cache = tensor(args, 4, "the cos/sin cache")?;
@@ -256,7 +242,7 @@ fn rotary(args: &OpArgs) -> Result<ServingCost, String> {
         .ok_or("its bytes do not fit in 64 bits")?;
     let (p, qb, kb) = (bytes(pos)?, bytes(q)?, bytes(k)?);
     let fused = sum(&[p, qb, qb, kb, kb, cache_read])?;
-    Ok(ServingCost {
+    Ok(CallBytes {
         fused,
         unfused: Some(fused),
         unfused_unknown: None,

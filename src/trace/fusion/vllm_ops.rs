@@ -7,8 +7,8 @@
 
 use rustc_hash::FxHashMap;
 
+use super::call_bytes::CallBytes;
 use super::kind::Kind;
-use super::serving_ops::ServingCost;
 use crate::trace::model::Trace;
 use crate::trace::time::perf::{DType, OpArgs, RawArgs, Tensor};
 
@@ -178,7 +178,7 @@ pub(crate) fn unified_attention(
     args: &OpArgs,
     step: Option<StepLengths>,
     cache: Result<DType, String>,
-) -> Result<ServingCost, String> {
+) -> Result<CallBytes, String> {
     let (q, k) = (tensor(args, 0, "the query")?, tensor(args, 1, "the key")?);
     let v = tensor(args, 2, "the value")?;
     // `unified_attention_with_output` is passed its output; `unified_attention` returns one of
@@ -220,7 +220,7 @@ pub(crate) fn unified_attention(
     let causal_cut = s.c_sqsq.checked_sub(s.c_sq).map(|d| d / 2).unwrap_or(0);
     let pairs = s.c_sqsk.saturating_sub(causal_cut).checked_add(s.g_sqsk).ok_or(OVERFLOW)?;
     let scores = product(&[hq, pairs, q.dtype().size_bytes(), 4])?;
-    Ok(ServingCost {
+    Ok(CallBytes {
         fused,
         unfused: Some(sum(&[fused, scores])?),
         unfused_unknown: None,
@@ -416,7 +416,7 @@ fn allocated_bytes(name: &str, args: &OpArgs) -> Option<u64> {
 /// routing): `x` read once, and the tensors its subtree allocates (the top-k values and indices
 /// and the bitmatrix of chosen experts, `aten::empty` with the size and type recorded) written
 /// once: the op records its input but returns its outputs, so these say their sizes.
-pub(crate) fn topk(trace: &Trace, threads: &ThreadOps, o: usize) -> Result<ServingCost, String> {
+pub(crate) fn topk(trace: &Trace, threads: &ThreadOps, o: usize) -> Result<CallBytes, String> {
     let op = &trace.cpu_ops[o];
     let args = parse_args(trace, op.shapes).ok_or("its recorded arguments do not parse")?;
     let x = tensor(&args, 0, "the router logits")?;
@@ -433,7 +433,7 @@ pub(crate) fn topk(trace: &Trace, threads: &ThreadOps, o: usize) -> Result<Servi
         return Err("no allocation in its subtree records the size and type of its outputs".to_string());
     }
     let fused = sum(&[read, sum(&written)?])?;
-    Ok(ServingCost {
+    Ok(CallBytes {
         fused,
         unfused: Some(fused),
         unfused_unknown: None,
@@ -472,7 +472,7 @@ impl MoeKernel {
 /// row and the finalize sums them. Activations in `s.act`; weights read for the expected active
 /// experts only; the routing indices and the microscaling scales of packed weights are not
 /// recorded and not counted.
-pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered: bool) -> Result<ServingCost, String> {
+pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered: bool) -> Result<CallBytes, String> {
     let a = s.act.size_bytes();
     let routed = s.tokens.checked_mul(s.topk).ok_or(OVERFLOW)?;
     let x = product(&[s.tokens, s.hidden, a])?;
@@ -491,7 +491,7 @@ pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered
             } else {
                 (fused, &["matmul (gate/up)"])
             };
-            Ok(ServingCost {
+            Ok(CallBytes {
                 fused,
                 unfused: Some(unfused),
                 unfused_unknown: None,
@@ -506,7 +506,7 @@ pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered
             let w = s.active(s.w2_bytes);
             let out = if scattered { product(&[routed, s.hidden, a])? } else { x };
             let fused = sum(&[mid, w, out])?;
-            Ok(ServingCost {
+            Ok(CallBytes {
                 fused,
                 unfused: Some(fused),
                 unfused_unknown: None,
@@ -525,7 +525,7 @@ pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered
             let rows = product(&[routed, s.hidden, a])?;
             let gammas = product(&[routed, a])?;
             let fused = sum(&[rows, gammas, x])?;
-            Ok(ServingCost {
+            Ok(CallBytes {
                 fused,
                 unfused: Some(fused),
                 unfused_unknown: None,

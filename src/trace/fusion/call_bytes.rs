@@ -1,0 +1,21 @@
+//! What an op-level byte model says of one call: fused and unfused bytes, kind, parts and data
+//! flow. Its own file because the models that produce it (serving engines' fused ops,
+//! collectives, vLLM's MoE and attention) and the group description that takes it must not
+//! import each other.
+
+use super::kind::Kind;
+
+/// One call's bytes as an op-level model gives them.
+pub(crate) struct CallBytes {
+    pub fused: u64,
+    /// `None` when the recorded arguments do not give it; `unfused_unknown` says why.
+    pub unfused: Option<u64>,
+    pub unfused_unknown: Option<String>,
+    pub kind: Kind,
+    pub parts: &'static [&'static str],
+    /// The data flow: its output's bytes (`None`: it writes no tensor a next kernel takes,
+    /// such as a KV-cache write), its tensor inputs' bytes, its iteration space.
+    pub out_bytes: Option<u64>,
+    pub in_bytes: Vec<u64>,
+    pub space: Option<u64>,
+}
