@@ -436,6 +436,29 @@ fn an_execution_trace_of_another_run_links_nothing_and_says_so() {
 }
 
 #[test]
+fn a_random_fill_writes_its_tensor_once_with_the_execution_traces_shapes() {
+    let v = json(&[
+        "trace",
+        &data("exec-trace/hta_simple_add_kineto.json.gz"),
+        "--exec-trace",
+        &data("exec-trace/hta_simple_add_et.json.gz"),
+        "--json",
+    ]);
+    let f = &v["fusion"];
+    let fill =
+        f["groups"].as_array().unwrap().iter().find(|g| g["ops"][0]["op"] == "aten::uniform_").expect("uniform_");
+    // uniform_(self, from, to, generator): self written once, nothing read, in its own type.
+    let self_dims: Vec<u64> = serde_json::from_value(fill["ops"][0]["input_dims"][0].clone()).unwrap();
+    assert_eq!(fill["ops"][0]["input_types"][0], "float");
+    let written = self_dims.iter().product::<u64>() * 4;
+    assert_eq!(fill["fused_bytes_per_call"], written);
+    assert_eq!(fill["unfused_bytes_per_call"], written);
+    assert_eq!(fill["how"], "execution trace");
+    // With it, every kernel of this run has its bytes.
+    assert_eq!(f["totals"]["bytes_known_pct"], 100.0, "{}", f["totals"]);
+}
+
+#[test]
 fn bad_execution_traces_are_refused_naming_the_file() {
     let dir = temp_dir("trace-fusion-et");
     let trace = data("exec-trace/hta_simple_add_kineto.json.gz");

@@ -57,6 +57,11 @@ const MODELS: &[(&str, Model)] = &[
     ("aten::contiguous", copy::clone),
     ("aten::fill_", copy::fill),
     ("aten::zero_", copy::fill),
+    // Random fills overwrite their tensor as `fill_` does; the generator's integer arithmetic
+    // is not floating-point work.
+    ("aten::uniform_", copy::fill),
+    ("aten::normal_", copy::fill),
+    ("aten::random_", copy::fill),
     ("aten::cat", copy::cat),
     ("aten::stack", copy::cat),
     ("aten::constant_pad_nd", copy::constant_pad),
