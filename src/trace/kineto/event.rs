@@ -7,8 +7,9 @@
 
 use super::error::{error_offset, strip, TraceError};
 use super::extract;
-use super::raw::{Num, RawDevice, RawEvent, RawJson};
+use super::raw::{Num, RawArgs, RawDevice, RawEvent, RawJson};
 use super::scan::{Item, ItemSink, Offer, Taken};
+use super::structural::{self, BLOCK};
 use crate::limits::TRACE_NAME_BYTES;
 use crate::trace::model::intern::{NameId, NameTable};
 use crate::trace::model::{
@@ -23,10 +24,10 @@ pub(super) struct Builder<S> {
 }
 
 /// Cheap test on an event's raw bytes for the categories the analysis drops and that make up
-/// most of a trace (Python frames, flows, memory instants): skips parsing them at all. Only a
-/// complete `"cat": "<category>"` member matches, so a name that merely contains the word
-/// does not.
-fn is_dropped_category(bytes: &[u8]) -> bool {
+/// most of a trace (Python frames, flows, memory instants; and, for a sink that takes no
+/// CPU-side events, those too): skips parsing them at all. Only a complete
+/// `"cat": "<category>"` member matches, so a name that merely contains the word does not.
+fn is_dropped_category(bytes: &[u8], cpu_side: bool) -> bool {
     let Some(at) = cat_finder().find(bytes) else { return false };
     if !at_top_of_object(&bytes[..at]) {
         return false;
@@ -35,11 +36,31 @@ fn is_dropped_category(bytes: &[u8]) -> bool {
     let rest = trim_start(rest);
     let Some(rest) = rest.strip_prefix(b":") else { return false };
     let Some(rest) = trim_start(rest).strip_prefix(b"\"") else { return false };
-    DROPPED.iter().any(|d| rest.strip_prefix(d.as_bytes()).is_some_and(|r| r.starts_with(b"\"")))
+    dropped(cpu_side).iter().any(|d| rest.strip_prefix(d.as_bytes()).is_some_and(|r| r.starts_with(b"\"")))
 }
 
-/// The categories [`is_dropped_category`] drops unparsed.
-const DROPPED: [&str; 4] = ["python_function", "ac2g", "cpu_instant_event", "fwdbwd"];
+/// The categories [`is_dropped_category`] drops unparsed: those no analysis reads, and for a
+/// sink without CPU-side events ([`EventSink::CPU_SIDE`]: the summary-only mode, the ranks
+/// fold) the CPU-side ones as well, which [`Builder::event`] would read only to ignore.
+fn dropped(cpu_side: bool) -> &'static [&'static str] {
+    const DROPPED: [&str; 9] = [
+        "python_function",
+        "ac2g",
+        "cpu_instant_event",
+        "fwdbwd",
+        // Read only for a sink that takes CPU-side events.
+        "cpu_op",
+        "user_annotation",
+        "gpu_user_annotation",
+        "cuda_runtime",
+        "cuda_driver",
+    ];
+    if cpu_side {
+        &DROPPED[..4]
+    } else {
+        &DROPPED
+    }
+}
 
 /// JSON nesting followed byte by byte: strings (with their escapes) are stepped over, and
 /// brackets outside them counted.
@@ -101,25 +122,57 @@ fn at_top_of_object(prefix: &[u8]) -> bool {
 /// (the scan takes over from there, at the event's own level). The same verdict as on the
 /// event's own bytes: the first `"cat"` of the text is the event's first one unless the event
 /// ends before it, which the walk sees.
-fn dropped_head(text: &[u8], depth_limit: u32) -> Option<usize> {
+fn dropped_head(text: &[u8], depth_limit: u32, cpu_side: bool) -> Option<usize> {
     let at = cat_finder().find(text)?;
-    let (mut n, mut deepest) = (Nesting::default(), 0u32);
-    for &b in &text[..at] {
-        match n.step(b) {
-            Step::Opened => deepest = deepest.max(n.depth),
-            // The event ended with no `"cat"` in it (or the text closed more than it opened).
-            Step::Closed if n.depth == 0 => return None,
-            _ => {}
+    if !plain_top_level(text, at) || depth_limit < 1 {
+        let (mut n, mut deepest) = (Nesting::default(), 0u32);
+        for &b in &text[..at] {
+            match n.step(b) {
+                Step::Opened => deepest = deepest.max(n.depth),
+                // The event ended with no `"cat"` in it (or the text closed more than it opened).
+                Step::Closed if n.depth == 0 => return None,
+                _ => {}
+            }
         }
-    }
-    if n.depth != 1 || n.in_string || deepest > depth_limit {
-        return None;
+        if n.depth != 1 || n.in_string || deepest > depth_limit {
+            return None;
+        }
     }
     let rest = trim_start(&text[at + 5..]);
     let rest = trim_start(rest.strip_prefix(b":")?).strip_prefix(b"\"")?;
-    let name = DROPPED.iter().find(|d| rest.starts_with(d.as_bytes()) && rest.get(d.len()) == Some(&b'"'))?;
+    let name = dropped(cpu_side).iter().find(|d| rest.starts_with(d.as_bytes()) && rest.get(d.len()) == Some(&b'"'))?;
     let value_start = text.len() - rest.len();
     Some(value_start + name.len() + 1)
+}
+
+/// Whether `prefix` is an event's `{` followed by no bracket, no backslash and an even number of
+/// quotes: then its end is directly inside the event, outside any string, one level deep (the
+/// verdict of the byte-by-byte [`Nesting`] walk, which only the rare other prefixes need). The
+/// bytes are looked at a block at a time where `text` (the prefix and what follows it) holds
+/// whole blocks.
+fn plain_top_level(text: &[u8], prefix: usize) -> bool {
+    if text.first() != Some(&b'{') {
+        return false;
+    }
+    let (mut quotes, mut start) = (0u32, 0usize);
+    while start < prefix {
+        let Some(block) = text[start..].first_chunk::<BLOCK>() else { break };
+        let m = structural::masks(block);
+        let within = if prefix - start >= BLOCK { u64::MAX } else { (1u64 << (prefix - start)) - 1 };
+        let opening = u64::from(start == 0); // the event's own `{`
+        if (m.open | m.close | m.backslash) & within & !opening != 0 {
+            return false;
+        }
+        quotes += (m.quote & within).count_ones();
+        start += BLOCK;
+    }
+    for &b in text.get(start.max(1)..prefix).unwrap_or_default() {
+        quotes += u32::from(b == b'"');
+        if matches!(b | 0x20, b'{' | b'}') || b == b'\\' {
+            return false;
+        }
+    }
+    quotes % 2 == 0
 }
 
 fn cat_finder() -> &'static memchr::memmem::Finder<'static> {
@@ -144,16 +197,17 @@ impl<S: EventSink> ItemSink<TraceError> for Builder<S> {
     }
 
     fn head(&mut self, offer: Offer<'_>) -> Result<Taken, TraceError> {
-        if let Some(from) = dropped_head(offer.text, offer.limits.depth) {
+        if let Some(from) = dropped_head(offer.text, offer.limits.depth, S::CPU_SIDE) {
             self.header.event_count += 1;
             return Ok(Taken::Skip { from });
         }
-        let Some(head) = extract::read_head(offer.text) else { return Ok(Taken::Nothing) };
+        let mut event = RawEvent::default();
+        let Some(head) = extract::read_head(offer.text, &mut event) else { return Ok(Taken::Nothing) };
         if head.len > offer.limits.item_bytes || head.depth > offer.limits.depth {
             return Ok(Taken::Nothing); // the scan gives the error
         }
         self.header.event_count += 1;
-        self.event(head.event);
+        self.event(&event);
         if self.header.names.bytes() > TRACE_NAME_BYTES {
             return Err(TraceError::TooManyNames { offset: offer.offset, limit: TRACE_NAME_BYTES });
         }
@@ -166,7 +220,7 @@ impl<S: EventSink> Builder<S> {
         match item {
             Item::Event { bytes, offset } => {
                 self.header.event_count += 1;
-                if is_dropped_category(bytes) {
+                if is_dropped_category(bytes, S::CPU_SIDE) {
                     return Ok(());
                 }
                 // The one-pass extractor when it can vouch for serde's reading, else serde (which
@@ -178,7 +232,7 @@ impl<S: EventSink> Builder<S> {
                         message: strip(&e),
                     })?,
                 };
-                self.event(event);
+                self.event(&event);
                 if self.header.names.bytes() > TRACE_NAME_BYTES {
                     return Err(TraceError::TooManyNames { offset, limit: TRACE_NAME_BYTES });
                 }
@@ -188,7 +242,7 @@ impl<S: EventSink> Builder<S> {
         }
     }
 
-    fn event(&mut self, e: RawEvent<'_>) {
+    fn event(&mut self, e: &RawEvent<'_>) {
         if e.ph.as_str() != Some("X") {
             return;
         }
@@ -196,7 +250,14 @@ impl<S: EventSink> Builder<S> {
         let (names, sink) = (&mut self.header.names, &mut self.sink);
         let ts = e.ts.0.unwrap_or(0.0);
         let dur = e.dur.0.filter(|d| *d >= 0.0).unwrap_or(0.0);
-        let args = e.args.0.unwrap_or_default();
+        let no_args;
+        let args = match &e.args.0 {
+            Some(args) => args,
+            None => {
+                no_args = RawArgs::default();
+                &no_args
+            }
+        };
         match cat {
             "kernel" => {
                 let kernel = Kernel {
@@ -378,10 +439,16 @@ mod tests {
 
     #[test]
     fn prefilter_matches_only_the_category_member() {
-        assert!(is_dropped_category(br#"{"ph": "X", "cat" : "python_function", "name": "a.py(1): f"}"#));
-        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "python_function"}"#));
-        assert!(!is_dropped_category(br#"{"name": "\"cat\": \"ac2g\"", "cat": "kernel"}"#));
-        assert!(!is_dropped_category(br#"{"name": "k", "args": {"cat": "ac2g"}, "cat": "kernel"}"#));
-        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#));
+        assert!(is_dropped_category(br#"{"ph": "X", "cat" : "python_function", "name": "a.py(1): f"}"#, true));
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "python_function"}"#, true));
+        assert!(!is_dropped_category(br#"{"name": "\"cat\": \"ac2g\"", "cat": "kernel"}"#, true));
+        assert!(!is_dropped_category(br#"{"name": "k", "args": {"cat": "ac2g"}, "cat": "kernel"}"#, true));
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#, true));
+        // CPU-side categories only for a sink without CPU-side events.
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#, true));
+        assert!(is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#, false));
+        assert!(is_dropped_category(br#"{"cat": "cuda_runtime", "ph": "X"}"#, false));
+        assert!(!is_dropped_category(br#"{"cat": "cuda_runtime_x", "ph": "X"}"#, false));
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#, false));
     }
 }

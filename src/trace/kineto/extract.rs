@@ -30,39 +30,40 @@
 use std::borrow::Cow;
 
 use super::raw::{MaybeArgs, Num, RawArgs, RawEvent, RawJson, Text};
+use super::structural::string_special;
 
 /// The event's fields, or `None` when serde must read it (see the module docs). `bytes` is the
 /// whole event, as the scanner gives it.
 pub fn event(bytes: &[u8]) -> Option<RawEvent<'_>> {
     let mut p = Parser { b: bytes, i: 0, level: 1, deepest: 1 };
     p.ws();
-    let head = read_head(&bytes[p.i..])?;
+    let mut event = RawEvent::default();
+    let head = read_head(&bytes[p.i..], &mut event)?;
     p.i += head.len;
     p.ws();
-    (p.i == bytes.len()).then_some(head.event)
+    (p.i == bytes.len()).then_some(event)
 }
 
-/// An event read at the head of a text by [`read_head`].
-#[derive(Debug)]
-pub struct Head<'a> {
-    /// The fields, as serde reads them.
-    pub event: RawEvent<'a>,
+/// Where an event read at the head of a text by [`read_head`] ends, and how deep it nests.
+#[derive(Debug, Clone, Copy)]
+pub struct Head {
     /// The event's length in bytes, from its `{` to its `}`.
     pub len: usize,
     /// How deep arrays and objects nest in it, the event itself being level 1.
     pub depth: u32,
 }
 
-/// Reads the event that starts the text (at its `{`; any bytes may follow it), or `None` when
-/// serde must read it or it does not end within the text: one pass that both finds the event's
-/// end and reads its fields, for a reader that has the event inside a larger slice of text.
-pub fn read_head(text: &[u8]) -> Option<Head<'_>> {
+/// Reads the event that starts the text (at its `{`; any bytes may follow it) into `event`
+/// (which must be empty), or `None` when serde must read it or it does not end within the text:
+/// one pass that both finds the event's end and reads its fields, for a reader that has the
+/// event inside a larger slice of text. The fields are written in place: an event's view is a
+/// few hundred bytes, and moving it per event showed in profiles.
+pub fn read_head<'a>(text: &'a [u8], e: &mut RawEvent<'a>) -> Option<Head> {
     let mut p = Parser { b: text, i: 0, level: 1, deepest: 1 };
     if p.peek()? != b'{' {
         return None;
     }
     p.i += 1;
-    let mut e = RawEvent::default();
     let mut seen = 0u32;
     p.object(|p, key| {
         let field = match key {
@@ -88,11 +89,11 @@ pub fn read_head(text: &[u8]) -> Option<Head<'_>> {
             4 => e.tid = p.num()?,
             5 => e.ts = p.num()?,
             6 => e.dur = p.num()?,
-            _ => e.args = p.args()?,
+            _ => p.args(&mut e.args)?,
         }
         Some(())
     })?;
-    Some(Head { event: e, len: p.i, depth: p.deepest })
+    Some(Head { len: p.i, depth: p.deepest })
 }
 
 /// A value at a known key, as serde's visitors see it.
@@ -183,7 +184,7 @@ impl<'a> Parser<'a> {
         let mut i = self.i;
         let (mut non_ascii, mut escaped) = (false, false);
         loop {
-            i = special(b, i)?;
+            i = string_special(b, i)?;
             match b[i] {
                 b'"' => break,
                 b'\\' => {
@@ -280,17 +281,19 @@ impl<'a> Parser<'a> {
         }))
     }
 
-    /// `args`: the keys of [`RawArgs`] when it is an object, else absent.
-    fn args(&mut self) -> Option<MaybeArgs<'a>> {
+    /// `args`: the keys of [`RawArgs`] when it is an object, else absent. Filled in place: the
+    /// args are most of a [`RawEvent`]'s size, and moving them per event cost more than reading
+    /// some of their keys.
+    fn args(&mut self, slot: &mut MaybeArgs<'a>) -> Option<()> {
         if self.peek()? != b'{' {
             return match self.value()? {
-                Value::Str(_) | Value::Num(_) | Value::Other => Some(MaybeArgs(None)),
+                Value::Str(_) | Value::Num(_) | Value::Other => Some(()),
             };
         }
         self.i += 1;
         self.level += 1;
         self.deepest = self.deepest.max(self.level);
-        let mut a = RawArgs::default();
+        let a = slot.0.insert(RawArgs::default());
         let mut seen = 0u32;
         self.object(|p, key| {
             let field = match key {
@@ -341,7 +344,7 @@ impl<'a> Parser<'a> {
             Some(())
         })?;
         self.level -= 1;
-        Some(MaybeArgs(Some(a)))
+        Some(())
     }
 
     /// A value kept as its JSON text (`null` reads as absent, as serde's `Option` does).
@@ -537,37 +540,6 @@ impl<'a> Parser<'a> {
         let end = self.i + word.len();
         (self.b.get(self.i..end)? == word).then(|| self.i = end)
     }
-}
-
-/// The index of the first byte at or after `i` that ends a plain run inside a string: `"`,
-/// `\\`, a control character or a non-ASCII byte. Eight bytes at a time.
-fn special(b: &[u8], mut i: usize) -> Option<usize> {
-    const ONES: u64 = u64::MAX / 255;
-    const HIGH: u64 = ONES << 7;
-    while let Some(word) = b.get(i..i + 8) {
-        let x = u64::from_le_bytes(word.try_into().ok()?);
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let backslash = x ^ (ONES * u64::from(b'\\'));
-        // A byte's high bit set in `found` for a zero byte of `quote` or `backslash`, a byte
-        // below 0x20, or a byte of 0x80 or more (the lowest flagged byte is always a real one).
-        let found = (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (x.wrapping_sub(ONES * 0x20) & !x)
-            | x;
-        let found = found & HIGH;
-        if found != 0 {
-            return Some(i + (found.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    while i < b.len() {
-        let c = b[i];
-        if c == b'"' || c == b'\\' || !(0x20..0x80).contains(&c) {
-            return Some(i);
-        }
-        i += 1;
-    }
-    None
 }
 
 /// Four hex digits as a number.

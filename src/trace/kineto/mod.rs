@@ -34,6 +34,7 @@ mod event;
 pub mod extract;
 pub mod raw;
 pub mod scan;
+mod structural;
 
 pub use error::TraceError;
 use event::Builder;

@@ -21,6 +21,7 @@ use std::fmt;
 
 use thiserror::Error;
 
+use super::structural::{self, prefix_xor, BLOCK};
 use crate::limits::{TRACE_ITEM_BYTES, TRACE_KEY_BYTES, TRACE_NESTING_DEPTH};
 
 /// One complete item of the trace.
@@ -208,6 +209,54 @@ impl ValueScan {
         }
         let n = buf.len();
         while i < n {
+            // Inside a container, not just after a backslash, a whole block ahead: its brackets
+            // outside strings, from its masks, unless a backslash makes the quotes ambiguous.
+            if self.depth > 0 && !self.escape {
+                if let Some(block) = buf[i..].first_chunk::<BLOCK>() {
+                    let m = structural::masks(block);
+                    let end = i + BLOCK;
+                    if m.backslash != 0 {
+                        i = match self.bytes(buf, i, end, max_depth) {
+                            Ok(next) => next,
+                            Err(done) => return done,
+                        };
+                        continue;
+                    }
+                    let strings = prefix_xor(m.quote) ^ if self.in_string { u64::MAX } else { 0 };
+                    let mut brackets = (m.open | m.close) & !strings;
+                    while brackets != 0 {
+                        let at = brackets.trailing_zeros() as usize;
+                        brackets &= brackets - 1;
+                        if m.open >> at & 1 == 1 {
+                            if self.depth >= max_depth {
+                                return Advance::TooDeep(i + at);
+                            }
+                            self.depth += 1;
+                        } else {
+                            self.depth -= 1;
+                            if self.depth == 0 {
+                                self.in_string = false;
+                                return Advance::Ended(i + at + 1);
+                            }
+                        }
+                    }
+                    self.in_string = strings >> 63 == 1;
+                    i = end;
+                    continue;
+                }
+            }
+            i = match self.bytes(buf, i, n, max_depth) {
+                Ok(next) => next,
+                Err(done) => return done,
+            };
+        }
+        Advance::Open(i)
+    }
+
+    /// Advances byte by byte over `buf[i..end]`: `Ok(end)` when the value goes on past it,
+    /// `Err` when it ends or nests too deep there.
+    fn bytes(&mut self, buf: &[u8], mut i: usize, end: usize, max_depth: u32) -> Result<usize, Advance> {
+        while i < end {
             if self.in_string {
                 if self.escape {
                     self.escape = false;
@@ -216,14 +265,14 @@ impl ValueScan {
                 }
                 // Most strings of a trace are short keys and numbers' neighbours: look at a few
                 // bytes inline before paying for a vectorised search's set-up.
-                let inline_end = n.min(i + 24);
+                let inline_end = end.min(i + 24);
                 while i < inline_end && BYTE_CLASS[buf[i] as usize] & IN_STRING == 0 {
                     i += 1;
                 }
                 if i == inline_end {
-                    match memchr::memchr2(b'"', b'\\', &buf[i..]) {
+                    match memchr::memchr2(b'"', b'\\', &buf[i..end]) {
                         None => {
-                            i = n;
+                            i = end;
                             continue;
                         }
                         Some(p) => i += p,
@@ -234,15 +283,15 @@ impl ValueScan {
                 } else {
                     self.in_string = false;
                     if self.depth == 0 {
-                        return Advance::Ended(i + 1);
+                        return Err(Advance::Ended(i + 1));
                     }
                 }
                 i += 1;
             } else {
-                while i < n && BYTE_CLASS[buf[i] as usize] & STRUCTURAL == 0 {
+                while i < end && BYTE_CLASS[buf[i] as usize] & STRUCTURAL == 0 {
                     i += 1;
                 }
-                if i == n {
+                if i == end {
                     break;
                 }
                 let b = buf[i];
@@ -251,7 +300,7 @@ impl ValueScan {
                     b'"' => self.in_string = true,
                     b'{' | b'[' => {
                         if self.depth >= max_depth {
-                            return Advance::TooDeep(i - 1);
+                            return Err(Advance::TooDeep(i - 1));
                         }
                         self.depth += 1;
                     }
@@ -259,13 +308,13 @@ impl ValueScan {
                         // `}` or `]`
                         self.depth = self.depth.saturating_sub(1);
                         if self.depth == 0 {
-                            return Advance::Ended(i);
+                            return Err(Advance::Ended(i));
                         }
                     }
                 }
             }
         }
-        Advance::Open(i)
+        Ok(i)
     }
 }
 

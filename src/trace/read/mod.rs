@@ -38,7 +38,8 @@ pub trait EventSink {
     /// What [`super::Reader::finish`] returns.
     type Output;
     /// Whether CPU-side events (ops, launch calls, annotations) are wanted. When not, the
-    /// reader skips them before interning any of their names or shapes.
+    /// reader skips them before interning any of their names or shapes; the Kineto reader
+    /// steps over them unparsed, by their category, as it does Python frames.
     const CPU_SIDE: bool = true;
     fn kernel(&mut self, names: &NameTable, kernel: Kernel);
     /// A kernel of a collective whose args say which (an NCCL/RCCL kernel recorded with

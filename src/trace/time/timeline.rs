@@ -186,6 +186,23 @@ impl StreamedUnion {
             }
             s = self.watermark;
         }
+        // Spans arrive nearly in start order: one starting at or after the last held start can
+        // only touch that last span, which is extended in place (or the span goes after it),
+        // the outcome of the general merge below without its two searches and removals.
+        if let Some(mut last) = self.spans.last_entry() {
+            if Start(s) >= *last.key() {
+                let held_end = *last.get();
+                if held_end >= s {
+                    if e > held_end {
+                        *last.get_mut() = e;
+                    }
+                    return;
+                }
+                self.spans.insert(Start(s), e);
+                self.retire_if_full();
+                return;
+            }
+        }
         if let Some((&k, &end)) = self.spans.range(..=Start(s)).next_back() {
             if end >= s {
                 if end >= e {
@@ -203,6 +220,11 @@ impl StreamedUnion {
             self.spans.remove(&k);
         }
         self.spans.insert(Start(s), e);
+        self.retire_if_full();
+    }
+
+    /// Past `cap` spans held, the earliest half goes into the running total.
+    fn retire_if_full(&mut self) {
         if self.spans.len() > self.cap {
             for _ in 0..self.cap / 2 {
                 let Some((s, e)) = self.spans.pop_first() else { break };

@@ -399,8 +399,40 @@ use crate::trace::read::{EventSink, TraceHeader};
 /// offered to the builder, read in one pass where they can be) or the two-pass way (every event
 /// scanned for its end, then handed over whole).
 fn read_with(text: &[u8], chunk: usize, limits: ScanLimits, one_pass: bool) -> Result<String, TraceError> {
+    read_into::<Trace>(text, chunk, limits, one_pass)
+}
+
+/// The whole trace's kernels and copies, as a sink that takes no CPU-side events (as the
+/// summary-only mode and the ranks fold) would be given them.
+#[derive(Default)]
+struct GpuSide(Trace);
+
+impl EventSink for GpuSide {
+    type Output = Trace;
+    const CPU_SIDE: bool = false;
+    fn kernel(&mut self, names: &crate::trace::model::intern::NameTable, kernel: crate::trace::model::Kernel) {
+        self.0.kernel(names, kernel);
+    }
+    fn transfer(&mut self, names: &crate::trace::model::intern::NameTable, transfer: crate::trace::model::Transfer) {
+        self.0.transfer(names, transfer);
+    }
+    fn finish(self, header: TraceHeader) -> Trace {
+        self.0.finish(header)
+    }
+}
+
+/// [`read_with`] into any sink.
+fn read_into<S: EventSink + Default>(
+    text: &[u8],
+    chunk: usize,
+    limits: ScanLimits,
+    one_pass: bool,
+) -> Result<String, TraceError>
+where
+    S::Output: std::fmt::Debug,
+{
     let mut scanner = Scanner::with_limits(limits);
-    let mut builder = Builder { header: TraceHeader::default(), sink: Trace::default() };
+    let mut builder = Builder { header: TraceHeader::default(), sink: S::default() };
     for c in text.chunks(chunk.max(1)) {
         if one_pass {
             scanner.feed_to(c, &mut builder)?;
@@ -463,5 +495,31 @@ proptest! {
         let two = read_with(text.as_bytes(), chunk, limits, false);
         prop_assert_eq!(read_with(text.as_bytes(), chunk, limits, true), two.clone(), "{}", text);
         prop_assert_eq!(read_with(text.as_bytes(), 1 << 20, limits, true), read_with(text.as_bytes(), 1 << 20, limits, false));
+    }
+
+    /// The same for a sink without CPU-side events, for which CPU-side categories are dropped
+    /// unparsed too; and where the whole read succeeds, it keeps the same kernels and copies.
+    #[test]
+    fn one_pass_reads_as_two_passes_without_the_cpu_side(
+        text in trace_text(),
+        chunk in prop_oneof![Just(1usize), 2usize..64, Just(1 << 20)],
+    ) {
+        let limits = ScanLimits::default();
+        let two = read_into::<GpuSide>(text.as_bytes(), chunk, limits, false);
+        prop_assert_eq!(read_into::<GpuSide>(text.as_bytes(), chunk, limits, true), two.clone(), "{}", text);
+        if let Ok(whole) = crate::trace::kineto::read_trace(text.as_bytes()) {
+            let mut reader = crate::trace::Reader::with_sink(GpuSide::default());
+            reader.feed(text.as_bytes()).unwrap();
+            let gpu = reader.finish().unwrap();
+            let kernels = |t: &Trace| {
+                t.kernels.iter().map(|k| (t.names.resolve(k.name).to_string(), k.ts, k.dur, k.device)).collect::<Vec<_>>()
+            };
+            let transfers = |t: &Trace| {
+                t.transfers.iter().map(|c| (t.names.resolve(c.name).to_string(), c.ts, c.bytes)).collect::<Vec<_>>()
+            };
+            prop_assert_eq!(kernels(&gpu), kernels(&whole));
+            prop_assert_eq!(transfers(&gpu), transfers(&whole));
+            prop_assert_eq!(gpu.event_count, whole.event_count);
+        }
     }
 }

@@ -222,3 +222,84 @@ proptest::proptest! {
         proptest::prop_assert!(longest <= SMALL.item_bytes);
     }
 }
+
+/// Random JSON values whose strings hold brackets, quotes and backslashes (escaped by
+/// serde_json), some long enough to span several of the scan's 64-byte blocks.
+fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    use proptest::prelude::*;
+    use serde_json::Value;
+    let text = prop_oneof!["[a-z {}\\[\\]:,]{0,12}", "[a-z {}\\[\\]\"\\\\:,]{0,100}", "[a-z ]{60,200}",];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        text.clone().prop_map(Value::String),
+    ];
+    leaf.prop_recursive(5, 64, 8, move |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+            proptest::collection::vec(("[a-z {}\\[\\]\"]{0,10}", inner), 0..8)
+                .prop_map(|members| Value::Object(members.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// The block scan (64 bytes at a time, from the structural masks) splits a trace of random
+    /// events exactly where serde_json's own serialisation put them, each event reading back as
+    /// serde_json reads the value; and fed one byte at a time (when the scan can only go byte by
+    /// byte) it gives the same items.
+    #[test]
+    fn events_end_where_serde_json_ends_them(
+        values in proptest::collection::vec(json_value(), 0..6),
+        pretty in proptest::prelude::any::<bool>(),
+    ) {
+        let texts: Vec<String> = values
+            .iter()
+            .map(|v| if pretty { serde_json::to_string_pretty(v) } else { serde_json::to_string(v) }.unwrap())
+            .collect();
+        let trace = format!("{{\"traceEvents\": [{}]}}", texts.join(",\n "));
+        let mut events = Vec::new();
+        let mut s = Scanner::new();
+        s.feed::<ScanError>(trace.as_bytes(), &mut |item| {
+            if let Item::Event { bytes, .. } = item {
+                events.push(bytes.to_vec());
+            }
+            Ok(())
+        })
+        .unwrap();
+        s.finish().unwrap();
+        proptest::prop_assert_eq!(events.len(), values.len());
+        for ((bytes, text), value) in events.iter().zip(&texts).zip(&values) {
+            proptest::prop_assert_eq!(bytes.as_slice(), text.as_bytes());
+            proptest::prop_assert_eq!(&serde_json::from_slice::<serde_json::Value>(bytes).unwrap(), value);
+        }
+        proptest::prop_assert_eq!(items(&trace, 1), items(&trace, trace.len()));
+    }
+
+    /// The same traces damaged (a byte replaced by one that shapes JSON, or the text cut): the
+    /// block scan and the byte-by-byte scan still agree on every item, error and offset.
+    #[test]
+    fn damaged_traces_scan_alike_by_blocks_and_by_bytes(
+        values in proptest::collection::vec(json_value(), 1..6),
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+        with in proptest::sample::select(b"{}[]\"\\,: x".to_vec()),
+        cut in proptest::prelude::any::<bool>(),
+        shallow in proptest::prelude::any::<bool>(),
+    ) {
+        let limits = if shallow { ScanLimits { depth: 3, ..ScanLimits::default() } } else { ScanLimits::default() };
+        let texts: Vec<String> = values.iter().map(|v| serde_json::to_string(v).unwrap()).collect();
+        let mut trace = format!("{{\"traceEvents\": [{}]}}", texts.join(", ")).into_bytes();
+        let at = at.index(trace.len());
+        if cut {
+            trace.truncate(at);
+        } else {
+            trace[at] = with;
+        }
+        let whole = items_within(limits, &trace, trace.len().max(1));
+        proptest::prop_assert_eq!(items_within(limits, &trace, 1), whole.clone());
+        proptest::prop_assert_eq!(items_within(limits, &trace, 100), whole);
+    }
+}
