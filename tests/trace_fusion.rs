@@ -451,6 +451,22 @@ fn its_own_execution_trace_links_every_op_and_gives_a_random_fill_its_bytes() {
 }
 
 #[test]
+fn a_trace_without_shapes_says_its_fusion_takes_them_from_the_linked_execution_trace() {
+    let (kineto, et) = (data("exec-trace/param_linear_kineto.json.gz"), data("exec-trace/param_linear_et.json.gz"));
+    let v = json(&["trace", &kineto, "--exec-trace", &et, "--json"]);
+    let linked = v["fusion"]["exec_trace"]["linked_ops"].as_u64().unwrap();
+    assert!(linked > 0);
+    let (code, text, _) = run(&["trace", &kineto, "--exec-trace", &et]);
+    assert_eq!(code, 0);
+    let said = format!("The fusion groups take the shapes of the {linked} ops linked to the execution trace {et}.");
+    // After the op table's coverage line.
+    assert!(text.contains(&format!("ops have times but no FLOPs or bytes. {said}")), "{text}");
+    // Without the execution trace, nothing is claimed.
+    let (_, plain, _) = run(&["trace", &kineto]);
+    assert!(plain.contains("record_shapes") && !plain.contains("The fusion groups take the shapes"));
+}
+
+#[test]
 fn bad_execution_traces_are_refused_naming_the_file() {
     let dir = temp_dir("trace-fusion-et");
     let trace = data("exec-trace/hta_simple_add_kineto.json.gz");

@@ -268,7 +268,10 @@ pub fn coverage_line(r: &TraceTime) -> String {
     let shapes = match (r.format.lacks(), r.shapes_recorded) {
         (Some(lacks), _) => format!(" {lacks}"),
         (None, true) => String::new(),
-        (None, false) => " The trace was recorded without record_shapes: ops have times but no FLOPs or bytes.".into(),
+        (None, false) => format!(
+            " The trace was recorded without record_shapes: ops have times but no FLOPs or bytes.{}",
+            exec_trace_shapes(r)
+        ),
     };
     // Rows count a call's overlapping events once; GPU time counts each: say the difference.
     let overlap = if c.overlap_us > 0.0 {
@@ -440,6 +443,20 @@ pub fn op_roofline(sides: &[RooflineSide<'_>]) -> Option<crate::draw::roofline::
     (!plot.roofs.is_empty() && !plot.points.is_empty()).then_some(plot)
 }
 
+/// For a trace without shapes whose execution trace linked: that its fusion groups have the
+/// shapes from it, so that "no bytes" here is not read as contradicting the Fusion view's bytes
+/// (the op table and roofline price the Kineto ops' own arguments only).
+fn exec_trace_shapes(r: &TraceTime) -> String {
+    match r.fusion.as_ref().and_then(|f| f.exec_trace.as_ref()) {
+        Some(et) if et.linked_ops > 0 => format!(
+            " The fusion groups take the shapes of the {} ops linked to the execution trace {}.",
+            group_digits(et.linked_ops),
+            et.file
+        ),
+        _ => String::new(),
+    }
+}
+
 /// Why a trace's ops are not on the roofline (no op has both FLOPs and bytes): in a format that
 /// records no shapes its own sentence of what it lacks, else that no op's shapes gave both.
 pub fn no_roofline_statement(r: &TraceTime) -> String {
@@ -447,9 +464,10 @@ pub fn no_roofline_statement(r: &TraceTime) -> String {
         Some(lacks) => {
             format!("No shapes recorded in this format: FLOPs and bytes unknown, so no op on the roofline. {lacks}")
         }
-        None if !r.shapes_recorded => {
-            "No op on the roofline: the trace was recorded without record_shapes, so ops have no FLOPs or bytes.".into()
-        }
+        None if !r.shapes_recorded => format!(
+            "No op on the roofline: the trace was recorded without record_shapes, so ops have no FLOPs or bytes.{}",
+            exec_trace_shapes(r)
+        ),
         None => "No op on the roofline: no op's recorded shapes gave both FLOPs and bytes.".into(),
     }
 }
