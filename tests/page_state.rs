@@ -416,6 +416,45 @@ mod traces {
     }
 
     #[test]
+    fn a_trace_opening_with_an_execution_trace_of_another_run_gets_an_alert() {
+        use fusionscope::page::open::{action_of, Opened};
+        let data =
+            |f: &str| std::fs::read(format!("{}/tests/data/exec-trace/{f}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        // What the worker sends when a trace opens while another run's ET waits for its trace:
+        // the trace's report with its fusion computed with that ET (nothing linked).
+        let (kineto, et_bytes) = (data("hta_simple_add_kineto.json.gz"), data("param_linear_et.json.gz"));
+        let Ok(Imported::Trace { trace, summary, time }) = open_whole("add.json.gz", &kineto) else { panic!("trace") };
+        let Ok(Imported::ExecTrace(et)) = open_whole("linear_et.json.gz", &et_bytes) else { panic!("exec trace") };
+        let side = fusionscope::trace::summary::ClassifiedTrace::new(&trace, &fusionscope::trace::classify);
+        let mut time = time;
+        let structure = summary.structure.clone();
+        fusionscope::trace::time::report::add_fusion_with(
+            &mut time,
+            &side,
+            structure.as_deref(),
+            Some((&et, "linear_et.json.gz")),
+        );
+        let e = time.fusion.as_ref().unwrap().exec_trace.clone().unwrap();
+        assert_eq!(e.linked_ops, 0);
+        let s = reduce(State::default(), action_of("add.json.gz", Opened::TraceInWorker { summary, time }, 3));
+        let notice = s.notice.clone().expect("an alert");
+        assert!(notice.is_error);
+        assert_eq!(
+            notice.text,
+            format!(
+                "linear_et.json.gz is an execution trace of another run: none of its {} ops has a CPU op with its \
+                 record-function id and name in add.json.gz. Drop it with the Kineto trace of the same run.",
+                e.ops
+            )
+        );
+        // The trace is open all the same.
+        assert!(s.traces.get(3).is_some());
+        // A trace opening on its own (no execution trace) gets no notice.
+        let s = open(State::default(), 4, "add.json.gz", &kineto);
+        assert!(s.notice.is_none());
+    }
+
+    #[test]
     fn traces_open_compare_share_and_close() {
         let s = open(State::default(), 1, "h100.json.gz", H100);
         let Some(TraceView::Summary { summary, .. }) = &s.traces.view else { panic!("no summary") };

@@ -71,7 +71,16 @@ impl State {
                 return State { traces, time, ..restored };
             }
             Action::OpenTrace(loaded) => {
-                return State { traces: self.traces.open(loaded), notice: None, sim: None, ..self.clone() }
+                // An execution trace dropped alone waits for its trace; if the trace that comes
+                // is of another run, the fusion view's line says so, and so does an alert.
+                let notice = loaded
+                    .time
+                    .fusion
+                    .as_ref()
+                    .and_then(|f| f.exec_trace.as_ref())
+                    .filter(|e| e.linked_ops == 0)
+                    .map(|e| Notice { text: other_run(&e.file, e.ops, &loaded.file_name), is_error: true });
+                return State { traces: self.traces.open(loaded), notice, sim: None, ..self.clone() };
             }
             Action::CaptureOpened { file_name, graphs, joined } => {
                 let traces = self.traces.with_times(&joined);
@@ -97,6 +106,7 @@ impl State {
             }
             Action::ExecTraceOpened { file_name, ops, joined, unlinked } => {
                 let traces = self.traces.with_times(&joined);
+                let op_count = ops;
                 let ops = plural(ops, "op", "ops");
                 let notice = match joined.first().and_then(|(id, time)| Some((traces.get(*id)?, time))) {
                     Some((first, time)) => {
@@ -111,13 +121,7 @@ impl State {
                         );
                         Notice { text, is_error: false }
                     }
-                    None if !unlinked.is_empty() => Notice {
-                        text: format!(
-                            "{file_name} is an execution trace of another run: none of its {ops} has a CPU op with its record-function id and name in {}. Drop it with the Kineto trace of the same run.",
-                            unlinked.join(", ")
-                        ),
-                        is_error: true,
-                    },
+                    None if !unlinked.is_empty() => Notice { text: other_run(&file_name, op_count, &unlinked.join(", ")), is_error: true },
                     None => Notice {
                         text: format!(
                             "{file_name} is an execution trace ({ops}): it needs the Kineto trace of the same run. Drop both together, or the trace now: its fusion then takes the exact data flow from the execution trace."
@@ -222,4 +226,12 @@ impl State {
         }
         State { traces, time, ..State::with_source(source, last_good) }
     }
+}
+
+/// The alert for an execution trace that links to none of the traces it met (named, joined).
+fn other_run(et_file: &str, ops: u64, traces: &str) -> String {
+    format!(
+        "{et_file} is an execution trace of another run: none of its {} has a CPU op with its record-function id and name in {traces}. Drop it with the Kineto trace of the same run.",
+        plural(ops, "op", "ops")
+    )
 }
