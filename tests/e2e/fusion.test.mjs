@@ -145,6 +145,22 @@ for (const [run, order] of [['param_linear', 'trace first'], ['hta_simple_add', 
   });
 }
 
+test('a trace opened after an execution trace of another run raises the alert too', async () => {
+  const { page, check } = await openPage(env, '');
+  const notice = page.getByTestId('notice');
+  await page.setInputFiles('#file-input', path.join(execTraces, 'param_linear_et.json.gz'));
+  await notice.getByText('param_linear_et.json.gz is an execution trace', { exact: false }).waitFor();
+  await page.setInputFiles('#file-input', path.join(execTraces, 'hta_simple_add_kineto.json.gz'));
+  const other = cli(['trace', `${REL_ET}/hta_simple_add_kineto.json.gz`, '--exec-trace', `${REL_ET}/param_linear_et.json.gz`, '--json']).fusion.exec_trace;
+  await notice
+    .getByText(`param_linear_et.json.gz is an execution trace of another run: none of its ${digits(other.ops)} ops has a CPU op with its record-function id and name in hta_simple_add_kineto.json.gz.`)
+    .waitFor();
+  assert.equal(await notice.getAttribute('role'), 'alert');
+  // The trace opened all the same, its Fusion line saying the same.
+  await page.getByTestId('fusion-exec-trace').getByText('Execution trace param_linear_et.json.gz: none of its', { exact: false }).waitFor();
+  await check();
+});
+
 test('an execution trace alone needs its Kineto trace; one of another run says so, naming it', async () => {
   const { page, check } = await openPage(env, '');
   const notice = page.getByTestId('notice');
