@@ -5,10 +5,10 @@
 // analysis worker); two formats dropped together, of one vendor or across vendors (nsys A100
 // against rocprofv3 MI350X), compare as `compare --json` does.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, cliText, allTableRows, digits, duration, root, screenshotDir } from './harness.mjs';
+import { browserPerFile, openPage, cli, cliText, allTableRows, digits, duration, root, screenshotDir } from './harness.mjs';
 
 const rel = {
   rocprof: 'tests/data/formats/rocprofv3/tracelens_mi350x_results.json.gz',
@@ -19,13 +19,7 @@ const rel = {
 const abs = (r) => path.join(root, r);
 const base = (r) => r.split('/').pop();
 
-let env;
-before(async () => {
-  env = await startBrowser();
-});
-after(async () => {
-  await stopBrowser(env);
-});
+const env = browserPerFile();
 
 /** Whether some kernel group of a trace's fusion has both byte figures. */
 const knownBytes = (f) => f.groups.some((g) => g.fused_bytes_per_call !== null && g.unfused_bytes_per_call !== null);

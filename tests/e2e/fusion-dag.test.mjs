@@ -3,24 +3,14 @@
 // windows of the same file, a click shows the group's bytes, and a pair shows both sides'
 // aligned layer.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, allTableRows, digits, root, screenshotDir } from './harness.mjs';
+import { browserPerFile, QWEN_NV, QWEN_AMD, REL_NV, REL_AMD, openPage, cli, allTableRows, digits, root, screenshotDir } from './harness.mjs';
 
 const traces = path.join(root, 'tests', 'data', 'traces');
-const QWEN_NV = path.join(traces, 'nvidia', 'hf_qwen1.5-0.5b_eager_h100.json.gz');
-const QWEN_AMD = path.join(traces, 'amd', 'hf_qwen1.5-0.5b_eager_mi300x.json.gz');
-const REL_AMD = 'tests/data/traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz';
-const REL_NV = 'tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz';
 
-let env;
-before(async () => {
-  env = await startBrowser();
-});
-after(async () => {
-  await stopBrowser(env);
-});
+const env = browserPerFile();
 
 /** The drawn boxes' kernels and group indices, in box order. */
 async function boxes(page, suffix = '') {

@@ -2,26 +2,16 @@
 // bytes, the traffic bars, the fusion left on the table and the re-prediction, for one trace
 // and for a pair; every figure against the command line's --json on the same files.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, allTableRows, digits, duration, root, screenshotDir } from './harness.mjs';
+import { browserPerFile, QWEN_NV, QWEN_AMD, REL_NV, REL_AMD, openPage, cli, allTableRows, digits, duration, root, screenshotDir } from './harness.mjs';
 
 const traces = path.join(root, 'tests', 'data', 'traces');
 const COMPILED = path.join(traces, 'amd', 'torch_compile_triton_mi300x.json.gz');
 const REL_COMPILED = 'tests/data/traces/amd/torch_compile_triton_mi300x.json.gz';
-const QWEN_NV = path.join(traces, 'nvidia', 'hf_qwen1.5-0.5b_eager_h100.json.gz');
-const QWEN_AMD = path.join(traces, 'amd', 'hf_qwen1.5-0.5b_eager_mi300x.json.gz');
-const REL_NV = 'tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz';
-const REL_AMD = 'tests/data/traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz';
 
-let env;
-before(async () => {
-  env = await startBrowser();
-});
-after(async () => {
-  await stopBrowser(env);
-});
+const env = browserPerFile();
 
 /** A group row as the page's table shows it: calls, time, ops, parts, how. */
 const groupRow = (g) => [

@@ -6,6 +6,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -13,6 +14,12 @@ export const dist = process.env.FUSIONSCOPE_DIST ?? path.join(root, 'dist');
 export const cliBin = process.env.FUSIONSCOPE_BIN ?? path.join(root, 'target', 'debug', 'fusionscope');
 export const screenshotDir = path.join(root, 'tests', 'e2e', 'screenshots');
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+/** The Qwen1.5-0.5B eager pair most page tests open: absolute paths, and as the CLI is given them. */
+export const REL_NV = 'tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz';
+export const REL_AMD = 'tests/data/traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz';
+export const QWEN_NV = path.join(root, REL_NV);
+export const QWEN_AMD = path.join(root, REL_AMD);
 
 /** `1234567` → `"1,234,567"`, as the page writes exact byte counts. */
 export function digits(n) {
@@ -88,6 +95,21 @@ export async function startBrowser(dir = dist) {
     ],
   });
   return { server, browser, origin: new URL(server.url).origin };
+}
+
+/**
+ * One server and browser for all the tests of the calling file: registers its `before` and
+ * `after`, and returns the env object they fill in (pass it to `openPage`).
+ */
+export function browserPerFile() {
+  const env = {};
+  before(async () => {
+    Object.assign(env, await startBrowser());
+  });
+  after(async () => {
+    await stopBrowser(env);
+  });
+  return env;
 }
 
 export async function stopBrowser(env) {

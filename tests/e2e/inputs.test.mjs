@@ -4,24 +4,18 @@
 // name the file and line; share links carry an op trace's text, or a simulator table's rows and
 // workload.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, cliText, digits, duration, root, screenshotDir, allTableRows } from './harness.mjs';
+import { browserPerFile, openPage, cli, cliText, digits, duration, root, screenshotDir, allTableRows } from './harness.mjs';
 
 const OPTRACE = path.join(root, 'tests', 'data', 'optrace');
 const OPS_CSV = path.join(root, 'tests', 'data', 'ops-csv');
 const optraces = readdirSync(OPTRACE).filter((f) => f.endsWith('.optrace') && !f.startsWith('malformed'));
 const csvs = readdirSync(OPS_CSV).filter((f) => f.endsWith('.csv'));
 
-let env;
-before(async () => {
-  env = await startBrowser();
-});
-after(async () => {
-  await stopBrowser(env);
-});
+const env = browserPerFile();
 
 /**
  * A ratio cell is ours / simulator with two decimals (Rust rounds an exact tie such as 8.625 to

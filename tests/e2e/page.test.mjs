@@ -8,19 +8,13 @@
 // Environment: FUSIONSCOPE_DIST (default ../../dist), FUSIONSCOPE_BIN (the native CLI,
 // default ../../target/debug/fusionscope), CHROMIUM (default /usr/bin/chromium).
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, digits, root, screenshotDir } from './harness.mjs';
+import { browserPerFile, openPage, startBrowser, stopBrowser, cli, digits, root, screenshotDir } from './harness.mjs';
 
-let env;
-before(async () => {
-  env = await startBrowser();
-});
-after(async () => {
-  await stopBrowser(env);
-});
+const env = browserPerFile();
 
 /** The headline figures as shown. */
 async function figures(page) {

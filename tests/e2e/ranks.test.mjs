@@ -3,10 +3,10 @@
 // ranks' timelines and clock offsets, every matched collective, the stragglers — with a strip
 // per rank; clicking a rank opens its trace; a share link reopens the view.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, allTableRows, digits, duration, root, screenshotDir } from './harness.mjs';
+import { browserPerFile, openPage, cli, allTableRows, digits, duration, root, screenshotDir } from './harness.mjs';
 
 const multirank = path.join(root, 'tests', 'data', 'multirank');
 const SHARED = ['hta_sampled_128rank_rank0.json.gz', 'hta_sampled_128rank_rank1.json.gz'];
@@ -14,13 +14,7 @@ const SYNTHETIC = [0, 1, 2, 3].map((r) => `synthetic_small/synthetic_rank${r}.js
 const rel = (f) => `tests/data/multirank/${f}`;
 const abs = (f) => path.join(multirank, f);
 
-let env;
-before(async () => {
-  env = await startBrowser();
-});
-after(async () => {
-  await stopBrowser(env);
-});
+const env = browserPerFile();
 
 const fixed = (v, places) => (v === null || v === undefined ? '—' : v.toFixed(places));
 

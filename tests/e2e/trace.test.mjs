@@ -2,24 +2,16 @@
 // bundled example and a damaged trace. Expected figures come from the command line's --json
 // on the same files.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { openPage, startBrowser, stopBrowser, cli, cliText, digits, duration, root, screenshotDir } from './harness.mjs';
+import { browserPerFile, QWEN_NV, QWEN_AMD, openPage, cli, cliText, digits, duration, root, screenshotDir } from './harness.mjs';
 
 const traces = path.join(root, 'tests', 'data', 'traces');
 const TRITON = path.join(traces, 'amd', 'torch_compile_triton_mi300x.json.gz');
-const QWEN_NV = path.join(traces, 'nvidia', 'hf_qwen1.5-0.5b_eager_h100.json.gz');
-const QWEN_AMD = path.join(traces, 'amd', 'hf_qwen1.5-0.5b_eager_mi300x.json.gz');
 
-let env;
-before(async () => {
-  env = await startBrowser();
-});
-after(async () => {
-  await stopBrowser(env);
-});
+const env = browserPerFile();
 
 /** The cells of a table's body, as text. */
 async function cells(page, id) {
