@@ -106,8 +106,7 @@ impl State {
             }
             Action::ExecTraceOpened { file_name, ops, joined, unlinked } => {
                 let traces = self.traces.with_times(&joined);
-                let op_count = ops;
-                let ops = plural(ops, "op", "ops");
+                let ops_text = plural(ops, "op", "ops");
                 let notice = match joined.first().and_then(|(id, time)| Some((traces.get(*id)?, time))) {
                     Some((first, time)) => {
                         let line = time.fusion.as_ref().and_then(exec_trace_line).unwrap_or_default();
@@ -116,15 +115,15 @@ impl State {
                             n => format!(" (and {})", plural(n as u64 - 1, "more trace", "more traces")),
                         };
                         let text = format!(
-                            "{file_name} (an execution trace of {ops}) was linked to {}{more}: its fusion now takes the data flow from it. {line}",
+                            "{file_name} (an execution trace of {ops_text}) was linked to {}{more}: its fusion now takes the data flow from it. {line}",
                             first.file_name
                         );
                         Notice { text, is_error: false }
                     }
-                    None if !unlinked.is_empty() => Notice { text: other_run(&file_name, op_count, &unlinked.join(", ")), is_error: true },
+                    None if !unlinked.is_empty() => Notice { text: other_run(&file_name, ops, &unlinked.join(", ")), is_error: true },
                     None => Notice {
                         text: format!(
-                            "{file_name} is an execution trace ({ops}): it needs the Kineto trace of the same run. Drop both together, or the trace now: its fusion then takes the exact data flow from the execution trace."
+                            "{file_name} is an execution trace ({ops_text}): it needs the Kineto trace of the same run. Drop both together, or the trace now: its fusion then takes the exact data flow from the execution trace."
                         ),
                         is_error: false,
                     },
