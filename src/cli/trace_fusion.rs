@@ -10,6 +10,7 @@ use fusionscope::trace::exec_trace::{parse_exec_trace, ExecTrace};
 use fusionscope::trace::fusion::{parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
 use fusionscope::trace::structure::Structure;
 use fusionscope::trace::summary::ClassifiedTrace;
+use fusionscope::trace::view::fusion::coverage_text;
 use fusionscope::trace::view::fusion_dag::{fusion_with_dag, FusionDag};
 use fusionscope::units::{format_bytes, format_duration_us, format_pct, group_digits};
 
@@ -134,14 +135,11 @@ fn bytes(b: Option<u64>) -> String {
 pub fn fusion_text(f: &TraceFusion) -> String {
     let t = &f.totals;
     let mut out = format!(
-        "\nFusion: {} groups of {} GPU events; bytes known for {} of GPU time ({} of {}, GPU time being the {}), {} of the time whose ops recorded shapes\n",
+        "\nFusion: {} groups of {} GPU events (GPU time being the {}); {}\n",
         group_digits(t.groups),
         group_digits(t.events),
-        format_pct(t.bytes_known_pct),
-        format_duration_us(t.bytes_known_us),
-        format_duration_us(t.gpu_time_us),
         t.gpu_time_definition,
-        format_pct(t.bytes_known_of_recorded_pct),
+        coverage_text(t),
     );
     out += &format!(
         "Moved {} as run; {} if every part were its own kernel (the trace's fusion saved {})\n",
@@ -153,8 +151,8 @@ pub fn fusion_text(f: &TraceFusion) -> String {
     for grp in f.groups.iter().take(SHOWN_GROUPS) {
         let ops =
             if grp.parts.is_empty() { grp.launched_by.clone().unwrap_or_default() } else { grp.parts.join(" + ") };
-        let how = match &grp.bytes_unknown {
-            Some(reason) if !grp.bytes_known() => format!("{}: {}", grp.how.text(), reason),
+        let how = match &grp.unknown {
+            Some(u) if !grp.bytes_known() => format!("{} ({}): {}", grp.how.text(), u.cause.text(), u.why),
             _ => grp.how.text().to_string(),
         };
         g.row([

@@ -124,7 +124,7 @@ fn fusion_limits(f: &TraceFusion) -> Result<(), ShareError> {
         at_most(|| "group op list".into(), g.ops.len(), SHARED_GROUP_OPS, "ops")?;
         at_most(|| "group part list".into(), g.parts.len(), SHARED_GROUP_OPS, "parts")?;
         g.parts.iter().try_for_each(|p| name("op name", p))?;
-        for text in g.launched_by.iter().chain(&g.bytes_unknown) {
+        for text in g.launched_by.iter().map(String::as_str).chain(g.why_unknown()) {
             name("op name", text)?;
         }
         for op in &g.ops {

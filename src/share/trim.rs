@@ -220,8 +220,8 @@ pub fn fusion_pair(sides: [&TraceFusion; 2]) -> ([TraceFusion; 2], bool) {
             cut |= g.ops.len() > SHARED_PAIR_GROUP_OPS || g.parts.len() > SHARED_PAIR_GROUP_OPS;
             g.ops.truncate(SHARED_PAIR_GROUP_OPS);
             g.parts.truncate(SHARED_PAIR_GROUP_OPS);
-            if let Some(why) = &mut g.bytes_unknown {
-                cut |= shorten_to(why, SHARED_REASON_CHARS);
+            if let Some(u) = &mut g.unknown {
+                cut |= shorten_to(&mut u.why, SHARED_REASON_CHARS);
             }
         }
         for op in f.groups.iter_mut().flat_map(|g| g.ops.iter_mut()) {

@@ -4,13 +4,14 @@
 //! import each other.
 
 use super::kind::Kind;
+use super::unknown::Unknown;
 
 /// One call's bytes as an op-level model gives them.
 pub(crate) struct CallBytes {
     pub fused: u64,
     /// `None` when the recorded arguments do not give it; `unfused_unknown` says why.
     pub unfused: Option<u64>,
-    pub unfused_unknown: Option<String>,
+    pub unfused_unknown: Option<Unknown>,
     pub kind: Kind,
     pub parts: &'static [&'static str],
     /// The data flow: its output's bytes (`None`: it writes no tensor a next kernel takes,

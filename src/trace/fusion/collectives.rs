@@ -5,6 +5,7 @@
 
 use super::call_bytes::CallBytes;
 use super::kind::Kind;
+use super::unknown::Unknown;
 use crate::trace::model::intern::NameId;
 use crate::trace::model::{RecordedShapes, Trace};
 use crate::trace::time::perf::{OpArgs, RawArgs};
@@ -25,7 +26,7 @@ pub(crate) fn is_c10d(name: &str) -> bool {
 /// once and its output buffer written once, the minimal traffic (a ring algorithm also writes
 /// and reads what it receives through its own buffers, more). `Err` says why not: a c10d op
 /// whose tensors are not recorded (`allreduce_` records its tensor list without shapes).
-pub(crate) fn collective(trace: &Trace, name: NameId, shapes: RecordedShapes) -> Result<CallBytes, String> {
+pub(crate) fn collective(trace: &Trace, name: NameId, shapes: RecordedShapes) -> Result<CallBytes, Unknown> {
     let op = trace.name(name);
     let text = |id: Option<NameId>| id.map(|id| trace.name(id));
     let raw = RawArgs {
@@ -34,18 +35,19 @@ pub(crate) fn collective(trace: &Trace, name: NameId, shapes: RecordedShapes) ->
         concrete_inputs: text(shapes.concrete),
     };
     let Some(&(_, parts)) = OUTPUT_INPUT.iter().find(|(n, _)| *n == op) else {
-        return Err(format!(
+        return Err(Unknown::not_recorded(format!(
             "{op} recorded its tensors as {} (a tensor list's shapes are not recorded): the collective's message size is not in the trace",
             raw.input_dims.unwrap_or("nothing")
-        ));
+        )));
     };
-    let args = OpArgs::parse(raw).map_err(|e| format!("{op}: {e}"))?;
+    let bad = Unknown::bad_input;
+    let args = OpArgs::parse(raw).map_err(|e| bad(format!("{op}: {e}")))?;
     let buffer = |i: usize, role: &str| -> Result<u64, String> {
         let t = args.tensor(i, "a tensor").map_err(|_| format!("{op}: input {i} ({role}) is not a recorded tensor"))?;
         t.bytes().map_err(|e| format!("{op}: {e}"))
     };
-    let (out, input) = (buffer(0, "the output")?, buffer(1, "the input")?);
-    let fused = out.checked_add(input).ok_or_else(|| format!("{op}: its bytes do not fit in 64 bits"))?;
+    let (out, input) = (buffer(0, "the output").map_err(bad)?, buffer(1, "the input").map_err(bad)?);
+    let fused = out.checked_add(input).ok_or_else(|| bad(format!("{op}: its bytes do not fit in 64 bits")))?;
     Ok(CallBytes {
         fused,
         unfused: Some(fused),

@@ -9,8 +9,9 @@ use serde_json::Value;
 use super::call_bytes::CallBytes;
 use super::kind::{Composite, Kind};
 use super::serving_ops::{serving_cost, why_unknown};
+use super::unknown::{of_model, Unknown};
 use crate::trace::classify::inductor;
-use crate::trace::time::perf::{op_cost, Family, Input, List, OpArgs, OpCost, RawArgs};
+use crate::trace::time::perf::{op_cost, Family, Input, List, NoModel, OpArgs, OpCost, RawArgs};
 
 /// One op a group ran, with the shapes the launch recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,7 +46,7 @@ pub enum How {
     /// hands its GEMMs, the tensors the routing allocates).
     #[serde(rename = "op subtree")]
     OpSubtree,
-    /// Not known; `bytes_unknown` says why.
+    /// Not known; `bytes_unknown` says why and `bytes_gap` whose gap it is.
     #[serde(rename = "unknown")]
     Unknown,
 }
@@ -81,8 +82,8 @@ pub(crate) struct Described {
     pub parts: Vec<String>,
     pub kind: Option<Kind>,
     /// (fused, unfused) bytes per call, or why not.
-    pub bytes: Result<(u64, Option<u64>), String>,
-    pub unfused_unknown: Option<String>,
+    pub bytes: Result<(u64, Option<u64>), Unknown>,
+    pub unfused_unknown: Option<Unknown>,
     pub how: How,
     pub flow: Flow,
 }
@@ -90,7 +91,7 @@ pub(crate) struct Described {
 impl Described {
     /// A serving op's model in place of what the op's own arguments gave (its parts, kind,
     /// bytes and data flow), or its reason.
-    pub(crate) fn take_serving(&mut self, cost: Result<CallBytes, String>) {
+    pub(crate) fn take_serving(&mut self, cost: Result<CallBytes, Unknown>) {
         match cost {
             Ok(c) => {
                 self.kind = Some(c.kind);
@@ -113,15 +114,15 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
         ops: one(op),
         parts: vec![op.strip_prefix("aten::").unwrap_or(op).to_string()],
         kind: None,
-        bytes: Err(String::new()),
+        bytes: Err(Unknown::no_model(String::new())),
         unfused_unknown: None,
         how: How::RecordedShapes,
         flow: Flow::default(),
     };
     let args = if raw.input_dims.is_none() {
-        Err("the trace was recorded without record_shapes: no Input Dims".to_string())
+        Err(Unknown::not_recorded("the trace was recorded without record_shapes: no Input Dims"))
     } else {
-        OpArgs::parse(raw).map_err(|e| format!("{op}: {e}"))
+        OpArgs::parse(raw).map_err(|e| of_model(&NoModel::from(e)).prefixed(op))
     };
     if let Some(words) = inductor::parse(&op.to_ascii_lowercase()) {
         // An Inductor kernel: its op words, each with the launch's buffers.
@@ -146,21 +147,22 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
                 let unfused = inductor_unfused(c.bytes, &d.flow, real.len(), &args);
                 if unfused.is_none() {
                     d.unfused_unknown = Some(if real.is_empty() {
-                        "the kernel name lists no op words to split it into".to_string()
+                        Unknown::not_recorded("the kernel name lists no op words to split it into")
                     } else {
-                        "its unfused bytes do not fit in 64 bits".to_string()
+                        Unknown::bad_input("its unfused bytes do not fit in 64 bits")
                     });
                 }
                 Ok((c.bytes, unfused))
             }
-            Err(e) => Err(format!("{op}: {e}")),
+            Err(e) => Err(of_model(&e).prefixed(op)),
         };
         return d;
     }
     if crate::trace::time::perf::triton::is_triton(op) {
         d.how = How::KernelName;
-        d.unfused_unknown =
-            Some("the kernel name lists no op words (Inductor before 2023 named kernels triton__0d1d2d…)".to_string());
+        d.unfused_unknown = Some(Unknown::not_recorded(
+            "the kernel name lists no op words (Inductor before 2023 named kernels triton__0d1d2d…)",
+        ));
     }
     let args = match args {
         Ok(a) => a,
@@ -170,11 +172,11 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
         }
     };
     if let Some(serving) = serving_cost(op, &args) {
-        d.take_serving(serving.map_err(|e| format!("{op}: {e}")));
+        d.take_serving(serving.map_err(|e| e.prefixed(op)));
         return d;
     }
     match op_cost(op, &args) {
-        Err(e) => d.bytes = Err(why_unknown(op, &args).unwrap_or_else(|| format!("{e}"))),
+        Err(e) => d.bytes = Err(why_unknown(op, &args).unwrap_or_else(|| of_model(&e))),
         Ok(c) => {
             d.kind = Some(Kind::of_family(c.family));
             d.flow = eager_flow(op, &c, &args);
@@ -193,7 +195,7 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
                 d.parts.clear();
             } else {
                 if unfused.is_none() {
-                    d.unfused_unknown = Some("its unfused bytes do not fit in 64 bits".to_string());
+                    d.unfused_unknown = Some(Unknown::bad_input("its unfused bytes do not fit in 64 bits"));
                 }
                 d.bytes = Ok((c.bytes, unfused));
             }

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::collectives;
 use super::describe::{describe, list_copy_from_kernel, Flow, GroupOp, How};
 use super::kind::Kind;
+use super::unknown::{Cause, Unknown};
 use super::vllm_ops::{self, MoeKernel, Steps, ThreadOps};
 use crate::trace::classify::category::Category;
 use crate::trace::exec_trace::{EtLink, ExecTrace};
@@ -39,18 +40,31 @@ pub struct KernelGroup {
     pub fused_bytes_per_call: Option<u64>,
     pub unfused_bytes_per_call: Option<u64>,
     pub how: How,
-    /// Its launching op recorded shapes (or, for a copy, the trace recorded its size): the
-    /// groups the coverage figure is of.
-    pub shapes_recorded: bool,
-    /// Why the bytes are not known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes_unknown: Option<String>,
+    /// Why the bytes are not known and whose gap that is (`bytes_unknown`, `bytes_unknown_cause`).
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<Unknown>,
 }
 
 impl KernelGroup {
     /// Both byte figures are known.
     pub fn bytes_known(&self) -> bool {
         self.fused_bytes_per_call.is_some() && self.unfused_bytes_per_call.is_some()
+    }
+
+    /// Its time is covered by known bytes: its own, or its op's counted at another kernel of
+    /// the same call.
+    pub fn covered(&self) -> bool {
+        self.bytes_known() || self.cause().is_some_and(Cause::covered)
+    }
+
+    /// Whose gap its unknown bytes are; `None` when they are known.
+    pub fn cause(&self) -> Option<Cause> {
+        self.unknown.as_ref().map(|u| u.cause)
+    }
+
+    /// Why its bytes are not known, in words.
+    pub fn why_unknown(&self) -> Option<&str> {
+        self.unknown.as_ref().map(|u| u.why.as_str())
     }
 }
 
@@ -249,13 +263,12 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                 fused_bytes_per_call: None,
                 unfused_bytes_per_call: None,
                 how: How::Unknown,
-                shapes_recorded: false,
-                bytes_unknown: None,
+                unknown: None,
             };
             let Some(cpu) = cpu else {
                 let launch = k.correlation.and_then(|c| trace.launches.get(&c));
                 let replay = k.graph_node || launch.is_some_and(|l| trace.name(l.name).contains("Graph"));
-                group.bytes_unknown = Some(if !trace.format.records_ops() {
+                group.unknown = Some(Unknown::not_recorded(if !trace.format.records_ops() {
                     format!("{} records no ops, so no shapes give its bytes", trace.format.describe())
                 } else if !trace.format.is_kineto() {
                     // XLA's: a kernel run for no HLO op (a runtime copy kernel).
@@ -266,16 +279,14 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                     "no launch call recorded for it: it ran before the profiler's CPU window opened".to_string()
                 } else {
                     "its launch call is not inside any recorded CPU op".to_string()
-                });
+                }));
                 return (group, Flow::default());
             };
             let op_name = trace.name(cpu.name);
             group.launched_by = Some(op_name.to_string());
-            group.shapes_recorded |= cpu.shapes.is_recorded();
             let text = |id: Option<NameId>| id.map(|id| trace.name(id));
             let raw = match from_et {
                 Some(n) => {
-                    group.shapes_recorded = true;
                     RawArgs {
                         input_dims: Some(&n.input_dims),
                         input_type: Some(&n.input_types),
@@ -292,7 +303,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             let in_context = match context[i] {
                 Some(Context::Step(step)) if from_et.is_none() => {
                     let step = step.and_then(|n| steps.lengths(n));
-                    let cache = cache.clone().unwrap_or_else(|| Err("no KV-cache write recorded".to_string()));
+                    let cache = cache.clone().unwrap_or_else(|| Err(Unknown::not_recorded("no KV-cache write recorded")));
                     crate::trace::time::perf::OpArgs::parse(raw)
                         .ok()
                         .map(|args| vllm_ops::unified_attention(&args, step, cache))
@@ -302,11 +313,11 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                     let o = op.unwrap_or_default();
                     vllm_ops::moe_shapes(trace, t, o, gemm.map_or(name, |g| trace.name(g)))
                         .and_then(|s| vllm_ops::moe_kernel(&s, role, name, scattered))
-                        .map_err(|e| format!("{op_name}: {e}"))
+                        .map_err(|e| e.prefixed(op_name))
                 }),
                 Some(Context::TopK) if from_et.is_none() => threads
                     .as_ref()
-                    .map(|t| vllm_ops::topk(trace, t, op.unwrap_or_default()).map_err(|e| format!("{op_name}: {e}"))),
+                    .map(|t| vllm_ops::topk(trace, t, op.unwrap_or_default()).map_err(|e| e.prefixed(op_name))),
                 Some(Context::Collective(name, shapes)) if from_et.is_none() => {
                     Some(collectives::collective(trace, name, shapes))
                 }
@@ -347,13 +358,17 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                 // A format that records ops but never their shapes (XLA's HLO ops): said as such,
                 // not as a PyTorch trace recorded without `record_shapes`.
                 Err(_) if raw.input_dims.is_none() && !trace.format.is_kineto() => {
-                    group.bytes_unknown = Some(format!("{} records no shapes for {op_name}", trace.format.describe()))
+                    group.unknown =
+                        Some(Unknown::not_recorded(format!("{} records no shapes for {op_name}", trace.format.describe())))
                 }
-                Err(reason) => group.bytes_unknown = Some(reason),
+                Err(reason) => group.unknown = Some(reason),
                 Ok(_) if !is_main => {
-                    group.bytes_unknown = Some(format!(
-                        "one of {count} kernels of each {op_name} call; the op's bytes are counted at its longest, {}",
-                        crate::trace::classify::name::short_name(trace.name(trace.kernels[main].name), 60)
+                    group.unknown = Some(Unknown::new(
+                        Cause::CountedElsewhere,
+                        format!(
+                            "one of {count} kernels of each {op_name} call; the op's bytes are counted at its longest, {}",
+                            crate::trace::classify::name::short_name(trace.name(trace.kernels[main].name), 60)
+                        ),
                     ));
                 }
                 Ok((fused, unfused)) => {
@@ -361,7 +376,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                     group.unfused_bytes_per_call = unfused;
                     group.how = if from_et.is_some() { How::ExecutionTrace } else { described.how };
                     if unfused.is_none() {
-                        group.bytes_unknown = described.unfused_unknown.clone();
+                        group.unknown = described.unfused_unknown.clone();
                     }
                 }
             }
@@ -400,11 +415,10 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                 fused_bytes_per_call: hbm,
                 unfused_bytes_per_call: hbm,
                 how: if hbm.is_some() { How::TransferSize } else { How::Unknown },
-                shapes_recorded: t.bytes.is_some(),
-                bytes_unknown: if t.bytes.is_none() {
-                    Some("the trace records no size for this copy".to_string())
+                unknown: if t.bytes.is_none() {
+                    Some(Unknown::not_recorded("the trace records no size for this copy"))
                 } else if hbm.is_none() {
-                    Some("the copy's device traffic does not fit in 64 bits".to_string())
+                    Some(Unknown::bad_input("the copy's device traffic does not fit in 64 bits"))
                 } else {
                     None
                 },
@@ -510,17 +524,22 @@ mod tests {
         );
         assert_eq!(d.bytes, Ok((2 * 32 * 4, None)));
         assert!(d.parts.is_empty());
-        assert_eq!(d.unfused_unknown.as_deref(), Some("the kernel name lists no op words to split it into"));
+        assert_eq!(d.unfused_unknown, Some(Unknown::not_recorded("the kernel name lists no op words to split it into")));
         let d = describe("triton__0d1d2d", raw("[[16], [16]]", r#"["float", "float"]"#, None));
         assert_eq!(d.bytes, Ok((128, None)));
-        assert!(d.unfused_unknown.unwrap().contains("triton__0d1d2d"));
+        let u = d.unfused_unknown.unwrap();
+        assert!(u.why.contains("triton__0d1d2d") && u.cause == Cause::NotRecorded, "{u:?}");
     }
 
     #[test]
     fn missing_shapes_say_why() {
         let d = describe("aten::mm", RawArgs::default());
-        assert!(d.bytes.unwrap_err().contains("record_shapes"));
+        let e = d.bytes.unwrap_err();
+        assert!(e.why.contains("record_shapes") && e.cause == Cause::NotRecorded, "{e:?}");
         let d = describe("aten::mm", raw("[[2, -3], [3, 2]]", r#"["float", "float"]"#, None));
-        assert!(d.bytes.unwrap_err().contains("dim -3"));
+        let e = d.bytes.unwrap_err();
+        assert!(e.why.contains("dim -3") && e.cause == Cause::BadInput, "{e:?}");
+        let d = describe("aten::frobnicate", raw("[[2, 3]]", r#"["float"]"#, None));
+        assert_eq!(d.bytes, Err(Unknown::no_model("no model for aten::frobnicate")));
     }
 }

@@ -26,6 +26,7 @@ pub mod op_times;
 pub mod repredict;
 pub mod rules;
 pub mod serving_ops;
+pub mod unknown;
 pub mod vllm_ops;
 pub mod whatif;
 
@@ -38,6 +39,7 @@ pub use groups::KernelGroup;
 pub use kind::Kind;
 pub use op_times::OpTime;
 pub use repredict::{Miss, Reprediction};
+pub use unknown::{Cause, Unknown};
 pub use rules::{parse_rules, BuiltIn, JoinRule, RuleError, RuleSet};
 pub use whatif::{kinds_text, Measured, Opportunity, PerStep};
 
@@ -47,6 +49,14 @@ use crate::trace::exec_trace::{link, ExecTrace, ExecTraceSummary};
 use crate::trace::model::Trace;
 use crate::trace::structure::Structure;
 use crate::trace::summary::{gpu_time_us, round3, ClassifiedTrace};
+
+/// The GPU time whose bytes are unknown, µs, by whose gap it is ([`Cause`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct UnknownTime {
+    pub not_recorded: f64,
+    pub no_model: f64,
+    pub bad_input: f64,
+}
 
 /// What the analysis is run with.
 #[derive(Debug, Clone)]
@@ -73,11 +83,16 @@ pub struct FusionTotals {
     /// Its two parts: kernels alone (the platform line's `kernel_time_us`) and copies, µs.
     pub kernel_time_us: f64,
     pub copy_time_us: f64,
-    /// Time of the events whose group has both byte figures, µs, and its share.
+    /// Time of the events whose bytes are known (their group's own, or their op's counted at
+    /// another kernel of the call), µs, and its share.
     pub bytes_known_us: f64,
     pub bytes_known_pct: f64,
-    /// Time of the events whose launching op recorded shapes (copies: whose size is recorded),
-    /// µs, and the share of it whose bytes are known: the coverage where the trace could tell.
+    /// The rest, µs, by whose gap it is: not recorded by the trace, no model in fusionscope,
+    /// bad input. Known + these = the GPU time.
+    pub unknown_us: UnknownTime,
+    /// The time whose bytes the trace records what they need (the GPU time less `not
+    /// recorded`), µs, and the share of it whose bytes are known: the coverage where the trace
+    /// could tell, which only missing models and bad input keep under 100 %.
     pub shapes_recorded_us: f64,
     pub bytes_known_of_recorded_pct: f64,
     /// Over the events with known bytes: bytes moved as run, and as each part its own kernel.
@@ -193,14 +208,19 @@ pub(crate) fn analyze_then<T>(
 fn totals(trace: &Trace, g: &groups::Grouping, opportunities: &[Opportunity]) -> FusionTotals {
     let gpu = gpu_time_us(trace);
     let copies: f64 = trace.transfers.iter().map(|t| t.dur).sum();
-    let known: f64 = g.instances.iter().filter(|i| g.groups[i.group].bytes_known()).map(|i| i.dur).sum();
-    let recorded: f64 = g.instances.iter().filter(|i| g.groups[i.group].shapes_recorded).map(|i| i.dur).sum();
-    let known_recorded: f64 = g
-        .instances
-        .iter()
-        .filter(|i| g.groups[i.group].shapes_recorded && g.groups[i.group].bytes_known())
-        .map(|i| i.dur)
-        .sum();
+    let (mut known, mut unknown) = (0.0, UnknownTime::default());
+    for i in &g.instances {
+        let grp = &g.groups[i.group];
+        match grp.cause() {
+            _ if grp.covered() => known += i.dur,
+            Some(Cause::NotRecorded) => unknown.not_recorded += i.dur,
+            Some(Cause::BadInput) => unknown.bad_input += i.dur,
+            // A group with one figure only and no reason, or a reason of unstated gap, counts
+            // against fusionscope.
+            Some(Cause::NoModel | Cause::Unstated | Cause::CountedElsewhere) | None => unknown.no_model += i.dur,
+        }
+    }
+    let recorded = known + unknown.no_model + unknown.bad_input;
     let (mut fused, mut unfused) = (0u64, 0u64);
     for grp in &g.groups {
         if let (Some(f), Some(u)) = (grp.fused_bytes_per_call, grp.unfused_bytes_per_call) {
@@ -220,8 +240,13 @@ fn totals(trace: &Trace, g: &groups::Grouping, opportunities: &[Opportunity]) ->
         copy_time_us: round3(copies),
         bytes_known_us: round3(known),
         bytes_known_pct: if gpu > 0.0 { round3(100.0 * known / gpu) } else { 0.0 },
+        unknown_us: UnknownTime {
+            not_recorded: round3(unknown.not_recorded),
+            no_model: round3(unknown.no_model),
+            bad_input: round3(unknown.bad_input),
+        },
         shapes_recorded_us: round3(recorded),
-        bytes_known_of_recorded_pct: if recorded > 0.0 { round3(100.0 * known_recorded / recorded) } else { 0.0 },
+        bytes_known_of_recorded_pct: if recorded > 0.0 { round3(100.0 * known / recorded) } else { 0.0 },
         fused_bytes: fused,
         unfused_bytes: unfused,
         saved_by_fusion_bytes: unfused.saturating_sub(fused),

@@ -6,10 +6,12 @@
 
 use super::call_bytes::CallBytes;
 use super::kind::Kind;
+use super::unknown::Unknown;
 use crate::trace::time::perf::{OpArgs, Tensor};
 
-/// The model of `op`, `None` when `op` is not one of these; `Some(Err)` names what is wrong.
-pub(crate) fn serving_cost(op: &str, args: &OpArgs) -> Option<Result<CallBytes, String>> {
+/// The model of `op`, `None` when `op` is not one of these; `Some(Err)` names what is wrong
+/// (the recorded shapes do not fit the op: bad input).
+pub(crate) fn serving_cost(op: &str, args: &OpArgs) -> Option<Result<CallBytes, Unknown>> {
     let model: fn(&OpArgs) -> Result<CallBytes, String> = match op {
         "sgl_kernel::silu_and_mul" | "_C::silu_and_mul" => silu_and_mul,
         "aiter::rmsnorm" => rmsnorm,
@@ -23,7 +25,7 @@ pub(crate) fn serving_cost(op: &str, args: &OpArgs) -> Option<Result<CallBytes, 
         "symm_mem::multimem_all_reduce_" => super::collectives::multimem_all_reduce,
         _ => return None,
     };
-    Some(model(args))
+    Some(model(args).map_err(Unknown::bad_input))
 }
 
 fn tensor<'a>(args: &'a OpArgs, i: usize, role: &str) -> Result<&'a Tensor, String> {
@@ -181,10 +183,9 @@ fn paged_prefill_attention(args: &OpArgs) -> Result<CallBytes, String> {
     Ok(CallBytes {
         fused,
         unfused: None,
-        unfused_unknown: Some(
-            "unfused, the score matrix would be written and read twice over, but the trace records only how many sequences there are (cu_seqlens_q's length), not their lengths: its size is unknown"
-                .to_string(),
-        ),
+        unfused_unknown: Some(Unknown::not_recorded(
+            "unfused, the score matrix would be written and read twice over, but the trace records only how many sequences there are (cu_seqlens_q's length), not their lengths: its size is unknown",
+        )),
         kind: Kind::Attention,
         parts: &["matmul (Q·Kᵀ)", "softmax", "matmul (·V)"],
         out_bytes: Some(qb),
@@ -195,10 +196,10 @@ fn paged_prefill_attention(args: &OpArgs) -> Result<CallBytes, String> {
 
 /// Why the bytes of `op` cannot be known from what it recorded, for the serving and compiled
 /// ops that have no model because their traffic is not among their arguments; `None` for others.
-pub(crate) fn why_unknown(op: &str, args: &OpArgs) -> Option<String> {
+pub(crate) fn why_unknown(op: &str, args: &OpArgs) -> Option<Unknown> {
     let dims = |i: usize| args.tensor(i, "a tensor").ok().map(|t| format!("{:?}", t.dims()));
     let recorded = || args.tensors().map(|t| format!("{:?}", t.dims())).collect::<Vec<_>>().join(", ");
-    match op {
+    let why = match op {
         "vllm::moe_forward" | "vllm::moe_forward_shared" | "vllm::fused_moe" => Some(format!(
             "{op}'s expert weights are module parameters, not among its recorded inputs ({}): they are most of its bytes, and no recorded shape gives their size or type",
             recorded()
@@ -225,7 +226,8 @@ pub(crate) fn why_unknown(op: &str, args: &OpArgs) -> Option<String> {
             recorded()
         )),
         _ => None,
-    }
+    };
+    why.map(Unknown::not_recorded)
 }
 
 /// `rotary_embedding(positions [T], query, key, head_size, cos_sin_cache [P, rot], is_neox)`:
@@ -292,7 +294,7 @@ mod tests {
         assert_eq!(c.fused, 6 * 8 + 2 * 6 * 32 * 4 + 2 * 6 * 16 * 4 + 6 * 8 * 4);
         let bad = args("[[4, 8], []]", r#"["float", "Scalar"]"#);
         let e = serving_cost("aiter::rmsnorm", &bad).unwrap().err().unwrap();
-        assert_eq!(e, "input 1 (the input) is not a recorded tensor");
+        assert_eq!(e, Unknown::bad_input("input 1 (the input) is not a recorded tensor"));
         assert!(serving_cost("aten::add", &bad).is_none());
     }
 
@@ -327,17 +329,18 @@ mod tests {
     #[test]
     fn ops_whose_traffic_is_not_among_their_arguments_say_what_is_missing() {
         let moe = args("[[32, 3072], [32, 32], [], []]", r#"["c10::BFloat16", "c10::BFloat16", "", ""]"#);
-        let why = why_unknown("vllm::moe_forward", &moe).unwrap();
+        let Unknown { cause, why } = why_unknown("vllm::moe_forward", &moe).unwrap();
         assert!(why.contains("expert weights") && why.contains("[32, 3072], [32, 32]"), "{why}");
+        assert_eq!(cause, super::super::unknown::Cause::NotRecorded);
         let attn = args(
             "[[32, 64, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]]",
             r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "", "", "c10::BFloat16"]"#,
         );
-        let why = why_unknown("vllm::unified_attention_with_output", &attn).unwrap();
+        let why = why_unknown("vllm::unified_attention_with_output", &attn).unwrap().why;
         assert!(why.contains(&format!("{} B, a lower bound", 2 * 32 * 64 * 64 * 2)), "{why}");
         assert!(why.contains("block tables and sequence lengths"));
         let comms = args("[[], [], []]", r#"["Scalar", "Scalar", ""]"#);
-        assert!(why_unknown("record_param_comms", &comms).unwrap().contains("no message size"));
+        assert!(why_unknown("record_param_comms", &comms).unwrap().why.contains("no message size"));
         assert!(why_unknown("aten::add", &comms).is_none());
     }
 
@@ -354,7 +357,7 @@ mod tests {
         let page = 2 * 8 * 2;
         assert_eq!(c.fused, 2 * q + 2 * 25 * page + 4 * 4 + 4 * 4 + 25 * 4);
         assert_eq!((c.unfused, c.kind), (None, Kind::Attention));
-        assert!(c.unfused_unknown.unwrap().contains("not their lengths"));
+        assert!(c.unfused_unknown.unwrap().why.contains("not their lengths"));
         // Pages of 16 tokens: each index reads a whole page.
         let a = args(
             "[[10, 4, 8], [100, 16, 2, 8], [100, 16, 2, 8], [4], [4], [3], [], []]",

@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::call_bytes::CallBytes;
 use super::kind::Kind;
+use super::unknown::Unknown;
 use crate::trace::model::Trace;
 use crate::trace::time::perf::{DType, OpArgs, RawArgs, Tensor};
 
@@ -107,7 +108,7 @@ impl Steps {
 
 /// The KV cache's element type, from the trace's KV-cache writes (`reshape_and_cache[_flash]`'s
 /// `key_cache`, input 2): the attention op does not record the cache it reads.
-pub(crate) fn kv_cache_type(trace: &Trace) -> Result<DType, String> {
+pub(crate) fn kv_cache_type(trace: &Trace) -> Result<DType, Unknown> {
     let mut seen: Vec<DType> = Vec::new();
     for op in &trace.cpu_ops {
         let name = trace.name(op.name);
@@ -123,12 +124,12 @@ pub(crate) fn kv_cache_type(trace: &Trace) -> Result<DType, String> {
     }
     match seen.as_slice() {
         [one] => Ok(*one),
-        [] => Err("the KV cache's type is not recorded: the trace has no KV-cache write (reshape_and_cache) whose key_cache says it".to_string()),
-        many => Err(format!(
+        [] => Err(Unknown::not_recorded("the KV cache's type is not recorded: the trace has no KV-cache write (reshape_and_cache) whose key_cache says it")),
+        many => Err(Unknown::not_recorded(format!(
             "the trace's KV-cache writes name caches of {} types ({}): which one this layer reads is not recorded",
             many.len(),
             many.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
-        )),
+        ))),
     }
 }
 
@@ -142,26 +143,34 @@ fn parse_args(trace: &Trace, shapes: crate::trace::model::RecordedShapes) -> Opt
     .ok()
 }
 
-const OVERFLOW: &str = "its bytes do not fit in 64 bits";
+/// Sizes that do not fit in 64 bits: absurd input.
+fn overflow() -> Unknown {
+    Unknown::bad_input("its bytes do not fit in 64 bits")
+}
+
+/// Recorded shapes that do not fit the op.
+fn bad(why: impl Into<String>) -> Unknown {
+    Unknown::bad_input(why)
+}
 
 /// Product of the terms, checked.
-fn product(terms: &[u64]) -> Result<u64, String> {
-    terms.iter().try_fold(1u64, |p, &t| p.checked_mul(t)).ok_or_else(|| OVERFLOW.to_string())
+fn product(terms: &[u64]) -> Result<u64, Unknown> {
+    terms.iter().try_fold(1u64, |p, &t| p.checked_mul(t)).ok_or_else(overflow)
 }
 
-fn sum(terms: &[u64]) -> Result<u64, String> {
-    terms.iter().try_fold(0u64, |s, &t| s.checked_add(t)).ok_or_else(|| OVERFLOW.to_string())
+fn sum(terms: &[u64]) -> Result<u64, Unknown> {
+    terms.iter().try_fold(0u64, |s, &t| s.checked_add(t)).ok_or_else(overflow)
 }
 
-fn tensor<'a>(args: &'a OpArgs, i: usize, role: &str) -> Result<&'a Tensor, String> {
-    args.tensor(i, "a tensor").map_err(|_| format!("input {i} ({role}) is not a recorded tensor"))
+fn tensor<'a>(args: &'a OpArgs, i: usize, role: &str) -> Result<&'a Tensor, Unknown> {
+    args.tensor(i, "a tensor").map_err(|_| bad(format!("input {i} ({role}) is not a recorded tensor")))
 }
 
 /// `[tokens, heads, head dim]` of a recorded attention tensor.
-fn heads(t: &Tensor, role: &str) -> Result<[u64; 3], String> {
+fn heads(t: &Tensor, role: &str) -> Result<[u64; 3], Unknown> {
     match *t.dims() {
         [n, h, d] if h > 0 && d > 0 => Ok([n, h, d]),
-        _ => Err(format!("the {role} is {:?}, not [tokens, heads, head dim]", t.dims())),
+        _ => Err(bad(format!("the {role} is {:?}, not [tokens, heads, head dim]", t.dims()))),
     }
 }
 
@@ -177,8 +186,8 @@ fn heads(t: &Tensor, role: &str) -> Result<[u64; 3], String> {
 pub(crate) fn unified_attention(
     args: &OpArgs,
     step: Option<StepLengths>,
-    cache: Result<DType, String>,
-) -> Result<CallBytes, String> {
+    cache: Result<DType, Unknown>,
+) -> Result<CallBytes, Unknown> {
     let (q, k) = (tensor(args, 0, "the query")?, tensor(args, 1, "the key")?);
     let v = tensor(args, 2, "the value")?;
     // `unified_attention_with_output` is passed its output; `unified_attention` returns one of
@@ -188,37 +197,37 @@ pub(crate) fn unified_attention(
     let [_, hkv, dk] = heads(k, "key")?;
     let [_, _, dv] = heads(v, "value")?;
     let Some(s) = step else {
-        return Err(format!(
+        return Err(Unknown::not_recorded(format!(
             "it reads the paged KV cache, which is not among its recorded inputs (query {:?}, key {:?}, value {:?}), and no vLLM step annotation (execute_…_context_…(sq…sk…sqsq…sqsk…)_generation_…) holds its launch to say how many keys each step attends",
             q.dims(), k.dims(), v.dims()
-        ));
+        )));
     };
     let cache = cache?;
     if dk != dqk {
-        return Err(format!("the key's head dim {dk} is not the query's {dqk}"));
+        return Err(bad(format!("the key's head dim {dk} is not the query's {dqk}")));
     }
-    let tokens = s.c_sq.checked_add(s.g_sq).ok_or(OVERFLOW)?;
+    let tokens = s.c_sq.checked_add(s.g_sq).ok_or_else(overflow)?;
     if tokens > rows {
-        return Err(format!(
+        return Err(bad(format!(
             "its step annotation counts {tokens} query tokens but the query has {rows} rows: the annotation is not of this call"
-        ));
+        )));
     }
     // Both phases' cached keys: sk − sq each.
     let cached = s
         .c_sk
         .checked_sub(s.c_sq)
         .zip(s.g_sk.checked_sub(s.g_sq))
-        .ok_or("its step annotation counts more queries than keys")?;
-    let cached = cached.0.checked_add(cached.1).ok_or(OVERFLOW)?;
+        .ok_or_else(|| bad("its step annotation counts more queries than keys"))?;
+    let cached = cached.0.checked_add(cached.1).ok_or_else(overflow)?;
     let qb = product(&[tokens, hq, dqk, q.dtype().size_bytes()])?;
     let ob = product(&[tokens, hq, dv, out.unwrap_or(q).dtype().size_bytes()])?;
     let new_k = product(&[tokens, hkv, dk, k.dtype().size_bytes()])?;
     let new_v = product(&[tokens, hkv, dv, v.dtype().size_bytes()])?;
-    let cache_kv = product(&[cached, hkv, dk.checked_add(dv).ok_or(OVERFLOW)?, cache.size_bytes()])?;
+    let cache_kv = product(&[cached, hkv, dk.checked_add(dv).ok_or_else(overflow)?, cache.size_bytes()])?;
     let fused = sum(&[qb, ob, new_k, new_v, cache_kv])?;
     // Σ sq(sq−1)/2 = (Σ sq² − Σ sq) / 2, each term even.
     let causal_cut = s.c_sqsq.checked_sub(s.c_sq).map(|d| d / 2).unwrap_or(0);
-    let pairs = s.c_sqsk.saturating_sub(causal_cut).checked_add(s.g_sqsk).ok_or(OVERFLOW)?;
+    let pairs = s.c_sqsk.saturating_sub(causal_cut).checked_add(s.g_sqsk).ok_or_else(overflow)?;
     let scores = product(&[hq, pairs, q.dtype().size_bytes(), 4])?;
     Ok(CallBytes {
         fused,
@@ -319,19 +328,19 @@ impl ThreadOps {
 /// order: gate/up then down), stored `[E, H, W]` and `[E, N, H]` (W = 2N gated, else N); an
 /// `unsigned char` weight packs two 4-bit values a byte when `gemm_kernel`, the name of the
 /// call's first GEMM, says `mxfp4`/`fp4`.
-pub(crate) fn moe_shapes(trace: &Trace, threads: &ThreadOps, o: usize, gemm_kernel: &str) -> Result<MoeShapes, String> {
+pub(crate) fn moe_shapes(trace: &Trace, threads: &ThreadOps, o: usize, gemm_kernel: &str) -> Result<MoeShapes, Unknown> {
     let op = &trace.cpu_ops[o];
-    let args = parse_args(trace, op.shapes).ok_or("its recorded arguments do not parse")?;
+    let args = parse_args(trace, op.shapes).ok_or_else(|| bad("its recorded arguments do not parse"))?;
     let x = tensor(&args, 0, "the hidden states")?;
     let logits = tensor(&args, 1, "the router logits")?;
     let [tokens, hidden] = *x.dims() else {
-        return Err(format!("the hidden states are {:?}, not [tokens, hidden]", x.dims()));
+        return Err(bad(format!("the hidden states are {:?}, not [tokens, hidden]", x.dims())));
     };
     let [_, experts] = *logits.dims() else {
-        return Err(format!("the router logits are {:?}, not [tokens, experts]", logits.dims()));
+        return Err(bad(format!("the router logits are {:?}, not [tokens, experts]", logits.dims())));
     };
     if tokens == 0 || hidden == 0 || experts == 0 {
-        return Err(format!("empty hidden states {:?} or router logits {:?}", x.dims(), logits.dims()));
+        return Err(bad(format!("empty hidden states {:?} or router logits {:?}", x.dims(), logits.dims())));
     }
     let mut topk: Option<u64> = None;
     let mut weights: Vec<Tensor> = Vec::new();
@@ -351,46 +360,48 @@ pub(crate) fn moe_shapes(trace: &Trace, threads: &ThreadOps, o: usize, gemm_kern
             }
         }
     }
-    let topk = topk.ok_or("no TopK call in its subtree records k, the experts each token is routed to")?;
+    let topk = topk.ok_or_else(|| {
+        Unknown::not_recorded("no TopK call in its subtree records k, the experts each token is routed to")
+    })?;
     if topk == 0 || topk > experts {
-        return Err(format!("TopK's k = {topk} is not between 1 and the {experts} experts"));
+        return Err(bad(format!("TopK's k = {topk} is not between 1 and the {experts} experts")));
     }
     let [w13, w2] = weights.as_slice() else {
-        return Err(format!(
+        return Err(Unknown::not_recorded(format!(
             "its subtree hands {} tensors of {experts} experts to its kernels ({}), not the two expert weights (gate/up, down)",
             weights.len(),
             weights.iter().map(|w| format!("{:?}", w.dims())).collect::<Vec<_>>().join(", ")
-        ));
+        )));
     };
     let lower = gemm_kernel.to_ascii_lowercase();
     let per_byte = match w13.dtype() {
         DType::U8 if w2.dtype() == DType::U8 && lower.contains("fp4") => 2,
         DType::U8 => {
-            return Err(format!(
+            return Err(Unknown::not_recorded(format!(
                 "its expert weights are stored as bytes ({:?}, {:?}) and the kernel name does not say their format",
                 w13.dims(),
                 w2.dims()
-            ))
+            )))
         }
         _ => 1,
     };
-    let inter = w2.dims()[1].checked_mul(per_byte).ok_or(OVERFLOW)?;
+    let inter = w2.dims()[1].checked_mul(per_byte).ok_or_else(overflow)?;
     let fits_h = w13.dims()[1].checked_mul(per_byte) == Some(hidden) && w2.dims()[2] == hidden;
-    let gated = w13.dims()[2] == inter.checked_mul(2).ok_or(OVERFLOW)?;
+    let gated = w13.dims()[2] == inter.checked_mul(2).ok_or_else(overflow)?;
     if !fits_h || inter == 0 || !(gated || w13.dims()[2] == inter) {
-        return Err(format!(
+        return Err(bad(format!(
             "its expert weights {:?} and {:?} do not fit hidden size {hidden} as [E, H, 2N or N] and [E, N, H]",
             w13.dims(),
             w2.dims()
-        ));
+        )));
     }
     Ok(MoeShapes {
         tokens,
         hidden,
         experts,
         topk,
-        w13_bytes: w13.bytes().map_err(|e| e.to_string())?,
-        w2_bytes: w2.bytes().map_err(|e| e.to_string())?,
+        w13_bytes: w13.bytes().map_err(|e| bad(e.to_string()))?,
+        w2_bytes: w2.bytes().map_err(|e| bad(e.to_string()))?,
         inter,
         gated,
         act: x.dtype(),
@@ -416,11 +427,11 @@ fn allocated_bytes(name: &str, args: &OpArgs) -> Option<u64> {
 /// routing): `x` read once, and the tensors its subtree allocates (the top-k values and indices
 /// and the bitmatrix of chosen experts, `aten::empty` with the size and type recorded) written
 /// once: the op records its input but returns its outputs, so these say their sizes.
-pub(crate) fn topk(trace: &Trace, threads: &ThreadOps, o: usize) -> Result<CallBytes, String> {
+pub(crate) fn topk(trace: &Trace, threads: &ThreadOps, o: usize) -> Result<CallBytes, Unknown> {
     let op = &trace.cpu_ops[o];
-    let args = parse_args(trace, op.shapes).ok_or("its recorded arguments do not parse")?;
+    let args = parse_args(trace, op.shapes).ok_or_else(|| bad("its recorded arguments do not parse"))?;
     let x = tensor(&args, 0, "the router logits")?;
-    let read = x.bytes().map_err(|e| e.to_string())?;
+    let read = x.bytes().map_err(|e| bad(e.to_string()))?;
     let mut written: Vec<u64> = Vec::new();
     for i in threads.subtree(trace, o) {
         let child = &trace.cpu_ops[i];
@@ -430,7 +441,7 @@ pub(crate) fn topk(trace: &Trace, threads: &ThreadOps, o: usize) -> Result<CallB
         }
     }
     if written.is_empty() {
-        return Err("no allocation in its subtree records the size and type of its outputs".to_string());
+        return Err(Unknown::not_recorded("no allocation in its subtree records the size and type of its outputs"));
     }
     let fused = sum(&[read, sum(&written)?])?;
     Ok(CallBytes {
@@ -472,9 +483,9 @@ impl MoeKernel {
 /// row and the finalize sums them. Activations in `s.act`; weights read for the expected active
 /// experts only; the routing indices and the microscaling scales of packed weights are not
 /// recorded and not counted.
-pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered: bool) -> Result<CallBytes, String> {
+pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered: bool) -> Result<CallBytes, Unknown> {
     let a = s.act.size_bytes();
-    let routed = s.tokens.checked_mul(s.topk).ok_or(OVERFLOW)?;
+    let routed = s.tokens.checked_mul(s.topk).ok_or_else(overflow)?;
     let x = product(&[s.tokens, s.hidden, a])?;
     let mid = product(&[routed, s.inter, a])?;
     let lower = kernel.to_ascii_lowercase();
@@ -483,7 +494,7 @@ pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered
             let w = s.active(s.w13_bytes);
             // A gated GEMM with the activation in its epilogue writes N wide; without it, 2N.
             let glu = s.gated && (lower.contains("swiglu") || lower.contains("_glu"));
-            let out = if s.gated && !glu { mid.checked_mul(2).ok_or(OVERFLOW)? } else { mid };
+            let out = if s.gated && !glu { mid.checked_mul(2).ok_or_else(overflow)? } else { mid };
             let fused = sum(&[x, w, out])?;
             let (unfused, parts): (u64, &'static [&'static str]) = if glu {
                 // Unfused the GEMM writes the 2N-wide gate/up product and SwiGLU reads it back.
@@ -518,7 +529,7 @@ pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered
             })
         }
         MoeKernel::Gemm(n) => {
-            Err(format!("GEMM {} of its call: the model knows two (gate/up, down)", n.saturating_add(1)))
+            Err(Unknown::no_model(format!("GEMM {} of its call: the model knows two (gate/up, down)", n.saturating_add(1))))
         }
         MoeKernel::Finalize => {
             // Each token's k expert rows and their k routing weights read, its row written.
@@ -542,6 +553,7 @@ pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::fusion::unknown::Cause;
 
     fn args(dims: &str, types: &str) -> OpArgs {
         OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: None }).unwrap()
@@ -588,9 +600,11 @@ mod tests {
     fn attention_without_a_step_or_with_a_step_of_another_call_says_why() {
         let a = args(ATTN_DIMS, ATTN_TYPES);
         let e = unified_attention(&a, None, Ok(DType::BF16)).err().unwrap();
-        assert!(e.contains("no vLLM step annotation") && e.contains("[32, 64, 64]"), "{e}");
+        assert!(e.why.contains("no vLLM step annotation") && e.why.contains("[32, 64, 64]"), "{e:?}");
+        assert_eq!(e.cause, Cause::NotRecorded);
         let odd = StepLengths { g_sq: 5, g_sk: 4, ..Default::default() };
-        assert!(unified_attention(&a, Some(odd), Ok(DType::BF16)).err().unwrap().contains("more queries than keys"));
+        let e = unified_attention(&a, Some(odd), Ok(DType::BF16)).err().unwrap();
+        assert!(e.why.contains("more queries than keys") && e.cause == Cause::BadInput, "{e:?}");
         // unified_attention returns its output: of the query's type.
         let returning = args(
             "[[32, 64, 64], [32, 8, 64], [32, 8, 64], []]",
@@ -603,13 +617,15 @@ mod tests {
         );
         let big = StepLengths { c_sq: 40, c_sk: 40, c_sqsq: 1600, c_sqsk: 1600, ..Default::default() };
         let e = unified_attention(&a, Some(big), Ok(DType::BF16)).err().unwrap();
-        assert!(e.contains("40 query tokens but the query has 32 rows"), "{e}");
-        let e = unified_attention(&a, Some(StepLengths::default()), Err("no cache".into())).err().unwrap();
-        assert_eq!(e, "no cache");
+        assert!(e.why.contains("40 query tokens but the query has 32 rows"), "{e:?}");
+        let no_cache = Unknown::not_recorded("no cache");
+        let e = unified_attention(&a, Some(StepLengths::default()), Err(no_cache.clone())).err().unwrap();
+        assert_eq!(e, no_cache);
         let odd = args("[[32, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]]", ATTN_TYPES);
         assert!(unified_attention(&odd, None, Ok(DType::BF16))
             .err()
             .unwrap()
+            .why
             .contains("not [tokens, heads, head dim]"));
     }
 
@@ -656,7 +672,8 @@ mod tests {
         let f = 1.0 - 0.875f64.powi(32);
         let up = moe_kernel(&s, MoeKernel::Gemm(0), "x_swiglu_matmul_ogs", true).unwrap();
         assert_eq!(up.fused, 32 * 3072 * 2 + ((32 * 1536 * 5888) as f64 * f).round() as u64 + 32 * 4 * 2944 * 2);
-        assert!(moe_kernel(&s, MoeKernel::Gemm(2), "matmul_ogs", true).err().unwrap().contains("GEMM 3"));
+        let e = moe_kernel(&s, MoeKernel::Gemm(2), "matmul_ogs", true).err().unwrap();
+        assert!(e.why.contains("GEMM 3") && e.cause == Cause::NoModel, "{e:?}");
     }
 
     type Op<'a> = (&'a str, &'a str, &'a str, &'a str);
@@ -699,7 +716,7 @@ mod tests {
         ("aten::view", "[[32, 1472, 3072], []]", r#"["unsigned char", "ScalarList"]"#, r#"["", "[32, 1472, 3072]"]"#);
     const FP4: &str = "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu";
 
-    fn shapes(children: &[(&str, &str, &str, &str)], kernel: &str) -> Result<MoeShapes, String> {
+    fn shapes(children: &[(&str, &str, &str, &str)], kernel: &str) -> Result<MoeShapes, Unknown> {
         let trace = moe_call(children);
         let o = trace.cpu_ops.iter().position(|op| trace.name(op.name) == "vllm::moe_forward").unwrap();
         moe_shapes(&trace, &ThreadOps::new(&trace), o, kernel)
@@ -719,18 +736,18 @@ mod tests {
     #[test]
     fn what_the_subtree_does_not_record_is_said() {
         let e = shapes(&[W13, W2], FP4).err().unwrap();
-        assert!(e.contains("no TopK call"), "{e}");
+        assert!(e.why.contains("no TopK call") && e.cause == Cause::NotRecorded, "{e}");
         let e = shapes(&[TOPK, W13], FP4).err().unwrap();
-        assert!(e.contains("hands 1 tensors of 32 experts") && e.contains("[32, 1536, 5888]"), "{e}");
+        assert!(e.why.contains("hands 1 tensors of 32 experts") && e.why.contains("[32, 1536, 5888]"), "{e}");
         let e = shapes(&[TOPK, W13, W2], "_matmul_ogs_NNT_bf16xbf16xbf16").err().unwrap();
-        assert!(e.contains("stored as bytes") && e.contains("does not say their format"), "{e}");
+        assert!(e.why.contains("stored as bytes") && e.why.contains("does not say their format"), "{e}");
         let odd = ("aten::view", "[[32, 1000, 3072], []]", r#"["unsigned char", "ScalarList"]"#, r#"["", ""]"#);
         let e = shapes(&[TOPK, W13, odd], FP4).err().unwrap();
-        assert!(e.contains("do not fit hidden size 3072"), "{e}");
+        assert!(e.why.contains("do not fit hidden size 3072") && e.cause == Cause::BadInput, "{e}");
         let k0 = ("TopK", TOPK.1, TOPK.2, r#"["", "0", "True", "1", "True", "", ""]"#);
-        assert!(shapes(&[k0, W13, W2], FP4).err().unwrap().contains("k = 0"));
+        assert!(shapes(&[k0, W13, W2], FP4).err().unwrap().why.contains("k = 0"));
         let k99 = ("TopK", TOPK.1, TOPK.2, r#"["", "99", "True", "1", "True", "", ""]"#);
-        assert!(shapes(&[k99, W13, W2], FP4).err().unwrap().contains("not between 1 and the 32 experts"));
+        assert!(shapes(&[k99, W13, W2], FP4).err().unwrap().why.contains("not between 1 and the 32 experts"));
         // A dim past 64 bits is refused by the reader, and the call says its arguments do not
         // parse rather than panicking.
         let huge = ("aten::view", "[[32, 99999999999999999999, 2], []]", W2.2, W2.3);
@@ -740,7 +757,8 @@ mod tests {
     #[test]
     fn topk_writes_what_its_subtree_allocates() {
         let trace = call(TOPK, &[]);
-        assert!(topk(&trace, &ThreadOps::new(&trace), 0).err().unwrap().contains("no allocation"));
+        let e = topk(&trace, &ThreadOps::new(&trace), 0).err().unwrap();
+        assert!(e.why.contains("no allocation") && e.cause == Cause::NotRecorded, "{e:?}");
         let empty_values = ("aten::empty", "[[], []]", r#"["ScalarList", "Scalar"]"#, r#"["[32, 4]", "15"]"#);
         let empty_indices = ("aten::empty", "[[], []]", r#"["ScalarList", "Scalar"]"#, r#"["[32, 4]", "2"]"#);
         let empty_bits = ("aten::empty", "[[], []]", r#"["ScalarList", "Scalar"]"#, r#"["[1, 32]", "28"]"#);

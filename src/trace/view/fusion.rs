@@ -5,7 +5,7 @@
 
 use crate::draw::chart::{traffic_series, Bar, BarChart, BarRow};
 use crate::table::{Cell, DataTable};
-use crate::trace::fusion::{KernelGroup, TraceFusion};
+use crate::trace::fusion::{FusionTotals, KernelGroup, TraceFusion};
 use crate::trace::model::TraceFormat;
 use crate::units::{format_bytes, format_duration_us, format_pct, group_digits, plural};
 
@@ -16,6 +16,32 @@ pub const CHART_GROUPS: usize = 20;
 fn group_bytes(g: &KernelGroup) -> Option<(u64, u64)> {
     let (f, u) = (g.fused_bytes_per_call?, g.unfused_bytes_per_call?);
     Some((u.saturating_mul(g.calls), f.saturating_mul(g.calls)))
+}
+
+/// How much of the GPU time has bytes, and whose gap the rest is: the trace's (it does not
+/// record what the bytes need) or fusionscope's (no model, or input it cannot read). The second
+/// share leaves the trace's gap out, so only fusionscope's keeps it under 100 %.
+pub fn coverage_text(t: &FusionTotals) -> String {
+    let share = |us: f64| if t.gpu_time_us > 0.0 { 100.0 * us / t.gpu_time_us } else { 0.0 };
+    let u = &t.unknown_us;
+    let mut rest: Vec<String> = Vec::new();
+    if u.not_recorded > 0.0 {
+        rest.push(format!("{} not recorded by the trace", format_pct(share(u.not_recorded))));
+    }
+    if u.no_model > 0.0 {
+        rest.push(format!("{} with no model in fusionscope", format_pct(share(u.no_model))));
+    }
+    if u.bad_input > 0.0 {
+        rest.push(format!("{} of bad input", format_pct(share(u.bad_input))));
+    }
+    let rest = if rest.is_empty() { String::new() } else { format!("; unknown: {}", rest.join(", ")) };
+    format!(
+        "bytes known for {} of GPU time ({} of {}) and for {} of the time the trace records what they need{rest}",
+        format_pct(t.bytes_known_pct),
+        format_duration_us(t.bytes_known_us),
+        format_duration_us(t.gpu_time_us),
+        format_pct(t.bytes_known_of_recorded_pct),
+    )
 }
 
 /// One line of what the groups say: how much of the GPU time has bytes, what the trace's own
@@ -45,12 +71,10 @@ pub fn fusion_headline(f: &TraceFusion) -> String {
         ),
     };
     format!(
-        "{} of {}; bytes known for {} of GPU time ({} of {}). Moved {} as run, {} if every part were its own kernel: the trace's fusion saved {}; {left}.",
+        "{} of {}; {}. Moved {} as run, {} if every part were its own kernel: the trace's fusion saved {}; {left}.",
         plural(t.groups, "kernel group", "kernel groups"),
         plural(t.events, "GPU event", "GPU events"),
-        format_pct(t.bytes_known_pct),
-        format_duration_us(t.bytes_known_us),
-        format_duration_us(t.gpu_time_us),
+        coverage_text(t),
         format_bytes(t.fused_bytes),
         format_bytes(t.unfused_bytes),
         format_bytes(t.saved_by_fusion_bytes),
@@ -182,8 +206,8 @@ pub fn fusion_groups_table(f: &TraceFusion, id: &'static str, title: &str) -> Da
         let ops: Vec<&str> = g.ops.iter().map(|o| o.op.as_str()).collect();
         let saved = group_bytes(g)
             .map(|_| g.unfused_bytes_per_call.unwrap_or(0).saturating_sub(g.fused_bytes_per_call.unwrap_or(0)));
-        let how = match &g.bytes_unknown {
-            Some(why) => format!("{}: {why}", g.how.text()),
+        let how = match &g.unknown {
+            Some(u) => format!("{} ({}): {}", g.how.text(), u.cause.text(), u.why),
             None => g.how.text().to_string(),
         };
         t.rows.push(vec![

@@ -497,7 +497,7 @@ pub fn box_details_html(w: &DagWindow, fusion: &TraceFusion, i: usize, suffix: &
         known(g.unfused_bytes_per_call),
         known(saved),
         g.how.text(),
-        g.bytes_unknown.as_ref().map(|w| format!(" ({})", escape_xml(w))).unwrap_or_default()
+        g.unknown.as_ref().map(|u| format!(" ({}: {})", u.cause.text(), escape_xml(&u.why))).unwrap_or_default()
     );
     if g.parts.len() >= 2 {
         let _ = write!(s, "<p>Parts it fused: {}.</p>", escape_xml(&g.parts.join(" + ")));

@@ -85,7 +85,7 @@ pub fn cat(args: &OpArgs) -> Result<OpCost, NoModel> {
         }
     };
     if shapes.is_empty() {
-        return Err(NoModel::Unsupported("the trace records no shapes for tensor list input 0".to_string()));
+        return Err(NoModel::ListShapes { input: 0 });
     }
     let Some(out) = args.tensors().find(|t| t.index() >= 2) else {
         return Err(NoModel::ListDType { input: 0 });

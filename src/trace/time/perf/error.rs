@@ -87,6 +87,8 @@ pub enum NoModel {
     UnknownDType { input: usize, name: String },
     #[error("the trace does not record the element type of the tensors in list input {input}")]
     ListDType { input: usize },
+    #[error("the trace records no shapes for tensor list input {input}")]
+    ListShapes { input: usize },
     #[error("Concrete Inputs missing: {what} (input {input}) is needed")]
     MissingConcrete { input: usize, what: &'static str },
     #[error("cannot read {what} (input {input}) from \"{text}\"")]
