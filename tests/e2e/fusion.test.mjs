@@ -19,7 +19,7 @@ const groupRow = (g) => [
   duration(g.time_us),
   g.ops.map((o) => o.op).join(', '),
   g.parts.join(' + '),
-  g.bytes_unknown ? `${g.how}: ${g.bytes_unknown}` : g.how,
+  g.bytes_unknown ? `${g.how} (${g.bytes_unknown_cause}): ${g.bytes_unknown}` : g.how,
 ];
 const shownGroupRow = (r) => [r[2], r[3], r[4], r[5], r[9]];
 
@@ -38,6 +38,10 @@ test('one compiled trace: the kernel groups, traffic bars, opportunities and re-
   const headline = await page.getByTestId('fusion-headline').textContent();
   assert.ok(headline.includes(`${digits(f.totals.groups)} kernel groups of ${digits(f.totals.events)} GPU events`), headline);
   assert.ok(headline.includes(`bytes known for ${f.totals.bytes_known_pct.toFixed(2)} % of GPU time`), headline);
+  assert.ok(
+    headline.includes(`and for ${f.totals.bytes_known_of_recorded_pct.toFixed(2)} % of the time the trace records what they need`),
+    headline,
+  );
   const r = f.reprediction;
   assert.ok(r && r.kernels > 0, 'a compiled trace has Inductor kernels');
   const repredicted = await page.getByTestId('fusion-reprediction').textContent();

@@ -13,7 +13,7 @@ use super::collectives;
 use super::describe::{describe, list_copy_from_kernel, Flow, GroupOp, How};
 use super::kind::Kind;
 use super::unknown::{Cause, Unknown};
-use super::vllm_ops::{self, MoeKernel, Steps, ThreadOps};
+use super::vllm_ops::{self, MoeKernel, Routing, Steps, ThreadOps};
 use crate::trace::classify::category::Category;
 use crate::trace::exec_trace::{EtLink, ExecTrace};
 use crate::trace::model::intern::NameId;
@@ -114,18 +114,17 @@ enum Context {
     /// A kernel of a vLLM MoE call, whether the call has a finalize (scatter-sum) kernel, and
     /// the name of its first GEMM kernel (which says the weights' format).
     Moe(MoeKernel, bool, Option<NameId>),
-    /// triton_kernels' `TopK` of a vLLM MoE call's routing.
-    TopK,
+    /// triton_kernels' `TopK` or `SortTokens` of a vLLM MoE call's routing.
+    Routing(Routing),
     /// A collective's kernel in this c10d op (name, shapes).
     Collective(NameId, RecordedShapes),
 }
 
 const VLLM_ATTENTION: [&str; 2] = ["vllm::unified_attention_with_output", "vllm::unified_attention"];
 const VLLM_MOE: &str = "vllm::moe_forward";
-const TRITON_TOPK: &str = "TopK";
 
 /// Each kernel's context: the step of a vLLM attention kernel's launch, the role of a vLLM MoE
-/// call's kernel (its GEMMs numbered in start order), the routing's TopK, the c10d op holding a
+/// call's kernel (its GEMMs numbered in start order), the routing's TopK and SortTokens, the c10d op holding a
 /// collective's launch.
 fn contexts(
     trace: &crate::trace::model::Trace,
@@ -136,7 +135,11 @@ fn contexts(
     let mut out = vec![None; trace.kernels.len()];
     let attention: Vec<NameId> = VLLM_ATTENTION.iter().filter_map(|n| trace.names.get(n)).collect();
     let moe = trace.names.get(VLLM_MOE);
-    let topk = moe.and_then(|_| trace.names.get(TRITON_TOPK));
+    let routing: Vec<(NameId, Routing)> = ["TopK", "SortTokens"]
+        .iter()
+        .filter(|_| moe.is_some())
+        .filter_map(|n| Some((trace.names.get(n)?, Routing::of(n)?)))
+        .collect();
     let Some(threads) = threads else { return out };
     let mut gemms: Vec<(usize, f64, usize)> = Vec::new();
     let mut finals: Vec<(usize, usize)> = Vec::new();
@@ -151,8 +154,8 @@ fn contexts(
         } else if attention.contains(&name) {
             let ts = k.correlation.and_then(|c| trace.launches.get(&c)).map_or(trace.cpu_ops[o].ts, |l| l.ts);
             out[i] = Some(Context::Step(steps.at(ts).map(|s| s.0)));
-        } else if Some(name) == topk {
-            out[i] = Some(Context::TopK);
+        } else if let Some(&(_, which)) = routing.iter().find(|(id, _)| *id == name) {
+            out[i] = Some(Context::Routing(which));
         } else if Some(name) == moe {
             match MoeKernel::of(trace.name(k.name)) {
                 Some(MoeKernel::Finalize) => finals.push((o, i)),
@@ -286,13 +289,11 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             group.launched_by = Some(op_name.to_string());
             let text = |id: Option<NameId>| id.map(|id| trace.name(id));
             let raw = match from_et {
-                Some(n) => {
-                    RawArgs {
-                        input_dims: Some(&n.input_dims),
-                        input_type: Some(&n.input_types),
-                        concrete_inputs: Some(&n.concrete_inputs),
-                    }
-                }
+                Some(n) => RawArgs {
+                    input_dims: Some(&n.input_dims),
+                    input_type: Some(&n.input_types),
+                    concrete_inputs: Some(&n.concrete_inputs),
+                },
                 None => RawArgs {
                     input_dims: text(cpu.shapes.dims),
                     input_type: text(cpu.shapes.types),
@@ -303,7 +304,8 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             let in_context = match context[i] {
                 Some(Context::Step(step)) if from_et.is_none() => {
                     let step = step.and_then(|n| steps.lengths(n));
-                    let cache = cache.clone().unwrap_or_else(|| Err(Unknown::not_recorded("no KV-cache write recorded")));
+                    let cache =
+                        cache.clone().unwrap_or_else(|| Err(Unknown::not_recorded("no KV-cache write recorded")));
                     crate::trace::time::perf::OpArgs::parse(raw)
                         .ok()
                         .map(|args| vllm_ops::unified_attention(&args, step, cache))
@@ -315,9 +317,9 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                         .and_then(|s| vllm_ops::moe_kernel(&s, role, name, scattered))
                         .map_err(|e| e.prefixed(op_name))
                 }),
-                Some(Context::TopK) if from_et.is_none() => threads
-                    .as_ref()
-                    .map(|t| vllm_ops::topk(trace, t, op.unwrap_or_default()).map_err(|e| e.prefixed(op_name))),
+                Some(Context::Routing(which)) if from_et.is_none() => threads.as_ref().map(|t| {
+                    vllm_ops::routing(trace, t, op.unwrap_or_default(), which).map_err(|e| e.prefixed(op_name))
+                }),
                 Some(Context::Collective(name, shapes)) if from_et.is_none() => {
                     Some(collectives::collective(trace, name, shapes))
                 }
@@ -327,7 +329,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                 described.take_serving(cost);
                 described.how = match context[i] {
                     Some(Context::Step(_)) => How::StepAnnotation,
-                    Some(Context::Moe(..) | Context::TopK) => How::OpSubtree,
+                    Some(Context::Moe(..) | Context::Routing(_)) => How::OpSubtree,
                     _ => How::RecordedShapes,
                 };
                 // A collective's op is the c10d op whose buffers gave its bytes.
@@ -358,8 +360,10 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                 // A format that records ops but never their shapes (XLA's HLO ops): said as such,
                 // not as a PyTorch trace recorded without `record_shapes`.
                 Err(_) if raw.input_dims.is_none() && !trace.format.is_kineto() => {
-                    group.unknown =
-                        Some(Unknown::not_recorded(format!("{} records no shapes for {op_name}", trace.format.describe())))
+                    group.unknown = Some(Unknown::not_recorded(format!(
+                        "{} records no shapes for {op_name}",
+                        trace.format.describe()
+                    )))
                 }
                 Err(reason) => group.unknown = Some(reason),
                 Ok(_) if !is_main => {
@@ -524,7 +528,10 @@ mod tests {
         );
         assert_eq!(d.bytes, Ok((2 * 32 * 4, None)));
         assert!(d.parts.is_empty());
-        assert_eq!(d.unfused_unknown, Some(Unknown::not_recorded("the kernel name lists no op words to split it into")));
+        assert_eq!(
+            d.unfused_unknown,
+            Some(Unknown::not_recorded("the kernel name lists no op words to split it into"))
+        );
         let d = describe("triton__0d1d2d", raw("[[16], [16]]", r#"["float", "float"]"#, None));
         assert_eq!(d.bytes, Ok((128, None)));
         let u = d.unfused_unknown.unwrap();

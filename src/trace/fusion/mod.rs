@@ -39,8 +39,8 @@ pub use groups::KernelGroup;
 pub use kind::Kind;
 pub use op_times::OpTime;
 pub use repredict::{Miss, Reprediction};
-pub use unknown::{Cause, Unknown};
 pub use rules::{parse_rules, BuiltIn, JoinRule, RuleError, RuleSet};
+pub use unknown::{Cause, Unknown};
 pub use whatif::{kinds_text, Measured, Opportunity, PerStep};
 
 use crate::calib::CalibrationProfile;

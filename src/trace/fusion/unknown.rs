@@ -93,9 +93,7 @@ pub fn cause_of(e: &NoModel) -> Cause {
     match e {
         NoModel::UnknownOp(_) | NoModel::Unsupported(_) => Cause::NoModel,
         NoModel::Args(ArgsError::MissingDims | ArgsError::MissingTypes) => Cause::NotRecorded,
-        NoModel::ListDType { .. } | NoModel::ListShapes { .. } | NoModel::MissingConcrete { .. } => {
-            Cause::NotRecorded
-        }
+        NoModel::ListDType { .. } | NoModel::ListShapes { .. } | NoModel::MissingConcrete { .. } => Cause::NotRecorded,
         // An argument of a form the model does not take (a scalar where it expects a tensor,
         // an absent optional input): a form of the op it does not model.
         NoModel::Input { .. } => Cause::NoModel,
@@ -130,7 +128,10 @@ mod tests {
     fn a_reason_serialises_as_its_two_keys_and_a_link_before_the_split_still_reads() {
         let u = Unknown::no_model("no model for aten::foo");
         let v = serde_json::to_value(&u).unwrap();
-        assert_eq!(v, serde_json::json!({"bytes_unknown_cause": "no model", "bytes_unknown": "no model for aten::foo"}));
+        assert_eq!(
+            v,
+            serde_json::json!({"bytes_unknown_cause": "no model", "bytes_unknown": "no model for aten::foo"})
+        );
         let old: Unknown = serde_json::from_str(r#"{"bytes_unknown": "why"}"#).unwrap();
         assert_eq!(old, Unknown::new(Cause::Unstated, "why"));
     }

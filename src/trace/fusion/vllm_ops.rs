@@ -328,7 +328,12 @@ impl ThreadOps {
 /// order: gate/up then down), stored `[E, H, W]` and `[E, N, H]` (W = 2N gated, else N); an
 /// `unsigned char` weight packs two 4-bit values a byte when `gemm_kernel`, the name of the
 /// call's first GEMM, says `mxfp4`/`fp4`.
-pub(crate) fn moe_shapes(trace: &Trace, threads: &ThreadOps, o: usize, gemm_kernel: &str) -> Result<MoeShapes, Unknown> {
+pub(crate) fn moe_shapes(
+    trace: &Trace,
+    threads: &ThreadOps,
+    o: usize,
+    gemm_kernel: &str,
+) -> Result<MoeShapes, Unknown> {
     let op = &trace.cpu_ops[o];
     let args = parse_args(trace, op.shapes).ok_or_else(|| bad("its recorded arguments do not parse"))?;
     let x = tensor(&args, 0, "the hidden states")?;
@@ -423,15 +428,39 @@ fn allocated_bytes(name: &str, args: &OpArgs) -> Option<u64> {
     dims.iter().try_fold(dtype.size_bytes(), |p, &d| p.checked_mul(u64::try_from(d).ok()?))
 }
 
-/// triton_kernels' `TopK(x [T, E], k, apply_softmax, dim, return_bitmatrix, …)` (vLLM's MoE
-/// routing): `x` read once, and the tensors its subtree allocates (the top-k values and indices
-/// and the bitmatrix of chosen experts, `aten::empty` with the size and type recorded) written
-/// once: the op records its input but returns its outputs, so these say their sizes.
-pub(crate) fn topk(trace: &Trace, threads: &ThreadOps, o: usize) -> Result<CallBytes, Unknown> {
+/// The routing ops of a vLLM MoE call on the triton_kernels path: `TopK(x [T, E], k,
+/// apply_softmax, dim, return_bitmatrix, …)` picks each token's experts, `SortTokens(expt_scal
+/// [T, k], expt_indx [T, k], n_expts_tot)` groups the tokens by expert for the GEMMs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Routing {
+    TopK,
+    SortTokens,
+}
+
+impl Routing {
+    pub(crate) fn of(op: &str) -> Option<Routing> {
+        match op {
+            "TopK" => Some(Routing::TopK),
+            "SortTokens" => Some(Routing::SortTokens),
+            _ => None,
+        }
+    }
+}
+
+/// A routing op's bytes: its recorded tensor inputs read once (TopK's logits; SortTokens' top-k
+/// values and indices), and the tensors its subtree allocates (`aten::empty` with the size and
+/// type recorded: TopK's top-k values, indices and bitmatrix of chosen experts; SortTokens'
+/// per-expert histogram, offsets and gather/scatter indices, and their scratch) written once:
+/// the ops record their inputs but return their outputs, so these say their sizes. Scratch is
+/// counted as written in full, an upper bound where a kernel writes part of it.
+pub(crate) fn routing(trace: &Trace, threads: &ThreadOps, o: usize, which: Routing) -> Result<CallBytes, Unknown> {
     let op = &trace.cpu_ops[o];
     let args = parse_args(trace, op.shapes).ok_or_else(|| bad("its recorded arguments do not parse"))?;
-    let x = tensor(&args, 0, "the router logits")?;
-    let read = x.bytes().map_err(|e| bad(e.to_string()))?;
+    let x = tensor(&args, 0, if which == Routing::TopK { "the router logits" } else { "the top-k values" })?;
+    let read = args.tensors().try_fold(0u64, |s, t| {
+        let b = t.bytes().map_err(|e| bad(e.to_string()))?;
+        s.checked_add(b).ok_or_else(overflow)
+    })?;
     let mut written: Vec<u64> = Vec::new();
     for i in threads.subtree(trace, o) {
         let child = &trace.cpu_ops[i];
@@ -444,12 +473,16 @@ pub(crate) fn topk(trace: &Trace, threads: &ThreadOps, o: usize) -> Result<CallB
         return Err(Unknown::not_recorded("no allocation in its subtree records the size and type of its outputs"));
     }
     let fused = sum(&[read, sum(&written)?])?;
+    let (kind, parts): (Kind, &'static [&'static str]) = match which {
+        Routing::TopK => (Kind::Reduction, &["topk"]),
+        Routing::SortTokens => (Kind::Other, &["sort tokens by expert"]),
+    };
     Ok(CallBytes {
         fused,
         unfused: Some(fused),
         unfused_unknown: None,
-        kind: Kind::Reduction,
-        parts: &["topk"],
+        kind,
+        parts,
         out_bytes: None,
         in_bytes: vec![read],
         space: x.numel().ok(),
@@ -528,9 +561,10 @@ pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered
                 space: Some(product(&[routed, s.hidden])?),
             })
         }
-        MoeKernel::Gemm(n) => {
-            Err(Unknown::no_model(format!("GEMM {} of its call: the model knows two (gate/up, down)", n.saturating_add(1))))
-        }
+        MoeKernel::Gemm(n) => Err(Unknown::no_model(format!(
+            "GEMM {} of its call: the model knows two (gate/up, down)",
+            n.saturating_add(1)
+        ))),
         MoeKernel::Finalize => {
             // Each token's k expert rows and their k routing weights read, its row written.
             let rows = product(&[routed, s.hidden, a])?;
@@ -757,15 +791,34 @@ mod tests {
     #[test]
     fn topk_writes_what_its_subtree_allocates() {
         let trace = call(TOPK, &[]);
-        let e = topk(&trace, &ThreadOps::new(&trace), 0).err().unwrap();
+        let e = routing(&trace, &ThreadOps::new(&trace), 0, Routing::TopK).err().unwrap();
         assert!(e.why.contains("no allocation") && e.cause == Cause::NotRecorded, "{e:?}");
         let empty_values = ("aten::empty", "[[], []]", r#"["ScalarList", "Scalar"]"#, r#"["[32, 4]", "15"]"#);
         let empty_indices = ("aten::empty", "[[], []]", r#"["ScalarList", "Scalar"]"#, r#"["[32, 4]", "2"]"#);
         let empty_bits = ("aten::empty", "[[], []]", r#"["ScalarList", "Scalar"]"#, r#"["[1, 32]", "28"]"#);
         let trace = call(TOPK, &[empty_values, empty_indices, empty_bits]);
         // [32, 32] bf16 logits read; bf16 values, int16 indices, a uint32 bitmatrix written.
-        let c = topk(&trace, &ThreadOps::new(&trace), 0).unwrap();
+        let c = routing(&trace, &ThreadOps::new(&trace), 0, Routing::TopK).unwrap();
         assert_eq!(c.fused, 32 * 32 * 2 + 32 * 4 * 2 + 32 * 4 * 2 + 32 * 4);
+        assert_eq!((c.kind, c.parts), (Kind::Reduction, &["topk"][..]));
+        // SortTokens as the decode capture records it: both [32, 4] inputs read (bf16 values,
+        // int16 indices), its allocations written (int32 [32], [256] and [6, 512]; int16 [128]).
+        let sort = (
+            "SortTokens",
+            "[[32, 4], [32, 4], []]",
+            r#"["c10::BFloat16", "short int", "Scalar"]"#,
+            r#"["", "", "32"]"#,
+        );
+        let concrete: Vec<String> = [("[32]", 3), ("[256]", 3), ("[128]", 2), ("[6, 512]", 3)]
+            .iter()
+            .map(|(size, code)| format!(r#"["{size}", "{code}"]"#))
+            .collect();
+        let allocs: Vec<Op> =
+            concrete.iter().map(|c| ("aten::empty", "[[], []]", r#"["ScalarList", "Scalar"]"#, c.as_str())).collect();
+        let trace = call(sort, &allocs);
+        let c = routing(&trace, &ThreadOps::new(&trace), 0, Routing::SortTokens).unwrap();
+        assert_eq!(c.fused, 32 * 4 * 2 + 32 * 4 * 2 + (32 + 256 + 6 * 512) * 4 + 128 * 2);
+        assert_eq!(c.kind, Kind::Other);
         let empty = |concrete: &str| {
             allocated_bytes("aten::empty", &args_c("[[], []]", r#"["ScalarList", "Scalar"]"#, concrete))
         };
