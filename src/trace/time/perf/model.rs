@@ -4,7 +4,11 @@ use super::args::{Input, OpArgs, RawArgs};
 use super::cost::OpCost;
 use super::error::NoModel;
 use super::norm::Training;
-use super::{attention, conv, copy, elementwise, embedding, gemm, norm, reduce, softmax, triton};
+use super::sparse_features::{self, Cumsum};
+use super::tbe;
+use super::{
+    arange, attention, conv, copy, elementwise, embedding, gemm, loss, norm, quantize, reduce, scatter, softmax, triton,
+};
 
 type Model = fn(&OpArgs) -> Result<OpCost, NoModel>;
 
@@ -65,6 +69,27 @@ const MODELS: &[(&str, Model)] = &[
     ("aten::cat", copy::cat),
     ("aten::stack", copy::cat),
     ("aten::constant_pad_nd", copy::constant_pad),
+    ("aten::arange", arange::arange),
+    ("aten::scatter_add", |a| scatter::scatter_add(a, false)),
+    ("aten::scatter_add_", |a| scatter::scatter_add(a, true)),
+    ("aten::mse_loss", loss::mse_loss),
+    ("aten::mse_loss_backward", loss::mse_loss_backward),
+    ("_C::static_scaled_fp8_quant", quantize::static_scaled_fp8_quant),
+    // FBGEMM (TorchRec's sparse features, embeddings and their compression).
+    ("fbgemm::permute_2D_sparse_data", sparse_features::permute_sparse_data),
+    ("fbgemm::permute_1D_sparse_data", sparse_features::permute_sparse_data),
+    ("fbgemm::permute_sparse_features", sparse_features::permute_sparse_features),
+    ("fbgemm::block_bucketize_sparse_features", sparse_features::block_bucketize_sparse_features),
+    ("fbgemm::bounds_check_indices", sparse_features::bounds_check_indices),
+    ("fbgemm::asynchronous_complete_cumsum", |a| sparse_features::cumsum(a, Cumsum::Complete)),
+    ("fbgemm::asynchronous_exclusive_cumsum", |a| sparse_features::cumsum(a, Cumsum::SameSize)),
+    ("fbgemm::asynchronous_inclusive_cumsum", |a| sparse_features::cumsum(a, Cumsum::SameSize)),
+    ("fbgemm::permute_pooled_embs", tbe::permute_pooled),
+    ("fbgemm::permute_pooled_embs_auto_grad", tbe::permute_pooled),
+    ("fbgemm::FloatToFP8RowwiseQuantized", quantize::float_to_fp8_rowwise),
+    ("fbgemm::FP8RowwiseQuantizedToFloat", quantize::fp8_rowwise_to_float),
+    ("fbgemm::FloatToHFP8Quantized", quantize::float_to_hfp8),
+    ("fbgemm::HFP8QuantizedToFloat", quantize::hfp8_to_float),
 ];
 
 /// The cost of one call of `op` with `args`, or why there is none.
@@ -74,6 +99,9 @@ pub fn op_cost(op: &str, args: &OpArgs) -> Result<OpCost, NoModel> {
     }
     if let Some((_, model)) = MODELS.iter().find(|(name, _)| *name == op) {
         return model(args);
+    }
+    if let Some(kind) = tbe::find(op) {
+        return tbe::cost(kind, args);
     }
     if let Some(r) = reduce::find(op) {
         // `max(self, other)` and `min(self, other)` are pointwise, not reductions.
@@ -106,12 +134,14 @@ pub fn cost_from_trace(op: &str, raw: RawArgs<'_>) -> Result<OpCost, NoModel> {
 pub fn has_model(op: &str) -> bool {
     triton::is_triton(op)
         || MODELS.iter().any(|(name, _)| *name == op)
+        || tbe::find(op).is_some()
         || reduce::find(op).is_some()
         || elementwise::find(op).is_some()
 }
 
-/// Every op name with a model (pointwise ops also in their in-place `_` form), and
-/// `triton_*` for Inductor's kernels.
+/// Every op name with a model (pointwise ops also in their in-place `_` form), `triton_*` for
+/// Inductor's kernels, and FBGEMM's table-batched-embedding ops as patterns (`*` the
+/// optimizer).
 pub fn modelled_ops() -> Vec<String> {
     let mut names: Vec<String> = MODELS.iter().map(|(name, _)| name.to_string()).collect();
     names.extend(reduce::OPS.iter().map(|r| format!("aten::{}", r.name)));
@@ -119,6 +149,7 @@ pub fn modelled_ops() -> Vec<String> {
         names.push(format!("aten::{}", p.name));
         names.push(format!("aten::{}_", p.name));
     }
+    names.extend(tbe::PATTERNS.iter().map(|p| p.to_string()));
     names.push("triton_*".to_string());
     names
 }
@@ -134,6 +165,9 @@ mod tests {
         assert!(has_model("aten::sum"));
         assert!(has_model("triton_poi_fused_add_0"));
         assert!(!has_model("aten::view"));
+        assert!(has_model("fbgemm::permute_2D_sparse_data"));
+        assert!(has_model("torch::autograd::CppNode<SplitLookupFunction_rowwise_adagrad_Op>"));
+        assert!(!has_model("torch::autograd::CppNode<SomethingElse>"));
         assert_eq!(
             cost_from_trace("aten::view", RawArgs::default()).unwrap_err().to_string(),
             "no model for aten::view"
