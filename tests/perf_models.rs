@@ -484,6 +484,7 @@ fn op_name() -> impl Strategy<Value = String> {
             "triton_tem_fused_addmm_relu_0",
             "triton__0d1d2d",
             "aten::view",
+            "aten::_foreach_add_",
         ]
         .map(String::from),
     );

@@ -11,8 +11,8 @@
 //!
 //! One file per family of ops (`gemm`, `attention`, `conv`, `elementwise`, `norm`, `softmax`,
 //! `reduce`, `embedding`, `scatter`, `copy`, `arange`, `loss`, `quantize`, FBGEMM's
-//! `sparse_features` and table-batched embeddings `tbe`, `triton`); `model` maps op names to
-//! them. Every count is
+//! `sparse_features` and table-batched embeddings `tbe`, `triton`; `foreach` says why the
+//! multi-tensor ops have no cost); `model` maps op names to them. Every count is
 //! checked arithmetic: sizes come from a file, and an overflow is an error naming the input.
 
 pub mod arange;
@@ -25,6 +25,7 @@ pub mod dtype;
 pub mod elementwise;
 pub mod embedding;
 pub mod error;
+pub mod foreach;
 pub mod gemm;
 pub mod loss;
 pub mod model;

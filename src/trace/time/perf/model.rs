@@ -3,6 +3,7 @@
 use super::args::{Input, OpArgs, RawArgs};
 use super::cost::OpCost;
 use super::error::NoModel;
+use super::foreach;
 use super::norm::Training;
 use super::sparse_features::{self, Cumsum};
 use super::tbe;
@@ -103,6 +104,9 @@ pub fn op_cost(op: &str, args: &OpArgs) -> Result<OpCost, NoModel> {
     if let Some(kind) = tbe::find(op) {
         return tbe::cost(kind, args);
     }
+    if foreach::is_foreach(op) {
+        return foreach::cost(args);
+    }
     if let Some(r) = reduce::find(op) {
         // `max(self, other)` and `min(self, other)` are pointwise, not reductions.
         if let ("max" | "min", Some(Input::Tensor(_))) = (r.name, args.input(1)) {
@@ -130,11 +134,13 @@ pub fn cost_from_trace(op: &str, raw: RawArgs<'_>) -> Result<OpCost, NoModel> {
     op_cost(op, &OpArgs::parse(raw)?)
 }
 
-/// Whether `op` has a model (its arguments may still make it fail).
+/// Whether `op` has a model (its arguments may still make it fail), or a reason of its own why
+/// it has no cost (the multi-tensor `_foreach_*` ops, whose lists' element type is not recorded).
 pub fn has_model(op: &str) -> bool {
     triton::is_triton(op)
         || MODELS.iter().any(|(name, _)| *name == op)
         || tbe::find(op).is_some()
+        || foreach::is_foreach(op)
         || reduce::find(op).is_some()
         || elementwise::find(op).is_some()
 }
