@@ -558,6 +558,39 @@ proptest! {
         prop_assert!(bigger.flops > base.flops && bigger.bytes > base.bytes);
     }
 
+    /// FBGEMM's sparse-feature and quantization ops cost more with more values, samples or
+    /// rows, and the TBE lookup counts exactly its indices, offsets, gathered rows and pooled
+    /// output (`docs/perf-models.md`), for any sizes.
+    #[test]
+    fn fbgemm_costs_grow_and_the_lookup_adds_up(t in 1u64..200, b in 1u64..5000, n in 0u64..10_000_000, d in 1u64..512, by in 1u64..1000, which in 0usize..4) {
+        let int = |dims: Vec<u64>| tensor(dims, DType::I32);
+        let long = |dims: Vec<u64>| tensor(dims, DType::I64);
+        let cost = |n: u64, b: u64| {
+            let (op, args) = match which {
+                0 => ("fbgemm::permute_2D_sparse_data", vec![int(vec![t]), int(vec![t, b]), int(vec![n]), Input::Absent, Input::Scalar(None)]),
+                1 => ("fbgemm::bounds_check_indices", vec![long(vec![t]), long(vec![n]), long(vec![t * b + 1]), Input::Scalar(None), long(vec![1])]),
+                2 => ("fbgemm::FloatToFP8RowwiseQuantized", vec![tensor(vec![n + b, d], DType::F32), Input::Scalar(None)]),
+                _ => ("fbgemm::asynchronous_complete_cumsum", vec![int(vec![n + b])]),
+            };
+            op_cost(op, &OpArgs::new(args, false)).unwrap()
+        };
+        let base = cost(n, b);
+        prop_assert!(cost(n + by, b).bytes > base.bytes && cost(n, b + by).bytes > base.bytes);
+
+        let mut inputs = vec![Input::Absent; 29];
+        inputs[1] = tensor(vec![1000 * d], DType::F16);
+        inputs[2] = tensor(vec![0], DType::F16);
+        inputs[6] = int(vec![t + 1]);
+        inputs[7] = Input::Scalar(Some((t * d).to_string()));
+        inputs[8] = Input::Scalar(Some(d.to_string()));
+        inputs[11] = long(vec![n]);
+        inputs[12] = long(vec![t * b + 1]);
+        inputs[13] = Input::Scalar(Some("0".into()));
+        let c = op_cost("fbgemm::split_embedding_codegen_lookup_sgd_function", &OpArgs::new(inputs, true)).unwrap();
+        prop_assert_eq!(c.bytes, n * 8 + (t * b + 1) * 8 + n * d * 2 + b * t * d * 4);
+        prop_assert_eq!(c.flops, n * d);
+    }
+
     /// A larger batch never makes a convolution cheaper.
     #[test]
     fn conv_cost_grows_with_the_batch(n in 1u64..16, c in 1u64..64, hw in 3u64..64, k in prop::sample::select(vec![1u64, 3, 5]), by in 1u64..8) {
