@@ -78,7 +78,9 @@ pub fn cost(kind: Tbe, args: &OpArgs) -> Result<OpCost, NoModel> {
 /// Bytes: the indices, the offsets and the per-sample weights read; `N` rows of `D` elements
 /// gathered from the weights (each index's row read once, at the weights' type); the output
 /// written: `B · total_D` pooled (with `B = (|offsets| − 1) / T` and `T = |D_offsets| − 1`) or
-/// `N · D` unpooled, in `fp32`, FBGEMM's default output type. Needs `total_D`, `max_D` and
+/// `N · D` unpooled, in `fp32`, FBGEMM's default output type (the `output_dtype` argument sits
+/// after the optimizer's own, at a position that varies with the optimizer, and is not read: a
+/// half-precision output is counted at twice its size). Needs `total_D`, `max_D` and
 /// `pooling_mode` from Concrete Inputs and tables of one dim.
 fn lookup(args: &OpArgs) -> Result<OpCost, NoModel> {
     let dev = args.tensor(1, "the device weights")?;
