@@ -151,7 +151,6 @@ fn every_op_tracelens_saw_launch_kernels_gets_a_cost_or_a_known_reason() {
     let known: BTreeMap<&str, &str> = [
         ("aten::cat", "the trace does not record the element type of the tensors in list input 0"),
         ("aten::_local_scalar_dense", "no model for aten::_local_scalar_dense"),
-        ("aten::arange", "no model for aten::arange"),
     ]
     .into_iter()
     .collect();
@@ -321,6 +320,92 @@ fn the_eager_qwen_traces_model_every_kernel_owning_op() {
     }
 }
 
+// ---- through the CLI: the fusion groups take their bytes from these models ------------------------
+
+/// The groups of `fusionscope trace FILE --json` launched by `op` whose first op recorded `dims`.
+fn groups_of<'a>(v: &'a serde_json::Value, op: &str, dims: &str) -> Vec<&'a serde_json::Value> {
+    let dims: serde_json::Value = serde_json::from_str(dims).unwrap();
+    v["fusion"]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["launched_by"] == op && g["ops"][0]["input_dims"] == dims)
+        .collect()
+}
+
+/// The TorchRec DLRM training step on an A100 (FBGEMM's sparse-feature and embedding ops, no
+/// Concrete Inputs): every FBGEMM op has a model, the groups of the ones whose outputs the
+/// shapes fix carry their bytes, and the others say which recorded value is missing.
+#[test]
+fn torchrec_groups_get_fbgemm_bytes_or_the_missing_value() {
+    let v = common::json(&["trace", &common::data("traces/nvidia/hta_a100_compiled_rank0.json.gz"), "--json"]);
+    let bytes = |op: &str, dims: &str, kernel: &str| -> Vec<u64> {
+        groups_of(&v, op, dims)
+            .into_iter()
+            .filter(|g| g["kernel"].as_str().unwrap().contains(kernel))
+            .map(|g| {
+                g["fused_bytes_per_call"].as_u64().unwrap_or_else(|| panic!("{op} {dims}: {}", g["bytes_unknown"]))
+            })
+            .collect()
+    };
+    // permute of 88 features × 4,096 samples: permute list, lengths read and written, 689,849
+    // int values read and written.
+    assert_eq!(
+        bytes("fbgemm::permute_2D_sparse_data", "[[88], [88, 4096], [689849], [], []]", "permute_2D_data_kernel"),
+        [88 * 4 + 2 * 88 * 4096 * 4 + 2 * 689_849 * 4]
+    );
+    assert_eq!(
+        bytes("fbgemm::bounds_check_indices", "[[6], [34174], [393217], [], [1], [], [], []]", "bounds_check"),
+        [(6 + 34_174 + 393_217) * 8]
+    );
+    assert_eq!(
+        bytes("fbgemm::permute_pooled_embs_auto_grad", "[[4096, 768], [13], [12], [13], [12]]", "permute_pooled"),
+        [2 * 4096 * 768 * 4 + (13 + 12 + 13 + 12) * 8]
+    );
+    assert_eq!(
+        bytes("fbgemm::asynchronous_complete_cumsum", "[[393216]]", "DeviceScanKernel"),
+        [(2 * 393_216 + 1) * 4]
+    );
+    // A 1-D mean reduces to one element whatever its unrecorded dim.
+    assert_eq!(bytes("aten::mean", "[[4096], [], [], []]", "reduce_kernel"), [(4096 + 1) * 4]);
+    for g in v["fusion"]["groups"].as_array().unwrap() {
+        // (A memset the op launched knows its own size.)
+        let Some(why) = g["bytes_unknown"].as_str() else { continue };
+        assert!(!why.starts_with("no model for"), "{}: {why}", g["launched_by"]);
+        match g["launched_by"].as_str().unwrap_or_default() {
+            "fbgemm::block_bucketize_sparse_features" if !why.starts_with("one of") => {
+                assert_eq!(why, "Concrete Inputs missing: my_size (input 5) is needed")
+            }
+            "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function" => {
+                assert_eq!(why, "Concrete Inputs missing: total_D (input 7) is needed")
+            }
+            "torch::autograd::CppNode<SplitLookupFunction_rowwise_adagrad_Op>" => {
+                assert!(
+                    why.starts_with("the embedding backward updates the rows its forward's indices picked"),
+                    "{why}"
+                )
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The MI250 toy training step's loss and its backward, the B200 vLLM trace's FP8 quantization.
+#[test]
+fn loss_and_fp8_quant_groups_get_their_bytes() {
+    let v = common::json(&["trace", &common::data("traces/amd/hta_mi250_minitoy_train_rocm6.2.json.gz"), "--json"]);
+    let known = |v: &serde_json::Value, op: &str, dims: &str| -> u64 {
+        let g = groups_of(v, op, dims);
+        assert_eq!(g.len(), 1, "{op} {dims}");
+        g[0]["fused_bytes_per_call"].as_u64().unwrap()
+    };
+    assert_eq!(known(&v, "aten::mse_loss", "[[5, 128], [5, 128], []]"), (640 + 640 + 1) * 4);
+    assert_eq!(known(&v, "aten::mse_loss_backward", "[[], [5, 128], [5, 128], [], [5, 128]]"), (1 + 3 * 640) * 4);
+    let v = common::json(&["trace", &common::data("traces/nvidia/tracelens_eager_b200.json.gz"), "--json"]);
+    // bf16 input read, fp8 result written, one fp32 scale read.
+    assert_eq!(known(&v, "_C::static_scaled_fp8_quant", "[[888, 512], [888, 512], []]"), 888 * 512 * 3 + 4);
+}
+
 // ---- properties --------------------------------------------------------------------------------
 
 const TYPE_NAMES: &[&str] = &[
@@ -399,6 +484,7 @@ fn op_name() -> impl Strategy<Value = String> {
             "triton_tem_fused_addmm_relu_0",
             "triton__0d1d2d",
             "aten::view",
+            "aten::_foreach_add_",
         ]
         .map(String::from),
     );
@@ -470,6 +556,39 @@ proptest! {
         };
         let (base, bigger) = (cost(rows), cost(rows + by));
         prop_assert!(bigger.flops > base.flops && bigger.bytes > base.bytes);
+    }
+
+    /// FBGEMM's sparse-feature and quantization ops cost more with more values, samples or
+    /// rows, and the TBE lookup counts exactly its indices, offsets, gathered rows and pooled
+    /// output (`docs/perf-models.md`), for any sizes.
+    #[test]
+    fn fbgemm_costs_grow_and_the_lookup_adds_up(t in 1u64..200, b in 1u64..5000, n in 0u64..10_000_000, d in 1u64..512, by in 1u64..1000, which in 0usize..4) {
+        let int = |dims: Vec<u64>| tensor(dims, DType::I32);
+        let long = |dims: Vec<u64>| tensor(dims, DType::I64);
+        let cost = |n: u64, b: u64| {
+            let (op, args) = match which {
+                0 => ("fbgemm::permute_2D_sparse_data", vec![int(vec![t]), int(vec![t, b]), int(vec![n]), Input::Absent, Input::Scalar(None)]),
+                1 => ("fbgemm::bounds_check_indices", vec![long(vec![t]), long(vec![n]), long(vec![t * b + 1]), Input::Scalar(None), long(vec![1])]),
+                2 => ("fbgemm::FloatToFP8RowwiseQuantized", vec![tensor(vec![n + b, d], DType::F32), Input::Scalar(None)]),
+                _ => ("fbgemm::asynchronous_complete_cumsum", vec![int(vec![n + b])]),
+            };
+            op_cost(op, &OpArgs::new(args, false)).unwrap()
+        };
+        let base = cost(n, b);
+        prop_assert!(cost(n + by, b).bytes > base.bytes && cost(n, b + by).bytes > base.bytes);
+
+        let mut inputs = vec![Input::Absent; 29];
+        inputs[1] = tensor(vec![1000 * d], DType::F16);
+        inputs[2] = tensor(vec![0], DType::F16);
+        inputs[6] = int(vec![t + 1]);
+        inputs[7] = Input::Scalar(Some((t * d).to_string()));
+        inputs[8] = Input::Scalar(Some(d.to_string()));
+        inputs[11] = long(vec![n]);
+        inputs[12] = long(vec![t * b + 1]);
+        inputs[13] = Input::Scalar(Some("0".into()));
+        let c = op_cost("fbgemm::split_embedding_codegen_lookup_sgd_function", &OpArgs::new(inputs, true)).unwrap();
+        prop_assert_eq!(c.bytes, n * 8 + (t * b + 1) * 8 + n * d * 2 + b * t * d * 4);
+        prop_assert_eq!(c.flops, n * d);
     }
 
     /// A larger batch never makes a convolution cheaper.

@@ -733,7 +733,7 @@ fn vllm_joined(pair: &str) -> serde_json::Value {
 
 #[test]
 fn vllm_kv_cache_writes_have_bytes_and_what_stays_unknown_says_why() {
-    for (pair, coverage) in [("decode_graph_full", 99.972), ("prefilldecode_graph_piecewise", 99.998)] {
+    for (pair, coverage) in [("decode_graph_full", 100.0), ("prefilldecode_graph_piecewise", 100.0)] {
         let v = vllm_joined(pair);
         let f = &v["fusion"];
         let groups = f["groups"].as_array().unwrap();
@@ -758,14 +758,18 @@ fn vllm_kv_cache_writes_have_bytes_and_what_stays_unknown_says_why() {
             assert_eq!(g["how"], "recorded shapes");
         }
         // What stays unknown: helper kernels of attention and the routing's SortTokens (their
-        // call's bytes are at the longest), one gather (no model); each says why.
+        // call's bytes are at the longest), one gather (its indices not recorded); each says why.
         let mut not_recorded = 0.0;
         for g in groups.iter().filter(|g| g["fused_bytes_per_call"].is_null() || g["unfused_bytes_per_call"].is_null())
         {
             let why = g["bytes_unknown"].as_str().unwrap();
             let op = g["launched_by"].as_str().unwrap();
             match (op, g["bytes_unknown_cause"].as_str().unwrap()) {
-                ("aten::index", "no model") => assert_eq!(why, format!("no model for {op}")),
+                // Its index list is recorded as `[]`: the output's size is not in the trace.
+                ("aten::index", "not recorded") => {
+                    assert_eq!(why, "the trace records no shapes for tensor list input 1");
+                    not_recorded += g["time_us"].as_f64().unwrap();
+                }
                 ("vllm::unified_attention_with_output", "counted at another kernel") => {
                     assert!(why.contains("counted at its longest, kernel_unified_attention_3d"), "{why}")
                 }
@@ -782,7 +786,8 @@ fn vllm_kv_cache_writes_have_bytes_and_what_stays_unknown_says_why() {
                 _ => panic!("{pair}: {op}'s {} has no bytes: {why}", g["kernel"]),
             }
         }
-        let sorts: Vec<_> = groups.iter().filter(|g| launched_by(g, "SortTokens") && g["how"] == "op subtree").collect();
+        let sorts: Vec<_> =
+            groups.iter().filter(|g| launched_by(g, "SortTokens") && g["how"] == "op subtree").collect();
         assert!(!sorts.is_empty() && sorts.iter().all(|g| g["fused_bytes_per_call"].is_u64()), "{pair}");
         let totals = &f["totals"];
         let gpu = totals["gpu_time_us"].as_f64().unwrap();
@@ -949,9 +954,9 @@ fn sglang_paged_prefill_attention_and_kv_store_bytes_follow_from_the_recorded_pa
         assert_eq!(g["fused_bytes_per_call"], tokens * 8 + 4 * tokens * d[0][1] * 2);
     }
     // The rest is the prefill attention's unfused bytes, which the trace does not record what
-    // they need for, and a few kernels outside any op: of the rest, bytes are known for all but
-    // 15 µs of ops with no model.
-    assert_eq!(f["totals"]["bytes_known_of_recorded_pct"], 99.997);
+    // they need for, and a few kernels outside any op; 0.001 % has no model (SGLang's position
+    // kernel under a profiler annotation).
+    assert_eq!(f["totals"]["bytes_known_of_recorded_pct"], 99.999);
 }
 
 #[test]
@@ -992,5 +997,6 @@ fn collectives_take_their_bytes_from_the_c10d_op_that_holds_the_launch() {
     }
     // 17 collective signatures with their buffers recorded, one all-reduce without.
     assert_eq!((known, allreduce), (17, 1));
-    assert_eq!(f["totals"]["bytes_known_of_recorded_pct"], 92.076);
+    // The rest is not recorded: the all-reduce, compiled graphs, kernels before the CPU window.
+    assert_eq!(f["totals"]["bytes_known_of_recorded_pct"], 100.0);
 }

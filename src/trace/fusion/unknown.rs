@@ -93,7 +93,10 @@ pub fn cause_of(e: &NoModel) -> Cause {
     match e {
         NoModel::UnknownOp(_) | NoModel::Unsupported(_) => Cause::NoModel,
         NoModel::Args(ArgsError::MissingDims | ArgsError::MissingTypes) => Cause::NotRecorded,
-        NoModel::ListDType { .. } | NoModel::ListShapes { .. } | NoModel::MissingConcrete { .. } => Cause::NotRecorded,
+        NoModel::ListDType { .. }
+        | NoModel::ListShapes { .. }
+        | NoModel::MissingConcrete { .. }
+        | NoModel::NotRecorded(_) => Cause::NotRecorded,
         // An argument of a form the model does not take (a scalar where it expects a tensor,
         // an absent optional input): a form of the op it does not model.
         NoModel::Input { .. } => Cause::NoModel,
@@ -121,6 +124,7 @@ mod tests {
         assert_eq!(cause_of(&NoModel::ListShapes { input: 1 }), Cause::NotRecorded);
         assert_eq!(cause_of(&NoModel::MissingConcrete { input: 2, what: "dim" }), Cause::NotRecorded);
         assert_eq!(cause_of(&NoModel::Shapes("bad".into())), Cause::BadInput);
+        assert_eq!(cause_of(&NoModel::NotRecorded("rows".into())), Cause::NotRecorded);
         assert!(Cause::CountedElsewhere.covered() && !Cause::NoModel.covered());
     }
 

@@ -142,6 +142,7 @@ pub const OPS: &[Pointwise] = &[
     op("gelu_backward", 2, Promoted),
     op("sigmoid_backward", 2, Promoted),
     op("tanh_backward", 2, Promoted),
+    op("logit_backward", 2, Promoted),
     // ternary
     op("where", 3, Promoted),
     op("clamp", 3, Promoted),

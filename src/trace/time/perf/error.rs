@@ -99,6 +99,10 @@ pub enum NoModel {
     /// A case of the op this module does not model (`reason` says which).
     #[error("{0}")]
     Unsupported(String),
+    /// What the op's traffic depends on is not in the trace (`reason` says what): the rows an
+    /// embedding backward updates, the number of values a permute that repeats features moves.
+    #[error("{0}")]
+    NotRecorded(String),
     #[error("overflow computing {what} of input {input}")]
     Overflow { what: Quantity, input: usize },
 }

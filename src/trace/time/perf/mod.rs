@@ -10,9 +10,12 @@
 //! how these figures differ from TraceLens's: `docs/perf-models.md`.
 //!
 //! One file per family of ops (`gemm`, `attention`, `conv`, `elementwise`, `norm`, `softmax`,
-//! `reduce`, `embedding`, `copy`, `triton`); `model` maps op names to them. Every count is
+//! `reduce`, `embedding`, `scatter`, `copy`, `arange`, `loss`, `quantize`, FBGEMM's
+//! `sparse_features` and table-batched embeddings `tbe`, `triton`; `foreach` says why the
+//! multi-tensor ops have no cost); `model` maps op names to them. Every count is
 //! checked arithmetic: sizes come from a file, and an overflow is an error naming the input.
 
+pub mod arange;
 pub mod args;
 pub mod attention;
 pub mod conv;
@@ -22,12 +25,19 @@ pub mod dtype;
 pub mod elementwise;
 pub mod embedding;
 pub mod error;
+pub mod foreach;
 pub mod gemm;
+pub mod index;
+pub mod loss;
 pub mod model;
 pub mod norm;
+pub mod quantize;
 pub mod reduce;
+pub mod scatter;
 pub mod shape;
 pub mod softmax;
+pub mod sparse_features;
+pub mod tbe;
 pub mod triton;
 
 pub use args::{Input, List, OpArgs, RawArgs, Tensor};

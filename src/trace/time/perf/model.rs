@@ -3,8 +3,14 @@
 use super::args::{Input, OpArgs, RawArgs};
 use super::cost::OpCost;
 use super::error::NoModel;
+use super::foreach;
+use super::index;
 use super::norm::Training;
-use super::{attention, conv, copy, elementwise, embedding, gemm, norm, reduce, softmax, triton};
+use super::sparse_features::{self, Cumsum};
+use super::tbe;
+use super::{
+    arange, attention, conv, copy, elementwise, embedding, gemm, loss, norm, quantize, reduce, scatter, softmax, triton,
+};
 
 type Model = fn(&OpArgs) -> Result<OpCost, NoModel>;
 
@@ -17,6 +23,7 @@ const MODELS: &[(&str, Model)] = &[
     ("aten::baddbmm", gemm::baddbmm),
     ("aten::_scaled_mm", gemm::scaled_mm),
     ("aten::linear", gemm::linear),
+    ("aten::index", index::index),
     ("aten::matmul", gemm::matmul),
     ("aten::scaled_dot_product_attention", attention::sdpa),
     ("aten::_scaled_dot_product_flash_attention", attention::sdpa_flash),
@@ -47,6 +54,8 @@ const MODELS: &[(&str, Model)] = &[
     ("aten::softmax", softmax::public),
     ("aten::log_softmax", softmax::public),
     ("aten::_safe_softmax", softmax::public),
+    ("aten::_softmax_backward_data", softmax::backward),
+    ("aten::_log_softmax_backward_data", softmax::backward),
     ("aten::embedding", embedding::embedding),
     ("aten::index_select", embedding::index_select),
     ("aten::gather", embedding::gather),
@@ -65,6 +74,29 @@ const MODELS: &[(&str, Model)] = &[
     ("aten::cat", copy::cat),
     ("aten::stack", copy::cat),
     ("aten::constant_pad_nd", copy::constant_pad),
+    ("aten::arange", arange::arange),
+    ("aten::scatter_add", |a| scatter::scatter_add(a, false)),
+    ("aten::scatter_add_", |a| scatter::scatter_add(a, true)),
+    ("aten::scatter", |a| scatter::scatter(a, false)),
+    ("aten::scatter_", |a| scatter::scatter(a, true)),
+    ("aten::mse_loss", loss::mse_loss),
+    ("aten::mse_loss_backward", loss::mse_loss_backward),
+    ("_C::static_scaled_fp8_quant", quantize::static_scaled_fp8_quant),
+    // FBGEMM (TorchRec's sparse features, embeddings and their compression).
+    ("fbgemm::permute_2D_sparse_data", sparse_features::permute_sparse_data),
+    ("fbgemm::permute_1D_sparse_data", sparse_features::permute_sparse_data),
+    ("fbgemm::permute_sparse_features", sparse_features::permute_sparse_features),
+    ("fbgemm::block_bucketize_sparse_features", sparse_features::block_bucketize_sparse_features),
+    ("fbgemm::bounds_check_indices", sparse_features::bounds_check_indices),
+    ("fbgemm::asynchronous_complete_cumsum", |a| sparse_features::cumsum(a, Cumsum::Complete)),
+    ("fbgemm::asynchronous_exclusive_cumsum", |a| sparse_features::cumsum(a, Cumsum::SameSize)),
+    ("fbgemm::asynchronous_inclusive_cumsum", |a| sparse_features::cumsum(a, Cumsum::SameSize)),
+    ("fbgemm::permute_pooled_embs", tbe::permute_pooled),
+    ("fbgemm::permute_pooled_embs_auto_grad", tbe::permute_pooled),
+    ("fbgemm::FloatToFP8RowwiseQuantized", quantize::float_to_fp8_rowwise),
+    ("fbgemm::FP8RowwiseQuantizedToFloat", quantize::fp8_rowwise_to_float),
+    ("fbgemm::FloatToHFP8Quantized", quantize::float_to_hfp8),
+    ("fbgemm::HFP8QuantizedToFloat", quantize::hfp8_to_float),
 ];
 
 /// The cost of one call of `op` with `args`, or why there is none.
@@ -74,6 +106,12 @@ pub fn op_cost(op: &str, args: &OpArgs) -> Result<OpCost, NoModel> {
     }
     if let Some((_, model)) = MODELS.iter().find(|(name, _)| *name == op) {
         return model(args);
+    }
+    if let Some(kind) = tbe::find(op) {
+        return tbe::cost(kind, args);
+    }
+    if foreach::is_foreach(op) {
+        return foreach::cost(args);
     }
     if let Some(r) = reduce::find(op) {
         // `max(self, other)` and `min(self, other)` are pointwise, not reductions.
@@ -102,16 +140,20 @@ pub fn cost_from_trace(op: &str, raw: RawArgs<'_>) -> Result<OpCost, NoModel> {
     op_cost(op, &OpArgs::parse(raw)?)
 }
 
-/// Whether `op` has a model (its arguments may still make it fail).
+/// Whether `op` has a model (its arguments may still make it fail), or a reason of its own why
+/// it has no cost (the multi-tensor `_foreach_*` ops, whose lists' element type is not recorded).
 pub fn has_model(op: &str) -> bool {
     triton::is_triton(op)
         || MODELS.iter().any(|(name, _)| *name == op)
+        || tbe::find(op).is_some()
+        || foreach::is_foreach(op)
         || reduce::find(op).is_some()
         || elementwise::find(op).is_some()
 }
 
-/// Every op name with a model (pointwise ops also in their in-place `_` form), and
-/// `triton_*` for Inductor's kernels.
+/// Every op name with a model (pointwise ops also in their in-place `_` form), `triton_*` for
+/// Inductor's kernels, and FBGEMM's table-batched-embedding ops as patterns (`*` the
+/// optimizer).
 pub fn modelled_ops() -> Vec<String> {
     let mut names: Vec<String> = MODELS.iter().map(|(name, _)| name.to_string()).collect();
     names.extend(reduce::OPS.iter().map(|r| format!("aten::{}", r.name)));
@@ -119,6 +161,7 @@ pub fn modelled_ops() -> Vec<String> {
         names.push(format!("aten::{}", p.name));
         names.push(format!("aten::{}_", p.name));
     }
+    names.extend(tbe::PATTERNS.iter().map(|p| p.to_string()));
     names.push("triton_*".to_string());
     names
 }
@@ -134,6 +177,9 @@ mod tests {
         assert!(has_model("aten::sum"));
         assert!(has_model("triton_poi_fused_add_0"));
         assert!(!has_model("aten::view"));
+        assert!(has_model("fbgemm::permute_2D_sparse_data"));
+        assert!(has_model("torch::autograd::CppNode<SplitLookupFunction_rowwise_adagrad_Op>"));
+        assert!(!has_model("torch::autograd::CppNode<SomethingElse>"));
         assert_eq!(
             cost_from_trace("aten::view", RawArgs::default()).unwrap_err().to_string(),
             "no model for aten::view"

@@ -7,7 +7,8 @@
 //! the reduced dimensions removed (kept as 1 with `keepdim`; no dimensions, or an empty list,
 //! reduce everything), its type the input's, `int64` for indices and for integer sums, `bool`
 //! for `all`/`any`. `max.dim`/`min.dim` also write their indices; a scan writes as many
-//! elements as it reads.
+//! elements as it reads. A `dim` the trace did not record is needed, except for a vector,
+//! which every valid `dim` reduces to one element.
 
 use super::args::OpArgs;
 use super::cost::{product, Family, OpCost, Traffic, Unit};
@@ -112,8 +113,17 @@ pub fn cost(r: &Reduction, args: &OpArgs) -> Result<OpCost, NoModel> {
 /// The output's element count: the input's with the reduced dimensions taken out.
 fn reduced_elements(r: &Reduction, args: &OpArgs) -> Result<u64, NoModel> {
     let x = args.tensor(0, "the input")?;
-    let dims = if args.len() >= r.dim_overload_inputs { args.int_list(r.dim_at, "dim")? } else { None };
     let shape = x.shape();
+    let dims = if args.len() < r.dim_overload_inputs {
+        None
+    } else {
+        match args.int_list(r.dim_at, "dim") {
+            // A vector (or a 0-dim tensor) reduces to one element whatever its valid `dim`
+            // (0, -1, or the empty list for all), so an unrecorded `dim` does not matter.
+            Err(NoModel::MissingConcrete { .. }) if shape.rank() <= 1 => None,
+            other => other?,
+        }
+    };
     let reduced: Vec<usize> = match dims {
         // No dim, or an empty list: everything.
         None => (0..shape.rank()).collect(),
@@ -215,6 +225,12 @@ mod tests {
     #[test]
     fn dims_must_be_known_and_in_range() {
         let e = run("aten::sum", "[[6, 65536], [], [], []]", r#"["int", "", "Scalar", ""]"#, None).unwrap_err();
+        assert_eq!(e.to_string(), "Concrete Inputs missing: dim (input 1) is needed");
+        // `tests/data/traces/nvidia/hta_a100_compiled_rank0.json.gz` (no Concrete Inputs): the
+        // mean of a vector of 4,096 needs no dim.
+        let c = run("aten::mean", "[[4096], [], [], []]", r#"["float", "", "Scalar", ""]"#, None).unwrap();
+        assert_eq!((c.flops, c.bytes), (4096, (4096 + 1) * 4));
+        let e = run("aten::sum", "[[1, 4096], [], [], []]", r#"["float", "", "Scalar", ""]"#, None).unwrap_err();
         assert_eq!(e.to_string(), "Concrete Inputs missing: dim (input 1) is needed");
         let e = run(
             "aten::sum",

@@ -1,5 +1,6 @@
 //! Softmax: `aten::_softmax`, `aten::softmax`, `aten::_safe_softmax`, `aten::_log_softmax`,
-//! `aten::log_softmax`.
+//! `aten::log_softmax`, and the backward ops `aten::_softmax_backward_data`,
+//! `aten::_log_softmax_backward_data`.
 //!
 //! FLOPs: 5 per element, one per elementary step (the row maximum, the subtraction, the
 //! exponential, the row sum, the division; `log_softmax` has the same count). Bytes: the input
@@ -13,6 +14,27 @@ use super::error::{NoModel, Quantity};
 
 /// FLOPs per element (module documentation).
 pub const FLOPS_PER_ELEMENT: u64 = 5;
+
+/// FLOPs per element of the backward: `y·(g − Σ g·y)` multiplies, adds up, subtracts and
+/// multiplies; `g − exp(y)·Σ g` exponentiates, adds up, multiplies and subtracts: 4 either way.
+pub const BACKWARD_FLOPS_PER_ELEMENT: u64 = 4;
+
+/// `_softmax_backward_data(grad_output, output, dim, input_dtype)` and
+/// `_log_softmax_backward_data`: the gradient and the forward's output read, the input's
+/// gradient written in `input_dtype` (the forward input's type, which differs from the
+/// gradient's after a `half_to_float` softmax), so it needs that code from Concrete Inputs.
+pub fn backward(args: &OpArgs) -> Result<OpCost, NoModel> {
+    let grad = args.tensor(0, "the output's gradient")?;
+    let y = args.tensor(1, "the forward's output")?;
+    let code =
+        args.int(3, "input_dtype")?.ok_or(NoModel::Input { input: 3, expected: "input_dtype", found: "absent" })?;
+    let out = DType::from_scalar_type_code(code)
+        .ok_or_else(|| NoModel::Unsupported(format!("dtype {code} (input 3) is not a type with a known size")))?;
+    let n = grad.numel()?;
+    let flops = product(&[n, BACKWARD_FLOPS_PER_ELEMENT], Quantity::Flops, grad.index())?;
+    let bytes = Traffic::new().tensor(grad)?.tensor(y)?.elements(n, out, grad.index())?;
+    Ok(OpCost::exact(Family::Softmax, Unit::Vector, grad.dtype(), flops, bytes.total()))
+}
 
 /// `_softmax(self, dim, half_to_float)` and `_log_softmax`.
 pub fn internal(args: &OpArgs) -> Result<OpCost, NoModel> {
@@ -46,6 +68,23 @@ mod tests {
 
     fn args(dims: &str, types: &str, concrete: &str) -> OpArgs {
         OpArgs::of_text(dims, types, Some(concrete))
+    }
+
+    #[test]
+    fn backward_writes_the_input_type() {
+        // `tests/data/multirank/hta_sampled_128rank_rank0.json.gz` records no Concrete Inputs.
+        let e =
+            backward(&OpArgs::of_text("[[2, 1], [2, 1], [], []]", r#"["float", "float", "Scalar", "Scalar"]"#, None))
+                .unwrap_err();
+        assert_eq!(e.to_string(), "Concrete Inputs missing: input_dtype (input 3) is needed");
+        let c = backward(&args(
+            "[[16, 16, 559, 559], [16, 16, 559, 559], [], []]",
+            r#"["float", "float", "Scalar", "Scalar"]"#,
+            r#"["", "", "-1", "15"]"#,
+        ))
+        .unwrap();
+        let n = 16 * 16 * 559 * 559;
+        assert_eq!((c.flops, c.bytes), (4 * n, n * 4 * 2 + n * 2));
     }
 
     #[test]
