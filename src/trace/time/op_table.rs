@@ -623,6 +623,49 @@ mod tests {
     }
 
     #[test]
+    fn ops_without_shapes_take_their_linked_execution_trace_nodes_and_recorded_ones_keep_theirs() {
+        use crate::trace::exec_trace::{link, parse_exec_trace};
+        // mm 1 and 2 recorded no shapes, mm 3 did; the ET has nodes for 1 and 3 (rf_id = External id).
+        let text = r#"{"traceEvents":[
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10,"args":{"External id":1}},
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":20,"dur":10,"args":{"External id":2}},
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":40,"dur":10,"args":{"External id":3,"Input Dims":[[8,8],[8,8]],"Input type":["float","float"]}},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":100,"dur":10,"args":{"External id":1}},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":120,"dur":10,"args":{"External id":2}},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":140,"dur":10,"args":{"External id":3}}
+        ]}"#;
+        let trace = read_trace(text.as_bytes()).unwrap();
+        let node = |id: u64, rf: u64, m: u64| {
+            format!(
+                r#"{{"name": "aten::mm", "id": {id}, "rf_id": {rf}, "parent": 1,
+                   "inputs": [[1, 1, 0, {e}, 4, "cuda:0"], [2, 2, 0, {e}, 4, "cuda:0"]],
+                   "input_shapes": [[{m}, {m}], [{m}, {m}]], "input_types": ["Tensor(float)", "Tensor(float)"],
+                   "outputs": [], "output_shapes": [], "output_types": []}}"#,
+                e = m * m
+            )
+        };
+        let et_text =
+            format!(r#"{{"schema": "1.0.1", "pid": 1, "nodes": [{}, {}]}}"#, node(10, 1, 64), node(11, 3, 32));
+        let et = parse_exec_trace(&et_text, "et.json").unwrap();
+        let l = link(&trace, &et);
+        assert_eq!(l.linked_ops, 2);
+        let t = op_table(&trace, None, &mm_model, Some((&et, &l)));
+        let row = |dims: serde_json::Value| t.rows.iter().find(|r| r.input_dims == dims).unwrap();
+        let from_et = row(serde_json::json!([[64, 64], [64, 64]]));
+        assert_eq!((from_et.shapes_from, from_et.calls), (ShapesFrom::ExecutionTrace, 1));
+        assert_eq!(from_et.input_types, serde_json::json!(["float", "float"]));
+        assert_eq!(from_et.flops_per_call, Some(2 * 64 * 64 * 64));
+        // Its own recorded shapes win over the node's [32, 32].
+        let recorded = row(serde_json::json!([[8, 8], [8, 8]]));
+        assert_eq!((recorded.shapes_from, recorded.flops_per_call), (ShapesFrom::Trace, Some(2 * 8 * 8 * 8)));
+        // No node, no shapes: as without the execution trace.
+        let none = row(serde_json::Value::Null);
+        assert_eq!((none.shapes_from, none.no_model.as_deref()), (ShapesFrom::Trace, Some("no dims")));
+        assert_eq!(t.rows.len(), 3);
+        assert!(t.shapes_recorded, "mm 3 recorded its shapes");
+    }
+
+    #[test]
     fn without_a_chip_rates_stay_and_roofline_figures_are_absent() {
         let t = op_table(&trace(), None, &mm_model, None);
         assert!(t.rows[0].tflops_per_s.is_some());
