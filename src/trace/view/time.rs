@@ -460,9 +460,14 @@ fn exec_trace_rows(r: &TraceTime) -> usize {
 /// link summary, made with the same execution trace), as the fusion groups take them.
 fn exec_trace_shapes(r: &TraceTime, rows: usize) -> String {
     let file = r.fusion.as_ref().and_then(|f| f.exec_trace.as_ref()).map(|e| format!(" {}", e.file));
+    let (rows_take, their, ops) = if rows == 1 {
+        ("op row takes", "its", "op recorded none and links")
+    } else {
+        ("op rows take", "their", "ops recorded none and link")
+    };
     format!(
-        "{} op rows take their shapes from the execution trace{} (`shapes_from`: their ops recorded none and link \
-         to its nodes), as the fusion groups do: their FLOPs, bytes and roofline figures are the models' on those \
+        "{} {rows_take} {their} shapes from the execution trace{} (`shapes_from`: {their} {ops} to its \
+         nodes), as the fusion groups do: {their} FLOPs, bytes and roofline figures are the models' on those \
          shapes.",
         group_digits(rows as u64),
         file.unwrap_or_default()
@@ -487,5 +492,50 @@ fn bound_color(b: Option<Bound>) -> &'static str {
     match b {
         Some(Bound::Compute) => crate::draw::roofline::ORANGE,
         _ => crate::draw::roofline::BLUE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::exec_trace::parse_exec_trace;
+    use crate::trace::summary::ClassifiedTrace;
+    use crate::trace::time::report::{add_fusion_with, recorded_cost, time_report_with};
+    use crate::trace::{classify, read_trace};
+
+    #[test]
+    fn the_coverage_line_names_the_execution_trace_that_gave_one_row_its_shapes() {
+        // One aten::add without shapes, linked to one ET node of two [4, 4] fp32 tensors.
+        let trace = read_trace(
+            br#"{"traceEvents":[
+              {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10,"args":{"External id":5}},
+              {"ph":"X","cat":"kernel","name":"add_kernel","pid":0,"tid":7,"ts":100,"dur":2,"args":{"External id":5}}
+            ]}"#,
+        )
+        .unwrap();
+        let et = parse_exec_trace(
+            r#"{"schema": "1.0.1", "pid": 1, "nodes": [{"name": "aten::add", "id": 9, "rf_id": 5, "parent": 1,
+                "inputs": [[1, 1, 0, 16, 4, "cuda:0"], [2, 2, 0, 16, 4, "cuda:0"], 1],
+                "input_shapes": [[4, 4], [4, 4], []], "input_types": ["Tensor(float)", "Tensor(float)", "Int"],
+                "outputs": [[3, 3, 0, 16, 4, "cuda:0"]], "output_shapes": [[4, 4]], "output_types": ["Tensor(float)"]}]}"#,
+            "et.json",
+        )
+        .unwrap();
+        let side = ClassifiedTrace::new(&trace, &classify);
+        let mut time = time_report_with(&side, None, &recorded_cost, Some(&et));
+        add_fusion_with(&mut time, &side, None, Some((&et, "et.json")));
+        assert_eq!(time.ops[0].bytes_per_call, Some(3 * 16 * 4));
+        assert!(coverage_line(&time).ends_with(
+            "The trace was recorded without record_shapes. 1 op row takes its shapes from the execution trace et.json \
+             (`shapes_from`: its op recorded none and links to its nodes), as the fusion groups do: its FLOPs, bytes \
+             and roofline figures are the models' on those shapes."
+        ));
+        // Without it, the sentence of a trace without shapes.
+        let plain = time_report_with(&side, None, &recorded_cost, None);
+        assert!(coverage_line(&plain).ends_with("ops have times but no FLOPs or bytes."));
+        assert_eq!(
+            no_roofline_statement(&plain),
+            "No op on the roofline: the trace was recorded without record_shapes, so ops have no FLOPs or bytes."
+        );
     }
 }
