@@ -186,7 +186,7 @@ mod traces {
             .map(|(name, bytes)| {
                 let mut opener = fusionscope::import::FileOpener::with_ranks(name);
                 opener.feed(bytes).unwrap();
-                opener.finish_with_ranks().unwrap().1.expect("a rank summary")
+                opener.finish_with_ranks(|_| None).unwrap().1.expect("a rank summary")
             })
             .collect();
         fusionscope::page::ranks::job_of(&summaries).unwrap()
@@ -369,18 +369,19 @@ mod traces {
             "add_et.json.gz is an execution trace (36 ops): it needs the Kineto trace of the same run. Drop both \
              together, or the trace now: its fusion then takes the exact data flow from the execution trace."
         );
-        // What the worker does when it is dropped onto its trace: the fusion again, with it.
+        // What the worker does when it is dropped onto its trace: the op table and fusion
+        // again, with it.
         let s = open(s, 2, "add.json.gz", &kineto);
         assert!(s.traces.get(2).unwrap().time.fusion.as_ref().unwrap().exec_trace.is_none());
         let Ok(Imported::Trace { trace, summary, time }) = open_whole("add.json.gz", &kineto) else { panic!("trace") };
         let Ok(Imported::ExecTrace(et)) = open_whole("add_et.json.gz", &et_bytes) else { panic!("exec trace") };
         let side = fusionscope::trace::summary::ClassifiedTrace::new(&trace, &fusionscope::trace::classify);
         let mut linked = time.clone();
-        fusionscope::trace::time::report::add_fusion_with(
+        fusionscope::trace::time::report::add_exec_trace(
             &mut linked,
             &side,
             summary.structure.as_deref(),
-            Some((&et, "add_et.json.gz")),
+            (&et, "add_et.json.gz"),
         );
         let e = linked.fusion.as_ref().unwrap().exec_trace.clone().unwrap();
         assert_eq!((e.ops, e.linked_ops, e.linked_kernels), (36, 36, 4));
@@ -421,19 +422,16 @@ mod traces {
         let data =
             |f: &str| std::fs::read(format!("{}/tests/data/exec-trace/{f}", env!("CARGO_MANIFEST_DIR"))).unwrap();
         // What the worker sends when a trace opens while another run's ET waits for its trace:
-        // the trace's report with its fusion computed with that ET (nothing linked).
+        // the trace opened with that ET (nothing linked).
         let (kineto, et_bytes) = (data("hta_simple_add_kineto.json.gz"), data("param_linear_et.json.gz"));
-        let Ok(Imported::Trace { trace, summary, time }) = open_whole("add.json.gz", &kineto) else { panic!("trace") };
         let Ok(Imported::ExecTrace(et)) = open_whole("linear_et.json.gz", &et_bytes) else { panic!("exec trace") };
-        let side = fusionscope::trace::summary::ClassifiedTrace::new(&trace, &fusionscope::trace::classify);
-        let mut time = time;
-        let structure = summary.structure.clone();
-        fusionscope::trace::time::report::add_fusion_with(
-            &mut time,
-            &side,
-            structure.as_deref(),
-            Some((&et, "linear_et.json.gz")),
-        );
+        let mut opener = fusionscope::import::FileOpener::new("add.json.gz");
+        opener.feed(&kineto).unwrap();
+        let Ok((Imported::Trace { summary, time, .. }, _)) =
+            opener.finish_with_ranks(|_| Some((&et, "linear_et.json.gz")))
+        else {
+            panic!("trace")
+        };
         let e = time.fusion.as_ref().unwrap().exec_trace.clone().unwrap();
         assert_eq!(e.linked_ops, 0);
         let s = reduce(State::default(), action_of("add.json.gz", Opened::TraceInWorker { summary, time }, 3));

@@ -16,7 +16,7 @@ use fusionscope::trace::summary::{
     SummaryRow, TraceSummary,
 };
 use fusionscope::trace::time::gap::gap;
-use fusionscope::trace::time::report::{recorded_cost, time_report, CompareJson, TraceJson};
+use fusionscope::trace::time::report::{recorded_cost, time_report, time_report_with, CompareJson, TraceJson};
 use fusionscope::trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
 use fusionscope::trace::{classify, Input, Trace};
 use fusionscope::units::{format_duration_us, format_pct, group_digits};
@@ -98,7 +98,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     let side = ClassifiedTrace::new(&trace, &classify);
     let summary = summarize_classified(&side, Some(&file_name(&args.file)));
     let (fusion, dag) = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref());
-    let mut time = time_report(&side, chip, &recorded_cost);
+    let mut time = time_report_with(&side, chip, &recorded_cost, setup.exec_trace());
     time.capture = capture;
     // In the report, as the page's export has it: `fusion` (and `fusion_dag`) beside the time keys.
     time.fusion = Some(fusion);

@@ -91,6 +91,11 @@ impl FusionSetup {
         Ok(self)
     }
 
+    /// The execution trace `--exec-trace` named, for the op table's shapes.
+    pub fn exec_trace(&self) -> Option<&ExecTrace> {
+        self.exec_trace.as_ref().map(|(et, _)| et)
+    }
+
     /// The analysis of one side, against the chip given or detected, with the group drawing's
     /// windows (its layers or steps) as the page has them.
     pub fn analyze(

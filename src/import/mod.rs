@@ -17,7 +17,8 @@ use crate::units::{format_bytes, group_digits};
 
 pub use detect::{detect, detect_kind, unrecognised_reason, Detected, FileKind, DETECT_BYTES};
 pub use open::{
-    open_in_slices, open_whole, read_trace_of, FileOpener, Imported, OpenError, ReadError, READS_LARGE_KINDS,
+    open_in_slices, open_whole, read_trace_of, ExecTraceOf, FileOpener, Imported, OpenError, ReadError,
+    READS_LARGE_KINDS,
 };
 
 /// Why a file's content cannot be read.

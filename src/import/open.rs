@@ -23,7 +23,7 @@ use crate::trace::exec_trace::{parse_exec_trace, EtError, ExecTrace};
 use crate::trace::ranks::{RankSink, RankSummary};
 use crate::trace::rocprof::{read_rocprof, RocprofError};
 use crate::trace::summary::{summarize_classified, ClassifiedTrace};
-use crate::trace::time::report::{add_fusion, recorded_cost, time_report, TraceTime};
+use crate::trace::time::report::{opened_report, TraceTime};
 use crate::trace::xla_json::read_xla_json;
 use crate::trace::xplane::{read_xplane, XplaneError};
 use crate::trace::{classify, Reader, Trace, TraceError, TraceReader, TraceSummary};
@@ -213,19 +213,26 @@ impl FileOpener {
 
     /// Ends the file: reads what was gathered and analyses it.
     pub fn finish(self) -> Result<Imported, OpenError> {
-        self.finish_with_ranks().map(|(imported, _)| imported)
+        self.finish_with_ranks(|_| None).map(|(imported, _)| imported)
     }
 
     /// [`FileOpener::finish`], with a trace's rank summary when the opener was made
-    /// [`FileOpener::with_ranks`] (none for other kinds).
-    pub fn finish_with_ranks(self) -> Result<(Imported, Option<RankSummary>), OpenError> {
+    /// [`FileOpener::with_ranks`] (none for other kinds). A trace's report takes the execution
+    /// trace `exec_trace` picks for it once it is read (the page's worker links each it holds
+    /// to the trace), so that its op table and fusion are made once, with it.
+    pub fn finish_with_ranks<'e>(
+        self,
+        exec_trace: impl FnOnce(&Trace) -> ExecTraceOf<'e>,
+    ) -> Result<(Imported, Option<RankSummary>), OpenError> {
         let stage = match self.stage {
             Stage::Detecting(head) => stage_for(head, &self.file_name, self.ranks)?,
             decided => decided,
         };
         match stage {
             // A file shorter than the detection prefix: nothing but its head to go on.
-            Stage::Detecting(bytes) => parse(&self.file_name, detect(&bytes), &bytes).map(|i| (i, None)),
+            Stage::Detecting(bytes) => {
+                parse_with(&self.file_name, detect(&bytes), &bytes, exec_trace).map(|i| (i, None))
+            }
             // Never made without the readers; the guard lets the compiler drop the arm.
             Stage::Trace { gzipped, .. } if !READS_LARGE_KINDS => Err(OpenError {
                 detected: Detected { kind: FileKind::KinetoTrace, gzipped },
@@ -233,10 +240,12 @@ impl FileOpener {
             }),
             Stage::Trace { gzipped, reader } => {
                 let (trace, rank) = reader.finish().map_err(|e| trace_error(gzipped, e))?;
-                let (summary, time) = trace_results(&trace, &self.file_name);
+                let (summary, time) = trace_results(&trace, &self.file_name, exec_trace(&trace));
                 Ok((Imported::Trace { trace, summary, time }, rank))
             }
-            Stage::Gathering { detected, bytes } => parse(&self.file_name, detected, &bytes).map(|i| (i, None)),
+            Stage::Gathering { detected, bytes } => {
+                parse_with(&self.file_name, detected, &bytes, exec_trace).map(|i| (i, None))
+            }
         }
     }
 }
@@ -287,8 +296,21 @@ fn gather(detected: Detected, bytes: &mut Vec<u8>, slice: &[u8]) -> Result<(), O
     Ok(())
 }
 
+/// An execution trace and its file name, for a trace's report.
+pub type ExecTraceOf<'e> = Option<(&'e ExecTrace, &'e str)>;
+
 /// A whole file of a detected kind, parsed: the one match over the kinds.
 pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Imported, OpenError> {
+    parse_with(file_name, detected, bytes, |_| None)
+}
+
+/// [`parse`], a trace's report taking the execution trace `exec_trace` picks for it.
+fn parse_with<'e>(
+    file_name: &str,
+    detected: Detected,
+    bytes: &[u8],
+    exec_trace: impl FnOnce(&Trace) -> ExecTraceOf<'e>,
+) -> Result<Imported, OpenError> {
     let fail = |error: ReadError| OpenError { detected, error };
     // Borrowed for a plain file: copied (`into_owned`) only by the kinds that keep their text.
     let limit = text_budget(detected.kind).unwrap_or(usize::MAX);
@@ -314,7 +336,7 @@ pub fn parse(file_name: &str, detected: Detected, bytes: &[u8]) -> Result<Import
         | FileKind::XlaTraceJson
         | FileKind::SqliteTrace => {
             let trace = read_trace_of(detected, bytes)?;
-            let (summary, time) = trace_results(&trace, file_name);
+            let (summary, time) = trace_results(&trace, file_name, exec_trace(&trace));
             Imported::Trace { trace, summary, time }
         }
         FileKind::OpGraph => {
@@ -383,13 +405,12 @@ pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Resu
     opener.finish()
 }
 
-/// A trace's summary and time report, classified once.
-/// A trace's summary and report, as opening its file gives them.
-fn trace_results(trace: &Trace, file_name: &str) -> (TraceSummary, TraceTime) {
+/// A trace's summary and report, as opening its file gives them, classified once; the report
+/// with the execution trace of its run, if one is given.
+fn trace_results(trace: &Trace, file_name: &str, exec_trace: ExecTraceOf<'_>) -> (TraceSummary, TraceTime) {
     let side = ClassifiedTrace::new(trace, &classify);
     let summary = summarize_classified(&side, Some(file_name));
-    let mut time = time_report(&side, None, &recorded_cost);
-    add_fusion(&mut time, &side, summary.structure.as_deref());
+    let time = opened_report(&side, summary.structure.as_deref(), exec_trace);
     (summary, time)
 }
 
@@ -421,7 +442,7 @@ mod tests {
         for slice in rank0.chunks(100_000) {
             opener.feed(slice).unwrap();
         }
-        let (imported, rank) = opener.finish_with_ranks().unwrap();
+        let (imported, rank) = opener.finish_with_ranks(|_| None).unwrap();
         assert_eq!(rank, Some(expected));
         match (imported, plain) {
             (Imported::Trace { summary, time, .. }, Imported::Trace { summary: s0, time: t0, .. }) => {
@@ -431,7 +452,7 @@ mod tests {
         }
         let mut plain = FileOpener::new(name);
         plain.feed(rank0).unwrap();
-        assert!(plain.finish_with_ranks().unwrap().1.is_none(), "only asked for");
+        assert!(plain.finish_with_ranks(|_| None).unwrap().1.is_none(), "only asked for");
     }
 
     #[test]
@@ -467,6 +488,45 @@ mod tests {
             e.message("loop.json"),
             "loop.json is a PyTorch execution trace but cannot be read: execution trace loop.json: the parent links make a cycle through node 1."
         );
+    }
+
+    #[test]
+    fn a_trace_opened_with_its_execution_trace_is_classified_and_analysed_once() {
+        use crate::trace::summary::CLASSIFIED;
+        use crate::trace::time::report::{add_fusion_with, recorded_cost, time_report_with, FUSIONS_MADE};
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/exec-trace/");
+        let read = |f: &str| std::fs::read(format!("{dir}{f}")).unwrap();
+        let (kineto, et_bytes) = (read("param_linear_kineto.json.gz"), read("param_linear_et.json.gz"));
+        let Imported::ExecTrace(et) = open_whole("et.json.gz", &et_bytes).unwrap() else {
+            panic!("an execution trace")
+        };
+        let mut opener = FileOpener::with_ranks("k.json.gz");
+        for slice in kineto.chunks(1 << 20) {
+            opener.feed(slice).unwrap();
+        }
+        let counts = || (CLASSIFIED.with(|n| n.get()), FUSIONS_MADE.with(|n| n.get()));
+        let before = counts();
+        let mut asked = 0;
+        let (opened, _) = opener
+            .finish_with_ranks(|trace| {
+                asked += 1;
+                assert!(!trace.cpu_ops.is_empty(), "the opener asks once the trace is read");
+                Some((&et, "et.json.gz"))
+            })
+            .unwrap();
+        let after = counts();
+        assert_eq!(asked, 1);
+        assert_eq!((after.0 - before.0, after.1 - before.1), (1, 1), "one classification, one fusion analysis");
+        let Imported::Trace { trace, summary, time } = opened else { panic!("a trace") };
+        let f = time.fusion.as_ref().unwrap();
+        assert_eq!(f.exec_trace.as_ref().map(|e| (e.file.as_str(), e.linked_ops)), Some(("et.json.gz", 218)));
+        assert!(time.ops.iter().any(|r| r.shapes_from == crate::trace::time::op_table::ShapesFrom::ExecutionTrace));
+        // The report is the command line's (`trace K --exec-trace ET`): the op table and the
+        // fusion with the execution trace.
+        let side = ClassifiedTrace::new(&trace, &classify);
+        let mut expected = time_report_with(&side, None, &recorded_cost, Some(&et));
+        add_fusion_with(&mut expected, &side, summary.structure.as_deref(), Some((&et, "et.json.gz")));
+        assert_eq!(time, expected);
     }
 
     #[test]

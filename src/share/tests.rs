@@ -655,3 +655,37 @@ fn a_ranks_link_with_a_row_of_the_wrong_width_or_report_text_is_refused() {
     d.report_json = "{}".into();
     assert!(check_limits(&SharedView::Ranks { drawn: d }.into()).is_err());
 }
+
+/// A trace opened with its execution trace (both shared pairs): its link, with the op rows
+/// priced with the execution trace's shapes and the fusion that used it, stays under 8 KB and
+/// opens to the same view.
+#[test]
+fn a_trace_opened_with_its_execution_trace_makes_a_link_under_8_kb_that_round_trips() {
+    use crate::trace::exec_trace::parse_exec_trace;
+    use crate::trace::time::op_table::ShapesFrom;
+    use crate::trace::{classify, summarize};
+    for run in ["param_linear", "hta_simple_add"] {
+        let t = trace(&format!("../exec-trace/{run}_kineto.json.gz"));
+        let bytes =
+            std::fs::read(format!("{}/tests/data/exec-trace/{run}_et.json.gz", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let text = crate::import::text(&bytes, usize::MAX).unwrap();
+        let et = parse_exec_trace(&text, "et.json.gz").unwrap();
+        let side = crate::trace::summary::ClassifiedTrace::new(&t, &classify);
+        let time = crate::trace::time::report::opened_report(&side, None, Some((&et, "et.json.gz")));
+        let (summary, trimmed) = trim_summary(&summarize(&t, Some(run), &classify));
+        let (time, time_cut) = trim_time(&time);
+        let view = SharedView::TraceSummary {
+            file_name: run.into(),
+            summary,
+            trimmed: trimmed || time_cut,
+            time: Some(Box::new(time)),
+        };
+        let view = fit_time_rows(view.into()).view;
+        let SharedView::TraceSummary { time: Some(shared), .. } = &view else { panic!("{run}: no time report") };
+        assert!(shared.ops.iter().any(|r| r.shapes_from == ShapesFrom::ExecutionTrace), "{run}: rows kept");
+        assert!(shared.fusion.as_ref().and_then(|f| f.exec_trace.as_ref()).is_some(), "{run}");
+        let link = encode(&view.clone().into());
+        assert!(link.len() < 8 * 1024, "{run}: {} bytes", link.len());
+        assert_eq!(decode(&link).unwrap().view, view, "{run}");
+    }
+}

@@ -113,6 +113,13 @@ pub(crate) fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0 + 0.0
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Traces [`ClassifiedTrace::new`] classified on this thread: tests check that opening a
+    /// trace classifies it once.
+    pub(crate) static CLASSIFIED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
 /// A trace with every kernel name classified once, and the facts every report needs.
 pub struct ClassifiedTrace<'t> {
     pub trace: &'t Trace,
@@ -125,6 +132,8 @@ pub struct ClassifiedTrace<'t> {
 
 impl<'t> ClassifiedTrace<'t> {
     pub fn new(trace: &'t Trace, classifier: Classifier<'_>) -> Self {
+        #[cfg(test)]
+        CLASSIFIED.with(|n| n.set(n.get() + 1));
         let other = Classification { category: Category::Other, components: vec![Category::Other], rule: None };
         let mut classes: Vec<Option<Classification>> = vec![None; trace.names.len()];
         for k in &trace.kernels {

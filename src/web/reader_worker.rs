@@ -40,14 +40,17 @@
 //!
 //! **Execution traces.** A PyTorch execution trace (`trace::exec_trace`) is not a trace either:
 //! it is kept, and linked (record-function id and op name) to every held trace and every trace
-//! read later; a trace it links to gets its fusion again with the exact data flow, as
-//! `fusionscope trace K --exec-trace ET` gives it. The second worker does not read one: it holds
-//! no traces to link it to, so it leaves the file to the first (which reads it again).
+//! read later, whose op table and fusion take its shapes and exact data flow, as `fusionscope
+//! trace K --exec-trace ET` gives them. A trace read later is opened with it (the opener picks
+//! it once the trace is read: [`FileOpener::finish_with_ranks`]), so its report is made once; a
+//! held trace, or one the second worker read, gets its op table and fusion again with it. The
+//! second worker does not read one: it holds no traces to link it to, so it leaves the file to
+//! the first (which reads it again).
 //!
 //! The messages are [`crate::page::protocol`]'s [`Request`] and [`Reply`], as JavaScript values
 //! made by `serde-wasm-bindgen`; a request to open a file is the array `[request, file]`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use js_sys::{Array, Uint8Array};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -66,7 +69,7 @@ use crate::trace::ranks::RankSummary;
 use crate::trace::read::wire;
 use crate::trace::structure::Structure;
 use crate::trace::summary::ClassifiedTrace;
-use crate::trace::time::report::{add_fusion_with, recorded_cost, time_report, TraceTime};
+use crate::trace::time::report::{add_exec_trace, opened_report, TraceTime};
 use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{classify, compare, Input, Trace, TraceSummary};
 
@@ -93,8 +96,9 @@ struct HeldEt {
     name: String,
     et: ExecTrace,
     /// No trace has been tried against it yet: the next trace read is taken to be its run's
-    /// (and, if nothing links, says it is of another run).
-    waiting: bool,
+    /// (and, if nothing links, says it is of another run). A cell: it is cleared while the
+    /// opener borrows the execution trace it picked.
+    waiting: Cell<bool>,
 }
 
 thread_local! {
@@ -172,6 +176,7 @@ fn handle(request: Request, file: JsValue) {
             Ok(comparison) => Reply::Comparison { job, comparison },
             Err(message) => Reply::Error { job, message },
         }),
+        // The second worker holds no execution trace: one held here is added to the report.
         Request::Adopt { job, name, bytes, summary, time, rank } => {
             let adopted = wire::from_bytes(&bytes).map_err(|e| e.to_string()).and_then(|trace| {
                 let decoded = summary.decode().and_then(|summary| Ok((summary, time.decode()?)));
@@ -180,7 +185,13 @@ fn handle(request: Request, file: JsValue) {
             });
             drop(bytes);
             post(&match adopted {
-                Ok((trace, summary, time, rank)) => reply_of(job, name, Imported::Trace { trace, summary, time }, rank),
+                Ok((trace, summary, mut time, rank)) => {
+                    let et = (captured_graph_count(&trace).is_none()).then(|| exec_trace_for(&trace)).flatten();
+                    if let Some(et) = et {
+                        with_held_exec_trace(&mut time, &trace, summary.structure.as_deref(), et);
+                    }
+                    reply_of(job, name, Imported::Trace { trace, summary, time }, rank, et)
+                }
                 Err(e) => {
                     Reply::Error { job, message: format!("{name}: the trace read beside it cannot be kept: {e}") }
                 }
@@ -235,33 +246,30 @@ async fn open(job: u32, blob: Blob, name: String, hand_back: bool) {
         Ok(None) => Reply::Cancelled { job },
         Ok(Some(Read::Bytes(bytes))) => Reply::Bytes { job, bytes },
         Ok(Some(Read::Opened(opened))) => match *opened {
-            (Imported::Trace { trace, summary, time }, rank) if hand_back => {
+            (Imported::Trace { trace, summary, time }, rank, _) if hand_back => {
                 hand_back_reply(job, &name, &trace, &summary, &time, rank.as_ref())
             }
-            (opened, rank) => reply_of(job, name, opened, rank),
+            (opened, rank, exec_trace) => reply_of(job, name, opened, rank, exec_trace),
         },
         Err(message) => Reply::Error { job, message },
     };
     post(&reply);
 }
 
-/// The reply for a file the worker opened; a trace stays here under the job's id.
-fn reply_of(job: u32, name: String, opened: Imported, rank: Option<RankSummary>) -> Reply {
+/// The reply for a file the worker opened; a trace stays here under the job's id, with the
+/// index of the held execution trace its report was made with (`exec_trace`).
+fn reply_of(job: u32, name: String, opened: Imported, rank: Option<RankSummary>, exec_trace: Option<usize>) -> Reply {
     match opened {
         Imported::Trace { trace, summary, time } => {
             if let Some(graphs) = captured_graph_count(&trace) {
                 return capture_reply(job, trace, graphs);
             }
             let structure = summary.structure.clone();
-            let exec_trace = exec_trace_for(&trace);
-            let (trace, mut time, joined) =
+            let (trace, time, joined) =
                 match CAPTURES.with(|c| c.borrow().iter().find_map(|c| join(&trace, c, exec_trace))) {
                     Some((joined, time)) => (joined, time, true),
                     None => (trace, time, false),
                 };
-            if let (Some(et), false) = (exec_trace, joined) {
-                with_exec_trace(&mut time, &trace, structure.as_deref(), et);
-            }
             match (Json::encode(&summary), Json::encode(&time)) {
                 (Ok(summary), Ok(sent)) => {
                     let held = Held { name, trace, joined, structure, time, exec_trace };
@@ -293,23 +301,26 @@ fn reply_of(job: u32, name: String, opened: Imported, rank: Option<RankSummary>)
 /// the latest one still waiting for its trace (its fusion then says it is of another run, and
 /// it waits no more).
 fn exec_trace_for(trace: &Trace) -> Option<usize> {
-    EXEC_TRACES.with(|e| {
-        let mut ets = e.borrow_mut();
-        let linked = ets.iter().rposition(|h| link(trace, &h.et).linked_ops > 0);
-        let chosen = linked.or_else(|| ets.iter().rposition(|h| h.waiting));
-        if let Some(i) = chosen {
-            ets[i].waiting = false;
-        }
-        chosen
-    })
+    EXEC_TRACES.with(|e| pick_exec_trace(&e.borrow(), trace))
 }
 
-/// `time`'s fusion again, with the held execution trace `et`'s data flow.
-fn with_exec_trace(time: &mut TraceTime, trace: &Trace, structure: Option<&Structure>, et: usize) {
+/// [`exec_trace_for`] among `ets`.
+fn pick_exec_trace(ets: &[HeldEt], trace: &Trace) -> Option<usize> {
+    let linked = ets.iter().rposition(|h| link(trace, &h.et).linked_ops > 0);
+    let chosen = linked.or_else(|| ets.iter().rposition(|h| h.waiting.get()));
+    if let Some(i) = chosen {
+        ets[i].waiting.set(false);
+    }
+    chosen
+}
+
+/// `time`'s op table and fusion again, with the held execution trace `et` (for a trace whose
+/// report was made without it: held before it came, or read by the second worker).
+fn with_held_exec_trace(time: &mut TraceTime, trace: &Trace, structure: Option<&Structure>, et: usize) {
     EXEC_TRACES.with(|e| {
         if let Some(h) = e.borrow().get(et) {
             let side = ClassifiedTrace::new(trace, &classify);
-            add_fusion_with(time, &side, structure, Some((&h.et, h.name.as_str())));
+            add_exec_trace(time, &side, structure, (&h.et, h.name.as_str()));
         }
     })
 }
@@ -333,7 +344,7 @@ fn exec_trace_reply(job: u32, name: String, et: ExecTrace) -> Reply {
             }
             let side = ClassifiedTrace::new(&held.trace, &classify);
             let mut time = held.time.clone();
-            add_fusion_with(&mut time, &side, held.structure.as_deref(), Some((&et, name.as_str())));
+            add_exec_trace(&mut time, &side, held.structure.as_deref(), (&et, name.as_str()));
             match Json::encode(&time) {
                 Ok(sent) => {
                     held.time = time;
@@ -345,25 +356,24 @@ fn exec_trace_reply(job: u32, name: String, et: ExecTrace) -> Reply {
         }
         ids.is_empty()
     });
-    EXEC_TRACES.with(|e| e.borrow_mut().push(HeldEt { name, et, waiting }));
+    EXEC_TRACES.with(|e| e.borrow_mut().push(HeldEt { name, et, waiting: Cell::new(waiting) }));
     match fail {
         Some(message) => Reply::Error { job, message },
         None => Reply::ExecTrace { job, ops, joined, unlinked },
     }
 }
 
-/// `trace` joined to `capture` and its new report, if the capture holds its graphs; its
-/// fusion with the held execution trace `et`, if it has one.
+/// `trace` joined to `capture` and its new report, if the capture holds its graphs; its op
+/// table and fusion with the held execution trace `et`, if it has one.
 fn join(trace: &Trace, capture: &Trace, et: Option<usize>) -> Option<(Trace, TraceTime)> {
     let (joined, report) = attribute(trace, capture).ok()?;
     let side = ClassifiedTrace::new(&joined, &classify);
-    let mut time = time_report(&side, None, &recorded_cost);
-    time.capture = Some(report);
-    match et {
-        Some(et) => with_exec_trace(&mut time, &joined, None, et),
-        None => add_fusion_with(&mut time, &side, None, None),
-    }
-    Some((joined, time))
+    let time = EXEC_TRACES.with(|e| {
+        let ets = e.borrow();
+        let et = et.and_then(|i| ets.get(i)).map(|h| (&h.et, h.name.as_str()));
+        opened_report(&side, None, et)
+    });
+    Some((joined, TraceTime { capture: Some(report), ..time }))
 }
 
 /// A capture trace is kept (not listed as a trace) and joined to every held trace it matches.
@@ -386,9 +396,10 @@ fn capture_reply(job: u32, capture: Trace, graphs: usize) -> Reply {
     Reply::Capture { job, graphs, joined }
 }
 
-/// A file read by the worker: opened (the kinds that can be large), or its bytes for the page.
+/// A file read by the worker: opened (the kinds that can be large; a trace with the index of the
+/// held execution trace its report took), or its bytes for the page.
 enum Read {
-    Opened(Box<(Imported, Option<RankSummary>)>),
+    Opened(Box<(Imported, Option<RankSummary>, Option<usize>)>),
     Bytes(Vec<u8>),
 }
 
@@ -449,7 +460,20 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
         }
         return Err(format!("{name}: the worker lost the file's bytes"));
     }
-    opener.finish_with_ranks().map(|o| Some(Read::Opened(Box::new(o)))).map_err(|e| e.message(name))
+    // A trace's report is made once, with the held execution trace that links to it (none in
+    // the second worker; a capture trace takes none: it is joined to its replays instead).
+    let mut picked = None;
+    let opened = EXEC_TRACES.with(|e| {
+        let ets = e.borrow();
+        opener.finish_with_ranks(|trace| {
+            if captured_graph_count(trace).is_some() {
+                return None;
+            }
+            picked = pick_exec_trace(&ets, trace);
+            picked.map(|i| (&ets[i].et, ets[i].name.as_str()))
+        })
+    });
+    opened.map(|(i, r)| Some(Read::Opened(Box::new((i, r, picked))))).map_err(|e| e.message(name))
 }
 
 /// The comparison of two held traces.

@@ -99,12 +99,26 @@ async function exported(page) {
   return JSON.parse(Buffer.concat(parts).toString('utf8'));
 }
 
-/** The CLI's fusion of a Kineto trace with its execution trace; the ET named by its file name,
+/** The CLI's report of a Kineto trace with its execution trace; the ET named by its file name,
  * as the page names a dropped file. */
-function cliWithEt(kineto, et) {
-  const f = cli(['trace', `${REL_ET}/${kineto}`, '--exec-trace', `${REL_ET}/${et}`, '--json']).fusion;
-  f.exec_trace.file = et;
-  return f;
+function cliReportWithEt(kineto, et) {
+  const r = cli(['trace', `${REL_ET}/${kineto}`, '--exec-trace', `${REL_ET}/${et}`, '--json']);
+  r.fusion.exec_trace.file = et;
+  return r;
+}
+
+/** The CLI's fusion of a Kineto trace with its execution trace. */
+const cliWithEt = (kineto, et) => cliReportWithEt(kineto, et).fusion;
+
+/** The op table and its coverage in the page's export equal the CLI's, rows priced with the
+ * execution trace's shapes included, and the coverage line says where their shapes came from. */
+async function checkOpTableWithEt(page, exportedReport, want, et) {
+  assert.deepEqual(exportedReport.ops, want.ops);
+  assert.deepEqual(exportedReport.op_coverage, want.op_coverage);
+  const fromEt = want.ops.filter((o) => o.shapes_from === 'execution trace');
+  assert.ok(fromEt.length > 0 && fromEt.every((o) => o.bytes_per_call > 0), 'rows priced with the ET');
+  const coverage = await page.getByTestId('op-coverage').textContent();
+  assert.ok(coverage.includes(`The trace was recorded without record_shapes. ${fromEt.length} op rows take their shapes from the execution trace ${et} (`), coverage);
 }
 
 for (const [run, order] of [['param_linear', 'trace first'], ['hta_simple_add', 'execution trace first']]) {
@@ -115,15 +129,19 @@ for (const [run, order] of [['param_linear', 'trace first'], ['hta_simple_add', 
     await page.getByTestId('results-title').getByText(`Trace ${run}_kineto.json.gz`).waitFor();
     const line = page.getByTestId('fusion-exec-trace');
     await line.waitFor();
-    const want = cliWithEt(`${run}_kineto.json.gz`, `${run}_et.json.gz`);
+    const report = cliReportWithEt(`${run}_kineto.json.gz`, `${run}_et.json.gz`);
+    const want = report.fusion;
     const e = want.exec_trace;
     assert.ok(e.linked_ops > 0, 'the pair links');
     assert.equal(
       await line.textContent(),
       `Execution trace ${run}_et.json.gz: ${digits(e.linked_ops)} of its ${digits(e.ops)} ops linked to this trace's CPU ops (${e.linked_pct.toFixed(2)} %); the hand-offs of ${digits(e.linked_kernels)} kernel launch${e.linked_kernels === 1 ? '' : 'es'} are exact (its tensor ids).`,
     );
-    // The export's fusion is the command line's, exec_trace, groups and opportunities included.
-    const got = (await exported(page)).fusion;
+    // The export's fusion is the command line's, exec_trace, groups and opportunities included;
+    // so is its op table, priced with the execution trace's shapes.
+    const exportedReport = await exported(page);
+    await checkOpTableWithEt(page, exportedReport, report, `${run}_et.json.gz`);
+    const got = exportedReport.fusion;
     assert.deepEqual(got.exec_trace, e);
     assert.deepEqual(got.groups, want.groups);
     assert.deepEqual(got.opportunities, want.opportunities);
@@ -161,9 +179,13 @@ test('an execution trace alone needs its Kineto trace; one of another run says s
   await page.setInputFiles('#file-input', path.join(execTraces, 'hta_simple_add_et.json.gz'));
   await notice.getByText('hta_simple_add_et.json.gz is an execution trace (36 ops): it needs the Kineto trace of the same run.').waitFor();
   assert.equal(await notice.getAttribute('role'), 'status');
-  // Its trace dropped after it: linked as it opens.
+  // Its trace dropped after it: opened with it, its op table and fusion the CLI's.
   await page.setInputFiles('#file-input', path.join(execTraces, 'hta_simple_add_kineto.json.gz'));
   await page.getByTestId('fusion-exec-trace').getByText('Execution trace hta_simple_add_et.json.gz: 36 of its 36 ops linked').waitFor();
+  const report = cliReportWithEt('hta_simple_add_kineto.json.gz', 'hta_simple_add_et.json.gz');
+  const exportedReport = await exported(page);
+  assert.deepEqual(exportedReport.fusion, report.fusion);
+  await checkOpTableWithEt(page, exportedReport, report, 'hta_simple_add_et.json.gz');
   // Another run's execution trace dropped onto an open trace.
   await page.setInputFiles('#file-input', path.join(execTraces, 'param_linear_et.json.gz'));
   const other = cli(['trace', `${REL_ET}/hta_simple_add_kineto.json.gz`, '--exec-trace', `${REL_ET}/param_linear_et.json.gz`, '--json']).fusion.exec_trace;

@@ -51,6 +51,39 @@ test('one trace: the timeline, the op table and the roofline chart equal the CLI
   await check();
 });
 
+test('a trace without shapes opened after its execution trace: the op table and roofline take its shapes, as the CLI', async () => {
+  const { page, check } = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
+  const dir = path.join(root, 'tests', 'data', 'exec-trace');
+  await page.setInputFiles('#file-input', path.join(dir, 'param_linear_et.json.gz'));
+  await page.getByTestId('notice').getByText('param_linear_et.json.gz is an execution trace', { exact: false }).waitFor();
+  await page.setInputFiles('#file-input', path.join(dir, 'param_linear_kineto.json.gz'));
+  await page.getByTestId('results-title').getByText('Trace param_linear_kineto.json.gz').waitFor();
+  // Its RTX 2080 Ti is no known chip: the roofline figures come with a chip picked, as --chip.
+  await page.getByTestId('trace-chip').selectOption('h100');
+  await page.getByTestId('trace-chip-line').getByText('against H100', { exact: false }).waitFor();
+  const rel = 'tests/data/exec-trace';
+  const s = cli(['trace', `${rel}/param_linear_kineto.json.gz`, '--exec-trace', `${rel}/param_linear_et.json.gz`, '--chip', 'h100', '--json']);
+  const ops = await allTableRows(page, 'table-ops');
+  assert.equal(ops.length, s.ops.length);
+  assert.deepEqual(ops.map((r) => [r[0], r[1], r[2], r[3], r[4], r[7]]),
+    s.ops.map((o) => [o.op, o.input_dims === null ? '—' : JSON.stringify(o.input_dims), digits(o.calls), duration(o.kernel_time_us), fixed(o.tflops_per_s, 1), fixed(o.roofline_pct, 1)]));
+  const fromEt = s.ops.filter((o) => o.shapes_from === 'execution trace');
+  assert.ok(fromEt.some((o) => o.op === 'aten::addmm' && o.roofline_pct > 0), 'the GEMM has a % of roofline');
+  // A point per modelled row, each marked as priced with the execution trace's shapes.
+  const modelled = s.ops.filter((o) => o.flop_per_byte > 0 && o.tflops_per_s > 0);
+  assert.ok(modelled.length > 0 && modelled.every((o) => o.shapes_from === 'execution trace'));
+  const points = page.getByTestId('chart-roofline').locator('circle[data-op]');
+  assert.equal(await points.count(), modelled.length);
+  for (const title of await points.locator('title').allTextContents()) {
+    assert.ok(title.includes('(shapes from the execution trace)'), title);
+  }
+  const coverage = await page.getByTestId('op-coverage').textContent();
+  assert.ok(coverage.includes(`${fromEt.length} op rows take their shapes from the execution trace param_linear_et.json.gz`), coverage);
+  await page.getByTestId('table-ops').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(screenshotDir, 'time-exec-trace-shapes.png') });
+  await check();
+});
+
 test('two traces: the headline and the gap table equal the CLI, both chips on one roofline; a link reopens it', async () => {
   const first = await openPage(env, '', { viewport: { width: 1300, height: 900 } });
   const { page } = first;

@@ -156,6 +156,7 @@ mod tests {
             op: op.into(),
             input_dims: dims,
             input_types: Value::Null,
+            shapes_from: Default::default(),
             model: flops.map(|_| "GEMM".to_string()),
             no_model: None,
             estimate: false,

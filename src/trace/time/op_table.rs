@@ -7,12 +7,18 @@
 //! counted once, at `addmm`. A call's time is the union of its events' intervals (a cuBLAS
 //! call's memset and GEMM count once each, overlapping work once). Events with no op are
 //! listed as unattributed, so the rows and the unattributed time add up to the GPU time.
+//!
+//! An op's shapes are its own recorded arguments; for an op that recorded none (a trace taken
+//! without `record_shapes`) and links to a node of an execution trace of the same run, the
+//! node's ([`ShapesFrom::ExecutionTrace`]), as the fusion groups take them: both views then
+//! price the same op with the same shapes through the same models.
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::hardware::{Chip, PeakKey};
+use crate::trace::exec_trace::{EtLink, ExecTrace};
 use crate::trace::model::intern::NameId;
 use crate::trace::model::{OpLinks, RecordedShapes, Trace};
 use crate::trace::summary::round3;
@@ -42,6 +48,25 @@ pub struct ShapeText<'a> {
 /// is none out. [`crate::trace::time::perf`] in production, a stand-in in tests.
 pub type CostModel<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
 
+/// Where a row's shapes came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ShapesFrom {
+    /// The op's own arguments in the trace (none when it was recorded without `record_shapes`).
+    #[default]
+    #[serde(rename = "trace")]
+    Trace,
+    /// The linked execution-trace node's `input_shapes`, `input_types` and `inputs`: the op
+    /// recorded none.
+    #[serde(rename = "execution trace")]
+    ExecutionTrace,
+}
+
+impl ShapesFrom {
+    pub fn is_trace(&self) -> bool {
+        *self == ShapesFrom::Trace
+    }
+}
+
 /// Compute- or memory-bound on the chip: which roof the op sits under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -55,9 +80,13 @@ pub enum Bound {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpRow {
     pub op: String,
-    /// `Input Dims` exactly as the trace records them; `null` without `record_shapes`.
+    /// `Input Dims` exactly as the trace records them (or as the execution trace's node gives
+    /// them: see `shapes_from`); `null` without either.
     pub input_dims: Value,
     pub input_types: Value,
+    /// Where the dims and types came from; absent: the trace's own op.
+    #[serde(default, skip_serializing_if = "ShapesFrom::is_trace")]
+    pub shapes_from: ShapesFrom,
     /// The model's family, or `null` ("no model": see `no_model`).
     pub model: Option<String>,
     /// Why there is no model (missing shapes, an op no model knows, a bad dim).
@@ -137,12 +166,86 @@ pub struct OpTable {
     pub shapes_recorded: bool,
 }
 
-/// A row's key: the op and its recorded dims and types, as interned texts.
-type RowKey = (NameId, Option<NameId>, Option<NameId>);
+/// A row's key: the op and its dims and types.
+type RowKey = (NameId, ShapesKey);
 
-/// Builds the table. `chip` gives the roofline figures; without one they are `None`.
-pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpTable {
+/// The dims and types of a row: the op's recorded ones as interned texts, or the index of a
+/// distinct execution-trace (dims, types) text pair ([`OpShapes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum ShapesKey {
+    Recorded(Option<NameId>, Option<NameId>),
+    ExecTrace(usize),
+}
+
+/// One call's shapes: its op's recorded arguments, or those of the execution-trace node (by
+/// index) linked to it.
+#[derive(Debug, Clone, Copy)]
+enum CallShapes {
+    Recorded(RecordedShapes),
+    ExecTrace(usize),
+}
+
+/// An execution trace of the run and how its nodes link to the trace's CPU ops.
+pub type LinkedExecTrace<'e> = (&'e ExecTrace, &'e EtLink);
+
+/// Each op's shapes: its own if it recorded any, else its linked execution-trace node's.
+struct OpShapes<'t> {
+    trace: &'t Trace,
+    exec_trace: Option<LinkedExecTrace<'t>>,
+    /// Distinct (dims, types) texts of the nodes used, numbered in the order met.
+    et_texts: FxHashMap<(&'t str, &'t str), usize>,
+}
+
+impl<'t> OpShapes<'t> {
+    fn of(&mut self, op: usize) -> (ShapesKey, CallShapes) {
+        let shapes = self.trace.cpu_ops[op].shapes;
+        let node = self
+            .exec_trace
+            .filter(|_| !shapes.is_recorded())
+            .and_then(|(et, l)| Some((et, l.by_cpu_op.get(op).copied()??)));
+        match node {
+            Some((et, i)) => {
+                let n = &et.nodes[i];
+                let next = self.et_texts.len();
+                let text = *self.et_texts.entry((n.input_dims.as_str(), n.input_types.as_str())).or_insert(next);
+                (ShapesKey::ExecTrace(text), CallShapes::ExecTrace(i))
+            }
+            None => (ShapesKey::Recorded(shapes.dims, shapes.types), CallShapes::Recorded(shapes)),
+        }
+    }
+
+    fn text(&self, shapes: CallShapes) -> (ShapeText<'t>, ShapesFrom) {
+        let trace = self.trace;
+        match (shapes, self.exec_trace) {
+            (CallShapes::ExecTrace(i), Some((et, _))) => {
+                let n = &et.nodes[i];
+                let text = ShapeText {
+                    dims: Some(&n.input_dims),
+                    types: Some(&n.input_types),
+                    concrete: Some(&n.concrete_inputs),
+                };
+                (text, ShapesFrom::ExecutionTrace)
+            }
+            (CallShapes::Recorded(s), _) => {
+                let text = |id: Option<NameId>| id.map(|id| trace.name(id));
+                (ShapeText { dims: text(s.dims), types: text(s.types), concrete: text(s.concrete) }, ShapesFrom::Trace)
+            }
+            // Not made: an execution-trace call exists only with the execution trace.
+            (CallShapes::ExecTrace(_), None) => (ShapeText::default(), ShapesFrom::Trace),
+        }
+    }
+}
+
+/// Builds the table. `chip` gives the roofline figures; without one they are `None`. With an
+/// execution trace of the run, ops that recorded no shapes take their linked node's.
+pub fn op_table(
+    trace: &Trace,
+    chip: Option<&Chip>,
+    model: CostModel<'_>,
+    exec_trace: Option<LinkedExecTrace<'_>>,
+) -> OpTable {
     let links = OpLinks::new(trace);
+    let mut shapes = OpShapes { trace, exec_trace, et_texts: FxHashMap::default() };
     // (op, start, end) of every attributed event; the rest are unattributed.
     let mut spans: Vec<(usize, f64, f64)> = Vec::with_capacity(trace.kernels.len() + trace.transfers.len());
     let mut unattributed: FxHashMap<NameId, (u64, f64)> = FxHashMap::default();
@@ -166,7 +269,7 @@ pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpT
 
     // Per call: the union of its events; per row: the calls, their summed time and one call
     // (for the delegation check below).
-    let mut rows: FxHashMap<RowKey, (u64, f64, RecordedShapes, Vec<usize>)> = FxHashMap::default();
+    let mut rows: FxHashMap<RowKey, (u64, f64, CallShapes, Vec<usize>)> = FxHashMap::default();
     let mut order: Vec<RowKey> = Vec::new();
     let mut i = 0;
     // Attributed events' summed durations, and their per-call unions summed.
@@ -187,11 +290,11 @@ pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpT
             i += 1;
         }
         total += cur_end - cur_start;
-        let cpu = &trace.cpu_ops[op];
-        let key = row_key(trace, op);
+        let (shapes_key, call) = shapes.of(op);
+        let key = (trace.cpu_ops[op].name, shapes_key);
         let row = rows.entry(key).or_insert_with(|| {
             order.push(key);
-            (0, 0.0, cpu.shapes, Vec::new())
+            (0, 0.0, call, Vec::new())
         });
         row.0 += 1;
         row.1 += total;
@@ -201,21 +304,22 @@ pub fn op_table(trace: &Trace, chip: Option<&Chip>, model: CostModel<'_>) -> OpT
         }
     }
 
-    let mut costs = CostCache { trace, model, by_key: FxHashMap::default() };
+    let mut costs = CostCache { shapes, model, by_key: FxHashMap::default() };
     let nested = NestedOps { trace, links: &links };
     let mut out: Vec<OpRow> = order
         .iter()
         .map(|key| {
-            let (calls, time, shapes, ref sample) = rows[key];
+            let (calls, time, call, ref sample) = rows[key];
             let name = trace.name(key.0);
-            let cost = match costs.get(*key, shapes) {
+            let cost = match costs.get(*key, call) {
                 Ok(c) => match sample.iter().find_map(|&op| nested.delegate(op, c.model, &mut costs)) {
                     Some(child) => Err(format!("its work is counted at {child}, which it calls")),
                     None => Ok(c),
                 },
                 Err(e) => Err(e),
             };
-            row(name, costs.shape_text(shapes), calls, time, cost, chip)
+            let (text, from) = costs.shapes.text(call);
+            row(name, text, from, calls, time, cost, chip)
         })
         .collect();
     out.sort_by(|a, b| b.kernel_time_us.total_cmp(&a.kernel_time_us).then_with(|| a.op.cmp(&b.op)));
@@ -259,31 +363,28 @@ const DELEGATION_SAMPLES: usize = 3;
 /// Nested ops looked at per call (an op's own children come first after it).
 const NESTED_WALK: usize = 64;
 
-fn row_key(trace: &Trace, op: usize) -> RowKey {
-    let cpu = &trace.cpu_ops[op];
-    (cpu.name, cpu.shapes.dims, cpu.shapes.types)
-}
-
 /// Each distinct (op, dims, types)'s cost, computed once.
 struct CostCache<'t, 'm> {
-    trace: &'t Trace,
+    shapes: OpShapes<'t>,
     model: CostModel<'m>,
     by_key: FxHashMap<RowKey, Result<Cost, String>>,
 }
 
 impl CostCache<'_, '_> {
-    fn shape_text(&self, shapes: RecordedShapes) -> ShapeText<'_> {
-        let text = |id: Option<NameId>| id.map(|id| self.trace.name(id));
-        ShapeText { dims: text(shapes.dims), types: text(shapes.types), concrete: text(shapes.concrete) }
-    }
-
-    fn get(&mut self, key: RowKey, shapes: RecordedShapes) -> Result<Cost, String> {
+    fn get(&mut self, key: RowKey, shapes: CallShapes) -> Result<Cost, String> {
         if let Some(c) = self.by_key.get(&key) {
             return c.clone();
         }
-        let c = (self.model)(self.trace.name(key.0), self.shape_text(shapes));
+        let c = (self.model)(self.shapes.trace.name(key.0), self.shapes.text(shapes).0);
         self.by_key.insert(key, c.clone());
         c
+    }
+
+    /// The cost of CPU op `op`'s call, with its key.
+    fn of_op(&mut self, op: usize) -> (RowKey, Result<Cost, String>) {
+        let (shapes_key, call) = self.shapes.of(op);
+        let key = (self.shapes.trace.cpu_ops[op].name, shapes_key);
+        (key, self.get(key, call))
     }
 }
 
@@ -311,10 +412,7 @@ impl<'t> NestedOps<'t, '_> {
             .take_while(|&i| self.trace.cpu_ops[i].ts <= end)
             .take(NESTED_WALK)
             .filter(|&i| self.trace.cpu_ops[i].ts + self.trace.cpu_ops[i].dur <= end)
-            .find(|&i| {
-                let key = row_key(self.trace, i);
-                key.0 != call.name && costs.get(key, self.trace.cpu_ops[i].shapes).is_ok_and(|c| c.model == family)
-            })
+            .find(|&i| self.trace.cpu_ops[i].name != call.name && costs.of_op(i).1.is_ok_and(|c| c.model == family))
             .map(|i| self.trace.name(self.trace.cpu_ops[i].name))
     }
 }
@@ -329,6 +427,7 @@ fn json(text: Option<&str>) -> Value {
 fn row(
     op: &str,
     shapes: ShapeText<'_>,
+    shapes_from: ShapesFrom,
     calls: u64,
     time_us: f64,
     cost: Result<Cost, String>,
@@ -338,6 +437,7 @@ fn row(
         op: op.to_string(),
         input_dims: json(shapes.dims),
         input_types: json(shapes.types),
+        shapes_from,
         model: None,
         no_model: None,
         estimate: false,
@@ -438,7 +538,7 @@ mod tests {
     #[test]
     fn rows_group_calls_by_shape_and_attribute_every_event_once() {
         let chip = preset("h100").unwrap();
-        let t = op_table(&trace(), Some(&chip), &mm_model);
+        let t = op_table(&trace(), Some(&chip), &mm_model, None);
         assert!(t.shapes_recorded);
         assert_eq!(t.rows.len(), 2);
         let mm = &t.rows[0];
@@ -476,7 +576,7 @@ mod tests {
           {"ph":"X","cat":"kernel","name":"fill","pid":0,"tid":7,"ts":100,"dur":1,"args":{"External id":1}},
           {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":102,"dur":20,"args":{"External id":2}}
         ]}"#;
-        let t = op_table(&read_trace(text.as_bytes()).unwrap(), None, &mm_model);
+        let t = op_table(&read_trace(text.as_bytes()).unwrap(), None, &mm_model, None);
         let row = |op: &str| t.rows.iter().find(|r| r.op == op).unwrap();
         assert_eq!(row("aten::mm").model.as_deref(), Some("GEMM"));
         assert_eq!(row("aten::linear").model, None);
@@ -513,7 +613,7 @@ mod tests {
             text.pop();
             text += "]}";
             let trace = read_trace(text.as_bytes()).unwrap();
-            let table = op_table(&trace, Some(&preset("h100").unwrap()), &mm_model);
+            let table = op_table(&trace, Some(&preset("h100").unwrap()), &mm_model, None);
             let rows: f64 = table.rows.iter().map(|r| r.kernel_time_us).sum();
             proptest::prop_assert!((rows + table.unattributed.time_us - total).abs() < 1e-6);
             proptest::prop_assert!((table.coverage.gpu_time_us - total).abs() < 1e-6);
@@ -523,14 +623,57 @@ mod tests {
     }
 
     #[test]
+    fn ops_without_shapes_take_their_linked_execution_trace_nodes_and_recorded_ones_keep_theirs() {
+        use crate::trace::exec_trace::{link, parse_exec_trace};
+        // mm 1 and 2 recorded no shapes, mm 3 did; the ET has nodes for 1 and 3 (rf_id = External id).
+        let text = r#"{"traceEvents":[
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10,"args":{"External id":1}},
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":20,"dur":10,"args":{"External id":2}},
+          {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":40,"dur":10,"args":{"External id":3,"Input Dims":[[8,8],[8,8]],"Input type":["float","float"]}},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":100,"dur":10,"args":{"External id":1}},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":120,"dur":10,"args":{"External id":2}},
+          {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":140,"dur":10,"args":{"External id":3}}
+        ]}"#;
+        let trace = read_trace(text.as_bytes()).unwrap();
+        let node = |id: u64, rf: u64, m: u64| {
+            format!(
+                r#"{{"name": "aten::mm", "id": {id}, "rf_id": {rf}, "parent": 1,
+                   "inputs": [[1, 1, 0, {e}, 4, "cuda:0"], [2, 2, 0, {e}, 4, "cuda:0"]],
+                   "input_shapes": [[{m}, {m}], [{m}, {m}]], "input_types": ["Tensor(float)", "Tensor(float)"],
+                   "outputs": [], "output_shapes": [], "output_types": []}}"#,
+                e = m * m
+            )
+        };
+        let et_text =
+            format!(r#"{{"schema": "1.0.1", "pid": 1, "nodes": [{}, {}]}}"#, node(10, 1, 64), node(11, 3, 32));
+        let et = parse_exec_trace(&et_text, "et.json").unwrap();
+        let l = link(&trace, &et);
+        assert_eq!(l.linked_ops, 2);
+        let t = op_table(&trace, None, &mm_model, Some((&et, &l)));
+        let row = |dims: serde_json::Value| t.rows.iter().find(|r| r.input_dims == dims).unwrap();
+        let from_et = row(serde_json::json!([[64, 64], [64, 64]]));
+        assert_eq!((from_et.shapes_from, from_et.calls), (ShapesFrom::ExecutionTrace, 1));
+        assert_eq!(from_et.input_types, serde_json::json!(["float", "float"]));
+        assert_eq!(from_et.flops_per_call, Some(2 * 64 * 64 * 64));
+        // Its own recorded shapes win over the node's [32, 32].
+        let recorded = row(serde_json::json!([[8, 8], [8, 8]]));
+        assert_eq!((recorded.shapes_from, recorded.flops_per_call), (ShapesFrom::Trace, Some(2 * 8 * 8 * 8)));
+        // No node, no shapes: as without the execution trace.
+        let none = row(serde_json::Value::Null);
+        assert_eq!((none.shapes_from, none.no_model.as_deref()), (ShapesFrom::Trace, Some("no dims")));
+        assert_eq!(t.rows.len(), 3);
+        assert!(t.shapes_recorded, "mm 3 recorded its shapes");
+    }
+
+    #[test]
     fn without_a_chip_rates_stay_and_roofline_figures_are_absent() {
-        let t = op_table(&trace(), None, &mm_model);
+        let t = op_table(&trace(), None, &mm_model, None);
         assert!(t.rows[0].tflops_per_s.is_some());
         assert_eq!((t.rows[0].roofline_pct, t.rows[0].bound), (None, None));
         // Picking a chip afterwards gives the figures a chip given up front gives.
         let chip = preset("mi300x").unwrap();
         let mut rows = t.rows.clone();
         rows.iter_mut().for_each(|r| set_roofline(r, Some(&chip)));
-        assert_eq!(rows, op_table(&trace(), Some(&chip), &mm_model).rows);
+        assert_eq!(rows, op_table(&trace(), Some(&chip), &mm_model, None).rows);
     }
 }

@@ -9,7 +9,7 @@ use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 use super::timeline::{timelines, Timeline};
 use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 use crate::trace::capture::CaptureReport;
-use crate::trace::exec_trace::ExecTrace;
+use crate::trace::exec_trace::{link, ExecTrace};
 use crate::trace::fusion::{BuiltIn, FusionOptions, TraceFusion};
 use crate::trace::model::TraceFormat;
 use crate::trace::ranks::streams::{device_streams, DeviceStreams};
@@ -112,6 +112,17 @@ impl ChipUsed {
 /// The report of one classified trace. `chip` is the user's choice; without one the chip is
 /// detected from the device names ([`detect_chip`]).
 pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model: CostModel<'_>) -> TraceTime {
+    time_report_with(side, chip, model, None)
+}
+
+/// [`time_report`] with an execution trace of the run: ops that recorded no shapes take those
+/// of the node linked to them (`fusionscope trace K --exec-trace ET`).
+pub fn time_report_with(
+    side: &ClassifiedTrace<'_>,
+    chip: Option<DetectedChip>,
+    model: CostModel<'_>,
+    exec_trace: Option<&ExecTrace>,
+) -> TraceTime {
     let (chip, chip_note) = match chip {
         Some(c) => (Some(c), None),
         None => match detect_chip(&side.platform.devices) {
@@ -126,7 +137,8 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
         let first = devices.remove(0);
         (Some(first.whole), first.steps)
     };
-    let table = op_table(side.trace, chip.as_ref().map(|c| &c.chip), model);
+    let linked = exec_trace.map(|et| (et, link(side.trace, et)));
+    let table = op_table(side.trace, chip.as_ref().map(|c| &c.chip), model, linked.as_ref().map(|(et, l)| (*et, l)));
     TraceTime {
         chip: chip.as_ref().map(ChipUsed::of),
         chip_note,
@@ -143,6 +155,36 @@ pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model
         fusion: None,
         fusion_dag: None,
     }
+}
+
+/// The report as opening a trace gives it (the page's worker, and [`crate::import`]): the
+/// chip detected, the op table and, by [`add_fusion_with`], the fusion, both with the
+/// execution trace of the run if one is given, so that each is made once.
+pub fn opened_report(
+    side: &ClassifiedTrace<'_>,
+    structure: Option<&Structure>,
+    exec_trace: Option<(&ExecTrace, &str)>,
+) -> TraceTime {
+    let mut time = time_report_with(side, None, &recorded_cost, exec_trace.map(|(et, _)| et));
+    add_fusion_with(&mut time, side, structure, exec_trace);
+    time
+}
+
+/// `time`'s op table and fusion made again with an execution trace of the run that came after
+/// the report (the page's worker: an execution trace dropped onto an opened trace); the chip
+/// detected as [`opened_report`] detects it, the rest of the report (timeline, streams,
+/// capture join) kept, since the execution trace does not change it.
+pub fn add_exec_trace(
+    time: &mut TraceTime,
+    side: &ClassifiedTrace<'_>,
+    structure: Option<&Structure>,
+    exec_trace: (&ExecTrace, &str),
+) {
+    let chip = detect_chip(&side.platform.devices).ok();
+    let linked = link(side.trace, exec_trace.0);
+    let table = op_table(side.trace, chip.as_ref().map(|c| &c.chip), &recorded_cost, Some((exec_trace.0, &linked)));
+    (time.ops, time.unattributed, time.op_coverage) = (table.rows, table.unattributed, table.coverage);
+    add_fusion_with(time, side, structure, Some(exec_trace));
 }
 
 /// Adds the fusion analysis to `time` as opening a file gives it: the rule set the command
@@ -168,9 +210,18 @@ pub fn add_fusion_with(
         exec_trace,
         structure,
     };
+    #[cfg(test)]
+    FUSIONS_MADE.with(|n| n.set(n.get() + 1));
     let (fusion, dag) = fusion_with_dag(side, &options);
     time.fusion = Some(fusion);
     time.fusion_dag = dag;
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Fusion analyses [`add_fusion_with`] made on this thread: tests check that opening a trace
+    /// with its execution trace analyses it once.
+    pub(crate) static FUSIONS_MADE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 impl TraceTime {

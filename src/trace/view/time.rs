@@ -6,7 +6,7 @@ use crate::units::{format_duration_us, format_pct, group_digits};
 
 use crate::trace::capture::CaptureReport;
 use crate::trace::time::gap::Gap;
-use crate::trace::time::op_table::{Bound, OpRow};
+use crate::trace::time::op_table::{Bound, OpRow, ShapesFrom};
 use crate::trace::time::report::TraceTime;
 use crate::trace::time::timeline::Timeline;
 
@@ -262,16 +262,20 @@ pub fn capture_line(r: &CaptureReport) -> String {
 }
 
 /// "Models cover 65.47 % of GPU time (29.88 ms); …": how much of the time the op table
-/// explains, and (once) that the trace has no shapes when it was recorded without them.
+/// explains, (once) that the trace has no shapes when it was recorded without them, and which
+/// rows took theirs from an execution trace.
 pub fn coverage_line(r: &TraceTime) -> String {
     let c = &r.op_coverage;
-    let shapes = match (r.format.lacks(), r.shapes_recorded) {
-        (Some(lacks), _) => format!(" {lacks}"),
-        (None, true) => String::new(),
-        (None, false) => format!(
-            " The trace was recorded without record_shapes: ops have times but no FLOPs or bytes.{}",
-            exec_trace_shapes(r)
-        ),
+    let shapes = match (r.format.lacks(), r.shapes_recorded, exec_trace_rows(r)) {
+        (Some(lacks), _, _) => format!(" {lacks}"),
+        (None, true, 0) => String::new(),
+        (None, true, rows) => format!(" {}", exec_trace_shapes(r, rows)),
+        (None, false, 0) => {
+            " The trace was recorded without record_shapes: ops have times but no FLOPs or bytes.".to_string()
+        }
+        (None, false, rows) => {
+            format!(" The trace was recorded without record_shapes. {}", exec_trace_shapes(r, rows))
+        }
     };
     // Rows count a call's overlapping events once; GPU time counts each: say the difference.
     let overlap = if c.overlap_us > 0.0 {
@@ -417,12 +421,16 @@ pub fn op_roofline(sides: &[RooflineSide<'_>]) -> Option<crate::draw::roofline::
                 continue;
             }
             let pct = o.roofline_pct.map(|p| format!(", {} of roofline", format_pct(p))).unwrap_or_default();
+            let from = match o.shapes_from {
+                ShapesFrom::ExecutionTrace => " (shapes from the execution trace)",
+                ShapesFrom::Trace => "",
+            };
             plot.points.push(PlotPoint {
                 intensity,
                 flops: tflops * 1e12,
                 color: if single { bound_color(o.bound) } else { side.color },
                 title: format!(
-                    "{}{} {} — {} calls, {}, {intensity:.1} FLOP/byte, {tflops:.1} TFLOP/s{pct}",
+                    "{}{} {}{from} — {} calls, {}, {intensity:.1} FLOP/byte, {tflops:.1} TFLOP/s{pct}",
                     if single { String::new() } else { format!("{}: ", side.label) },
                     o.op,
                     dims_text(&o.input_dims),
@@ -443,18 +451,27 @@ pub fn op_roofline(sides: &[RooflineSide<'_>]) -> Option<crate::draw::roofline::
     (!plot.roofs.is_empty() && !plot.points.is_empty()).then_some(plot)
 }
 
-/// For a trace without shapes whose execution trace linked: that its fusion groups have the
-/// shapes from it, so that "no bytes" here is not read as contradicting the Fusion view's bytes
-/// (the op table and roofline price the Kineto ops' own arguments only).
-fn exec_trace_shapes(r: &TraceTime) -> String {
-    match r.fusion.as_ref().and_then(|f| f.exec_trace.as_ref()) {
-        Some(et) if et.linked_ops > 0 => format!(
-            " The fusion groups take the shapes of the {} ops linked to the execution trace {}.",
-            group_digits(et.linked_ops),
-            et.file
-        ),
-        _ => String::new(),
-    }
+/// Rows whose shapes are an execution trace's.
+fn exec_trace_rows(r: &TraceTime) -> usize {
+    r.ops.iter().filter(|o| o.shapes_from == ShapesFrom::ExecutionTrace).count()
+}
+
+/// Where `rows` rows' shapes came from: the execution trace linked (its file from the fusion's
+/// link summary, made with the same execution trace), as the fusion groups take them.
+fn exec_trace_shapes(r: &TraceTime, rows: usize) -> String {
+    let file = r.fusion.as_ref().and_then(|f| f.exec_trace.as_ref()).map(|e| format!(" {}", e.file));
+    let (rows_take, their, ops) = if rows == 1 {
+        ("op row takes", "its", "op recorded none and links")
+    } else {
+        ("op rows take", "their", "ops recorded none and link")
+    };
+    format!(
+        "{} {rows_take} {their} shapes from the execution trace{} (`shapes_from`: {their} {ops} to its \
+         nodes), as the fusion groups do: {their} FLOPs, bytes and roofline figures are the models' on those \
+         shapes.",
+        group_digits(rows as u64),
+        file.unwrap_or_default()
+    )
 }
 
 /// Why a trace's ops are not on the roofline (no op has both FLOPs and bytes): in a format that
@@ -464,10 +481,9 @@ pub fn no_roofline_statement(r: &TraceTime) -> String {
         Some(lacks) => {
             format!("No shapes recorded in this format: FLOPs and bytes unknown, so no op on the roofline. {lacks}")
         }
-        None if !r.shapes_recorded => format!(
-            "No op on the roofline: the trace was recorded without record_shapes, so ops have no FLOPs or bytes.{}",
-            exec_trace_shapes(r)
-        ),
+        None if !r.shapes_recorded && exec_trace_rows(r) == 0 => {
+            "No op on the roofline: the trace was recorded without record_shapes, so ops have no FLOPs or bytes.".into()
+        }
         None => "No op on the roofline: no op's recorded shapes gave both FLOPs and bytes.".into(),
     }
 }
@@ -476,5 +492,50 @@ fn bound_color(b: Option<Bound>) -> &'static str {
     match b {
         Some(Bound::Compute) => crate::draw::roofline::ORANGE,
         _ => crate::draw::roofline::BLUE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::exec_trace::parse_exec_trace;
+    use crate::trace::summary::ClassifiedTrace;
+    use crate::trace::time::report::{add_fusion_with, recorded_cost, time_report_with};
+    use crate::trace::{classify, read_trace};
+
+    #[test]
+    fn the_coverage_line_names_the_execution_trace_that_gave_one_row_its_shapes() {
+        // One aten::add without shapes, linked to one ET node of two [4, 4] fp32 tensors.
+        let trace = read_trace(
+            br#"{"traceEvents":[
+              {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10,"args":{"External id":5}},
+              {"ph":"X","cat":"kernel","name":"add_kernel","pid":0,"tid":7,"ts":100,"dur":2,"args":{"External id":5}}
+            ]}"#,
+        )
+        .unwrap();
+        let et = parse_exec_trace(
+            r#"{"schema": "1.0.1", "pid": 1, "nodes": [{"name": "aten::add", "id": 9, "rf_id": 5, "parent": 1,
+                "inputs": [[1, 1, 0, 16, 4, "cuda:0"], [2, 2, 0, 16, 4, "cuda:0"], 1],
+                "input_shapes": [[4, 4], [4, 4], []], "input_types": ["Tensor(float)", "Tensor(float)", "Int"],
+                "outputs": [[3, 3, 0, 16, 4, "cuda:0"]], "output_shapes": [[4, 4]], "output_types": ["Tensor(float)"]}]}"#,
+            "et.json",
+        )
+        .unwrap();
+        let side = ClassifiedTrace::new(&trace, &classify);
+        let mut time = time_report_with(&side, None, &recorded_cost, Some(&et));
+        add_fusion_with(&mut time, &side, None, Some((&et, "et.json")));
+        assert_eq!(time.ops[0].bytes_per_call, Some(3 * 16 * 4));
+        assert!(coverage_line(&time).ends_with(
+            "The trace was recorded without record_shapes. 1 op row takes its shapes from the execution trace et.json \
+             (`shapes_from`: its op recorded none and links to its nodes), as the fusion groups do: its FLOPs, bytes \
+             and roofline figures are the models' on those shapes."
+        ));
+        // Without it, the sentence of a trace without shapes.
+        let plain = time_report_with(&side, None, &recorded_cost, None);
+        assert!(coverage_line(&plain).ends_with("ops have times but no FLOPs or bytes."));
+        assert_eq!(
+            no_roofline_statement(&plain),
+            "No op on the roofline: the trace was recorded without record_shapes, so ops have no FLOPs or bytes."
+        );
     }
 }
