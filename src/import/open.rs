@@ -22,8 +22,9 @@ use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimT
 use crate::trace::exec_trace::{parse_exec_trace, EtError, ExecTrace};
 use crate::trace::ranks::{RankSink, RankSummary};
 use crate::trace::rocprof::{read_rocprof, RocprofError};
-use crate::trace::summary::{summarize_classified, ClassifiedTrace};
-use crate::trace::time::report::{add_fusion, recorded_cost, time_report, TraceTime};
+use crate::trace::structure::Search;
+use crate::trace::summary::{structure_search, summarize_searched, ClassifiedTrace};
+use crate::trace::time::report::{add_fusion_searched, recorded_cost, time_report, TraceTime};
 use crate::trace::xla_json::read_xla_json;
 use crate::trace::xplane::{read_xplane, XplaneError};
 use crate::trace::{classify, Reader, Trace, TraceError, TraceReader, TraceSummary};
@@ -387,9 +388,11 @@ pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Resu
 /// A trace's summary and report, as opening its file gives them.
 fn trace_results(trace: &Trace, file_name: &str) -> (TraceSummary, TraceTime) {
     let side = ClassifiedTrace::new(trace, &classify);
-    let summary = summarize_classified(&side, Some(file_name));
+    // One structure search for the summary and the fusion's windows.
+    let found = structure_search(&side);
+    let summary = summarize_searched(&side, Some(file_name), found.as_ref());
     let mut time = time_report(&side, None, &recorded_cost);
-    add_fusion(&mut time, &side, summary.structure.as_deref());
+    add_fusion_searched(&mut time, &side, summary.structure.as_deref(), Search::Done(found.as_ref()), None);
     (summary, time)
 }
 

@@ -13,9 +13,9 @@ use crate::trace::exec_trace::ExecTrace;
 use crate::trace::fusion::{BuiltIn, FusionOptions, TraceFusion};
 use crate::trace::model::TraceFormat;
 use crate::trace::ranks::streams::{device_streams, DeviceStreams};
-use crate::trace::structure::Structure;
+use crate::trace::structure::{Search, Structure};
 use crate::trace::summary::ClassifiedTrace;
-use crate::trace::view::fusion_dag::{fusion_with_dag, FusionDag};
+use crate::trace::view::fusion_dag::{fusion_with_dag_searched, FusionDag};
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -160,6 +160,18 @@ pub fn add_fusion_with(
     structure: Option<&Structure>,
     exec_trace: Option<(&ExecTrace, &str)>,
 ) {
+    add_fusion_searched(time, side, structure, Search::Run, exec_trace)
+}
+
+/// [`add_fusion_with`], the group drawing's windows taken from the structure search already
+/// run on `side` for its summary (`structure` is its report) when `search` holds it.
+pub fn add_fusion_searched(
+    time: &mut TraceTime,
+    side: &ClassifiedTrace<'_>,
+    structure: Option<&Structure>,
+    search: Search<'_>,
+    exec_trace: Option<(&ExecTrace, &str)>,
+) {
     let chip = detect_chip(&side.platform.devices).ok();
     let options = FusionOptions {
         rules: BuiltIn::Inductor.rules(),
@@ -168,7 +180,7 @@ pub fn add_fusion_with(
         exec_trace,
         structure,
     };
-    let (fusion, dag) = fusion_with_dag(side, &options);
+    let (fusion, dag) = fusion_with_dag_searched(side, &options, search);
     time.fusion = Some(fusion);
     time.fusion_dag = dag;
 }
