@@ -721,6 +721,42 @@ fn reprediction_draws_boundaries_between_adjacent_inductor_kernels() {
 }
 
 #[test]
+fn a_kernel_missed_again_counts_once_more_with_its_first_reason() {
+    let t = |dims: &str| {
+        let n = serde_json::from_str::<Vec<serde_json::Value>>(dims).unwrap().len();
+        (dims.to_string(), serde_json::to_string(&vec!["float"; n]).unwrap())
+    };
+    let op = |name: &'static str, dims: &str| {
+        let (d, ty) = t(dims);
+        (name, d, ty, 10.0)
+    };
+    // The four kernels of the test above, run three times: the same two misses each time.
+    let once = [
+        op("triton_poi_fused_add_0", "[[64, 64], [64, 64]]"),
+        op("triton_red_fused_sum_1", "[[128, 64], [128]]"),
+        op("triton_poi_fused_mul_2", "[[128], [128]]"),
+        op("triton_poi_fused_add_3", "[[128], [128]]"),
+    ];
+    let ops: Vec<_> = (0..3).flat_map(|_| once.iter().cloned()).collect();
+    // Each run's kernels named alike (the helper numbers every kernel).
+    let mut text = String::from_utf8(synthetic(&ops)).unwrap();
+    for i in (0..ops.len()).rev() {
+        text = text.replace(&format!("\"kernel_{i}_"), "\"kernel_");
+    }
+    let trace = read_trace(text.as_bytes()).unwrap();
+    let r = fusion_of(&trace, BuiltIn::Inductor, None).reprediction.unwrap();
+    assert_eq!((r.kernels, r.matched), (12, 6), "{r:?}");
+    let misses: Vec<(&str, u64, &str)> =
+        r.misses.iter().map(|m| (m.kernel.as_str(), m.count, m.reason.as_str())).collect();
+    assert_eq!(misses.len(), 2, "{misses:?}");
+    // Equal counts: by name.
+    assert!(misses[0].0.ends_with("triton_poi_fused_add_3") && misses[0].1 == 3, "{misses:?}");
+    assert!(misses[0].2.contains("kernel before"), "{misses:?}");
+    assert!(misses[1].0.ends_with("triton_poi_fused_mul_2") && misses[1].1 == 3, "{misses:?}");
+    assert!(misses[1].2.contains("kernel after"), "{misses:?}");
+}
+
+#[test]
 fn an_ops_time_is_given_both_ways_where_they_differ() {
     let f = fusion_of(&real("nvidia/hf_bert-small_eager_h100.json.gz"), BuiltIn::Inductor, None);
     // aten::linear launches nothing itself: aten::addmm inside it runs the GEMM. Its own time is

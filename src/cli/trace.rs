@@ -12,7 +12,7 @@ use fusionscope::trace::ranks::streams::DeviceStreams;
 use fusionscope::trace::read::summary_only::{SummaryOnly, SummarySink};
 use fusionscope::trace::structure::{LayerKernel, Structure};
 use fusionscope::trace::summary::{
-    structure_report, structure_search, summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats,
+    structure_report, structure_search, summarize_searched, ClassifiedTrace, KernelStat, PlatformEntry, SideStats,
     SummaryRow, TraceSummary,
 };
 use fusionscope::trace::time::gap::gap;
@@ -96,8 +96,10 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     let setup = FusionSetup::new(&args.fusion)?.with_exec_trace(&args.exec_trace)?;
     let (trace, capture) = load_with_capture(&args.file, args.capture.as_deref())?;
     let side = ClassifiedTrace::new(&trace, &classify);
-    let summary = summarize_classified(&side, Some(&file_name(&args.file)));
-    let (fusion, dag) = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref());
+    // One structure search for the summary and the fusion's windows.
+    let found = structure_search(&side);
+    let summary = summarize_searched(&side, Some(&file_name(&args.file)), found.as_ref());
+    let (fusion, dag) = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref(), Search::Done(found.as_ref()));
     let mut time = time_report_with(&side, chip, &recorded_cost, setup.exec_trace());
     time.capture = capture;
     // In the report, as the page's export has it: `fusion` (and `fusion_dag`) beside the time keys.
@@ -154,7 +156,7 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
         // comparison, which would otherwise run it again.
         let found = structure_search(&side);
         let structure = structure_report(&side, found.as_ref());
-        let (fusion, dag) = setup.analyze(&side, chip.as_ref(), structure.as_deref());
+        let (fusion, dag) = setup.analyze(&side, chip.as_ref(), structure.as_deref(), Search::Done(found.as_ref()));
         let mut time = time_report(&side, chip, &recorded_cost);
         time.capture = capture;
         time.fusion = Some(fusion);

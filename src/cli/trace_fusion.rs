@@ -8,10 +8,10 @@ use fusionscope::hardware::{detect_chip, DetectedChip};
 use fusionscope::table::Table;
 use fusionscope::trace::exec_trace::{parse_exec_trace, ExecTrace};
 use fusionscope::trace::fusion::{parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
-use fusionscope::trace::structure::Structure;
+use fusionscope::trace::structure::{Search, Structure};
 use fusionscope::trace::summary::ClassifiedTrace;
 use fusionscope::trace::view::fusion::coverage_text;
-use fusionscope::trace::view::fusion_dag::{fusion_with_dag, FusionDag};
+use fusionscope::trace::view::fusion_dag::{fusion_with_dag_searched, FusionDag};
 use fusionscope::units::{format_bytes, format_duration_us, format_pct, group_digits};
 
 use super::io::{read_parsed, read_text};
@@ -103,6 +103,7 @@ impl FusionSetup {
         side: &ClassifiedTrace<'_>,
         chip: Option<&DetectedChip>,
         structure: Option<&Structure>,
+        search: Search<'_>,
     ) -> (TraceFusion, Option<FusionDag>) {
         let detected = match chip {
             Some(_) => None,
@@ -116,7 +117,7 @@ impl FusionSetup {
             exec_trace: self.exec_trace.as_ref().map(|(et, name)| (et, name.as_str())),
             structure,
         };
-        fusion_with_dag(side, &options)
+        fusion_with_dag_searched(side, &options, search)
     }
 }
 

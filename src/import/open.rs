@@ -22,7 +22,8 @@ use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimT
 use crate::trace::exec_trace::{parse_exec_trace, EtError, ExecTrace};
 use crate::trace::ranks::{RankSink, RankSummary};
 use crate::trace::rocprof::{read_rocprof, RocprofError};
-use crate::trace::summary::{summarize_classified, ClassifiedTrace};
+use crate::trace::structure::Search;
+use crate::trace::summary::{structure_search, summarize_searched, ClassifiedTrace};
 use crate::trace::time::report::{opened_report, TraceTime};
 use crate::trace::xla_json::read_xla_json;
 use crate::trace::xplane::{read_xplane, XplaneError};
@@ -409,8 +410,10 @@ pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Resu
 /// with the execution trace of its run, if one is given.
 fn trace_results(trace: &Trace, file_name: &str, exec_trace: ExecTraceOf<'_>) -> (TraceSummary, TraceTime) {
     let side = ClassifiedTrace::new(trace, &classify);
-    let summary = summarize_classified(&side, Some(file_name));
-    let time = opened_report(&side, summary.structure.as_deref(), exec_trace);
+    // One structure search for the summary and the fusion's windows.
+    let found = structure_search(&side);
+    let summary = summarize_searched(&side, Some(file_name), found.as_ref());
+    let time = opened_report(&side, summary.structure.as_deref(), Search::Done(found.as_ref()), exec_trace);
     (summary, time)
 }
 

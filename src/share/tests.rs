@@ -671,7 +671,12 @@ fn a_trace_opened_with_its_execution_trace_makes_a_link_under_8_kb_that_round_tr
         let text = crate::import::text(&bytes, usize::MAX).unwrap();
         let et = parse_exec_trace(&text, "et.json.gz").unwrap();
         let side = crate::trace::summary::ClassifiedTrace::new(&t, &classify);
-        let time = crate::trace::time::report::opened_report(&side, None, Some((&et, "et.json.gz")));
+        let time = crate::trace::time::report::opened_report(
+            &side,
+            None,
+            crate::trace::structure::Search::Run,
+            Some((&et, "et.json.gz")),
+        );
         let (summary, trimmed) = trim_summary(&summarize(&t, Some(run), &classify));
         let (time, time_cut) = trim_time(&time);
         let view = SharedView::TraceSummary {

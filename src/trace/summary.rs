@@ -273,6 +273,16 @@ pub fn summarize(trace: &Trace, file: Option<&str>, classifier: Classifier<'_>) 
 
 /// Summarises a trace already classified (which the time report needs too).
 pub fn summarize_classified(side: &ClassifiedTrace<'_>, file: Option<&str>) -> TraceSummary {
+    summarize_searched(side, file, structure_search(side).as_ref())
+}
+
+/// [`summarize_classified`] with the structure search already run on `side` ([`structure_search`]),
+/// for a caller that hands the search on to the fusion's windows or the comparison.
+pub fn summarize_searched(
+    side: &ClassifiedTrace<'_>,
+    file: Option<&str>,
+    found: Option<&TraceStructure>,
+) -> TraceSummary {
     let trace = side.trace;
     let mut categories: Vec<SummaryRow> =
         side.by_category().into_iter().map(|(category, acc)| SummaryRow { category, trace: acc.stats(side) }).collect();
@@ -283,7 +293,7 @@ pub fn summarize_classified(side: &ClassifiedTrace<'_>, file: Option<&str>) -> T
             fused.add(k.name, k.dur);
         }
     }
-    let structure = structure_of(side);
+    let structure = structure_report(side, found);
     TraceSummary {
         platforms: vec![PlatformEntry::new(side, "trace", file)],
         categories,

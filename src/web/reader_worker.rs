@@ -3,8 +3,8 @@
 //! however large stalls the page's thread.
 //!
 //! A file is read in [`SLICE_BYTES`] slices (`Blob.arrayBuffer()`, awaited, so the worker
-//! keeps answering messages between slices; the next slice is asked for before the current one
-//! is parsed) and each slice goes straight to the core's
+//! keeps answering messages between slices; [`SLICES_IN_FLIGHT`] are asked for ahead of the
+//! one being parsed) and each slice goes straight to the core's
 //! incremental [`FileOpener`]: a Kineto trace (gzip or not) streams through the
 //! [`crate::trace::TraceReader`], so memory stays at the compact trace plus one slice, and the
 //! progress posted after each slice is true. What comes back to the page is the *result*,
@@ -51,6 +51,7 @@
 //! made by `serde-wasm-bindgen`; a request to open a file is the array `[request, file]`.
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 
 use js_sys::{Array, Uint8Array};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -67,7 +68,7 @@ use crate::trace::capture::{attribute, captured_graph_count};
 use crate::trace::exec_trace::{link, ExecTrace};
 use crate::trace::ranks::RankSummary;
 use crate::trace::read::wire;
-use crate::trace::structure::Structure;
+use crate::trace::structure::{Search, Structure};
 use crate::trace::summary::ClassifiedTrace;
 use crate::trace::time::report::{add_exec_trace, opened_report, TraceTime};
 use crate::trace::view::ranks::RanksDrawn;
@@ -76,6 +77,12 @@ use crate::trace::{classify, compare, Input, Trace, TraceSummary};
 /// Bytes read per slice: small enough for smooth progress and low memory, large enough to
 /// keep the per-slice overhead negligible.
 pub const SLICE_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
+
+/// Slices asked for at once: handing one over takes the browser a few milliseconds of waiting
+/// (headless Chromium hands a 1 GB `File` over in 4 MiB slices one at a time in 2.6–10 s on
+/// this shared machine, four at a time in 1.6 s), so several are kept coming while one is
+/// parsed. They wait as JavaScript buffers, outside the wasm memory: 16 MiB at most.
+pub const SLICES_IN_FLIGHT: usize = 4;
 
 /// A trace the worker keeps, for comparisons.
 struct Held {
@@ -371,7 +378,7 @@ fn join(trace: &Trace, capture: &Trace, et: Option<usize>) -> Option<(Trace, Tra
     let time = EXEC_TRACES.with(|e| {
         let ets = e.borrow();
         let et = et.and_then(|i| ets.get(i)).map(|h| (&h.et, h.name.as_str()));
-        opened_report(&side, None, et)
+        opened_report(&side, None, Search::Run, et)
     });
     Some((joined, TraceTime { capture: Some(report), ..time }))
 }
@@ -427,9 +434,8 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
     let fail = |e: JsValue| format!("{name} could not be read: {}", describe(e));
     let total = blob.size();
     let mut opener = FileOpener::with_ranks(name);
-    // The next slice is asked for before this one is parsed, so that the browser's handing it
-    // over (2.6 s for 1 GB in 4 MiB slices in headless Chromium) can overlap the parsing. On
-    // this machine the gain measured was within run-to-run noise (docs/benchmarks.md).
+    // [`SLICES_IN_FLIGHT`] slices are asked for ahead of the one being parsed: the browser's
+    // handing a slice over is mostly waiting, which one slice ahead did not hide.
     let request = |from: f64| -> Result<Option<(f64, JsFuture)>, String> {
         if from >= total {
             return Ok(None);
@@ -438,13 +444,23 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
         let slice = blob.slice_with_f64_and_f64(from, end).map_err(fail)?;
         Ok(Some((end, JsFuture::from(slice.array_buffer()))))
     };
-    let mut next = request(0.0)?;
-    while let Some((end, pending)) = next.take() {
+    let mut pending: VecDeque<(f64, JsFuture)> = VecDeque::with_capacity(SLICES_IN_FLIGHT);
+    let mut asked = 0.0;
+    let mut top_up = |pending: &mut VecDeque<(f64, JsFuture)>| -> Result<(), String> {
+        while pending.len() < SLICES_IN_FLIGHT {
+            let Some((end, read)) = request(asked)? else { break };
+            asked = end;
+            pending.push_back((end, read));
+        }
+        Ok(())
+    };
+    top_up(&mut pending)?;
+    while let Some((end, read)) = pending.pop_front() {
         if is_cancelled(job) || !opener.wants_more() {
             break;
         }
-        let buffer = pending.await.map_err(fail)?;
-        next = request(end)?;
+        let buffer = read.await.map_err(fail)?;
+        top_up(&mut pending)?;
         opener.feed(&Uint8Array::new(&buffer).to_vec()).map_err(|e| e.message(name))?;
         if hand_back && opener.detected().kind == FileKind::ExecTrace {
             return Err(format!("{name} is an execution trace: the worker that holds the traces reads it"));

@@ -20,7 +20,10 @@ use crate::trace::classify::category::Category;
 use crate::trace::model::platform::Vendor;
 use crate::trace::model::Trace;
 use crate::trace::structure::align::{align, Step};
-use crate::trace::structure::{analyse, TraceStructure};
+use crate::trace::structure::analyse;
+/// The structure search's result for one input of [`compare_searched`]: `fusionscope compare`
+/// runs it for each side's own report, and the comparison reuses it.
+pub use crate::trace::structure::Search;
 use crate::trace::summary::{ClassifiedTrace, Classifier, PlatformEntry, SideAcc, SideStats};
 pub use fusion::FusionDifference;
 use fusion::FusionFinder;
@@ -99,16 +102,6 @@ pub struct Input<'t> {
 /// Compares two traces; see the module docs for keys and ordering.
 pub fn compare(a: Input<'_>, b: Input<'_>, classifier: Classifier<'_>) -> Comparison {
     compare_searched(a, b, classifier, [Search::Run, Search::Run])
-}
-
-/// The structure search's result for one input of [`compare_searched`].
-#[derive(Debug, Clone, Copy)]
-pub enum Search<'s> {
-    /// Not run yet: the comparison runs it.
-    Run,
-    /// Already run on this input with the same classifier (`None`: no structure was found), as
-    /// `fusionscope compare` does for each side's own report: the comparison reuses it.
-    Done(Option<&'s TraceStructure>),
 }
 
 /// [`compare`], reusing the structure search already run on either input (which must be the

@@ -5,8 +5,7 @@
 //! its ops. Library kernels between them (cuBLAS/hipBLASLt GEMMs, attention, copies) are
 //! barriers, as they are for Inductor, which calls them as extern kernels.
 
-use std::collections::BTreeMap;
-
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::describe::How;
@@ -49,6 +48,16 @@ struct Op {
     kind: Kind,
 }
 
+/// What a group's kernels expand to in the op sequence.
+enum Expansion {
+    /// Not an Inductor kernel: a barrier.
+    NotInductor,
+    /// An Inductor kernel whose name lists no op words: a barrier, counted apart.
+    NotExpandable,
+    /// The kinds of its components, in order.
+    Ops(Vec<Kind>),
+}
+
 /// The kind an Inductor kernel's component has: its copies, casts and indexing are pointwise code
 /// inside the kernel, so only sorting stays out of the rules.
 fn component_kind(c: Category) -> Kind {
@@ -74,33 +83,49 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
             .find(|n| n.starts_with("triton_") || (grp.how == How::KernelName && n.starts_with("triton")))
             .map(str::to_ascii_lowercase)
     };
+    // Worked out once per group, not per launch: a group's kernels share its name and launch
+    // op, and parsing the name was most of the re-prediction's time on a long trace.
+    let expansions: Vec<Expansion> = (0..g.groups.len())
+        .map(|gi| match inductor_name(gi) {
+            None => Expansion::NotInductor,
+            Some(op_name) => {
+                let components = inductor::components(&op_name);
+                let has_words = inductor::parse(&op_name).is_some_and(|(_, w)| !w.is_empty());
+                match components.filter(|_| has_words) {
+                    Some(components) => Expansion::Ops(components.into_iter().map(component_kind).collect()),
+                    None => Expansion::NotExpandable,
+                }
+            }
+        })
+        .collect();
     let mut kernels = 0u64;
     let mut not_expandable = 0u64;
     let mut matched = 0u64;
     let mut isolated = 0u64;
-    let mut misses: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    let mut misses: FxHashMap<&str, (u64, String)> = FxHashMap::default();
     let mut any = false;
     for stream in streams(&g.instances) {
         // Expand: a barrier is `None`.
         let mut ops: Vec<Option<Op>> = Vec::new();
         let mut kernel_ops: Vec<(usize, usize, usize)> = Vec::new(); // (instance, first op, last op)
         for &i in &stream {
-            let gi = g.instances[i].group;
-            let Some(op_name) = inductor_name(gi) else {
-                ops.push(None);
-                continue;
+            let kinds = match &expansions[g.instances[i].group] {
+                Expansion::NotInductor => {
+                    ops.push(None);
+                    continue;
+                }
+                Expansion::NotExpandable => {
+                    any = true;
+                    not_expandable += 1;
+                    ops.push(None);
+                    continue;
+                }
+                Expansion::Ops(kinds) => kinds,
             };
             any = true;
-            let components = inductor::components(&op_name);
-            let has_words = inductor::parse(&op_name).is_some_and(|(_, w)| !w.is_empty());
-            let Some(components) = components.filter(|_| has_words) else {
-                not_expandable += 1;
-                ops.push(None);
-                continue;
-            };
             kernels += 1;
             let first = ops.len();
-            ops.extend(components.into_iter().map(|c| Some(Op { instance: i, kind: component_kind(c) })));
+            ops.extend(kinds.iter().map(|&kind| Some(Op { instance: i, kind })));
             kernel_ops.push((i, first, ops.len() - 1));
         }
         // The rules' runs over the op sequence, as (first op, last op).
@@ -146,17 +171,19 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
                 matched += 1;
                 continue;
             }
-            let name = g.groups[g.instances[inst].group].kernel.clone();
-            let reason = miss_reason(&runs, first, last, &ops, g);
-            let e = misses.entry(name).or_insert((0, reason));
+            // The reason is worked out at a name's first miss only (it is the one kept).
+            let name = g.groups[g.instances[inst].group].kernel.as_str();
+            let e = misses.entry(name).or_insert_with(|| (0, miss_reason(&runs, first, last, &ops, g)));
             e.0 += 1;
         }
     }
     if !any {
         return None;
     }
-    let mut misses: Vec<Miss> =
-        misses.into_iter().map(|(kernel, (count, reason))| Miss { kernel, count, reason }).collect();
+    let mut misses: Vec<Miss> = misses
+        .into_iter()
+        .map(|(kernel, (count, reason))| Miss { kernel: kernel.to_string(), count, reason })
+        .collect();
     misses.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.kernel.cmp(&b.kernel)));
     Some(Reprediction {
         rule_set: rules.name.clone(),

@@ -75,6 +75,18 @@ impl Budget {
         Budget { left: cells, exhausted: false }
     }
 
+    /// Cells still left.
+    pub fn left(&self) -> u64 {
+        self.left
+    }
+
+    /// Takes `cells` that a search already known to need no more than are left spent: as
+    /// [`Self::take`] would have, request by request, so nothing is refused.
+    pub fn spend(&mut self, cells: u64) {
+        debug_assert!(cells <= self.left);
+        self.left = self.left.saturating_sub(cells);
+    }
+
     /// Takes `n · m` cells if that many are left.
     fn take(&mut self, n: usize, m: usize) -> bool {
         let cells = (n as u64).saturating_mul(m as u64);

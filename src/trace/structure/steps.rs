@@ -98,6 +98,7 @@ impl StreamView<'_> {
 
 /// The steps of the stream; see the module docs.
 pub fn steps(view: &StreamView<'_>, budget: &mut Budget) -> StepsFound {
+    let mut known = KnownCores::default();
     if let Some((marker, ranges)) = annotated(view) {
         let covered: usize = ranges.iter().map(|s| s.kernels.len()).sum();
         let outside = view.len() - covered;
@@ -107,7 +108,7 @@ pub fn steps(view: &StreamView<'_>, budget: &mut Budget) -> StepsFound {
         let mut steps = Vec::new();
         let mut layer_cuts = 0;
         for r in ranges {
-            let pieces = divide(view, &r.kernels, &cores(view, &r.kernels, budget));
+            let pieces = divide(view, &r.kernels, &cores(view, &r.kernels, budget, &mut known));
             layer_cuts += pieces.len() - 1;
             steps.extend(pieces.into_iter().map(|kernels| StepSpan { kernels, annotation: r.annotation }));
         }
@@ -118,7 +119,9 @@ pub fn steps(view: &StreamView<'_>, budget: &mut Budget) -> StepsFound {
     let mut found_cores: Vec<Range<usize>> = Vec::new();
     for b in &bursts {
         let positions: Vec<usize> = b.clone().collect();
-        found_cores.extend(cores(view, &positions, budget).into_iter().map(|c| c.start + b.start..c.end + b.start));
+        found_cores.extend(
+            cores(view, &positions, budget, &mut known).into_iter().map(|c| c.start + b.start..c.end + b.start),
+        );
     }
     let steps: Vec<Vec<usize>> = if found_cores.is_empty() {
         bursts.iter().filter(|b| !b.is_empty()).map(|b| b.clone().collect()).collect()
@@ -249,22 +252,64 @@ const MIN_CORE_STRETCH: usize = 8;
 /// "layer" that must not make a pass of its own.
 const CORE_SHARE: f64 = 0.75;
 
+/// The cores found in each distinct kernel sequence searched, with the search's depth and
+/// least layers: a serving trace's decode steps are bursts of the same kernels, hundreds of
+/// times, and the layer search of one is most of the step search's work.
+///
+/// A remembered result is only reused when it is exactly what the search would give again:
+/// its first search had no alignment refused, and the budget still holds the cells it spent
+/// (then every request of a second search would be granted too), which are spent again; so
+/// the steps, and when the budget runs out, are those of searching every burst.
+#[derive(Default)]
+struct KnownCores {
+    known: FxHashMap<CoreSearch, (Vec<Range<usize>>, u64)>,
+}
+
+/// One search for cores: the sequence's tokens, the depth left and the least layers of a core.
+type CoreSearch = (Vec<u32>, usize, usize);
+
 /// The runs of layers in `positions` that are cores of passes, as ranges of indices into
 /// `positions`, in order: those of the layer that covers the most, then, in the stretches
 /// between and around them, those of other layers (a prefill pass between decode passes).
-fn cores(view: &StreamView<'_>, positions: &[usize], budget: &mut Budget) -> Vec<Range<usize>> {
-    cores_within(view, positions, budget, CORE_DEPTH, 0)
+fn cores(view: &StreamView<'_>, positions: &[usize], budget: &mut Budget, known: &mut KnownCores) -> Vec<Range<usize>> {
+    cores_within(view, positions, budget, known, CORE_DEPTH, 0)
 }
 
 fn cores_within(
     view: &StreamView<'_>,
     positions: &[usize],
     budget: &mut Budget,
+    known: &mut KnownCores,
     depth: usize,
     min_layers: usize,
 ) -> Vec<Range<usize>> {
-    let tokens = view.tokens(positions);
-    let Some(found) = find(Tokens { tokens: &tokens, categories: view.categories }, budget) else {
+    let key = (view.tokens(positions), depth, min_layers);
+    if let Some((cores, cells)) = known.known.get(&key) {
+        if *cells <= budget.left() {
+            budget.spend(*cells);
+            return cores.clone();
+        }
+    }
+    let left = budget.left();
+    let cores = cores_searched(view, positions, &key.0, budget, known, depth, min_layers);
+    // `exhausted` is set by a refusal: still unset, nothing was ever refused.
+    if !budget.exhausted {
+        known.known.insert(key, (cores.clone(), left - budget.left()));
+    }
+    cores
+}
+
+/// [`cores_within`]'s search itself, on the sequence's `tokens`.
+fn cores_searched(
+    view: &StreamView<'_>,
+    positions: &[usize],
+    tokens: &[u32],
+    budget: &mut Budget,
+    known: &mut KnownCores,
+    depth: usize,
+    min_layers: usize,
+) -> Vec<Range<usize>> {
+    let Some(found) = find(Tokens { tokens, categories: view.categories }, budget) else {
         return Vec::new();
     };
     let longest = found.runs.iter().map(|r| r.len()).max().unwrap_or(0);
@@ -282,7 +327,7 @@ fn cores_within(
     let mut from = 0;
     for r in runs.iter().cloned().chain(std::iter::once(positions.len()..positions.len())) {
         if r.start >= from + MIN_CORE_STRETCH {
-            let inner = cores_within(view, &positions[from..r.start], budget, depth - 1, least);
+            let inner = cores_within(view, &positions[from..r.start], budget, known, depth - 1, least);
             out.extend(inner.into_iter().map(|c| c.start + from..c.end + from));
         }
         if !r.is_empty() {
@@ -394,6 +439,51 @@ mod tests {
         assert_eq!(s.steps.iter().map(|s| s.kernels.clone()).collect::<Vec<_>>(), [vec![0, 1], vec![2, 3]]);
         assert_eq!(s.steps[1].annotation, Some(inner));
         assert_eq!(s.outside, 2);
+    }
+
+    /// A synthetic serving trace's view (graph replays, no step annotations: bursts).
+    fn serving() -> (Trace, Vec<Category>) {
+        use crate::trace::synthetic::serving::{write_serving_trace, ServingSpec};
+        let (mut spec, _) = ServingSpec::vendor_pair();
+        (spec.layers, spec.decode_steps) = (4, 12);
+        let mut bytes = Vec::new();
+        write_serving_trace(&mut bytes, &spec).unwrap();
+        let t = crate::trace::read_trace(&bytes).unwrap();
+        let categories =
+            crate::trace::structure::analysis::kernel_categories(&t, &|id| crate::trace::classify(t.name(id)).category);
+        (t, categories)
+    }
+
+    #[test]
+    fn remembered_cores_are_those_of_searching_every_burst_whatever_the_budget() {
+        let (t, categories) = serving();
+        let stream = main_stream(&t).unwrap();
+        let view = StreamView { trace: &t, stream: &stream, categories: &categories };
+        let bursts: Vec<Vec<usize>> = bursts(&view).into_iter().map(|b| b.collect()).collect();
+        assert!(bursts.len() >= 12, "{}", bursts.len());
+        // What searching every burst afresh costs, then budgets that run out part of the way.
+        let mut full = Budget::new(u64::MAX);
+        for b in &bursts {
+            cores(&view, b, &mut full, &mut KnownCores::default());
+        }
+        let cost = u64::MAX - full.left();
+        assert!(cost > 0);
+        for cells in [u64::MAX, cost, cost - 1, cost / 2, cost / 3 + 7, cost / bursts.len() as u64] {
+            let (mut remembering, mut afresh) = (Budget::new(cells), Budget::new(cells));
+            let mut known = KnownCores::default();
+            let mut found = 0;
+            for b in &bursts {
+                let reused = cores(&view, b, &mut remembering, &mut known);
+                let searched = cores(&view, b, &mut afresh, &mut KnownCores::default());
+                assert_eq!(reused, searched, "budget {cells}");
+                assert_eq!((remembering.left(), remembering.exhausted), (afresh.left(), afresh.exhausted));
+                found += usize::from(!searched.is_empty());
+            }
+            if cells >= cost {
+                // Every decode burst has its layers, and the identical ones were searched once.
+                assert!(found >= 12 && known.known.len() < bursts.len(), "{found} {}", known.known.len());
+            }
+        }
     }
 
     #[test]

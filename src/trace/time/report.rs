@@ -13,9 +13,9 @@ use crate::trace::exec_trace::{link, ExecTrace};
 use crate::trace::fusion::{BuiltIn, FusionOptions, TraceFusion};
 use crate::trace::model::TraceFormat;
 use crate::trace::ranks::streams::{device_streams, DeviceStreams};
-use crate::trace::structure::Structure;
+use crate::trace::structure::{Search, Structure};
 use crate::trace::summary::ClassifiedTrace;
-use crate::trace::view::fusion_dag::{fusion_with_dag, FusionDag};
+use crate::trace::view::fusion_dag::{fusion_with_dag_searched, FusionDag};
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,10 +163,11 @@ pub fn time_report_with(
 pub fn opened_report(
     side: &ClassifiedTrace<'_>,
     structure: Option<&Structure>,
+    search: Search<'_>,
     exec_trace: Option<(&ExecTrace, &str)>,
 ) -> TraceTime {
     let mut time = time_report_with(side, None, &recorded_cost, exec_trace.map(|(et, _)| et));
-    add_fusion_with(&mut time, side, structure, exec_trace);
+    add_fusion_searched(&mut time, side, structure, search, exec_trace);
     time
 }
 
@@ -202,6 +203,18 @@ pub fn add_fusion_with(
     structure: Option<&Structure>,
     exec_trace: Option<(&ExecTrace, &str)>,
 ) {
+    add_fusion_searched(time, side, structure, Search::Run, exec_trace)
+}
+
+/// [`add_fusion_with`], the group drawing's windows taken from the structure search already
+/// run on `side` for its summary (`structure` is its report) when `search` holds it.
+pub fn add_fusion_searched(
+    time: &mut TraceTime,
+    side: &ClassifiedTrace<'_>,
+    structure: Option<&Structure>,
+    search: Search<'_>,
+    exec_trace: Option<(&ExecTrace, &str)>,
+) {
     let chip = detect_chip(&side.platform.devices).ok();
     let options = FusionOptions {
         rules: BuiltIn::Inductor.rules(),
@@ -212,7 +225,7 @@ pub fn add_fusion_with(
     };
     #[cfg(test)]
     FUSIONS_MADE.with(|n| n.set(n.get() + 1));
-    let (fusion, dag) = fusion_with_dag(side, &options);
+    let (fusion, dag) = fusion_with_dag_searched(side, &options, search);
     time.fusion = Some(fusion);
     time.fusion_dag = dag;
 }

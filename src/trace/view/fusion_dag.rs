@@ -26,7 +26,7 @@ use crate::trace::structure::analysis::kernel_categories;
 use crate::trace::structure::layers::Budget;
 use crate::trace::structure::phases::step_layers;
 use crate::trace::structure::steps::StreamView;
-use crate::trace::structure::{analyse, TraceStructure};
+use crate::trace::structure::{analyse, Search, TraceStructure};
 use crate::trace::summary::ClassifiedTrace;
 
 /// Windows kept (layers first, phase by phase): a picker of a few dozen entries is still usable,
@@ -188,17 +188,39 @@ struct Span {
 
 /// The fusion analysis and its windows, grouping the trace once.
 pub fn fusion_with_dag(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> (TraceFusion, Option<FusionDag>) {
-    analyze_then(side, options, |grouping, position| dag_of(side, grouping, position))
+    fusion_with_dag_searched(side, options, Search::Run)
 }
 
-fn dag_of(side: &ClassifiedTrace<'_>, grouping: &Grouping, position: &[usize]) -> Option<FusionDag> {
+/// [`fusion_with_dag`], the windows taken from the structure search already run on `side`
+/// (for its summary) when `search` holds it.
+pub fn fusion_with_dag_searched(
+    side: &ClassifiedTrace<'_>,
+    options: &FusionOptions<'_>,
+    search: Search<'_>,
+) -> (TraceFusion, Option<FusionDag>) {
+    analyze_then(side, options, |grouping, position| dag_of(side, grouping, position, search))
+}
+
+fn dag_of(
+    side: &ClassifiedTrace<'_>,
+    grouping: &Grouping,
+    position: &[usize],
+    search: Search<'_>,
+) -> Option<FusionDag> {
     let trace = side.trace;
     if trace.kernels.is_empty() {
         return None;
     }
     let category = |id: NameId| side.class(id).category;
-    let structure = analyse(trace, &category);
-    let (source, spans, left_out) = match &structure {
+    let searched;
+    let structure = match search {
+        Search::Done(found) => found,
+        Search::Run => {
+            searched = analyse(trace, &category);
+            searched.as_ref()
+        }
+    };
+    let (source, spans, left_out) = match structure {
         Some(s) => spans_of(side, s, &category),
         None => first_kernels(trace.kernels.len()),
     };

@@ -184,3 +184,23 @@ fn the_json_form_round_trips_and_has_the_documented_keys() {
     let err = serde_json::from_str::<Holder>(&bad).err().unwrap();
     assert!(err.to_string().contains("fusion_dag"), "{err}");
 }
+
+#[test]
+fn the_windows_from_the_summarys_search_are_those_of_searching_again() {
+    // A serving trace (graph replays: steps and layers found from the stream alone) and an eager
+    // one (ProfilerStep annotations): the fusion handed the summary's search equals the fusion
+    // that searches itself, and the summary from it equals the summary that searches.
+    for path in ["amd/vllm_prefilldecode_graph_piecewise_replay.json.gz", "nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"] {
+        let trace = read(path);
+        let side = ClassifiedTrace::new(&trace, &classify);
+        let found = crate::trace::summary::structure_search(&side);
+        assert!(found.is_some(), "{path}");
+        let summary = crate::trace::summary::summarize_searched(&side, None, found.as_ref());
+        assert_eq!(summary, summarize_classified(&side, None), "{path}");
+        let options = FusionOptions { structure: summary.structure.as_deref(), ..options() };
+        let reused = fusion_with_dag_searched(&side, &options, Search::Done(found.as_ref()));
+        let searched = fusion_with_dag(&side, &options);
+        assert!(reused.1.as_ref().is_some_and(|d| !d.windows.is_empty()), "{path}");
+        assert_eq!(reused, searched, "{path}");
+    }
+}
