@@ -35,12 +35,16 @@ pub fn coverage_text(t: &FusionTotals) -> String {
         rest.push(format!("{} of bad input", format_pct(share(u.bad_input))));
     }
     let rest = if rest.is_empty() { String::new() } else { format!("; unknown: {}", rest.join(", ")) };
+    let of_recorded = if t.shapes_recorded_us > 0.0 {
+        format!("for {} of the time the trace records what they need", format_pct(t.bytes_known_of_recorded_pct))
+    } else {
+        "the trace records what they need for none of it".to_string()
+    };
     format!(
-        "bytes known for {} of GPU time ({} of {}) and for {} of the time the trace records what they need{rest}",
+        "bytes known for {} of GPU time ({} of {}) and {of_recorded}{rest}",
         format_pct(t.bytes_known_pct),
         format_duration_us(t.bytes_known_us),
         format_duration_us(t.gpu_time_us),
-        format_pct(t.bytes_known_of_recorded_pct),
     )
 }
 
@@ -312,6 +316,26 @@ mod tests {
         let mut time = time_report(&side, None, &recorded_cost);
         add_fusion(&mut time, &side, summary.structure.as_deref());
         time.fusion.unwrap()
+    }
+
+    #[test]
+    fn the_coverage_names_whose_gap_the_unknown_time_is() {
+        // Qwen's H100 trace: the kernels before the CPU window are not recorded, every op with
+        // shapes has bytes.
+        let f = opened("tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz");
+        let t = &f.totals;
+        assert!(t.unknown_us.not_recorded > 0.0 && t.unknown_us.no_model == 0.0, "{t:?}");
+        let text = coverage_text(t);
+        let share = format_pct(100.0 * t.unknown_us.not_recorded / t.gpu_time_us);
+        assert!(text.ends_with(&format!("and for 100.00 % of the time the trace records what they need; unknown: {share} not recorded by the trace")), "{text}");
+        // A trace recorded without shapes has no time whose bytes it could give.
+        let f = opened("tests/data/exec-trace/hta_simple_add_kineto.json.gz");
+        assert_eq!(f.totals.unknown_us.not_recorded, f.totals.gpu_time_us);
+        let text = coverage_text(&f.totals);
+        assert!(
+            text.contains("the trace records what they need for none of it; unknown: 100.00 % not recorded"),
+            "{text}"
+        );
     }
 
     #[test]
