@@ -684,27 +684,30 @@ fn opportunities_per_step_and_layer_where_the_structure_is_known() {
     assert_eq!(silu["per_step"]["calls_per_layer"], 1.0);
 }
 
-#[test]
-fn reprediction_draws_boundaries_between_adjacent_inductor_kernels() {
-    let t = |dims: &str| {
-        let n = serde_json::from_str::<Vec<serde_json::Value>>(dims).unwrap().len();
-        (dims.to_string(), serde_json::to_string(&vec!["float"; n]).unwrap())
-    };
-    let op = |name: &'static str, dims: &str| {
-        let (d, ty) = t(dims);
-        (name, d, ty, 10.0)
-    };
-    let ops = [
+/// An Inductor kernel's launch of 10 µs with float buffers of these dims.
+fn float_kernel(name: &'static str, dims: &str) -> (&'static str, String, String, f64) {
+    let n = serde_json::from_str::<Vec<serde_json::Value>>(dims).unwrap().len();
+    (name, dims.to_string(), serde_json::to_string(&vec!["float"; n]).unwrap(), 10.0)
+}
+
+/// Four adjacent Inductor kernels, two of which the Inductor-like rules would fuse.
+fn adjacent_inductor_kernels() -> [(&'static str, String, String, f64); 4] {
+    [
         // A pointwise add over [64, 64]…
-        op("triton_poi_fused_add_0", "[[64, 64], [64, 64]]"),
+        float_kernel("triton_poi_fused_add_0", "[[64, 64], [64, 64]]"),
         // …then a sum over [128, 64]: another iteration space and no input of A's size: apart.
-        op("triton_red_fused_sum_1", "[[128, 64], [128]]"),
+        float_kernel("triton_red_fused_sum_1", "[[128, 64], [128]]"),
         // A multiply of the sum's [128] output: the reduction's output is another size: apart.
-        op("triton_poi_fused_mul_2", "[[128], [128]]"),
+        float_kernel("triton_poi_fused_mul_2", "[[128], [128]]"),
         // An add over the same [128] reading the multiply's output: the rules fuse the two, where
         // Inductor made two kernels.
-        op("triton_poi_fused_add_3", "[[128], [128]]"),
-    ];
+        float_kernel("triton_poi_fused_add_3", "[[128], [128]]"),
+    ]
+}
+
+#[test]
+fn reprediction_draws_boundaries_between_adjacent_inductor_kernels() {
+    let ops = adjacent_inductor_kernels();
     let trace = read_trace(&synthetic(&ops)).unwrap();
     let f = fusion_of(&trace, BuiltIn::Inductor, None);
     let r = f.reprediction.unwrap();
@@ -722,21 +725,8 @@ fn reprediction_draws_boundaries_between_adjacent_inductor_kernels() {
 
 #[test]
 fn a_kernel_missed_again_counts_once_more_with_its_first_reason() {
-    let t = |dims: &str| {
-        let n = serde_json::from_str::<Vec<serde_json::Value>>(dims).unwrap().len();
-        (dims.to_string(), serde_json::to_string(&vec!["float"; n]).unwrap())
-    };
-    let op = |name: &'static str, dims: &str| {
-        let (d, ty) = t(dims);
-        (name, d, ty, 10.0)
-    };
     // The four kernels of the test above, run three times: the same two misses each time.
-    let once = [
-        op("triton_poi_fused_add_0", "[[64, 64], [64, 64]]"),
-        op("triton_red_fused_sum_1", "[[128, 64], [128]]"),
-        op("triton_poi_fused_mul_2", "[[128], [128]]"),
-        op("triton_poi_fused_add_3", "[[128], [128]]"),
-    ];
+    let once = adjacent_inductor_kernels();
     let ops: Vec<_> = (0..3).flat_map(|_| once.iter().cloned()).collect();
     // Each run's kernels named alike (the helper numbers every kernel).
     let mut text = String::from_utf8(synthetic(&ops)).unwrap();
