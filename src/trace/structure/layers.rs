@@ -81,7 +81,7 @@ impl Budget {
     }
 
     /// Takes `cells` that a search already known to need no more than are left spent: as
-    /// [`Self::take`] would have, request by request, so nothing is refused.
+    /// `take` would have, request by request, so nothing is refused.
     pub fn spend(&mut self, cells: u64) {
         debug_assert!(cells <= self.left);
         self.left = self.left.saturating_sub(cells);
