@@ -478,7 +478,7 @@ pub fn window_svg(
             crate::units::format_duration_us(b.dur_us),
             p.width,
             i + 1,
-            escape_xml(&ellipsize(&crate::trace::classify::name::short_name(&g.kernel, 40), 12)),
+            escape_xml(&ellipsize(&crate::trace::classify::name::short_name(&g.kernel, 40), head_chars(i + 1, &fused))),
             BOX_WIDTH - 8.0,
         );
         for (k, line) in lines.iter().take(rows.shown).enumerate() {
@@ -493,6 +493,15 @@ pub fn window_svg(
     }
     s += "</g></svg>";
     s
+}
+
+/// Characters of the kernel's name a box's head has room for beside its number and its bytes
+/// (the head holds about 23 characters of the label font): a two-digit number or a wide byte
+/// figure takes them from the name, so the two never overlap.
+fn head_chars(number: usize, bytes: &str) -> usize {
+    const HEAD: usize = 23;
+    let taken = number.to_string().len() + 1 + bytes.chars().count() + 1;
+    HEAD.saturating_sub(taken).max(4)
 }
 
 /// The details of box `i` of a window as HTML text: its group's kind, calls and time, bytes per

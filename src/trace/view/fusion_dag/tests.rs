@@ -204,3 +204,14 @@ fn the_windows_from_the_summarys_search_are_those_of_searching_again() {
         assert_eq!(reused, searched, "{path}");
     }
 }
+
+#[test]
+fn a_box_head_gives_its_name_the_room_its_number_and_bytes_leave() {
+    // Box 1 with "52.41 MiB": the 11 characters the head always had; box 39 with "71.01 MiB"
+    // (the Qwen H100 layer where the two overlapped): one fewer; a long byte figure takes more;
+    // never fewer than 4.
+    assert_eq!(head_chars(1, "52.41 MiB"), 11);
+    assert_eq!(head_chars(39, "71.01 MiB"), 10);
+    assert_eq!(head_chars(7, "1,023.99 KiB"), 8);
+    assert_eq!(head_chars(123_456, "1,023.99 KiB"), 4);
+}
