@@ -382,15 +382,22 @@ proptest! {
     }
 }
 
+/// `trace PAIR_kineto --exec-trace PAIR_et --json` of a shared execution-trace pair, run once
+/// for every test that reads it.
+fn with_exec_trace(pair: &str) -> &'static serde_json::Value {
+    static RUNS: [(&str, std::sync::OnceLock<serde_json::Value>); 2] =
+        [("param_linear", std::sync::OnceLock::new()), ("hta_simple_add", std::sync::OnceLock::new())];
+    let (_, run) = RUNS.iter().find(|(p, _)| *p == pair).expect("a shared execution-trace pair");
+    run.get_or_init(|| {
+        let (kineto, et) =
+            (data(&format!("exec-trace/{pair}_kineto.json.gz")), data(&format!("exec-trace/{pair}_et.json.gz")));
+        json(&["trace", &kineto, "--exec-trace", &et, "--json"])
+    })
+}
+
 #[test]
 fn an_execution_trace_makes_the_data_flow_exact() {
-    let v = json(&[
-        "trace",
-        &data("exec-trace/param_linear_kineto.json.gz"),
-        "--exec-trace",
-        &data("exec-trace/param_linear_et.json.gz"),
-        "--json",
-    ]);
+    let v = with_exec_trace("param_linear");
     let f = &v["fusion"];
     let et = &f["exec_trace"];
     // The ET holds one iteration; its forward ops link by rf_id = External id and name.
@@ -435,13 +442,7 @@ fn an_execution_trace_of_another_run_links_nothing_and_says_so() {
 
 #[test]
 fn its_own_execution_trace_links_every_op_and_gives_a_random_fill_its_bytes() {
-    let v = json(&[
-        "trace",
-        &data("exec-trace/hta_simple_add_kineto.json.gz"),
-        "--exec-trace",
-        &data("exec-trace/hta_simple_add_et.json.gz"),
-        "--json",
-    ]);
+    let v = with_exec_trace("hta_simple_add");
     let f = &v["fusion"];
     assert_eq!(f["exec_trace"]["linked_pct"], 100.0);
     let fill =
@@ -512,8 +513,7 @@ fn a_trace_without_shapes_prices_its_linked_ops_with_the_execution_traces_shapes
 
 #[test]
 fn the_op_table_and_the_fusion_groups_give_an_op_the_same_bytes_from_the_execution_trace() {
-    let (kineto, et) = (data("exec-trace/param_linear_kineto.json.gz"), data("exec-trace/param_linear_et.json.gz"));
-    let v = json(&["trace", &kineto, "--exec-trace", &et, "--json"]);
+    let v = with_exec_trace("param_linear");
     let groups: Vec<&serde_json::Value> =
         v["fusion"]["groups"].as_array().unwrap().iter().filter(|g| g["how"] == "execution trace").collect();
     assert!(!groups.is_empty());
@@ -521,7 +521,7 @@ fn the_op_table_and_the_fusion_groups_give_an_op_the_same_bytes_from_the_executi
     for g in &groups {
         // A group of one op: the op's own kernel, priced by the same model on the same shapes.
         let [op] = g["ops"].as_array().unwrap().as_slice() else { panic!("{g}") };
-        let row = exec_trace_rows(&v)
+        let row = exec_trace_rows(v)
             .into_iter()
             .find(|r| {
                 r["op"] == op["op"] && r["input_dims"] == op["input_dims"] && r["input_types"] == op["input_types"]
@@ -537,15 +537,9 @@ fn the_op_table_and_the_fusion_groups_give_an_op_the_same_bytes_from_the_executi
 
 #[test]
 fn an_execution_traces_shapes_put_a_trace_without_them_on_the_roofline() {
-    let v = json(&[
-        "trace",
-        &data("exec-trace/hta_simple_add_kineto.json.gz"),
-        "--exec-trace",
-        &data("exec-trace/hta_simple_add_et.json.gz"),
-        "--json",
-    ]);
+    let v = with_exec_trace("hta_simple_add");
     assert_eq!(v["chip"]["name"], "A100 SXM 80GB");
-    let add = exec_trace_rows(&v).into_iter().find(|r| r["op"] == "aten::add").expect("aten::add");
+    let add = exec_trace_rows(v).into_iter().find(|r| r["op"] == "aten::add").expect("aten::add");
     // add of two [256, 256] fp32 tensors: one FLOP per element; two read, one written.
     assert_eq!(dims(add)[..2], [vec![256, 256], vec![256, 256]]);
     let elements = 256 * 256;
@@ -563,8 +557,7 @@ fn an_execution_traces_shapes_put_a_trace_without_them_on_the_roofline() {
 #[test]
 fn a_trace_without_shapes_says_its_op_table_takes_them_from_the_linked_execution_trace() {
     let (kineto, et) = (data("exec-trace/param_linear_kineto.json.gz"), data("exec-trace/param_linear_et.json.gz"));
-    let v = json(&["trace", &kineto, "--exec-trace", &et, "--json"]);
-    let rows = exec_trace_rows(&v).len();
+    let rows = exec_trace_rows(with_exec_trace("param_linear")).len();
     let (code, text, _) = run(&["trace", &kineto, "--exec-trace", &et]);
     assert_eq!(code, 0);
     let said = format!(
@@ -1137,22 +1130,17 @@ fn collectives_take_their_bytes_from_the_c10d_op_that_holds_the_launch() {
 /// cause in `docs/trace-fusion.md`, "Whose gap"), and the unknown time all accounted for.
 #[test]
 fn the_named_traces_know_the_bytes_of_what_they_record() {
-    let compiled = data("traces/amd/torch_compile_triton_mi300x.json.gz");
-    let (linear, linear_et) =
-        (data("exec-trace/param_linear_kineto.json.gz"), data("exec-trace/param_linear_et.json.gz"));
-    let (add, add_et) =
-        (data("exec-trace/hta_simple_add_kineto.json.gz"), data("exec-trace/hta_simple_add_et.json.gz"));
-    let runs: [Vec<&str>; 3] = [
-        vec!["trace", &compiled, "--json"],
-        vec!["trace", &linear, "--exec-trace", &linear_et, "--json"],
-        vec!["trace", &add, "--exec-trace", &add_et, "--json"],
-    ];
-    for args in runs {
-        let t = json(&args)["fusion"]["totals"].clone();
+    let compiled = json(&["trace", &data("traces/amd/torch_compile_triton_mi300x.json.gz"), "--json"]);
+    for (name, v) in [
+        ("compiled", &compiled),
+        ("param_linear", with_exec_trace("param_linear")),
+        ("simple add", with_exec_trace("hta_simple_add")),
+    ] {
+        let t = &v["fusion"]["totals"];
         let f = |k: &str| t[k].as_f64().unwrap();
         let u = |k: &str| t["unknown_us"][k].as_f64().unwrap();
-        assert!(f("bytes_known_of_recorded_pct") >= 95.0, "{args:?}: {t}");
+        assert!(f("bytes_known_of_recorded_pct") >= 95.0, "{name}: {t}");
         let parts = f("bytes_known_us") + u("not_recorded") + u("no_model") + u("bad_input");
-        assert!((parts - f("gpu_time_us")).abs() < 1e-2, "{args:?}: {t}");
+        assert!((parts - f("gpu_time_us")).abs() < 1e-2, "{name}: {t}");
     }
 }

@@ -259,15 +259,10 @@ fn rotary(args: &OpArgs) -> Result<CallBytes, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::time::perf::RawArgs;
-
-    fn args(dims: &str, types: &str) -> OpArgs {
-        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: None }).unwrap()
-    }
 
     #[test]
     fn silu_and_mul_is_two_parts() {
-        let a = args("[[4, 8], [4, 16]]", r#"["c10::BFloat16", "c10::BFloat16"]"#);
+        let a = OpArgs::recorded("[[4, 8], [4, 16]]", r#"["c10::BFloat16", "c10::BFloat16"]"#);
         let c = serving_cost("sgl_kernel::silu_and_mul", &a).unwrap().unwrap();
         assert_eq!((c.fused, c.unfused, c.parts.len()), (64 + 128, Some(64 + 128 + 128), 2));
         assert_eq!(c.out_bytes, Some(64));
@@ -275,7 +270,7 @@ mod tests {
 
     #[test]
     fn add_rmsnorm_reads_its_sum_back_once_more_unfused() {
-        let a = args(
+        let a = OpArgs::recorded(
             "[[4, 8], [4, 8], [4, 8], [4, 8], [8], []]",
             r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar"]"#,
         );
@@ -286,13 +281,13 @@ mod tests {
 
     #[test]
     fn rotary_reads_one_cache_row_per_position_and_bad_args_say_which() {
-        let a = args(
+        let a = OpArgs::recorded(
             "[[6], [6, 32], [6, 16], [], [100, 8], []]",
             r#"["long int", "float", "float", "Scalar", "float", "Scalar"]"#,
         );
         let c = serving_cost("_C::rotary_embedding", &a).unwrap().unwrap();
         assert_eq!(c.fused, 6 * 8 + 2 * 6 * 32 * 4 + 2 * 6 * 16 * 4 + 6 * 8 * 4);
-        let bad = args("[[4, 8], []]", r#"["float", "Scalar"]"#);
+        let bad = OpArgs::recorded("[[4, 8], []]", r#"["float", "Scalar"]"#);
         let e = serving_cost("aiter::rmsnorm", &bad).unwrap().err().unwrap();
         assert_eq!(e, Unknown::bad_input("input 1 (the input) is not a recorded tensor"));
         assert!(serving_cost("aten::add", &bad).is_none());
@@ -301,7 +296,7 @@ mod tests {
     #[test]
     fn a_kv_cache_write_reads_key_value_and_slots_and_writes_a_row_per_token_in_the_caches_type() {
         // 4 tokens of 2 heads × 8: the key and value bf16, the caches fp8 (one byte an element).
-        let a = args(
+        let a = OpArgs::recorded(
             "[[4, 2, 8], [4, 2, 8], [100, 16, 2, 8], [100, 16, 2, 8], [4], [], [], []]",
             r#"["c10::BFloat16", "c10::BFloat16", "c10::Float8_e4m3fn", "c10::Float8_e4m3fn", "long int", "", "float", "float"]"#,
         );
@@ -310,7 +305,7 @@ mod tests {
         assert_eq!((c.fused, c.unfused), (2 * kv + slots + 2 * cache, Some(2 * kv + slots + 2 * cache)));
         assert_eq!((c.kind, c.out_bytes), (Kind::Other, None));
         // A slot mapping shorter than the key (a padded key): only the mapped tokens move.
-        let a = args(
+        let a = OpArgs::recorded(
             "[[8, 2, 8], [8, 2, 8], [100, 16, 2, 8], [100, 16, 2, 8], [3], [], [], []]",
             r#"["float", "float", "float", "float", "long int", "", "float", "float"]"#,
         );
@@ -320,7 +315,10 @@ mod tests {
 
     #[test]
     fn aiter_rms_norm_writes_a_new_output_of_its_inputs_size() {
-        let a = args("[[32, 2880], [2880], [], []]", r#"["c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#);
+        let a = OpArgs::recorded(
+            "[[32, 2880], [2880], [], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#,
+        );
         let c = serving_cost("aiter::rms_norm", &a).unwrap().unwrap();
         assert_eq!(c.fused, 2 * (32 * 2880 * 2) + 2880 * 2);
         assert_eq!(c.out_bytes, Some(32 * 2880 * 2));
@@ -328,18 +326,18 @@ mod tests {
 
     #[test]
     fn ops_whose_traffic_is_not_among_their_arguments_say_what_is_missing() {
-        let moe = args("[[32, 3072], [32, 32], [], []]", r#"["c10::BFloat16", "c10::BFloat16", "", ""]"#);
+        let moe = OpArgs::recorded("[[32, 3072], [32, 32], [], []]", r#"["c10::BFloat16", "c10::BFloat16", "", ""]"#);
         let Unknown { cause, why } = why_unknown("vllm::moe_forward", &moe).unwrap();
         assert!(why.contains("expert weights") && why.contains("[32, 3072], [32, 32]"), "{why}");
         assert_eq!(cause, super::super::unknown::Cause::NotRecorded);
-        let attn = args(
+        let attn = OpArgs::recorded(
             "[[32, 64, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]]",
             r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "", "", "c10::BFloat16"]"#,
         );
         let why = why_unknown("vllm::unified_attention_with_output", &attn).unwrap().why;
         assert!(why.contains(&format!("{} B, a lower bound", 2 * 32 * 64 * 64 * 2)), "{why}");
         assert!(why.contains("block tables and sequence lengths"));
-        let comms = args("[[], [], []]", r#"["Scalar", "Scalar", ""]"#);
+        let comms = OpArgs::recorded("[[], [], []]", r#"["Scalar", "Scalar", ""]"#);
         assert!(why_unknown("record_param_comms", &comms).unwrap().why.contains("no message size"));
         assert!(why_unknown("aten::add", &comms).is_none());
     }
@@ -348,7 +346,7 @@ mod tests {
     fn paged_prefill_attention_reads_one_kv_page_per_index_and_leaves_the_unfused_bytes_unknown() {
         // 10 query tokens of 4 heads × 8 (bf16); a token-per-page cache of 2 KV heads × 8;
         // 3 sequences (cu_seqlens of 4), 25 page indices.
-        let a = args(
+        let a = OpArgs::recorded(
             "[[10, 4, 8], [1000, 2, 8], [1000, 2, 8], [4], [4], [25], [], []]",
             r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int", "int", "Scalar", "Scalar"]"#,
         );
@@ -359,7 +357,7 @@ mod tests {
         assert_eq!((c.unfused, c.kind), (None, Kind::Attention));
         assert!(c.unfused_unknown.unwrap().why.contains("not their lengths"));
         // Pages of 16 tokens: each index reads a whole page.
-        let a = args(
+        let a = OpArgs::recorded(
             "[[10, 4, 8], [100, 16, 2, 8], [100, 16, 2, 8], [4], [4], [3], [], []]",
             r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int", "int", "Scalar", "Scalar"]"#,
         );

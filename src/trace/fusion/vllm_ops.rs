@@ -589,10 +589,6 @@ mod tests {
     use super::*;
     use crate::trace::fusion::unknown::Cause;
 
-    fn args(dims: &str, types: &str) -> OpArgs {
-        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: None }).unwrap()
-    }
-
     #[test]
     fn step_annotations_parse_and_odd_ones_do_not() {
         let s = parse_step(
@@ -618,7 +614,7 @@ mod tests {
 
     #[test]
     fn decode_attention_reads_each_cached_key_and_value_once() {
-        let a = args(ATTN_DIMS, ATTN_TYPES);
+        let a = OpArgs::recorded(ATTN_DIMS, ATTN_TYPES);
         let step = StepLengths { g_sq: 32, g_sk: 55086, g_sqsq: 32, g_sqsk: 55086, ..Default::default() };
         let c = unified_attention(&a, Some(step), Ok(DType::BF16)).unwrap();
         // Q and O: 32 × 64 × 64; new K, V: 32 × 8 × 64; cached K, V: 55054 × 8 × 64; bf16.
@@ -632,7 +628,7 @@ mod tests {
 
     #[test]
     fn attention_without_a_step_or_with_a_step_of_another_call_says_why() {
-        let a = args(ATTN_DIMS, ATTN_TYPES);
+        let a = OpArgs::recorded(ATTN_DIMS, ATTN_TYPES);
         let e = unified_attention(&a, None, Ok(DType::BF16)).err().unwrap();
         assert!(e.why.contains("no vLLM step annotation") && e.why.contains("[32, 64, 64]"), "{e:?}");
         assert_eq!(e.cause, Cause::NotRecorded);
@@ -640,7 +636,7 @@ mod tests {
         let e = unified_attention(&a, Some(odd), Ok(DType::BF16)).err().unwrap();
         assert!(e.why.contains("more queries than keys") && e.cause == Cause::BadInput, "{e:?}");
         // unified_attention returns its output: of the query's type.
-        let returning = args(
+        let returning = OpArgs::recorded(
             "[[32, 64, 64], [32, 8, 64], [32, 8, 64], []]",
             r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", ""]"#,
         );
@@ -655,7 +651,7 @@ mod tests {
         let no_cache = Unknown::not_recorded("no cache");
         let e = unified_attention(&a, Some(StepLengths::default()), Err(no_cache.clone())).err().unwrap();
         assert_eq!(e, no_cache);
-        let odd = args("[[32, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]]", ATTN_TYPES);
+        let odd = OpArgs::recorded("[[32, 64], [32, 8, 64], [32, 8, 64], [32, 64, 64], [], [], [], [0]]", ATTN_TYPES);
         assert!(unified_attention(&odd, None, Ok(DType::BF16))
             .err()
             .unwrap()
@@ -665,7 +661,10 @@ mod tests {
 
     #[test]
     fn context_pairs_leave_out_the_causal_triangle() {
-        let a = args("[[10, 2, 4], [10, 1, 4], [10, 1, 4], [10, 2, 4]]", r#"["float", "float", "float", "float"]"#);
+        let a = OpArgs::recorded(
+            "[[10, 2, 4], [10, 1, 4], [10, 1, 4], [10, 2, 4]]",
+            r#"["float", "float", "float", "float"]"#,
+        );
         // One prefill request: 10 new tokens after 5 cached, so sk = 15 and 10·15 − 45 = 105 pairs.
         let step = StepLengths { c_sq: 10, c_sk: 15, c_sqsq: 100, c_sqsk: 150, ..Default::default() };
         let c = unified_attention(&a, Some(step), Ok(DType::F32)).unwrap();

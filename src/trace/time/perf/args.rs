@@ -131,6 +131,13 @@ pub struct OpArgs {
 }
 
 impl OpArgs {
+    /// A test's arguments: `Input Dims` and `Input type` as a trace records them, no Concrete
+    /// Inputs; panics on text that does not parse.
+    #[cfg(test)]
+    pub(crate) fn recorded(dims: &str, types: &str) -> OpArgs {
+        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: None }).unwrap()
+    }
+
     /// The arguments of three JSON texts as a trace writes them; for the models' unit tests.
     #[cfg(test)]
     pub(crate) fn of_text(dims: &str, types: &str, concrete: Option<&str>) -> OpArgs {

@@ -25,19 +25,15 @@ pub fn index(args: &OpArgs) -> Result<OpCost, NoModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::time::perf::{op_cost, RawArgs};
-
-    fn parse(dims: &str, types: &str) -> OpArgs {
-        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: None }).unwrap()
-    }
+    use crate::trace::time::perf::op_cost;
 
     #[test]
     fn an_index_says_what_the_trace_lacks() {
         // vLLM's decode capture (tests/data/traces/amd/vllm_decode_graph_full_capture.json.gz):
         // the index list recorded as `[]`.
-        let a = parse("[[32, 2880], []]", r#"["c10::BFloat16", ""]"#);
+        let a = OpArgs::recorded("[[32, 2880], []]", r#"["c10::BFloat16", ""]"#);
         assert_eq!(op_cost("aten::index", &a).err(), Some(NoModel::ListShapes { input: 1 }));
-        let a = parse("[[32, 2880], [[32]]]", r#"["c10::BFloat16", "TensorList"]"#);
+        let a = OpArgs::recorded("[[32, 2880], [[32]]]", r#"["c10::BFloat16", "TensorList"]"#);
         assert_eq!(op_cost("aten::index", &a).err(), Some(NoModel::ListDType { input: 1 }));
     }
 }
