@@ -135,10 +135,10 @@ fn contexts(
     let mut out = vec![None; trace.kernels.len()];
     let attention: Vec<NameId> = VLLM_ATTENTION.iter().filter_map(|n| trace.names.get(n)).collect();
     let moe = trace.names.get(VLLM_MOE);
-    let routing: Vec<(NameId, Routing)> = ["TopK", "SortTokens"]
-        .iter()
+    let routing: Vec<(NameId, Routing)> = Routing::ALL
+        .into_iter()
         .filter(|_| moe.is_some())
-        .filter_map(|n| Some((trace.names.get(n)?, Routing::of(n)?)))
+        .filter_map(|r| Some((trace.names.get(r.op())?, r)))
         .collect();
     let Some(threads) = threads else { return out };
     let mut gemms: Vec<(usize, f64, usize)> = Vec::new();

@@ -211,14 +211,15 @@ fn totals(trace: &Trace, g: &groups::Grouping, opportunities: &[Opportunity]) ->
     let (mut known, mut unknown) = (0.0, UnknownTime::default());
     for i in &g.instances {
         let grp = &g.groups[i.group];
-        match grp.cause() {
-            _ if grp.covered() => known += i.dur,
-            Some(Cause::NotRecorded) => unknown.not_recorded += i.dur,
-            Some(Cause::BadInput) => unknown.bad_input += i.dur,
-            // A group with one figure only and no reason, or a reason of unstated gap, counts
+        let slot = match grp.cause() {
+            _ if grp.covered() => &mut known,
+            Some(Cause::NotRecorded) => &mut unknown.not_recorded,
+            Some(Cause::BadInput) => &mut unknown.bad_input,
+            // No model, a reason of unstated cause, or one figure only and no reason: counted
             // against fusionscope.
-            Some(Cause::NoModel | Cause::Unstated | Cause::CountedElsewhere) | None => unknown.no_model += i.dur,
-        }
+            _ => &mut unknown.no_model,
+        };
+        *slot += i.dur;
     }
     let recorded = known + unknown.no_model + unknown.bad_input;
     let (mut fused, mut unfused) = (0u64, 0u64);

@@ -438,11 +438,13 @@ pub(crate) enum Routing {
 }
 
 impl Routing {
-    pub(crate) fn of(op: &str) -> Option<Routing> {
-        match op {
-            "TopK" => Some(Routing::TopK),
-            "SortTokens" => Some(Routing::SortTokens),
-            _ => None,
+    pub(crate) const ALL: [Routing; 2] = [Routing::TopK, Routing::SortTokens];
+
+    /// The op's name in the trace.
+    pub(crate) fn op(self) -> &'static str {
+        match self {
+            Routing::TopK => "TopK",
+            Routing::SortTokens => "SortTokens",
         }
     }
 }
