@@ -4,6 +4,7 @@
 //! gap between two traces op by op ([`gap`]), and the report that puts them together for one
 //! trace ([`report`]).
 
+pub mod disjoint_spans;
 pub mod gap;
 pub mod op_table;
 pub mod perf;

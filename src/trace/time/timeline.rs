@@ -12,14 +12,13 @@
 //! window cost two binary searches: a trace with thousands of `ProfilerStep` windows stays
 //! linear.
 
-use std::cmp::Ordering;
-use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::trace::classify::category::Category;
 use crate::trace::model::TransferKind;
 use crate::trace::summary::{round3, ClassifiedTrace};
+use crate::trace::time::disjoint_spans::DisjointSpans;
 
 /// Sorted, disjoint intervals with the running total of their lengths.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -114,24 +113,6 @@ impl Intervals {
     }
 }
 
-/// A span's start as a map key, ordered by `total_cmp` (starts are finite).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Start(f64);
-
-impl Eq for Start {}
-
-impl PartialOrd for Start {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Start {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0)
-    }
-}
-
 /// The length of a union of spans that arrive one by one in any order, in bounded memory (the
 /// summary-only mode's timeline): disjoint spans are kept in start order, merged as they come,
 /// and when more than `cap` are held the earliest half is retired into a running total. A span
@@ -141,7 +122,7 @@ impl Ord for Start {
 /// [`Intervals::union`] gives for the same spans.
 #[derive(Debug, Clone)]
 pub struct StreamedUnion {
-    spans: BTreeMap<Start, f64>,
+    spans: DisjointSpans,
     cap: usize,
     /// Total length of the retired spans.
     retired: f64,
@@ -162,7 +143,7 @@ impl StreamedUnion {
     /// A union that holds at most `cap` disjoint spans (at least 2).
     pub fn with_cap(cap: usize) -> Self {
         StreamedUnion {
-            spans: BTreeMap::new(),
+            spans: DisjointSpans::default(),
             cap: cap.max(2),
             retired: 0.0,
             watermark: f64::NEG_INFINITY,
@@ -178,7 +159,7 @@ impl StreamedUnion {
             return;
         }
         self.bounds = Some(self.bounds.map_or((start, end), |(lo, hi)| (lo.min(start), hi.max(end))));
-        let (mut s, mut e) = (start, end);
+        let (mut s, e) = (start, end);
         if s < self.watermark {
             self.late += 1;
             if e <= self.watermark {
@@ -186,40 +167,7 @@ impl StreamedUnion {
             }
             s = self.watermark;
         }
-        // Spans arrive nearly in start order: one starting at or after the last held start can
-        // only touch that last span, which is extended in place (or the span goes after it),
-        // the outcome of the general merge below without its two searches and removals.
-        if let Some(mut last) = self.spans.last_entry() {
-            if Start(s) >= *last.key() {
-                let held_end = *last.get();
-                if held_end >= s {
-                    if e > held_end {
-                        *last.get_mut() = e;
-                    }
-                    return;
-                }
-                self.spans.insert(Start(s), e);
-                self.retire_if_full();
-                return;
-            }
-        }
-        if let Some((&k, &end)) = self.spans.range(..=Start(s)).next_back() {
-            if end >= s {
-                if end >= e {
-                    return;
-                }
-                s = k.0;
-                self.spans.remove(&k);
-            }
-        }
-        while let Some((&k, &end)) = self.spans.range(Start(s)..).next() {
-            if k.0 > e {
-                break;
-            }
-            e = e.max(end);
-            self.spans.remove(&k);
-        }
-        self.spans.insert(Start(s), e);
+        self.spans.add(s, e);
         self.retire_if_full();
     }
 
@@ -228,7 +176,7 @@ impl StreamedUnion {
         if self.spans.len() > self.cap {
             for _ in 0..self.cap / 2 {
                 let Some((s, e)) = self.spans.pop_first() else { break };
-                self.retired += e - s.0;
+                self.retired += e - s;
                 self.watermark = e;
             }
         }
@@ -236,7 +184,7 @@ impl StreamedUnion {
 
     /// Total length (summed in start order, as [`Intervals`] sums it).
     pub fn length(&self) -> f64 {
-        self.spans.iter().fold(self.retired, |total, (s, e)| total + (e - s.0))
+        self.spans.iter().fold(self.retired, |total, (s, e)| total + (e - s))
     }
 
     /// Spans that reached back before the retired ones (clipped, or dropped when wholly before).
