@@ -149,7 +149,7 @@ mod traces {
     /// A trace held on the page (natively, as tests can; the page's own build has the analysis
     /// worker read every trace).
     fn loaded(id: u32, name: &str, bytes: &[u8]) -> LoadedTrace {
-        let Ok(Imported::Trace { trace, summary, time }) = open_whole(name, bytes) else {
+        let Ok(Imported::Trace { trace, summary, time, .. }) = open_whole(name, bytes) else {
             panic!("{name} is not a trace")
         };
         LoadedTrace {
@@ -373,7 +373,9 @@ mod traces {
         // again, with it.
         let s = open(s, 2, "add.json.gz", &kineto);
         assert!(s.traces.get(2).unwrap().time.fusion.as_ref().unwrap().exec_trace.is_none());
-        let Ok(Imported::Trace { trace, summary, time }) = open_whole("add.json.gz", &kineto) else { panic!("trace") };
+        let Ok(Imported::Trace { trace, summary, time, .. }) = open_whole("add.json.gz", &kineto) else {
+            panic!("trace")
+        };
         let Ok(Imported::ExecTrace(et)) = open_whole("add_et.json.gz", &et_bytes) else { panic!("exec trace") };
         let side = fusionscope::trace::summary::ClassifiedTrace::new(&trace, &fusionscope::trace::classify);
         let mut linked = time.clone();

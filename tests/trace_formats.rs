@@ -49,7 +49,7 @@ fn classified_pct(s: &TraceSummary) -> f64 {
 fn opened(rel: &str) -> (Trace, TraceSummary, serde_json::Value) {
     let name = rel.rsplit('/').next().unwrap();
     match open_whole(name, &data_bytes(rel)) {
-        Ok(Imported::Trace { trace, summary, time }) => {
+        Ok(Imported::Trace { trace, summary, time, .. }) => {
             let page =
                 serde_json::to_value(fusionscope::trace::time::report::TraceJson { summary: &summary, time: &time })
                     .unwrap();

@@ -22,7 +22,7 @@ use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimT
 use crate::trace::exec_trace::{parse_exec_trace, EtError, ExecTrace};
 use crate::trace::ranks::{RankSink, RankSummary};
 use crate::trace::rocprof::{read_rocprof, RocprofError};
-use crate::trace::structure::Search;
+use crate::trace::structure::{Search, TraceStructure};
 use crate::trace::summary::{structure_search, summarize_searched, ClassifiedTrace};
 use crate::trace::time::report::{opened_report, TraceTime};
 use crate::trace::xla_json::read_xla_json;
@@ -41,8 +41,10 @@ use super::trace_reading::{TraceAndRank, TraceReaders};
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)] // made and moved once per file opened
 pub enum Imported {
-    /// A Kineto trace, its summary and where its time goes (the chip detected from its devices).
-    Trace { trace: Trace, summary: TraceSummary, time: TraceTime },
+    /// A Kineto trace, its summary and where its time goes (the chip detected from its devices),
+    /// and its structure search (`None`: nothing found), kept so that comparing it later does
+    /// not search again.
+    Trace { trace: Trace, summary: TraceSummary, time: TraceTime, search: Option<Box<TraceStructure>> },
     /// An op graph and its analysis (`fusionscope graph FILE --json`).
     Graph { graph: OpGraph, report: AnalysisReport },
     /// An op trace: its text (a share link carries it), case view and op graph.
@@ -241,8 +243,8 @@ impl FileOpener {
             }),
             Stage::Trace { gzipped, reader } => {
                 let (trace, rank) = reader.finish().map_err(|e| trace_error(gzipped, e))?;
-                let (summary, time) = trace_results(&trace, &self.file_name, exec_trace(&trace));
-                Ok((Imported::Trace { trace, summary, time }, rank))
+                let (summary, time, search) = trace_results(&trace, &self.file_name, exec_trace(&trace));
+                Ok((Imported::Trace { trace, summary, time, search }, rank))
             }
             Stage::Gathering { detected, bytes } => {
                 parse_with(&self.file_name, detected, &bytes, exec_trace).map(|i| (i, None))
@@ -337,8 +339,8 @@ fn parse_with<'e>(
         | FileKind::XlaTraceJson
         | FileKind::SqliteTrace => {
             let trace = read_trace_of(detected, bytes)?;
-            let (summary, time) = trace_results(&trace, file_name, exec_trace(&trace));
-            Imported::Trace { trace, summary, time }
+            let (summary, time, search) = trace_results(&trace, file_name, exec_trace(&trace));
+            Imported::Trace { trace, summary, time, search }
         }
         FileKind::OpGraph => {
             let graph = read_graph(bytes).map_err(|e| fail(e.into()))?;
@@ -408,13 +410,16 @@ pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Resu
 
 /// A trace's summary and report, as opening its file gives them, classified once; the report
 /// with the execution trace of its run, if one is given.
-fn trace_results(trace: &Trace, file_name: &str, exec_trace: ExecTraceOf<'_>) -> (TraceSummary, TraceTime) {
+/// A trace's summary, report and structure search.
+type TraceResults = (TraceSummary, TraceTime, Option<Box<TraceStructure>>);
+
+fn trace_results(trace: &Trace, file_name: &str, exec_trace: ExecTraceOf<'_>) -> TraceResults {
     let side = ClassifiedTrace::new(trace, &classify);
-    // One structure search for the summary and the fusion's windows.
+    // One structure search for the summary, the fusion's windows and a later comparison.
     let found = structure_search(&side);
     let summary = summarize_searched(&side, Some(file_name), found.as_ref());
     let time = opened_report(&side, summary.structure.as_deref(), Search::Done(found.as_ref()), exec_trace);
-    (summary, time)
+    (summary, time, found.map(Box::new))
 }
 
 #[cfg(test)]
@@ -520,7 +525,7 @@ mod tests {
         let after = counts();
         assert_eq!(asked, 1);
         assert_eq!((after.0 - before.0, after.1 - before.1), (1, 1), "one classification, one fusion analysis");
-        let Imported::Trace { trace, summary, time } = opened else { panic!("a trace") };
+        let Imported::Trace { trace, summary, time, .. } = opened else { panic!("a trace") };
         let f = time.fusion.as_ref().unwrap();
         assert_eq!(f.exec_trace.as_ref().map(|e| (e.file.as_str(), e.linked_ops)), Some(("et.json.gz", 218)));
         assert!(time.ops.iter().any(|r| r.shapes_from == crate::trace::time::op_table::ShapesFrom::ExecutionTrace));

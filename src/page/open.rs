@@ -58,7 +58,7 @@ pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
         Opened::Imported(imported) => imported,
     };
     match imported {
-        Imported::Trace { trace, summary, time } => Action::OpenTrace(LoadedTrace {
+        Imported::Trace { trace, summary, time, .. } => Action::OpenTrace(LoadedTrace {
             id,
             file_name,
             summary: Shared::new(summary),

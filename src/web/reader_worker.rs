@@ -65,14 +65,15 @@ use crate::import::FileKind;
 use crate::import::{FileOpener, Imported};
 use crate::page::protocol::{Json, Reply, Request};
 use crate::trace::capture::{attribute, captured_graph_count};
+use crate::trace::compare::compare_searched;
 use crate::trace::exec_trace::{link, ExecTrace};
 use crate::trace::ranks::RankSummary;
 use crate::trace::read::wire;
-use crate::trace::structure::{Search, Structure};
+use crate::trace::structure::{Search, Structure, TraceStructure};
 use crate::trace::summary::ClassifiedTrace;
 use crate::trace::time::report::{add_exec_trace, opened_report, TraceTime};
 use crate::trace::view::ranks::RanksDrawn;
-use crate::trace::{classify, compare, Input, Trace, TraceSummary};
+use crate::trace::{classify, Input, Trace, TraceSummary};
 
 /// Bytes read per slice: small enough for smooth progress and low memory, large enough to
 /// keep the per-slice overhead negligible.
@@ -92,6 +93,8 @@ struct Held {
     joined: bool,
     /// Its steps and layers (the summary's), for its fusion when an execution trace comes.
     structure: Option<Box<Structure>>,
+    /// Its structure search, for its comparisons (`None`: nothing found).
+    search: Option<Box<TraceStructure>>,
     /// Its report as sent, and the index in `EXEC_TRACES` of the execution trace its fusion
     /// used, if any.
     time: TraceTime,
@@ -185,19 +188,20 @@ fn handle(request: Request, file: JsValue) {
         }),
         // The second worker holds no execution trace: one held here is added to the report.
         Request::Adopt { job, name, bytes, summary, time, rank } => {
-            let adopted = wire::from_bytes(&bytes).map_err(|e| e.to_string()).and_then(|trace| {
+            let adopted = wire::from_bytes(&bytes).map_err(|e| e.to_string()).and_then(|(trace, search)| {
                 let decoded = summary.decode().and_then(|summary| Ok((summary, time.decode()?)));
                 let rank = rank.map(|r| r.decode()).transpose();
-                decoded.and_then(|(s, t)| Ok((trace, s, t, rank?))).map_err(|e| e.to_string())
+                decoded.and_then(|(s, t)| Ok((trace, search, s, t, rank?))).map_err(|e| e.to_string())
             });
             drop(bytes);
             post(&match adopted {
-                Ok((trace, summary, mut time, rank)) => {
+                Ok((trace, search, summary, mut time, rank)) => {
                     let et = (captured_graph_count(&trace).is_none()).then(|| exec_trace_for(&trace)).flatten();
                     if let Some(et) = et {
                         with_held_exec_trace(&mut time, &trace, summary.structure.as_deref(), et);
                     }
-                    reply_of(job, name, Imported::Trace { trace, summary, time }, rank, et)
+                    let search = search.map(Box::new);
+                    reply_of(job, name, Imported::Trace { trace, summary, time, search }, rank, et)
                 }
                 Err(e) => {
                     Reply::Error { job, message: format!("{name}: the trace read beside it cannot be kept: {e}") }
@@ -253,8 +257,8 @@ async fn open(job: u32, blob: Blob, name: String, hand_back: bool) {
         Ok(None) => Reply::Cancelled { job },
         Ok(Some(Read::Bytes(bytes))) => Reply::Bytes { job, bytes },
         Ok(Some(Read::Opened(opened))) => match *opened {
-            (Imported::Trace { trace, summary, time }, rank, _) if hand_back => {
-                hand_back_reply(job, &name, &trace, &summary, &time, rank.as_ref())
+            (Imported::Trace { trace, summary, time, search }, rank, _) if hand_back => {
+                hand_back_reply(job, &name, (&trace, search.as_deref()), &summary, &time, rank.as_ref())
             }
             (opened, rank, exec_trace) => reply_of(job, name, opened, rank, exec_trace),
         },
@@ -267,19 +271,20 @@ async fn open(job: u32, blob: Blob, name: String, hand_back: bool) {
 /// index of the held execution trace its report was made with (`exec_trace`).
 fn reply_of(job: u32, name: String, opened: Imported, rank: Option<RankSummary>, exec_trace: Option<usize>) -> Reply {
     match opened {
-        Imported::Trace { trace, summary, time } => {
+        Imported::Trace { trace, summary, time, search } => {
             if let Some(graphs) = captured_graph_count(&trace) {
                 return capture_reply(job, trace, graphs);
             }
             let structure = summary.structure.clone();
-            let (trace, time, joined) =
+            // A trace joined to its capture is another trace: its search is made again.
+            let (trace, time, joined, search) =
                 match CAPTURES.with(|c| c.borrow().iter().find_map(|c| join(&trace, c, exec_trace))) {
-                    Some((joined, time)) => (joined, time, true),
-                    None => (trace, time, false),
+                    Some((joined, time)) => (joined, time, true, None),
+                    None => (trace, time, false, search),
                 };
             match (Json::encode(&summary), Json::encode(&time)) {
                 (Ok(summary), Ok(sent)) => {
-                    let held = Held { name, trace, joined, structure, time, exec_trace };
+                    let held = Held { name, trace, joined, structure, search, time, exec_trace };
                     TRACES.with(|t| t.borrow_mut().insert(job, held));
                     let time = sent;
                     if let Some(rank) = rank {
@@ -392,7 +397,7 @@ fn capture_reply(job: u32, capture: Trace, graphs: usize) -> Reply {
         for (&id, held) in traces.iter_mut().filter(|(_, h)| !h.joined) {
             if let Some((trace, time)) = join(&held.trace, &capture, held.exec_trace) {
                 if let Ok(sent) = Json::encode(&time) {
-                    (held.trace, held.time, held.joined) = (trace, time, true);
+                    (held.trace, held.time, held.joined, held.search) = (trace, time, true, None);
                     joined.push((id, sent));
                 }
             }
@@ -414,13 +419,13 @@ enum Read {
 fn hand_back_reply(
     job: u32,
     name: &str,
-    trace: &Trace,
+    (trace, search): (&Trace, Option<&TraceStructure>),
     summary: &TraceSummary,
     time: &TraceTime,
     rank: Option<&RankSummary>,
 ) -> Reply {
     let rank = rank.map(Json::encode).transpose();
-    match (wire::to_bytes(trace), Json::encode(summary), Json::encode(time), rank) {
+    match (wire::to_bytes(trace, search), Json::encode(summary), Json::encode(time), rank) {
         (Ok(bytes), Ok(summary), Ok(time), Ok(rank)) => Reply::Parsed { job, bytes, summary, time, rank },
         (Err(e), _, _, _) => Reply::Error { job, message: format!("{name}: {e}") },
         (_, Err(e), _, _) | (_, _, Err(e), _) | (_, _, _, Err(e)) => {
@@ -503,10 +508,19 @@ fn compare_held(a: u32, b: u32) -> Result<Json<crate::trace::Comparison>, String
             })
         };
         let (a, b) = (get(a)?, get(b)?);
-        let comparison = compare(
+        // Each trace's structure search was made as it was opened (held traces keep theirs).
+        fn searched(h: &Held) -> Search<'_> {
+            if h.joined {
+                Search::Run
+            } else {
+                Search::Done(h.search.as_deref())
+            }
+        }
+        let comparison = compare_searched(
             Input { trace: &a.trace, file: Some(a.name.as_str()) },
             Input { trace: &b.trace, file: Some(b.name.as_str()) },
             &classify,
+            [searched(a), searched(b)],
         );
         Json::encode(&comparison).map_err(|e| format!("the comparison cannot be sent: {e}"))
     })

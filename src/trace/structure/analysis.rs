@@ -10,9 +10,10 @@ use crate::limits::LAYER_SEARCH_CELLS;
 use crate::trace::classify::category::Category;
 use crate::trace::model::intern::NameId;
 use crate::trace::model::Trace;
+use serde::{Deserialize, Serialize};
 
 /// What the search found in one trace.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceStructure {
     pub stream: StreamChoice,
     pub steps: StepsFound,

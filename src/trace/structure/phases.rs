@@ -5,13 +5,14 @@
 //! statistics over all its steps.
 
 use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
 
 use super::layers::{find, Budget, Found, Tokens};
 use super::steps::{StepSpan, StreamView};
 use crate::trace::model::intern::NameId;
 
 /// A phase: its steps and, if its steps have layers, the layer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseFound {
     /// Indices of its steps, in order.
     pub steps: Vec<usize>,
@@ -23,7 +24,7 @@ pub struct PhaseFound {
 }
 
 /// The repeating layer of a phase, with statistics over all its steps.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseLayer {
     /// The layer's kernels, from its first.
     pub names: Vec<NameId>,

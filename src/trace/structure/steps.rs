@@ -8,6 +8,7 @@
 //! epilogue and the next prologue between them), and the kernels between two cores go to the
 //! earlier pass up to the longest idle gap between them and to the later one after it.
 
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 use rustc_hash::FxHashMap;
@@ -32,7 +33,7 @@ pub const STEP_GAP_FACTOR: f64 = 8.0;
 const CONTAINING_WALK: usize = 64;
 
 /// One step: positions in the stream (indices into [`StreamChoice::kernels`]), increasing.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepSpan {
     pub kernels: Vec<usize>,
     /// The annotation range that marked it.
@@ -40,7 +41,7 @@ pub struct StepSpan {
 }
 
 /// Which annotations marked the steps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Marker {
     /// Index into [`STEP_MARKERS`].
     pub kind: usize,
@@ -49,7 +50,7 @@ pub struct Marker {
 }
 
 /// The steps of a stream and how they were found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StepsFound {
     pub steps: Vec<StepSpan>,
     /// `None`: idle gaps and layer runs.

@@ -4,11 +4,12 @@
 //! the device with the most kernels and, on it, the stream with the most, and counts the rest.
 
 use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
 
 use crate::trace::model::Trace;
 
 /// The kernels the structure is read from, and what was left out.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamChoice {
     pub device: i64,
     pub stream: i64,
