@@ -6,7 +6,8 @@
 //! [`components`] has one component per file, each with its `Props`; `hooks` listens to the
 //! window (drops, pasted links); `opening` reads files through the analysis worker
 //! (`worker_client` on the page, [`reader_worker`] in the worker, speaking
-//! [`crate::page::protocol`]); `browser` wraps the few browser calls the page makes.
+//! [`crate::page::protocol`]; `warm_up` readies a new worker's code); `browser` wraps the few
+//! browser calls the page makes.
 
 pub mod app;
 mod browser;
@@ -14,6 +15,7 @@ pub mod components;
 mod hooks;
 mod opening;
 pub mod reader_worker;
+mod warm_up;
 mod worker_client;
 
 /// Mounts the page on `<main id="app">` (or the body if the element is missing).

@@ -156,6 +156,7 @@ pub fn start() {
     // A bug would otherwise surface on the page as "unreachable": say what it was.
     std::panic::set_hook(Box::new(|info| post(&Reply::Panic { message: info.to_string() })));
     let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |e: MessageEvent| {
+        super::warm_up::interrupt();
         let data = e.data();
         let (request, file) = match data.dyn_ref::<Array>() {
             Some(parts) => (parts.get(0), parts.get(1)),
@@ -171,6 +172,8 @@ pub fn start() {
     on_message.forget(); // lives as long as the worker
                          // Messages sent before the handler existed would be lost: the page waits for this.
     post(&Reply::Ready);
+    // Idle until the first request: the code of reading and analysing is readied meanwhile.
+    wasm_bindgen_futures::spawn_local(super::warm_up::warm_up());
 }
 
 fn handle(request: Request, file: JsValue) {

@@ -419,6 +419,20 @@ pub fn write_serving_trace<W: Write>(out: W, spec: &ServingSpec) -> std::io::Res
     Ok(g.out.bytes)
 }
 
+/// The [`ServingSpec::vendor_pair`] with `decode_steps` decode passes, each trace gzipped (fast
+/// compression): the small pair the page's analysis worker reads as it starts, so that the code
+/// of reading gzip, the analyses and the comparison is warm when a user's first file comes.
+pub fn gzipped_vendor_pair(decode_steps: usize) -> std::io::Result<[Vec<u8>; 2]> {
+    let (amd, nvidia) = ServingSpec::vendor_pair();
+    let gzipped = |spec: ServingSpec| -> std::io::Result<Vec<u8>> {
+        let spec = ServingSpec { decode_steps, ..spec };
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        write_serving_trace(&mut gz, &spec)?;
+        gz.finish()
+    };
+    Ok([gzipped(amd)?, gzipped(nvidia)?])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,6 +454,22 @@ mod tests {
         corrs.dedup();
         assert_eq!(corrs.len(), 2, "one correlation id per replay");
         assert!(t.kernels.windows(2).all(|w| w[0].ts + w[0].dur <= w[1].ts), "kernels in order, not overlapping");
+    }
+
+    #[test]
+    fn the_gzipped_pair_is_the_vendor_pair_compressed() {
+        let gzipped = gzipped_vendor_pair(2).unwrap();
+        let (amd, nvidia) = ServingSpec::vendor_pair();
+        for (gz, spec) in gzipped.iter().zip([amd, nvidia]) {
+            let mut plain = Vec::new();
+            write_serving_trace(&mut plain, &ServingSpec { decode_steps: 2, ..spec.clone() }).unwrap();
+            let mut inflated = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut inflated).unwrap();
+            assert_eq!(inflated, plain);
+            assert!(gz.len() * 5 < plain.len(), "compressed: {} of {} bytes", gz.len(), plain.len());
+            let t = read_trace(&inflated).unwrap();
+            assert_eq!(t.kernels.len(), spec.pass_kernels(true) + 2 * spec.pass_kernels(false));
+        }
     }
 
     #[test]

@@ -12,7 +12,6 @@
 //! window cost two binary searches: a trace with thousands of `ProfilerStep` windows stays
 //! linear.
 
-
 use serde::{Deserialize, Serialize};
 
 use crate::trace::classify::category::Category;
