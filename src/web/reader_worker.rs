@@ -7,8 +7,9 @@
 //! one being parsed) and each slice goes straight to the core's
 //! incremental [`FileOpener`]: a Kineto trace (gzip or not) streams through the
 //! [`crate::trace::TraceReader`], so memory stays at the compact trace plus one slice, and the
-//! progress posted after each slice is true. What comes back to the page is the *result*,
-//! serialised: a trace's summary, a graph in its file form with its analysis, never the file.
+//! progress posted (at most ten times a second) is true. What comes back to the page is the
+//! *result*, serialised: a trace's summary, a graph in its file form with its analysis, never
+//! the file.
 //! Kinds this worker does not analyse (op traces, simulator CSVs, configurations: small files
 //! shown by the page's own views) come back as their bytes, for the same dispatch on the page
 //! (`page::open::open_bytes`).
@@ -84,6 +85,13 @@ pub const SLICE_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
 /// this shared machine, four at a time in 1.6 s), so several are kept coming while one is
 /// parsed. They wait as JavaScript buffers, outside the wasm memory: 16 MiB at most.
 pub const SLICES_IN_FLIGHT: usize = 4;
+
+/// A read's progress is posted at most this often (and at its last slice). Each post costs the
+/// page a render and a paint of the whole document (about 8 ms of its thread); posted once per
+/// slice, a 1 GB read drew the page 240 times, 2 s of the thread that, on two cores, shares the
+/// second one with the browser's own threads while the worker parses. Ten a second move the
+/// bar as smoothly.
+const PROGRESS_EVERY_MS: f64 = 100.0;
 
 /// A trace the worker keeps, for comparisons.
 struct Held {
@@ -463,6 +471,7 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
         Ok(())
     };
     top_up(&mut pending)?;
+    let mut posted_ms = f64::NEG_INFINITY;
     while let Some((end, read)) = pending.pop_front() {
         if is_cancelled(job) || !opener.wants_more() {
             break;
@@ -473,7 +482,11 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
         if hand_back && opener.detected().kind == FileKind::ExecTrace {
             return Err(format!("{name} is an execution trace: the worker that holds the traces reads it"));
         }
-        post(&Reply::Progress { job, done: end, total, memory: memory_bytes() });
+        let now_ms = js_sys::Date::now();
+        if now_ms - posted_ms >= PROGRESS_EVERY_MS || end >= total {
+            posted_ms = now_ms;
+            post(&Reply::Progress { job, done: end, total, memory: memory_bytes() });
+        }
     }
     if is_cancelled(job) {
         return Ok(None);
