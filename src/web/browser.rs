@@ -1,6 +1,10 @@
 //! Small wrappers over browser APIs the components need: reading a dropped or chosen file,
 //! offering text for download, the address fragment and the clipboard.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -86,6 +90,24 @@ pub async fn next_task() {
         let _ = w.request_animation_frame(after_frame.unchecked_ref());
     });
     let _ = JsFuture::from(promise).await;
+}
+
+/// `future`'s output if it comes within `ms` milliseconds, else `None` (the future can then be
+/// awaited further).
+pub async fn within<F: Future>(mut future: Pin<&mut F>, ms: i32) -> Option<F::Output> {
+    let timer = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let mut timer = JsFuture::from(timer);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = future.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        Pin::new(&mut timer).poll(cx).map(|_| None)
+    })
+    .await
 }
 
 /// Offers `content` as a file named `file_name` (the browser's download).

@@ -4,6 +4,7 @@
 //! These are the page's only asynchronous steps: each ends in one [`Action`] for the reducer.
 
 use std::cell::RefCell;
+use std::future::Future;
 use std::rc::Rc;
 
 use wasm_bindgen::JsValue;
@@ -15,6 +16,7 @@ use crate::import::{detect, Imported, DETECT_BYTES, READS_LARGE_KINDS};
 use crate::page::open::{action_of, open_bytes, Opened};
 use crate::page::{Action, LoadedTrace, Reading, Shared, State, TraceHeld};
 use crate::trace::compare::pairing::default_pair;
+use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::Comparison;
 
 /// The page's analysis worker, started on first use and again if it stopped.
@@ -30,6 +32,12 @@ const ASIDE_MAX_BYTES: f64 = 512.0 * 1024.0 * 1024.0;
 /// The second worker is replaced after a read that grew its memory past this (WebAssembly
 /// memory never shrinks, and what it held now lives in the first worker).
 const ASIDE_KEEP_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
+
+/// How long the files just read wait to be listed for the comparison that follows them: listed
+/// together, the page draws once, where drawing a trace's views and then the comparison's made
+/// the comparison wait for the first drawing (about 60 ms for a serving pair); a longer
+/// comparison does not keep them from being listed.
+const LIST_WITHIN_MS: i32 = 200;
 
 /// What the page needs to open files.
 #[derive(Clone)]
@@ -108,6 +116,9 @@ impl Opening {
             // The list as the reducer will have it (the state handle is this render's).
             let mut opened = this.state.traces.opened.clone();
             let mut traces_read = 0;
+            // The last files' actions: dispatched with the job report or the comparison that
+            // follows them, so that the page draws once (see `LIST_WITHIN_MS`).
+            let mut last = Vec::new();
             let mut files = files.into_iter();
             'files: while let Some((blob, file_name)) = files.next() {
                 let aside = files.next().map(|(b, n)| {
@@ -130,10 +141,12 @@ impl Opening {
                     Ok(Action::ExecTraceOpened { joined, unlinked, .. }) => !(joined.is_empty() && unlinked.is_empty()),
                     r => matches!(r, Ok(Action::CaptureOpened { .. })),
                 });
+                let mut actions = Vec::with_capacity(results.len());
                 for (file_name, result) in results {
                     let action = match result {
                         Ok(action) => action,
                         Err(e) if e == CANCELLED => {
+                            actions.into_iter().for_each(|a| this.dispatch_opened(a));
                             let text = format!("Reading {file_name} was cancelled; nothing changed.");
                             this.state.dispatch(Action::Inform(text));
                             break 'files;
@@ -143,36 +156,79 @@ impl Opening {
                         Err(e) if e == STOPPED => continue,
                         Err(e) => Action::Fail(e),
                     };
-                    if matches!(
-                        action,
-                        Action::OpenAnalysedGraph { .. }
-                            | Action::OpenTrace(_)
-                            | Action::CaptureOpened { .. }
-                            | Action::ExecTraceOpened { .. }
-                            | Action::OpenOpTrace { .. }
-                            | Action::OpenSimTable(_)
-                    ) {
-                        browser::clear_fragment();
-                    }
                     if let Action::OpenTrace(t) = &action {
                         traces_read += 1;
                         opened.push(t.clone());
                     }
-                    this.state.dispatch(action);
+                    actions.push(action);
+                }
+                if files.len() == 0 {
+                    last = actions;
+                } else {
+                    actions.into_iter().for_each(|a| this.dispatch_opened(a));
                 }
             }
             // Ranks of one distributed job (these and those opened before) show the Ranks view
             // in place of comparing two of them.
-            if traces_read >= 1 && this.show_job(&opened).await {
-                return;
-            }
-            if traces_read >= 2 {
+            let pair = if traces_read >= 2 {
                 let vendors: Vec<_> = opened.iter().map(LoadedTrace::vendor).collect();
-                if let Some((a, b)) = default_pair(&vendors) {
-                    this.compare(opened[a].clone(), opened[b].clone()).await;
+                default_pair(&vendors)
+            } else {
+                None
+            };
+            let mut last = Some(last);
+            if traces_read >= 1 {
+                if let Some(job) = this.ask_job(&opened) {
+                    let report = job.await;
+                    if pair.is_none() || matches!(report, Ok(Some(_))) {
+                        this.list(&mut last);
+                    }
+                    if this.show_job(report) {
+                        return;
+                    }
                 }
             }
+            if let Some((a, b)) = pair {
+                let (a, b) = (opened[a].clone(), opened[b].clone());
+                let result = this.listing_if_slow(this.ask_comparison(&a, &b), &mut last).await;
+                this.list(&mut last);
+                this.show_comparison(&a, &b, result);
+            }
+            this.list(&mut last);
         });
+    }
+
+    /// Dispatches the files' actions held back for the result that follows them (once).
+    fn list(&self, held: &mut Option<Vec<Action>>) {
+        held.take().into_iter().flatten().for_each(|a| self.dispatch_opened(a));
+    }
+
+    /// Awaits `result`, dispatching the held actions if it takes longer than `LIST_WITHIN_MS`.
+    async fn listing_if_slow<F: Future>(&self, result: F, held: &mut Option<Vec<Action>>) -> F::Output {
+        let mut result = std::pin::pin!(result);
+        match browser::within(result.as_mut(), LIST_WITHIN_MS).await {
+            Some(output) => output,
+            None => {
+                self.list(held);
+                result.await
+            }
+        }
+    }
+
+    /// Dispatches what opening a file did (a newly opened result replaces a shared view's link).
+    fn dispatch_opened(&self, action: Action) {
+        if matches!(
+            action,
+            Action::OpenAnalysedGraph { .. }
+                | Action::OpenTrace(_)
+                | Action::CaptureOpened { .. }
+                | Action::ExecTraceOpened { .. }
+                | Action::OpenOpTrace { .. }
+                | Action::OpenSimTable(_)
+        ) {
+            browser::clear_fragment();
+        }
+        self.state.dispatch(action);
     }
 
     /// Makes the job report again from the traces still opened after a rank was removed
@@ -193,18 +249,20 @@ impl Opening {
         });
     }
 
-    /// Starts reading a file in the second worker, to hand its trace to the first; `None` when
-    /// it is too large for that or the second worker cannot start (the first then reads it).
-    /// Asks the worker for the job report of the opened traces that are ranks of one job and
-    /// shows it; false when fewer than two are (or they are not one job: then the page goes on
-    /// as without ranks, and says why on the console).
-    async fn show_job(&self, opened: &[LoadedTrace]) -> bool {
+    /// Asks the worker for the job report of the opened traces that are ranks of one job;
+    /// `None` when fewer than two traces are held there.
+    fn ask_job(&self, opened: &[LoadedTrace]) -> Option<impl Future<Output = Result<Option<RanksDrawn>, String>>> {
         let ids: Vec<u32> = opened.iter().filter(|t| t.held == TraceHeld::Worker).map(|t| t.id).collect();
         if ids.len() < 2 {
-            return false;
+            return None;
         }
-        let Ok(worker) = self.worker() else { return false };
-        match worker.ranks(ids).await {
+        Some(self.worker().ok()?.ranks(ids))
+    }
+
+    /// Shows the job report [`Self::ask_job`] got; false when the traces are not one job's
+    /// ranks (the page then goes on as without ranks, and says why on the console).
+    fn show_job(&self, report: Result<Option<RanksDrawn>, String>) -> bool {
+        match report {
             Ok(Some(report)) => {
                 self.state.dispatch(Action::ShowRanks(Shared::new(report)));
                 true
@@ -217,6 +275,8 @@ impl Opening {
         }
     }
 
+    /// Starts reading a file in the second worker, to hand its trace to the first; `None` when
+    /// it is too large for that or the second worker cannot start (the first then reads it).
     fn read_aside(&self, blob: &web_sys::Blob, file_name: &str) -> Option<AsideRead> {
         if blob.size() > ASIDE_MAX_BYTES {
             return None;
@@ -335,15 +395,23 @@ impl Opening {
 
     /// Compares two opened traces where they are held and shows the comparison.
     pub async fn compare(&self, a: LoadedTrace, b: LoadedTrace) {
+        let result = self.ask_comparison(&a, &b).await;
+        self.show_comparison(&a, &b, result);
+    }
+
+    /// Asks the worker for the comparison of two opened traces (the request goes at once).
+    fn ask_comparison(&self, a: &LoadedTrace, b: &LoadedTrace) -> impl Future<Output = Result<Comparison, String>> {
         self.comparing.set(true);
-        let result: Result<Comparison, String> = match (&a.held, &b.held) {
-            (TraceHeld::Worker, TraceHeld::Worker) => match self.worker() {
-                Ok(w) => w.compare(a.id, b.id).await,
-                Err(e) => Err(e),
-            },
+        let asked = match (&a.held, &b.held) {
+            (TraceHeld::Worker, TraceHeld::Worker) => self.worker().map(|w| w.compare(a.id, b.id)),
             // Only the worker reads traces in the page (see `import::READS_LARGE_KINDS`).
             _ => Err("the analysis worker no longer holds them; open both again".to_string()),
         };
+        async move { asked?.await }
+    }
+
+    /// Shows the comparison [`Self::ask_comparison`] got, or why there is none.
+    fn show_comparison(&self, a: &LoadedTrace, b: &LoadedTrace, result: Result<Comparison, String>) {
         self.comparing.set(false);
         self.state.dispatch(match result {
             Ok(c) => {

@@ -218,8 +218,8 @@ impl AnalysisWorker {
     }
 
     /// Reads and analyses `file` (a `File`, or any `Blob` named `name`), calling
-    /// `on_progress(done, total)` after each slice. Returns the job id (to cancel) and the
-    /// future reply.
+    /// `on_progress(done, total)` as slices are read (at most ten times a second). Returns the
+    /// job id (to cancel) and the future reply.
     /// With `hand_back`, a trace comes back as [`OpenReply::Parsed`] bytes for the other worker
     /// instead of being analysed and kept here.
     pub fn open(
@@ -296,7 +296,8 @@ impl AnalysisWorker {
         }
     }
 
-    /// Lets the worker drop a trace the page no longer lists.
+    /// The job report of the held traces `ids` that are ranks of one distributed job (`None`:
+    /// fewer than two are).
     pub fn ranks(&self, ids: Vec<u32>) -> impl Future<Output = Result<Option<RanksDrawn>, String>> {
         let job = next_job_id();
         let reply = self.request(Request::Ranks { job, ids }, None, None);
