@@ -88,9 +88,13 @@ pub enum What {
         /// Timed runs; the fastest is reported
         #[arg(long, default_value_t = 3)]
         runs: usize,
-        /// Folder for the two trace files (removed afterwards)
+        /// Folder for the two trace files (removed afterwards, unless --keep)
         #[arg(long, default_value = "/tmp")]
         dir: PathBuf,
+        /// Leave the two trace files in --dir, to time another tool (or the page's
+        /// `tests/e2e/compare-bench.mjs`) on the same pair
+        #[arg(long)]
+        keep: bool,
     },
     /// `fusionscope ranks` on a synthetic job: each rank folded as it is generated
     Ranks {
@@ -108,7 +112,7 @@ pub fn run(args: Args) -> CliResult {
         What::Fusion { sizes, runs } => fusion(&sizes, runs),
         What::Graph { ops, runs, dir } => graph(ops, runs, &dir),
         What::Trace { size_mb, dir, no_compare } => trace(size_mb, &dir, !no_compare),
-        What::Serving { steps, layers, runs, dir } => serving(steps, layers, runs, &dir),
+        What::Serving { steps, layers, runs, dir, keep } => serving(steps, layers, runs, &dir, keep),
         What::Ranks { ranks, size_mb } => ranks_bench(ranks, size_mb),
     }
 }
@@ -337,7 +341,7 @@ fn trace(size_mb: u64, dir: &Path, with_compare: bool) -> CliResult {
 /// Times the comparison of two serving traces: reading both (two threads, as `compare` does),
 /// comparing, and within that the structure search of each side; the layer alignment is the
 /// rest of the comparison's time that the whole-trace comparison without it does not take.
-fn serving(steps: usize, layers: usize, runs: usize, dir: &Path) -> CliResult {
+fn serving(steps: usize, layers: usize, runs: usize, dir: &Path, keep: bool) -> CliResult {
     let (mut amd, mut nv) = ServingSpec::vendor_pair();
     for spec in [&mut amd, &mut nv] {
         spec.layers = layers;
@@ -396,8 +400,13 @@ fn serving(steps: usize, layers: usize, runs: usize, dir: &Path) -> CliResult {
             found.1
         ))
     })();
-    for p in &paths {
-        let _ = std::fs::remove_file(p);
+    if keep {
+        let kept: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        print(&format!("kept: {}\n", kept.join(" ")))?;
+    } else {
+        for p in &paths {
+            let _ = std::fs::remove_file(p);
+        }
     }
     result
 }
