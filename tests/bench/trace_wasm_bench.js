@@ -5,7 +5,7 @@
 const fs = require('fs');
 const path = require('path');
 const [pkg, nvPath, amdPath] = process.argv.slice(2);
-const { TraceBench, memory_bytes } = require(path.resolve(pkg, 'fusionscope_trace_wasm_bench.js'));
+const { OpenBench, TraceBench, memory_bytes } = require(path.resolve(pkg, 'fusionscope_trace_wasm_bench.js'));
 
 const CHUNK = 4 << 20;
 function read(bench, file) {
@@ -34,6 +34,27 @@ const used = process.cpuUsage(cpu);
 const cpuSecs = (used.user + used.system) / 1e6;
 console.log(`wasm read:    ${mb(one.total).toFixed(0)} MB in ${secs.toFixed(2)} s = ${(mb(one.total) / secs).toFixed(0)} MB/s (${cpuSecs.toFixed(2)} s of CPU = ${(mb(one.total) / cpuSecs).toFixed(0)} MB/s); ${one.kernels} kernels; wasm memory ${mb(memory_bytes()).toFixed(1)} MB (${(memory_bytes() / one.total).toFixed(3)}x the file)`);
 bench.clear();
+
+// The same file opened as the page's analysis worker opens it (the reader with the rank fold,
+// then the summary, time report, fusion and rank summary): the worker's own time for a file.
+{
+  const open = new OpenBench(path.basename(nvPath));
+  const fd = fs.openSync(nvPath, 'r');
+  const buf = Buffer.alloc(CHUNK);
+  const t0 = process.hrtime.bigint();
+  let bytes = 0;
+  for (;;) {
+    const n = fs.readSync(fd, buf, 0, CHUNK, null);
+    if (n === 0) break;
+    open.feed(buf.subarray(0, n));
+    bytes += n;
+  }
+  fs.closeSync(fd);
+  const fed = Number(process.hrtime.bigint() - t0) / 1e9;
+  open.finish();
+  const all = Number(process.hrtime.bigint() - t0) / 1e9;
+  console.log(`wasm open:    ${mb(bytes).toFixed(0)} MB fed in ${fed.toFixed(2)} s = ${(mb(bytes) / fed).toFixed(0)} MB/s, analysed ${(all - fed).toFixed(2)} s later: ${all.toFixed(2)} s as the page's worker opens it`);
+}
 if (!amdPath) process.exit(0); // the read alone
 
 t = process.hrtime.bigint();

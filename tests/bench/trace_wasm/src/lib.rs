@@ -64,6 +64,35 @@ mod entry {
         }
     }
 
+    /// A file opened as the page's worker opens it: read slice by slice and analysed
+    /// (summary, time report, fusion, rank summary), with the time of each part.
+    #[wasm_bindgen]
+    pub struct OpenBench {
+        opener: Option<fusionscope::import::FileOpener>,
+    }
+
+    #[wasm_bindgen]
+    impl OpenBench {
+        #[wasm_bindgen(constructor)]
+        pub fn new(name: &str) -> OpenBench {
+            OpenBench { opener: Some(fusionscope::import::FileOpener::with_ranks(name)) }
+        }
+
+        /// Feeds the next slice of the file.
+        pub fn feed(&mut self, chunk: &[u8]) -> Result<(), JsError> {
+            let opener = self.opener.as_mut().ok_or_else(|| JsError::new("finished"))?;
+            opener.feed(chunk).map_err(|e| JsError::new(&e.message("file")))
+        }
+
+        /// Ends the read and makes the worker's results.
+        pub fn finish(&mut self) -> Result<(), JsError> {
+            let opener = self.opener.take().ok_or_else(|| JsError::new("finished"))?;
+            let opened = opener.finish_with_ranks(|_| None).map_err(|e| JsError::new(&e.message("file")))?;
+            std::hint::black_box(&opened);
+            Ok(())
+        }
+    }
+
     impl Default for TraceBench {
         fn default() -> Self {
             Self::new()
