@@ -28,6 +28,9 @@ const env = await startBrowser(distDir ? path.resolve(distDir) : undefined);
 try {
   const { page } = await openPage(env, '', { init: recordFrames });
   await page.getByTestId('unfused-total').waitFor();
+  // The file comes 2 s after the page drew, as a user's drop comes (the workers start once the
+  // page drew, and warm up: src/web/warm_up.rs), as in compare-bench.mjs.
+  await page.waitForTimeout(2000);
   await page.evaluate(() => { window.__fsGap = 0; });
   const before = browserRss();
   let peak = before;
