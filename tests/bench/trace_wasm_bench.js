@@ -8,17 +8,23 @@ const [pkg, nvPath, amdPath] = process.argv.slice(2);
 const { OpenBench, TraceBench, memory_bytes } = require(path.resolve(pkg, 'fusionscope_trace_wasm_bench.js'));
 
 const CHUNK = 4 << 20;
-function read(bench, file) {
+/** Feeds `file` to `target` (anything with `feed(bytes)`) in CHUNK slices; returns the bytes fed. */
+function feedFile(target, file) {
   const fd = fs.openSync(file, 'r');
   const buf = Buffer.alloc(CHUNK);
   let total = 0;
   for (;;) {
     const n = fs.readSync(fd, buf, 0, CHUNK, null);
     if (n === 0) break;
-    bench.feed(buf.subarray(0, n));
+    target.feed(buf.subarray(0, n));
     total += n;
   }
   fs.closeSync(fd);
+  return total;
+}
+
+function read(bench, file) {
+  const total = feedFile(bench, file);
   const kernels = bench.finish();
   return { total, kernels };
 }
@@ -39,17 +45,8 @@ bench.clear();
 // then the summary, time report, fusion and rank summary): the worker's own time for a file.
 {
   const open = new OpenBench(path.basename(nvPath));
-  const fd = fs.openSync(nvPath, 'r');
-  const buf = Buffer.alloc(CHUNK);
   const t0 = process.hrtime.bigint();
-  let bytes = 0;
-  for (;;) {
-    const n = fs.readSync(fd, buf, 0, CHUNK, null);
-    if (n === 0) break;
-    open.feed(buf.subarray(0, n));
-    bytes += n;
-  }
-  fs.closeSync(fd);
+  const bytes = feedFile(open, nvPath);
   const fed = Number(process.hrtime.bigint() - t0) / 1e9;
   open.finish();
   const all = Number(process.hrtime.bigint() - t0) / 1e9;
