@@ -116,8 +116,8 @@ impl Opening {
             // The list as the reducer will have it (the state handle is this render's).
             let mut opened = this.state.traces.opened.clone();
             let mut traces_read = 0;
-            // The last files' actions: dispatched with the job report or the comparison that
-            // follows them, so that the page draws once (see `LIST_WITHIN_MS`).
+            // The last files' actions: dispatched with the comparison that follows them, so that
+            // the page draws once (see `LIST_WITHIN_MS`), or at once when none follows.
             let mut last = Vec::new();
             let mut files = files.into_iter();
             'files: while let Some((blob, file_name)) = files.next() {
