@@ -146,7 +146,7 @@ impl Opening {
                     let action = match result {
                         Ok(action) => action,
                         Err(e) if e == CANCELLED => {
-                            actions.into_iter().for_each(|a| this.dispatch_opened(a));
+                            this.list(&mut actions);
                             let text = format!("Reading {file_name} was cancelled; nothing changed.");
                             this.state.dispatch(Action::Inform(text));
                             break 'files;
@@ -165,22 +165,15 @@ impl Opening {
                 if files.len() == 0 {
                     last = actions;
                 } else {
-                    actions.into_iter().for_each(|a| this.dispatch_opened(a));
+                    this.list(&mut actions);
                 }
             }
             // Ranks of one distributed job (these and those opened before) show the Ranks view
             // in place of comparing two of them.
-            let pair = if traces_read >= 2 {
-                let vendors: Vec<_> = opened.iter().map(LoadedTrace::vendor).collect();
-                default_pair(&vendors)
-            } else {
-                None
-            };
-            let mut last = Some(last);
             if traces_read >= 1 {
                 if let Some(job) = this.ask_job(&opened) {
                     let report = job.await;
-                    if pair.is_none() || matches!(report, Ok(Some(_))) {
+                    if matches!(report, Ok(Some(_))) {
                         this.list(&mut last);
                     }
                     if this.show_job(report) {
@@ -188,7 +181,8 @@ impl Opening {
                     }
                 }
             }
-            if let Some((a, b)) = pair {
+            let vendors: Vec<_> = opened.iter().map(LoadedTrace::vendor).collect();
+            if let Some((a, b)) = if traces_read >= 2 { default_pair(&vendors) } else { None } {
                 let (a, b) = (opened[a].clone(), opened[b].clone());
                 let result = this.listing_if_slow(this.ask_comparison(&a, &b), &mut last).await;
                 this.list(&mut last);
@@ -198,13 +192,13 @@ impl Opening {
         });
     }
 
-    /// Dispatches the files' actions held back for the result that follows them (once).
-    fn list(&self, held: &mut Option<Vec<Action>>) {
-        held.take().into_iter().flatten().for_each(|a| self.dispatch_opened(a));
+    /// Dispatches the files' actions held back for the result that follows them, leaving none.
+    fn list(&self, held: &mut Vec<Action>) {
+        std::mem::take(held).into_iter().for_each(|a| self.dispatch_opened(a));
     }
 
     /// Awaits `result`, dispatching the held actions if it takes longer than `LIST_WITHIN_MS`.
-    async fn listing_if_slow<F: Future>(&self, result: F, held: &mut Option<Vec<Action>>) -> F::Output {
+    async fn listing_if_slow<F: Future>(&self, result: F, held: &mut Vec<Action>) -> F::Output {
         let mut result = std::pin::pin!(result);
         match browser::within(result.as_mut(), LIST_WITHIN_MS).await {
             Some(output) => output,

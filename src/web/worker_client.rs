@@ -313,6 +313,7 @@ impl AnalysisWorker {
         }
     }
 
+    /// Lets the worker drop a trace the page no longer lists.
     pub fn forget(&self, id: u32) {
         self.send(&Request::Forget { job: id }, None);
     }
