@@ -56,3 +56,43 @@ async fn bad_input_is_named_and_good_input_recomputes() {
     // More heads: a larger score matrix, so more unfused traffic than with 32 heads.
     assert!(!text_of(&root, "[data-testid=unfused-total]").contains("2,348,810,240 bytes"));
 }
+
+/// A blob of `len` bytes that differ from their neighbours (so a piece out of place shows).
+fn pattern_blob(len: usize) -> (Vec<u8>, web_sys::Blob) {
+    let bytes: Vec<u8> = (0..len).map(|i| (i.wrapping_mul(31) ^ (i >> 11)) as u8).collect();
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes.as_slice()));
+    (bytes, web_sys::Blob::new_with_u8_array_sequence(&parts).unwrap())
+}
+
+/// Every piece the worker's file reader hands out, concatenated, and the largest piece.
+async fn read_all(mut pieces: fusionscope::web::file_bytes::FileBytes) -> (Vec<u8>, u32) {
+    let (mut all, mut largest) = (Vec::new(), 0);
+    while let Some(piece) = pieces.next().await.unwrap() {
+        assert!(piece.length() > 0, "an empty piece");
+        largest = largest.max(piece.length());
+        all.extend(piece.to_vec());
+    }
+    assert!(pieces.next().await.unwrap().is_none(), "nothing after the end");
+    pieces.stop();
+    (all, largest)
+}
+
+/// The worker takes a file's bytes from its stream into one reused buffer (Chromium's blob
+/// streams are byte streams), else by slices: both hand out the file's bytes in order, in
+/// pieces of at most 4 MiB, and nothing for an empty file.
+#[wasm_bindgen_test]
+async fn a_file_is_read_whole_and_in_order_either_way() {
+    use fusionscope::web::file_bytes::FileBytes;
+    let (bytes, blob) = pattern_blob(9 * 1024 * 1024 + 123);
+    let stream = FileBytes::new(&blob);
+    assert!(stream.is_stream(), "Chromium's blob stream is a byte stream");
+    for pieces in [stream, FileBytes::by_slices(&blob)] {
+        let (read, largest) = read_all(pieces).await;
+        assert_eq!(read.len(), bytes.len());
+        assert!(read == bytes, "the bytes read differ from the file's");
+        assert!(largest <= 4 * 1024 * 1024, "a piece of {largest} bytes");
+    }
+    let (_, empty) = pattern_blob(0);
+    assert!(read_all(FileBytes::new(&empty)).await.0.is_empty());
+    assert!(read_all(FileBytes::by_slices(&empty)).await.0.is_empty());
+}

@@ -6,12 +6,13 @@
 //! [`components`] has one component per file, each with its `Props`; `hooks` listens to the
 //! window (drops, pasted links); `opening` reads files through the analysis worker
 //! (`worker_client` on the page, [`reader_worker`] in the worker, speaking
-//! [`crate::page::protocol`]; `warm_up` readies a new worker's code); `browser` wraps the few
-//! browser calls the page makes.
+//! [`crate::page::protocol`]; [`file_bytes`] takes a file's bytes in the worker; `warm_up` readies
+//! a new worker's code); `browser` wraps the few browser calls the page makes.
 
 pub mod app;
 mod browser;
 pub mod components;
+pub mod file_bytes;
 mod hooks;
 mod opening;
 pub mod reader_worker;

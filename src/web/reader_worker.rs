@@ -2,9 +2,9 @@
 //! files, parses and analyses them, keeps the traces and compares them, so that no file
 //! however large stalls the page's thread.
 //!
-//! A file is read in [`SLICE_BYTES`] slices (`Blob.arrayBuffer()`, awaited, so the worker
-//! keeps answering messages between slices; [`SLICES_IN_FLIGHT`] are asked for ahead of the
-//! one being parsed) and each slice goes straight to the core's
+//! A file is read a piece at a time ([`super::file_bytes`]: its stream into one 4 MiB buffer,
+//! awaited, so the worker keeps answering messages between pieces) and each piece goes
+//! straight to the core's
 //! incremental [`FileOpener`]: a Kineto trace (gzip or not) streams through the
 //! [`crate::trace::TraceReader`], so memory stays at the compact trace plus one slice, and the
 //! progress posted (at most ten times a second) is true. What comes back to the page is the
@@ -52,15 +52,14 @@
 //! made by `serde-wasm-bindgen`; a request to open a file is the array `[request, file]`.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 
-use js_sys::{Array, Uint8Array};
+use js_sys::Array;
 use rustc_hash::{FxHashMap, FxHashSet};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
+use super::file_bytes::FileBytes;
 use crate::fusion::json::to_file;
 use crate::import::FileKind;
 use crate::import::{FileOpener, Imported};
@@ -75,16 +74,6 @@ use crate::trace::summary::ClassifiedTrace;
 use crate::trace::time::report::{add_exec_trace, opened_report, TraceTime};
 use crate::trace::view::ranks::RanksDrawn;
 use crate::trace::{classify, Input, Trace, TraceSummary};
-
-/// Bytes read per slice: small enough for smooth progress and low memory, large enough to
-/// keep the per-slice overhead negligible.
-pub const SLICE_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
-
-/// Slices asked for at once: handing one over takes the browser a few milliseconds of waiting
-/// (headless Chromium hands a 1 GB `File` over in 4 MiB slices one at a time in 2.6–10 s on
-/// this shared machine, four at a time in 1.6 s), so several are kept coming while one is
-/// parsed. They wait as JavaScript buffers, outside the wasm memory: 16 MiB at most.
-pub const SLICES_IN_FLIGHT: usize = 4;
 
 /// A read's progress is posted at most this often (and at its last slice). Each post costs the
 /// page a render and a paint of the whole document (about 8 ms of its thread); posted once per
@@ -450,44 +439,23 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
     let fail = |e: JsValue| format!("{name} could not be read: {}", describe(e));
     let total = blob.size();
     let mut opener = FileOpener::with_ranks(name);
-    // [`SLICES_IN_FLIGHT`] slices are asked for ahead of the one being parsed: the browser's
-    // handing a slice over is mostly waiting, which one slice ahead did not hide.
-    let request = |from: f64| -> Result<Option<(f64, JsFuture)>, String> {
-        if from >= total {
-            return Ok(None);
-        }
-        let end = (from + SLICE_BYTES).min(total);
-        let slice = blob.slice_with_f64_and_f64(from, end).map_err(fail)?;
-        Ok(Some((end, JsFuture::from(slice.array_buffer()))))
-    };
-    let mut pending: VecDeque<(f64, JsFuture)> = VecDeque::with_capacity(SLICES_IN_FLIGHT);
-    let mut asked = 0.0;
-    let mut top_up = |pending: &mut VecDeque<(f64, JsFuture)>| -> Result<(), String> {
-        while pending.len() < SLICES_IN_FLIGHT {
-            let Some((end, read)) = request(asked)? else { break };
-            asked = end;
-            pending.push_back((end, read));
-        }
-        Ok(())
-    };
-    top_up(&mut pending)?;
-    let mut posted_ms = f64::NEG_INFINITY;
-    while let Some((end, read)) = pending.pop_front() {
-        if is_cancelled(job) || !opener.wants_more() {
-            break;
-        }
-        let buffer = read.await.map_err(fail)?;
-        top_up(&mut pending)?;
-        opener.feed(&Uint8Array::new(&buffer).to_vec()).map_err(|e| e.message(name))?;
+    let mut bytes = FileBytes::new(blob);
+    let (mut done, mut posted_ms) = (0.0, f64::NEG_INFINITY);
+    while !is_cancelled(job) && opener.wants_more() {
+        let Some(piece) = bytes.next().await.map_err(fail)? else { break };
+        done += f64::from(piece.length());
+        opener.feed(&piece.to_vec()).map_err(|e| e.message(name))?;
         if hand_back && opener.detected().kind == FileKind::ExecTrace {
+            bytes.stop();
             return Err(format!("{name} is an execution trace: the worker that holds the traces reads it"));
         }
         let now_ms = js_sys::Date::now();
-        if now_ms - posted_ms >= PROGRESS_EVERY_MS || end >= total {
+        if now_ms - posted_ms >= PROGRESS_EVERY_MS || done >= total {
             posted_ms = now_ms;
-            post(&Reply::Progress { job, done: end, total, memory: memory_bytes() });
+            post(&Reply::Progress { job, done, total, memory: memory_bytes() });
         }
     }
+    bytes.stop();
     if is_cancelled(job) {
         return Ok(None);
     }

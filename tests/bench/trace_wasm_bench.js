@@ -1,5 +1,5 @@
 // Feeds the synthetic traces to the wasm reader in 4 MiB slices, as the page's worker feeds a File
-// (`SLICE_BYTES` in src/web/reader_worker.rs), and prints MB/s and the wasm linear memory. Usage:
+// (`SLICE_BYTES` in src/web/file_bytes.rs), and prints MB/s and the wasm linear memory. Usage:
 //   node tests/bench/trace_wasm_bench.js PKG_DIR NVIDIA_TRACE [AMD_TRACE]
 // (without AMD_TRACE, the read of NVIDIA_TRACE alone).
 const fs = require('fs');
