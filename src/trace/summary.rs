@@ -2,6 +2,7 @@
 //! statistics the comparison reuses: kernels grouped by category, distinct names sorted by time,
 //! fused kernels with their components, memory copies and sets counted apart.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
@@ -11,7 +12,7 @@ use super::classify::category::Category;
 use super::classify::Classification;
 use super::model::intern::NameId;
 use super::model::platform::{platform, Platform, Vendor, VendorEvidence};
-use super::model::{Trace, TransferKind};
+use super::model::{EventOps, LinkIndex, OpLinks, Trace, TransferKind};
 use super::structure::{analyse, report, Structure, TraceStructure};
 
 /// Classifies a kernel name; [`super::classify()`] in production, a stand-in in tests.
@@ -128,6 +129,10 @@ pub struct ClassifiedTrace<'t> {
     classes: Vec<Classification>,
     /// Sum of kernel durations, µs (the platform's).
     pub kernel_time_us: f64,
+    /// The links from GPU events to CPU ops, and every event's op: made on first use, once for
+    /// the op table and the fusion groups alike.
+    links: OnceCell<LinkIndex>,
+    event_ops: OnceCell<EventOps>,
 }
 
 impl<'t> ClassifiedTrace<'t> {
@@ -148,7 +153,19 @@ impl<'t> ClassifiedTrace<'t> {
             kernel_time_us: platform.kernel_time_us,
             platform,
             classes: classes.into_iter().map(|c| c.unwrap_or_else(|| other.clone())).collect(),
+            links: OnceCell::new(),
+            event_ops: OnceCell::new(),
         }
+    }
+
+    /// The indexes linking the trace's GPU events to its CPU ops.
+    pub fn links(&self) -> OpLinks<'_> {
+        OpLinks::with_index(self.trace, self.links.get_or_init(|| LinkIndex::new(self.trace)))
+    }
+
+    /// The CPU op of each kernel and copy.
+    pub fn event_ops(&self) -> &EventOps {
+        self.event_ops.get_or_init(|| self.links().event_ops())
     }
 
     pub fn class(&self, name: NameId) -> &Classification {

@@ -8,6 +8,8 @@
 //! `aten::t`), so in such a trace the ids are not used at all and every event goes to the op
 //! enclosing its launch call. One rule here, so the op table, the gap and the fusion groups agree.
 
+use std::borrow::Cow;
+
 use rustc_hash::FxHashMap;
 
 use super::{Launch, Trace};
@@ -26,9 +28,27 @@ impl Trace {
 /// A GPU event's op id and correlation id.
 pub type EventIds = (Option<u64>, Option<u64>);
 
-/// The indexes that link a GPU event to the CPU op that launched it.
+/// The CPU op of every kernel and copy of a trace ([`OpLinks::op_of`]), by their index: looked
+/// up once for the op table and the fusion groups alike (on a 1 GB trace the lookups are a
+/// quarter of a second in WebAssembly, each time).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventOps {
+    pub kernels: Vec<Option<usize>>,
+    pub transfers: Vec<Option<usize>>,
+}
+
+/// The indexes that link a GPU event to the CPU op that launched it, over the trace they
+/// were made of (their own, or borrowed from where they are kept:
+/// [`crate::trace::summary::ClassifiedTrace::links`]).
 pub struct OpLinks<'t> {
     trace: &'t Trace,
+    index: Cow<'t, LinkIndex>,
+}
+
+/// What [`OpLinks`] looks ops up in. Kept apart from the trace it indexes so that it can be
+/// held beside it.
+#[derive(Debug, Clone)]
+pub struct LinkIndex {
     by_ext: FxHashMap<u64, usize>,
     /// Ops of each thread in start order, for the containment fallback.
     by_tid: FxHashMap<i64, Vec<usize>>,
@@ -56,8 +76,8 @@ pub fn ids_are_correlations(trace: &Trace) -> bool {
     both > 0 && same.saturating_mul(10) >= both.saturating_mul(9)
 }
 
-impl<'t> OpLinks<'t> {
-    pub fn new(trace: &'t Trace) -> Self {
+impl LinkIndex {
+    pub fn new(trace: &Trace) -> Self {
         let mut by_ext: FxHashMap<u64, usize> = FxHashMap::default();
         for (i, op) in trace.cpu_ops.iter().enumerate() {
             match by_ext.get(&op.external_id) {
@@ -74,23 +94,36 @@ impl<'t> OpLinks<'t> {
                 by_tid.entry(op.tid).or_default().push(i);
             }
         }
-        OpLinks { trace, by_ext, by_tid, ids_are_correlations: ids_are_correlations(trace) }
+        LinkIndex { by_ext, by_tid, ids_are_correlations: ids_are_correlations(trace) }
+    }
+}
+
+impl<'t> OpLinks<'t> {
+    pub fn new(trace: &'t Trace) -> Self {
+        OpLinks { trace, index: Cow::Owned(LinkIndex::new(trace)) }
+    }
+
+    /// The links of `trace` by an index made of it before.
+    pub fn with_index(trace: &'t Trace, index: &'t LinkIndex) -> Self {
+        OpLinks { trace, index: Cow::Borrowed(index) }
     }
 
     /// The CPU ops (not annotations) of thread `tid`, by start time.
     pub fn thread_ops(&self, tid: i64) -> &[usize] {
-        self.by_tid.get(&tid).map_or(&[], Vec::as_slice)
+        self.index.by_tid.get(&tid).map_or(&[], Vec::as_slice)
     }
 
     /// The op that made a launch call: by the call's op id, else the op enclosing it.
     pub fn op_of_launch(&self, launch: &Launch) -> Option<usize> {
-        let by_id =
-            launch.external_id.filter(|_| !self.ids_are_correlations).and_then(|e| self.by_ext.get(&e).copied());
+        let by_id = launch
+            .external_id
+            .filter(|_| !self.index.ids_are_correlations)
+            .and_then(|e| self.index.by_ext.get(&e).copied());
         by_id.or_else(|| self.containing(launch))
     }
 
     fn containing(&self, launch: &Launch) -> Option<usize> {
-        let ops = self.by_tid.get(&launch.tid)?;
+        let ops = self.index.by_tid.get(&launch.tid)?;
         let after = ops.partition_point(|&i| self.trace.cpu_ops[i].ts <= launch.ts);
         // Nested ops start in outer-to-inner order: the innermost holder is the latest
         // start that still holds the call. Siblings in between are skipped (bounded walk).
@@ -118,13 +151,22 @@ impl<'t> OpLinks<'t> {
         })
     }
 
+    /// The op of every kernel and copy of the trace.
+    pub fn event_ops(&self) -> EventOps {
+        let trace = self.trace;
+        EventOps {
+            kernels: self.ops_of(trace.kernels.iter().map(|k| (k.external_id, k.correlation))).collect(),
+            transfers: self.ops_of(trace.transfers.iter().map(|t| (t.external_id, t.correlation))).collect(),
+        }
+    }
+
     /// The op of a GPU event with this op id and correlation id.
     pub fn op_of(&self, external_id: Option<u64>, correlation: Option<u64>) -> Option<usize> {
         let launch = correlation.and_then(|c| self.trace.launches.get(&c));
-        if self.ids_are_correlations {
+        if self.index.ids_are_correlations {
             return launch.and_then(|l| self.containing(l));
         }
-        let by_id = |e: Option<u64>| e.and_then(|e| self.by_ext.get(&e).copied());
+        let by_id = |e: Option<u64>| e.and_then(|e| self.index.by_ext.get(&e).copied());
         by_id(external_id)
             .or_else(|| by_id(launch.and_then(|l| l.external_id)))
             .or_else(|| launch.and_then(|l| self.containing(l)))

@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use intern::{NameId, NameTable};
-pub use links::{EventIds, OpLinks};
+pub use links::{EventIds, EventOps, LinkIndex, OpLinks};
 
 /// One kernel execution on a GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

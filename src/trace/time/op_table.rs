@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::hardware::{Chip, PeakKey};
 use crate::trace::exec_trace::{EtLink, ExecTrace};
 use crate::trace::model::intern::NameId;
-use crate::trace::model::{OpLinks, RecordedShapes, Trace};
+use crate::trace::model::{EventOps, OpLinks, RecordedShapes, Trace};
 use crate::trace::summary::round3;
 
 /// What a performance model says about one call of an op.
@@ -245,6 +245,19 @@ pub fn op_table(
     exec_trace: Option<LinkedExecTrace<'_>>,
 ) -> OpTable {
     let links = OpLinks::new(trace);
+    op_table_linked(trace, (&links, &links.event_ops()), chip, model, exec_trace)
+}
+
+/// [`op_table`] with the trace's op links and its events' ops made before (a report makes them
+/// once for the op table and the fusion groups:
+/// [`crate::trace::summary::ClassifiedTrace::event_ops`]).
+pub fn op_table_linked(
+    trace: &Trace,
+    (links, event_ops): (&OpLinks<'_>, &EventOps),
+    chip: Option<&Chip>,
+    model: CostModel<'_>,
+    exec_trace: Option<LinkedExecTrace<'_>>,
+) -> OpTable {
     let mut shapes = OpShapes { trace, exec_trace, et_texts: FxHashMap::default() };
     // (op, start, end) of every attributed event; the rest are unattributed.
     let mut spans: Vec<(usize, f64, f64)> = Vec::with_capacity(trace.kernels.len() + trace.transfers.len());
@@ -257,12 +270,10 @@ pub fn op_table(
             e.1 += dur;
         }
     };
-    let kernel_ops = links.ops_of(trace.kernels.iter().map(|k| (k.external_id, k.correlation)));
-    for (k, op) in trace.kernels.iter().zip(kernel_ops) {
+    for (k, &op) in trace.kernels.iter().zip(&event_ops.kernels) {
         attribute(op, k.name, k.ts, k.dur);
     }
-    let transfer_ops = links.ops_of(trace.transfers.iter().map(|t| (t.external_id, t.correlation)));
-    for (t, op) in trace.transfers.iter().zip(transfer_ops) {
+    for (t, &op) in trace.transfers.iter().zip(&event_ops.transfers) {
         attribute(op, t.name, t.ts, t.dur);
     }
     spans.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
@@ -305,7 +316,7 @@ pub fn op_table(
     }
 
     let mut costs = CostCache { shapes, model, by_key: FxHashMap::default() };
-    let nested = NestedOps { trace, links: &links };
+    let nested = NestedOps { trace, links };
     let mut out: Vec<OpRow> = order
         .iter()
         .map(|key| {

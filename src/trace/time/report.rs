@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::op_table::{op_table, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
+use super::op_table::{op_table_linked, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
 use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 use super::timeline::{timelines, Timeline};
 use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
@@ -138,7 +138,14 @@ pub fn time_report_with(
         (Some(first.whole), first.steps)
     };
     let linked = exec_trace.map(|et| (et, link(side.trace, et)));
-    let table = op_table(side.trace, chip.as_ref().map(|c| &c.chip), model, linked.as_ref().map(|(et, l)| (*et, l)));
+    let links = (&side.links(), side.event_ops());
+    let table = op_table_linked(
+        side.trace,
+        links,
+        chip.as_ref().map(|c| &c.chip),
+        model,
+        linked.as_ref().map(|(et, l)| (*et, l)),
+    );
     TraceTime {
         chip: chip.as_ref().map(ChipUsed::of),
         chip_note,
@@ -183,7 +190,14 @@ pub fn add_exec_trace(
 ) {
     let chip = detect_chip(&side.platform.devices).ok();
     let linked = link(side.trace, exec_trace.0);
-    let table = op_table(side.trace, chip.as_ref().map(|c| &c.chip), &recorded_cost, Some((exec_trace.0, &linked)));
+    let links = (&side.links(), side.event_ops());
+    let table = op_table_linked(
+        side.trace,
+        links,
+        chip.as_ref().map(|c| &c.chip),
+        &recorded_cost,
+        Some((exec_trace.0, &linked)),
+    );
     (time.ops, time.unattributed, time.op_coverage) = (table.rows, table.unattributed, table.coverage);
     add_fusion_with(time, side, structure, Some(exec_trace));
 }
