@@ -2,7 +2,10 @@
 //! kilobyte of C++ template text) hundreds of thousands of times, so each distinct name is
 //! stored once and events carry a 4-byte [`NameId`].
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -19,12 +22,30 @@ impl NameId {
 }
 
 /// Distinct strings, each stored once, in order of first appearance.
+///
+/// The index holds only ids, each name being stored once (in `names`), and compares names
+/// eight bytes at a time: in WebAssembly `str` equality is a byte-by-byte `memcmp`, which was a
+/// twentieth of reading a trace (interning is a few lookups per event).
 #[derive(Debug, Default, Clone)]
 pub struct NameTable {
     names: Vec<Box<str>>,
-    ids: FxHashMap<Box<str>, NameId>,
-    /// Bytes of the distinct names held (each is held twice: in `names` and as a key).
+    ids: HashTable<NameId>,
+    /// Bytes of the distinct names held.
     bytes: usize,
+}
+
+fn hash(name: &str) -> u64 {
+    FxBuildHasher.hash_one(name)
+}
+
+/// Whether two texts are equal, compared a word at a time.
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let ((words_a, rest_a), (words_b, rest_b)) = (a.as_chunks::<8>(), b.as_chunks::<8>());
+    words_a.iter().zip(words_b).all(|(x, y)| u64::from_ne_bytes(*x) == u64::from_ne_bytes(*y)) && rest_a == rest_b
 }
 
 impl NameTable {
@@ -34,12 +55,15 @@ impl NameTable {
 
     /// The id of `name`, adding it on first sight.
     pub fn intern(&mut self, name: &str) -> NameId {
-        if let Some(&id) = self.ids.get(name) {
+        let h = hash(name);
+        let names = &self.names;
+        if let Some(&id) = self.ids.find(h, |id| same_text(&names[id.index()], name)) {
             return id;
         }
         let id = NameId(u32::try_from(self.names.len()).expect("fewer than 2^32 distinct names"));
         self.names.push(name.into());
-        self.ids.insert(name.into(), id);
+        let names = &self.names;
+        self.ids.insert_unique(h, id, |id| hash(&names[id.index()]));
         self.bytes += name.len();
         id
     }
@@ -52,7 +76,7 @@ impl NameTable {
 
     /// The id of `name` if it was interned.
     pub fn get(&self, name: &str) -> Option<NameId> {
-        self.ids.get(name).copied()
+        self.ids.find(hash(name), |id| same_text(&self.names[id.index()], name)).copied()
     }
 
     pub fn resolve(&self, id: NameId) -> &str {
@@ -67,11 +91,11 @@ impl NameTable {
         self.names.is_empty()
     }
 
-    /// Bytes held by the stored names (both copies), for memory accounting.
+    /// Bytes held by the stored names and their index, for memory accounting.
     pub fn heap_bytes(&self) -> usize {
-        2 * self.names.iter().map(|n| n.len()).sum::<usize>()
+        self.names.iter().map(|n| n.len()).sum::<usize>()
             + self.names.capacity() * std::mem::size_of::<Box<str>>()
-            + self.ids.capacity() * (std::mem::size_of::<Box<str>>() + std::mem::size_of::<NameId>() + 1)
+            + self.ids.capacity() * (std::mem::size_of::<NameId>() + 1)
     }
 }
 
@@ -112,5 +136,37 @@ mod tests {
         assert_eq!(t.len(), 2);
         assert_eq!(t.bytes(), "aten::mm".len() + "Cijk_Alik_Bljk".len(), "each distinct name counted once");
         assert_eq!(t.get("nope"), None);
+    }
+
+    proptest::proptest! {
+        /// Names that share long prefixes and differ in one byte anywhere (in a word or in the
+        /// tail the word comparison leaves) get one id each, found again by `get` and `intern`.
+        #[test]
+        fn one_id_per_distinct_name(
+            base in "[a-c]{0,40}",
+            edits in proptest::collection::vec((0usize..41, proptest::char::range('a', 'd')), 0..30),
+        ) {
+            let mut names: Vec<String> = vec![base.clone()];
+            for (at, c) in edits {
+                let mut name: Vec<char> = base.chars().collect();
+                if at < name.len() {
+                    name[at] = c;
+                } else {
+                    name.push(c);
+                }
+                names.push(name.into_iter().collect());
+            }
+            let mut t = NameTable::new();
+            let ids: Vec<NameId> = names.iter().map(|n| t.intern(n)).collect();
+            for (i, a) in names.iter().enumerate() {
+                proptest::prop_assert_eq!(t.get(a), Some(ids[i]));
+                proptest::prop_assert_eq!(t.resolve(ids[i]), a.as_str());
+                for (j, b) in names.iter().enumerate() {
+                    proptest::prop_assert_eq!(ids[i] == ids[j], a == b, "{:?} {:?}", a, b);
+                }
+            }
+            let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
+            proptest::prop_assert_eq!(t.len(), distinct.len());
+        }
     }
 }
