@@ -123,6 +123,15 @@ fn at_top_of_object(prefix: &[u8]) -> bool {
 /// event's own bytes: the first `"cat"` of the text is the event's first one unless the event
 /// ends before it, which the walk sees.
 fn dropped_head(text: &[u8], depth_limit: u32, cpu_side: bool) -> Option<usize> {
+    match kineto_category(text).filter(|_| depth_limit >= 1) {
+        Some(value) => dropped_value(text, value, cpu_side),
+        None => dropped_head_searched(text, depth_limit, cpu_side),
+    }
+}
+
+/// [`dropped_head`] for any event: its first `"cat"` searched for, and the bytes before it
+/// looked at.
+fn dropped_head_searched(text: &[u8], depth_limit: u32, cpu_side: bool) -> Option<usize> {
     let at = cat_finder().find(text)?;
     if !plain_top_level(text, at) || depth_limit < 1 {
         let (mut n, mut deepest) = (Nesting::default(), 0u32);
@@ -140,9 +149,27 @@ fn dropped_head(text: &[u8], depth_limit: u32, cpu_side: bool) -> Option<usize> 
     }
     let rest = trim_start(&text[at + 5..]);
     let rest = trim_start(rest.strip_prefix(b":")?).strip_prefix(b"\"")?;
-    let name = dropped(cpu_side).iter().find(|d| rest.starts_with(d.as_bytes()) && rest.get(d.len()) == Some(&b'"'))?;
-    let value_start = text.len() - rest.len();
-    Some(value_start + name.len() + 1)
+    dropped_value(text, rest, cpu_side)
+}
+
+/// Where the dropped category whose value starts `value` (after its opening quote; a suffix of
+/// `text`) ends in `text`, if it is one.
+fn dropped_value(text: &[u8], value: &[u8], cpu_side: bool) -> Option<usize> {
+    let name =
+        dropped(cpu_side).iter().find(|d| value.starts_with(d.as_bytes()) && value.get(d.len()) == Some(&b'"'))?;
+    Some(text.len() - value.len() + name.len() + 1)
+}
+
+/// The category's value (after its opening quote) of an event that starts as PyTorch's profiler
+/// writes every event, `{"ph": "X", "cat": "` (any whitespace after the brace, any one-letter
+/// phase). Then its first `"cat"` is this one, directly in the event, and [`dropped_head`] needs
+/// neither the search nor the look at the bytes before it, which were a tenth of reading a
+/// trace in WebAssembly.
+fn kineto_category(text: &[u8]) -> Option<&[u8]> {
+    let rest = trim_start(text.strip_prefix(b"{")?).strip_prefix(b"\"ph\": \"")?;
+    let (&phase, rest) = rest.split_first()?;
+    phase.is_ascii_alphabetic().then_some(())?;
+    rest.strip_prefix(b"\", \"cat\": \"")
 }
 
 /// Whether `prefix` is an event's `{` followed by no bracket, no backslash and an even number of
@@ -417,8 +444,60 @@ fn small(n: Num) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_dropped_category;
+    use super::{dropped_head, dropped_head_searched, is_dropped_category, kineto_category};
     use crate::trace::kineto::{read_trace, TraceError};
+    use proptest::prelude::*;
+
+    /// The shortcut for PyTorch's event layout gives the verdict of the search, on that layout
+    /// and on texts close to it.
+    #[test]
+    fn kineto_layout_shortcut_agrees_with_the_search() {
+        let kineto = [
+            "{\n    \"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"f\"},",
+            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\"}",
+            "{ \"ph\": \"f\", \"cat\": \"ac2g\", \"id\": 1}",
+            "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"args\": {\"cat\": \"ac2g\"}}",
+            "{\"ph\": \"X\", \"cat\": \"ac2gx\"}",
+            "{\"ph\": \"X\", \"cat\": \"cuda_runtime\"",
+        ];
+        for text in kineto {
+            assert!(kineto_category(text.as_bytes()).is_some(), "{text}");
+            for cpu_side in [false, true] {
+                let (fast, searched) =
+                    (dropped_head(text.as_bytes(), 1, cpu_side), dropped_head_searched(text.as_bytes(), 1, cpu_side));
+                assert_eq!(fast, searched, "{text}");
+            }
+        }
+        assert_eq!(dropped_head(kineto[0].as_bytes(), 64, true), Some(kineto[0].find("n\",").unwrap() + 2));
+        // Not the layout: the search decides.
+        for text in [
+            "{\"ph\": \"\\u0058\", \"cat\": \"ac2g\"}",
+            "{\"ph\": \"XX\", \"cat\": \"ac2g\"}",
+            "[\"ph\": \"X\", \"cat\": \"ac2g\"]",
+        ] {
+            assert!(kineto_category(text.as_bytes()).is_none(), "{text}");
+        }
+    }
+
+    proptest! {
+        /// On event heads in the layout and near it (other spacing, phases, keys, categories),
+        /// both ways agree.
+        #[test]
+        fn shortcut_never_changes_the_verdict(
+            ws in prop::sample::select(vec!["", " ", "\n    "]),
+            key in prop::sample::select(vec!["\"ph\": \"", "\"ph\":\"", "\"name\": \""]),
+            phase in prop::sample::select(vec!["X", "f", "XX", "\\u0058", "{", ""]),
+            sep in prop::sample::select(vec!["\", \"cat\": \"", "\", \"cat\" : \"", "\",\"cat\":\"", "\", \"args\": {\"cat\": \""]),
+            cat in prop::sample::select(vec!["python_function", "ac2g", "cpu_op", "cuda_runtime", "kernel", "ac2gx", ""]),
+            tail in prop::sample::select(vec!["\"}", "\", \"name\": \"k\"}", "", "x\"}"]),
+            cpu_side in any::<bool>(),
+            depth in 0u32..3,
+        ) {
+            let text = format!("{{{ws}{key}{phase}{sep}{cat}{tail}");
+            let searched = dropped_head_searched(text.as_bytes(), depth, cpu_side);
+            prop_assert_eq!(dropped_head(text.as_bytes(), depth, cpu_side), searched, "{}", text);
+        }
+    }
 
     /// The extractor stopping at a dropped category keeps the prefilter's verdicts: a dropped
     /// event is never parsed (so its malformed rest is no error), unless the prefilter does not
