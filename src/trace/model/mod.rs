@@ -9,13 +9,14 @@
 //! drops what the analyses do not use.
 
 pub mod intern;
+pub mod launches;
 pub mod links;
 pub mod platform;
 
-use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use intern::{NameId, NameTable};
+pub use launches::{Launch, Launches};
 pub use links::{EventIds, EventOps, LinkIndex, OpLinks};
 
 /// One kernel execution on a GPU.
@@ -94,20 +95,6 @@ impl RecordedShapes {
     pub fn is_recorded(&self) -> bool {
         self.dims.is_some()
     }
-}
-
-/// A CUDA/HIP runtime or driver call with a correlation id: what a kernel without an op id is
-/// traced back through.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Launch {
-    pub name: NameId,
-    /// The kernel launched, where the call names it (ROCm's launch calls do; CUDA's do not).
-    pub kernel: Option<NameId>,
-    pub external_id: Option<u64>,
-    /// Start, µs, and CPU thread: older traces (no shared op id) link the call to its op
-    /// by the op's interval on the same thread.
-    pub ts: f64,
-    pub tid: i64,
 }
 
 /// A user's range (`record_function`, an NVTX range), on the CPU or its copy on the GPU
@@ -270,7 +257,7 @@ pub struct Trace {
     pub kernels: Vec<Kernel>,
     pub transfers: Vec<Transfer>,
     pub cpu_ops: Vec<CpuOp>,
-    pub launches: FxHashMap<u64, Launch>,
+    pub launches: Launches,
     pub annotations: Vec<Annotation>,
     pub devices: Vec<DeviceProperties>,
     pub versions: VersionKeys,
@@ -295,7 +282,7 @@ impl Trace {
             + self.kernels.capacity() * size_of::<Kernel>()
             + self.transfers.capacity() * size_of::<Transfer>()
             + self.cpu_ops.capacity() * size_of::<CpuOp>()
-            + self.launches.capacity() * (size_of::<u64>() + size_of::<Launch>() + 1)
+            + self.launches.capacity() * (size_of::<u64>() + size_of::<Launch>())
             + self.annotations.capacity() * size_of::<Annotation>()
     }
 }

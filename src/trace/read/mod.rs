@@ -83,6 +83,7 @@ impl EventSink for Trace {
         self.transfers.sort_by(|a, b| by_ts(&a.ts, &b.ts));
         self.cpu_ops.sort_by(|a, b| by_ts(&a.ts, &b.ts));
         self.annotations.sort_by(|a, b| by_ts(&a.ts, &b.ts));
+        self.launches.settle();
         self
     }
 }
