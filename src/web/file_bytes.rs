@@ -45,7 +45,7 @@ impl FileBytes {
     /// Starts reading `blob`: by its stream if the browser gives a byte stream for it, else by
     /// slices.
     pub fn new(blob: &Blob) -> Self {
-        match byob_reader(&blob.stream()) {
+        match byob_reader(blob) {
             Some(reader) => {
                 let size = blob.size().clamp(1.0, SLICE_BYTES) as u32;
                 FileBytes::Stream { reader, buffer: Some(ArrayBuffer::new(size)) }
@@ -107,14 +107,17 @@ impl FileBytes {
     }
 }
 
-/// A BYOB reader of `stream`, if it is a byte stream (Chromium's and Firefox's blob streams
-/// are; where one is not, `getReader` throws).
-fn byob_reader(stream: &ReadableStream) -> Option<ReadableStreamByobReader> {
+/// A BYOB reader of `blob`'s stream, if it has one and it is a byte stream (Chromium's and
+/// Firefox's blob streams are; where one is not, `getReader` throws). Both calls go through
+/// `Reflect`: web-sys's `stream` and `get_reader_with_options` do not catch a throw, and an
+/// older browser has no `Blob.stream` at all.
+fn byob_reader(blob: &Blob) -> Option<ReadableStreamByobReader> {
+    let stream = Reflect::get(blob, &"stream".into()).ok()?;
+    let stream: ReadableStream = stream.dyn_ref::<js_sys::Function>()?.call0(blob).ok()?.dyn_into().ok()?;
     let options = ReadableStreamGetReaderOptions::new();
     options.set_mode(ReadableStreamReaderMode::Byob);
-    // Called through `Reflect`: web-sys's `get_reader_with_options` does not catch the throw.
-    let get = Reflect::get(stream, &"getReader".into()).ok()?;
+    let get = Reflect::get(&stream, &"getReader".into()).ok()?;
     let get: &js_sys::Function = get.dyn_ref()?;
-    let reader = get.call1(stream, &Object::from(options)).ok()?;
+    let reader = get.call1(&stream, &Object::from(options)).ok()?;
     reader.dyn_into().ok()
 }
