@@ -3,7 +3,7 @@
 //!
 //! | folder or file | what it is |
 //! |---|---|
-//! | [`model`] | the format-neutral trace: kernels, copies, CPU ops with shapes, launches, annotations, devices; names interned; vendor and devices ([`model::platform`]); kernel → op links ([`model::links`]) |
+//! | [`model`] | the format-neutral trace: kernels, copies, CPU ops with shapes, launches (sorted by correlation id, [`model::launches`]), annotations, devices; names interned; vendor and devices ([`model::platform`]); kernel → op links ([`model::links`]) |
 //! | [`read`] | reading whatever the format: plain or gzip input, the [`EventSink`] events stream into, the summary-only fold, the wire form between page workers |
 //! | [`kineto`] | the PyTorch profiler's (Kineto) JSON reader: the only code that knows Kineto's keys |
 //! | `nsys` | Nsight Systems SQLite exports: kernels, copies, runtime calls, NVTX ranges, GPUs; opens every SQLite file (natively, and in the page's worker: feature `sqlite`) |

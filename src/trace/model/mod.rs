@@ -2,8 +2,9 @@
 //! produces and every analysis consumes. GPU activity (kernels, memory copies and sets, with
 //! their device and stream), the CPU ops that launched them with the shapes they recorded, the
 //! launch calls that link the two (correlation ids), annotations, the device list and the
-//! runtime versions. Names are interned ([`intern`]); which vendor and devices a trace is from
-//! is [`platform`]; how a GPU event finds its CPU op is [`links`].
+//! runtime versions. Names are interned ([`intern`]); the launch calls are a list sorted by
+//! correlation id ([`launches`]); which vendor and devices a trace is from is [`platform`]; how
+//! a GPU event finds its CPU op is [`links`].
 //!
 //! Nothing here knows a file format: a reader maps its format's records onto these types and
 //! drops what the analyses do not use.
