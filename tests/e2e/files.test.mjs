@@ -223,14 +223,17 @@ test('a 20,000-op graph opens, matches the command line and draws a bounded page
 });
 
 test('reading runs in a worker with progress, and Cancel stops it', async () => {
-  // A copy of the page whose reader worker is slowed down (400 ms per 4 MiB slice), so that
-  // the test can see the progress and cancel before the end.
+  // A copy of the page whose reader worker is slowed down (400 ms per read of at most 4 MiB,
+  // whether it reads the file's stream or slices of it), so that the test can see the
+  // progress and cancel before the end.
   const slowDist = mkdtempSync(path.join(os.tmpdir(), 'fusionscope-slow-'));
   cpSync(dist, slowDist, { recursive: true });
   const loader = path.join(slowDist, 'fusionscope-reader_loader.js');
-  writeFileSync(loader, `{ const read = Blob.prototype.arrayBuffer;
-    Blob.prototype.arrayBuffer = function () {
-      return new Promise((done) => setTimeout(done, 400)).then(() => read.call(this)); }; }\n` + readFileSync(loader, 'utf8'));
+  writeFileSync(loader, `{ const slow = (proto, name) => { const read = proto[name];
+      proto[name] = function (...args) {
+        return new Promise((done) => setTimeout(done, 400)).then(() => read.apply(this, args)); }; };
+    slow(Blob.prototype, 'arrayBuffer'); slow(ReadableStreamBYOBReader.prototype, 'read'); }\n` +
+    readFileSync(loader, 'utf8'));
   const big = path.join(screenshotDir, 'padded-graph.json');
   // 40 MiB: the worked example followed by whitespace (still a valid graph).
   writeFileSync(big, readFileSync(EXAMPLE, 'utf8') + ' '.repeat(40 * 1024 * 1024));
