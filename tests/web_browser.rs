@@ -73,7 +73,6 @@ async fn read_all(mut pieces: fusionscope::web::file_bytes::FileBytes) -> (Vec<u
         all.extend(piece.to_vec());
     }
     assert!(pieces.next().await.unwrap().is_none(), "nothing after the end");
-    pieces.stop();
     (all, largest)
 }
 

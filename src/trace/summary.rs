@@ -131,7 +131,7 @@ pub struct ClassifiedTrace<'t> {
     pub kernel_time_us: f64,
     /// The links from GPU events to CPU ops, and every event's op: made on first use, once for
     /// the op table and the fusion groups alike.
-    links: OnceCell<LinkIndex>,
+    link_index: OnceCell<LinkIndex>,
     event_ops: OnceCell<EventOps>,
 }
 
@@ -153,14 +153,14 @@ impl<'t> ClassifiedTrace<'t> {
             kernel_time_us: platform.kernel_time_us,
             platform,
             classes: classes.into_iter().map(|c| c.unwrap_or_else(|| other.clone())).collect(),
-            links: OnceCell::new(),
+            link_index: OnceCell::new(),
             event_ops: OnceCell::new(),
         }
     }
 
     /// The indexes linking the trace's GPU events to its CPU ops.
     pub fn links(&self) -> OpLinks<'_> {
-        OpLinks::with_index(self.trace, self.links.get_or_init(|| LinkIndex::new(self.trace)))
+        OpLinks::with_index(self.trace, self.link_index.get_or_init(|| LinkIndex::new(self.trace)))
     }
 
     /// The CPU op of each kernel and copy.

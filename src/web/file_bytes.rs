@@ -98,9 +98,12 @@ impl FileBytes {
             }
         }
     }
+}
 
-    /// Stops reading: the browser may drop what it has not handed over yet.
-    pub fn stop(self) {
+/// Reading stops when the reader goes, whether the file was read to its end, cancelled or
+/// failed: the browser may then drop what it has not handed over yet.
+impl Drop for FileBytes {
+    fn drop(&mut self) {
         if let FileBytes::Stream { reader, .. } = self {
             let _ = reader.cancel();
         }

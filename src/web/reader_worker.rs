@@ -446,7 +446,6 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
         done += f64::from(piece.length());
         opener.feed(&piece.to_vec()).map_err(|e| e.message(name))?;
         if hand_back && opener.detected().kind == FileKind::ExecTrace {
-            bytes.stop();
             return Err(format!("{name} is an execution trace: the worker that holds the traces reads it"));
         }
         let now_ms = js_sys::Date::now();
@@ -455,7 +454,8 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
             post(&Reply::Progress { job, done, total, memory: memory_bytes() });
         }
     }
-    bytes.stop();
+    // Before the analyses: a read that stopped early lets the browser drop the rest now.
+    drop(bytes);
     if is_cancelled(job) {
         return Ok(None);
     }

@@ -167,8 +167,7 @@ fn dropped_value(text: &[u8], value: &[u8], cpu_side: bool) -> Option<usize> {
 /// trace in WebAssembly.
 fn kineto_category(text: &[u8]) -> Option<&[u8]> {
     let rest = trim_start(text.strip_prefix(b"{")?).strip_prefix(b"\"ph\": \"")?;
-    let (&phase, rest) = rest.split_first()?;
-    phase.is_ascii_alphabetic().then_some(())?;
+    let (_, rest) = rest.split_first().filter(|(phase, _)| phase.is_ascii_alphabetic())?;
     rest.strip_prefix(b"\", \"cat\": \"")
 }
 

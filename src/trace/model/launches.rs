@@ -8,6 +8,7 @@
 //! ([`Launches::settle`]), the calls are written in sequence and looked up by binary search
 //! among neighbours of the previous lookup.
 
+use std::borrow::Cow;
 use std::ops::Index;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -50,11 +51,15 @@ impl Launches {
     /// the list grew into: what the end of a read does, once.
     pub fn settle(&mut self) {
         if !self.settled {
-            // Stable: calls of one id stay in the order given, so the last is the one kept.
+            // Stable: calls of one id stay in the order given; the last of them is kept.
             self.calls.sort_by_key(|&(c, _)| c);
-            self.calls.reverse();
-            self.calls.dedup_by_key(|&mut (c, _)| c);
-            self.calls.reverse();
+            self.calls.dedup_by(|later, kept| {
+                let same = later.0 == kept.0;
+                if same {
+                    *kept = *later;
+                }
+                same
+            });
             self.settled = true;
         }
         self.calls.shrink_to_fit();
@@ -92,21 +97,22 @@ impl Launches {
     pub fn capacity(&self) -> usize {
         self.calls.capacity()
     }
+
+    /// The calls sorted by id, each id once: borrowed when settled.
+    fn settled_calls(&self) -> Cow<'_, [(u64, Launch)]> {
+        if self.settled {
+            return Cow::Borrowed(&self.calls);
+        }
+        let mut settled = self.clone();
+        settled.settle();
+        Cow::Owned(settled.calls)
+    }
 }
 
 /// Equal as maps: the same call for every id.
 impl PartialEq for Launches {
     fn eq(&self, other: &Self) -> bool {
-        let settled = |l: &Launches| {
-            let mut l = l.clone();
-            l.settle();
-            l.calls
-        };
-        if self.settled && other.settled {
-            self.calls == other.calls
-        } else {
-            settled(self) == settled(other)
-        }
+        self.settled_calls() == other.settled_calls()
     }
 }
 
@@ -140,9 +146,7 @@ impl FromIterator<(u64, Launch)> for Launches {
 /// As the (id, call) pairs, by id.
 impl Serialize for Launches {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut settled = self.clone();
-        settled.settle();
-        s.collect_seq(settled.calls.iter())
+        s.collect_seq(self.settled_calls().iter())
     }
 }
 
