@@ -104,7 +104,7 @@ pub const TRACE_ITEM_BYTES: usize = 64 * 1024 * 1024;
 pub const TRACE_NAME_BYTES: usize = 512 * 1024 * 1024;
 
 /// The GPU devices (process ids of kernels and copies) the summary-only mode keeps a timeline
-/// for (`fusionscope trace --summary-only`, [`crate::trace::read::summary_only`]). Each costs up to five
+/// for (`fusionscope trace --summary-only`, `trace::read::summary_only` (in the trace crate)). Each costs up to five
 /// unions of [`SUMMARY_ONLY_SPANS`] spans; real traces have one device (a rank's trace) to 8.
 /// GPU events of further devices still count in every total, but have no timeline.
 pub const SUMMARY_ONLY_DEVICES: usize = 64;

@@ -91,6 +91,22 @@ pub fn positive_zero(x: f64) -> f64 {
     x + 0.0
 }
 
+/// `3.4e10` → `"34.36 GFLOP"`: FLOP counts with SI prefixes (append `/s` for rates).
+pub fn format_flops(flops: f64) -> String {
+    const PREFIXES: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
+    let mut v = flops;
+    let mut i = 0;
+    while v.abs() >= 1000.0 && i < PREFIXES.len() - 1 {
+        v /= 1000.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{v:.0} FLOP")
+    } else {
+        format!("{v:.2} {}FLOP", PREFIXES[i])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +190,12 @@ mod tests {
         assert_eq!(format_duration_us(12.345), "12.35 µs");
         assert_eq!(format_duration_us(1500.0), "1.50 ms");
         assert_eq!(format_duration_us(2_500_000.0), "2.50 s");
+    }
+
+    #[test]
+    fn flops_read_with_si_prefixes() {
+        assert_eq!(format_flops(512.0), "512 FLOP");
+        assert_eq!(format_flops(34_359_738_368.0), "34.36 GFLOP");
+        assert_eq!(format_flops(4.59e14), "459.00 TFLOP");
     }
 }

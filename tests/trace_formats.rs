@@ -488,3 +488,75 @@ fn what_each_format_lacks_is_said_once_naming_the_format() {
     let (_, _, page) = opened("traces/nvidia/hf_bert-small_eager_h100.json.gz");
     assert!(page.get("format").is_none());
 }
+
+/// A format that records no shapes (rocprofv3, XLA) says so where the traffic bars and the
+/// roofline would be, instead of drawing 0 B bars or an empty chart.
+#[test]
+fn a_format_without_shapes_says_so_in_place_of_bars_and_roofline() {
+    use fusionscope::trace::view::fusion::no_bytes_statement;
+    use fusionscope::trace::view::time::{no_roofline_statement, op_roofline, RooflineSide};
+    for (path, words) in [(ROCPROF, "a rocprofv3 results file"), (XPLANE, "an XLA profile")] {
+        let Ok(Imported::Trace { time, .. }) = open_whole(path, &data_bytes(path)) else { panic!("{path}") };
+        let f = time.fusion.as_ref().unwrap();
+        assert_eq!((f.totals.fused_bytes, f.totals.unfused_bytes), (0, 0), "{path}");
+        let lacks = time.format.lacks().unwrap();
+        assert!(lacks.contains(words), "{lacks}");
+        assert_eq!(
+            no_bytes_statement(f, time.format).unwrap(),
+            format!("No shapes recorded in this format: bytes unknown, so no traffic bars. {lacks}")
+        );
+        // The chip is known (MI350X, MI300X), the roofline has no point: no chart, a sentence.
+        assert!(time.chip.is_some(), "{path}");
+        assert!(op_roofline(&[RooflineSide { label: "ops", time: &time, color: "" }]).is_none(), "{path}");
+        assert!(no_roofline_statement(&time).starts_with("No shapes recorded in this format: FLOPs and bytes unknown"));
+    }
+}
+
+/// An Nsight Systems export (its copies have bytes, its kernels none) beside a rocprofv3 run:
+/// the pair's fusion drawing has no 0 B traffic bar, and says why.
+#[test]
+fn formats_without_shapes_get_no_zero_byte_bar_but_say_why() {
+    use fusionscope::trace::fusion::{BuiltIn, FusionOptions};
+    use fusionscope::trace::summary::ClassifiedTrace;
+    use fusionscope::trace::view::fusion_dag::fusion_with_dag;
+    use fusionscope::trace::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
+    use fusionscope::trace::{classify, compare, Input};
+    let open = |path: &str| match open_whole(path, &data_bytes(path)).unwrap() {
+        Imported::Trace { trace, .. } => trace,
+        other => panic!("{path}: {other:?}"),
+    };
+    let traces = [open(NSYS), open(ROCPROF)];
+    let c = compare(
+        Input { trace: &traces[0], file: Some("a.sqlite") },
+        Input { trace: &traces[1], file: Some("b.json.gz") },
+        &classify,
+    );
+    let order: Vec<usize> =
+        c.platforms.iter().map(|p| if p.file.as_deref() == Some("a.sqlite") { 0 } else { 1 }).collect();
+    let analysed: Vec<_> = order
+        .iter()
+        .map(|&i| {
+            let side = ClassifiedTrace::new(&traces[i], &classify);
+            let options = FusionOptions {
+                rules: BuiltIn::Inductor.rules(),
+                chip: None,
+                calibration: None,
+                exec_trace: None,
+                structure: None,
+            };
+            let (f, d) = fusion_with_dag(&side, &options);
+            (f, d.unwrap())
+        })
+        .collect();
+    let p = aligned_pair(&c, [(&analysed[0].0, &analysed[0].1), (&analysed[1].0, &analysed[1].1)]).unwrap();
+    assert!(p.sides.iter().all(|s| s.known == 0 && s.unknown > 0), "{:?}", p.sides);
+    assert_eq!(pair_traffic_chart(&p), None, "no 0 B bars");
+    let keys: Vec<&str> = p.sides.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(
+        pair_bytes_unknown(&p).unwrap(),
+        format!(
+            "No traffic bar for {} and {}: bytes unknown for every launch drawn (the trace's format records no shapes, or its ops none a model knows).",
+            keys[0], keys[1]
+        )
+    );
+}

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use fusionscope::calib::{parse_calibration, CalibrationFile};
-use fusionscope::hardware::roofline::format_flops;
+use fusionscope::units::format_flops;
 use fusionscope::hardware::{apply_calibration, CalibrationSummary};
 use fusionscope::simcsv::{compare, parse_sim_csv, Comparison};
 use fusionscope::table::Table;

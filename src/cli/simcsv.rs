@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use fusionscope::hardware::roofline::format_flops;
+use fusionscope::units::format_flops;
 use fusionscope::simcsv::{infer_setup, parse_sim_csv, side_by_side, SimSetup};
 use fusionscope::table::Table;
 use fusionscope::units::{format_bytes, format_duration_us};

@@ -4,7 +4,7 @@
 //! its ops, and a comparison both chips' ops in two colours.
 
 use crate::draw::chart::{escape_xml, svg_start};
-use crate::hardware::roofline::format_flops;
+use crate::units::format_flops;
 use crate::limits::ROOFLINE_DECADES;
 use crate::units::format_bytes;
 

@@ -392,22 +392,6 @@ pub fn roofline_chart(report: &TimeReport, chip: &Chip) -> RooflineChart {
     }
 }
 
-/// `3.4e10` → `"34.36 GFLOP"`: FLOP counts with SI prefixes (append `/s` for rates).
-pub fn format_flops(flops: f64) -> String {
-    const PREFIXES: [&str; 7] = ["", "k", "M", "G", "T", "P", "E"];
-    let mut v = flops;
-    let mut i = 0;
-    while v.abs() >= 1000.0 && i < PREFIXES.len() - 1 {
-        v /= 1000.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{v:.0} FLOP")
-    } else {
-        format!("{v:.2} {}FLOP", PREFIXES[i])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,13 +452,6 @@ mod tests {
         let chart = roofline_chart(&r, &chip());
         assert_eq!(chart.points.len(), 1);
         assert_eq!(chart.ridge_intensity, 1000.0);
-    }
-
-    #[test]
-    fn flops_read_with_si_prefixes() {
-        assert_eq!(format_flops(512.0), "512 FLOP");
-        assert_eq!(format_flops(34_359_738_368.0), "34.36 GFLOP");
-        assert_eq!(format_flops(4.59e14), "459.00 TFLOP");
     }
 
     /// A matmul contracting over a dimension of 2^60 whose input is empty (a 0 in its shape):

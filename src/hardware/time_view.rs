@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::chip::{preset, Chip, ChipError};
-use super::roofline::{format_flops, Bound, RooflineChart, TimeReport};
+use super::roofline::{Bound, RooflineChart, TimeReport};
+use crate::units::format_flops;
 use crate::draw::roofline::{PlotPoint, Roof, RooflinePlot, BLUE, ORANGE};
 use crate::table::Table;
 use crate::units::{format_bytes, format_duration_us};

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use crate::hardware::roofline::format_flops;
+use crate::units::format_flops;
 use crate::table::{Cell, DataTable};
 use crate::units::{format_bytes, format_duration_us, group_digits};
 

@@ -330,8 +330,12 @@ pub fn looks_like_xla_json(head: &[u8], top_level_keys: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::detect::top_level_keys;
     use crate::trace::model::TransferKind;
+
+    /// The top-level keys of a JSON object, as detection scans them from a file's head.
+    fn top_level_keys(text: &[u8]) -> Vec<String> {
+        serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(text).unwrap().keys().cloned().collect()
+    }
 
     /// Two GPUs and the host, as XLA's converter writes them: metadata first, then events of a
     /// kernel stream, a copy stream, a derived `XLA Ops` thread and a host thread.

@@ -5,7 +5,7 @@
 
 use yew::prelude::*;
 
-use crate::hardware::roofline::format_flops;
+use crate::units::format_flops;
 use crate::hardware::{Chip, ChipChoice};
 use crate::page::form::model::ModelForm;
 use crate::page::form::{NumberField, WorkloadField};

@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use crate::calib::CalibrationProfile;
 use crate::fusion::{Analysis, OpGraph};
-use crate::hardware::roofline::format_flops;
+use crate::units::format_flops;
 use crate::hardware::{
     apply_calibration, estimate_repeated, group_time_table, roofline_chart, CalibrationSummary, Chip, ChipChoice,
     TimeReport,

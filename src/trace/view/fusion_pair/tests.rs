@@ -98,34 +98,3 @@ fn a_rotated_alignment_says_where_the_second_sides_layer_lines_up() {
     );
 }
 
-#[test]
-fn formats_without_shapes_get_no_zero_byte_bar_but_say_why() {
-    let open = |path: &str| {
-        let bytes = std::fs::read(format!("{}/tests/data/formats/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-        match crate::import::open_whole(path, &bytes).unwrap() {
-            crate::import::Imported::Trace { trace, .. } => trace,
-            other => panic!("{path}: {other:?}"),
-        }
-    };
-    // An Nsight Systems export (its copies have bytes, its kernels none) and a rocprofv3 run.
-    let traces = [open("nsys/pipit_saxpy_mpi_a100.sqlite"), open("rocprofv3/tracelens_mi350x_results.json.gz")];
-    let c = compare(
-        Input { trace: &traces[0], file: Some("a.sqlite") },
-        Input { trace: &traces[1], file: Some("b.json.gz") },
-        &classify,
-    );
-    let order: Vec<usize> =
-        c.platforms.iter().map(|p| if p.file.as_deref() == Some("a.sqlite") { 0 } else { 1 }).collect();
-    let analysed: Vec<(TraceFusion, FusionDag)> = order.iter().map(|&i| fusion_of(&traces[i])).collect();
-    let p = aligned_pair(&c, [(&analysed[0].0, &analysed[0].1), (&analysed[1].0, &analysed[1].1)]).unwrap();
-    assert!(p.sides.iter().all(|s| s.known == 0 && s.unknown > 0), "{:?}", p.sides);
-    assert_eq!(pair_traffic_chart(&p), None, "no 0 B bars");
-    let keys: Vec<&str> = p.sides.iter().map(|s| s.key.as_str()).collect();
-    assert_eq!(
-        pair_bytes_unknown(&p).unwrap(),
-        format!(
-            "No traffic bar for {} and {}: bytes unknown for every launch drawn (the trace's format records no shapes, or its ops none a model knows).",
-            keys[0], keys[1]
-        )
-    );
-}
