@@ -745,6 +745,10 @@ impl Tree {
         for imp in scope.imports.iter().filter(visible).filter(|imp| imp.name.as_deref() == Some(name)) {
             if let Some(t) = self.resolve(m, &imp.segs, imp.local, stack) {
                 r = r.or(t);
+            } else if imp.public && self.leads_outside(m, &imp.segs, imp.local, stack) {
+                // Re-exported from another crate (`pub use hardware::peaks::Unit`): within this
+                // crate, the re-exporting file is where the name comes from.
+                r = r.or(Resolved { module: None, item: Some(m) });
             }
         }
         if r.is_empty() {
@@ -756,6 +760,15 @@ impl Tree {
         }
         stack.pop();
         r
+    }
+
+    /// Whether the path `segs`, written in module `m`, starts outside the crate: at another
+    /// crate's name, not at `crate`, `self`, `super` or a name bound in `m`.
+    fn leads_outside(&self, m: usize, segs: &[String], local: bool, stack: &mut Stack) -> bool {
+        segs.first().is_some_and(|first| {
+            !matches!(first.as_str(), "crate" | "$crate" | "self" | "super" | "fusionscope")
+                && self.lookup(m, first, local, stack).is_empty()
+        })
     }
 
     /// What the path `segs`, written in module `m`, names. None when it leads outside the crate
@@ -1020,7 +1033,7 @@ impl Tree {
 // ------------------------------------------------------------------------------------------------
 // The crate's own sources
 
-/// Every `.rs` file under `dir`, keyed by its path relative to the package root.
+/// Every `.rs` file under `dir`, keyed by its path relative to `package`.
 fn read_sources(package: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
     let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
     for entry in entries {
@@ -1049,7 +1062,10 @@ fn drop_unit_test_files(sources: &mut BTreeMap<String, String>) {
         .keys()
         .filter_map(|path| {
             let dir = path.strip_suffix("/tests.rs")?;
-            (declares_tests(&format!("{dir}.rs")) || declares_tests(&format!("{dir}/mod.rs"))).then(|| path.clone())
+            (declares_tests(&format!("{dir}.rs"))
+                || declares_tests(&format!("{dir}/mod.rs"))
+                || declares_tests(&format!("{dir}/lib.rs")))
+            .then(|| path.clone())
         })
         .collect();
     for path in test_files {
@@ -1057,56 +1073,81 @@ fn drop_unit_test_files(sources: &mut BTreeMap<String, String>) {
     }
 }
 
-/// `src/` read once for all tests in this file.
-fn src_tree() -> &'static Tree {
-    static TREE: OnceLock<Tree> = OnceLock::new();
-    TREE.get_or_init(|| {
-        let package = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut sources = BTreeMap::new();
-        read_sources(package, &package.join("src"), &mut sources);
-        drop_unit_test_files(&mut sources);
-        Tree::new(&sources)
+/// Each crate of the workspace (a folder of `src/` with a `Cargo.toml`), read once for all tests
+/// in this file: its folder and its module tree, whose files are named as in a package of their
+/// own (`src/trace/lib.rs` is the tree's `src/lib.rs`). Cargo keeps the crates from importing
+/// each other both ways; this test keeps the files inside each crate from doing so.
+fn crate_trees() -> &'static [(String, Tree)] {
+    static TREES: OnceLock<Vec<(String, Tree)>> = OnceLock::new();
+    TREES.get_or_init(|| {
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut crates: Vec<String> = std::fs::read_dir(workspace.join("src"))
+            .expect("src/ is readable")
+            .filter_map(|e| {
+                let path = e.expect("a directory entry").path();
+                path.join("Cargo.toml").is_file().then(|| path.file_name().unwrap().to_string_lossy().into_owned())
+            })
+            .collect();
+        crates.sort();
+        crates
+            .into_iter()
+            .map(|name| {
+                let dir = workspace.join("src").join(&name);
+                let mut sources = BTreeMap::new();
+                read_sources(&dir, &dir, &mut sources);
+                let mut sources: BTreeMap<String, String> =
+                    sources.into_iter().map(|(rel, text)| (format!("src/{rel}"), text)).collect();
+                drop_unit_test_files(&mut sources);
+                (format!("src/{name}"), Tree::new(&sources))
+            })
+            .collect()
     })
 }
 
+/// The tree of the crate in `src/{name}`.
+fn crate_tree(name: &str) -> &'static Tree {
+    let dir = format!("src/{name}");
+    &crate_trees().iter().find(|(d, _)| *d == dir).unwrap_or_else(|| panic!("no crate in {dir}")).1
+}
+
 #[test]
-fn no_import_cycle_between_files_in_src() {
-    let tree = src_tree();
-    assert!(tree.problems.is_empty(), "the module tree could not be read:\n{}", tree.problems.join("\n"));
-    assert!(
-        tree.unresolved.is_empty(),
-        "these paths into the crate could not be followed to a definition (teach the resolver in \
-         tests/module_cycles.rs, or they may not compile):\n{}",
-        tree.unresolved.join("\n")
-    );
-    let report = tree.cycle_report();
-    assert!(
-        report.is_empty(),
-        "files in src/ import each other; move what both need to one side (or a lower file):\n{report}"
-    );
+fn no_import_cycle_between_files_of_a_crate() {
+    let trees = crate_trees();
+    assert!(trees.len() >= 10, "only {} crates found under src/", trees.len());
+    for (dir, tree) in trees {
+        assert!(tree.problems.is_empty(), "{dir}: the module tree could not be read:\n{}", tree.problems.join("\n"));
+        assert!(
+            tree.unresolved.is_empty(),
+            "{dir}: these paths into the crate could not be followed to a definition (teach the resolver in \
+             tests/module_cycles.rs, or they may not compile):\n{}",
+            tree.unresolved.join("\n")
+        );
+        let report = tree.cycle_report();
+        assert!(
+            report.is_empty(),
+            "files of {dir} (named from its folder) import each other; move what both need to one side \
+             (or a lower file):\n{report}"
+        );
+    }
 }
 
 /// The resolver must see dependencies that are known to exist, or the cycle test above could pass
-/// by seeing nothing. These three are followed three different ways: a qualified `crate::` path
-/// in code, a `fusionscope::` `use` in the command line, and a `use` through a `pub use`
-/// re-export in `fusion/mod.rs` to the defining file. If one of these files stops using the
-/// item, pick another dependency that does exist.
+/// by seeing nothing. Each is a `super::` `use` from a file at a crate's root into a module of
+/// the same crate. If one of these files stops using the item, pick another dependency that
+/// does exist. Paths are named from the crate's folder (`src/lib.rs` is the crate's root).
 #[test]
 fn resolver_sees_known_dependencies_in_src() {
-    let tree = src_tree();
-    for (from, to, how) in [
-        ("src/calib/report.rs", "src/units.rs", "calls crate::units::format_bytes"),
-        ("src/cli/trace.rs", "src/units.rs", "uses fusionscope::units::{format_duration_us, ..}"),
-        (
-            "src/cli/graph.rs",
-            "src/fusion/analysis.rs",
-            "uses fusionscope::fusion::analyze, re-exported by fusion/mod.rs",
-        ),
+    for (krate, from, to, how) in [
+        ("trace", "src/summary.rs", "src/model/platform.rs", "uses super::model::platform::platform"),
+        ("fusion", "src/analysis.rs", "src/graph.rs", "uses super::graph::OpGraph"),
+        ("cli", "src/graph.rs", "src/io.rs", "uses super::io::read_parsed"),
     ] {
-        assert!(tree.depends(from, to), "{from} should depend on {to} (it {how})");
+        assert!(crate_tree(krate).depends(from, to), "src/{krate}: {from} should depend on {to} (it {how})");
     }
-    assert!(tree.files.len() > 50, "only {} files read", tree.files.len());
-    assert!(tree.edges.len() > 100, "only {} file dependencies found; the resolver is missing some", tree.edges.len());
+    let files: usize = crate_trees().iter().map(|(_, t)| t.files.len()).sum();
+    let edges: usize = crate_trees().iter().map(|(_, t)| t.edges.len()).sum();
+    assert!(files > 200, "only {files} files read");
+    assert!(edges > 300, "only {edges} file dependencies found; the resolver is missing some");
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1219,19 +1260,23 @@ fn resolver_handles_inline_modules_attribute_paths_and_files_with_folders() {
 
 /// The whole file graph, for reading when a cycle needs untangling: every dependency names the
 /// lines that make it. Printed with
-/// `FUSIONSCOPE_PRINT_DEPS=1 cargo test --test module_cycles -- --nocapture`.
+/// `FUSIONSCOPE_PRINT_DEPS=1 cargo test --test module_cycles -- --nocapture`, named from the
+/// workspace root.
 #[test]
 fn every_file_dependency_names_its_lines() {
-    let tree = src_tree();
     let print = std::env::var_os("FUSIONSCOPE_PRINT_DEPS").is_some();
-    for (&(from, to), evidence) in &tree.edges {
-        assert!(!evidence.is_empty(), "{} -> {} has no line", tree.files[from].path, tree.files[to].path);
-        if print {
-            let lines: Vec<String> = evidence.iter().map(|e| e.line.to_string()).collect();
-            println!("{} -> {} (lines {})", tree.files[from].path, tree.files[to].path, lines.join(", "));
+    for (dir, tree) in crate_trees() {
+        for (&(from, to), evidence) in &tree.edges {
+            let (from, to) = (&tree.files[from].path, &tree.files[to].path);
+            assert!(!evidence.is_empty(), "{dir}: {from} -> {to} has no line");
+            if print {
+                let lines: Vec<String> = evidence.iter().map(|e| e.line.to_string()).collect();
+                let [from, to] = [from, to].map(|p| p.replacen("src", dir, 1));
+                println!("{from} -> {to} (lines {})", lines.join(", "));
+            }
         }
-    }
-    if print {
-        println!("{} files, {} dependencies", tree.files.len(), tree.edges.len());
+        if print {
+            println!("{dir}: {} files, {} dependencies", tree.files.len(), tree.edges.len());
+        }
     }
 }

@@ -1,9 +1,9 @@
 //! The page's file reader, run as a Web Worker: reads a `File` in slices off the page's
-//! thread and reports progress (see `fusionscope::web::reader_worker`).
+//! thread and reports progress (see `web::reader_worker`).
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
-    fusionscope::web::reader_worker::start();
+    web::reader_worker::start();
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -19,7 +19,7 @@
 use serde::Serialize;
 
 use super::profile::{CalibrationProfile, FusionPattern};
-use crate::fusion::OpType;
+use fusion::OpType;
 
 /// The operator names found in calibration patterns and the seed op type each stands for.
 ///
@@ -148,7 +148,7 @@ fn formable(types: &[OpType]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calib::{parse_calibration, CalibrationFile};
+    use crate::{parse_calibration, CalibrationFile};
     use OpType::*;
 
     fn profile(patterns: &[(&str, f64)]) -> CalibrationProfile {

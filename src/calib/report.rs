@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::pattern::{pattern_mappings, PatternMapping};
 use super::profile::{CalibrationFile, CalibrationProfile, FusionPattern, MeasuredSubgraphs};
 use super::verdict::Verdict;
-use crate::table::Table;
+use table::Table;
 
 /// Which of the two file shapes was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -202,8 +202,8 @@ impl CalibReport {
                 s.fusion_pattern.clone(),
                 s.nodes.join(", "),
                 s.flops.map_or_else(|| "-".to_string(), |f| format!("{:.3}", f / 1e9)),
-                s.total_bytes.map_or_else(|| "-".to_string(), crate::units::format_bytes),
-                s.latency_ms.map_or_else(|| "-".to_string(), |ms| crate::units::format_duration_us(ms * 1000.0)),
+                s.total_bytes.map_or_else(|| "-".to_string(), units::format_bytes),
+                s.latency_ms.map_or_else(|| "-".to_string(), |ms| units::format_duration_us(ms * 1000.0)),
                 s.achieved_gflops.map_or_else(|| "-".to_string(), |g| format!("{g:.1}")),
                 s.efficiency.map_or_else(|| "-".to_string(), |e| format!("{:.1} %", 100.0 * e)),
             ]);

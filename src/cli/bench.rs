@@ -18,15 +18,15 @@ use std::io::{BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fusionscope::fusion::analyze;
-use fusionscope::fusion::random::random_graph;
-use fusionscope::trace::read::summary_only::SummarySink;
-use fusionscope::trace::structure::analyse;
-use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace};
-use fusionscope::trace::synthetic::serving::{write_serving_trace, ServingSpec};
-use fusionscope::trace::synthetic::{write_trace, Flavor, Length};
-use fusionscope::trace::time::report::{recorded_cost, time_report};
-use fusionscope::trace::{classify, compare, Input, Reader, Trace, TraceReader};
+use fusion::analyze;
+use fusion::random::random_graph;
+use trace::read::summary_only::SummarySink;
+use trace::structure::analyse;
+use trace::summary::{summarize_classified, ClassifiedTrace};
+use trace::synthetic::serving::{write_serving_trace, ServingSpec};
+use trace::synthetic::{write_trace, Flavor, Length};
+use trace::time::report::{recorded_cost, time_report};
+use trace::{classify, compare, Input, Reader, Trace, TraceReader};
 
 use super::io::{print, CliResult};
 
@@ -166,7 +166,7 @@ fn graph(ops: usize, runs: usize, dir: &Path) -> CliResult {
     let path = dir.join(format!("fusionscope_bench_graph_{ops}.json"));
     let file = File::create(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
-    serde_json::to_writer(&mut w, &fusionscope::fusion::json::to_file(&random_graph(ops, 42)))?;
+    serde_json::to_writer(&mut w, &fusion::json::to_file(&random_graph(ops, 42)))?;
     std::io::Write::flush(&mut w)?;
     drop(w);
     let size = std::fs::metadata(&path)?.len();
@@ -412,13 +412,13 @@ fn serving(steps: usize, layers: usize, runs: usize, dir: &Path, keep: bool) -> 
 }
 
 fn group(n: usize) -> String {
-    fusionscope::units::group_digits(n as u64)
+    units::group_digits(n as u64)
 }
 
 /// Feeds what is written to it to a trace reader (the generator's text straight into the fold).
-struct Feed<S: fusionscope::trace::EventSink>(Reader<S>);
+struct Feed<S: trace::EventSink>(Reader<S>);
 
-impl<S: fusionscope::trace::EventSink> std::io::Write for Feed<S> {
+impl<S: trace::EventSink> std::io::Write for Feed<S> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0.feed(buf).map_err(std::io::Error::other)?;
         Ok(buf.len())
@@ -429,9 +429,9 @@ impl<S: fusionscope::trace::EventSink> std::io::Write for Feed<S> {
 }
 
 fn ranks_bench(ranks: u32, size_mb: u64) -> CliResult {
-    use fusionscope::trace::ranks::synthetic::SyntheticJob;
-    use fusionscope::trace::ranks::{job_report, RankSink};
     use std::io::Write;
+    use trace::ranks::synthetic::SyntheticJob;
+    use trace::ranks::{job_report, RankSink};
     let job = SyntheticJob::sized(ranks, size_mb * 1_000_000);
     // The generator alone, on one rank, to tell its share of the time from the reading's.
     let t = Instant::now();

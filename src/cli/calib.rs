@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use fusionscope::calib::{parse_calibration, CalibReport};
+use calib::{parse_calibration, CalibReport};
 
 use super::io::{print, print_json, read_parsed, CliResult, Output};
 

@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use fusionscope::fusion::analysis::{write_json, ReportView};
-use fusionscope::fusion::{analyze, parse_graph, summary, Analysis, OpGraph};
+use fusion::analysis::{write_json, ReportView};
+use fusion::{analyze, parse_graph, summary, Analysis, OpGraph};
 
 use super::io::{read_parsed, CliResult};
 

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use fusionscope::limits::WHOLE_FILE_TEXT_BYTES;
+use limits::WHOLE_FILE_TEXT_BYTES;
 
 /// What a subcommand returns: nothing on success, or an error whose `Display` is one line.
 pub type CliResult = Result<(), Box<dyn std::error::Error>>;
@@ -32,19 +32,18 @@ pub fn read_text(path: &std::path::Path) -> Result<String, Box<dyn std::error::E
     let size = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.len();
     // A compressed file cannot inflate to less than it is; one this large is over any budget.
     if size > WHOLE_FILE_TEXT_BYTES as u64 {
-        let e = fusionscope::import::ImportError::TooLarge { limit: WHOLE_FILE_TEXT_BYTES };
+        let e = import::ImportError::TooLarge { limit: WHOLE_FILE_TEXT_BYTES };
         return Err(format!("{}: {e}", path.display()).into());
     }
     let bytes = read_file(path)?;
-    let named = |e: fusionscope::import::ImportError| format!("{}: {e}", path.display());
-    if !fusionscope::import::detect(&bytes[..bytes.len().min(2)]).gzipped {
+    let named = |e: import::ImportError| format!("{}: {e}", path.display());
+    if !import::detect(&bytes[..bytes.len().min(2)]).gzipped {
         // Plain text is checked in place rather than copied (a 127 MB graph file is 127 MB
         // less to copy, fault in and free).
-        return String::from_utf8(bytes).map_err(|e| {
-            named(fusionscope::import::ImportError::NotUtf8 { offset: e.utf8_error().valid_up_to() }).into()
-        });
+        return String::from_utf8(bytes)
+            .map_err(|e| named(import::ImportError::NotUtf8 { offset: e.utf8_error().valid_up_to() }).into());
     }
-    let text = fusionscope::import::text(&bytes, WHOLE_FILE_TEXT_BYTES).map_err(named)?;
+    let text = import::text(&bytes, WHOLE_FILE_TEXT_BYTES).map_err(named)?;
     Ok(text.into_owned())
 }
 
@@ -67,8 +66,8 @@ pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, Box<dyn std::error::
 }
 
 /// `--chip NAME|FILE`: a chip file when the path exists, else a preset name.
-pub fn load_chip(arg: &str) -> Result<fusionscope::hardware::Chip, Box<dyn std::error::Error>> {
-    use fusionscope::hardware::{parse_chip, preset, preset_names};
+pub fn load_chip(arg: &str) -> Result<hardware::Chip, Box<dyn std::error::Error>> {
+    use hardware::{parse_chip, preset, preset_names};
     let path = std::path::Path::new(arg);
     if path.exists() {
         read_parsed(path, parse_chip)

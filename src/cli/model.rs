@@ -8,17 +8,17 @@
 
 use std::path::{Path, PathBuf};
 
-use fusionscope::calib::{parse_calibration, CalibrationFile};
-use fusionscope::units::format_flops;
-use fusionscope::hardware::{apply_calibration, CalibrationSummary};
-use fusionscope::simcsv::{compare, parse_sim_csv, Comparison};
-use fusionscope::table::Table;
-use fusionscope::units::{format_bytes, format_duration_us};
-use fusionscope::workload::report::{model_report_from, model_time, op_table};
-use fusionscope::workload::{
+use calib::{parse_calibration, CalibrationFile};
+use hardware::{apply_calibration, CalibrationSummary};
+use serde::Serialize;
+use simcsv::{compare, parse_sim_csv, Comparison};
+use table::Table;
+use units::format_flops;
+use units::{format_bytes, format_duration_us};
+use workload::report::{model_report_from, model_time, op_table};
+use workload::{
     build_workload, model_names, parse_model_config, preset_model, ModelConfig, ModelReport, Phase, WorkloadParams,
 };
-use serde::Serialize;
 
 use super::io::{load_chip, print, print_json, read_parsed, CliResult};
 

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use fusionscope::fusion::summary;
-use fusionscope::fusion::OpType;
-use fusionscope::optrace::{analyze_optrace, Role};
+use fusion::summary;
+use fusion::OpType;
+use optrace::{analyze_optrace, Role};
 
 use super::io::{print, print_json, read_parsed, CliResult, Output};
 

@@ -4,11 +4,11 @@
 
 use std::path::PathBuf;
 
-use fusionscope::trace::ranks::job::JobReport;
-use fusionscope::trace::ranks::{job_report, RankSink, RankSummary};
-use fusionscope::trace::view::ranks::{ranks_tables, COLLECTIVES_TABLE, RANKS_TABLE, STRAGGLERS_TABLE};
-use fusionscope::trace::{classify, Reader};
-use fusionscope::units::group_digits;
+use trace::ranks::job::JobReport;
+use trace::ranks::{job_report, RankSink, RankSummary};
+use trace::view::ranks::{ranks_tables, COLLECTIVES_TABLE, RANKS_TABLE, STRAGGLERS_TABLE};
+use trace::{classify, Reader};
+use units::group_digits;
 
 use super::io::{print, print_json, CliResult, Output};
 
@@ -27,11 +27,11 @@ pub struct Args {
 const SHOWN_COLLECTIVES: usize = 40;
 
 pub fn run(args: Args) -> CliResult {
-    if args.files.len() > fusionscope::limits::RANKS_FILES {
+    if args.files.len() > limits::RANKS_FILES {
         return Err(format!(
             "{} files given: at most {} ranks are opened together",
             args.files.len(),
-            fusionscope::limits::RANKS_FILES
+            limits::RANKS_FILES
         )
         .into());
     }

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use fusionscope::units::format_flops;
-use fusionscope::simcsv::{infer_setup, parse_sim_csv, side_by_side, SimSetup};
-use fusionscope::table::Table;
-use fusionscope::units::{format_bytes, format_duration_us};
+use simcsv::{infer_setup, parse_sim_csv, side_by_side, SimSetup};
+use table::Table;
+use units::format_flops;
+use units::{format_bytes, format_duration_us};
 
 use super::io::{print, print_json, read_parsed, CliResult};
 

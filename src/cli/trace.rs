@@ -1,25 +1,25 @@
 //! `fusionscope trace FILE [--json]` and `fusionscope compare FILE_A FILE_B [--json]`:
-//! Kineto trace summary and two-trace comparison (docs/trace-analysis.md).
+//! A trace's summary and two-trace comparison, for every profiler format (docs/trace-analysis.md).
 
 use std::path::{Path, PathBuf};
 
-use fusionscope::hardware::DetectedChip;
-use fusionscope::table::Table;
-use fusionscope::trace::capture::{attribute, CaptureReport};
-use fusionscope::trace::compare::{compare_searched, swapped, Comparison, LayerAlignment, OpSide, Search};
-use fusionscope::trace::ranks::fold::StreamFigures;
-use fusionscope::trace::ranks::streams::DeviceStreams;
-use fusionscope::trace::read::summary_only::{SummaryOnly, SummarySink};
-use fusionscope::trace::structure::{LayerKernel, Structure};
-use fusionscope::trace::summary::{
+use hardware::DetectedChip;
+use table::Table;
+use trace::capture::{attribute, CaptureReport};
+use trace::compare::{compare_searched, swapped, Comparison, LayerAlignment, OpSide, Search};
+use trace::ranks::fold::StreamFigures;
+use trace::ranks::streams::DeviceStreams;
+use trace::read::summary_only::{SummaryOnly, SummarySink};
+use trace::structure::{LayerKernel, Structure};
+use trace::summary::{
     structure_report, structure_search, summarize_searched, ClassifiedTrace, KernelStat, PlatformEntry, SideStats,
     SummaryRow, TraceSummary,
 };
-use fusionscope::trace::time::gap::gap;
-use fusionscope::trace::time::report::{recorded_cost, time_report, time_report_with, CompareJson, TraceJson};
-use fusionscope::trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
-use fusionscope::trace::{classify, Input, Trace};
-use fusionscope::units::{format_duration_us, format_pct, group_digits};
+use trace::time::gap::gap;
+use trace::time::report::{recorded_cost, time_report, time_report_with, CompareJson, TraceJson};
+use trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
+use trace::{classify, Input, Trace};
+use units::{format_duration_us, format_pct, group_digits};
 
 use super::io::{load_chip, print, print_json, CliResult, Output};
 pub(super) use super::trace_file::{load, load_into, load_sink};
@@ -27,7 +27,7 @@ use super::trace_fusion::{fusion_text, ExecTraceArg, FusionArgs, FusionSetup};
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
-    /// Kineto trace (.json or .json.gz; gzip is recognised by its content)
+    /// Trace file of any profiler format the page reads (its kind and gzip are recognised by its content)
     pub file: PathBuf,
     /// Chip for the roofline figures: a preset name or a chip JSON file (default: detected
     /// from the trace's device name)
@@ -53,9 +53,9 @@ pub struct TraceArgs {
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
-    /// First Kineto trace (AMD or NVIDIA, either order)
+    /// First trace, of any profiler format (AMD or NVIDIA, either order)
     pub file_a: PathBuf,
-    /// Second Kineto trace
+    /// Second trace, of any profiler format
     pub file_b: PathBuf,
     /// Chip of the first trace (preset name or chip JSON file; default: detected)
     #[arg(long, value_name = "NAME|FILE")]
@@ -229,12 +229,12 @@ fn short(name: &str) -> String {
 }
 
 fn short_to(name: &str, width: usize) -> String {
-    fusionscope::trace::classify::name::short_name(name, width)
+    trace::classify::name::short_name(name, width)
 }
 
 fn platform_line(p: &PlatformEntry) -> String {
     let file = p.file.as_deref().map(|f| format!("{f}: ")).unwrap_or_default();
-    format!("{file}{}\n", fusionscope::trace::view::platform_line(p))
+    format!("{file}{}\n", trace::view::platform_line(p))
 }
 
 fn top(s: &SideStats) -> String {
@@ -242,7 +242,7 @@ fn top(s: &SideStats) -> String {
 }
 
 fn components(k: &KernelStat) -> String {
-    fusionscope::trace::view::component_list(&k.components)
+    trace::view::component_list(&k.components)
 }
 
 fn trace_text(s: &TraceSummary) -> String {
@@ -526,7 +526,7 @@ fn compare_text(c: &Comparison) -> String {
             let mut row = vec![
                 d.fused_platform.clone(),
                 short(&d.fused_kernel),
-                fusionscope::trace::view::component_list(&d.components),
+                trace::view::component_list(&d.components),
                 d.unfused_kernels.iter().map(|n| short(n)).collect::<Vec<_>>().join(" ; "),
                 group_digits(d.count),
             ];

@@ -5,8 +5,8 @@
 use std::io::Read;
 use std::path::Path;
 
-use fusionscope::import::{FileKind, DETECT_BYTES};
-use fusionscope::trace::{EventSink, Reader, Trace, TraceHeader};
+use import::{FileKind, DETECT_BYTES};
+use trace::{EventSink, Reader, Trace, TraceHeader};
 
 /// Reads a trace of any profiler format. The error is a `String`, so that a reader thread can
 /// hand it back.
@@ -16,28 +16,27 @@ pub(super) fn load(path: &Path) -> Result<Trace, String> {
 
 /// Reads a trace of any profiler format into `sink`: a Kineto trace streams through its reader
 /// in 1 MiB slices (no whole-file copy in memory); every other format is detected by its
-/// content, read whole through the import dispatch ([`fusionscope::import::read_trace_of`]),
+/// content, read whole through the import dispatch ([`import::read_trace_of`]),
 /// and its events handed to the sink.
 pub(super) fn load_sink<S: EventSink>(path: &Path, sink: S) -> Result<S::Output, String> {
     let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
     let mut file = std::fs::File::open(path).map_err(cannot)?;
     let mut head = Vec::with_capacity(DETECT_BYTES);
     (&mut file).take(DETECT_BYTES as u64).read_to_end(&mut head).map_err(cannot)?;
-    let detected = fusionscope::import::detect(&head);
+    let detected = import::detect(&head);
     if !detected.kind.is_trace() || detected.kind == FileKind::KinetoTrace {
         return stream(path, file, &head, Reader::with_sink(sink));
     }
-    let limit = fusionscope::import::text_budget(detected.kind).unwrap_or(usize::MAX);
+    let limit = import::text_budget(detected.kind).unwrap_or(usize::MAX);
     let mut bytes = head;
     // Held to the kind's budget while read (a gzip file's compressed bytes are fewer than its
     // text, which the reader holds to the same budget); one byte more says it is past it.
     (&mut file).take((limit as u64).saturating_add(1)).read_to_end(&mut bytes).map_err(cannot)?;
     if bytes.len() > limit {
-        let e = fusionscope::import::ImportError::TooLarge { limit };
+        let e = import::ImportError::TooLarge { limit };
         return Err(format!("{}: {e}", path.display()));
     }
-    let trace =
-        fusionscope::import::read_trace_of(detected, &bytes).map_err(|e| e.message(&path.display().to_string()))?;
+    let trace = import::read_trace_of(detected, &bytes).map_err(|e| e.message(&path.display().to_string()))?;
     Ok(replay(sink, trace))
 }
 

@@ -3,16 +3,16 @@
 
 use std::path::PathBuf;
 
-use fusionscope::calib::{parse_calibration, CalibrationFile, CalibrationProfile};
-use fusionscope::hardware::{detect_chip, DetectedChip};
-use fusionscope::table::Table;
-use fusionscope::trace::exec_trace::{parse_exec_trace, ExecTrace};
-use fusionscope::trace::fusion::{parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
-use fusionscope::trace::structure::{Search, Structure};
-use fusionscope::trace::summary::ClassifiedTrace;
-use fusionscope::trace::view::fusion::coverage_text;
-use fusionscope::trace::view::fusion_dag::{fusion_with_dag_searched, FusionDag};
-use fusionscope::units::{format_bytes, format_duration_us, format_pct, group_digits};
+use calib::{parse_calibration, CalibrationFile, CalibrationProfile};
+use hardware::{detect_chip, DetectedChip};
+use table::Table;
+use trace::exec_trace::{parse_exec_trace, ExecTrace};
+use trace::fusion::{parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
+use trace::structure::{Search, Structure};
+use trace::summary::ClassifiedTrace;
+use trace::view::fusion::coverage_text;
+use trace::view::fusion_dag::{fusion_with_dag_searched, FusionDag};
+use units::{format_bytes, format_duration_us, format_pct, group_digits};
 
 use super::io::{read_parsed, read_text};
 
@@ -122,7 +122,7 @@ impl FusionSetup {
 }
 
 fn short(name: &str) -> String {
-    fusionscope::trace::classify::name::short_name(name, NAME_WIDTH)
+    trace::classify::name::short_name(name, NAME_WIDTH)
 }
 
 /// `text` cut to the cell width at a character boundary.

@@ -1,7 +1,7 @@
 //! `fusionscope transformer --seq-len S --hidden H --heads N [--dtype-bytes B] [--json [--details]]`
 
-use fusionscope::fusion::analyze;
-use fusionscope::fusion::transformer::{transformer_block, TransformerConfig};
+use fusion::analyze;
+use fusion::transformer::{transformer_block, TransformerConfig};
 
 use super::graph::{print_report, ReportOutput};
 use super::io::CliResult;

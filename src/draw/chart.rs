@@ -5,9 +5,9 @@
 //! could write it too. Colours are fixed mid-tones readable on light and dark backgrounds;
 //! text uses `currentColor` so that the page's theme decides it (black in a standalone file).
 
-use crate::fusion::analysis::TrafficFigures;
-use crate::fusion::AnalysisReport;
-use crate::units::{format_bytes, group_digits};
+use fusion::analysis::TrafficFigures;
+use fusion::AnalysisReport;
+use units::{format_bytes, group_digits};
 
 /// One series (e.g. "unfused"): a name for the legend and its bar colour.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -274,8 +274,8 @@ pub fn total_traffic_chart(r: &AnalysisReport) -> BarChart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fusion::analyze;
-    use crate::fusion::transformer::{transformer_block, TransformerConfig};
+    use fusion::analyze;
+    use fusion::transformer::{transformer_block, TransformerConfig};
 
     fn report() -> AnalysisReport {
         let g = transformer_block(TransformerConfig::default()).unwrap();
@@ -359,7 +359,7 @@ mod tests {
 
     #[test]
     fn large_graphs_chart_their_heaviest_groups_in_order() {
-        let g = crate::fusion::random::random_graph(2000, 3);
+        let g = fusion::random::random_graph(2000, 3);
         let r = analyze(&g).report(&g);
         assert!(r.group_details.len() > MAX_CHART_GROUPS);
         let chart = group_traffic_chart(&r);

@@ -2,8 +2,8 @@
 //! (the longest chain of groups before it), so that the page can draw groups in data-flow
 //! order, one row per layer, each with the groups it reads from.
 
-use crate::draw::layout::{layered_layout, longest_path_layers, Layout, Size, Spacing};
-use crate::fusion::OpGraph;
+use crate::layout::{layered_layout, longest_path_layers, Layout, Size, Spacing};
+use fusion::OpGraph;
 
 /// Data edges between fusion groups and a layering of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +35,7 @@ impl GroupGraph {
 }
 
 /// How a group's box is drawn: a header line, then one line per op up to
-/// [`MAX_OP_ROWS`](crate::draw::group_graph::metrics::MAX_OP_ROWS) (a larger group shows one line fewer and a "+ n more ops" line; selecting
+/// [`MAX_OP_ROWS`](crate::group_graph::metrics::MAX_OP_ROWS) (a larger group shows one line fewer and a "+ n more ops" line; selecting
 /// the group lists them all). Boxes of one width keep the layers' columns regular.
 pub mod metrics {
     /// Width of a group box.
@@ -107,7 +107,7 @@ fn edge_list(succs: &[Vec<usize>]) -> Vec<(usize, usize)> {
 ///
 /// # Panics
 /// If `op_group` is not one group per op, or the groups have a cycle; neither happens for a
-/// grouping made by [`crate::fusion::analyze`], which keeps the group graph acyclic.
+/// grouping made by [`fusion::analyze`], which keeps the group graph acyclic.
 pub fn group_graph(graph: &OpGraph, op_group: &[usize]) -> GroupGraph {
     assert_eq!(op_group.len(), graph.len(), "one group per op");
     let n = op_group.iter().max().map_or(0, |&m| m + 1);
@@ -136,9 +136,9 @@ pub fn group_graph(graph: &OpGraph, op_group: &[usize]) -> GroupGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fusion::random::random_graph;
-    use crate::fusion::transformer::{transformer_block, TransformerConfig};
-    use crate::fusion::{analyze, parse_graph, AnalysisReport};
+    use fusion::random::random_graph;
+    use fusion::transformer::{transformer_block, TransformerConfig};
+    use fusion::{analyze, parse_graph, AnalysisReport};
 
     fn groups_of(r: &AnalysisReport) -> Vec<usize> {
         r.op_details.iter().map(|d| d.group).collect()
@@ -146,9 +146,11 @@ mod tests {
 
     #[test]
     fn worked_example_is_two_layers() {
-        let g =
-            parse_graph(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json")))
-                .unwrap();
+        let g = parse_graph(include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/graphs/worked_example.json"
+        )))
+        .unwrap();
         let r = analyze(&g).report(&g);
         let gg = group_graph(&g, &groups_of(&r));
         assert_eq!(gg.preds, vec![vec![], vec![0]]);

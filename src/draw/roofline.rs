@@ -3,15 +3,15 @@
 //! whose tooltips name them. The fusion view draws its groups on one chip; the trace view draws
 //! its ops, and a comparison both chips' ops in two colours.
 
-use crate::draw::chart::{escape_xml, svg_start};
-use crate::units::format_flops;
-use crate::limits::ROOFLINE_DECADES;
-use crate::units::format_bytes;
+use crate::chart::{escape_xml, svg_start};
+use limits::ROOFLINE_DECADES;
+use units::format_bytes;
+use units::format_flops;
 
 const W: f64 = 760.0;
 const H: f64 = 420.0;
 /// Plot area: left, top, right, bottom edges.
-pub(crate) const PLOT: (f64, f64, f64, f64) = (110.0, 50.0, 740.0, 370.0);
+pub const PLOT: (f64, f64, f64, f64) = (110.0, 50.0, 740.0, 370.0);
 /// Points drawn at most: past this a chart is a blur and its SVG megabytes (the tables and
 /// CSV keep every row).
 pub const MAX_ROOFLINE_POINTS: usize = 2000;

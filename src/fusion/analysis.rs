@@ -329,15 +329,15 @@ pub struct AnalysisReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fusion::random::random_graph;
-    use crate::fusion::summary::{text_report, write_text_report};
-    use crate::fusion::transformer::{transformer_block, TransformerConfig};
+    use crate::random::random_graph;
+    use crate::summary::{text_report, write_text_report};
+    use crate::transformer::{transformer_block, TransformerConfig};
 
     fn graphs() -> Vec<OpGraph> {
         vec![
             transformer_block(TransformerConfig::default()).unwrap(),
-            crate::fusion::parse_graph(include_str!("../../tests/data/graphs/worked_example.json")).unwrap(),
-            crate::fusion::parse_graph("[]").unwrap(),
+            crate::parse_graph(include_str!("../../tests/data/graphs/worked_example.json")).unwrap(),
+            crate::parse_graph("[]").unwrap(),
             random_graph(3_000, 11),
         ]
     }
@@ -372,9 +372,9 @@ mod tests {
         let r = analyze(&g).report(&g);
         let passed = r.op_details.iter().find(|d| !d.decision.rejected.is_empty()).expect("a rejection");
         let first = match passed.decision.rejected[0] {
-            crate::fusion::group::Rejection::ClosedByReduction { group }
-            | crate::fusion::group::Rejection::ReductionAfterMatmul { group }
-            | crate::fusion::group::Rejection::WouldCycle { group, .. } => group,
+            crate::group::Rejection::ClosedByReduction { group }
+            | crate::group::Rejection::ReductionAfterMatmul { group }
+            | crate::group::Rejection::WouldCycle { group, .. } => group,
         };
         assert!(passed.reason.contains(&format!("group {}", first.0 + 1)), "{}", passed.reason);
     }

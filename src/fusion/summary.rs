@@ -8,8 +8,8 @@
 use std::fmt;
 use std::io;
 
-use crate::table::{markdown_text, Table, TextLayout};
-use crate::units::{format_bytes, format_pct, group_digits, Bytes};
+use table::{markdown_text, Table, TextLayout};
+use units::{format_bytes, format_pct, group_digits, Bytes};
 
 use super::analysis::{AnalysisReport, GroupKind, ReportView, TrafficFigures};
 

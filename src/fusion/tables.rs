@@ -2,8 +2,8 @@
 //! with the rule that placed it. The page draws them virtualised, sorted and filtered over
 //! every row by [`DataTable::view`], so they stay usable at 100,000 ops.
 
-use crate::table::{Cell, DataTable};
-use crate::units::{format_pct, group_digits};
+use table::{Cell, DataTable};
+use units::{format_pct, group_digits};
 
 use super::AnalysisReport;
 
@@ -77,10 +77,10 @@ pub fn ops_table(r: &AnalysisReport) -> DataTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fusion::analyze;
-    use crate::fusion::random::random_graph;
-    use crate::fusion::transformer::{transformer_block, TransformerConfig};
-    use crate::table::SortBy;
+    use crate::analyze;
+    use crate::random::random_graph;
+    use crate::transformer::{transformer_block, TransformerConfig};
+    use table::SortBy;
 
     #[test]
     fn transformer_tables_match_the_report() {

@@ -2,7 +2,7 @@
 //! defines it.
 //!
 //! Sums here are plain additions: every figure is at most the graph's unfused total, which
-//! [`crate::fusion::GraphBuilder::build`] has checked fits in 64 bits (a graph whose traffic
+//! [`crate::GraphBuilder::build`] has checked fits in 64 bits (a graph whose traffic
 //! does not is refused there, naming the op), so none can wrap.
 
 use serde::Serialize;

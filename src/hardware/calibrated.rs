@@ -2,7 +2,7 @@
 //! pattern of a hardware calibration profile takes the measured speedup instead of the
 //! roofline's estimate: `fused = unfused / speedup_factor`.
 //!
-//! Matching is [`crate::calib::matching_pattern`]'s: the group's op types in order, reshapes
+//! Matching is [`calib::matching_pattern`]'s: the group's op types in order, reshapes
 //! left out, equal the pattern's operators mapped to op types (`Linear_Bias_ReLU` ↔ matmul +
 //! elementwise + elementwise); when several patterns share the sequence the lowest measured
 //! speedup is used. Groups of one op are never calibrated (nothing is fused). A measured
@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::roofline::{GroupCalibration, TimeReport};
-use crate::calib::{matching_pattern, CalibrationProfile};
+use calib::{matching_pattern, CalibrationProfile};
 
 /// A calibrated group, for listing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,9 +67,9 @@ pub fn apply_calibration(report: &mut TimeReport, profile: &CalibrationProfile) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calib::{parse_calibration, CalibrationFile};
-    use crate::fusion::{analyze, parse_graph};
-    use crate::hardware::{estimate, preset};
+    use crate::{estimate, preset};
+    use calib::{parse_calibration, CalibrationFile};
+    use fusion::{analyze, parse_graph};
 
     /// The worked example of `docs/fusion-rules.md`: [[matmul1, bias1, relu], [matmul2]].
     const EXAMPLE: &str = r#"[

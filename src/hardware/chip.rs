@@ -11,7 +11,7 @@
 //!   "launch_overhead_us": 2.0}` (`launch_overhead_us` optional, default 0).
 //!
 //! Every chip that is not a preset (read from a file, restored from a share link, deserialised
-//! in any way) is held to the ranges of [`crate::limits`] ([`Chip::validate`]): a chip of 1e308
+//! in any way) is held to the ranges of [`limits`] ([`Chip::validate`]): a chip of 1e308
 //! FLOP/s or a NaN bandwidth would make every time and chart meaningless, and once made the
 //! roofline chart loop over billions of decades.
 
@@ -22,7 +22,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 use super::peaks::{PeakKey, PeakUsed, Peaks, Precision, Unit};
-use crate::limits::{CHIP_BANDWIDTH, CHIP_LAUNCH_OVERHEAD_US, CHIP_NAME_CHARS, CHIP_PEAK_FLOPS, CHIP_SOURCE_CHARS};
+use limits::{CHIP_BANDWIDTH, CHIP_LAUNCH_OVERHEAD_US, CHIP_NAME_CHARS, CHIP_PEAK_FLOPS, CHIP_SOURCE_CHARS};
 
 /// A chip as the time model sees it. Deserialising one validates it ([`Chip::validate`]), so a
 /// share link cannot bring in figures a chip file could not.
@@ -79,7 +79,7 @@ impl Chip {
         self.peak_flops / self.hbm_bandwidth
     }
 
-    /// Checks every field against [`crate::limits`]: name and source lengths, peak FLOP/s,
+    /// Checks every field against [`limits`]: name and source lengths, peak FLOP/s,
     /// bandwidth and launch overhead within their ranges (NaN and infinities are outside every
     /// range). The error names the field, its value and the range.
     pub fn validate(&self) -> Result<(), ChipError> {
@@ -621,7 +621,7 @@ pub fn preset(name: &str) -> Result<Chip, ChipError> {
         });
     }
     // The name may come from an edited link: quote a bounded part of it.
-    let name = crate::units::ellipsize(name, 40);
+    let name = units::ellipsize(name, 40);
     Err(ChipError::UnknownPreset { name, known: preset_names().join(", ") })
 }
 

@@ -120,7 +120,7 @@ mod tests {
         assert_eq!(preset_of_device("NVIDIA GeForce RTX 4090"), Some("rtx4090"));
         assert_eq!(preset_of_device("NVIDIA A100-PCIE-80GB"), None);
         // Every preset a device maps to is a GPU preset.
-        let gpus = crate::hardware::gpu_preset_names();
+        let gpus = crate::gpu_preset_names();
         for name in [
             "NVIDIA H100 PCIe",
             "NVIDIA H100 NVL",

@@ -124,7 +124,7 @@ impl<'de> Deserialize<'de> for PeakKey {
         PeakKey::parse(&text).ok_or_else(|| {
             serde::de::Error::custom(format!(
                 "unknown peak `{}`: peaks are matrix_ or vector_ followed by fp8, bf16, fp16, tf32, fp32 or fp64",
-                crate::units::ellipsize(&text, 40)
+                units::ellipsize(&text, 40)
             ))
         })
     }

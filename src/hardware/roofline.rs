@@ -11,7 +11,7 @@
 //!   [`REDUCTION_FLOPS_PER_ELEMENT`] per element of its first input; a reshape costs nothing.
 //! * Bytes are the fusion analysis's traffic: an op alone reads each distinct input once and
 //!   writes its output (the unfused traffic of `docs/fusion-rules.md`); a fused group costs the
-//!   group's fused traffic from [`crate::fusion::Analysis`].
+//!   group's fused traffic from [`fusion::Analysis`].
 //! * Unfused, every op is a kernel and pays one launch overhead; fused, a group is one kernel.
 //!
 //! FLOP counts are exact: an op, a group or a repeat-weighted total whose count does not fit in
@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::chip::Chip;
-use crate::fusion::{Analysis, OpGraph, OpId, OpType, TensorId};
+use fusion::{Analysis, OpGraph, OpId, OpType, TensorId};
 
 /// FLOPs charged per input element of a reduction: e.g. RMSNorm squares, sums, scales and
 /// multiplies by the weight (4); softmax takes a max, subtracts, exponentiates, sums and
@@ -395,7 +395,7 @@ pub fn roofline_chart(report: &TimeReport, chip: &Chip) -> RooflineChart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fusion::{analyze, parse_graph};
+    use fusion::{analyze, parse_graph};
 
     fn chip() -> Chip {
         // 1 TFLOP/s, 1 GB/s: a µs is a MFLOP or a KB.

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use super::chip::{preset, Chip, ChipError};
 use super::roofline::{Bound, RooflineChart, TimeReport};
-use crate::units::format_flops;
-use crate::draw::roofline::{PlotPoint, Roof, RooflinePlot, BLUE, ORANGE};
-use crate::table::Table;
-use crate::units::{format_bytes, format_duration_us};
+use draw::roofline::{PlotPoint, Roof, RooflinePlot, BLUE, ORANGE};
+use table::Table;
+use units::format_flops;
+use units::{format_bytes, format_duration_us};
 
 /// Which chip the time model uses: a preset by its key (`h100`, `tpuv5p`, …) or a chip read from
 /// a user's file, in full (so that a share link can carry it).
@@ -146,13 +146,14 @@ impl RooflineChart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draw::chart::escape_xml;
-    use crate::draw::roofline::{MAX_ROOFLINE_POINTS, PLOT};
-    use crate::fusion::{analyze, parse_graph};
-    use crate::hardware::{estimate, roofline_chart};
-    use crate::limits::ROOFLINE_DECADES;
+    use crate::{estimate, roofline_chart};
+    use draw::chart::escape_xml;
+    use draw::roofline::{MAX_ROOFLINE_POINTS, PLOT};
+    use fusion::{analyze, parse_graph};
+    use limits::ROOFLINE_DECADES;
 
-    const EXAMPLE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json"));
+    const EXAMPLE: &str =
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/graphs/worked_example.json"));
 
     fn report(chip: &Chip) -> TimeReport {
         let g = parse_graph(EXAMPLE).unwrap();
@@ -232,7 +233,7 @@ mod tests {
 
     #[test]
     fn a_huge_chart_draws_a_bounded_number_of_points_and_says_so() {
-        use crate::hardware::roofline::RooflinePoint;
+        use crate::roofline::RooflinePoint;
         let point = |g: usize| RooflinePoint {
             group: g,
             label: format!("op{g}"),
@@ -256,7 +257,7 @@ mod tests {
     /// every point that can be placed lies inside the plot.
     #[test]
     fn absurd_numbers_draw_a_bounded_chart() {
-        use crate::hardware::roofline::RooflinePoint;
+        use crate::roofline::RooflinePoint;
         let point = |g: usize, intensity: f64, achieved_flops: f64| RooflinePoint {
             group: g,
             label: format!("g{g}"),

@@ -47,7 +47,7 @@ pub enum FileKind {
     Chip,
     /// A PyTorch Execution Trace (Chakra ET JSON: `schema` and a `nodes` list): not a trace
     /// of its own but the exact data flow of a Kineto trace of the same run
-    /// (`crate::trace::exec_trace`).
+    /// (`trace::exec_trace`).
     ExecTrace,
     /// None of the above; [`unrecognised_reason`] says what the file looks like instead.
     Unknown,
@@ -60,7 +60,7 @@ impl FileKind {
         matches!(self, FileKind::KinetoTrace | FileKind::OpGraph | FileKind::ExecTrace) || self.is_trace()
     }
 
-    /// Kinds read into the format-neutral trace (`crate::trace::Trace`): a profiler's output.
+    /// Kinds read into the format-neutral trace (`trace::Trace`): a profiler's output.
     pub fn is_trace(self) -> bool {
         matches!(
             self,
@@ -144,7 +144,7 @@ fn detect_plain(bytes: &[u8]) -> FileKind {
     if bytes.starts_with(SQLITE_MAGIC) {
         return FileKind::SqliteTrace;
     }
-    if crate::trace::xplane::looks_like_xspace(bytes) {
+    if trace::xplane::looks_like_xspace(bytes) {
         return FileKind::XlaProfile;
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
@@ -153,7 +153,7 @@ fn detect_plain(bytes: &[u8]) -> FileKind {
         Some(b'{') => {
             let keys = top_level_keys(bytes);
             let has = |k: &str| keys.iter().any(|x| x == k);
-            if crate::trace::xla_json::looks_like_xla_json(bytes, &keys) {
+            if trace::xla_json::looks_like_xla_json(bytes, &keys) {
                 FileKind::XlaTraceJson
             } else if has("traceEvents") || (has("schemaVersion") && has("deviceProperties")) {
                 FileKind::KinetoTrace
@@ -204,9 +204,9 @@ fn detect_text(bytes: &[u8]) -> FileKind {
     let text = String::from_utf8_lossy(bytes);
     // Each text format knows its own grammar; the op-trace one finds records behind stray
     // text and `None` prefix fields, as real dumps have them.
-    if crate::simcsv::looks_like_sim_csv(&text) {
+    if simcsv::looks_like_sim_csv(&text) {
         FileKind::SimOpsCsv
-    } else if crate::optrace::looks_like_optrace(&text) {
+    } else if optrace::looks_like_optrace(&text) {
         FileKind::OpTrace
     } else {
         FileKind::Unknown
@@ -335,7 +335,7 @@ mod tests {
     use super::*;
 
     fn data(path: &str) -> Vec<u8> {
-        std::fs::read(format!("{}/tests/data/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+        std::fs::read(format!("{}/tests/data/{path}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))).unwrap()
     }
 
     /// The first [`DETECT_BYTES`] of a test data file, as the page passes them.
@@ -348,7 +348,7 @@ mod tests {
     #[test]
     fn every_shared_trace_is_a_gzipped_kineto_trace() {
         for dir in ["amd", "nvidia"] {
-            let folder = format!("{}/tests/data/traces/{dir}", env!("CARGO_MANIFEST_DIR"));
+            let folder = format!("{}/tests/data/traces/{dir}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
             for entry in std::fs::read_dir(folder).unwrap() {
                 let path = entry.unwrap().path();
                 // Beside the capture traces: which batch size and graph mode each recorded.
@@ -407,7 +407,7 @@ mod tests {
 
     #[test]
     fn simulator_csv_and_op_trace_text() {
-        let folder = format!("{}/tests/data/ops-csv", env!("CARGO_MANIFEST_DIR"));
+        let folder = format!("{}/tests/data/ops-csv", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
         for entry in std::fs::read_dir(folder).unwrap() {
             let path = entry.unwrap().path();
             let mut bytes = std::fs::read(&path).unwrap();
@@ -429,7 +429,7 @@ mod tests {
     #[test]
     fn model_and_chip_configs() {
         for dir in ["models/chips", "models/models"] {
-            let folder = format!("{}/tests/data/{dir}", env!("CARGO_MANIFEST_DIR"));
+            let folder = format!("{}/tests/data/{dir}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
             for entry in std::fs::read_dir(folder).unwrap() {
                 let path = entry.unwrap().path();
                 let want = if dir == "models/chips" { FileKind::Chip } else { FileKind::ModelConfig };

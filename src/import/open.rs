@@ -14,21 +14,21 @@
 
 use thiserror::Error;
 
-use crate::calib::{parse_calibration, CalibError, CalibrationFile};
-use crate::fusion::{analyze, AnalysisReport, OpGraph};
-use crate::hardware::{parse_chip, Chip, ChipError};
-use crate::optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
-use crate::simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
-use crate::trace::exec_trace::{parse_exec_trace, EtError, ExecTrace};
-use crate::trace::ranks::{RankSink, RankSummary};
-use crate::trace::rocprof::{read_rocprof, RocprofError};
-use crate::trace::structure::{Search, TraceStructure};
-use crate::trace::summary::{structure_search, summarize_searched, ClassifiedTrace};
-use crate::trace::time::report::{opened_report, TraceTime};
-use crate::trace::xla_json::read_xla_json;
-use crate::trace::xplane::{read_xplane, XplaneError};
-use crate::trace::{classify, Reader, Trace, TraceError, TraceReader, TraceSummary};
-use crate::workload::{parse_model_config, WorkloadError};
+use calib::{parse_calibration, CalibError, CalibrationFile};
+use fusion::{analyze, AnalysisReport, OpGraph};
+use hardware::{parse_chip, Chip, ChipError};
+use optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
+use simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
+use trace::exec_trace::{parse_exec_trace, EtError, ExecTrace};
+use trace::ranks::{RankSink, RankSummary};
+use trace::rocprof::{read_rocprof, RocprofError};
+use trace::structure::{Search, TraceStructure};
+use trace::summary::{structure_search, summarize_searched, ClassifiedTrace};
+use trace::time::report::{opened_report, TraceTime};
+use trace::xla_json::read_xla_json;
+use trace::xplane::{read_xplane, XplaneError};
+use trace::{classify, Reader, Trace, TraceError, TraceReader, TraceSummary};
+use workload::{parse_model_config, WorkloadError};
 
 use super::{
     detect, read_graph, text, text_budget, unrecognised_reason, Detected, FileKind, ImportError, DETECT_BYTES,
@@ -76,7 +76,7 @@ pub enum ReadError {
     Xplane(#[from] XplaneError),
     #[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
     #[error(transparent)]
-    Nsys(#[from] crate::trace::nsys::NsysError),
+    Nsys(#[from] trace::nsys::NsysError),
     /// An SQLite trace reached a wasm32 build without the `sqlite` feature (the page's worker
     /// and the command line have it; the plain library build does not, to need no C compiler).
     #[error(
@@ -378,12 +378,12 @@ fn parse_with<'e>(
 pub fn read_trace_of(detected: Detected, bytes: &[u8]) -> Result<Trace, OpenError> {
     let fail = |error: ReadError| OpenError { detected, error };
     match detected.kind {
-        FileKind::KinetoTrace => crate::trace::read_trace(bytes).map_err(|e| fail(e.into())),
+        FileKind::KinetoTrace => trace::read_trace(bytes).map_err(|e| fail(e.into())),
         FileKind::RocprofJson => read_rocprof(bytes).map_err(|e| fail(e.into())),
         FileKind::XlaProfile => read_xplane(bytes).map_err(|e| fail(e.into())),
         FileKind::XlaTraceJson => read_xla_json(bytes).map_err(|e| fail(e.into())),
         #[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
-        FileKind::SqliteTrace => crate::trace::nsys::read_nsys(bytes).map_err(|e| fail(e.into())),
+        FileKind::SqliteTrace => trace::nsys::read_nsys(bytes).map_err(|e| fail(e.into())),
         #[cfg(all(target_arch = "wasm32", not(feature = "sqlite")))]
         FileKind::SqliteTrace => Err(fail(ReadError::NativeOnly)),
         kind => Err(fail(ReadError::NotATrace(kind.describe()))),
@@ -425,26 +425,27 @@ fn trace_results(trace: &Trace, file_name: &str, exec_trace: ExecTraceOf<'_>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{read_trace, summarize};
+    use trace::{read_trace, summarize};
 
     const TRITON: &[u8] = include_bytes!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/traces/amd/torch_compile_triton_mi300x.json.gz"
+        "/../../tests/data/traces/amd/torch_compile_triton_mi300x.json.gz"
     ));
     const QWEN: &[u8] = include_bytes!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
+        "/../../tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
     ));
-    const GRAPH: &[u8] = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json"));
+    const GRAPH: &[u8] =
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/graphs/worked_example.json"));
 
     #[test]
     fn a_trace_opened_with_ranks_folds_the_rank_summary_of_the_command_line_in_the_same_pass() {
         let rank0 = include_bytes!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/multirank/hta_sampled_128rank_rank0.json.gz"
+            "/../../tests/data/multirank/hta_sampled_128rank_rank0.json.gz"
         ));
         let name = "hta_sampled_128rank_rank0.json.gz";
-        let expected = crate::trace::ranks::read_rank(&classify, name, [&rank0[..]]).unwrap();
+        let expected = trace::ranks::read_rank(&classify, name, [&rank0[..]]).unwrap();
         let plain = open_in_slices(name, rank0, 100_000).unwrap();
         let mut opener = FileOpener::with_ranks(name);
         for slice in rank0.chunks(100_000) {
@@ -480,7 +481,8 @@ mod tests {
 
     #[test]
     fn an_execution_trace_is_read_whole_and_a_broken_one_names_the_file() {
-        let et = include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/exec-trace/param_linear_et.json.gz"));
+        let et =
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/exec-trace/param_linear_et.json.gz"));
         let text = text(et, usize::MAX).unwrap();
         let expected = parse_exec_trace(&text, "et.json.gz").unwrap();
         for n in [100, et.len()] {
@@ -500,9 +502,9 @@ mod tests {
 
     #[test]
     fn a_trace_opened_with_its_execution_trace_is_classified_and_analysed_once() {
-        use crate::trace::summary::CLASSIFIED;
-        use crate::trace::time::report::{add_fusion_with, recorded_cost, time_report_with, FUSIONS_MADE};
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/exec-trace/");
+        use trace::summary::CLASSIFIED;
+        use trace::time::report::{add_fusion_with, recorded_cost, time_report_with, FUSIONS_MADE};
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/exec-trace/");
         let read = |f: &str| std::fs::read(format!("{dir}{f}")).unwrap();
         let (kineto, et_bytes) = (read("param_linear_kineto.json.gz"), read("param_linear_et.json.gz"));
         let Imported::ExecTrace(et) = open_whole("et.json.gz", &et_bytes).unwrap() else {
@@ -528,7 +530,7 @@ mod tests {
         let Imported::Trace { trace, summary, time, .. } = opened else { panic!("a trace") };
         let f = time.fusion.as_ref().unwrap();
         assert_eq!(f.exec_trace.as_ref().map(|e| (e.file.as_str(), e.linked_ops)), Some(("et.json.gz", 218)));
-        assert!(time.ops.iter().any(|r| r.shapes_from == crate::trace::time::op_table::ShapesFrom::ExecutionTrace));
+        assert!(time.ops.iter().any(|r| r.shapes_from == trace::time::op_table::ShapesFrom::ExecutionTrace));
         // The report is the command line's (`trace K --exec-trace ET`): the op table and the
         // fusion with the execution trace.
         let side = ClassifiedTrace::new(&trace, &classify);
@@ -546,7 +548,7 @@ mod tests {
 
     #[test]
     fn a_cut_trace_fails_with_the_offset() {
-        let plain = crate::import::decompress(TRITON, usize::MAX).unwrap().into_owned();
+        let plain = crate::decompress(TRITON, usize::MAX).unwrap().into_owned();
         let cut = &plain[..plain.len() / 2];
         match open_in_slices("cut.json", cut, 1000) {
             Err(e @ OpenError { detected: Detected { kind: FileKind::KinetoTrace, gzipped: false }, .. }) => {
@@ -588,7 +590,9 @@ mod tests {
 
     #[test]
     fn every_small_kind_is_parsed_by_the_one_dispatch() {
-        let data = |rel: &str| std::fs::read(format!("{}/tests/data/{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let data = |rel: &str| {
+            std::fs::read(format!("{}/tests/data/{rel}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))).unwrap()
+        };
         let csv = data("ops-csv/dit-xl_inference_tpuv5p_bs8.csv");
         match open_whole("dit-xl_inference_tpuv5p_bs8.csv", &csv).unwrap() {
             Imported::SimTable { text, table, inferred } => {
@@ -662,9 +666,11 @@ mod tests {
     #[test]
     fn a_small_kind_past_its_budget_fails_as_the_slice_arrives() {
         let limit = text_budget(FileKind::SimOpsCsv).unwrap();
-        let head =
-            std::fs::read(format!("{}/tests/data/ops-csv/dit-xl_inference_tpuv5p_bs8.csv", env!("CARGO_MANIFEST_DIR")))
-                .unwrap();
+        let head = std::fs::read(format!(
+            "{}/tests/data/ops-csv/dit-xl_inference_tpuv5p_bs8.csv",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
+        ))
+        .unwrap();
         let mut opener = FileOpener::new("big.csv");
         opener.feed(&head).unwrap();
         opener.feed(&vec![b'\n'; DETECT_BYTES]).unwrap();

@@ -1,11 +1,11 @@
 //! The readers a Kineto trace streams through while a file opens: the whole trace, or the
 //! whole trace and its rank summary in one pass (the page's worker keeps both).
 
-use crate::trace::model::intern::NameTable;
-use crate::trace::model::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
-use crate::trace::ranks::{RankSink, RankSummary};
-use crate::trace::read::{EventSink, TraceHeader};
-use crate::trace::{Reader, Trace, TraceError, TraceReader};
+use trace::model::intern::NameTable;
+use trace::model::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
+use trace::ranks::{RankSink, RankSummary};
+use trace::read::{EventSink, TraceHeader};
+use trace::{Reader, Trace, TraceError, TraceReader};
 
 /// Whether this build reads traces and op graphs. Natively and in the page's analysis worker
 /// (feature `page-worker`) it does; the page's own wasm does not: those kinds can be hundreds

@@ -137,7 +137,7 @@ pub fn hex(address: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optrace::parse::parse_optrace;
+    use crate::parse::parse_optrace;
 
     #[test]
     fn operands_before_results_reuse_on_later_sightings() {

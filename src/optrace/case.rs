@@ -288,7 +288,7 @@ pub fn case_of(record: &Record) -> Result<(CaseType, CaseShape), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optrace::parse::parse_line;
+    use crate::parse::parse_line;
 
     fn case(line: &str) -> Result<(CaseType, String), String> {
         let r = parse_line(line, 1).unwrap().unwrap();

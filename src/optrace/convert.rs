@@ -46,8 +46,8 @@ use thiserror::Error;
 
 use super::address::TensorTable;
 use super::parse::{OpTrace, Record, TensorType};
-use crate::fusion::{GraphBuilder, GraphError, OpGraph, OpSpec, OpType};
-use crate::units::group_digits;
+use fusion::{GraphBuilder, GraphError, OpGraph, OpSpec, OpType};
+use units::group_digits;
 
 /// What an optrace op is, for the graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -275,8 +275,8 @@ fn to_i64(shape: &[u64], id: u64, line: usize) -> Result<Vec<i64>, ConvertError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fusion::analyze;
-    use crate::optrace::parse::parse_optrace;
+    use crate::parse::parse_optrace;
+    use fusion::analyze;
 
     fn groups(text: &str) -> Result<Vec<Vec<String>>, ConvertError> {
         let trace = parse_optrace(text).unwrap();

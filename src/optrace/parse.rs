@@ -13,7 +13,7 @@
 //! Results may be written without a type (`%5, %6 = …`); their types may then follow the call
 //! (`… ) : <2xf16>, <2xf16>`), or come from a later use of the same id.
 //!
-//! Op traces come from strangers, so reading is held to the budgets of [`crate::limits`]: a line
+//! Op traces come from strangers, so reading is held to the budgets of [`limits`]: a line
 //! of at most [`OPTRACE_LINE_BYTES`], brackets nested at most [`OPTRACE_NESTING`] deep (the only
 //! recursion, into `list{…}`, is therefore bounded), at most [`OPTRACE_RECORDS`] records; and
 //! every step is linear in the line (finding the record in a line included, see `locate`).
@@ -21,8 +21,8 @@
 use thiserror::Error;
 
 use super::dtype::Dtype;
-use crate::limits::{OPTRACE_LINE_BYTES, OPTRACE_NESTING, OPTRACE_RECORDS};
-use crate::units::group_digits;
+use limits::{OPTRACE_LINE_BYTES, OPTRACE_NESTING, OPTRACE_RECORDS};
+use units::group_digits;
 
 /// A whole op trace: its records in file order and what was skipped.
 #[derive(Debug, Clone, PartialEq, Default)]

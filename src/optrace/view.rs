@@ -6,8 +6,8 @@
 //! Collectives are their own kind (`collective`), never folded into the op types of the
 //! fusion graph, where they become a standalone head and result pair.
 
-use crate::table::{Cell, DataTable};
-use crate::units::group_digits;
+use table::{Cell, DataTable};
+use units::group_digits;
 
 use super::{hex, Case, OptraceReport, Role};
 
@@ -120,7 +120,7 @@ pub fn report_json(r: &OptraceReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optrace::analyze_optrace;
+    use crate::analyze_optrace;
 
     const SPEC: &str = include_str!("../../tests/data/optrace/spec_example.optrace");
 

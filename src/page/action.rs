@@ -9,14 +9,14 @@ use super::shared::Shared;
 use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, PairSide};
-use crate::fusion::{AnalysisReport, OpGraph};
-use crate::hardware::{Chip, ChipChoice};
-use crate::optrace::OptraceReport;
-use crate::share::SharedState;
-use crate::trace::time::report::TraceTime;
-use crate::trace::view::ranks::RanksDrawn;
-use crate::trace::Comparison;
-use crate::workload::{ModelChoice, Phase};
+use fusion::{AnalysisReport, OpGraph};
+use hardware::{Chip, ChipChoice};
+use optrace::OptraceReport;
+use share::SharedState;
+use trace::time::report::TraceTime;
+use trace::view::ranks::RanksDrawn;
+use trace::Comparison;
+use workload::{ModelChoice, Phase};
 
 /// Everything that can happen to the page.
 #[derive(Debug, Clone, PartialEq)]

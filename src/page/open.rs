@@ -1,5 +1,5 @@
 //! What opening a file does to the page: the one match from what was opened to an [`Action`].
-//! The core's dispatch ([`crate::import::open`]) says what a file is; this says what the page
+//! The core's dispatch ([`import::open`]) says what a file is; this says what the page
 //! does with each kind. Adding a format adds one arm here.
 
 use super::action::Action;
@@ -8,10 +8,10 @@ use super::shared::Shared;
 use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, TraceHeld};
-use crate::import::{FileKind, Imported};
-use crate::trace::time::report::TraceTime;
-use crate::trace::TraceSummary;
-use crate::workload::ModelChoice;
+use import::{FileKind, Imported};
+use trace::time::report::TraceTime;
+use trace::TraceSummary;
+use workload::ModelChoice;
 
 /// A file as it reaches the page: opened by the core's dispatch (on the page's thread, or by
 /// the analysis worker and sent back), or a trace the worker read and keeps.
@@ -109,7 +109,7 @@ pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
 /// The action for a whole file read on the page's thread: the core's dispatch, then
 /// [`action_of`]; a file that cannot be read is a message naming it, its kind and the place.
 pub fn open_bytes(file_name: &str, bytes: &[u8], id: u32) -> Action {
-    match crate::import::open_whole(file_name, bytes) {
+    match import::open_whole(file_name, bytes) {
         Ok(imported) => action_of(file_name, Opened::Imported(imported), id),
         Err(e) => Action::Fail(e.message(file_name)),
     }

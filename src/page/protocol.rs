@@ -14,12 +14,12 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::fusion::json::GraphFile;
-use crate::fusion::AnalysisReport;
-use crate::trace::ranks::RankSummary;
-use crate::trace::time::report::TraceTime;
-use crate::trace::view::ranks::RanksDrawn;
-use crate::trace::{Comparison, TraceSummary};
+use fusion::json::GraphFile;
+use fusion::AnalysisReport;
+use trace::ranks::RankSummary;
+use trace::time::report::TraceTime;
+use trace::view::ranks::RanksDrawn;
+use trace::{Comparison, TraceSummary};
 
 /// What the page asks of the worker. Every request names its job (a page-wide unique id); the
 /// replies to it carry the same id.
@@ -190,11 +190,11 @@ impl<T> std::fmt::Debug for Json<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::{open_whole, Imported};
+    use import::{open_whole, Imported};
 
     const QWEN: &[u8] = include_bytes!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
+        "/../../tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
     ));
 
     #[test]

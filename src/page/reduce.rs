@@ -6,11 +6,11 @@ use super::shared::Shared;
 use super::state::{Computed, Notice, SimView, Source, State};
 use super::time_model::TimeModel;
 use super::traces::{TraceView, Traces};
-use crate::fusion::analyze;
-use crate::fusion::transformer::TransformerConfig;
-use crate::trace::view::fusion::exec_trace_line;
-use crate::trace::view::time::capture_line;
-use crate::units::plural;
+use fusion::analyze;
+use fusion::transformer::TransformerConfig;
+use trace::view::fusion::exec_trace_line;
+use trace::view::time::capture_line;
+use units::plural;
 
 impl State {
     /// The state after `action`: the page's only transition. Pure (no browser call), so every
@@ -157,9 +157,9 @@ impl State {
             Action::RemoveTrace(id) => return State { traces: self.traces.remove(id), ..self.clone() },
             Action::TraceChip(key) if key.is_empty() => return self.clone(),
             Action::TraceChip(key) => {
-                return match crate::hardware::preset(&key) {
+                return match hardware::preset(&key) {
                     Ok(chip) => {
-                        let picked = crate::hardware::DetectedChip { detected_from: "picked on the page".into(), chip };
+                        let picked = hardware::DetectedChip { detected_from: "picked on the page".into(), chip };
                         State { traces: self.traces.with_chip(picked), notice: None, ..self.clone() }
                     }
                     Err(e) => State { notice: Some(Notice { text: e.to_string(), is_error: true }), ..self.clone() },

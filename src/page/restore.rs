@@ -7,10 +7,10 @@ use super::form::transformer;
 use super::shared::Shared;
 use super::state::{Computed, Notice, SimView, Source, State};
 use super::traces::{GapView, TraceView, Traces};
-use crate::hardware::ChipChoice;
-use crate::share::{self, SharedState, SharedView};
+use hardware::ChipChoice;
+use share::{self, SharedState, SharedView};
 
-use crate::limits::SHARED_OPTRACE_BYTES;
+use limits::SHARED_OPTRACE_BYTES;
 
 impl State {
     /// The page as a share link fragment describes it; a link that cannot be opened gives the
@@ -52,7 +52,7 @@ impl State {
                     let [mut a, mut b] = *f;
                     // A link leaves out the constant definition of GPU time.
                     for s in [&mut a, &mut b] {
-                        s.totals.gpu_time_definition = crate::trace::fusion::GPU_TIME_DEFINITION.to_string();
+                        s.totals.gpu_time_definition = trace::fusion::GPU_TIME_DEFINITION.to_string();
                     }
                     [Shared::new(a), Shared::new(b)]
                 });
@@ -65,7 +65,7 @@ impl State {
                 let traces = Traces { job: Some(Shared::new(drawn)), job_shown: true, ..Traces::default() };
                 State { traces, ..State::default() }
             }
-            SharedView::SimTable { file_name, text, setup, notes } => match crate::simcsv::parse_sim_csv(&text) {
+            SharedView::SimTable { file_name, text, setup, notes } => match simcsv::parse_sim_csv(&text) {
                 Ok(table) => {
                     let (text, table, form) = (Shared::new(text), Shared::new(table), SetupForm::from(&setup));
                     State { sim: Some(SimView { file_name, text, table, form, notes }), ..State::default() }
@@ -78,7 +78,7 @@ impl State {
                     ..State::default()
                 },
             },
-            SharedView::OpTrace { file_name, text } => match crate::optrace::analyze_optrace_with_graph(&text) {
+            SharedView::OpTrace { file_name, text } => match optrace::analyze_optrace_with_graph(&text) {
                 Ok((report, graph)) => {
                     let (text, report, graph) = (Shared::new(text), Shared::new(report), Shared::new(graph));
                     State::with_source(Source::OpTrace { file_name, text, report, graph }, last_good)
@@ -173,8 +173,8 @@ impl State {
             Source::OpTrace { text, .. } if text.len() > SHARED_OPTRACE_BYTES => {
                 return Err(format!(
                     "This op trace is {} of text, too long for a share link (at most {}): send the file instead.",
-                    crate::units::format_bytes(text.len() as u64),
-                    crate::units::format_bytes(SHARED_OPTRACE_BYTES as u64)
+                    units::format_bytes(text.len() as u64),
+                    units::format_bytes(SHARED_OPTRACE_BYTES as u64)
                 ))
             }
             Source::OpTrace { file_name, text, .. } => {

@@ -12,11 +12,11 @@ use super::form::transformer::{self, TransformerForm};
 use super::shared::Shared;
 use super::time_model::TimeModel;
 use super::traces::Traces;
-use crate::fusion::transformer::{transformer_block, TransformerConfig};
-use crate::fusion::{analyze, Analysis, AnalysisReport, OpGraph};
-use crate::optrace::OptraceReport;
-use crate::simcsv::SimTable;
-use crate::workload::Workload;
+use fusion::transformer::{transformer_block, TransformerConfig};
+use fusion::{analyze, Analysis, AnalysisReport, OpGraph};
+use optrace::OptraceReport;
+use simcsv::SimTable;
+use workload::Workload;
 
 /// What the page analyses.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,10 +3,10 @@
 //! graph so that opening another graph keeps them.
 
 use super::form::model::ModelForm;
-use crate::calib::{CalibReport, CalibrationFile, CalibrationProfile};
-use crate::hardware::chip::all_presets;
-use crate::hardware::{Chip, ChipChoice};
-use crate::workload::ModelChoice;
+use calib::{CalibReport, CalibrationFile, CalibrationProfile};
+use hardware::chip::all_presets;
+use hardware::{Chip, ChipChoice};
+use workload::ModelChoice;
 
 use super::shared::Shared;
 
@@ -55,7 +55,7 @@ impl TimeModel {
 
     /// Every chip offered: the presets, then the loaded ones, each with its choice.
     pub fn chip_options(&self) -> Vec<(ChipChoice, String)> {
-        let presets = crate::hardware::preset_names().into_iter().zip(all_presets());
+        let presets = hardware::preset_names().into_iter().zip(all_presets());
         let mut out: Vec<(ChipChoice, String)> =
             presets.map(|(key, chip)| (ChipChoice::Preset(key.to_string()), chip.name)).collect();
         out.extend(

@@ -2,14 +2,14 @@
 //! comparing, and what the trace panel shows. Pure values: every change returns a new list.
 
 use super::shared::Shared;
-use crate::hardware::DetectedChip;
-use crate::trace::compare::pairing::default_pair;
-use crate::trace::compare::swapped;
-use crate::trace::fusion::TraceFusion;
-use crate::trace::time::gap::{gap, Gap};
-use crate::trace::time::report::TraceTime;
-use crate::trace::view::ranks::RanksDrawn;
-use crate::trace::{classify, compare, Comparison, Input, Trace, TraceSummary, Vendor};
+use hardware::DetectedChip;
+use trace::compare::pairing::default_pair;
+use trace::compare::swapped;
+use trace::fusion::TraceFusion;
+use trace::time::gap::{gap, Gap};
+use trace::time::report::TraceTime;
+use trace::view::ranks::RanksDrawn;
+use trace::{classify, compare, Comparison, Input, Trace, TraceSummary, Vendor};
 
 /// Where an opened trace is kept, for comparing it with another.
 #[derive(Debug, Clone, PartialEq)]
@@ -249,7 +249,7 @@ impl Traces {
     }
 }
 
-/// The default pair of `opened` (see [`crate::trace::compare::pairing::default_pair`]), as ids.
+/// The default pair of `opened` (see [`trace::compare::pairing::default_pair`]), as ids.
 fn default_pair_of(opened: &[LoadedTrace]) -> Option<(u32, u32)> {
     let vendors: Vec<Vendor> = opened.iter().map(LoadedTrace::vendor).collect();
     default_pair(&vendors).map(|(a, b)| (opened[a].id, opened[b].id))
@@ -259,7 +259,7 @@ fn default_pair_of(opened: &[LoadedTrace]) -> Option<(u32, u32)> {
 pub fn compare_on_page(a: &LoadedTrace, b: &LoadedTrace) -> Option<Comparison> {
     // A page built without the readers holds no trace; the guard lets the compiler drop the
     // comparison (and the structure search it runs) from that build.
-    if !crate::import::READS_LARGE_KINDS {
+    if !import::READS_LARGE_KINDS {
         return None;
     }
     let (TraceHeld::Page(ta), TraceHeld::Page(tb)) = (&a.held, &b.held) else { return None };

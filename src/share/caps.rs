@@ -1,4 +1,4 @@
-//! The limits of [`crate::limits`] ("share links") that a link's state is held to — the same
+//! The limits of [`limits`] ("share links") that a link's state is held to — the same
 //! when a link is made (the page says what is too large before making it) and when one is
 //! opened (a link can be written by hand: what its own page would have refused is refused).
 //!
@@ -13,19 +13,19 @@ use super::trim::{
     SHARED_OPPORTUNITIES, SHARED_OPPORTUNITY_KERNELS, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STREAMS,
     SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS, SHARED_UNATTRIBUTED_NAMES,
 };
-use crate::limits::LAYER_MAX_KERNELS;
-use crate::limits::RANKS_FILES;
-use crate::limits::{
+use limits::LAYER_MAX_KERNELS;
+use limits::RANKS_FILES;
+use limits::{
     SHARED_GRAPH_OPS, SHARED_MODEL_CONFIG_BYTES, SHARED_NAME_CHARS, SHARED_NOTES, SHARED_OPTRACE_BYTES,
     SHARED_SIM_TABLE_BYTES, SHARE_STATE_BYTES,
 };
-use crate::trace::fusion::TraceFusion;
-use crate::trace::structure::Structure;
-use crate::trace::summary::{PlatformEntry, SideStats};
-use crate::trace::time::gap::Gap;
-use crate::trace::time::report::TraceTime;
-use crate::units::ellipsize;
-use crate::workload::ModelChoice;
+use trace::fusion::TraceFusion;
+use trace::structure::Structure;
+use trace::summary::{PlatformEntry, SideStats};
+use trace::time::gap::Gap;
+use trace::time::report::TraceTime;
+use units::ellipsize;
+use workload::ModelChoice;
 
 fn over(what: String, size: usize, max: usize, unit: &'static str) -> ShareError {
     ShareError::OverLimit { what, size, max, unit }
@@ -208,7 +208,7 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
     if let Some(op) = &state.selected_op {
         name("selected op", op)?;
     }
-    if let Some(crate::hardware::ChipChoice::Preset(key)) = &state.chip {
+    if let Some(hardware::ChipChoice::Preset(key)) = &state.chip {
         name("chip preset", key)?;
     }
     // A custom chip was validated as it was read (`Chip`'s deserialisation checks every field).
@@ -309,7 +309,7 @@ const SHARED_RANKS_COLUMNS: usize = 16;
 /// A shared Ranks view: no report text, ranks within [`RANKS_FILES`], the tables within what
 /// trimming leaves (the ranks and stragglers tables have a row per rank at most), every row as
 /// wide as its columns, every text within the name limit.
-fn ranks_limits(d: &crate::trace::view::ranks::RanksDrawn) -> Result<(), ShareError> {
+fn ranks_limits(d: &trace::view::ranks::RanksDrawn) -> Result<(), ShareError> {
     text("job report", &d.report_json, 0)?;
     name("headline", &d.headline)?;
     at_most(|| "rank list".into(), d.ranks.len(), RANKS_FILES, "ranks")?;

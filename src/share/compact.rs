@@ -3,16 +3,16 @@
 //! of objects with keys; sides in the order of the platforms. It holds exactly the
 //! [`Comparison`] it was made from ([`CompactComparison::expand`] gives it back, equal), so the
 //! view a link opens is the view that was shared; only the encoding is smaller. With the kernel
-//! lists trimmed as [`crate::share::trim_comparison`] does, every comparison of the shared
+//! lists trimmed as [`crate::trim_comparison`] does, every comparison of the shared
 //! traces fits the 8 KB a typical link should stay under (tested below).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::compare::{CategoryRow, FusionDifference, LayerAlignment, LayerRow, Method, OpRow, OpSide, RowSide};
-use crate::trace::summary::{KernelStat, PlatformEntry, SideStats};
-use crate::trace::{Category, Comparison};
+use trace::compare::{CategoryRow, FusionDifference, LayerAlignment, LayerRow, Method, OpRow, OpSide, RowSide};
+use trace::summary::{KernelStat, PlatformEntry, SideStats};
+use trace::{Category, Comparison};
 
 /// A kernel name with its classification (kept, not recomputed, so that a link shows what the
 /// page that made it showed).
@@ -74,7 +74,7 @@ pub struct CompactComparison {
     categories: Vec<CategoryCells>,
     op_mapping: Vec<OpRowCells>,
     fusion_differences: Vec<FusionCells>,
-    /// Links trim it away ([`crate::share::trim_comparison`]); kept for a comparison compacted whole.
+    /// Links trim it away ([`crate::trim_comparison`]); kept for a comparison compacted whole.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     layer_alignment: Vec<LayerCells>,
 }
@@ -366,9 +366,9 @@ pub mod compact_or_full {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     use super::{CategoryCells, CompactComparison, FusionCells, LayerCells, NameEntry, OpRowCells};
-    use crate::trace::compare::{CategoryRow, FusionDifference, LayerAlignment, OpRow};
-    use crate::trace::summary::PlatformEntry;
-    use crate::trace::Comparison;
+    use trace::compare::{CategoryRow, FusionDifference, LayerAlignment, OpRow};
+    use trace::summary::PlatformEntry;
+    use trace::Comparison;
 
     pub fn serialize<S: Serializer>(c: &Comparison, s: S) -> Result<S::Ok, S::Error> {
         CompactComparison::new(c).serialize(s)
@@ -499,11 +499,11 @@ pub mod compact_or_full {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{classify, compare, read_trace, Input};
+    use trace::{classify, compare, read_trace, Input};
 
     fn comparison() -> Comparison {
         let read = |rel: &str| {
-            let path = format!("{}/tests/data/traces/{rel}", env!("CARGO_MANIFEST_DIR"));
+            let path = format!("{}/tests/data/traces/{rel}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
             read_trace(&std::fs::read(path).unwrap()).unwrap()
         };
         let (n, a) = (read("nvidia/hf_bert-small_eager_h100.json.gz"), read("amd/hf_bert-small_eager_mi300x.json.gz"));

@@ -1,5 +1,5 @@
 //! Reading a link's inflated JSON straight into [`super::SharedState`], in two passes over at most
-//! [`crate::limits::SHARE_STATE_BYTES`]:
+//! [`limits::SHARE_STATE_BYTES`]:
 //!
 //! 1. [`view_tag`] reads only the envelope's `state.view` tag (everything else is skipped
 //!    without being kept), so that a view this page does not know is reported as made by a
@@ -20,14 +20,14 @@ use serde::de::{self, DeserializeSeed, EnumAccess, IgnoredAny, IntoDeserializer,
 use serde::{Deserialize, Deserializer};
 
 use super::state::SharedView;
-use crate::fusion::json::GraphFile;
-use crate::fusion::transformer::TransformerConfig;
-use crate::hardware::ChipChoice;
-use crate::simcsv::SimSetup;
-use crate::trace::time::gap::Gap;
-use crate::trace::time::report::TraceTime;
-use crate::trace::{Comparison, TraceSummary};
-use crate::workload::ModelSpec;
+use fusion::json::GraphFile;
+use fusion::transformer::TransformerConfig;
+use hardware::ChipChoice;
+use simcsv::SimSetup;
+use trace::time::gap::Gap;
+use trace::time::report::TraceTime;
+use trace::{Comparison, TraceSummary};
+use workload::ModelSpec;
 
 /// The envelope as read: the format it says it is, the view and what is selected in it.
 pub(super) struct Envelope {
@@ -163,14 +163,14 @@ enum ViewFields {
     },
     TraceComparison {
         files: (String, String),
-        #[serde(with = "crate::share::compact::compact_or_full")]
+        #[serde(with = "crate::compact::compact_or_full")]
         comparison: Comparison,
         #[serde(default)]
         trimmed: bool,
         #[serde(default)]
         gap: Option<Box<Gap>>,
         #[serde(default)]
-        fusion: Option<Box<[crate::trace::fusion::TraceFusion; 2]>>,
+        fusion: Option<Box<[trace::fusion::TraceFusion; 2]>>,
     },
     Model {
         spec: ModelSpec,
@@ -187,7 +187,7 @@ enum ViewFields {
         notes: Vec<String>,
     },
     Ranks {
-        drawn: crate::trace::view::ranks::RanksDrawn,
+        drawn: trace::view::ranks::RanksDrawn,
     },
 }
 

@@ -5,17 +5,17 @@
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::fusion::json::{to_file, GraphFile};
-use crate::fusion::transformer::TransformerConfig;
-use crate::fusion::OpGraph;
-use crate::hardware::ChipChoice;
-use crate::limits::SHARE_STATE_BYTES;
-use crate::trace::fusion::TraceFusion;
-use crate::trace::time::gap::Gap;
-use crate::trace::time::report::TraceTime;
-use crate::trace::{Comparison, TraceSummary};
-use crate::units::group_digits;
-use crate::workload::ModelSpec;
+use fusion::json::{to_file, GraphFile};
+use fusion::transformer::TransformerConfig;
+use fusion::OpGraph;
+use hardware::ChipChoice;
+use limits::SHARE_STATE_BYTES;
+use trace::fusion::TraceFusion;
+use trace::time::gap::Gap;
+use trace::time::report::TraceTime;
+use trace::{Comparison, TraceSummary};
+use units::group_digits;
+use workload::ModelSpec;
 
 /// The format this build writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 2;
@@ -42,26 +42,26 @@ pub enum SharedView {
     TraceSummary {
         file_name: String,
         summary: TraceSummary,
-        /// Kernel lists were shortened to keep the link small ([`crate::share::trim_summary`]).
+        /// Kernel lists were shortened to keep the link small ([`crate::trim_summary`]).
         #[serde(default)]
         trimmed: bool,
-        /// Where the time goes, its longest op rows ([`crate::share::trim_time`]).
+        /// Where the time goes, its longest op rows ([`crate::trim_time`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         time: Option<Box<TraceTime>>,
     },
     /// Two traces compared (the analysis, not the traces), with their file names.
     TraceComparison {
         files: (String, String),
-        /// Written in the compact form of [`crate::share::compact`] (format 2), read in either.
-        #[serde(with = "crate::share::compact::compact_or_full")]
+        /// Written in the compact form of [`crate::compact`] (format 2), read in either.
+        #[serde(with = "crate::compact::compact_or_full")]
         comparison: Comparison,
         #[serde(default)]
         trimmed: bool,
-        /// The gap between the two, its largest rows ([`crate::share::trim_gap`]).
+        /// The gap between the two, its largest rows ([`crate::trim_gap`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         gap: Option<Box<Gap>>,
         /// Each side's fusion analysis in the comparison's order, its longest groups and the
-        /// opportunities that save most ([`crate::share::trim_fusion`]). Absent in older links.
+        /// opportunities that save most ([`crate::trim_fusion`]). Absent in older links.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fusion: Option<Box<[TraceFusion; 2]>>,
     },
@@ -76,15 +76,15 @@ pub enum SharedView {
     SimTable {
         file_name: String,
         text: String,
-        setup: crate::simcsv::SimSetup,
+        setup: simcsv::SimSetup,
         /// What was assumed when the workload was read from the file name.
         #[serde(default)]
         notes: Vec<String>,
     },
     /// The Ranks view of one distributed job: its drawing (text cells and the strips'
-    /// figures, never markup), the collectives table shortened ([`crate::share::trim_ranks`]).
+    /// figures, never markup), the collectives table shortened ([`crate::trim_ranks`]).
     /// Format 2 on (an older page refuses it as made by a newer version).
-    Ranks { drawn: crate::trace::view::ranks::RanksDrawn },
+    Ranks { drawn: trace::view::ranks::RanksDrawn },
 }
 
 impl SharedView {

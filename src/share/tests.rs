@@ -2,22 +2,22 @@
 
 use super::trim::trim_comparison_lists;
 use super::*;
-use crate::fusion::random::random_graph;
-use crate::fusion::transformer::TransformerConfig;
-use crate::fusion::{analyze, parse_graph};
-use crate::hardware::ChipChoice;
-use crate::workload::ModelSpec;
+use fusion::random::random_graph;
+use fusion::transformer::TransformerConfig;
+use fusion::{analyze, parse_graph};
+use hardware::ChipChoice;
+use workload::ModelSpec;
 
-const EXAMPLE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json"));
+const EXAMPLE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/graphs/worked_example.json"));
 
-fn trace(rel: &str) -> crate::trace::Trace {
-    let path = format!("{}/tests/data/traces/{rel}", env!("CARGO_MANIFEST_DIR"));
-    crate::trace::read_trace(&std::fs::read(path).unwrap()).unwrap()
+fn trace(rel: &str) -> trace::Trace {
+    let path = format!("{}/tests/data/traces/{rel}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    trace::read_trace(&std::fs::read(path).unwrap()).unwrap()
 }
 
 #[test]
 fn trace_comparison_round_trips_trimmed_and_small() {
-    use crate::trace::{classify, compare, Input};
+    use trace::{classify, compare, Input};
     let (n, a) =
         (trace("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"), trace("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"));
     let c =
@@ -27,7 +27,7 @@ fn trace_comparison_round_trips_trimmed_and_small() {
     // Totals stay whole; only kernel lists are shortened.
     assert_eq!(small.platforms, c.platforms);
     // Fusion differences stay whole but for their kernel names, shortened as tables show them.
-    let figures = |c: &crate::trace::Comparison| {
+    let figures = |c: &trace::Comparison| {
         c.fusion_differences
             .iter()
             .map(|d| (d.fused_side.clone(), d.count, d.time_us.clone(), d.confidence, d.evidence.clone()))
@@ -57,7 +57,7 @@ fn trace_comparison_round_trips_trimmed_and_small() {
 #[test]
 fn trace_summary_round_trips() {
     let t = trace("amd/torch_compile_triton_mi300x.json.gz");
-    let s = crate::trace::summarize(&t, Some("t.json.gz"), &crate::trace::classify);
+    let s = trace::summarize(&t, Some("t.json.gz"), &trace::classify);
     let (small, trimmed) = trim_summary(&s);
     assert!(!trimmed, "a 12-kernel trace keeps every kernel");
     assert_eq!(small, s);
@@ -98,7 +98,8 @@ fn graph_round_trip_gives_the_same_analysis() {
 
 #[test]
 fn op_trace_links_carry_the_text_and_stay_small() {
-    let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/optrace/gpt2_block_tp_rank1.optrace"));
+    let text =
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/optrace/gpt2_block_tp_rank1.optrace"));
     let view = SharedView::OpTrace { file_name: "gpt2_block_tp_rank1.optrace".into(), text: text.into() };
     let link = encode(&view.clone().into());
     assert!(link.len() < 8 * 1024, "{} bytes for {} bytes of text", link.len(), text.len());
@@ -107,8 +108,8 @@ fn op_trace_links_carry_the_text_and_stay_small() {
 
 #[test]
 fn simulator_table_links_round_trip_and_stay_small() {
-    use crate::simcsv::{infer_setup, parse_sim_csv};
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ops-csv");
+    use simcsv::{infer_setup, parse_sim_csv};
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/ops-csv");
     let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "csv"));
     assert!(files.len() >= 5, "{files:?}");
@@ -189,7 +190,7 @@ fn an_unknown_view_is_from_a_newer_version() {
 #[test]
 fn format_1_links_still_open() {
     let fixture = |name: &str| {
-        let path = format!("{}/tests/data/share/{name}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/tests/data/share/{name}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
         std::fs::read_to_string(path).unwrap().trim().to_string()
     };
     let t = decode(&fixture("v1-transformer.txt")).unwrap();
@@ -257,7 +258,7 @@ fn deep_nesting_is_skipped_or_refused() {
 /// the limit named.
 #[test]
 fn per_view_limits_are_enforced_on_opening() {
-    use crate::limits::{SHARED_GRAPH_OPS, SHARED_NAME_CHARS, SHARED_OPTRACE_BYTES};
+    use limits::{SHARED_GRAPH_OPS, SHARED_NAME_CHARS, SHARED_OPTRACE_BYTES};
     let text = "x".repeat(SHARED_OPTRACE_BYTES + 1);
     let link = encode(&SharedView::OpTrace { file_name: "big.optrace".into(), text }.into());
     assert_eq!(
@@ -293,7 +294,7 @@ fn per_view_limits_are_enforced_on_opening() {
     // A summary with more kernels in a category than trimming keeps (as a hand-made link
     // could hold).
     let t = trace("nvidia/hf_bert-small_eager_h100.json.gz");
-    let mut summary = crate::trace::summarize(&t, Some("h100"), &crate::trace::classify);
+    let mut summary = trace::summarize(&t, Some("h100"), &trace::classify);
     let gemm = &mut summary.categories[0].trace.kernels;
     *gemm = vec![gemm[0].clone(); SHARED_KERNELS_PER_CATEGORY + 1];
     let link =
@@ -320,7 +321,7 @@ fn a_custom_chip_outside_the_limits_is_refused_naming_the_field() {
 
 #[test]
 fn model_view_is_tiny_and_round_trips() {
-    use crate::workload::{ModelChoice, Phase, WorkloadParams};
+    use workload::{ModelChoice, Phase, WorkloadParams};
     let state = SharedState {
         view: SharedView::Model {
             spec: ModelSpec {
@@ -336,7 +337,7 @@ fn model_view_is_tiny_and_round_trips() {
     assert!(link.len() < 200, "{} bytes: {link}", link.len());
     assert_eq!(decode(&link).unwrap(), state);
     // A chip from a file travels by its figures.
-    let chip = crate::hardware::Chip {
+    let chip = hardware::Chip {
         name: "my accelerator".into(),
         peak_flops: 5e14,
         hbm_bandwidth: 2e12,
@@ -362,21 +363,21 @@ const SHARED_TRACES: [&str; 9] = [
 
 /// Typical links must stay under 8 KB so that they paste into chat and review tools. Every
 /// shared trace alone and every pair of them (including the A100-vs-B200 pair, which needs
-/// both the compact form of [`crate::share::compact`] and the shortened names to fit) makes a
+/// both the compact form of [`crate::compact`] and the shortened names to fit) makes a
 /// link under 8 KB that opens to the same view: equal state, and tables that read as the
 /// untrimmed names did.
-fn c_vendor(t: &crate::trace::Trace) -> crate::trace::Vendor {
-    crate::trace::model::platform::detect_vendor(t).0
+fn c_vendor(t: &trace::Trace) -> trace::Vendor {
+    trace::model::platform::detect_vendor(t).0
 }
 
 #[test]
 fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
-    use crate::trace::view::comparison_tables;
-    use crate::trace::{classify, compare, summarize, Input};
+    use trace::view::comparison_tables;
+    use trace::{classify, compare, summarize, Input};
     let traces: Vec<_> = SHARED_TRACES.iter().map(|n| trace(n)).collect();
-    let shown = |tables: Vec<crate::table::DataTable>| tables.iter().map(|t| t.shown_table()).collect::<Vec<_>>();
+    let shown = |tables: Vec<table::DataTable>| tables.iter().map(|t| t.shown_table()).collect::<Vec<_>>();
     // Every state within the limits a link is opened with, with room (the largest and the
-    // longest kernel name are what `crate::limits` quotes; `--nocapture` shows them).
+    // longest kernel name are what `limits` quotes; `--nocapture` shows them).
     let mut largest = (0, String::new());
     let mut longest_kernel = 0;
     let mut measure = |what: &str, view: &SharedView| {
@@ -386,9 +387,9 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     };
     // As opening the file on the page gives it: with the fusion analysis.
     let report = |t| {
-        let side = crate::trace::summary::ClassifiedTrace::new(t, &classify);
-        let mut time = crate::trace::time::report::time_report(&side, None, &crate::trace::time::report::recorded_cost);
-        crate::trace::time::report::add_fusion(&mut time, &side, None);
+        let side = trace::summary::ClassifiedTrace::new(t, &classify);
+        let mut time = trace::time::report::time_report(&side, None, &trace::time::report::recorded_cost);
+        trace::time::report::add_fusion(&mut time, &side, None);
         time
     };
     let mut sizes = Vec::new();
@@ -407,7 +408,7 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
         measure(name, &view);
         let SharedView::TraceSummary { time: Some(shared_time), .. } = &view else { panic!("{name}: no time report") };
         let fusion = shared_time.fusion.as_ref().unwrap_or_else(|| panic!("{name}: the link lost the fusion groups"));
-        assert!(!fusion.groups.is_empty() && fusion.groups.len() <= crate::share::SHARED_FUSION_GROUPS, "{name}");
+        assert!(!fusion.groups.is_empty() && fusion.groups.len() <= crate::SHARED_FUSION_GROUPS, "{name}");
         let link = encode(&view.clone().into());
         sizes.push((link.len(), name.to_string()));
         assert!(link.len() < 8 * 1024, "{name}: {} bytes", link.len());
@@ -424,13 +425,12 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
             let (small, trimmed) = trim_comparison(&c);
             let (ti, tj) = (report(&traces[i]), report(&traces[j]));
             let (k0, k1) = (c.platforms[0].key.as_str(), c.platforms[1].key.as_str());
-            let swap = crate::trace::compare::swapped(c_vendor(&traces[i]), c_vendor(&traces[j]));
+            let swap = trace::compare::swapped(c_vendor(&traces[i]), c_vendor(&traces[j]));
             let (first, second) = if swap { (&tj, &ti) } else { (&ti, &tj) };
-            let (gap, gap_cut) =
-                trim_gap(&crate::trace::time::gap::gap((k0, &first.op_table()), (k1, &second.op_table())));
+            let (gap, gap_cut) = trim_gap(&trace::time::gap::gap((k0, &first.op_table()), (k1, &second.op_table())));
             // Both sides' fusion, as the page's link makes it from the sides' reports.
             let (fusion, fusion_cut) =
-                crate::share::fusion_pair([first.fusion.as_ref().unwrap(), second.fusion.as_ref().unwrap()]);
+                crate::fusion_pair([first.fusion.as_ref().unwrap(), second.fusion.as_ref().unwrap()]);
             let view = fit_time_rows(
                 SharedView::TraceComparison {
                     files: (a.into(), b.into()),
@@ -504,15 +504,15 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     // Only the training step's pairs may lose their groups; every other pair keeps some.
     assert!(totals_only.iter().all(|p| p.contains("a100_compiled")), "{totals_only:?}");
     assert!(fewest_fusion_groups >= 1, "{fewest_fusion_groups}");
-    assert!(longest_kernel * 8 < crate::limits::SHARED_NAME_CHARS, "{longest_kernel}");
+    assert!(longest_kernel * 8 < limits::SHARED_NAME_CHARS, "{longest_kernel}");
 }
 
 /// Serving traces' links carry the Layers view: a trace's steps, phases and layer, a pair's
 /// aligned layers, within 8 KB, and they open to the same tables.
 #[test]
 fn serving_links_carry_the_structure_and_the_aligned_layers() {
-    use crate::trace::view::layers::{alignment_table, layer_table, phase_table};
-    use crate::trace::{classify, compare, summarize, Input};
+    use trace::view::layers::{alignment_table, layer_table, phase_table};
+    use trace::{classify, compare, summarize, Input};
     let t = trace("amd/vllm_decode_graph_full_replay.json.gz");
     let (summary, trimmed) = trim_summary(&summarize(&t, Some("v.json.gz"), &classify));
     let view = fit_time_rows(SharedView::TraceSummary { file_name: "v".into(), summary, trimmed, time: None }.into());
@@ -563,10 +563,11 @@ fn real_states_are_far_under_the_state_limit() {
     };
     measure("500-op graph".into(), SharedView::of_graph("random.json", &random_graph(500, 7)).into());
     let dir = |d: &str| {
-        let mut files: Vec<_> = std::fs::read_dir(format!("{}/tests/data/{d}", env!("CARGO_MANIFEST_DIR")))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
+        let mut files: Vec<_> =
+            std::fs::read_dir(format!("{}/tests/data/{d}", concat!(env!("CARGO_MANIFEST_DIR"), "/../..")))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
         files.sort();
         files
     };
@@ -578,7 +579,7 @@ fn real_states_are_far_under_the_state_limit() {
     for path in dir("ops-csv").into_iter().filter(|p| p.extension().is_some_and(|e| e == "csv")) {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(&path).unwrap();
-        let inferred = crate::simcsv::infer_setup(&name, &crate::simcsv::parse_sim_csv(&text).unwrap());
+        let inferred = simcsv::infer_setup(&name, &simcsv::parse_sim_csv(&text).unwrap());
         let view = SharedView::SimTable { file_name: name.clone(), text, setup: inferred.setup, notes: inferred.notes };
         measure(name, view.into());
     }
@@ -599,10 +600,10 @@ proptest::proptest! {
 }
 
 /// An eight-rank synthetic job's Ranks view, as the page's worker draws it.
-fn eight_ranks() -> crate::trace::view::ranks::RanksDrawn {
-    use crate::trace::classify;
-    use crate::trace::ranks::synthetic::SyntheticJob;
-    use crate::trace::ranks::{job_report, read_rank};
+fn eight_ranks() -> trace::view::ranks::RanksDrawn {
+    use trace::classify;
+    use trace::ranks::synthetic::SyntheticJob;
+    use trace::ranks::{job_report, read_rank};
     let job = SyntheticJob { world_size: 8, steps: 12, ..SyntheticJob::small() };
     let job = SyntheticJob {
         extra_us: (0..8).map(|r| if r == 5 { 400 } else { 10 * r }).collect(),
@@ -616,7 +617,7 @@ fn eight_ranks() -> crate::trace::view::ranks::RanksDrawn {
             read_rank(&classify, &name, [job.rank_trace(r).as_bytes()]).unwrap()
         })
         .collect();
-    crate::trace::view::ranks::RanksDrawn::of(&job_report(&summaries).unwrap()).unwrap()
+    trace::view::ranks::RanksDrawn::of(&job_report(&summaries).unwrap()).unwrap()
 }
 
 #[test]
@@ -661,22 +662,21 @@ fn a_ranks_link_with_a_row_of_the_wrong_width_or_report_text_is_refused() {
 /// opens to the same view.
 #[test]
 fn a_trace_opened_with_its_execution_trace_makes_a_link_under_8_kb_that_round_trips() {
-    use crate::trace::exec_trace::parse_exec_trace;
-    use crate::trace::time::op_table::ShapesFrom;
-    use crate::trace::{classify, summarize};
+    use trace::exec_trace::parse_exec_trace;
+    use trace::time::op_table::ShapesFrom;
+    use trace::{classify, summarize};
     for run in ["param_linear", "hta_simple_add"] {
         let t = trace(&format!("../exec-trace/{run}_kineto.json.gz"));
-        let bytes =
-            std::fs::read(format!("{}/tests/data/exec-trace/{run}_et.json.gz", env!("CARGO_MANIFEST_DIR"))).unwrap();
-        let text = crate::import::text(&bytes, usize::MAX).unwrap();
+        let bytes = std::fs::read(format!(
+            "{}/tests/data/exec-trace/{run}_et.json.gz",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
+        ))
+        .unwrap();
+        let text = import::text(&bytes, usize::MAX).unwrap();
         let et = parse_exec_trace(&text, "et.json.gz").unwrap();
-        let side = crate::trace::summary::ClassifiedTrace::new(&t, &classify);
-        let time = crate::trace::time::report::opened_report(
-            &side,
-            None,
-            crate::trace::structure::Search::Run,
-            Some((&et, "et.json.gz")),
-        );
+        let side = trace::summary::ClassifiedTrace::new(&t, &classify);
+        let time =
+            trace::time::report::opened_report(&side, None, trace::structure::Search::Run, Some((&et, "et.json.gz")));
         let (summary, trimmed) = trim_summary(&summarize(&t, Some(run), &classify));
         let (time, time_cut) = trim_time(&time);
         let view = SharedView::TraceSummary {

@@ -3,15 +3,15 @@
 //! show them, so that every shared trace and pair stays well under the 8 KB a typical link
 //! must stay under. Totals, counts and fusion differences stay whole.
 
-use crate::trace::classify::name::short_name;
-use crate::trace::summary::SideStats;
-use crate::trace::view::NAME_WIDTH;
+use trace::classify::name::short_name;
+use trace::summary::SideStats;
+use trace::view::NAME_WIDTH;
 
-use crate::trace::fusion::TraceFusion;
-use crate::trace::structure::Structure;
-use crate::trace::time::gap::Gap;
-use crate::trace::time::report::TraceTime;
-use crate::trace::{Comparison, TraceSummary};
+use trace::fusion::TraceFusion;
+use trace::structure::Structure;
+use trace::time::gap::Gap;
+use trace::time::report::TraceTime;
+use trace::{Comparison, TraceSummary};
 
 /// Distinct kernel names a shared trace view keeps per category (the summary's kernel
 /// table lists these); the rest are dropped to keep links near a few KiB.
@@ -73,7 +73,7 @@ pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
 }
 
 /// Kernel names a shared comparison carries are cut to what the page's tables show
-/// ([`crate::trace::view::NAME_WIDTH`] characters by [`short_name`]): full names of templated
+/// ([`trace::view::NAME_WIDTH`] characters by [`short_name`]): full names of templated
 /// kernels run to hundreds of characters, enough to push a comparison's link (the A100-vs-B200
 /// pair's, for one) well past the 8 KB a typical link must stay under.
 fn shorten(name: &mut String) -> bool {
@@ -87,7 +87,7 @@ fn shorten(name: &mut String) -> bool {
 fn shorten_to(text: &mut String, width: usize) -> bool {
     let cut = text.chars().count() > width;
     if cut {
-        *text = crate::units::ellipsize(text, width);
+        *text = units::ellipsize(text, width);
     }
     cut
 }
@@ -210,7 +210,7 @@ pub fn fusion_pair(sides: [&TraceFusion; 2]) -> ([TraceFusion; 2], bool) {
             cut |= !r.misses.is_empty();
             r.misses.clear();
         }
-        // The definition is a constant ([`crate::trace::fusion::GPU_TIME_DEFINITION`]), put back
+        // The definition is a constant ([`trace::fusion::GPU_TIME_DEFINITION`]), put back
         // when the link opens.
         f.totals.gpu_time_definition.clear();
         for g in &mut f.groups {
@@ -296,9 +296,9 @@ pub const SHARED_UNMATCHED_ROWS: usize = 4;
 
 /// A Ranks view for a link: no report text (the export), the collectives table cut to the
 /// [`SHARED_COLLECTIVE_ROWS`] with the largest start skew (in their order), the unmatched table
-/// to its first [`SHARED_UNMATCHED_ROWS`], notes to [`crate::limits::SHARED_NOTES`].
-pub fn trim_ranks(d: &crate::trace::view::ranks::RanksDrawn) -> crate::trace::view::ranks::RanksDrawn {
-    use crate::trace::view::ranks::{COLLECTIVES_TABLE, UNMATCHED_TABLE};
+/// to its first [`SHARED_UNMATCHED_ROWS`], notes to [`limits::SHARED_NOTES`].
+pub fn trim_ranks(d: &trace::view::ranks::RanksDrawn) -> trace::view::ranks::RanksDrawn {
+    use trace::view::ranks::{COLLECTIVES_TABLE, UNMATCHED_TABLE};
     let mut d = d.clone();
     d.report_json.clear();
     for t in &mut d.tables {
@@ -325,6 +325,6 @@ pub fn trim_ranks(d: &crate::trace::view::ranks::RanksDrawn) -> crate::trace::vi
         };
         d.trimmed = true;
     }
-    d.notes.truncate(crate::limits::SHARED_NOTES);
+    d.notes.truncate(limits::SHARED_NOTES);
     d
 }

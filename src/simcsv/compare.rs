@@ -13,8 +13,8 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use super::{SimBound, SimTable};
-use crate::hardware::roofline::{Bound, TimeReport};
-use crate::workload::Workload;
+use hardware::roofline::{Bound, TimeReport};
+use workload::Workload;
 
 /// Simulator description fragment → role name and our op-name suffixes. The first match wins,
 /// so longer fragments come before their prefixes (`FFgate_up` before `FFgate`).

@@ -2,8 +2,8 @@
 //! so that a user can find the cell. Apart from the table's types, so that the reader and the
 //! table can both use it without importing each other.
 
-use crate::units::group_digits;
 use thiserror::Error;
+use units::group_digits;
 
 /// Why a simulator table was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -18,13 +18,13 @@ pub enum SimCsvError {
     BadNumber { line: usize, column: &'static str, value: String },
     #[error("line {line}: {got} fields, but the header has {expected}")]
     FieldCount { line: usize, expected: usize, got: usize },
-    /// Over [`SIM_CSV_ROWS`](crate::limits::SIM_CSV_ROWS): `line` is the first row over it.
+    /// Over [`SIM_CSV_ROWS`](limits::SIM_CSV_ROWS): `line` is the first row over it.
     #[error(
         "line {line}: more than {} rows, the budget of one simulator table (real tables have tens)",
         group_digits(*.limit as u64)
     )]
     TooManyRows { line: usize, limit: usize },
-    /// Over [`SIM_CSV_FIELDS`](crate::limits::SIM_CSV_FIELDS): `line` is where the field over it
+    /// Over [`SIM_CSV_FIELDS`](limits::SIM_CSV_FIELDS): `line` is where the field over it
     /// starts.
     #[error(
         "line {line}: more than {} fields in one record, the budget of a simulator table (real tables have 70 columns)",

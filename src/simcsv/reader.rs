@@ -2,12 +2,12 @@
 //! line breaks inside quotes, LF or CRLF record ends. Each record keeps the line it starts on.
 //!
 //! One pass over the characters, each looked at once, and held to the budgets of
-//! [`crate::limits`] as it reads: a header and at most [`SIM_CSV_ROWS`] rows, at most
+//! [`limits`] as it reads: a header and at most [`SIM_CSV_ROWS`] rows, at most
 //! [`SIM_CSV_FIELDS`] fields a record. The first record over a budget is the error, so a
 //! crafted table fails at that line without the rest being read.
 
 use super::error::SimCsvError;
-use crate::limits::{SIM_CSV_FIELDS, SIM_CSV_ROWS};
+use limits::{SIM_CSV_FIELDS, SIM_CSV_ROWS};
 
 /// One record and the 1-based line it starts on.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,9 +24,9 @@ use serde::{Deserialize, Serialize};
 
 use super::compare::{compare, role_of, Comparison};
 use super::{SimRow, SimTable};
-use crate::hardware::{preset, preset_names};
-use crate::workload::report::model_time;
-use crate::workload::{build_workload, model_names, preset_model, ModelConfig, Phase, ResolvedParams, WorkloadParams};
+use hardware::{preset, preset_names};
+use workload::report::model_time;
+use workload::{build_workload, model_names, preset_model, ModelConfig, Phase, ResolvedParams, WorkloadParams};
 
 /// The workload a simulator table is compared with: built-in model and chip names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -168,7 +168,7 @@ pub fn side_by_side(table: &SimTable, setup: &SimSetup) -> Result<SideBySide, St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simcsv::parse_sim_csv;
+    use crate::parse_sim_csv;
 
     const HEADER: &str = "Fusion index,Description,OpType,Count,Bounded-by,Execution time,Compute time,Memory time,Bytes accessed,FLOP Count,Input Tensor Shapes";
 

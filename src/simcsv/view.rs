@@ -4,9 +4,9 @@
 
 use std::collections::HashSet;
 
-use crate::units::format_flops;
-use crate::table::{Cell, DataTable};
-use crate::units::{format_bytes, format_duration_us, group_digits};
+use table::{Cell, DataTable};
+use units::format_flops;
+use units::{format_bytes, format_duration_us, group_digits};
 
 use super::setup::SideBySide;
 use super::SimTable;
@@ -130,8 +130,8 @@ pub fn headline(t: &SimTable) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simcsv::{parse_sim_csv, side_by_side, SimSetup};
-    use crate::workload::{Phase, WorkloadParams};
+    use crate::{parse_sim_csv, side_by_side, SimSetup};
+    use workload::{Phase, WorkloadParams};
 
     const HEADER: &str = "Fusion index,Description,OpType,Count,Bounded-by,Execution time,Compute time,Memory time,Bytes accessed,FLOP Count";
 

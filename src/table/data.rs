@@ -3,7 +3,7 @@
 //! rows ([`super::window`]); sorting and filtering run here, over all rows, so that they are
 //! tested natively and give the same order the exports have.
 
-use crate::units::{ellipsize, format_bytes, format_duration_us, format_pct, group_digits, positive_zero};
+use units::{ellipsize, format_bytes, format_duration_us, format_pct, group_digits, positive_zero};
 
 use super::Table;
 

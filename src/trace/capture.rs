@@ -23,7 +23,7 @@ use thiserror::Error;
 
 use super::model::intern::NameId;
 use super::model::{CpuOp, OpLinks, RecordedShapes, Trace};
-use crate::limits::CAPTURE_COPIED_OPS;
+use limits::CAPTURE_COPIED_OPS;
 
 /// How the replays of one trace were joined to the graphs of a capture trace.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -309,8 +309,8 @@ pub fn attribute(replay: &Trace, capture: &Trace) -> Result<(Trace, CaptureRepor
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::read_trace;
-    use crate::trace::time::op_table::op_table;
+    use crate::read_trace;
+    use crate::time::op_table::op_table;
 
     /// A capture trace: per graph, a capture window on thread 1 holding, per node, a `cpu_op`
     /// (External id, with dims) and the launch call it made (naming its kernel when `named`).

@@ -114,11 +114,12 @@ pub(crate) fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0 + 0.0
 }
 
-#[cfg(test)]
+// Counted in this crate's tests and where a dependent's tests ask (feature `test-counters`).
+#[cfg(any(test, feature = "test-counters"))]
 thread_local! {
     /// Traces [`ClassifiedTrace::new`] classified on this thread: tests check that opening a
     /// trace classifies it once.
-    pub(crate) static CLASSIFIED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    pub static CLASSIFIED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// A trace with every kernel name classified once, and the facts every report needs.
@@ -137,7 +138,7 @@ pub struct ClassifiedTrace<'t> {
 
 impl<'t> ClassifiedTrace<'t> {
     pub fn new(trace: &'t Trace, classifier: Classifier<'_>) -> Self {
-        #[cfg(test)]
+        #[cfg(any(test, feature = "test-counters"))]
         CLASSIFIED.with(|n| n.set(n.get() + 1));
         let other = Classification { category: Category::Other, components: vec![Category::Other], rule: None };
         let mut classes: Vec<Option<Classification>> = vec![None; trace.names.len()];
@@ -322,7 +323,7 @@ pub fn summarize_searched(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::trace::read_trace;
+    use crate::read_trace;
 
     #[test]
     fn round3_never_gives_negative_zero() {

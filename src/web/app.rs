@@ -2,8 +2,6 @@
 //! and one of the views (simulator table, trace, op trace, or the graph views with their
 //! figures). Files dropped anywhere on the page are opened.
 
-use std::rc::Rc;
-
 use yew::prelude::*;
 
 use super::browser;
@@ -18,21 +16,12 @@ use super::components::trace_list::TraceList;
 use super::components::trace_panel::TracePanel;
 use super::hooks::{use_hash_restore, use_window_drop};
 use super::opening::Opening;
-use crate::page::{Action, LoadedTrace, PairSide, Reading, Source, State};
-use crate::share;
-
-/// The page's state as Yew keeps it: [`State::apply`] is the whole reducer.
-impl Reducible for State {
-    type Action = Action;
-
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        Rc::new(self.apply(action))
-    }
-}
+use super::page_state::PageState;
+use page::{Action, LoadedTrace, PairSide, Reading, Source, State};
 
 /// Makes the page's callbacks, one line each.
 #[derive(Clone)]
-struct Dispatch(UseReducerHandle<State>);
+struct Dispatch(UseReducerHandle<PageState>);
 
 impl Dispatch {
     /// A callback that dispatches the action `make` builds from its argument.
@@ -54,7 +43,7 @@ impl Dispatch {
 
 #[function_component(App)]
 pub fn app() -> Html {
-    let state = use_reducer(|| State::from_fragment(&browser::fragment()));
+    let state = use_reducer(|| PageState(State::from_fragment(&browser::fragment())));
     use_hash_restore(state.clone());
     let dragging = use_state_eq(|| false);
     let opening = Opening {
@@ -121,7 +110,7 @@ pub fn app() -> Html {
     };
     let on_error = d.to(Action::Fail);
     // Shared: the sections compare it by identity (they redraw with the page, as before).
-    let snapshot = crate::page::Shared::new((*state).clone());
+    let snapshot = page::Shared::new((*state).clone());
     let view = if let Some(view) = state.sim.clone() {
         html! { <SimPanel {view} on_form={d.to(Action::SetSimForm)} on_close={d.to(|()| Action::CloseSimTable)}
         on_error={on_error.clone()} make_fragment={make_fragment.clone()} /> }

@@ -27,8 +27,8 @@ fn too_large(file: &web_sys::Blob, file_name: &str) -> Option<String> {
             "{} is {}: too large to read on the page without its analysis worker (the limit is {}). \
              Use the command line instead.",
             file_name,
-            crate::units::format_bytes(size as u64),
-            crate::units::format_bytes(MAX_FILE_BYTES as u64)
+            units::format_bytes(size as u64),
+            units::format_bytes(MAX_FILE_BYTES as u64)
         )
     })
 }

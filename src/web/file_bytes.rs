@@ -6,7 +6,7 @@
 //! **Why a stream read into a buffer of our own.** Taking the bytes costs the thread that asks
 //! for them, and in the worker that thread also parses. Measured in headless Chromium on a
 //! 2-core machine (a worker that spends 12 ms on each 4 MiB, as parsing does, over a 1.0 GB
-//! file; `docs/benchmarks.md`, "#21, fourth part"): 2.86 s of that work took 4.1–4.3 s with
+//! file; `docs/benchmarks.md`, "Where the time goes"): 2.86 s of that work took 4.1–4.3 s with
 //! `arrayBuffer()` slices (each a new 4 MiB buffer, its own promise and data-pipe read), 3.7 s
 //! with the stream's own chunks, and 3.0–3.1 s with one 4 MiB buffer handed back to the stream
 //! on every read: the browser then fills memory it already has.

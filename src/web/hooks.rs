@@ -7,12 +7,12 @@ use yew::prelude::*;
 
 use super::browser;
 use super::components::file_open::files_of;
-use crate::page::{Action, State};
-use crate::share;
+use crate::page_state::PageState;
+use page::Action;
 
 /// Opens the state of a share link pasted into the address bar of an open page.
 #[hook]
-pub fn use_hash_restore(state: UseReducerHandle<State>) {
+pub fn use_hash_restore(state: UseReducerHandle<PageState>) {
     use_effect_with((), move |_| {
         let listener = Closure::<dyn Fn()>::new(move || {
             let fragment = browser::fragment();

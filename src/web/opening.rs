@@ -12,12 +12,13 @@ use yew::{UseReducerHandle, UseStateHandle};
 
 use super::browser;
 use super::worker_client::{next_job_id, AnalysisWorker, OpenReply, CANCELLED, STOPPED, UNAVAILABLE};
-use crate::import::{detect, Imported, DETECT_BYTES, READS_LARGE_KINDS};
-use crate::page::open::{action_of, open_bytes, Opened};
-use crate::page::{Action, LoadedTrace, Reading, Shared, State, TraceHeld};
-use crate::trace::compare::pairing::default_pair;
-use crate::trace::view::ranks::RanksDrawn;
-use crate::trace::Comparison;
+use crate::page_state::PageState;
+use import::{detect, Imported, DETECT_BYTES, READS_LARGE_KINDS};
+use page::open::{action_of, open_bytes, Opened};
+use page::{Action, LoadedTrace, Reading, Shared, TraceHeld};
+use trace::compare::pairing::default_pair;
+use trace::view::ranks::RanksDrawn;
+use trace::Comparison;
 
 /// The page's analysis worker, started on first use and again if it stopped.
 pub type WorkerSlot = Rc<RefCell<Option<AnalysisWorker>>>;
@@ -42,7 +43,7 @@ const LIST_WITHIN_MS: i32 = 200;
 /// What the page needs to open files.
 #[derive(Clone)]
 pub struct Opening {
-    pub state: UseReducerHandle<State>,
+    pub state: UseReducerHandle<PageState>,
     pub reading: UseStateHandle<Option<Reading>>,
     pub current: CurrentRead,
     pub worker: WorkerSlot,
@@ -469,7 +470,7 @@ async fn action_of_reply(file_name: &str, reply: OpenReply) -> Action {
             };
             drop(graph);
             browser::next_task().await;
-            let graph = match crate::share::graph_of(&file) {
+            let graph = match share::graph_of(&file) {
                 Ok(g) => g,
                 Err(e) => return fail(e.to_string()),
             };

@@ -6,7 +6,7 @@
 //! awaited, so the worker keeps answering messages between pieces) and each piece goes
 //! straight to the core's
 //! incremental [`FileOpener`]: a Kineto trace (gzip or not) streams through the
-//! [`crate::trace::TraceReader`], so memory stays at the compact trace plus one slice, and the
+//! [`trace::TraceReader`], so memory stays at the compact trace plus one slice, and the
 //! progress posted (at most ten times a second) is true. What comes back to the page is the
 //! *result*, serialised: a trace's summary, a graph in its file form with its analysis, never
 //! the file.
@@ -48,7 +48,7 @@
 //! second worker does not read one: it holds no traces to link it to, so it leaves the file to
 //! the first (which reads it again).
 //!
-//! The messages are [`crate::page::protocol`]'s [`Request`] and [`Reply`], as JavaScript values
+//! The messages are [`page::protocol`]'s [`Request`] and [`Reply`], as JavaScript values
 //! made by `serde-wasm-bindgen`; a request to open a file is the array `[request, file]`.
 
 use std::cell::{Cell, RefCell};
@@ -60,20 +60,20 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
 use super::file_bytes::FileBytes;
-use crate::fusion::json::to_file;
-use crate::import::FileKind;
-use crate::import::{FileOpener, Imported};
-use crate::page::protocol::{Json, Reply, Request};
-use crate::trace::capture::{attribute, captured_graph_count};
-use crate::trace::compare::compare_searched;
-use crate::trace::exec_trace::{link, ExecTrace};
-use crate::trace::ranks::RankSummary;
-use crate::trace::read::wire;
-use crate::trace::structure::{Search, Structure, TraceStructure};
-use crate::trace::summary::ClassifiedTrace;
-use crate::trace::time::report::{add_exec_trace, opened_report, TraceTime};
-use crate::trace::view::ranks::RanksDrawn;
-use crate::trace::{classify, Input, Trace, TraceSummary};
+use fusion::json::to_file;
+use import::FileKind;
+use import::{FileOpener, Imported};
+use page::protocol::{Json, Reply, Request};
+use trace::capture::{attribute, captured_graph_count};
+use trace::compare::compare_searched;
+use trace::exec_trace::{link, ExecTrace};
+use trace::ranks::RankSummary;
+use trace::read::wire;
+use trace::structure::{Search, Structure, TraceStructure};
+use trace::summary::ClassifiedTrace;
+use trace::time::report::{add_exec_trace, opened_report, TraceTime};
+use trace::view::ranks::RanksDrawn;
+use trace::{classify, Input, Trace, TraceSummary};
 
 /// A read's progress is posted at most this often (and at its last slice). Each post costs the
 /// page a render and a paint of the whole document (about 8 ms of its thread); posted once per
@@ -220,9 +220,9 @@ fn handle(request: Request, file: JsValue) {
 fn ranks_reply(job: u32, ids: &[u32]) -> Reply {
     let report = RANKS.with(|r| {
         let held = r.borrow();
-        crate::page::ranks::job_of(ids.iter().filter_map(|id| held.get(id)))
+        page::ranks::job_of(ids.iter().filter_map(|id| held.get(id)))
     });
-    let drawn = |r: &crate::trace::ranks::JobReport| RanksDrawn::of(r).and_then(|d| Json::encode(&d));
+    let drawn = |r: &trace::ranks::JobReport| RanksDrawn::of(r).and_then(|d| Json::encode(&d));
     match report.and_then(|r| r.as_ref().map(drawn).transpose().map_err(|e| e.to_string())) {
         Ok(report) => Reply::Ranks { job, report },
         Err(message) => Reply::Error { job, message: format!("the traces are not one job's ranks: {message}") },
@@ -482,7 +482,7 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
 }
 
 /// The comparison of two held traces.
-fn compare_held(a: u32, b: u32) -> Result<Json<crate::trace::Comparison>, String> {
+fn compare_held(a: u32, b: u32) -> Result<Json<trace::Comparison>, String> {
     TRACES.with(|t| {
         let traces = t.borrow();
         let get = |id: u32| {

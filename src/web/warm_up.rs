@@ -23,13 +23,13 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::DedicatedWorkerGlobalScope;
 
-use crate::import::{FileOpener, Imported};
-use crate::page::protocol::Json;
-use crate::trace::compare::compare_searched;
-use crate::trace::read::wire;
-use crate::trace::structure::Search;
-use crate::trace::synthetic::serving::gzipped_vendor_pair;
-use crate::trace::{classify, Input};
+use import::{FileOpener, Imported};
+use page::protocol::Json;
+use trace::compare::compare_searched;
+use trace::read::wire;
+use trace::structure::Search;
+use trace::synthetic::serving::gzipped_vendor_pair;
+use trace::{classify, Input};
 
 /// Decode passes of each synthetic trace: 4.5 + 2.6 MB of JSON, enough for the hot loops of
 /// reading and analysing to be optimised.

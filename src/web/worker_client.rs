@@ -20,14 +20,14 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::reader_worker::describe as js_error;
-use crate::fusion::json::GraphFile;
-use crate::fusion::AnalysisReport;
-use crate::page::protocol::{Json, Reply, Request};
-use crate::trace::ranks::RankSummary;
-use crate::trace::time::report::TraceTime;
-use crate::trace::view::ranks::RanksDrawn;
-use crate::trace::{Comparison, TraceSummary};
-use crate::units::format_bytes;
+use fusion::json::GraphFile;
+use fusion::AnalysisReport;
+use page::protocol::{Json, Reply, Request};
+use trace::ranks::RankSummary;
+use trace::time::report::TraceTime;
+use trace::view::ranks::RanksDrawn;
+use trace::{Comparison, TraceSummary};
+use units::format_bytes;
 
 /// The worker's script, next to the page (trunk writes it there).
 const WORKER_SCRIPT: &str = "./fusionscope-reader_loader.js";

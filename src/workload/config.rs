@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::WorkloadError;
-use crate::limits::MODEL_DIM;
+use limits::MODEL_DIM;
 
 /// A decoder-only LLM (Llama family) or a DeepSeek MoE model (`model_type: "llm"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,7 +1,7 @@
 //! DLRM: bottom MLP on dense features, embedding-bag lookups pooled per table, dot
 //! interaction, top MLP. One forward pass (inference).
 
-use crate::fusion::OpType::{Elementwise, Matmul, Reduction, Reshape};
+use fusion::OpType::{Elementwise, Matmul, Reduction, Reshape};
 
 use super::config::{DlrmConfig, MlpLayer};
 use super::net::Net;

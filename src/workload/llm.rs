@@ -1,12 +1,12 @@
 //! Decoder LLMs: Llama (GQA attention + SwiGLU FFN) and DeepSeek (MLA attention + MoE FFN
 //! with shared and routed experts), prefill and one decode step, sharded over `tp` chips.
 
-use crate::fusion::OpType::{Elementwise, Matmul, Reduction, Reshape};
+use fusion::OpType::{Elementwise, Matmul, Reduction, Reshape};
 
 use super::config::LlmConfig;
 use super::net::Net;
 use super::{positive, LayerPart, Phase, ResolvedParams, Workload, WorkloadError, WorkloadParams};
-use crate::limits::WORKLOAD_EXPERTS_PER_CHIP;
+use limits::WORKLOAD_EXPERTS_PER_CHIP;
 
 /// Token counts of one pass: `q` new tokens per sequence, attending over `ctx` tokens.
 #[derive(Debug, Clone, Copy)]

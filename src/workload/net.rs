@@ -1,7 +1,7 @@
 //! A thin layer over [`GraphBuilder`] for generators: ops named `prefix.op`, each op's output
 //! tensor named after the op, weights declared with the model's element size.
 
-use crate::fusion::{GraphBuilder, OpGraph, OpSpec, OpType};
+use fusion::{GraphBuilder, OpGraph, OpSpec, OpType};
 
 use super::WorkloadError;
 
@@ -56,7 +56,7 @@ impl Net {
     }
 
     pub(crate) fn build(self) -> Result<(OpGraph, Vec<u64>), WorkloadError> {
-        use crate::fusion::GraphError;
+        use fusion::GraphError;
         let graph = self.builder.build().map_err(|e| match e {
             GraphError::SizeOverflow { .. } | GraphError::TrafficOverflow { .. } => {
                 WorkloadError::TooLarge(e.to_string())

@@ -4,12 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ResolvedParams, Workload};
-use crate::fusion::{analyze, Analysis, AnalysisReport, OpType};
-use crate::hardware::roofline::{
-    estimate_repeated, roofline_chart, Bound, GroupTime, RooflineChart, TimeError, TimeReport,
-};
-use crate::hardware::Chip;
-use crate::table::Table;
+use fusion::{analyze, Analysis, AnalysisReport, OpType};
+use hardware::roofline::{estimate_repeated, roofline_chart, Bound, GroupTime, RooflineChart, TimeError, TimeReport};
+use hardware::Chip;
+use table::Table;
 
 /// One op of the representative graph; `time_us` is one execution as its own kernel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

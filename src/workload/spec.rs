@@ -1,7 +1,7 @@
 //! What "Model × chip" runs, validated: which model (a built-in config or a config file the
 //! user loaded), the phase and the workload parameters. [`ModelSpec`] is what a share link
 //! stores (a few dozen bytes for a built-in model); the page's form for it is
-//! `crate::page::form::model`.
+//! `page::form::model`.
 
 use serde::{Deserialize, Serialize};
 

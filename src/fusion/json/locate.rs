@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::fusion::error::Location;
+use crate::error::Location;
 
 /// serde_json appends " at line L column C"; we print the position ourselves.
 pub(super) fn strip_position(e: &serde_json::Error) -> String {

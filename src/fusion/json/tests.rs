@@ -61,7 +61,7 @@ fn streaming_reports_what_a_whole_reading_reports() {
 /// anywhere in it, are those of one thread's reading of the whole file.
 #[test]
 fn large_files_read_on_two_threads_give_what_one_reading_gives() {
-    let graph = crate::fusion::random::random_graph(12_000, 7);
+    let graph = crate::random::random_graph(12_000, 7);
     let text = serde_json::to_string(&to_file(&graph)).unwrap();
     assert!(text.len() > PIPELINE_BYTES, "{} bytes", text.len());
     let whole = |text: &str| match parse_file(text) {

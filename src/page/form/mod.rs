@@ -146,8 +146,8 @@ impl WorkloadField {
     }
 
     /// The form's workload parameters (empty fields take the config's values).
-    pub fn params(numbers: &Numbers<WorkloadField>) -> Result<crate::workload::WorkloadParams, String> {
-        Ok(crate::workload::WorkloadParams {
+    pub fn params(numbers: &Numbers<WorkloadField>) -> Result<workload::WorkloadParams, String> {
+        Ok(workload::WorkloadParams {
             batch: numbers.optional(WorkloadField::Batch)?,
             seq_len: numbers.optional(WorkloadField::SeqLen)?,
             output_len: numbers.optional(WorkloadField::OutputLen)?,
@@ -156,7 +156,7 @@ impl WorkloadField {
     }
 
     /// The form showing these parameters.
-    pub fn numbers(p: &crate::workload::WorkloadParams) -> Numbers<WorkloadField> {
+    pub fn numbers(p: &workload::WorkloadParams) -> Numbers<WorkloadField> {
         Numbers::of_values(|f| match f {
             WorkloadField::Batch => p.batch,
             WorkloadField::SeqLen => p.seq_len,
@@ -169,7 +169,7 @@ impl WorkloadField {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::WorkloadParams;
+    use workload::WorkloadParams;
 
     #[test]
     fn every_bad_value_is_named_by_its_field() {

@@ -3,7 +3,7 @@
 //! form, [`ModelSpec`], is what a share link stores.
 
 use super::{NumberField, Numbers, WorkloadField};
-use crate::workload::{build_workload, ModelChoice, ModelSpec, Phase, Workload, WorkloadError};
+use workload::{build_workload, ModelChoice, ModelSpec, Phase, Workload, WorkloadError};
 
 /// The form as typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +55,7 @@ pub fn workload(spec: &ModelSpec) -> Result<Workload, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::{model_names, WorkloadParams};
+    use workload::{model_names, WorkloadParams};
 
     #[test]
     fn empty_fields_take_the_config_values() {
@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn a_file_choice_reads_its_text_and_a_bad_file_is_named() {
-        let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/models/models/llama2-13b.json"));
+        let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/models/models/llama2-13b.json"));
         let choice = ModelChoice::File { file_name: "mine.json".into(), text: text.into() };
         assert_eq!(choice.config().unwrap().name(), "llama2-13b");
         let bad = ModelChoice::File { file_name: "bad.json".into(), text: "{".into() };

@@ -1,10 +1,10 @@
 //! The workload a simulator op table is compared with, as typed: model and chip presets, the
 //! phase and the sizes (empty = the model config's value). It starts as what the file name
-//! says ([`crate::simcsv::infer_setup`]) and the user can change every part.
+//! says ([`simcsv::infer_setup`]) and the user can change every part.
 
 use super::{Numbers, WorkloadField};
-use crate::simcsv::SimSetup;
-use crate::workload::Phase;
+use simcsv::SimSetup;
+use workload::Phase;
 
 /// The setup form as typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +41,7 @@ impl SetupForm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::WorkloadParams;
+    use workload::WorkloadParams;
 
     #[test]
     fn form_names_the_bad_field() {

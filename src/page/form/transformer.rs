@@ -2,7 +2,7 @@
 //! required.
 
 use super::{NumberField, Numbers};
-use crate::fusion::transformer::TransformerConfig;
+use fusion::transformer::TransformerConfig;
 
 /// One input of the transformer form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

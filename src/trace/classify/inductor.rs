@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 
-use crate::trace::classify::category::Category;
+use crate::classify::category::Category;
 use Category::*;
 
 /// The kind of Inductor kernel, from the name's second word.

@@ -16,15 +16,15 @@ mod layers;
 pub mod pairing;
 mod side;
 
-use crate::trace::classify::category::Category;
-use crate::trace::model::platform::Vendor;
-use crate::trace::model::Trace;
-use crate::trace::structure::align::{align, Step};
-use crate::trace::structure::analyse;
+use crate::classify::category::Category;
+use crate::model::platform::Vendor;
+use crate::model::Trace;
+use crate::structure::align::{align, Step};
+use crate::structure::analyse;
 /// The structure search's result for one input of [`compare_searched`]: `fusionscope compare`
 /// runs it for each side's own report, and the comparison reuses it.
-pub use crate::trace::structure::Search;
-use crate::trace::summary::{ClassifiedTrace, Classifier, PlatformEntry, SideAcc, SideStats};
+pub use crate::structure::Search;
+use crate::summary::{ClassifiedTrace, Classifier, PlatformEntry, SideAcc, SideStats};
 pub use fusion::FusionDifference;
 use fusion::FusionFinder;
 use layers::{align_layers, merge};
@@ -416,8 +416,8 @@ fn map_by_sequence(s0: &Side<'_>, s1: &Side<'_>, seqs: &[Vec<usize>; 2], steps: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::read_trace;
-    use crate::trace::summary::tests::by_prefix;
+    use crate::read_trace;
+    use crate::summary::tests::by_prefix;
 
     /// A trace from (kernel name, op name or "" for none) pairs, one op per kernel.
     fn trace(vendor_key: &str, kernels: &[(&str, &str)]) -> Trace {

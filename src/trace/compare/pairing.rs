@@ -1,7 +1,7 @@
 //! Which two of several opened traces to compare first: the page lets the user pick any two,
 //! and starts from the pair an AMD-vs-NVIDIA comparison is usually about.
 
-use crate::trace::Vendor;
+use crate::Vendor;
 
 /// The default pair (indices into `vendors`, in the order the traces were opened, earlier
 /// first) among traces whose vendors are `vendors`, opened in that order:

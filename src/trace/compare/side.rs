@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::trace::classify::category::Category;
-use crate::trace::classify::Classification;
-use crate::trace::model::intern::NameId;
-use crate::trace::structure::align::{align, Step};
-use crate::trace::summary::ClassifiedTrace;
+use crate::classify::category::Category;
+use crate::classify::Classification;
+use crate::model::intern::NameId;
+use crate::structure::align::{align, Step};
+use crate::summary::ClassifiedTrace;
 
 pub(super) struct Side<'t> {
     pub c: ClassifiedTrace<'t>,

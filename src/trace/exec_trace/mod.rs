@@ -10,7 +10,7 @@
 //! `External id` (PyTorch writes the record-function id there), here also requiring the same op
 //! name so that an ET of another run links nothing rather than the wrong ops.
 //!
-//! Reading is bounded ([`crate::limits`]): the text's size, the node count, the values per
+//! Reading is bounded ([`limits`]): the text's size, the node count, the values per
 //! node; serde_json refuses nesting deeper than 128. A parent chain that loops is refused.
 
 use rustc_hash::FxHashMap;
@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::limits::{EXEC_TRACE_BYTES, EXEC_TRACE_NODES, EXEC_TRACE_VALUES};
-use crate::trace::model::Trace;
+use crate::model::Trace;
+use limits::{EXEC_TRACE_BYTES, EXEC_TRACE_NODES, EXEC_TRACE_VALUES};
 
 /// Why an execution trace could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

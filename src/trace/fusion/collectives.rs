@@ -6,9 +6,9 @@
 use super::call_bytes::CallBytes;
 use super::kind::Kind;
 use super::unknown::Unknown;
-use crate::trace::model::intern::NameId;
-use crate::trace::model::{RecordedShapes, Trace};
-use crate::trace::time::perf::{OpArgs, RawArgs};
+use crate::model::intern::NameId;
+use crate::model::{RecordedShapes, Trace};
+use crate::time::perf::{OpArgs, RawArgs};
 
 /// The c10d ops whose first two inputs are the output and the input buffer of one collective.
 const OUTPUT_INPUT: [(&str, &[&str]); 3] = [

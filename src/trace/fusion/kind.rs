@@ -8,10 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::fusion::OpType;
-use crate::trace::classify::category::Category;
-use crate::trace::classify::inductor::InductorKind;
-use crate::trace::time::perf::Family;
+use crate::classify::category::Category;
+use crate::classify::inductor::InductorKind;
+use crate::time::perf::Family;
+use fusion::OpType;
 
 /// A kernel group's kind of work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

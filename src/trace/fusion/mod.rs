@@ -33,7 +33,7 @@ pub mod whatif;
 use serde::{Deserialize, Serialize};
 
 /// The totals' GPU time is the output's one definition.
-pub use crate::trace::summary::GPU_TIME_DEFINITION;
+pub use crate::summary::GPU_TIME_DEFINITION;
 pub use describe::{GroupOp, How};
 pub use groups::KernelGroup;
 pub use kind::Kind;
@@ -43,12 +43,12 @@ pub use rules::{parse_rules, BuiltIn, JoinRule, RuleError, RuleSet};
 pub use unknown::{Cause, Unknown};
 pub use whatif::{kinds_text, Measured, Opportunity, PerStep};
 
-use crate::calib::CalibrationProfile;
-use crate::hardware::Chip;
-use crate::trace::exec_trace::{link, ExecTrace, ExecTraceSummary};
-use crate::trace::model::Trace;
-use crate::trace::structure::Structure;
-use crate::trace::summary::{gpu_time_us, round3, ClassifiedTrace};
+use crate::exec_trace::{link, ExecTrace, ExecTraceSummary};
+use crate::model::Trace;
+use crate::structure::Structure;
+use crate::summary::{gpu_time_us, round3, ClassifiedTrace};
+use calib::CalibrationProfile;
+use hardware::Chip;
 
 /// The GPU time whose bytes are unknown, µs, by whose gap it is ([`Cause`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]

@@ -9,9 +9,9 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::trace::model::intern::NameId;
-use crate::trace::model::Trace;
-use crate::trace::summary::round3;
+use crate::model::intern::NameId;
+use crate::model::Trace;
+use crate::summary::round3;
 
 /// How far up the op tree one event's time is carried: real nesting is a few tens deep (module
 /// wrappers, `aten::linear` → `aten::addmm`); a deeper chain is cut, its top ops then undercount.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::kind::Kind;
-use crate::limits::{FUSION_RULES, FUSION_RULE_FILE_BYTES, FUSION_RUN_KERNELS};
+use limits::{FUSION_RULES, FUSION_RULE_FILE_BYTES, FUSION_RUN_KERNELS};
 
 /// When the next kernel may join a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -10,8 +10,8 @@ use rustc_hash::FxHashMap;
 use super::call_bytes::CallBytes;
 use super::kind::Kind;
 use super::unknown::Unknown;
-use crate::trace::model::Trace;
-use crate::trace::time::perf::{DType, OpArgs, RawArgs, Tensor};
+use crate::model::Trace;
+use crate::time::perf::{DType, OpArgs, RawArgs, Tensor};
 
 /// The attention work of one engine step, as vLLM's detailed step annotation records it
 /// (`execute_{tokens}_context_{n}(sq…sk…sqsq…sqsk…)_generation_{n}(sq…sk…sqsq…sqsk…)`): per
@@ -133,8 +133,8 @@ pub(crate) fn kv_cache_type(trace: &Trace) -> Result<DType, Unknown> {
     }
 }
 
-fn parse_args(trace: &Trace, shapes: crate::trace::model::RecordedShapes) -> Option<OpArgs> {
-    let text = |id: Option<crate::trace::model::intern::NameId>| id.map(|id| trace.name(id));
+fn parse_args(trace: &Trace, shapes: crate::model::RecordedShapes) -> Option<OpArgs> {
+    let text = |id: Option<crate::model::intern::NameId>| id.map(|id| trace.name(id));
     OpArgs::parse(RawArgs {
         input_dims: text(shapes.dims),
         input_type: text(shapes.types),
@@ -589,7 +589,7 @@ pub(crate) fn moe_kernel(s: &MoeShapes, role: MoeKernel, kernel: &str, scattered
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::fusion::unknown::Cause;
+    use crate::fusion::unknown::Cause;
 
     #[test]
     fn step_annotations_parse_and_odd_ones_do_not() {
@@ -725,7 +725,7 @@ mod tests {
         for (i, &child) in children.iter().enumerate() {
             ev.push(op(child, 110.0 + 3.0 * i as f64, 2.0, i + 2));
         }
-        crate::trace::read_trace(format!(r#"{{"traceEvents":[{}]}}"#, ev.join(",")).as_bytes()).unwrap()
+        crate::read_trace(format!(r#"{{"traceEvents":[{}]}}"#, ev.join(",")).as_bytes()).unwrap()
     }
 
     const MOE: Op = (

@@ -9,11 +9,11 @@ use super::flow::{handoff, same_stream, streams};
 use super::groups::{Grouping, KernelGroup};
 use super::kind::Kind;
 use super::rules::{RuleSet, Run};
-use crate::calib::{matching_pattern, CalibrationProfile, Verdict};
-use crate::fusion::OpType;
-use crate::hardware::Chip;
-use crate::trace::structure::Structure;
-use crate::trace::summary::round3;
+use crate::structure::Structure;
+use crate::summary::round3;
+use calib::{matching_pattern, CalibrationProfile, Verdict};
+use fusion::OpType;
+use hardware::Chip;
 
 /// Where an opportunity falls in the trace's structure (serving traces, eager passes: the
 /// steps `structure` found on its main stream).
@@ -247,7 +247,7 @@ fn opportunity(
             calls_per_layer: (layers > 0).then(|| round3(calls / layers as f64)),
         }
     });
-    let sizes: Vec<String> = acc.handoffs.iter().map(|&b| crate::units::format_bytes(b)).collect();
+    let sizes: Vec<String> = acc.handoffs.iter().map(|&b| units::format_bytes(b)).collect();
     Some(Opportunity {
         rule: format!("{}: {}", rules.name, kinds_text(&kinds)),
         kernels: groups.iter().map(|g| g.kernel.clone()).collect(),

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::trace::model::{DistributedInfo, PgConfig};
+use crate::model::{DistributedInfo, PgConfig};
 
 /// Reads `distributedInfo`'s JSON text. A value of another shape (or with keys of other types)
 /// reads as `None`: the rank then comes from the file name, and a note says why.

@@ -4,8 +4,8 @@
 use thiserror::Error;
 
 use super::scan::{Part, ScanError};
-use crate::trace::read::inflate::InflateError;
-use crate::units::{format_bytes, group_digits};
+use crate::read::inflate::InflateError;
+use units::{format_bytes, group_digits};
 
 /// Why a trace could not be read. Offsets count bytes of the JSON text, i.e. after gzip
 /// decompression for a `.json.gz` file.
@@ -17,7 +17,7 @@ pub enum TraceError {
     Event { offset: u64, message: String },
     #[error("malformed top-level \"{key}\" at byte {offset} of the JSON text: {message}")]
     Field { key: String, offset: u64, message: String },
-    /// One event, top-level value or key is longer than its budget ([`crate::limits`]).
+    /// One event, top-level value or key is longer than its budget ([`limits`]).
     #[error(
         "{part} starting at byte {offset} of the JSON text is longer than the limit of {} ({} bytes)",
         format_bytes(*limit as u64),

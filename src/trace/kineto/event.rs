@@ -10,12 +10,12 @@ use super::extract;
 use super::raw::{Num, RawArgs, RawDevice, RawEvent, RawJson};
 use super::scan::{Item, ItemSink, Offer, Taken};
 use super::structural::{self, BLOCK};
-use crate::limits::TRACE_NAME_BYTES;
-use crate::trace::model::intern::{NameId, NameTable};
-use crate::trace::model::{
+use crate::model::intern::{NameId, NameTable};
+use crate::model::{
     Annotation, CpuOp, DeviceProperties, Distributed, Kernel, Launch, RecordedShapes, Transfer, TransferKind,
 };
-use crate::trace::read::{EventSink, TraceHeader};
+use crate::read::{EventSink, TraceHeader};
+use limits::TRACE_NAME_BYTES;
 
 /// Turns items, as the scanner finds them, into the header and the sink's events.
 pub(super) struct Builder<S> {
@@ -444,7 +444,7 @@ fn small(n: Num) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::{dropped_head, dropped_head_searched, is_dropped_category, kineto_category};
-    use crate::trace::kineto::{read_trace, TraceError};
+    use crate::kineto::{read_trace, TraceError};
     use proptest::prelude::*;
 
     /// The shortcut for PyTorch's event layout gives the verdict of the search, on that layout

@@ -9,7 +9,7 @@
 //! vouch for; `event` maps events and keys onto the model; [`error`] says what went wrong where.
 //!
 //! ```
-//! use fusionscope::trace::TraceReader;
+//! use fusionscope_trace::TraceReader;
 //! let mut reader = TraceReader::new();
 //! for chunk in br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "pid": 0}]}"#.chunks(5) {
 //!     reader.feed(chunk).unwrap();
@@ -25,7 +25,7 @@
 //! device properties are kept, with names interned.
 //!
 //! Memory stays bounded whatever the file: the scanner holds one item, of at most
-//! [`crate::limits::TRACE_ITEM_BYTES`], and gzip is inflated a few tens of KB at a time (a
+//! [`limits::TRACE_ITEM_BYTES`], and gzip is inflated a few tens of KB at a time (a
 //! 64 KB slice of a `.gz` can inflate to 64 MB).
 
 pub mod distributed;

@@ -11,7 +11,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::trace::model::CollectiveArgs;
+use crate::model::CollectiveArgs;
 
 /// Visitor methods that read a value of a kind the field does not take as absent (`$absent`),
 /// consuming it whole so that parsing goes on.
@@ -171,7 +171,7 @@ pub struct RawArgs<'a> {
     pub input_types: Option<RawJson<'a>>,
     #[serde(default, borrow, rename = "Concrete Inputs")]
     pub concrete_inputs: Option<RawJson<'a>>,
-    // ---- c10d's keys on an NCCL/RCCL kernel (read by `crate::trace::ranks`; see `collective`).
+    // ---- c10d's keys on an NCCL/RCCL kernel (read by `crate::ranks`; see `collective`).
     #[serde(default, borrow, rename = "Collective name")]
     pub collective_name: Text<'a>,
     #[serde(default, rename = "In msg nelems")]

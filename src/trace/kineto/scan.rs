@@ -22,7 +22,7 @@ use std::fmt;
 use thiserror::Error;
 
 use super::structural::{self, prefix_xor, BLOCK};
-use crate::limits::{TRACE_ITEM_BYTES, TRACE_KEY_BYTES, TRACE_NESTING_DEPTH};
+use limits::{TRACE_ITEM_BYTES, TRACE_KEY_BYTES, TRACE_NESTING_DEPTH};
 
 /// One complete item of the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,7 +125,7 @@ impl ScanError {
     }
 }
 
-/// The budgets one item of the text is held to (see [`crate::limits`] for the figures and why).
+/// The budgets one item of the text is held to (see [`limits`] for the figures and why).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanLimits {
     /// Longest event or top-level value, in bytes of JSON text.
@@ -372,7 +372,7 @@ fn is_blank(b: u8) -> bool {
 }
 
 impl Scanner {
-    /// A scanner holding items to the budgets of [`crate::limits`].
+    /// A scanner holding items to the budgets of [`limits`].
     pub fn new() -> Self {
         Self::with_limits(ScanLimits::default())
     }

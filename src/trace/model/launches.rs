@@ -159,7 +159,7 @@ impl<'de> Deserialize<'de> for Launches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::model::intern::NameTable;
+    use crate::model::intern::NameTable;
     use proptest::prelude::*;
     use std::collections::HashMap;
 

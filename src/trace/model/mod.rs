@@ -82,7 +82,7 @@ pub struct CpuOp {
 
 /// The shapes, types and scalar values of a CPU op's inputs, each as JSON array text with one
 /// entry per input (`[[2048, 4096], [4096]]`, `["c10::BFloat16", "float"]`, `["", "1"]`): the
-/// form [`crate::trace::time::perf::args`] parses, whatever format a reader took them from.
+/// form [`crate::time::perf::args`] parses, whatever format a reader took them from.
 /// Interned: a model repeats the same few shapes thousands of times. `None` when the profiler
 /// did not record shapes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -113,7 +113,7 @@ pub struct Annotation {
 
 /// What c10d records on a collective's kernel (PyTorch ≥ 2.1 with `record_shapes`): which
 /// collective, its message in elements, the element type and the process group. Each key is
-/// absent when the trace does not have it; the ranks analysis (`crate::trace::ranks`) matches kernels
+/// absent when the trace does not have it; the ranks analysis (`crate::ranks`) matches kernels
 /// across ranks by the group and derives the message size from these.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CollectiveArgs<'a> {

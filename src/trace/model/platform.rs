@@ -181,7 +181,7 @@ pub fn platform(trace: &Trace) -> Platform {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::read_trace;
+    use crate::read_trace;
 
     fn trace(top: &str, kernels: &[(&str, i64)]) -> Trace {
         let events: Vec<String> = kernels

@@ -21,7 +21,7 @@
 //! SQLite is SQLite's own code (rusqlite's bundled build), opened read-only from the bytes in
 //! memory: a truncated or corrupt file is SQLite's "database disk image is malformed", named
 //! with the table being read. Every table is counted before it is read and held to
-//! [`crate::limits::NSYS_TABLE_ROWS`]; the file to [`SQLITE_BYTES`]. Natively, and on wasm32 with
+//! [`limits::NSYS_TABLE_ROWS`]; the file to [`SQLITE_BYTES`]. Natively, and on wasm32 with
 //! the `sqlite` feature (the page's analysis worker: SQLite compiled by clang, see Cargo.toml).
 
 pub(crate) mod sqlite;
@@ -32,7 +32,7 @@ use super::model::intern::NameId;
 use super::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::Inflate;
 use super::read::{EventSink, TraceHeader};
-use crate::limits::{SQLITE_BYTES, SQLITE_STEPS, TRACE_NAME_BYTES};
+use limits::{SQLITE_BYTES, SQLITE_STEPS, TRACE_NAME_BYTES};
 use sqlite::open;
 pub use sqlite::NsysError;
 use sqlite::{get, span, Export};
@@ -103,7 +103,7 @@ impl Export {
             Ok(())
         })?;
         let mut interned: FxHashMap<i64, NameId> = FxHashMap::default();
-        let mut name_of = |names: &mut crate::trace::NameTable, id: Option<i64>, fallback: &str| -> NameId {
+        let mut name_of = |names: &mut crate::NameTable, id: Option<i64>, fallback: &str| -> NameId {
             match id {
                 Some(id) => *interned.entry(id).or_insert_with(|| match strings.get(&id) {
                     Some(s) => names.intern(s),
@@ -306,8 +306,8 @@ mod tests {
             ("NVIDIA H100 80GB HBM3", Some(32), Some(132))
         );
         assert!(t.cpu_ops.is_empty());
-        let p = crate::trace::model::platform::platform(&t);
-        assert_eq!((p.vendor, p.devices), (crate::trace::Vendor::Nvidia, vec!["NVIDIA H100 80GB HBM3".to_string()]));
+        let p = crate::model::platform::platform(&t);
+        assert_eq!((p.vendor, p.devices), (crate::Vendor::Nvidia, vec!["NVIDIA H100 80GB HBM3".to_string()]));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The SQLite side both SQLite trace formats share (Nsight Systems' export, [`super`], and
-//! rocpd, [`crate::trace::rocpd`]): opening a database read-only from its bytes, its tables and
+//! rocpd, [`crate::rocpd`]): opening a database read-only from its bytes, its tables and
 //! views, rows selected by column name within [`NSYS_TABLE_ROWS`], and the error type. Kept
 //! apart from either reader so that neither imports the other.
 
@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use rusqlite::{Connection, OpenFlags, MAIN_DB};
 use thiserror::Error;
 
-use crate::limits::{NSYS_TABLE_ROWS, SQLITE_STEPS};
-use crate::trace::read::inflate::InflateError;
-use crate::units::{format_bytes, group_digits};
+use crate::read::inflate::InflateError;
+use limits::{NSYS_TABLE_ROWS, SQLITE_STEPS};
+use units::{format_bytes, group_digits};
 
 /// Why an SQLite file could not be read as an Nsight Systems export.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -29,7 +29,7 @@ impl CollectiveKind {
     /// (`ncclKernel_AllReduce_RING_LL_Sum_float`, `cross_device_reduce_1stage<…>`).
     ///
     /// ```
-    /// use fusionscope::trace::ranks::collectives::CollectiveKind;
+    /// use fusionscope_trace::ranks::collectives::CollectiveKind;
     /// assert_eq!(CollectiveKind::of_name("_allgather_base"), CollectiveKind::AllGather);
     /// assert_eq!(CollectiveKind::of_name("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*)"), CollectiveKind::SendRecv);
     /// assert_eq!(CollectiveKind::of_name("void cross_device_reduce_1stage<__nv_bfloat16>(...)"), CollectiveKind::AllReduce);

@@ -10,20 +10,20 @@ use serde::{Deserialize, Serialize};
 use super::collectives::{message_bytes, CollectiveKind};
 use super::identity::DistributedInfo;
 use super::spans::SpanSet;
-use crate::limits::{
+use crate::classify::category::Category;
+use crate::model::intern::{NameId, NameTable};
+use crate::model::platform::{detect_vendor_of, device_names};
+use crate::model::CollectiveArgs;
+use crate::model::Distributed;
+use crate::model::{Kernel, Transfer, TransferKind};
+use crate::read::{EventSink, TraceHeader};
+use crate::summary::{round3, Classifier};
+use crate::time::timeline::{Intervals, SpanPart as Part, StreamedDevice, StreamedUnion, Timeline};
+use limits::{
     RANKS_COLLECTIVES, RANKS_COMPUTE_SPANS, RANKS_DEVICES, RANKS_GROUPS, RANKS_GROUP_MEMBERS, RANKS_STREAMS,
     RANKS_STREAM_SPANS,
 };
-use crate::trace::classify::category::Category;
-use crate::trace::model::intern::{NameId, NameTable};
-use crate::trace::model::platform::{detect_vendor_of, device_names};
-use crate::trace::model::CollectiveArgs;
-use crate::trace::model::Distributed;
-use crate::trace::model::{Kernel, Transfer, TransferKind};
-use crate::trace::read::{EventSink, TraceHeader};
-use crate::trace::summary::{round3, Classifier};
-use crate::trace::time::timeline::{Intervals, SpanPart as Part, StreamedDevice, StreamedUnion, Timeline};
-use crate::units::group_digits;
+use units::group_digits;
 
 /// One process group of a rank, or, when the trace does not record groups, one stream of
 /// collectives (each NCCL communicator runs on its own stream).
@@ -161,7 +161,7 @@ struct Pending {
     bytes: Option<u64>,
 }
 
-/// The [`EventSink`] of one rank: read with [`crate::trace::Reader::with_sink`]; `finish`
+/// The [`EventSink`] of one rank: read with [`crate::Reader::with_sink`]; `finish`
 /// gives the [`RankSummary`]. CPU-side events are skipped unread.
 pub struct RankSink<'c> {
     classifier: Classifier<'c>,

@@ -4,13 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::trace::model::{DistributedInfo, PgConfig};
+pub use crate::model::{DistributedInfo, PgConfig};
 
 /// The rank a file name gives: the digits after the last `rank` (any case), optionally
 /// separated by `_`, `-` or `.`; `None` when the name has no such part.
 ///
 /// ```
-/// use fusionscope::trace::ranks::identity::rank_from_file_name;
+/// use fusionscope_trace::ranks::identity::rank_from_file_name;
 /// assert_eq!(rank_from_file_name("job/sampled_rank-12.json.gz"), Some(12));
 /// assert_eq!(rank_from_file_name("trace_RANK3.json"), Some(3));
 /// assert_eq!(rank_from_file_name("hta_nccl_a100_rank0_of2.json.gz"), Some(0));

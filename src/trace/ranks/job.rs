@@ -15,10 +15,10 @@ use super::identity::{resolve, Claim, RankSource};
 use super::matching::{match_collectives, Match, Unmatched};
 use super::stragglers::{stragglers, Arrival, Straggler};
 use super::RanksError;
-use crate::limits::RANKS_FILES;
-use crate::trace::summary::round3;
-use crate::trace::time::timeline::Timeline;
-use crate::units::{format_duration_us, group_digits};
+use crate::summary::round3;
+use crate::time::timeline::Timeline;
+use limits::RANKS_FILES;
+use units::{format_duration_us, group_digits};
 
 /// One rank of the job.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

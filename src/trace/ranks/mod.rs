@@ -11,8 +11,8 @@
 //! ([`stragglers`]). [`synthetic`] writes jobs with planted skews, offsets and a straggler.
 //!
 //! ```
-//! use fusionscope::trace::classify;
-//! use fusionscope::trace::ranks::{job_report, read_rank, synthetic::SyntheticJob};
+//! use fusionscope_trace::classify;
+//! use fusionscope_trace::ranks::{job_report, read_rank, synthetic::SyntheticJob};
 //! let job = SyntheticJob::small();
 //! let summaries: Vec<_> = (0..job.world_size)
 //!     .map(|r| read_rank(&classify, &format!("rank{r}.json"), [job.rank_trace(r).as_bytes()]).unwrap())
@@ -35,8 +35,8 @@ pub mod synthetic;
 pub use fold::{RankSink, RankSummary};
 pub use job::{job_report, JobReport, MatchedCollective, RankEntry};
 
-use crate::trace::kineto::{Reader, TraceError};
-use crate::trace::summary::Classifier;
+use crate::kineto::{Reader, TraceError};
+use crate::summary::Classifier;
 
 /// Why the ranks could not be read as one job.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,9 +1,9 @@
 //! The exact computation spans of a device, kept to measure the computation before each
 //! collective (`docs/ranks.md`, "Stragglers"), up to a budget.
 
-use crate::limits::RANKS_COMPUTE_SPANS;
-use crate::trace::time::disjoint_spans::DisjointSpans;
-use crate::trace::time::timeline::Intervals;
+use crate::time::disjoint_spans::DisjointSpans;
+use crate::time::timeline::Intervals;
+use limits::RANKS_COMPUTE_SPANS;
 
 /// Exact union of spans, merged as they come, up to a cap of disjoint spans; past it the set
 /// gives up (its figures are then unknown, never approximate).

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::summary::round3;
+use crate::summary::round3;
 
 /// One rank that arrived last at some collective.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::fold::StreamFigures;
-use crate::trace::classify::category::Category;
-use crate::trace::model::platform::device_names;
-use crate::trace::summary::{round3, ClassifiedTrace};
-use crate::trace::time::timeline::Intervals;
+use crate::classify::category::Category;
+use crate::model::platform::device_names;
+use crate::summary::{round3, ClassifiedTrace};
+use crate::time::timeline::Intervals;
 
 /// One device's streams, busiest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

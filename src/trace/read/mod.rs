@@ -25,7 +25,7 @@ pub struct TraceHeader {
     pub event_count: u64,
     /// Size of the JSON text (after decompression).
     pub json_bytes: u64,
-    /// The rank's distributed identity, where the trace has one (read by `crate::trace::ranks`).
+    /// The rank's distributed identity, where the trace has one (read by `crate::ranks`).
     pub distributed: Option<Distributed>,
     /// The profiler format being read (each reader sets its own).
     pub format: TraceFormat,

@@ -1,18 +1,18 @@
 //! The summary-only mode (`fusionscope trace FILE --summary-only`, `docs/trace-analysis.md`,
 //! "Summary only"): kernels and memory copies are folded as they stream out of the reader into
 //! per-name statistics and per-device timeline unions, and nothing is kept per event. Memory
-//! grows with the distinct names (held to [`crate::limits::TRACE_NAME_BYTES`]), and is otherwise
-//! bounded ([`crate::limits::SUMMARY_ONLY_DEVICES`] devices of five unions of at most
-//! [`crate::limits::SUMMARY_ONLY_SPANS`] spans), whatever the number of events.
+//! grows with the distinct names (held to [`limits::TRACE_NAME_BYTES`]), and is otherwise
+//! bounded ([`limits::SUMMARY_ONLY_DEVICES`] devices of five unions of at most
+//! [`limits::SUMMARY_ONLY_SPANS`] spans), whatever the number of events.
 //!
 //! The categories, the kernel totals, the fused kernels and the platform are those the whole
-//! trace's summary gives ([`crate::trace::summarize`]); so are the whole-trace timelines unless a span
+//! trace's summary gives ([`crate::summarize`]); so are the whole-trace timelines unless a span
 //! reaches back past the ones retired (then they are lower bounds, and a note says so). What
 //! needs the whole kernel list or the CPU side is left out ([`LEFT_OUT`]).
 //!
 //! ```
-//! use fusionscope::trace::{classify, Reader};
-//! use fusionscope::trace::read::summary_only::SummarySink;
+//! use fusionscope_trace::{classify, Reader};
+//! use fusionscope_trace::read::summary_only::SummarySink;
 //! let text = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "pid": 0}]}"#;
 //! let mut reader = Reader::with_sink(SummarySink::new(&classify, Some("t.json")));
 //! reader.feed(text).unwrap();
@@ -27,17 +27,17 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{EventSink, TraceHeader};
-use crate::limits::SUMMARY_ONLY_DEVICES;
-use crate::trace::classify::category::Category;
-use crate::trace::classify::Classification;
-use crate::trace::model::intern::{NameId, NameTable};
-use crate::trace::model::platform::{detect_vendor_of, device_names};
-use crate::trace::model::{Kernel, Transfer, TransferKind};
-use crate::trace::summary::{
+use crate::classify::category::Category;
+use crate::classify::Classification;
+use crate::model::intern::{NameId, NameTable};
+use crate::model::platform::{detect_vendor_of, device_names};
+use crate::model::{Kernel, Transfer, TransferKind};
+use crate::summary::{
     round3, Classifier, KernelStat, PlatformEntry, SideStats, SummaryRow, TransferStats, GPU_TIME_DEFINITION,
 };
-use crate::trace::time::timeline::{SpanPart as Part, StreamedDevice, Timeline};
-use crate::units::group_digits;
+use crate::time::timeline::{SpanPart as Part, StreamedDevice, Timeline};
+use limits::SUMMARY_ONLY_DEVICES;
+use units::group_digits;
 
 /// What the summary-only mode does not compute, as its output lists it.
 pub const LEFT_OUT: [&str; 3] = [
@@ -58,8 +58,8 @@ pub struct KernelRange {
     pub max_us: f64,
 }
 
-/// `fusionscope trace --summary-only [--json]`: the parts of the summary ([`crate::trace::TraceSummary`])
-/// and of the timeline ([`crate::trace::time::report::TraceTime`]) that a fold can give, under the same
+/// `fusionscope trace --summary-only [--json]`: the parts of the summary ([`crate::TraceSummary`])
+/// and of the timeline ([`crate::time::report::TraceTime`]) that a fold can give, under the same
 /// keys, with every kernel's range and what was left out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SummaryOnly {
@@ -103,7 +103,7 @@ struct DeviceFold {
     unions: StreamedDevice,
 }
 
-/// The [`EventSink`] of the summary-only mode: read with [`crate::trace::Reader::with_sink`], its
+/// The [`EventSink`] of the summary-only mode: read with [`crate::Reader::with_sink`], its
 /// `finish` gives the [`SummaryOnly`]. CPU-side events are skipped unread.
 pub struct SummarySink<'c> {
     classifier: Classifier<'c>,
@@ -287,7 +287,7 @@ impl EventSink for SummarySink<'_> {
                 notes.push(format!(
                     "device {name}: {} spans started before spans already retired (more than {} disjoint spans earlier): its timeline figures are lower bounds",
                     group_digits(late),
-                    group_digits(crate::limits::SUMMARY_ONLY_SPANS as u64 / 2)
+                    group_digits(limits::SUMMARY_ONLY_SPANS as u64 / 2)
                 ));
             }
             timelines.push(d.unions.timeline(name));
@@ -317,8 +317,8 @@ impl EventSink for SummarySink<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::summary::tests::by_prefix;
-    use crate::trace::{read_trace, summarize, Reader};
+    use crate::summary::tests::by_prefix;
+    use crate::{read_trace, summarize, Reader};
 
     fn kernel(name: &str, pid: i64, ts: f64, dur: f64) -> String {
         format!(r#"{{"ph":"X","cat":"kernel","name":"{name}","pid":{pid},"tid":7,"ts":{ts},"dur":{dur}}}"#)
@@ -368,8 +368,8 @@ mod tests {
 
     #[test]
     fn the_timeline_matches_the_whole_trace_timeline() {
-        use crate::trace::summary::ClassifiedTrace;
-        use crate::trace::time::timeline::timelines;
+        use crate::summary::ClassifiedTrace;
+        use crate::time::timeline::timelines;
         let mut events = Vec::new();
         // Two streams of overlapping compute, communication in between, out of order in the file.
         for i in (0..200).rev() {

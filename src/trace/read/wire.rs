@@ -7,8 +7,8 @@
 
 use thiserror::Error;
 
-use crate::trace::model::Trace;
-use crate::trace::structure::TraceStructure;
+use crate::model::Trace;
+use crate::structure::TraceStructure;
 
 /// The bytes could not be made or read back (a bug, or bytes that are not a trace's).
 #[derive(Debug, Error)]
@@ -31,13 +31,13 @@ pub fn from_bytes(bytes: &[u8]) -> Result<(Trace, Option<TraceStructure>), WireE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::summary::{summarize_classified, ClassifiedTrace};
-    use crate::trace::time::report::{recorded_cost, time_report};
-    use crate::trace::{classify, read_trace};
+    use crate::summary::{summarize_classified, ClassifiedTrace};
+    use crate::time::report::{recorded_cost, time_report};
+    use crate::{classify, read_trace};
 
     const QWEN: &[u8] = include_bytes!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
+        "/../../tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
     ));
 
     #[test]
@@ -65,10 +65,10 @@ mod tests {
     /// that takes it equals one that searches again.
     #[test]
     fn a_structure_search_comes_back_with_its_trace() {
-        use crate::trace::compare::{compare, compare_searched, Input};
-        use crate::trace::structure::Search;
-        use crate::trace::summary::structure_search;
-        use crate::trace::synthetic::serving::{write_serving_trace, ServingSpec};
+        use crate::compare::{compare, compare_searched, Input};
+        use crate::structure::Search;
+        use crate::summary::structure_search;
+        use crate::synthetic::serving::{write_serving_trace, ServingSpec};
         let (amd, nvidia) = ServingSpec::vendor_pair();
         let [a, b] = [amd, nvidia].map(|spec| {
             let mut json = Vec::new();

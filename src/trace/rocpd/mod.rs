@@ -1,5 +1,5 @@
 //! rocprofv3's SQLite output, the rocpd database (the default output of recent ROCm), read
-//! into the format-neutral [`crate::trace::Trace`] through its documented views, which stay stable while the
+//! into the format-neutral [`crate::Trace`] through its documented views, which stay stable while the
 //! tables under them change between ROCm versions (`docs/trace-analysis.md`, "Other profilers'
 //! formats"):
 //!
@@ -11,14 +11,14 @@
 //!
 //! Detected and opened by the SQLite reader of [`super::nsys`] (one file kind for both:
 //! SQLite's magic bytes), whose helpers look every view and column up by name, count each view
-//! against [`crate::limits::NSYS_TABLE_ROWS`] before reading it, and report SQLite's errors
+//! against [`limits::NSYS_TABLE_ROWS`] before reading it, and report SQLite's errors
 //! with what was being read. What the format lacks here: the CPU side (rocpd keeps HIP API
 //! regions, but no framework ops or shapes; they are not read).
 
 use super::model::{DeviceProperties, Kernel, TraceFormat, Transfer, TransferKind};
 use super::nsys::sqlite::{get, span, Export, NsysError};
 use super::read::{EventSink, TraceHeader};
-use crate::limits::TRACE_NAME_BYTES;
+use limits::TRACE_NAME_BYTES;
 
 /// Reads an open rocpd database into the sink.
 pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Result<S::Output, NsysError> {
@@ -98,13 +98,13 @@ pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Res
 mod tests {
     use rusqlite::{Connection, MAIN_DB};
 
-    use crate::trace::model::TransferKind;
+    use crate::model::TransferKind;
 
     /// A kernel as the test compares it: name, start, duration, device, stream, correlation.
     type KernelRow<'a> = (&'a str, f64, f64, i64, i64, Option<u64>);
     /// A device: id, name, warp size, compute units.
     type DeviceRow<'a> = (Option<i64>, &'a str, Option<u32>, Option<u32>);
-    use crate::trace::nsys::read_nsys;
+    use crate::nsys::read_nsys;
 
     /// A rocpd database made with SQLite: its tables (the subset read) under the views rocpd
     /// defines, with their column names: two GPU agents behind a CPU agent, three dispatches and
@@ -168,7 +168,7 @@ mod tests {
                 (Some(2), "AMD Instinct MI355X", Some(64), Some(256))
             ]
         );
-        let p = crate::trace::model::platform::platform(&t);
-        assert_eq!((p.vendor, p.devices), (crate::trace::Vendor::Amd, vec!["AMD Instinct MI355X".to_string()]));
+        let p = crate::model::platform::platform(&t);
+        assert_eq!((p.vendor, p.devices), (crate::Vendor::Amd, vec!["AMD Instinct MI355X".to_string()]));
     }
 }

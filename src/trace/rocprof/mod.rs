@@ -19,7 +19,7 @@
 //! no per-op table: kernels are unattributed, and the views that need ops say the trace has none.
 //!
 //! ```
-//! use fusionscope::trace::rocprof::read_rocprof;
+//! use fusionscope_trace::rocprof::read_rocprof;
 //! let text = br#"{"rocprofiler-sdk-tool": [{
 //!   "agents": [{"id": {"handle": 7}, "type": 2, "name": "gfx942", "product_name": "AMD Instinct MI300X", "logical_node_id": 1, "wave_front_size": 64}],
 //!   "kernel_symbols": [{"kernel_id": 3, "formatted_kernel_name": "Cijk_Alik_Bljk"}],
@@ -42,8 +42,8 @@ use super::model::intern::NameId;
 use super::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::{GatherError, Gathered};
 use super::read::{EventSink, TraceHeader};
-use crate::limits::{ROCPROF_JSON_BYTES, TRACE_NAME_BYTES};
-use crate::units::{format_bytes, group_digits};
+use limits::{ROCPROF_JSON_BYTES, TRACE_NAME_BYTES};
+use units::{format_bytes, group_digits};
 
 /// Why a rocprofv3 results file could not be read; offsets count bytes of the JSON text
 /// (after decompression, for a `.json.gz`).
@@ -392,8 +392,8 @@ mod tests {
         let [copy] = t.transfers.as_slice() else { panic!("{:?}", t.transfers) };
         assert_eq!((t.name(copy.name), copy.ts, copy.dur, copy.device), ("MEMORY_COPY_HOST_TO_DEVICE", 0.5, 0.4, 2));
         assert_eq!(copy.bytes, Some(4096));
-        let p = crate::trace::model::platform::platform(&t);
-        assert_eq!(p.vendor, crate::trace::Vendor::Amd);
+        let p = crate::model::platform::platform(&t);
+        assert_eq!(p.vendor, crate::Vendor::Amd);
         assert_eq!(p.devices, vec!["AMD Instinct MI355X"]);
     }
 

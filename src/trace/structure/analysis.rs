@@ -6,10 +6,10 @@ use super::layers::Budget;
 use super::phases::{phases, step_layers, PhaseFound};
 use super::steps::{steps, StepsFound, StreamView};
 use super::stream::{main_stream, StreamChoice};
-use crate::limits::LAYER_SEARCH_CELLS;
-use crate::trace::classify::category::Category;
-use crate::trace::model::intern::NameId;
-use crate::trace::model::Trace;
+use crate::classify::category::Category;
+use crate::model::intern::NameId;
+use crate::model::Trace;
+use limits::LAYER_SEARCH_CELLS;
 use serde::{Deserialize, Serialize};
 
 /// What the search found in one trace.

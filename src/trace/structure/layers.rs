@@ -34,9 +34,9 @@ use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 
-use crate::limits::LAYER_MAX_KERNELS;
-use crate::trace::classify::category::Category;
-use crate::trace::structure::align::{align, extend, fit_prefix, Step};
+use crate::classify::category::Category;
+use crate::structure::align::{align, extend, fit_prefix, Step};
+use limits::LAYER_MAX_KERNELS;
 
 /// Fewest layers in a run for it to count.
 pub const MIN_LAYERS: usize = 2;
@@ -62,7 +62,7 @@ const EXT_SAME_CATEGORY: i64 = 1;
 const EXT_OTHER: i64 = -2;
 const EXT_GAP: i64 = 2;
 
-/// Alignment cells the search may still spend (see [`crate::limits::LAYER_SEARCH_CELLS`]).
+/// Alignment cells the search may still spend (see [`limits::LAYER_SEARCH_CELLS`]).
 #[derive(Debug, Clone)]
 pub struct Budget {
     left: u64,

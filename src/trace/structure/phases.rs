@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::layers::{find, Budget, Found, Tokens};
 use super::steps::{StepSpan, StreamView};
-use crate::trace::model::intern::NameId;
+use crate::model::intern::NameId;
 
 /// A phase: its steps and, if its steps have layers, the layer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,11 +7,11 @@ use super::analysis::TraceStructure;
 use super::layers::NEAR_REPEAT;
 use super::phases::{PhaseFound, PhaseLayer};
 use super::steps::STEP_MARKERS;
-use crate::trace::classify::category::Category;
-use crate::trace::classify::name::short_name;
-use crate::trace::model::intern::NameId;
-use crate::trace::model::Trace;
-use crate::trace::structure::align::{align, Step};
+use crate::classify::category::Category;
+use crate::classify::name::short_name;
+use crate::model::intern::NameId;
+use crate::model::Trace;
+use crate::structure::align::{align, Step};
 
 /// Variants listed per phase; the rest are counted in a note.
 pub const MAX_VARIANTS: usize = 8;

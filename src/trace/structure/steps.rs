@@ -15,9 +15,9 @@ use rustc_hash::FxHashMap;
 
 use super::layers::{find, Budget, Tokens};
 use super::stream::StreamChoice;
-use crate::trace::classify::category::Category;
-use crate::trace::model::intern::NameId;
-use crate::trace::model::Trace;
+use crate::classify::category::Category;
+use crate::model::intern::NameId;
+use crate::model::Trace;
 
 /// Annotation names that mark a step, by prefix, with what they are called in reports.
 pub const STEP_MARKERS: [(&str, &str); 3] =
@@ -78,7 +78,7 @@ impl StreamView<'_> {
         self.stream.kernels.is_empty()
     }
 
-    pub fn kernel(&self, pos: usize) -> &crate::trace::model::Kernel {
+    pub fn kernel(&self, pos: usize) -> &crate::model::Kernel {
         &self.trace.kernels[self.stream.kernels[pos]]
     }
 
@@ -166,7 +166,7 @@ fn annotated(view: &StreamView<'_>) -> Option<(Marker, Vec<StepSpan>)> {
 fn assign(view: &StreamView<'_>, marker: Marker) -> Vec<StepSpan> {
     let trace = view.trace;
     let prefix = STEP_MARKERS[marker.kind].0;
-    let ranges: Vec<&crate::trace::model::Annotation> = trace
+    let ranges: Vec<&crate::model::Annotation> = trace
         .annotations
         .iter()
         .filter(|a| a.gpu == marker.gpu && (!a.gpu || a.pid == view.stream.device))
@@ -372,8 +372,8 @@ fn divide(view: &StreamView<'_>, positions: &[usize], cores: &[Range<usize>]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::model::{Annotation, Kernel, Launch};
-    use crate::trace::structure::stream::main_stream;
+    use crate::model::{Annotation, Kernel, Launch};
+    use crate::structure::stream::main_stream;
 
     /// Kernels `k0`, `k1`, … on `device`, 10 µs apart (1 µs long), with `gap` more µs before
     /// each kernel listed in `after_gap`; correlation id = index.
@@ -444,14 +444,13 @@ mod tests {
 
     /// A synthetic serving trace's view (graph replays, no step annotations: bursts).
     fn serving() -> (Trace, Vec<Category>) {
-        use crate::trace::synthetic::serving::{write_serving_trace, ServingSpec};
+        use crate::synthetic::serving::{write_serving_trace, ServingSpec};
         let (mut spec, _) = ServingSpec::vendor_pair();
         (spec.layers, spec.decode_steps) = (4, 12);
         let mut bytes = Vec::new();
         write_serving_trace(&mut bytes, &spec).unwrap();
-        let t = crate::trace::read_trace(&bytes).unwrap();
-        let categories =
-            crate::trace::structure::analysis::kernel_categories(&t, &|id| crate::trace::classify(t.name(id)).category);
+        let t = crate::read_trace(&bytes).unwrap();
+        let categories = crate::structure::analysis::kernel_categories(&t, &|id| crate::classify(t.name(id)).category);
         (t, categories)
     }
 

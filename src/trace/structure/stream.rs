@@ -6,7 +6,7 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use crate::trace::model::Trace;
+use crate::model::Trace;
 
 /// The kernels the structure is read from, and what was left out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -55,7 +55,7 @@ pub fn main_stream(trace: &Trace) -> Option<StreamChoice> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::read_trace;
+    use crate::read_trace;
 
     #[test]
     fn busiest_device_then_busiest_stream() {

@@ -254,7 +254,7 @@ pub fn write_trace<W: Write>(out: W, flavor: Flavor, length: Length) -> std::io:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{classify, compare, read_trace, Input, Vendor};
+    use crate::{classify, compare, read_trace, Input, Vendor};
 
     /// A small pair reads back with the right vendors and kernel counts, and the comparison
     /// finds the fused RMSNorm the generator put on the NVIDIA side.

@@ -436,7 +436,7 @@ pub fn gzipped_vendor_pair(decode_steps: usize) -> std::io::Result<[Vec<u8>; 2]>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::read_trace;
+    use crate::read_trace;
 
     #[test]
     fn decode_passes_are_graph_replays() {

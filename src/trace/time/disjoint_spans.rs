@@ -121,7 +121,7 @@ impl DisjointSpans {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::time::timeline::Intervals;
+    use crate::time::timeline::Intervals;
     use proptest::prelude::*;
 
     /// The spans of a union as `Intervals` makes them (sorted, merged where they touch).

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::op_table::OpTable;
-use crate::trace::summary::{round3, GPU_TIME_DEFINITION};
+use crate::summary::{round3, GPU_TIME_DEFINITION};
 
 /// One side of a gap row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,7 +149,7 @@ pub fn gap(first: (&str, &OpTable), second: (&str, &OpTable)) -> Gap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::time::op_table::{Coverage, OpRow, Unattributed};
+    use crate::time::op_table::{Coverage, OpRow, Unattributed};
 
     fn row(op: &str, dims: Value, calls: u64, time: f64, flops: Option<u64>) -> OpRow {
         OpRow {

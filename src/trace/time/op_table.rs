@@ -17,11 +17,11 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::hardware::{Chip, PeakKey};
-use crate::trace::exec_trace::{EtLink, ExecTrace};
-use crate::trace::model::intern::NameId;
-use crate::trace::model::{EventOps, OpLinks, RecordedShapes, Trace};
-use crate::trace::summary::round3;
+use crate::exec_trace::{EtLink, ExecTrace};
+use crate::model::intern::NameId;
+use crate::model::{EventOps, OpLinks, RecordedShapes, Trace};
+use crate::summary::round3;
+use hardware::{Chip, PeakKey};
 
 /// What a performance model says about one call of an op.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,7 +45,7 @@ pub struct ShapeText<'a> {
 }
 
 /// The performance models: op name and recorded shapes in, one call's cost or the reason there
-/// is none out. [`crate::trace::time::perf`] in production, a stand-in in tests.
+/// is none out. [`crate::time::perf`] in production, a stand-in in tests.
 pub type CostModel<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
 
 /// Where a row's shapes came from.
@@ -138,7 +138,7 @@ pub const UNATTRIBUTED_NAMES: usize = 20;
 /// How much of the GPU time the models explain.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Coverage {
-    /// GPU time ([`crate::trace::summary::GPU_TIME_DEFINITION`]), µs: `modelled_us +
+    /// GPU time ([`crate::summary::GPU_TIME_DEFINITION`]), µs: `modelled_us +
     /// unmodelled_us + unattributed_us + overlap_us`.
     pub gpu_time_us: f64,
     #[serde(default)]
@@ -250,7 +250,7 @@ pub fn op_table(
 
 /// [`op_table`] with the trace's op links and its events' ops made before (a report makes them
 /// once for the op table and the fusion groups:
-/// [`crate::trace::summary::ClassifiedTrace::event_ops`]).
+/// [`crate::summary::ClassifiedTrace::event_ops`]).
 pub fn op_table_linked(
     trace: &Trace,
     (links, event_ops): (&OpLinks<'_>, &EventOps),
@@ -351,12 +351,12 @@ pub fn op_table_linked(
     let modelled: f64 = out.iter().filter(|r| r.model.is_some()).map(|r| r.kernel_time_us).fold(0.0, |a, b| a + b);
     let unmodelled: f64 = out.iter().filter(|r| r.model.is_none()).map(|r| r.kernel_time_us).fold(0.0, |a, b| a + b);
     let overlap = (attributed - union_total).max(0.0);
-    let gpu = crate::trace::summary::gpu_time_us(trace);
+    let gpu = crate::summary::gpu_time_us(trace);
     OpTable {
         shapes_recorded: trace.cpu_ops.iter().any(|o| o.shapes.is_recorded()),
         coverage: Coverage {
             gpu_time_us: round3(gpu),
-            gpu_time_definition: crate::trace::summary::GPU_TIME_DEFINITION.to_string(),
+            gpu_time_definition: crate::summary::GPU_TIME_DEFINITION.to_string(),
             modelled_us: round3(modelled),
             unmodelled_us: round3(unmodelled),
             unattributed_us: un.time_us,
@@ -511,8 +511,8 @@ pub fn set_roofline(r: &mut OpRow, chip: Option<&Chip>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::{preset, Precision, Unit};
-    use crate::trace::read_trace;
+    use crate::read_trace;
+    use hardware::{preset, Precision, Unit};
 
     /// A stand-in model: `aten::mm` with 2·M·N·K FLOPs of its two dims, everything else none.
     fn mm_model(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
@@ -635,7 +635,7 @@ mod tests {
 
     #[test]
     fn ops_without_shapes_take_their_linked_execution_trace_nodes_and_recorded_ones_keep_theirs() {
-        use crate::trace::exec_trace::{link, parse_exec_trace};
+        use crate::exec_trace::{link, parse_exec_trace};
         // mm 1 and 2 recorded no shapes, mm 3 did; the ET has nodes for 1 and 3 (rf_id = External id).
         let text = r#"{"traceEvents":[
           {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10,"args":{"External id":1}},

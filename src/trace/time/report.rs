@@ -7,15 +7,15 @@ use serde::{Deserialize, Serialize};
 use super::op_table::{op_table_linked, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
 use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 use super::timeline::{timelines, Timeline};
-use crate::hardware::{detect_chip, DetectedChip, PeakKey, Precision};
-use crate::trace::capture::CaptureReport;
-use crate::trace::exec_trace::{link, ExecTrace};
-use crate::trace::fusion::{BuiltIn, FusionOptions, TraceFusion};
-use crate::trace::model::TraceFormat;
-use crate::trace::ranks::streams::{device_streams, DeviceStreams};
-use crate::trace::structure::{Search, Structure};
-use crate::trace::summary::ClassifiedTrace;
-use crate::trace::view::fusion_dag::{fusion_with_dag_searched, FusionDag};
+use crate::capture::CaptureReport;
+use crate::exec_trace::{link, ExecTrace};
+use crate::fusion::{BuiltIn, FusionOptions, TraceFusion};
+use crate::model::TraceFormat;
+use crate::ranks::streams::{device_streams, DeviceStreams};
+use crate::structure::{Search, Structure};
+use crate::summary::ClassifiedTrace;
+use crate::view::fusion_dag::{fusion_with_dag_searched, FusionDag};
+use hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,7 +34,7 @@ pub struct TraceTime {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_devices: Vec<Timeline>,
     /// Every stream of every device that ran kernels: kernels, busy, computation and
-    /// communication ([`crate::trace::ranks::streams`]).
+    /// communication ([`crate::ranks::streams`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub streams: Vec<DeviceStreams>,
     pub ops: Vec<OpRow>,
@@ -47,16 +47,16 @@ pub struct TraceTime {
     #[serde(default, skip_serializing_if = "TraceFormat::is_kineto")]
     pub format: TraceFormat,
     /// How a graph-capture trace's ops were joined to this trace's graph replays, when one was
-    /// given ([`crate::trace::capture`]).
+    /// given ([`crate::capture`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<CaptureReport>,
     /// Every kernel as a fusion group and the fusion left on the table
-    /// ([`crate::trace::fusion`]), where it was computed with the report ([`add_fusion`]).
+    /// ([`fusion`]), where it was computed with the report ([`add_fusion`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fusion: Option<TraceFusion>,
     /// The kernel groups of each layer (or step) as boxes and data edges, for the group
-    /// drawing ([`crate::trace::view::fusion_dag`]); indices into `fusion.groups`.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::trace::view::fusion_dag::as_value")]
+    /// drawing ([`crate::view::fusion_dag`]); indices into `fusion.groups`.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::view::fusion_dag::as_value")]
     pub fusion_dag: Option<FusionDag>,
 }
 
@@ -65,7 +65,7 @@ pub struct TraceTime {
 #[derive(Serialize)]
 pub struct TraceJson<'a> {
     #[serde(flatten)]
-    pub summary: &'a crate::trace::TraceSummary,
+    pub summary: &'a crate::TraceSummary,
     #[serde(flatten)]
     pub time: &'a TraceTime,
 }
@@ -74,7 +74,7 @@ pub struct TraceJson<'a> {
 #[derive(Serialize)]
 pub struct CompareJson<'a> {
     #[serde(flatten)]
-    pub comparison: &'a crate::trace::Comparison,
+    pub comparison: &'a crate::Comparison,
     pub gap: &'a super::gap::Gap,
     /// Per side key, how its capture trace was joined (only sides given one).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -164,7 +164,7 @@ pub fn time_report_with(
     }
 }
 
-/// The report as opening a trace gives it (the page's worker, and [`crate::import`]): the
+/// The report as opening a trace gives it (the page's worker, and the `import` crate): the
 /// chip detected, the op table and, by [`add_fusion_with`], the fusion, both with the
 /// execution trace of the run if one is given, so that each is made once.
 pub fn opened_report(
@@ -237,18 +237,19 @@ pub fn add_fusion_searched(
         exec_trace,
         structure,
     };
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-counters"))]
     FUSIONS_MADE.with(|n| n.set(n.get() + 1));
     let (fusion, dag) = fusion_with_dag_searched(side, &options, search);
     time.fusion = Some(fusion);
     time.fusion_dag = dag;
 }
 
-#[cfg(test)]
+// Counted in this crate's tests and where a dependent's tests ask (feature `test-counters`).
+#[cfg(any(test, feature = "test-counters"))]
 thread_local! {
     /// Fusion analyses [`add_fusion_with`] made on this thread: tests check that opening a trace
     /// with its execution trace analyses it once.
-    pub(crate) static FUSIONS_MADE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    pub static FUSIONS_MADE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 impl TraceTime {
@@ -327,7 +328,7 @@ fn unknown_chip_note(seen: &[String]) -> String {
     let names = if seen.is_empty() {
         "no device name".to_string()
     } else {
-        seen.iter().map(|s| format!("\"{}\"", crate::units::ellipsize(s, 60))).collect::<Vec<_>>().join(", ")
+        seen.iter().map(|s| format!("\"{}\"", units::ellipsize(s, 60))).collect::<Vec<_>>().join(", ")
     };
     format!("the trace's devices ({names}) are not a known chip: pick one for the roofline figures")
 }

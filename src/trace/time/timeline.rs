@@ -14,10 +14,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::trace::classify::category::Category;
-use crate::trace::model::TransferKind;
-use crate::trace::summary::{round3, ClassifiedTrace};
-use crate::trace::time::disjoint_spans::DisjointSpans;
+use crate::classify::category::Category;
+use crate::model::TransferKind;
+use crate::summary::{round3, ClassifiedTrace};
+use crate::time::disjoint_spans::DisjointSpans;
 
 /// Sorted, disjoint intervals with the running total of their lengths.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -134,7 +134,7 @@ pub struct StreamedUnion {
 
 impl Default for StreamedUnion {
     fn default() -> Self {
-        Self::with_cap(crate::limits::SUMMARY_ONLY_SPANS)
+        Self::with_cap(limits::SUMMARY_ONLY_SPANS)
     }
 }
 
@@ -263,7 +263,7 @@ pub fn timelines(side: &ClassifiedTrace<'_>) -> Vec<DeviceTimeline> {
         trace.kernels.iter().map(|k| k.device).chain(trace.transfers.iter().map(|t| t.device)).collect();
     devices.sort_unstable();
     devices.dedup();
-    let names = crate::trace::model::platform::device_names(&trace.devices, side.platform.vendor, &devices);
+    let names = crate::model::platform::device_names(&trace.devices, side.platform.vendor, &devices);
     let windows = step_windows(side);
     let mut out: Vec<DeviceTimeline> = devices
         .iter()

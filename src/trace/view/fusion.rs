@@ -3,11 +3,11 @@
 //! as sortable tables. The same figures as `fusionscope trace --json`'s `fusion` key
 //! (`docs/trace-fusion.md`); kept in the core so what the page shows is tested natively.
 
-use crate::draw::chart::{traffic_series, Bar, BarChart, BarRow};
-use crate::table::{Cell, DataTable};
-use crate::trace::fusion::{FusionTotals, KernelGroup, TraceFusion};
-use crate::trace::model::TraceFormat;
-use crate::units::{format_bytes, format_duration_us, format_pct, group_digits, plural};
+use crate::fusion::{FusionTotals, KernelGroup, TraceFusion};
+use crate::model::TraceFormat;
+use draw::chart::{traffic_series, Bar, BarChart, BarRow};
+use table::{Cell, DataTable};
+use units::{format_bytes, format_duration_us, format_pct, group_digits, plural};
 
 /// Kernel groups drawn in the per-group chart (the longest with known bytes).
 pub const CHART_GROUPS: usize = 20;
@@ -298,9 +298,9 @@ pub fn op_times_table(f: &TraceFusion, id: &'static str, title: &str) -> DataTab
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::summary::ClassifiedTrace;
-    use crate::trace::time::report::{add_fusion, recorded_cost, time_report};
-    use crate::trace::{classify, read_trace, summarize};
+    use crate::summary::ClassifiedTrace;
+    use crate::time::report::{add_fusion, recorded_cost, time_report};
+    use crate::{classify, read_trace, summarize};
 
     /// The torch.compile MI300X trace's fusion as opening its file on the page gives it.
     fn compiled() -> TraceFusion {
@@ -309,7 +309,7 @@ mod tests {
 
     /// A trace's fusion as opening its file on the page gives it.
     fn opened(path: &str) -> TraceFusion {
-        let bytes = std::fs::read(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let bytes = std::fs::read(format!("{}/{path}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))).unwrap();
         let trace = read_trace(&bytes).unwrap();
         let side = ClassifiedTrace::new(&trace, &classify);
         let summary = summarize(&trace, None, &classify);
@@ -408,11 +408,11 @@ mod tests {
 
     #[test]
     fn picking_a_chip_re_measures_the_opportunities_as_analysing_with_it_does() {
-        use crate::hardware::preset;
-        use crate::trace::fusion::{analyze, BuiltIn, FusionOptions};
+        use crate::fusion::{analyze, BuiltIn, FusionOptions};
+        use hardware::preset;
         let bytes = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
+            "/../../tests/data/traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"
         ))
         .unwrap();
         let trace = read_trace(&bytes).unwrap();

@@ -1,9 +1,9 @@
 //! The kernel groups of one step or decoder layer as the page draws them with the group DAG of
-//! op graphs ([`crate::draw::group_graph`]): one box per kernel launch, in launch order, listing
+//! op graphs ([`draw::group_graph`]): one box per kernel launch, in launch order, listing
 //! the ops its group ran; one edge per data hand-off between consecutive launches
-//! ([`crate::trace::fusion::flow`]: exact with an execution trace, else inferred from sizes).
+//! ([`crate::fusion::flow`]: exact with an execution trace, else inferred from sizes).
 //!
-//! Which windows: where the structure search ([`crate::trace::structure`]) finds decoder layers,
+//! Which windows: where the structure search ([`crate::structure`]) finds decoder layers,
 //! each layer of the first step of each phase that has them; a phase without layers gives its
 //! first step; a trace without structure gives its first kernels in launch order. Every window
 //! and box count is bounded ([`DAG_WINDOWS`], [`DAG_BOXES`]) and what is left out is counted,
@@ -13,21 +13,21 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::draw::group_graph::{group_drawing, BoxRows, GroupGraph};
-use crate::draw::layout::{longest_path_layers, Layout};
-use crate::limits::LAYER_SEARCH_CELLS;
-use crate::trace::classify::category::Category;
-use crate::trace::fusion::flow::handoff;
-use crate::trace::fusion::groups::Grouping;
-use crate::trace::fusion::{analyze_then, FusionOptions, KernelGroup, TraceFusion};
-use crate::trace::model::intern::NameId;
-use crate::trace::model::Trace;
-use crate::trace::structure::analysis::kernel_categories;
-use crate::trace::structure::layers::Budget;
-use crate::trace::structure::phases::step_layers;
-use crate::trace::structure::steps::StreamView;
-use crate::trace::structure::{analyse, Search, TraceStructure};
-use crate::trace::summary::ClassifiedTrace;
+use crate::classify::category::Category;
+use crate::fusion::flow::handoff;
+use crate::fusion::groups::Grouping;
+use crate::fusion::{analyze_then, FusionOptions, KernelGroup, TraceFusion};
+use crate::model::intern::NameId;
+use crate::model::Trace;
+use crate::structure::analysis::kernel_categories;
+use crate::structure::layers::Budget;
+use crate::structure::phases::step_layers;
+use crate::structure::steps::StreamView;
+use crate::structure::{analyse, Search, TraceStructure};
+use crate::summary::ClassifiedTrace;
+use draw::group_graph::{group_drawing, BoxRows, GroupGraph};
+use draw::layout::{longest_path_layers, Layout};
+use limits::LAYER_SEARCH_CELLS;
 
 /// Windows kept (layers first, phase by phase): a picker of a few dozen entries is still usable,
 /// and a thousand-step trace must not grow its report by a window per step.
@@ -234,7 +234,7 @@ fn dag_of(
 fn first_kernels(n: usize) -> (String, Vec<Span>, usize) {
     let kernels: Vec<usize> = (0..n).collect();
     let span = Span {
-        label: format!("first {} in launch order", crate::units::plural(n.min(DAG_BOXES) as u64, "kernel", "kernels")),
+        label: format!("first {} in launch order", units::plural(n.min(DAG_BOXES) as u64, "kernel", "kernels")),
         kernels,
         phase: None,
         layer: None,
@@ -344,7 +344,7 @@ fn window(grouping: &Grouping, position: &[usize], span: &Span, of_kernel: &FxHa
             DagBox {
                 group: position[inst.group],
                 kernel: grouping.groups[inst.group].kernel.clone(),
-                dur_us: crate::trace::summary::round3(inst.dur),
+                dur_us: crate::summary::round3(inst.dur),
             }
         })
         .collect();
@@ -373,7 +373,7 @@ fn window(grouping: &Grouping, position: &[usize], span: &Span, of_kernel: &FxHa
 /// The lines a group's box lists: its ops; a library kernel that fused several parts under one
 /// op lists the parts; a group without ops says what launched it, or that nothing did.
 pub fn box_lines(g: &KernelGroup) -> Vec<String> {
-    let cut = |s: &str| crate::units::ellipsize(s, BOX_LINE_CHARS);
+    let cut = |s: &str| units::ellipsize(s, BOX_LINE_CHARS);
     if g.ops.len() <= 1 && g.parts.len() >= 2 {
         return g.parts.iter().map(|p| cut(p)).collect();
     }
@@ -425,10 +425,10 @@ pub fn window_svg(
     marked: &[usize],
     selected: Option<usize>,
 ) -> String {
-    use crate::draw::chart::escape_xml;
-    use crate::draw::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
-    use crate::units::{ellipsize, format_bytes};
+    use draw::chart::escape_xml;
+    use draw::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
     use std::fmt::Write;
+    use units::{ellipsize, format_bytes};
     let (_, layout) = window_drawing(w, fusion);
     let mut s = format!(
         r#"<svg class="dag" data-testid="{test_id}" role="group" aria-label="Kernel groups of the window as a data-flow graph" width="{:.0}" height="{:.0}" viewBox="0 0 {:.1} {:.1}"><defs><marker id="trace-dag-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="dag-arrow"/></marker></defs><g class="dag-edges">"#,
@@ -475,10 +475,10 @@ pub fn window_svg(
             p.width,
             p.height,
             escape_xml(&g.kernel),
-            crate::units::format_duration_us(b.dur_us),
+            units::format_duration_us(b.dur_us),
             p.width,
             i + 1,
-            escape_xml(&ellipsize(&crate::trace::classify::name::short_name(&g.kernel, 40), head_chars(i + 1, &fused))),
+            escape_xml(&ellipsize(&crate::classify::name::short_name(&g.kernel, 40), head_chars(i + 1, &fused))),
             BOX_WIDTH - 8.0,
         );
         for (k, line) in lines.iter().take(rows.shown).enumerate() {
@@ -508,9 +508,9 @@ fn head_chars(number: usize, bytes: &str) -> usize {
 /// call and how they were known, parts, launching op, and each op's recorded input dims and
 /// types.
 pub fn box_details_html(w: &DagWindow, fusion: &TraceFusion, i: usize, suffix: &str) -> Option<String> {
-    use crate::draw::chart::escape_xml;
-    use crate::units::{format_bytes, format_duration_us};
+    use draw::chart::escape_xml;
     use std::fmt::Write;
+    use units::{format_bytes, format_duration_us};
     let b = w.boxes.get(i)?;
     let g = fusion.groups.get(b.group)?;
     let known = |x: Option<u64>| x.map_or_else(|| "unknown".to_string(), format_bytes);
@@ -518,10 +518,10 @@ pub fn box_details_html(w: &DagWindow, fusion: &TraceFusion, i: usize, suffix: &
     let mut s = format!(
         r#"<section class="op-details" aria-live="polite" data-testid="dag-box-details{suffix}"><h3>Kernel {} of the window: {}</h3><p>{} ({}); {} in the trace, {} in all, this call {}.</p><p data-testid="dag-box-bytes{suffix}">Per call: fused {}, unfused {}, fusion saved {}. Known from: {}{}.</p>"#,
         i + 1,
-        escape_xml(&crate::trace::classify::name::short_name(&g.kernel, 80)),
+        escape_xml(&crate::classify::name::short_name(&g.kernel, 80)),
         g.kind.id(),
         g.category,
-        crate::units::plural(g.calls, "call", "calls"),
+        units::plural(g.calls, "call", "calls"),
         format_duration_us(g.time_us),
         format_duration_us(b.dur_us),
         known(g.fused_bytes_per_call),

@@ -1,13 +1,13 @@
 //! Two traces' kernel groups of the aligned layer, side by side: which window of each side's
 //! group drawing ([`super::fusion_dag`]) is the layer the comparison aligned
-//! ([`crate::trace::compare::LayerAlignment`]), each side's traffic for one pass of it (unfused
+//! ([`crate::compare::LayerAlignment`]), each side's traffic for one pass of it (unfused
 //! vs fused, the launches whose bytes are known), and which boxes each fusion difference the
 //! comparison found names, so the page can mark them. Pure, so the pairing is tested natively.
 
-use crate::draw::chart::{traffic_series, Bar, BarChart, BarRow};
-use crate::trace::compare::Comparison;
-use crate::trace::fusion::TraceFusion;
-use crate::units::plural;
+use crate::compare::Comparison;
+use crate::fusion::TraceFusion;
+use draw::chart::{traffic_series, Bar, BarChart, BarRow};
+use units::plural;
 
 use super::fusion_dag::{DagWindow, FusionDag};
 

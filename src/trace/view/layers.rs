@@ -3,13 +3,13 @@
 //! phase), each phase's decoder layer kernel by kernel, and for two traces the layers aligned
 //! side by side with the differences marked.
 
-use crate::draw::chart::{escape_xml, svg_start};
-use crate::table::{Cell, DataTable};
-use crate::units::{format_duration_us, group_digits, plural};
+use draw::chart::{escape_xml, svg_start};
+use table::{Cell, DataTable};
+use units::{format_duration_us, group_digits, plural};
 
 use super::kernel_cell;
-use crate::trace::compare::LayerAlignment;
-use crate::trace::structure::{LayerKernel, Structure};
+use crate::compare::LayerAlignment;
+use crate::structure::{LayerKernel, Structure};
 
 /// Phase colours of the step strip, in phase order (repeating past the fourth).
 const PHASE_COLORS: [&str; 4] = ["#d9822b", "#2f81f7", "#3fb950", "#a371f7"];
@@ -171,12 +171,12 @@ pub fn alignment_table(alignments: &[LayerAlignment], keys: [&str; 2]) -> DataTa
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::summarize;
-    use crate::trace::synthetic::serving::{write_serving_trace, ServingSpec};
-    use crate::trace::synthetic::Flavor;
-    use crate::trace::{classify, compare, read_trace, Input};
+    use crate::summarize;
+    use crate::synthetic::serving::{write_serving_trace, ServingSpec};
+    use crate::synthetic::Flavor;
+    use crate::{classify, compare, read_trace, Input};
 
-    fn summary_of(spec: &ServingSpec) -> (crate::trace::Trace, crate::trace::TraceSummary) {
+    fn summary_of(spec: &ServingSpec) -> (crate::Trace, crate::TraceSummary) {
         let mut bytes = Vec::new();
         write_serving_trace(&mut bytes, spec).unwrap();
         let trace = read_trace(&bytes).unwrap();

@@ -15,9 +15,9 @@ pub mod layers;
 pub mod ranks;
 pub mod time;
 
-use crate::draw::chart::{escape_xml, svg_start};
-use crate::table::{markdown_text, Cell, DataTable};
-use crate::units::{format_duration_us, format_pct, group_digits, positive_zero};
+use draw::chart::{escape_xml, svg_start};
+use table::{markdown_text, Cell, DataTable};
+use units::{format_duration_us, format_pct, group_digits, positive_zero};
 
 use super::classify::name::short_name;
 use super::classify::{rules, Pattern, Scope};
@@ -43,7 +43,7 @@ pub fn platform_line(p: &PlatformEntry) -> String {
         "{}{how} on {}: {}, GPU time {}",
         p.vendor,
         if p.devices.is_empty() { "no device".to_string() } else { p.devices.join(", ") },
-        crate::units::plural(p.kernels as u64, "kernel", "kernels"),
+        units::plural(p.kernels as u64, "kernel", "kernels"),
         format_duration_us(p.gpu_time_us)
     );
     if p.memcpy.count + p.memset.count > 0 && p.kernel_time_us > 0.0 {
@@ -55,7 +55,7 @@ pub fn platform_line(p: &PlatformEntry) -> String {
                 "; {what} {} ({}, {})",
                 group_digits(t.count),
                 format_duration_us(t.time_us),
-                crate::units::format_bytes(t.bytes)
+                units::format_bytes(t.bytes)
             );
         }
     }
@@ -428,8 +428,8 @@ pub fn comparison_markdown(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::SortBy;
-    use crate::trace::{classify, compare, read_trace, summarize, Input};
+    use crate::{classify, compare, read_trace, summarize, Input};
+    use table::SortBy;
 
     #[test]
     fn rules_table_lists_every_rule_in_trial_order() {
@@ -463,8 +463,8 @@ mod tests {
         assert!(notes.text.chars().count() <= RULE_TEXT_WIDTH && notes.exact.len() > notes.text.len());
     }
 
-    fn load(rel: &str) -> crate::trace::Trace {
-        let path = format!("{}/tests/data/traces/{rel}", env!("CARGO_MANIFEST_DIR"));
+    fn load(rel: &str) -> crate::Trace {
+        let path = format!("{}/tests/data/traces/{rel}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
         read_trace(&std::fs::read(&path).unwrap()).unwrap()
     }
 

@@ -10,10 +10,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::draw::chart::{escape_xml, svg_start};
-use crate::table::{Cell, Column, DataTable};
-use crate::trace::ranks::job::JobReport;
-use crate::units::{format_duration_us, format_pct};
+use crate::ranks::job::JobReport;
+use draw::chart::{escape_xml, svg_start};
+use table::{Cell, Column, DataTable};
+use units::{format_duration_us, format_pct};
 
 use super::time::TIMELINE_PARTS;
 
@@ -148,7 +148,7 @@ pub fn ranks_headline(r: &JobReport) -> String {
     let mut line = format!(
         "{} ranks of one job ({world}); {} collectives matched across them",
         r.ranks.len(),
-        crate::units::group_digits(r.collectives.len() as u64)
+        units::group_digits(r.collectives.len() as u64)
     );
     match r.stragglers.first() {
         Some(s) => {
@@ -206,7 +206,7 @@ pub fn rank_table(r: &JobReport) -> DataTable {
     );
     for e in &r.ranks {
         let tl = e.timeline.as_ref();
-        let f = |g: fn(&crate::trace::time::timeline::Timeline) -> f64| opt_micros(tl.map(g));
+        let f = |g: fn(&crate::time::timeline::Timeline) -> f64| opt_micros(tl.map(g));
         t.rows.push(vec![
             Cell::count(u64::from(e.rank)),
             Cell::text(e.file.clone()),
@@ -230,7 +230,7 @@ pub fn rank_table(r: &JobReport) -> DataTable {
 pub fn collectives_table(r: &JobReport) -> DataTable {
     let mut t = DataTable::new(
         COLLECTIVES_TABLE,
-        format!("Collectives matched across ranks ({})", crate::units::group_digits(r.collectives.len() as u64)),
+        format!("Collectives matched across ranks ({})", units::group_digits(r.collectives.len() as u64)),
         &[
             ("group", false),
             ("seq", true),
@@ -389,9 +389,9 @@ pub fn strips_svg(rows: &[StripRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::classify;
-    use crate::trace::ranks::synthetic::SyntheticJob;
-    use crate::trace::ranks::{job_report, read_rank};
+    use crate::classify;
+    use crate::ranks::synthetic::SyntheticJob;
+    use crate::ranks::{job_report, read_rank};
 
     fn synthetic() -> (SyntheticJob, JobReport) {
         let job = SyntheticJob::small();

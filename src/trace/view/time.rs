@@ -1,14 +1,14 @@
 //! Where the time goes, as tables (the page, its exports and the command line draw the same
 //! ones): the GPU timeline, the per-op table and the gap between two traces.
 
-use crate::table::{Cell, DataTable};
-use crate::units::{format_duration_us, format_pct, group_digits};
+use table::{Cell, DataTable};
+use units::{format_duration_us, format_pct, group_digits};
 
-use crate::trace::capture::CaptureReport;
-use crate::trace::time::gap::Gap;
-use crate::trace::time::op_table::{Bound, OpRow, ShapesFrom};
-use crate::trace::time::report::TraceTime;
-use crate::trace::time::timeline::Timeline;
+use crate::capture::CaptureReport;
+use crate::time::gap::Gap;
+use crate::time::op_table::{Bound, OpRow, ShapesFrom};
+use crate::time::report::TraceTime;
+use crate::time::timeline::Timeline;
 
 /// Widest input-dims text shown in a cell (the exact value keeps it whole).
 const DIMS_WIDTH: usize = 48;
@@ -340,7 +340,7 @@ pub(crate) const TIMELINE_PARTS: [(&str, &str); 4] = [
 /// split into computation, exposed communication, exposed memcpy and idle time: the four parts
 /// add up to the window (busy = computation ∪ communication ∪ memcpy), so each bar is 100 %.
 pub fn timeline_chart(r: &TraceTime) -> String {
-    use crate::draw::chart::{escape_xml, svg_start};
+    use draw::chart::{escape_xml, svg_start};
     const LABEL_W: f64 = 200.0;
     const BAR_W: f64 = 460.0;
     const ROW: f64 = 22.0;
@@ -362,7 +362,7 @@ pub fn timeline_chart(r: &TraceTime) -> String {
             "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"currentColor\">{}</text>",
             LABEL_W - 6.0,
             y + 13.0,
-            escape_xml(&crate::units::ellipsize(label, 30))
+            escape_xml(&units::ellipsize(label, 30))
         ));
         let parts = [w.computation_us, w.exposed_communication_us, w.exposed_memcpy_us, w.idle_us];
         let mut x = LABEL_W;
@@ -400,8 +400,8 @@ pub struct RooflineSide<'a> {
 /// The op roofline: one roof per side's chip and one point per row with a model and time (x
 /// FLOP/byte, y achieved FLOP/s); the tooltip names the op, its dims and figures. `None` when
 /// no side has a chip.
-pub fn op_roofline(sides: &[RooflineSide<'_>]) -> Option<crate::draw::roofline::RooflinePlot> {
-    use crate::draw::roofline::{PlotPoint, Roof, RooflinePlot};
+pub fn op_roofline(sides: &[RooflineSide<'_>]) -> Option<draw::roofline::RooflinePlot> {
+    use draw::roofline::{PlotPoint, Roof, RooflinePlot};
     let mut plot = RooflinePlot { noun: "ops", ..Default::default() };
     let single = sides.len() == 1;
     for side in sides {
@@ -442,10 +442,8 @@ pub fn op_roofline(sides: &[RooflineSide<'_>]) -> Option<crate::draw::roofline::
         }
     }
     if single {
-        plot.legend = vec![
-            ("memory-bound op".into(), crate::draw::roofline::BLUE),
-            ("compute-bound op".into(), crate::draw::roofline::ORANGE),
-        ];
+        plot.legend =
+            vec![("memory-bound op".into(), draw::roofline::BLUE), ("compute-bound op".into(), draw::roofline::ORANGE)];
     }
     // Roofs without a point are no chart: `no_roofline_statement` says why instead.
     (!plot.roofs.is_empty() && !plot.points.is_empty()).then_some(plot)
@@ -490,18 +488,18 @@ pub fn no_roofline_statement(r: &TraceTime) -> String {
 
 fn bound_color(b: Option<Bound>) -> &'static str {
     match b {
-        Some(Bound::Compute) => crate::draw::roofline::ORANGE,
-        _ => crate::draw::roofline::BLUE,
+        Some(Bound::Compute) => draw::roofline::ORANGE,
+        _ => draw::roofline::BLUE,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::exec_trace::parse_exec_trace;
-    use crate::trace::summary::ClassifiedTrace;
-    use crate::trace::time::report::{add_fusion_with, recorded_cost, time_report_with};
-    use crate::trace::{classify, read_trace};
+    use crate::exec_trace::parse_exec_trace;
+    use crate::summary::ClassifiedTrace;
+    use crate::time::report::{add_fusion_with, recorded_cost, time_report_with};
+    use crate::{classify, read_trace};
 
     #[test]
     fn the_coverage_line_names_the_execution_trace_that_gave_one_row_its_shapes() {

@@ -20,7 +20,7 @@
 //! ROCm's `.kd` descriptor suffix is named an AMD GPU.
 //!
 //! ```
-//! use fusionscope::trace::xla_json::read_xla_json;
+//! use fusionscope_trace::xla_json::read_xla_json;
 //! let text = br#"{"displayTimeUnit":"ns","traceEvents":[
 //!   {"ph":"M","pid":1,"name":"process_name","args":{"name":"/device:GPU:0"}},
 //!   {"ph":"M","pid":1,"tid":7,"name":"thread_name","args":{"name":"Stream #7(Kernel)"}},
@@ -44,7 +44,7 @@ use super::read::inflate::Inflate;
 use super::read::{EventSink, TraceHeader};
 use super::xplane::{gpu_number, line_kind, LineKind, StreamEvent};
 use super::TraceError;
-use crate::limits::TRACE_NAME_BYTES;
+use limits::TRACE_NAME_BYTES;
 
 /// One element of `traceEvents`, leniently: a field of another type reads as absent.
 #[derive(Deserialize)]
@@ -330,7 +330,7 @@ pub fn looks_like_xla_json(head: &[u8], top_level_keys: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::model::TransferKind;
+    use crate::model::TransferKind;
 
     /// The top-level keys of a JSON object, as detection scans them from a file's head.
     fn top_level_keys(text: &[u8]) -> Vec<String> {

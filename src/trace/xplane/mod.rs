@@ -32,9 +32,9 @@ use super::model::intern::NameTable;
 use super::model::{CpuOp, DeviceProperties, Kernel, RecordedShapes, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::{GatherError, Gathered};
 use super::read::{EventSink, TraceHeader};
-use crate::limits::{TRACE_NAME_BYTES, XPLANE_BYTES};
-use crate::units::{format_bytes, group_digits};
+use limits::{TRACE_NAME_BYTES, XPLANE_BYTES};
 use proto::{Value, XPlane, XSpace};
+use units::{format_bytes, group_digits};
 
 /// Why an XLA profile could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -4,8 +4,8 @@
 
 use yew::prelude::*;
 
-use crate::page::time_model::LoadedCalibration;
-use crate::web::components::plain_table::PlainTable;
+use crate::components::plain_table::PlainTable;
+use page::time_model::LoadedCalibration;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

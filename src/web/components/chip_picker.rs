@@ -2,7 +2,7 @@
 
 use yew::prelude::*;
 
-use crate::hardware::ChipChoice;
+use hardware::ChipChoice;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -1,16 +1,16 @@
-//! A table ([`crate::table::DataTable`]) drawn virtualised: every row is sortable (click a
+//! A table ([`table::DataTable`]) drawn virtualised: every row is sortable (click a
 //! column header) and filterable (the text box), but only the rows in view plus a margin are in
-//! the page ([`crate::table::window::row_window`]), with blank rows of the right height above and
+//! the page ([`table::window::row_window`]), with blank rows of the right height above and
 //! below, so that 100,000 rows scroll as smoothly as 100. The header stays at the top of the
 //! scroll box; the box scrolls with the keyboard (it takes focus), and rows that can be opened
 //! (`on_activate`) take focus and open on Enter.
 
 use yew::prelude::*;
 
-use crate::page::Shared;
-use crate::table::window::row_window;
-use crate::table::{DataTable, SortBy};
-use crate::units::group_digits;
+use page::Shared;
+use table::window::row_window;
+use table::{DataTable, SortBy};
+use units::group_digits;
 
 /// Height of every body row in pixels (the stylesheet's `.data-table tbody tr` says the same).
 pub const ROW_HEIGHT: f64 = 28.0;

@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use crate::web::browser;
+use crate::browser;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -3,14 +3,14 @@
 
 use yew::prelude::*;
 
-use crate::page::Shared;
+use page::Shared;
 
-use crate::draw::chart::{group_traffic_chart, total_traffic_chart};
-use crate::fusion::analysis::report_json_text;
-use crate::fusion::summary::{groups_table, markdown_report, totals_table};
-use crate::fusion::AnalysisReport;
+use draw::chart::{group_traffic_chart, total_traffic_chart};
+use fusion::analysis::report_json_text;
+use fusion::summary::{groups_table, markdown_report, totals_table};
+use fusion::AnalysisReport;
 
-use crate::web::browser;
+use crate::browser;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -2,17 +2,17 @@
 //! per kernel launch listing the ops its group ran, arrows for the tensors handed from one launch
 //! to the next. A picker chooses the layer or step; clicking a box shows its group's tensors,
 //! bytes per call, calls, time and how they were known. The windows, boxes and edges are the
-//! core's ([`crate::trace::view::fusion_dag`], computed in the worker); this only draws them.
+//! core's ([`trace::view::fusion_dag`], computed in the worker); this only draws them.
 
 use yew::prelude::*;
 
-use crate::page::Shared;
-use crate::trace::classify::name::short_name;
-use crate::trace::compare::Comparison;
-use crate::trace::fusion::TraceFusion;
-use crate::trace::view::fusion_dag::{box_details_html, window_svg, FusionDag, DAG_BOXES};
-use crate::trace::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
-use crate::units::{group_digits, plural};
+use page::Shared;
+use trace::classify::name::short_name;
+use trace::compare::Comparison;
+use trace::fusion::TraceFusion;
+use trace::view::fusion_dag::{box_details_html, window_svg, FusionDag, DAG_BOXES};
+use trace::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
+use units::{group_digits, plural};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

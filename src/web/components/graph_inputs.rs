@@ -6,15 +6,15 @@ use yew::prelude::*;
 
 use super::model_form::ModelFormView;
 use super::transformer_form::TransformerFormView;
-use crate::hardware::ChipChoice;
-use crate::page::form::transformer::TransformerField;
-use crate::page::form::WorkloadField;
-use crate::page::{Source, State};
-use crate::workload::{ModelChoice, Phase};
+use hardware::ChipChoice;
+use page::form::transformer::TransformerField;
+use page::form::WorkloadField;
+use page::{Source, State};
+use workload::{ModelChoice, Phase};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub state: crate::page::Shared<State>,
+    pub state: page::Shared<State>,
     pub on_transformer_field: Callback<(TransformerField, String)>,
     pub on_reset_transformer: Callback<()>,
     pub on_show_model: Callback<()>,

@@ -4,10 +4,10 @@
 
 use yew::prelude::*;
 
-use crate::fusion::tables::groups_table;
-use crate::fusion::AnalysisReport;
-use crate::page::Shared;
-use crate::units::{format_bytes, format_pct};
+use fusion::tables::groups_table;
+use fusion::AnalysisReport;
+use page::Shared;
+use units::{format_bytes, format_pct};
 
 use super::data_table::DataTableView;
 

@@ -5,18 +5,18 @@
 
 use yew::prelude::*;
 
-use crate::units::format_flops;
-use crate::hardware::{Chip, ChipChoice};
-use crate::page::form::model::ModelForm;
-use crate::page::form::{NumberField, WorkloadField};
-use crate::units::group_digits;
-use crate::workload::report::{model_report, op_table};
-use crate::workload::{model_names, ModelChoice, Phase, Workload};
+use hardware::{Chip, ChipChoice};
+use page::form::model::ModelForm;
+use page::form::{NumberField, WorkloadField};
+use units::format_flops;
+use units::group_digits;
+use workload::report::{model_report, op_table};
+use workload::{model_names, ModelChoice, Phase, Workload};
 
-use crate::page::Shared;
-use crate::web::browser;
-use crate::web::components::chip_picker::ChipPicker;
-use crate::web::components::number_input::{number_inputs, NumberInputs};
+use crate::browser;
+use crate::components::chip_picker::ChipPicker;
+use crate::components::number_input::{number_inputs, NumberInputs};
+use page::Shared;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -1,11 +1,11 @@
-//! The whole-number inputs of a form ([`crate::page::form`]), drawn the same in every form: a
+//! The whole-number inputs of a form ([`page::form`]), drawn the same in every form: a
 //! label, a text input that keeps what was typed (so a bad value can be quoted back), marked
 //! invalid while the form's message is about it. A function rather than a function component:
 //! it holds no state, and each component type is code in the page's first download.
 
 use yew::prelude::*;
 
-use crate::page::form::{input_id, NumberField, Numbers};
+use page::form::{input_id, NumberField, Numbers};
 
 /// The inputs to draw and what typing in them does.
 pub struct NumberInputs<F: NumberField> {

@@ -4,10 +4,10 @@
 
 use yew::prelude::*;
 
-use crate::optrace::view::{case_table, headline, report_json, unmapped_table};
-use crate::optrace::OptraceReport;
-use crate::page::Shared;
-use crate::table::DataTable;
+use optrace::view::{case_table, headline, report_json, unmapped_table};
+use optrace::OptraceReport;
+use page::Shared;
+use table::DataTable;
 
 use super::data_table::DataTableView;
 use super::download_button::DownloadButton;

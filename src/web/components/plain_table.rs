@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use crate::table::{Align, Table};
+use table::{Align, Table};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

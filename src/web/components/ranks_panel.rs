@@ -6,12 +6,12 @@
 
 use yew::prelude::*;
 
-use crate::page::Shared;
-use crate::table::DataTable;
-use crate::trace::view::ranks::{strips_svg, RanksDrawn, RANKS_TABLE};
+use page::Shared;
+use table::DataTable;
+use trace::view::ranks::{strips_svg, RanksDrawn, RANKS_TABLE};
 
 use super::share_link::ShareLink;
-use crate::web::browser;
+use crate::browser;
 
 use super::data_table::DataTableView;
 
@@ -73,7 +73,7 @@ pub fn ranks_panel(props: &Props) -> Html {
             if d.trimmed {
                 <p class="hint" data-testid="trimmed-note">{ format!(
                     "Opened from a share link, which carries the figures without the traces: the collectives table keeps the {} with the largest start skew. Open the rank files for every collective and to open a rank's trace.",
-                    crate::share::SHARED_COLLECTIVE_ROWS) }</p>
+                    share::SHARED_COLLECTIVE_ROWS) }</p>
             }
             <p class="headline" data-testid="ranks-headline">{ d.headline.clone() }</p>
             <p class="hint">{ "Click a rank's strip or row to open its trace." }</p>

@@ -2,8 +2,8 @@
 
 use yew::prelude::*;
 
-use crate::page::Reading;
-use crate::units::{format_bytes, format_duration_us};
+use page::Reading;
+use units::{format_bytes, format_duration_us};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -12,12 +12,12 @@ use super::share_link::ShareLink;
 use super::summary::Summary;
 use super::time_panel::TimePanel;
 use super::traffic_chart::{ChartKind, TrafficChart};
-use crate::hardware::ChipChoice;
-use crate::page::{Source, State};
+use hardware::ChipChoice;
+use page::{Source, State};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub state: crate::page::Shared<State>,
+    pub state: page::Shared<State>,
     pub make_fragment: Callback<(), Result<String, String>>,
     pub on_select: Callback<Option<usize>>,
     pub on_chip: Callback<ChipChoice>,

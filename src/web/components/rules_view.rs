@@ -1,13 +1,13 @@
-//! The trace classifier's rules ([`crate::trace::view::rules_table`]) as a table, with a box
+//! The trace classifier's rules ([`trace::view::rules_table`]) as a table, with a box
 //! that says which rule classifies a kernel name: typed in, or sent by clicking a kernel row of
 //! the trace tables (`kernel`). The rule that decides is marked in the table.
 
 use yew::prelude::*;
 
-use crate::page::Shared;
-use crate::table::DataTable;
-use crate::trace::classify;
-use crate::trace::view::{component_list, rules_table};
+use page::Shared;
+use table::DataTable;
+use trace::classify;
+use trace::view::{component_list, rules_table};
 
 use super::data_table::DataTableView;
 

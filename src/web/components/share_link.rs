@@ -1,11 +1,11 @@
 //! The share button: makes a link whose fragment holds the page's state (see
-//! [`crate::share`]), copies it, shows it and its size.
+//! [`share`]), copies it, shows it and its size.
 
 use yew::prelude::*;
 
-use crate::units::{format_bytes, group_digits};
+use units::{format_bytes, group_digits};
 
-use crate::web::browser;
+use crate::browser;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -5,17 +5,17 @@
 
 use yew::prelude::*;
 
-use crate::hardware::{preset, preset_names};
-use crate::page::form::sim::SetupForm;
-use crate::page::form::{NumberField, WorkloadField};
-use crate::page::Shared;
-use crate::page::SimView;
-use crate::simcsv::view::{comparison_table, groups_table, headline, DOCS_NOTE};
-use crate::simcsv::{side_by_side, SideBySide};
-use crate::table::DataTable;
-use crate::units::group_digits;
-use crate::web::components::number_input::{number_inputs, NumberInputs};
-use crate::workload::{model_names, Phase};
+use crate::components::number_input::{number_inputs, NumberInputs};
+use hardware::{preset, preset_names};
+use page::form::sim::SetupForm;
+use page::form::{NumberField, WorkloadField};
+use page::Shared;
+use page::SimView;
+use simcsv::view::{comparison_table, groups_table, headline, DOCS_NOTE};
+use simcsv::{side_by_side, SideBySide};
+use table::DataTable;
+use units::group_digits;
+use workload::{model_names, Phase};
 
 use super::data_table::DataTableView;
 use super::download_button::DownloadButton;
@@ -32,7 +32,7 @@ pub struct Props {
 }
 
 /// The side-by-side of a form, or why there is none.
-fn compared(table: &crate::simcsv::SimTable, form: &SetupForm) -> Result<(SideBySide, Shared<DataTable>), String> {
+fn compared(table: &simcsv::SimTable, form: &SetupForm) -> Result<(SideBySide, Shared<DataTable>), String> {
     let setup = form.setup()?;
     let s = side_by_side(table, &setup).map_err(|e| format!("Our side cannot be built: {e}."))?;
     let t = Shared::new(comparison_table(&s));

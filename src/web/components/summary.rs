@@ -2,10 +2,10 @@
 
 use yew::prelude::*;
 
-use crate::page::Shared;
+use page::Shared;
 
-use crate::fusion::AnalysisReport;
-use crate::units::{format_bytes, format_pct, group_digits};
+use fusion::AnalysisReport;
+use units::{format_bytes, format_pct, group_digits};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

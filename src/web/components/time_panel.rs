@@ -5,22 +5,22 @@
 
 use yew::prelude::*;
 
-use crate::calib::CalibrationProfile;
-use crate::fusion::{Analysis, OpGraph};
-use crate::units::format_flops;
-use crate::hardware::{
+use calib::CalibrationProfile;
+use fusion::{Analysis, OpGraph};
+use hardware::{
     apply_calibration, estimate_repeated, group_time_table, roofline_chart, CalibrationSummary, Chip, ChipChoice,
     TimeReport,
 };
-use crate::table::Table;
-use crate::units::{format_duration_us, group_digits};
-use crate::workload::Workload;
+use table::Table;
+use units::format_flops;
+use units::{format_duration_us, group_digits};
+use workload::Workload;
 
-use crate::page::time_model::TimeModel;
-use crate::page::Shared;
-use crate::web::browser;
-use crate::web::components::chip_picker::ChipPicker;
-use crate::web::components::plain_table::PlainTable;
+use crate::browser;
+use crate::components::chip_picker::ChipPicker;
+use crate::components::plain_table::PlainTable;
+use page::time_model::TimeModel;
+use page::Shared;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -4,8 +4,8 @@
 
 use yew::prelude::*;
 
-use crate::page::{LoadedTrace, PairSide};
-use crate::units::group_digits;
+use page::{LoadedTrace, PairSide};
+use units::group_digits;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -1,33 +1,33 @@
-//! The trace view: one Kineto trace's summary, or two traces compared. The platforms, the
+//! The trace view: one trace's summary, or two traces compared. The platforms, the
 //! category chart (SVG from the core), the tables and the exports.
 
 use std::rc::Rc;
 
 use yew::prelude::*;
 
-use crate::hardware::gpu_preset_names;
-use crate::page::Shared;
-use crate::page::TraceView;
-use crate::table::DataTable;
-use crate::trace::compare::Comparison;
-use crate::trace::fusion::TraceFusion;
-use crate::trace::model::TraceFormat;
-use crate::trace::time::report::{CompareJson, TraceJson, TraceTime};
-use crate::trace::view::fusion::{
+use crate::browser;
+use hardware::gpu_preset_names;
+use page::Shared;
+use page::TraceView;
+use table::DataTable;
+use trace::compare::Comparison;
+use trace::fusion::TraceFusion;
+use trace::model::TraceFormat;
+use trace::time::report::{CompareJson, TraceJson, TraceTime};
+use trace::view::fusion::{
     exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
     op_times_table, opportunities_table, reprediction_line,
 };
-use crate::trace::view::fusion_dag::FusionDag;
-use crate::trace::view::layers::{alignment_table, layer_table, phase_table, step_strip};
-use crate::trace::view::time::{
+use trace::view::fusion_dag::FusionDag;
+use trace::view::layers::{alignment_table, layer_table, phase_table, step_strip};
+use trace::view::time::{
     capture_line, coverage_line, gap_headline, gap_table, no_roofline_statement, op_roofline, op_table_view,
     timeline_chart, timeline_table, unattributed_table, RooflineSide,
 };
-use crate::trace::view::{
+use trace::view::{
     category_chart, comparison_chart, comparison_markdown, comparison_tables, platform_line, side_label,
     summary_markdown, summary_tables,
 };
-use crate::web::browser;
 
 use super::data_table::DataTableView;
 use super::fusion_dag_view::{FusionDagView, FusionPairView};
@@ -128,13 +128,13 @@ fn stem(file: &str) -> String {
 
 /// The summary's tables; from a shortened share link, the kernel table says it lists only
 /// each category's longest kernels, and the per-category name count (no longer known) goes.
-fn shared_summary_tables(summary: &crate::trace::TraceSummary, trimmed: bool) -> Vec<Shared<DataTable>> {
+fn shared_summary_tables(summary: &trace::TraceSummary, trimmed: bool) -> Vec<Shared<DataTable>> {
     let mut tables = summary_tables(summary);
     if trimmed {
         tables[0] = tables[0].clone().without_column("names");
         tables[1].title = format!(
             "Longest kernels of each category (up to {} per category in a share link)",
-            crate::share::SHARED_KERNELS_PER_CATEGORY
+            share::SHARED_KERNELS_PER_CATEGORY
         );
     }
     tables.into_iter().map(Shared::new).collect()
@@ -152,10 +152,7 @@ fn chip_line(time: &TraceTime) -> (String, Option<String>) {
 
 /// The GPU preset named `name`, if it is one.
 fn preset_key(name: &str) -> Option<String> {
-    gpu_preset_names()
-        .into_iter()
-        .find(|k| crate::hardware::preset(k).is_ok_and(|c| c.name == name))
-        .map(str::to_string)
+    gpu_preset_names().into_iter().find(|k| hardware::preset(k).is_ok_and(|c| c.name == name)).map(str::to_string)
 }
 
 fn drawn(view: &TraceView) -> Drawn {
@@ -238,8 +235,8 @@ fn drawn(view: &TraceView) -> Drawn {
                 tables.push(Shared::new(gap_table(&g.gap, [k0, k1])));
                 if let Some([t0, t1]) = &g.times {
                     let sides = [
-                        RooflineSide { label: k0, time: t0, color: crate::draw::roofline::BLUE },
-                        RooflineSide { label: k1, time: t1, color: crate::draw::roofline::ORANGE },
+                        RooflineSide { label: k0, time: t0, color: draw::roofline::BLUE },
+                        RooflineSide { label: k1, time: t1, color: draw::roofline::ORANGE },
                     ];
                     match op_roofline(&sides) {
                         Some(plot) => time_charts.push((
@@ -338,7 +335,7 @@ fn drawn(view: &TraceView) -> Drawn {
 }
 
 /// The fusion headline and re-prediction of one trace (`key` names the side of a comparison).
-fn fusion_lines(f: &crate::trace::fusion::TraceFusion, key: &str) -> Vec<(String, String)> {
+fn fusion_lines(f: &trace::fusion::TraceFusion, key: &str) -> Vec<(String, String)> {
     let (id, prefix) = match key {
         "" => (String::new(), String::new()),
         k => (format!("-{k}"), format!("{k}: ")),
@@ -470,7 +467,7 @@ pub fn trace_panel(props: &Props) -> Html {
                             <option value="" selected={key.is_none()}>{ "—" }</option>
                             { for gpu_preset_names().into_iter().map(|k| html! {
                                 <option value={k} selected={key.as_deref() == Some(k)}>
-                                    { crate::hardware::preset(k).map(|c| c.name).unwrap_or_default() }
+                                    { hardware::preset(k).map(|c| c.name).unwrap_or_default() }
                                 </option>
                             }) }
                         </select>

@@ -1,12 +1,12 @@
-//! A traffic bar chart: the core draws the SVG ([`crate::draw::chart`]) and the page shows exactly
+//! A traffic bar chart: the core draws the SVG ([`draw::chart`]) and the page shows exactly
 //! that document, so what is exported is what is seen. The SVG is only redrawn when the
 //! analysis changes.
 
 use yew::prelude::*;
 
-use crate::draw::chart::{group_traffic_chart, total_traffic_chart};
-use crate::fusion::AnalysisReport;
-use crate::page::Shared;
+use draw::chart::{group_traffic_chart, total_traffic_chart};
+use fusion::AnalysisReport;
+use page::Shared;
 
 /// Which chart of an analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

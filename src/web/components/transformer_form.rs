@@ -3,8 +3,8 @@
 use yew::prelude::*;
 
 use super::number_input::{number_inputs, NumberInputs};
-use crate::page::form::transformer::{TransformerField, TransformerForm, ID_PREFIX};
-use crate::page::form::{input_id, NumberField};
+use page::form::transformer::{TransformerField, TransformerForm, ID_PREFIX};
+use page::form::{input_id, NumberField};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

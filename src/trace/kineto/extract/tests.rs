@@ -6,8 +6,8 @@ use std::io::Read;
 use proptest::prelude::*;
 
 use super::event;
-use crate::trace::kineto::raw::RawEvent;
-use crate::trace::kineto::scan::{Item, ScanError, Scanner};
+use crate::kineto::raw::RawEvent;
+use crate::kineto::scan::{Item, ScanError, Scanner};
 
 /// Compares the extractor with serde on `bytes`: if the extractor answers, serde must accept the
 /// bytes and read the same event (compared through `Debug`, which tells `-0.0` from `0.0`).
@@ -173,7 +173,7 @@ fn malformed_events_are_serdes_to_reject() {
 /// agrees with serde.
 #[test]
 fn answers_every_event_of_the_real_traces_as_serde_does() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces");
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("tests/data/traces");
     let mut files = Vec::new();
     for vendor in ["amd", "nvidia"] {
         for entry in std::fs::read_dir(dir.join(vendor)).unwrap() {
@@ -389,11 +389,11 @@ proptest! {
 
 // ---- The one-pass read (events offered where they start) against the two-pass one.
 
-use crate::trace::kineto::event::Builder;
-use crate::trace::kineto::scan::ScanLimits;
-use crate::trace::kineto::TraceError;
-use crate::trace::model::Trace;
-use crate::trace::read::{EventSink, TraceHeader};
+use crate::kineto::event::Builder;
+use crate::kineto::scan::ScanLimits;
+use crate::kineto::TraceError;
+use crate::model::Trace;
+use crate::read::{EventSink, TraceHeader};
 
 /// Reads `text` in `chunk`-byte slices under `limits`, either as the reader does (events
 /// offered to the builder, read in one pass where they can be) or the two-pass way (every event
@@ -410,10 +410,10 @@ struct GpuSide(Trace);
 impl EventSink for GpuSide {
     type Output = Trace;
     const CPU_SIDE: bool = false;
-    fn kernel(&mut self, names: &crate::trace::model::intern::NameTable, kernel: crate::trace::model::Kernel) {
+    fn kernel(&mut self, names: &crate::model::intern::NameTable, kernel: crate::model::Kernel) {
         self.0.kernel(names, kernel);
     }
-    fn transfer(&mut self, names: &crate::trace::model::intern::NameTable, transfer: crate::trace::model::Transfer) {
+    fn transfer(&mut self, names: &crate::model::intern::NameTable, transfer: crate::model::Transfer) {
         self.0.transfer(names, transfer);
     }
     fn finish(self, header: TraceHeader) -> Trace {
@@ -507,8 +507,8 @@ proptest! {
         let limits = ScanLimits::default();
         let two = read_into::<GpuSide>(text.as_bytes(), chunk, limits, false);
         prop_assert_eq!(read_into::<GpuSide>(text.as_bytes(), chunk, limits, true), two.clone(), "{}", text);
-        if let Ok(whole) = crate::trace::kineto::read_trace(text.as_bytes()) {
-            let mut reader = crate::trace::Reader::with_sink(GpuSide::default());
+        if let Ok(whole) = crate::kineto::read_trace(text.as_bytes()) {
+            let mut reader = crate::Reader::with_sink(GpuSide::default());
             reader.feed(text.as_bytes()).unwrap();
             let gpu = reader.finish().unwrap();
             let kernels = |t: &Trace| {

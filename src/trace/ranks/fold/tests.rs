@@ -1,7 +1,7 @@
 //! Tests of `fold`.
 
 use super::*;
-use crate::trace::{classify, Reader};
+use crate::{classify, Reader};
 
 fn read(text: &str, chunk: usize) -> RankSummary {
     let mut r = Reader::with_sink(RankSink::new(&classify, "t.json"));

@@ -17,7 +17,7 @@
 //! traces, int lists). Concrete Inputs came with PyTorch 2.x; without them scalars have no
 //! value, and models that need one say so.
 //!
-//! The texts come from a file, so reading them is bounded ([`crate::limits`]): their length,
+//! The texts come from a file, so reading them is bounded ([`limits`]): their length,
 //! the number of inputs, tensors per list and dimensions per tensor. Negative or fractional
 //! sizes are refused naming the input.
 
@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::dtype::DType;
 use super::error::{ArgsError, Field, NoModel, Quantity};
 use super::shape::Shape;
-use crate::limits::{PERF_ARGS_INPUTS, PERF_ARGS_LIST_TENSORS, PERF_ARGS_RANK, PERF_ARGS_TEXT_BYTES};
+use limits::{PERF_ARGS_INPUTS, PERF_ARGS_LIST_TENSORS, PERF_ARGS_RANK, PERF_ARGS_TEXT_BYTES};
 
 /// The three raw JSON texts of one `cpu_op`'s `args`, `None` where the trace has no such key
 /// (a JSON `null` counts as absent too).

@@ -29,7 +29,7 @@ pub enum Family {
 /// Which execution units the op's FLOPs run on (the matrix units for GEMM, attention and
 /// convolution, the vector units for everything else): the chips' own [`Unit`], so that with
 /// [`OpCost::dtype`] it picks the chip peak (matrix bf16, vector fp32, …).
-pub use crate::hardware::peaks::Unit;
+pub use hardware::peaks::Unit;
 
 /// The work of one op call: floating-point (or integer) operations, and the minimum bytes it
 /// moves to and from device memory (each input read once, each output written once;
@@ -112,7 +112,7 @@ impl Traffic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::time::perf::shape::Shape;
+    use crate::time::perf::shape::Shape;
 
     #[test]
     fn checked_sums_name_the_input() {

@@ -4,7 +4,7 @@
 
 use thiserror::Error;
 
-use crate::units::{format_bytes, group_digits};
+use units::{format_bytes, group_digits};
 
 /// Which of the three recorded arguments a problem is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,10 +1,11 @@
 use super::*;
-use crate::trace::fusion::BuiltIn;
-use crate::trace::summary::summarize_classified;
-use crate::trace::{classify, read_trace, Trace};
+use crate::fusion::BuiltIn;
+use crate::summary::summarize_classified;
+use crate::{classify, read_trace, Trace};
 
 fn read(path: &str) -> Trace {
-    let bytes = std::fs::read(format!("{}/tests/data/traces/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let bytes =
+        std::fs::read(format!("{}/tests/data/traces/{path}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))).unwrap();
     read_trace(&bytes).unwrap()
 }
 
@@ -48,7 +49,7 @@ fn the_boxes_of_each_qwen_layer_are_that_layers_kernels_in_launch_order() {
         assert_eq!((w.kernels, w.hidden, w.boxes.len()), (43, 0, 43));
         for (b, &k) in w.boxes.iter().zip(expected) {
             assert_eq!(b.kernel, trace.name(trace.kernels[k].name));
-            assert_eq!(b.dur_us, crate::trace::summary::round3(trace.kernels[k].dur));
+            assert_eq!(b.dur_us, crate::summary::round3(trace.kernels[k].dur));
             // The box's group is the group of that kernel in the report's groups.
             assert_eq!(fusion.groups[b.group].kernel, b.kernel);
         }
@@ -126,13 +127,13 @@ fn a_long_window_is_cut_at_the_box_cap_and_counts_the_rest() {
 fn box_lines_list_ops_or_a_library_kernels_parts_or_say_no_op() {
     let trace = read("amd/torch_compile_triton_mi300x.json.gz");
     let side = ClassifiedTrace::new(&trace, &classify);
-    let fusion = crate::trace::fusion::analyze(&side, &options());
+    let fusion = crate::fusion::analyze(&side, &options());
     let attn = fusion.groups.iter().find(|g| g.kernel == "attn_fwd").unwrap();
     assert!(attn.parts.len() >= 2, "{:?}", attn.parts);
     assert_eq!(box_lines(attn), attn.parts);
     let qwen = read("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz");
     let side = ClassifiedTrace::new(&qwen, &classify);
-    let fusion = crate::trace::fusion::analyze(&side, &options());
+    let fusion = crate::fusion::analyze(&side, &options());
     let orphan = fusion.groups.iter().find(|g| g.ops.is_empty() && g.launched_by.is_none()).unwrap();
     assert_eq!(box_lines(orphan), ["no CPU op"]);
 }
@@ -165,7 +166,7 @@ fn the_svg_draws_a_box_per_launch_an_edge_per_hand_off_and_the_details_name_the_
 fn the_json_form_round_trips_and_has_the_documented_keys() {
     #[derive(serde::Serialize, serde::Deserialize)]
     struct Holder {
-        #[serde(default, with = "crate::trace::view::fusion_dag::as_value")]
+        #[serde(default, with = "crate::view::fusion_dag::as_value")]
         fusion_dag: Option<FusionDag>,
     }
     let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
@@ -193,9 +194,9 @@ fn the_windows_from_the_summarys_search_are_those_of_searching_again() {
     for path in ["amd/vllm_prefilldecode_graph_piecewise_replay.json.gz", "nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"] {
         let trace = read(path);
         let side = ClassifiedTrace::new(&trace, &classify);
-        let found = crate::trace::summary::structure_search(&side);
+        let found = crate::summary::structure_search(&side);
         assert!(found.is_some(), "{path}");
-        let summary = crate::trace::summary::summarize_searched(&side, None, found.as_ref());
+        let summary = crate::summary::summarize_searched(&side, None, found.as_ref());
         assert_eq!(summary, summarize_classified(&side, None), "{path}");
         let options = FusionOptions { structure: summary.structure.as_deref(), ..options() };
         let reused = fusion_with_dag_searched(&side, &options, Search::Done(found.as_ref()));

@@ -1,12 +1,13 @@
 use super::*;
-use crate::trace::compare::{compare, Input};
-use crate::trace::fusion::{BuiltIn, FusionOptions};
-use crate::trace::summary::ClassifiedTrace;
-use crate::trace::view::fusion_dag::fusion_with_dag;
-use crate::trace::{classify, read_trace, Trace};
+use crate::compare::{compare, Input};
+use crate::fusion::{BuiltIn, FusionOptions};
+use crate::summary::ClassifiedTrace;
+use crate::view::fusion_dag::fusion_with_dag;
+use crate::{classify, read_trace, Trace};
 
 fn read(path: &str) -> Trace {
-    let bytes = std::fs::read(format!("{}/tests/data/traces/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let bytes =
+        std::fs::read(format!("{}/tests/data/traces/{path}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))).unwrap();
     read_trace(&bytes).unwrap()
 }
 
@@ -97,4 +98,3 @@ fn a_rotated_alignment_says_where_the_second_sides_layer_lines_up() {
          box 1; it is drawn from box 1 in launch order, so that every arrow runs from an earlier launch to a later one"
     );
 }
-

@@ -4,12 +4,12 @@
 use yew::prelude::*;
 
 use super::drawing::{Drawing, ZOOMS};
-use crate::draw::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
-use crate::draw::group_graph::BoxRows;
-use crate::draw::layout::Layout;
-use crate::fusion::tables::kind_name;
-use crate::fusion::AnalysisReport;
-use crate::units::{ellipsize, format_bytes, plural};
+use draw::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
+use draw::group_graph::BoxRows;
+use draw::layout::Layout;
+use fusion::tables::kind_name;
+use fusion::AnalysisReport;
+use units::{ellipsize, format_bytes, plural};
 
 /// What the drawing shows and what selecting in it does.
 pub(super) struct DagProps<'a> {

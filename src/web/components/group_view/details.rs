@@ -4,10 +4,10 @@
 use yew::prelude::*;
 
 use super::drawing::Drawing;
-use crate::fusion::graph::SizeSource;
-use crate::fusion::tables::kind_name;
-use crate::fusion::{AnalysisReport, OpGraph, OpId, TensorId};
-use crate::units::{format_bytes, group_digits, plural};
+use fusion::graph::SizeSource;
+use fusion::tables::kind_name;
+use fusion::{AnalysisReport, OpGraph, OpId, TensorId};
+use units::{format_bytes, group_digits, plural};
 /// A group: its traffic, the groups it reads from and feeds, and every op (each selectable).
 pub(super) fn group_details(
     d: &Drawing,

@@ -3,12 +3,12 @@
 
 use std::collections::HashMap;
 
-use crate::draw::group_graph::{group_drawing, group_graph, GroupGraph, MAX_DRAWN_OPS};
-use crate::draw::layout::Layout;
-use crate::fusion::tables::ops_table;
-use crate::fusion::{AnalysisReport, OpGraph};
-use crate::page::Shared;
-use crate::table::DataTable;
+use draw::group_graph::{group_drawing, group_graph, GroupGraph, MAX_DRAWN_OPS};
+use draw::layout::Layout;
+use fusion::tables::ops_table;
+use fusion::{AnalysisReport, OpGraph};
+use page::Shared;
+use table::DataTable;
 
 /// What the drawing needs, computed once per analysis.
 pub(super) struct Drawing {

@@ -1,4 +1,4 @@
-//! The fusion groups as a layered DAG drawn in SVG ([`crate::draw::group_graph::group_drawing`]):
+//! The fusion groups as a layered DAG drawn in SVG ([`draw::group_graph::group_drawing`]):
 //! one coloured box per group listing its ops, arrows for the data that crosses from one group
 //! to another. Ops and group headers are focusable buttons: selecting one (click, or Enter/Space)
 //! shows its tensors, their sizes and the rule that put it in its group (an op), or the group's
@@ -8,11 +8,11 @@
 
 use yew::prelude::*;
 
-use crate::page::Shared;
+use page::Shared;
 
-pub use crate::draw::group_graph::MAX_DRAWN_OPS;
-use crate::fusion::{AnalysisReport, OpGraph};
-use crate::units::group_digits;
+pub use draw::group_graph::MAX_DRAWN_OPS;
+use fusion::{AnalysisReport, OpGraph};
+use units::group_digits;
 
 use super::data_table::DataTableView;
 

@@ -11,9 +11,9 @@ use std::io::Read;
 
 use thiserror::Error;
 
-use crate::fusion::{parse_graph, GraphError, OpGraph};
-use crate::limits::WHOLE_FILE_TEXT_BYTES;
-use crate::units::{format_bytes, group_digits};
+use fusion::{parse_graph, GraphError, OpGraph};
+use limits::WHOLE_FILE_TEXT_BYTES;
+use units::{format_bytes, group_digits};
 
 pub use detect::{detect, detect_kind, unrecognised_reason, Detected, FileKind, DETECT_BYTES};
 pub use open::{
@@ -47,7 +47,7 @@ pub enum ImportError {
 }
 
 /// How many bytes of text a file of `kind` may have when it is read whole, inflated or not
-/// ([`crate::limits::WHOLE_FILE_TEXT_BYTES`]); `None` for the kinds never read whole: a trace
+/// ([`limits::WHOLE_FILE_TEXT_BYTES`]); `None` for the kinds never read whole: a trace
 /// is streamed (each of its items has its own budget), and of a gzip or unknown file only the
 /// head is kept.
 pub fn text_budget(kind: FileKind) -> Option<usize> {
@@ -59,11 +59,11 @@ pub fn text_budget(kind: FileKind) -> Option<usize> {
         | FileKind::ModelConfig
         | FileKind::Chip => Some(WHOLE_FILE_TEXT_BYTES),
         // Gathered whole, then parsed: the reader's own budget for its text.
-        FileKind::RocprofJson => Some(crate::limits::ROCPROF_JSON_BYTES),
-        FileKind::XlaProfile => Some(crate::limits::XPLANE_BYTES),
-        FileKind::XlaTraceJson => Some(crate::limits::XLA_TRACE_JSON_BYTES),
-        FileKind::SqliteTrace => Some(crate::limits::SQLITE_BYTES),
-        FileKind::ExecTrace => Some(crate::limits::EXEC_TRACE_BYTES),
+        FileKind::RocprofJson => Some(limits::ROCPROF_JSON_BYTES),
+        FileKind::XlaProfile => Some(limits::XPLANE_BYTES),
+        FileKind::XlaTraceJson => Some(limits::XLA_TRACE_JSON_BYTES),
+        FileKind::SqliteTrace => Some(limits::SQLITE_BYTES),
+        FileKind::ExecTrace => Some(limits::EXEC_TRACE_BYTES),
         FileKind::KinetoTrace | FileKind::Gzip | FileKind::Unknown => None,
     }
 }
@@ -116,7 +116,8 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    const EXAMPLE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/graphs/worked_example.json"));
+    const EXAMPLE: &str =
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/graphs/worked_example.json"));
 
     #[test]
     fn reads_plain_and_gzipped_graphs_alike() {

@@ -3,6 +3,8 @@
 //! Each subcommand lives in its own file and only calls the core. Errors are printed as one
 //! line on stderr with exit code 2; a closed stdout (`fusionscope … | head`) ends quietly.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -39,9 +41,9 @@ enum Command {
     Transformer(transformer::Args),
     /// Benchmarks: fusion grouping throughput, trace reading and comparison speed and memory
     Bench(bench::Args),
-    /// Summary of one PyTorch-profiler (Kineto) trace
+    /// Summary of one GPU profiler trace: PyTorch profiler JSON, rocprofv3 JSON, rocpd or Nsight Systems SQLite, XLA xplane.pb or JAX JSON
     Trace(trace::TraceArgs),
-    /// Compare two Kineto traces (AMD vs NVIDIA, or before/after)
+    /// Compare two profiler traces of any format (AMD vs NVIDIA, or before/after)
     Compare(trace::CompareArgs),
     /// The ranks of one distributed job: timelines, collectives matched across ranks, stragglers
     Ranks(ranks::Args),

@@ -260,7 +260,7 @@ pub const ROOFLINE_DECADES: i32 = 30;
 /// 2³¹ of them would otherwise make billions of ops and hang the page that opened its link.
 pub const WORKLOAD_EXPERTS_PER_CHIP: u64 = 4096;
 
-// ---- Ranks of one job (`fusionscope ranks`, `crate::trace::ranks`, docs/ranks.md)
+// ---- Ranks of one job (`fusionscope ranks`, `trace::ranks`, docs/ranks.md)
 
 /// Trace files of one job opened together. Each is read in bounded memory and only its
 /// summary kept; 4,096 ranks' summaries are a few hundred MB at most.

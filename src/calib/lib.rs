@@ -12,8 +12,8 @@
 //! * [`CalibReport`] is what the command line and the page show.
 //!
 //! ```
-//! use fusionscope::calib::{matching_pattern, parse_calibration, CalibrationFile, Verdict};
-//! use fusionscope::fusion::OpType;
+//! use fusionscope_calib::{matching_pattern, parse_calibration, CalibrationFile, Verdict};
+//! use fusion::OpType;
 //! let file = parse_calibration(r#"{"metadata": {"hardware_name": "X"},
 //!     "fusion_profiles": {"Linear_Bias_ReLU": {"operators": ["Linear", "Bias", "ReLU"], "speedup_factor": 1.2}}}"#)
 //!     .unwrap();

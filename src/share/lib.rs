@@ -39,9 +39,9 @@ use std::io::{Read, Write};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 
-use crate::fusion::json::{build, GraphFile};
-use crate::fusion::{GraphError, OpGraph};
-pub use crate::limits::SHARE_STATE_BYTES;
+use fusion::json::{build, GraphFile};
+use fusion::{GraphError, OpGraph};
+pub use limits::SHARE_STATE_BYTES;
 use state::{state_json, VIEWS};
 
 /// Rebuilds a shared graph; the errors are those of a graph file (without positions).

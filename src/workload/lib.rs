@@ -28,8 +28,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::fusion::OpGraph;
-use crate::limits::MODEL_DIM;
+use fusion::OpGraph;
+use limits::MODEL_DIM;
 
 pub use build::{build_workload, whole_model_graph};
 pub use config::{parse_model_config, DitConfig, DlrmConfig, LlmConfig, MlpLayer, ModelConfig};
@@ -167,7 +167,7 @@ pub(crate) fn positive(name: &'static str, v: u64) -> Result<u64, WorkloadError>
 /// FLOPs of a generated graph, each op times its runs, by the roofline module's counting; an
 /// error naming the op when they do not fit in 64 bits (2³¹-sized parameters can get there).
 pub(crate) fn count_flops(graph: &OpGraph, op_repeat: &[u64]) -> Result<u64, WorkloadError> {
-    crate::hardware::roofline::total_flops(graph, op_repeat).map_err(|e| WorkloadError::TooLarge(e.to_string()))
+    hardware::roofline::total_flops(graph, op_repeat).map_err(|e| WorkloadError::TooLarge(e.to_string()))
 }
 
 impl Workload {

@@ -8,13 +8,13 @@
 //! 2. [`address`]: every tensor id placed by Nova's bump allocator from 5 TiB;
 //! 3. [`case`]: per instruction, the case type and case shape (unknown ops listed as
 //!    unmapped, never fatal);
-//! 4. [`convert`]: the trace as a fusion op graph, which [`crate::fusion::analyze`] groups.
+//! 4. [`convert`]: the trace as a fusion op graph, which [`fusion::analyze`] groups.
 //!
 //! [`analyze_optrace`] runs them all and returns the [`OptraceReport`] that the command line
 //! prints and the page shows.
 //!
 //! ```
-//! use fusionscope::optrace::analyze_optrace;
+//! use fusionscope_optrace::analyze_optrace;
 //! let report = analyze_optrace(
 //!     "0:0:0 %10:<1x128x2304xf16> = nova_plus.1.0.0.dot(%7:<1x128x768xf16>, %8:<768x2304xf16>, %9:<2304xf16>)\n\
 //!      0:0:0 %11:<1x128x2304xf16> = nova_plus.1.0.0.gelu(%10:<1x128x2304xf16>)\n",
@@ -41,8 +41,8 @@ pub use convert::{to_graph, Conversion, ConvertError, GraphOp, Role};
 pub use dtype::Dtype;
 pub use parse::{looks_like_optrace, parse_optrace, OpTrace, ParseError, Record, TensorRef, Value};
 
-use crate::fusion::{analyze, AnalysisReport, OpGraph};
-use crate::table::Table;
+use fusion::{analyze, AnalysisReport, OpGraph};
+use table::Table;
 
 /// Why an op trace cannot be analysed.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

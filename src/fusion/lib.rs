@@ -1,7 +1,7 @@
 //! Op-graph fusion: groups and global-memory traffic, exactly as `docs/fusion-rules.md` states.
 //!
 //! ```
-//! use fusionscope::fusion::{analyze, parse_graph};
+//! use fusionscope_fusion::{analyze, parse_graph};
 //! let graph = parse_graph(r#"[
 //!   {"name": "mm", "op_type": "matmul", "inputs": ["x", "w"], "output": "y", "shape": [4, 4], "bytes_per_element": 2},
 //!   {"name": "relu", "op_type": "elementwise", "inputs": ["y"], "output": "z", "shape": [4, 4], "bytes_per_element": 2}

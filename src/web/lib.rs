@@ -1,13 +1,16 @@
-//! The web page (wasm only): Yew components over [`crate::page`], which holds the state, the
+//! The web page (wasm32 only: natively this crate is empty, so its docs name items without
+//! linking them): Yew components over `page`, which holds the state, the
 //! actions and the reducer natively. Nothing here computes a figure; every number shown comes
-//! from the core and is formatted by [`crate::units`].
+//! from the core and is formatted by `units`.
 //!
-//! [`app`] lays the page out and wraps [`crate::page::State::apply`] as Yew's `Reducible`;
-//! [`components`] has one component per file, each with its `Props`; `hooks` listens to the
+//! `app` lays the page out; `page_state` wraps `page::State::apply` as Yew's `Reducible`;
+//! `components` has one component per file, each with its `Props`; `hooks` listens to the
 //! window (drops, pasted links); `opening` reads files through the analysis worker
-//! (`worker_client` on the page, [`reader_worker`] in the worker, speaking
-//! [`crate::page::protocol`]; [`file_bytes`] takes a file's bytes in the worker; `warm_up` readies
+//! (`worker_client` on the page, `reader_worker` in the worker, speaking
+//! `page::protocol`; `file_bytes` takes a file's bytes in the worker; `warm_up` readies
 //! a new worker's code); `browser` wraps the few browser calls the page makes.
+
+#![cfg(target_arch = "wasm32")]
 
 pub mod app;
 mod browser;
@@ -15,6 +18,7 @@ pub mod components;
 pub mod file_bytes;
 mod hooks;
 mod opening;
+mod page_state;
 pub mod reader_worker;
 mod warm_up;
 mod worker_client;

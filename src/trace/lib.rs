@@ -25,7 +25,7 @@
 //!
 //! A reader turns a file into a [`Trace`] (or streams it into another [`EventSink`]); every
 //! analysis takes a [`Trace`] and never a file format. A new profiler format adds one folder
-//! beside [`kineto`] and one arm in `crate::import`'s dispatch.
+//! beside [`kineto`] and one arm in `import`'s dispatch.
 
 pub mod capture;
 pub mod classify;
