@@ -1,8 +1,6 @@
 //! `fusionscope calib` run as a user would.
 
-mod common;
-
-use common::{data, json, run, temp_dir};
+use crate::common::{data, json, run, temp_dir};
 
 #[test]
 fn json_has_the_issue_keys() {

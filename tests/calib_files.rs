@@ -1,8 +1,6 @@
 //! The calibration reader on the real profiles in tests/data/calibration and on edge cases.
 
-mod common;
-
-use common::data_text;
+use crate::common::data_text;
 use fusionscope::calib::{
     matching_pattern, parse_calibration, CalibReport, CalibrationFile, CalibrationProfile, Verdict,
 };

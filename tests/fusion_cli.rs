@@ -1,9 +1,7 @@
 //! The worked example of docs/fusion-rules.md, the transformer block and every graph error,
 //! through the binary.
 
-mod common;
-
-use common::{data, json, run, temp_dir};
+use crate::common::{data, json, run, temp_dir};
 use fusionscope::fusion::analysis::PRETTY_JSON_MAX_OPS;
 use fusionscope::fusion::json::to_file;
 use fusionscope::fusion::random::random_graph;
@@ -203,7 +201,7 @@ fn bench_prints_throughput() {
 #[test]
 fn graph_files_read_gzipped_and_within_the_text_budget() {
     use std::io::Write;
-    let dir = common::temp_dir("fusion_cli_gzip");
+    let dir = crate::common::temp_dir("fusion_cli_gzip");
     let plain = std::fs::read(data("graphs/worked_example.json")).unwrap();
     let gz = dir.join("worked_example.json.gz");
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());

@@ -1,9 +1,7 @@
 //! Chip presets and chip JSON files: every TPU config in tests/data loads with the documented
 //! formula, the GPU presets carry their sources, and no input makes the reader panic.
 
-mod common;
-
-use common::{data, data_text};
+use crate::common::{data, data_text};
 use fusionscope::hardware::chip::{all_presets, systolic_peak_flops};
 use fusionscope::hardware::{parse_chip, preset, preset_names};
 use proptest::prelude::*;

@@ -5,13 +5,11 @@
 //! right answer), fast, never as a hang, a panic or a wrapped figure. No test times itself: a
 //! slow path would make the suite time out.
 
-mod common;
-
 use std::io::Write;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use common::{run, temp_dir};
+use crate::common::{run, temp_dir};
 use fusionscope::page::{Source, State};
 
 /// The unfused total of the page's default block (S = 2048, H = 4096, NH = 32): the page shows

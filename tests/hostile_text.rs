@@ -10,9 +10,7 @@
 //! would, through the command line, which must exit with code 2 and a one-line error naming
 //! the file and line, never die of a signal.
 
-mod common;
-
-use common::{run, temp_dir};
+use crate::common::{run, temp_dir};
 use fusionscope::fusion::{analyze, parse_graph, GraphError};
 use fusionscope::import::{open_whole, FileKind, Imported, OpenError, ReadError};
 use fusionscope::limits::{OPTRACE_LINE_BYTES, OPTRACE_NESTING, OPTRACE_RECORDS, SIM_CSV_FIELDS, SIM_CSV_ROWS};

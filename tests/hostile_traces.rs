@@ -5,11 +5,9 @@
 //! real ones of `fusionscope::limits`: the hostile files are generated on the fly, a megabyte
 //! at a time, and compress about 1000:1, so the test data stays small.
 
-mod common;
-
 use std::io::Write;
 
-use common::{gunzip, run, temp_dir, trace_bytes};
+use crate::common::{gunzip, run, temp_dir, trace_bytes};
 use fusionscope::import::{open_in_slices, open_whole, FileKind, FileOpener, Imported, DETECT_BYTES};
 use fusionscope::limits::{TRACE_ITEM_BYTES, TRACE_NAME_BYTES, WHOLE_FILE_TEXT_BYTES};
 use fusionscope::trace::kineto::scan::Part;
@@ -152,7 +150,7 @@ fn a_small_kind_inflating_past_its_budget_is_refused() {
         enc.write_all(bytes).unwrap();
         enc.finish().unwrap()
     };
-    let mut gz = gzip(&common::data_bytes("ops-csv/dit-xl_inference_tpuv5p_bs8.csv"));
+    let mut gz = gzip(&crate::common::data_bytes("ops-csv/dit-xl_inference_tpuv5p_bs8.csv"));
     gz.extend(gzip(&vec![b'\n'; 1 << 20]).repeat(257));
     assert!(gz.len() < 1 << 20);
     let e = open_whole("bomb.csv.gz", &gz).unwrap_err();

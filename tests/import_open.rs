@@ -1,9 +1,7 @@
 //! The slice-by-slice opener the page's analysis worker uses: on every shared trace its summary
 //! is the command line's (same core, any slicing), and no cut or slicing of a real file panics.
 
-mod common;
-
-use common::trace_bytes;
+use crate::common::trace_bytes;
 use fusionscope::import::{open_in_slices, FileKind, Imported};
 use fusionscope::trace::{classify, read_trace, summarize};
 use proptest::prelude::*;

@@ -1260,7 +1260,7 @@ fn resolver_handles_inline_modules_attribute_paths_and_files_with_folders() {
 
 /// The whole file graph, for reading when a cycle needs untangling: every dependency names the
 /// lines that make it. Printed with
-/// `FUSIONSCOPE_PRINT_DEPS=1 cargo test --test module_cycles -- --nocapture`, named from the
+/// `FUSIONSCOPE_PRINT_DEPS=1 cargo test --test integration module_cycles -- --nocapture`, named from the
 /// workspace root.
 #[test]
 fn every_file_dependency_names_its_lines() {

@@ -1,8 +1,6 @@
 //! `fusionscope optrace` run as a user would.
 
-mod common;
-
-use common::{data, json, run};
+use crate::common::{data, json, run};
 
 #[test]
 fn json_has_the_issue_keys() {

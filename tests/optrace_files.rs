@@ -1,9 +1,7 @@
 //! The op-trace reader, case view, addresses and conversion on the test files in
 //! tests/data/optrace (hand-written in the grammar of docs/optrace.md, see the README there).
 
-mod common;
-
-use common::data_text;
+use crate::common::data_text;
 use fusionscope::optrace::{analyze_optrace, parse_optrace, CaseType, OptraceError, Role, BASE_ADDRESS};
 use proptest::prelude::*;
 

@@ -5,11 +5,9 @@
 //! or a known reason, Inductor's Triton kernels get bytes); and by property (no panic on any
 //! arguments; more work never costs less).
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::tracelens::{csv, python_list_to_json, python_tuple_to_json};
+use crate::common::tracelens::{csv, python_list_to_json, python_tuple_to_json};
 use fusionscope::trace::time::perf::{
     cost_from_trace, modelled_ops, op_cost, DType, Family, Input, NoModel, OpArgs, OpCost, RawArgs, Shape, Tensor,
 };
@@ -205,7 +203,7 @@ impl RecordedOp {
 
 /// Every `cpu_op` of a trace under tests/data/traces.
 fn cpu_ops(rel: &str) -> Vec<RecordedOp> {
-    let bytes = common::gunzip(&common::trace_bytes(rel));
+    let bytes = crate::common::gunzip(&crate::common::trace_bytes(rel));
     let trace: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     let events = trace.get("traceEvents").and_then(|e| e.as_array()).cloned().unwrap_or_default();
     events
@@ -338,7 +336,7 @@ fn groups_of<'a>(v: &'a serde_json::Value, op: &str, dims: &str) -> Vec<&'a serd
 /// shapes fix carry their bytes, and the others say which recorded value is missing.
 #[test]
 fn torchrec_groups_get_fbgemm_bytes_or_the_missing_value() {
-    let v = common::json(&["trace", &common::data("traces/nvidia/hta_a100_compiled_rank0.json.gz"), "--json"]);
+    let v = crate::common::json(&["trace", &crate::common::data("traces/nvidia/hta_a100_compiled_rank0.json.gz"), "--json"]);
     let bytes = |op: &str, dims: &str, kernel: &str| -> Vec<u64> {
         groups_of(&v, op, dims)
             .into_iter()
@@ -393,7 +391,7 @@ fn torchrec_groups_get_fbgemm_bytes_or_the_missing_value() {
 /// The MI250 toy training step's loss and its backward, the B200 vLLM trace's FP8 quantization.
 #[test]
 fn loss_and_fp8_quant_groups_get_their_bytes() {
-    let v = common::json(&["trace", &common::data("traces/amd/hta_mi250_minitoy_train_rocm6.2.json.gz"), "--json"]);
+    let v = crate::common::json(&["trace", &crate::common::data("traces/amd/hta_mi250_minitoy_train_rocm6.2.json.gz"), "--json"]);
     let known = |v: &serde_json::Value, op: &str, dims: &str| -> u64 {
         let g = groups_of(v, op, dims);
         assert_eq!(g.len(), 1, "{op} {dims}");
@@ -401,7 +399,7 @@ fn loss_and_fp8_quant_groups_get_their_bytes() {
     };
     assert_eq!(known(&v, "aten::mse_loss", "[[5, 128], [5, 128], []]"), (640 + 640 + 1) * 4);
     assert_eq!(known(&v, "aten::mse_loss_backward", "[[], [5, 128], [5, 128], [], [5, 128]]"), (1 + 3 * 640) * 4);
-    let v = common::json(&["trace", &common::data("traces/nvidia/tracelens_eager_b200.json.gz"), "--json"]);
+    let v = crate::common::json(&["trace", &crate::common::data("traces/nvidia/tracelens_eager_b200.json.gz"), "--json"]);
     // bf16 input read, fp8 result written, one fp32 scale read.
     assert_eq!(known(&v, "_C::static_scaled_fp8_quant", "[[888, 512], [888, 512], []]"), 888 * 512 * 3 + 4);
 }

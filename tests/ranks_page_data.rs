@@ -1,7 +1,7 @@
 //! The synthetic job the page's end-to-end test drops (`tests/e2e/ranks.test.mjs`): four rank
 //! files, written by `trace::ranks::synthetic::SyntheticJob::small` and kept in
 //! `tests/data/multirank/synthetic_small/`. This test fails when the generator and the files
-//! part; `FUSIONSCOPE_WRITE_SYNTHETIC=1 cargo test --test ranks_page_data` writes them again.
+//! part; `FUSIONSCOPE_WRITE_SYNTHETIC=1 cargo test --test integration ranks_page_data` writes them again.
 
 use fusionscope::trace::ranks::synthetic::SyntheticJob;
 

@@ -2,9 +2,7 @@
 //! the same model and chip. Where the two models agree the figures must match; where they
 //! differ the difference is the documented one (docs/time-model.md, "Against the simulator").
 
-mod common;
-
-use common::data_text;
+use crate::common::data_text;
 use fusionscope::hardware::preset;
 use fusionscope::simcsv::{compare, parse_sim_csv, Comparison, RoleComparison, SimBound, SimTable};
 use fusionscope::workload::report::model_time;

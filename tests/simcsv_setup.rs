@@ -2,9 +2,7 @@
 //! from the file name (and table) is the one the command-line tests compare by hand, and a
 //! combined prefill + decode table compares only the rows of the chosen phase.
 
-mod common;
-
-use common::{data, data_text, run};
+use crate::common::{data, data_text, run};
 use fusionscope::simcsv::{infer_setup, parse_sim_csv, side_by_side, SimTable};
 use fusionscope::workload::{Phase, WorkloadParams};
 

@@ -4,12 +4,10 @@
 //! kernel time; per GEMM call site, the FLOPs and bytes; the GPU timeline. Then the comparison
 //! of two replays becomes op-anchored, and mismatched inputs fail with a reason.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::tracelens::{csv, python_list_to_json, reference_timeline, timeline_figures};
-use common::{gunzip, json, run, trace_bytes};
+use crate::common::tracelens::{csv, python_list_to_json, reference_timeline, timeline_figures};
+use crate::common::{gunzip, json, run, trace_bytes};
 use fusionscope::trace::capture::{attribute, CaptureError};
 use fusionscope::trace::compare::Method;
 use fusionscope::trace::summary::ClassifiedTrace;
@@ -162,7 +160,7 @@ fn inputs_that_do_not_belong_together_say_why() {
 
 #[test]
 fn the_cli_joins_with_capture_and_names_the_files_when_it_cannot() {
-    let dir = common::data("traces/amd");
+    let dir = crate::common::data("traces/amd");
     let replay = format!("{dir}/{}_replay.json.gz", PAIRS[0]);
     let capture = format!("{dir}/{}_capture.json.gz", PAIRS[0]);
     let out = json(&["trace", &replay, "--capture", &capture, "--json"]);

@@ -2,12 +2,10 @@
 //! real traces under tests/data/traces), the known traps of docs/trace-analysis.md, and invariants
 //! on any input.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use common::{data, gunzip};
+use crate::common::{data, gunzip};
 use fusionscope::trace::{classify, Category, Classification};
 use proptest::prelude::*;
 

@@ -1,8 +1,6 @@
 //! `fusionscope trace` and `fusionscope compare` as a user runs them.
 
-mod common;
-
-use common::{data, json, run, temp_dir};
+use crate::common::{data, json, run, temp_dir};
 
 #[test]
 fn trace_prints_tables_and_json() {

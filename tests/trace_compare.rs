@@ -1,9 +1,7 @@
 //! Single-trace summaries and AMD-vs-NVIDIA comparisons on the real traces, with the real
 //! classifier: mapping tables an engineer would trust, and JSON snapshots.
 
-mod common;
-
-use common::trace_bytes;
+use crate::common::trace_bytes;
 use fusionscope::trace::compare::Method;
 use fusionscope::trace::{classify, compare, read_trace, summarize, Category, Comparison, Input, Trace};
 
@@ -218,10 +216,10 @@ fn compiled_rmsnorm_is_a_fusion_difference_against_eager_kernels() {
 /// rounded to the nanosecond, so to within half a nanosecond a row).
 #[track_caller]
 fn check_one_gpu_time(a: &str, b: &str) -> Vec<f64> {
-    let v = common::json(&[
+    let v = crate::common::json(&[
         "compare",
-        &common::data(&format!("traces/{a}")),
-        &common::data(&format!("traces/{b}")),
+        &crate::common::data(&format!("traces/{a}")),
+        &crate::common::data(&format!("traces/{b}")),
         "--json",
     ]);
     let gap = &v["gap"];

@@ -3,9 +3,7 @@
 //! second, simpler way (serde_json over the whole document); the one dispatch the page uses
 //! (`import::open_whole`) against the command line; and a comparison across formats.
 
-mod common;
-
-use common::{data, data_bytes, gunzip, json};
+use crate::common::{data, data_bytes, gunzip, json};
 use fusionscope::import::{detect, open_whole, FileKind, Imported};
 use fusionscope::trace::{Category, Trace, TraceSummary};
 
@@ -94,7 +92,7 @@ fn rocprof_json_cut_short_is_named_with_where() {
     let e = open_whole("r.json", cut).unwrap_err();
     let m = e.message("r.json");
     assert!(m.contains("malformed rocprofv3 JSON at byte"), "{m}");
-    let (code, _, stderr) = common::run(&["trace", "/dev/null/none.json"]);
+    let (code, _, stderr) = crate::common::run(&["trace", "/dev/null/none.json"]);
     assert_ne!(code, 0, "{stderr}");
 }
 
@@ -464,7 +462,7 @@ fn what_each_format_lacks_is_said_once_naming_the_format() {
         (NSYS, "nsys", "an Nsight Systems export"),
         (XLA_JSON, "xla_json", "an XLA trace-event JSON"),
     ] {
-        let (code, text, stderr) = common::run(&["trace", &data(rel)]);
+        let (code, text, stderr) = crate::common::run(&["trace", &data(rel)]);
         assert_eq!(code, 0, "{rel}: {stderr}");
         // Once, naming the format; never as a PyTorch trace recorded without record_shapes.
         assert_eq!(text.matches("This trace is ").count(), 1, "{rel}:\n{text}");

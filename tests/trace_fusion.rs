@@ -2,9 +2,7 @@
 //! re-prediction on the shared traces, the `fusion` JSON of `trace` and `compare`, rule files,
 //! and the invariants on random traces.
 
-mod common;
-
-use common::{data, json, run, temp_dir, trace_bytes};
+use crate::common::{data, json, run, temp_dir, trace_bytes};
 use fusionscope::hardware::preset;
 use fusionscope::trace::fusion::{analyze, BuiltIn, Cause, FusionOptions, How, Kind, TraceFusion};
 use fusionscope::trace::summary::ClassifiedTrace;
@@ -923,7 +921,7 @@ fn vllm_kv_cache_writes_have_bytes_and_what_stays_unknown_says_why() {
 
 /// TraceLens's rows of reference CSV `file` of a vLLM pair (`tests/data/reference/tracelens/`).
 fn tracelens_rows(pair: &str, file: &str) -> Vec<std::collections::BTreeMap<String, String>> {
-    common::tracelens::csv(&format!("reference/tracelens/vllm_{pair}/{file}"))
+    crate::common::tracelens::csv(&format!("reference/tracelens/vllm_{pair}/{file}"))
 }
 
 fn num(row: &std::collections::BTreeMap<String, String>, key: &str) -> u64 {

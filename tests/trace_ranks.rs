@@ -3,9 +3,7 @@
 //! keep every collective matched or reported unmatched; per-rank unions equal a brute-force
 //! interval count; the real multirank traces give the figures their kernels say.
 
-mod common;
-
-use common::{data, data_bytes, json, run};
+use crate::common::{data, data_bytes, json, run};
 use fusionscope::trace::ranks::clock::NOTED_OFFSET_US;
 use fusionscope::trace::ranks::collectives::CollectiveKind;
 use fusionscope::trace::ranks::identity::{IdentityError, RankSource};
@@ -333,7 +331,7 @@ fn rank_0_of_the_a100_job_with_its_process_group() {
     let trace = read_trace(&data_bytes(rel)).unwrap();
     let nccl: Vec<_> = trace.kernels.iter().filter(|k| trace.name(k.name).starts_with("nccl")).collect();
     assert_eq!(nccl.len(), 21);
-    let text = String::from_utf8(common::gunzip(&data_bytes(rel))).unwrap();
+    let text = String::from_utf8(crate::common::gunzip(&data_bytes(rel))).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut args: Vec<(f64, u64, String, u64)> = v["traceEvents"]
         .as_array()
@@ -380,7 +378,7 @@ fn rank_0_of_the_a100_job_with_its_process_group() {
 
 #[test]
 fn the_cli_prints_the_job_as_json_and_tables() {
-    let dir = common::temp_dir("ranks-cli");
+    let dir = crate::common::temp_dir("ranks-cli");
     let job = SyntheticJob::small();
     let mut files = Vec::new();
     for r in 0..job.world_size {
@@ -483,7 +481,7 @@ fn every_device_and_stream_of_one_trace_gets_its_figures() {
         assert_eq!((w.pid, &w.streams), (d.pid, &d.streams));
     }
     // `trace --json`: a timeline for every device (each named) and every device's streams.
-    let dir = common::temp_dir("ranks-merged");
+    let dir = crate::common::temp_dir("ranks-merged");
     let path = dir.join("merged.json");
     std::fs::write(&path, &text).unwrap();
     let v = json(&["trace", path.to_str().unwrap(), "--json"]);

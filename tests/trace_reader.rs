@@ -1,9 +1,7 @@
 //! The Kineto reader on every real trace in tests/data/traces, fed in tiny chunks as well as
 //! whole, plus the format variations of the notes and malformed input (never a panic).
 
-mod common;
-
-use common::{gunzip, trace_bytes};
+use crate::common::{gunzip, trace_bytes};
 use fusionscope::trace::model::platform::{platform, VendorEvidence};
 use fusionscope::trace::{read_trace, Trace, TraceError, TraceReader, Vendor};
 use proptest::prelude::*;

@@ -6,9 +6,7 @@
 //! 73 `aiter::rmsnorm` in the SGLang prefill), and on synthetic serving traces whose structure
 //! and differences are planted.
 
-mod common;
-
-use common::trace_bytes;
+use crate::common::trace_bytes;
 use fusionscope::trace::compare::LAYER_EVIDENCE;
 use fusionscope::trace::structure::{analyse, Structure};
 use fusionscope::trace::synthetic::serving::{write_serving_trace, ServingSpec};

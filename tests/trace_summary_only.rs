@@ -2,9 +2,7 @@
 //! platform, categories, kernel totals, fused kernels and whole-trace timelines as the summary
 //! of the whole trace, on the real traces of both vendors.
 
-mod common;
-
-use common::{data, json, run, trace_bytes};
+use crate::common::{data, json, run, trace_bytes};
 use fusionscope::trace::read::summary_only::{SummaryOnly, SummarySink, LEFT_OUT};
 use fusionscope::trace::summary::ClassifiedTrace;
 use fusionscope::trace::time::report::{recorded_cost, time_report};

@@ -3,10 +3,8 @@
 //! same files (`tests/data/reference/tracelens/`, PROVENANCE.md there) within the tolerances
 //! docs/trace-analysis.md states: 0.5 % for the timeline.
 
-mod common;
-
-use common::tracelens::{reference_timeline, timeline_figures};
-use common::{gunzip, trace_bytes};
+use crate::common::tracelens::{reference_timeline, timeline_figures};
+use crate::common::{gunzip, trace_bytes};
 use fusionscope::trace::summary::ClassifiedTrace;
 use fusionscope::trace::time::timeline::timelines;
 use fusionscope::trace::{classify, read_trace};
@@ -44,7 +42,7 @@ fn the_qwen_pairs_step_timeline_matches_tracelens_within_half_a_percent() {
 
 #[test]
 fn the_chip_is_detected_given_by_name_or_file_or_said_to_be_unknown() {
-    use common::{data, json, run};
+    use crate::common::{data, json, run};
     let qwen_amd = data("traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
     let v = json(&["trace", &qwen_amd, "--json"]);
     assert_eq!(v["chip"]["name"], "MI300X");
@@ -79,12 +77,12 @@ fn the_chip_is_detected_given_by_name_or_file_or_said_to_be_unknown() {
 
 /// Our op table of a trace, as `fusionscope trace --json` gives it.
 fn op_rows(file: &str) -> Vec<serde_json::Value> {
-    common::json(&["trace", &common::data(&format!("traces/{file}")), "--json"])["ops"].as_array().unwrap().clone()
+    crate::common::json(&["trace", &crate::common::data(&format!("traces/{file}")), "--json"])["ops"].as_array().unwrap().clone()
 }
 
 #[test]
 fn the_qwen_pairs_gemm_and_sdpa_rows_match_tracelens_flops_bytes_and_kernel_time() {
-    use common::tracelens::{csv, python_list_to_json};
+    use crate::common::tracelens::{csv, python_list_to_json};
     for (file, folder) in [
         ("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz", "qwen1.5-0.5b_h100"),
         ("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz", "qwen1.5-0.5b_mi300x"),
@@ -199,7 +197,7 @@ fn an_older_traces_kernels_link_to_the_op_enclosing_their_launch_not_the_op_thei
     use fusionscope::trace::time::report::{recorded_cost, time_report};
     // PyTorch 1.x: every kernel's and launch call's `External id` is its correlation id, which
     // as an op id names unrelated ops (the GEMMs landed on `aten::t`).
-    let text = gunzip(&common::data_bytes("exec-trace/param_linear_kineto.json.gz"));
+    let text = gunzip(&crate::common::data_bytes("exec-trace/param_linear_kineto.json.gz"));
     let trace = read_trace(&text).unwrap();
     assert!(trace.kernels.iter().all(|k| k.external_id == k.correlation));
     let kernels_expected = enclosing_ops_from_json(&text);

@@ -1,8 +1,6 @@
 //! `fusionscope model` and `fusionscope simcsv` run as a user would run them.
 
-mod common;
-
-use common::{data, json, run, temp_dir};
+use crate::common::{data, json, run, temp_dir};
 
 /// A tiny Llama-shaped config (GQA 4:2) so the snapshot stays one small layer.
 const TINY: &str = r#"{"model_name": "tiny-llama", "model_type": "llm", "d_model": 64, "num_heads": 4, "num_kv_heads": 2,

@@ -1,8 +1,6 @@
 //! Model workloads from the NeuSim configs in tests/data: closed forms, GQA, KV cache, MoE routing.
 
-mod common;
-
-use common::{data, data_text};
+use crate::common::{data, data_text};
 use fusionscope::fusion::{OpGraph, OpId};
 use fusionscope::hardware::roofline::{op_bytes, op_flops};
 use fusionscope::workload::{

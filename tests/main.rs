@@ -1,0 +1,41 @@
+//! The integration tests, as one binary: each file of `tests/` is a module of it (`common/`
+//! holds their shared helpers), so the workspace is linked once for all of them rather than
+//! once per file. `tests/web_browser.rs` is apart: it runs in a browser (wasm32 only).
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+mod architecture_map;
+mod calib_cli;
+mod calib_files;
+mod fusion_cli;
+mod fusion_props;
+mod fusion_snapshots;
+mod hardware_chips;
+mod hostile_inputs;
+mod hostile_text;
+mod hostile_traces;
+mod import_open;
+mod module_cycles;
+mod optrace_cli;
+mod optrace_files;
+mod page_state;
+mod perf_models;
+mod ranks_page_data;
+mod simcsv_compare;
+mod simcsv_fuzz;
+mod simcsv_setup;
+mod trace_capture;
+mod trace_classify;
+mod trace_cli;
+mod trace_compare;
+mod trace_formats;
+mod trace_fusion;
+mod trace_ranks;
+mod trace_reader;
+mod trace_structure;
+mod trace_summary_only;
+mod trace_time;
+mod workload_cli;
+mod workload_fuzz;
+mod workload_models;
