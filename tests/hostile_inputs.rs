@@ -7,9 +7,9 @@
 
 use std::io::Write;
 
+use crate::common::{run, temp_dir};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use crate::common::{run, temp_dir};
 use fusionscope::page::{Source, State};
 
 /// The unfused total of the page's default block (S = 2048, H = 4096, NH = 32): the page shows

@@ -336,7 +336,11 @@ fn groups_of<'a>(v: &'a serde_json::Value, op: &str, dims: &str) -> Vec<&'a serd
 /// shapes fix carry their bytes, and the others say which recorded value is missing.
 #[test]
 fn torchrec_groups_get_fbgemm_bytes_or_the_missing_value() {
-    let v = crate::common::json(&["trace", &crate::common::data("traces/nvidia/hta_a100_compiled_rank0.json.gz"), "--json"]);
+    let v = crate::common::json(&[
+        "trace",
+        &crate::common::data("traces/nvidia/hta_a100_compiled_rank0.json.gz"),
+        "--json",
+    ]);
     let bytes = |op: &str, dims: &str, kernel: &str| -> Vec<u64> {
         groups_of(&v, op, dims)
             .into_iter()
@@ -391,7 +395,11 @@ fn torchrec_groups_get_fbgemm_bytes_or_the_missing_value() {
 /// The MI250 toy training step's loss and its backward, the B200 vLLM trace's FP8 quantization.
 #[test]
 fn loss_and_fp8_quant_groups_get_their_bytes() {
-    let v = crate::common::json(&["trace", &crate::common::data("traces/amd/hta_mi250_minitoy_train_rocm6.2.json.gz"), "--json"]);
+    let v = crate::common::json(&[
+        "trace",
+        &crate::common::data("traces/amd/hta_mi250_minitoy_train_rocm6.2.json.gz"),
+        "--json",
+    ]);
     let known = |v: &serde_json::Value, op: &str, dims: &str| -> u64 {
         let g = groups_of(v, op, dims);
         assert_eq!(g.len(), 1, "{op} {dims}");
@@ -399,7 +407,8 @@ fn loss_and_fp8_quant_groups_get_their_bytes() {
     };
     assert_eq!(known(&v, "aten::mse_loss", "[[5, 128], [5, 128], []]"), (640 + 640 + 1) * 4);
     assert_eq!(known(&v, "aten::mse_loss_backward", "[[], [5, 128], [5, 128], [], [5, 128]]"), (1 + 3 * 640) * 4);
-    let v = crate::common::json(&["trace", &crate::common::data("traces/nvidia/tracelens_eager_b200.json.gz"), "--json"]);
+    let v =
+        crate::common::json(&["trace", &crate::common::data("traces/nvidia/tracelens_eager_b200.json.gz"), "--json"]);
     // bf16 input read, fp8 result written, one fp32 scale read.
     assert_eq!(known(&v, "_C::static_scaled_fp8_quant", "[[888, 512], [888, 512], []]"), 888 * 512 * 3 + 4);
 }

@@ -77,7 +77,10 @@ fn the_chip_is_detected_given_by_name_or_file_or_said_to_be_unknown() {
 
 /// Our op table of a trace, as `fusionscope trace --json` gives it.
 fn op_rows(file: &str) -> Vec<serde_json::Value> {
-    crate::common::json(&["trace", &crate::common::data(&format!("traces/{file}")), "--json"])["ops"].as_array().unwrap().clone()
+    crate::common::json(&["trace", &crate::common::data(&format!("traces/{file}")), "--json"])["ops"]
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 #[test]
