@@ -535,14 +535,7 @@ fn formats_without_shapes_get_no_zero_byte_bar_but_say_why() {
         .iter()
         .map(|&i| {
             let side = ClassifiedTrace::new(&traces[i], &classify);
-            let options = FusionOptions {
-                rules: BuiltIn::Inductor.rules(),
-                chip: None,
-                calibration: None,
-                exec_trace: None,
-                structure: None,
-            };
-            let (f, d) = fusion_with_dag(&side, &options);
+            let (f, d) = fusion_with_dag(&side, &FusionOptions::rules_only(BuiltIn::Inductor.rules()));
             (f, d.unwrap())
         })
         .collect();

@@ -1,4 +1,3 @@
-
 use super::*;
 use trace::{read_trace, summarize};
 

@@ -71,6 +71,14 @@ pub struct FusionOptions<'a> {
     pub structure: Option<&'a Structure>,
 }
 
+impl FusionOptions<'_> {
+    /// A rule set and nothing else: bytes only (no chip), no calibration, no execution trace,
+    /// no per-step figures.
+    pub fn rules_only(rules: RuleSet) -> Self {
+        FusionOptions { rules, chip: None, calibration: None, exec_trace: None, structure: None }
+    }
+}
+
 /// Whole-trace figures of the groups.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FusionTotals {

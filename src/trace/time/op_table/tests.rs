@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::read_trace;
 use hardware::{preset, Precision, Unit};

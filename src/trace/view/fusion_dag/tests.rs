@@ -10,7 +10,7 @@ fn read(path: &str) -> Trace {
 }
 
 fn options<'a>() -> FusionOptions<'a> {
-    FusionOptions { rules: BuiltIn::Inductor.rules(), chip: None, calibration: None, exec_trace: None, structure: None }
+    FusionOptions::rules_only(BuiltIn::Inductor.rules())
 }
 
 /// Kernel indices of the main stream that start inside `[start, end]` µs, in start order: a

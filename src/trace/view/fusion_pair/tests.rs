@@ -13,13 +13,7 @@ fn read(path: &str) -> Trace {
 
 fn fusion_of(trace: &Trace) -> (TraceFusion, FusionDag) {
     let side = ClassifiedTrace::new(trace, &classify);
-    let options = FusionOptions {
-        rules: BuiltIn::Inductor.rules(),
-        chip: None,
-        calibration: None,
-        exec_trace: None,
-        structure: None,
-    };
+    let options = FusionOptions::rules_only(BuiltIn::Inductor.rules());
     let (f, d) = fusion_with_dag(&side, &options);
     (f, d.unwrap())
 }
