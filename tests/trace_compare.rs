@@ -281,25 +281,28 @@ fn the_platform_line_gives_gpu_time_with_copies_and_the_kernels_own() {
 /// either side searched beforehand.
 #[test]
 fn reusing_the_structure_searches_leaves_the_comparison_unchanged() {
-    use fusionscope::trace::compare::{compare_searched, Search};
-    use fusionscope::trace::summary::{structure_search, ClassifiedTrace};
+    use fusionscope::trace::compare::compare_classified;
+    use fusionscope::trace::summary::ClassifiedTrace;
     const VLLM_FULL: &str = "amd/vllm_decode_graph_full_replay.json.gz";
     const VLLM_PIECEWISE: &str = "amd/vllm_prefilldecode_graph_piecewise_replay.json.gz";
     let mut aligned = 0;
     for (a, b) in [(QWEN_NV, QWEN_AMD), (QWEN_AMD, QWEN_NV), (BERT_NV, BERT_AMD), (VLLM_FULL, VLLM_PIECEWISE)] {
         let (ta, tb) = (load(a), load(b));
-        let inputs = || (Input { trace: &ta, file: Some(file(a)) }, Input { trace: &tb, file: Some(file(b)) });
-        let searched = |t: &Trace| structure_search(&ClassifiedTrace::new(t, &classify));
+        let searched = |t: &Trace| ClassifiedTrace::new(t, &classify).into_search();
         let (fa, fb) = (searched(&ta), searched(&tb));
-        let (ia, ib) = inputs();
-        let fresh = compare(ia, ib, &classify);
-        for searches in [
-            [Search::Done(fa.as_ref()), Search::Done(fb.as_ref())],
-            [Search::Done(fa.as_ref()), Search::Run],
-            [Search::Run, Search::Done(fb.as_ref())],
-        ] {
-            let (ia, ib) = inputs();
-            assert_eq!(compare_searched(ia, ib, &classify, searches), fresh, "{a} vs {b}, {searches:?}");
+        let fresh =
+            compare(Input { trace: &ta, file: Some(file(a)) }, Input { trace: &tb, file: Some(file(b)) }, &classify);
+        // Each side handed its search, or searching itself.
+        for (given_a, given_b) in [(true, true), (true, false), (false, true)] {
+            let (mut sa, mut sb) = (ClassifiedTrace::new(&ta, &classify), ClassifiedTrace::new(&tb, &classify));
+            if given_a {
+                sa = sa.with_search(fa.as_ref());
+            }
+            if given_b {
+                sb = sb.with_search(fb.as_ref());
+            }
+            let reused = compare_classified([(sa, Some(file(a))), (sb, Some(file(b)))]);
+            assert_eq!(reused, fresh, "{a} vs {b}, searches handed: {given_a}, {given_b}");
         }
         aligned += usize::from(!fresh.layer_alignment.is_empty());
     }

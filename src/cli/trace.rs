@@ -6,19 +6,18 @@ use std::path::{Path, PathBuf};
 use hardware::DetectedChip;
 use table::Table;
 use trace::capture::{attribute, CaptureReport};
-use trace::compare::{compare_searched, swapped, Comparison, LayerAlignment, OpSide, Search};
+use trace::compare::{compare_classified, swapped, Comparison, LayerAlignment, OpSide};
 use trace::ranks::fold::StreamFigures;
 use trace::ranks::streams::DeviceStreams;
 use trace::read::summary_only::{SummaryOnly, SummarySink};
 use trace::structure::{LayerKernel, Structure};
 use trace::summary::{
-    structure_report, structure_search, summarize_searched, ClassifiedTrace, KernelStat, PlatformEntry, SideStats,
-    SummaryRow, TraceSummary,
+    structure_of, summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary,
 };
 use trace::time::gap::gap;
 use trace::time::report::{recorded_cost, time_report, time_report_with, CompareJson, TraceJson};
 use trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
-use trace::{classify, Input, Trace};
+use trace::{classify, Trace};
 use units::{format_duration_us, format_pct, group_digits};
 
 use super::io::{load_chip, print, print_json, CliResult, Output};
@@ -95,11 +94,10 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     let chip = given_chip(args.chip.as_deref())?;
     let setup = FusionSetup::new(&args.fusion)?.with_exec_trace(&args.exec_trace)?;
     let (trace, capture) = load_with_capture(&args.file, args.capture.as_deref())?;
+    // One structure search (the side's) for the summary and the fusion's windows.
     let side = ClassifiedTrace::new(&trace, &classify);
-    // One structure search for the summary and the fusion's windows.
-    let found = structure_search(&side);
-    let summary = summarize_searched(&side, Some(&file_name(&args.file)), found.as_ref());
-    let (fusion, dag) = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref(), Search::Done(found.as_ref()));
+    let summary = summarize_classified(&side, Some(&file_name(&args.file)));
+    let (fusion, dag) = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref());
     let mut time = time_report_with(&side, chip, &recorded_cost, setup.exec_trace());
     time.capture = capture;
     // In the report, as the page's export has it: `fusion` (and `fusion_dag`) beside the time keys.
@@ -154,14 +152,14 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
         let side = ClassifiedTrace::new(&trace, &classify);
         // Per step and layer as the trace's own view has them; the search is kept for the
         // comparison, which would otherwise run it again.
-        let found = structure_search(&side);
-        let structure = structure_report(&side, found.as_ref());
-        let (fusion, dag) = setup.analyze(&side, chip.as_ref(), structure.as_deref(), Search::Done(found.as_ref()));
+        let structure = structure_of(&side);
+        let (fusion, dag) = setup.analyze(&side, chip.as_ref(), structure.as_deref());
         let mut time = time_report(&side, chip, &recorded_cost);
         time.capture = capture;
         time.fusion = Some(fusion);
         time.fusion_dag = dag;
         let vendor = side.platform.vendor;
+        let found = side.into_search();
         Ok((trace, vendor, time, found))
     };
     let (a, b) = std::thread::scope(|s| {
@@ -172,13 +170,10 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
     let joined = |r: std::thread::Result<Result<_, String>>| r.unwrap_or_else(|_| Err("a reader thread failed".into()));
     let (a, b) = (joined(a)?, joined(b)?);
     let (na, nb) = (file_name(&args.file_a), file_name(&args.file_b));
-    let searches = [Search::Done(a.3.as_ref()), Search::Done(b.3.as_ref())];
-    let c = compare_searched(
-        Input { trace: &a.0, file: Some(&na) },
-        Input { trace: &b.0, file: Some(&nb) },
-        &classify,
-        searches,
-    );
+    let c = compare_classified([
+        (ClassifiedTrace::new(&a.0, &classify).with_search(a.3.as_ref()), Some(&na)),
+        (ClassifiedTrace::new(&b.0, &classify).with_search(b.3.as_ref()), Some(&nb)),
+    ]);
     // The comparison puts AMD first: follow its order.
     let [first, second] = if swapped(a.1, b.1) { [&b, &a] } else { [&a, &b] };
     let keys = [&c.platforms[0].key, &c.platforms[1].key];

@@ -8,10 +8,10 @@ use hardware::{detect_chip, DetectedChip};
 use table::Table;
 use trace::exec_trace::{parse_exec_trace, ExecTrace};
 use trace::fusion::{parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
-use trace::structure::{Search, Structure};
+use trace::structure::Structure;
 use trace::summary::ClassifiedTrace;
 use trace::view::fusion::coverage_text;
-use trace::view::fusion_dag::{fusion_with_dag_searched, FusionDag};
+use trace::view::fusion_dag::{fusion_with_dag, FusionDag};
 use units::{format_bytes, format_duration_us, format_pct, group_digits};
 
 use super::io::{read_parsed, read_text};
@@ -103,7 +103,6 @@ impl FusionSetup {
         side: &ClassifiedTrace<'_>,
         chip: Option<&DetectedChip>,
         structure: Option<&Structure>,
-        search: Search<'_>,
     ) -> (TraceFusion, Option<FusionDag>) {
         let detected = match chip {
             Some(_) => None,
@@ -117,7 +116,7 @@ impl FusionSetup {
             exec_trace: self.exec_trace.as_ref().map(|(et, name)| (et, name.as_str())),
             structure,
         };
-        fusion_with_dag_searched(side, &options, search)
+        fusion_with_dag(side, &options)
     }
 }
 

@@ -22,8 +22,8 @@ use simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
 use trace::exec_trace::{parse_exec_trace, EtError, ExecTrace};
 use trace::ranks::{RankSink, RankSummary};
 use trace::rocprof::{read_rocprof, RocprofError};
-use trace::structure::{Search, TraceStructure};
-use trace::summary::{structure_search, summarize_searched, ClassifiedTrace};
+use trace::structure::TraceStructure;
+use trace::summary::{summarize_classified, ClassifiedTrace};
 use trace::time::report::{opened_report, TraceTime};
 use trace::xla_json::read_xla_json;
 use trace::xplane::{read_xplane, XplaneError};
@@ -414,12 +414,12 @@ pub fn open_in_slices(file_name: &str, bytes: &[u8], slice_bytes: usize) -> Resu
 type TraceResults = (TraceSummary, TraceTime, Option<Box<TraceStructure>>);
 
 fn trace_results(trace: &Trace, file_name: &str, exec_trace: ExecTraceOf<'_>) -> TraceResults {
+    // One structure search (the side's) for the summary, the fusion's windows and a later
+    // comparison.
     let side = ClassifiedTrace::new(trace, &classify);
-    // One structure search for the summary, the fusion's windows and a later comparison.
-    let found = structure_search(&side);
-    let summary = summarize_searched(&side, Some(file_name), found.as_ref());
-    let time = opened_report(&side, summary.structure.as_deref(), Search::Done(found.as_ref()), exec_trace);
-    (summary, time, found.map(Box::new))
+    let summary = summarize_classified(&side, Some(file_name));
+    let time = opened_report(&side, summary.structure.as_deref(), exec_trace);
+    (summary, time, side.into_search().map(Box::new))
 }
 
 #[cfg(test)]

@@ -675,8 +675,7 @@ fn a_trace_opened_with_its_execution_trace_makes_a_link_under_8_kb_that_round_tr
         let text = import::text(&bytes, usize::MAX).unwrap();
         let et = parse_exec_trace(&text, "et.json.gz").unwrap();
         let side = trace::summary::ClassifiedTrace::new(&t, &classify);
-        let time =
-            trace::time::report::opened_report(&side, None, trace::structure::Search::Run, Some((&et, "et.json.gz")));
+        let time = trace::time::report::opened_report(&side, None, Some((&et, "et.json.gz")));
         let (summary, trimmed) = trim_summary(&summarize(&t, Some(run), &classify));
         let (time, time_cut) = trim_time(&time);
         let view = SharedView::TraceSummary {

@@ -134,6 +134,12 @@ pub struct ClassifiedTrace<'t> {
     /// the op table and the fusion groups alike.
     link_index: OnceCell<LinkIndex>,
     event_ops: OnceCell<EventOps>,
+    /// The structure search (steps, phases, decoder layers) with these classes: made on first
+    /// use, once for the summary, the fusion's windows and a comparison; or handed in by a
+    /// caller that made it when the trace was opened ([`ClassifiedTrace::with_search`]). (Two
+    /// fields: a cell holding a borrow would tie the sides of a comparison to one lifetime.)
+    search: OnceCell<Option<TraceStructure>>,
+    given_search: Option<Option<&'t TraceStructure>>,
 }
 
 impl<'t> ClassifiedTrace<'t> {
@@ -156,6 +162,35 @@ impl<'t> ClassifiedTrace<'t> {
             classes: classes.into_iter().map(|c| c.unwrap_or_else(|| other.clone())).collect(),
             link_index: OnceCell::new(),
             event_ops: OnceCell::new(),
+            search: OnceCell::new(),
+            given_search: None,
+        }
+    }
+
+    /// This trace classified as it was when `found` was searched (the same classifier): the
+    /// search is taken as it is, not made again. `None`: the search found no structure.
+    pub fn with_search(mut self, found: Option<&'t TraceStructure>) -> Self {
+        self.given_search = Some(found);
+        self
+    }
+
+    /// The structure search ([`analyse`] with these classes), made on first use.
+    pub fn structure_search(&self) -> Option<&TraceStructure> {
+        match self.given_search {
+            Some(found) => found,
+            None => self.search.get_or_init(|| analyse(self.trace, &|id| self.class(id).category)).as_ref(),
+        }
+    }
+
+    /// The structure search, kept after the classified trace (a trace opened in the page keeps
+    /// it for a later comparison): taken if this made it, copied if it was handed in.
+    pub fn into_search(self) -> Option<TraceStructure> {
+        match self.given_search {
+            Some(found) => found.cloned(),
+            None => {
+                self.structure_search();
+                self.search.into_inner().flatten()
+            }
         }
     }
 
@@ -267,40 +302,19 @@ pub struct TraceSummary {
     pub structure: Option<Box<Structure>>,
 }
 
-/// Summarises one trace.
 /// The steps, phases and decoder layers of a trace, as its summary reports them.
 pub fn structure_of(side: &ClassifiedTrace<'_>) -> Option<Box<Structure>> {
-    structure_report(side, structure_search(side).as_ref())
-}
-
-/// The structure search alone ([`analyse`] with the side's categories), for a caller that
-/// also compares the trace and hands the result on ([`super::compare::compare_searched`]).
-pub fn structure_search(side: &ClassifiedTrace<'_>) -> Option<TraceStructure> {
-    analyse(side.trace, &|id: NameId| side.class(id).category)
-}
-
-/// [`structure_of`] from a search already run.
-pub fn structure_report(side: &ClassifiedTrace<'_>, found: Option<&TraceStructure>) -> Option<Box<Structure>> {
     let category = |id: NameId| side.class(id).category;
-    found.and_then(|s| report(side.trace, s, &category)).map(Box::new)
+    side.structure_search().and_then(|s| report(side.trace, s, &category)).map(Box::new)
 }
 
 pub fn summarize(trace: &Trace, file: Option<&str>, classifier: Classifier<'_>) -> TraceSummary {
     summarize_classified(&ClassifiedTrace::new(trace, classifier), file)
 }
 
-/// Summarises a trace already classified (which the time report needs too).
+/// Summarises a trace already classified (which the time report needs too); its structure
+/// search is the side's ([`ClassifiedTrace::structure_search`]).
 pub fn summarize_classified(side: &ClassifiedTrace<'_>, file: Option<&str>) -> TraceSummary {
-    summarize_searched(side, file, structure_search(side).as_ref())
-}
-
-/// [`summarize_classified`] with the structure search already run on `side` ([`structure_search`]),
-/// for a caller that hands the search on to the fusion's windows or the comparison.
-pub fn summarize_searched(
-    side: &ClassifiedTrace<'_>,
-    file: Option<&str>,
-    found: Option<&TraceStructure>,
-) -> TraceSummary {
     let trace = side.trace;
     let mut categories: Vec<SummaryRow> =
         side.by_category().into_iter().map(|(category, acc)| SummaryRow { category, trace: acc.stats(side) }).collect();
@@ -311,7 +325,7 @@ pub fn summarize_searched(
             fused.add(k.name, k.dur);
         }
     }
-    let structure = structure_report(side, found);
+    let structure = structure_of(side);
     TraceSummary {
         platforms: vec![PlatformEntry::new(side, "trace", file)],
         categories,

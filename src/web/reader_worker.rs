@@ -65,15 +65,15 @@ use import::FileKind;
 use import::{FileOpener, Imported};
 use page::protocol::{Json, Reply, Request};
 use trace::capture::{attribute, captured_graph_count};
-use trace::compare::compare_searched;
+use trace::compare::compare_classified;
 use trace::exec_trace::{link, ExecTrace};
 use trace::ranks::RankSummary;
 use trace::read::wire;
-use trace::structure::{Search, Structure, TraceStructure};
+use trace::structure::{Structure, TraceStructure};
 use trace::summary::ClassifiedTrace;
 use trace::time::report::{add_exec_trace, opened_report, TraceTime};
 use trace::view::ranks::RanksDrawn;
-use trace::{classify, Input, Trace, TraceSummary};
+use trace::{classify, Trace, TraceSummary};
 
 /// A read's progress is posted at most this often (and at its last slice). Each post costs the
 /// page a render and a paint of the whole document (about 8 ms of its thread); posted once per
@@ -383,7 +383,7 @@ fn join(trace: &Trace, capture: &Trace, et: Option<usize>) -> Option<(Trace, Tra
     let time = EXEC_TRACES.with(|e| {
         let ets = e.borrow();
         let et = et.and_then(|i| ets.get(i)).map(|h| (&h.et, h.name.as_str()));
-        opened_report(&side, None, Search::Run, et)
+        opened_report(&side, None, et)
     });
     Some((joined, TraceTime { capture: Some(report), ..time }))
 }
@@ -492,20 +492,18 @@ fn compare_held(a: u32, b: u32) -> Result<Json<trace::Comparison>, String> {
             })
         };
         let (a, b) = (get(a)?, get(b)?);
-        // Each trace's structure search was made as it was opened (held traces keep theirs).
-        fn searched(h: &Held) -> Search<'_> {
+        // Each trace's structure search was made as it was opened (held traces keep theirs; a
+        // trace joined to its capture searches again).
+        fn side(h: &Held) -> (ClassifiedTrace<'_>, Option<&str>) {
+            let c = ClassifiedTrace::new(&h.trace, &classify);
+            let file = Some(h.name.as_str());
             if h.joined {
-                Search::Run
+                (c, file)
             } else {
-                Search::Done(h.search.as_deref())
+                (c.with_search(h.search.as_deref()), file)
             }
         }
-        let comparison = compare_searched(
-            Input { trace: &a.trace, file: Some(a.name.as_str()) },
-            Input { trace: &b.trace, file: Some(b.name.as_str()) },
-            &classify,
-            [searched(a), searched(b)],
-        );
+        let comparison = compare_classified([side(a), side(b)]);
         Json::encode(&comparison).map_err(|e| format!("the comparison cannot be sent: {e}"))
     })
 }

@@ -25,11 +25,11 @@ use web_sys::DedicatedWorkerGlobalScope;
 
 use import::{FileOpener, Imported};
 use page::protocol::Json;
-use trace::compare::compare_searched;
+use trace::classify;
+use trace::compare::compare_classified;
 use trace::read::wire;
-use trace::structure::Search;
+use trace::summary::ClassifiedTrace;
 use trace::synthetic::serving::gzipped_vendor_pair;
-use trace::{classify, Input};
 
 /// Decode passes of each synthetic trace: 4.5 + 2.6 MB of JSON, enough for the hot loops of
 /// reading and analysing to be optimised.
@@ -88,9 +88,10 @@ pub async fn warm_up() {
     }
     yield_to_events().await;
     if let ([(a, search_a), (b, search_b)], false) = (traces.as_slice(), interrupted()) {
-        let input = |trace, file| Input { trace, file: Some(file) };
-        let searches = [Search::Done(search_a.as_ref()), Search::Done(search_b.as_ref())];
-        let c = compare_searched(input(a, "warm-up-amd"), input(b, "warm-up-nvidia"), &classify, searches);
+        let c = compare_classified([
+            (ClassifiedTrace::new(a, &classify).with_search(search_a.as_ref()), Some("warm-up-amd")),
+            (ClassifiedTrace::new(b, &classify).with_search(search_b.as_ref()), Some("warm-up-nvidia")),
+        ]);
         let _ = Json::encode(&c);
     }
 }

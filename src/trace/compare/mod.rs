@@ -20,10 +20,6 @@ use crate::classify::category::Category;
 use crate::model::platform::Vendor;
 use crate::model::Trace;
 use crate::structure::align::{align, Step};
-use crate::structure::analyse;
-/// The structure search's result for one input of [`compare_searched`]: `fusionscope compare`
-/// runs it for each side's own report, and the comparison reuses it.
-pub use crate::structure::Search;
 use crate::summary::{ClassifiedTrace, Classifier, PlatformEntry, SideAcc, SideStats};
 pub use fusion::FusionDifference;
 use fusion::FusionFinder;
@@ -101,56 +97,38 @@ pub struct Input<'t> {
 
 /// Compares two traces; see the module docs for keys and ordering.
 pub fn compare(a: Input<'_>, b: Input<'_>, classifier: Classifier<'_>) -> Comparison {
-    compare_searched(a, b, classifier, [Search::Run, Search::Run])
+    compare_classified([
+        (ClassifiedTrace::new(a.trace, classifier), a.file),
+        (ClassifiedTrace::new(b.trace, classifier), b.file),
+    ])
 }
 
-/// [`compare`], reusing the structure search already run on either input (which must be the
-/// search of that very trace with that classifier: the comparison is then the same).
-pub fn compare_searched(
-    a: Input<'_>,
-    b: Input<'_>,
-    classifier: Classifier<'_>,
-    searches: [Search<'_>; 2],
-) -> Comparison {
-    let [search_a, search_b] = searches;
-    let mut sides = [(a, search_a), (b, search_b)].map(|(i, search)| {
-        let c = ClassifiedTrace::new(i.trace, classifier);
-        let ops = i.trace.kernel_ops();
-        (Side { c, key: String::new(), label: String::new(), file: i.file, ops }, search)
+/// [`compare`] of two traces classified already, each with its file name: a side handed its
+/// structure search when the trace was opened ([`ClassifiedTrace::with_search`]) is not
+/// searched again.
+pub fn compare_classified<'t>(inputs: [(ClassifiedTrace<'t>, Option<&'t str>); 2]) -> Comparison {
+    let mut sides = inputs.map(|(c, file)| {
+        let ops = c.trace.kernel_ops();
+        Side { c, key: String::new(), label: String::new(), file, ops }
     });
-    let (va, vb) = (sides[0].0.c.platform.vendor, sides[1].0.c.platform.vendor);
+    let (va, vb) = (sides[0].c.platform.vendor, sides[1].c.platform.vendor);
     let cross_vendor = va != vb && va != Vendor::Unknown && vb != Vendor::Unknown;
     if cross_vendor {
         if swapped(va, vb) {
             sides.swap(0, 1);
         }
-        for (s, _) in &mut sides {
+        for s in &mut sides {
             s.key = s.c.platform.vendor.to_string().to_lowercase();
             s.label = s.c.platform.vendor.to_string();
         }
     } else {
-        for ((s, _), key) in sides.iter_mut().zip(["a", "b"]) {
+        for (s, key) in sides.iter_mut().zip(["a", "b"]) {
             s.key = key.to_string();
             s.label = s.file.unwrap_or(key).to_string();
         }
     }
-    let [(s0, search0), (s1, search1)] = sides;
-    let run = |s: &Side<'_>| analyse(s.c.trace, &|id| s.c.class(id).category);
-    let (found0, found1);
-    let structure0 = match search0 {
-        Search::Done(found) => found,
-        Search::Run => {
-            found0 = run(&s0);
-            found0.as_ref()
-        }
-    };
-    let structure1 = match search1 {
-        Search::Done(found) => found,
-        Search::Run => {
-            found1 = run(&s1);
-            found1.as_ref()
-        }
-    };
+    let [s0, s1] = sides;
+    let (structure0, structure1) = (s0.c.structure_search(), s1.c.structure_search());
     let (layer_alignment, layer_differences) = match (structure0, structure1) {
         (Some(a), Some(b)) => align_layers(&s0, &s1, [a, b]),
         _ => (Vec::new(), Vec::new()),

@@ -65,9 +65,7 @@ mod tests {
     /// that takes it equals one that searches again.
     #[test]
     fn a_structure_search_comes_back_with_its_trace() {
-        use crate::compare::{compare, compare_searched, Input};
-        use crate::structure::Search;
-        use crate::summary::structure_search;
+        use crate::compare::{compare, compare_classified, Input};
         use crate::synthetic::serving::{write_serving_trace, ServingSpec};
         let (amd, nvidia) = ServingSpec::vendor_pair();
         let [a, b] = [amd, nvidia].map(|spec| {
@@ -75,14 +73,16 @@ mod tests {
             write_serving_trace(&mut json, &spec).unwrap();
             read_trace(&json).unwrap()
         });
-        let search = structure_search(&ClassifiedTrace::new(&b, &classify)).expect("the serving trace has layers");
+        let search = ClassifiedTrace::new(&b, &classify).into_search().expect("the serving trace has layers");
         assert!(search.phases.iter().any(|p| p.layer.is_some()));
         let (back, back_search) = from_bytes(&to_bytes(&b, Some(&search)).unwrap()).unwrap();
         assert_eq!(back_search.as_ref(), Some(&search));
         let input = |t| Input { trace: t, file: None };
         let fresh = compare(input(&a), input(&b), &classify);
-        let reused =
-            compare_searched(input(&a), input(&back), &classify, [Search::Run, Search::Done(back_search.as_ref())]);
+        let reused = compare_classified([
+            (ClassifiedTrace::new(&a, &classify), None),
+            (ClassifiedTrace::new(&back, &classify).with_search(back_search.as_ref()), None),
+        ]);
         assert_eq!(serde_json::to_string(&reused).unwrap(), serde_json::to_string(&fresh).unwrap());
     }
 

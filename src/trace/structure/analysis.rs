@@ -33,17 +33,6 @@ impl TraceStructure {
     }
 }
 
-/// A trace's structure search, for a caller that may have run it already: the summary, the
-/// group drawing's windows and the comparison all read the same search, which is the costliest
-/// of their analyses on a serving trace, so it is run once and handed on.
-#[derive(Debug, Clone, Copy)]
-pub enum Search<'s> {
-    /// Not run yet: the callee runs it.
-    Run,
-    /// Already run on this trace with the same categories (`None`: no structure was found).
-    Done(Option<&'s TraceStructure>),
-}
-
 /// Categories by name index, for the names of kernels.
 pub fn kernel_categories(trace: &Trace, category: &dyn Fn(NameId) -> Category) -> Vec<Category> {
     let mut out = vec![Category::Other; trace.names.len()];

@@ -12,9 +12,9 @@ use crate::exec_trace::{link, ExecTrace};
 use crate::fusion::{BuiltIn, FusionOptions, TraceFusion};
 use crate::model::TraceFormat;
 use crate::ranks::streams::{device_streams, DeviceStreams};
-use crate::structure::{Search, Structure};
+use crate::structure::Structure;
 use crate::summary::ClassifiedTrace;
-use crate::view::fusion_dag::{fusion_with_dag_searched, FusionDag};
+use crate::view::fusion_dag::{fusion_with_dag, FusionDag};
 use hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
@@ -170,11 +170,10 @@ pub fn time_report_with(
 pub fn opened_report(
     side: &ClassifiedTrace<'_>,
     structure: Option<&Structure>,
-    search: Search<'_>,
     exec_trace: Option<(&ExecTrace, &str)>,
 ) -> TraceTime {
     let mut time = time_report_with(side, None, &recorded_cost, exec_trace.map(|(et, _)| et));
-    add_fusion_searched(&mut time, side, structure, search, exec_trace);
+    add_fusion_with(&mut time, side, structure, exec_trace);
     time
 }
 
@@ -210,23 +209,12 @@ pub fn add_fusion(time: &mut TraceTime, side: &ClassifiedTrace<'_>, structure: O
 }
 
 /// [`add_fusion`] with an execution trace of the run and its file name (the page's worker,
-/// when one is dropped with or onto its Kineto trace): as `trace --exec-trace ET` gives it.
+/// when one is dropped with or onto its Kineto trace): as `trace --exec-trace ET` gives it. The
+/// group drawing's windows come from the side's structure search.
 pub fn add_fusion_with(
     time: &mut TraceTime,
     side: &ClassifiedTrace<'_>,
     structure: Option<&Structure>,
-    exec_trace: Option<(&ExecTrace, &str)>,
-) {
-    add_fusion_searched(time, side, structure, Search::Run, exec_trace)
-}
-
-/// [`add_fusion_with`], the group drawing's windows taken from the structure search already
-/// run on `side` for its summary (`structure` is its report) when `search` holds it.
-pub fn add_fusion_searched(
-    time: &mut TraceTime,
-    side: &ClassifiedTrace<'_>,
-    structure: Option<&Structure>,
-    search: Search<'_>,
     exec_trace: Option<(&ExecTrace, &str)>,
 ) {
     let chip = detect_chip(&side.platform.devices).ok();
@@ -239,7 +227,7 @@ pub fn add_fusion_searched(
     };
     #[cfg(any(test, feature = "test-counters"))]
     FUSIONS_MADE.with(|n| n.set(n.get() + 1));
-    let (fusion, dag) = fusion_with_dag_searched(side, &options, search);
+    let (fusion, dag) = fusion_with_dag(side, &options);
     time.fusion = Some(fusion);
     time.fusion_dag = dag;
 }

@@ -23,7 +23,7 @@ use crate::structure::analysis::kernel_categories;
 use crate::structure::layers::Budget;
 use crate::structure::phases::step_layers;
 use crate::structure::steps::StreamView;
-use crate::structure::{analyse, Search, TraceStructure};
+use crate::structure::TraceStructure;
 use crate::summary::ClassifiedTrace;
 use draw::group_graph::{group_drawing, BoxRows, GroupGraph};
 use draw::layout::{longest_path_layers, Layout};
@@ -186,40 +186,19 @@ struct Span {
     layer: Option<usize>,
 }
 
-/// The fusion analysis and its windows, grouping the trace once.
+/// The fusion analysis and its windows, grouping the trace once; the windows come from the
+/// side's structure search.
 pub fn fusion_with_dag(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> (TraceFusion, Option<FusionDag>) {
-    fusion_with_dag_searched(side, options, Search::Run)
+    analyze_then(side, options, |grouping, position| dag_of(side, grouping, position))
 }
 
-/// [`fusion_with_dag`], the windows taken from the structure search already run on `side`
-/// (for its summary) when `search` holds it.
-pub fn fusion_with_dag_searched(
-    side: &ClassifiedTrace<'_>,
-    options: &FusionOptions<'_>,
-    search: Search<'_>,
-) -> (TraceFusion, Option<FusionDag>) {
-    analyze_then(side, options, |grouping, position| dag_of(side, grouping, position, search))
-}
-
-fn dag_of(
-    side: &ClassifiedTrace<'_>,
-    grouping: &Grouping,
-    position: &[usize],
-    search: Search<'_>,
-) -> Option<FusionDag> {
+fn dag_of(side: &ClassifiedTrace<'_>, grouping: &Grouping, position: &[usize]) -> Option<FusionDag> {
     let trace = side.trace;
     if trace.kernels.is_empty() {
         return None;
     }
     let category = |id: NameId| side.class(id).category;
-    let searched;
-    let structure = match search {
-        Search::Done(found) => found,
-        Search::Run => {
-            searched = analyse(trace, &category);
-            searched.as_ref()
-        }
-    };
+    let structure = side.structure_search();
     let (source, spans, left_out) = match structure {
         Some(s) => spans_of(side, s, &category),
         None => first_kernels(trace.kernels.len()),

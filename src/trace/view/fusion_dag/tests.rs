@@ -194,13 +194,14 @@ fn the_windows_from_the_summarys_search_are_those_of_searching_again() {
     for path in ["amd/vllm_prefilldecode_graph_piecewise_replay.json.gz", "nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"] {
         let trace = read(path);
         let side = ClassifiedTrace::new(&trace, &classify);
-        let found = crate::summary::structure_search(&side);
+        let found = side.structure_search().cloned();
         assert!(found.is_some(), "{path}");
-        let summary = crate::summary::summarize_searched(&side, None, found.as_ref());
+        let handed = ClassifiedTrace::new(&trace, &classify).with_search(found.as_ref());
+        let summary = summarize_classified(&handed, None);
         assert_eq!(summary, summarize_classified(&side, None), "{path}");
         let options = FusionOptions { structure: summary.structure.as_deref(), ..options() };
-        let reused = fusion_with_dag_searched(&side, &options, Search::Done(found.as_ref()));
-        let searched = fusion_with_dag(&side, &options);
+        let reused = fusion_with_dag(&handed, &options);
+        let searched = fusion_with_dag(&ClassifiedTrace::new(&trace, &classify), &options);
         assert!(reused.1.as_ref().is_some_and(|d| !d.windows.is_empty()), "{path}");
         assert_eq!(reused, searched, "{path}");
     }
