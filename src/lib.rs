@@ -6,6 +6,7 @@
 //! its analysis worker. It holds no code of its own.
 
 pub use calib;
+pub use classify;
 pub use draw;
 pub use fusion;
 pub use hardware;
@@ -13,6 +14,7 @@ pub use import;
 pub use limits;
 pub use optrace;
 pub use page;
+pub use perf;
 pub use share;
 pub use simcsv;
 pub use table;

@@ -1,4 +1,4 @@
-//! The per-op performance models (`src/trace/time/perf/`, `docs/perf-models.md`) checked three ways:
+//! The per-op performance models (`src/perf/`, `docs/perf-models.md`) checked three ways:
 //! against TraceLens's report of the same two Qwen1.5-0.5B traces (FLOPs and bytes within 1 %
 //! on every GEMM and SDPA row; the pointwise and reduction rows differ only where the docs say
 //! why); on the arguments real traces record (every op TraceLens saw launch kernels gets a cost
@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::common::tracelens::{csv, python_list_to_json, python_tuple_to_json};
-use fusionscope::trace::time::perf::{
+use fusionscope::perf::{
     cost_from_trace, modelled_ops, op_cost, DType, Family, Input, NoModel, OpArgs, OpCost, RawArgs, Shape, Tensor,
 };
 use proptest::prelude::*;
@@ -555,8 +555,8 @@ proptest! {
             let x = || tensor(vec![rows, cols], DType::F32);
             let (op, args) = match which {
                 0 => ("aten::add", vec![x(), x(), Input::Scalar(Some("1".into()))]),
-                1 => ("aten::sum", vec![x(), Input::List(fusionscope::trace::time::perf::List::Scalars(Some("[-1]".into()))), Input::Scalar(Some("False".into())), Input::Absent]),
-                2 => ("aten::native_layer_norm", vec![x(), Input::List(fusionscope::trace::time::perf::List::Scalars(Some(format!("[{cols}]")))), tensor(vec![cols], DType::F32), tensor(vec![cols], DType::F32), Input::Scalar(Some("1e-05".into()))]),
+                1 => ("aten::sum", vec![x(), Input::List(fusionscope::perf::List::Scalars(Some("[-1]".into()))), Input::Scalar(Some("False".into())), Input::Absent]),
+                2 => ("aten::native_layer_norm", vec![x(), Input::List(fusionscope::perf::List::Scalars(Some(format!("[{cols}]")))), tensor(vec![cols], DType::F32), tensor(vec![cols], DType::F32), Input::Scalar(Some("1e-05".into()))]),
                 _ => ("aten::_softmax", vec![x(), Input::Scalar(Some("-1".into())), Input::Scalar(Some("False".into()))]),
             };
             op_cost(op, &OpArgs::new(args, true)).unwrap()
@@ -602,7 +602,7 @@ proptest! {
     #[test]
     fn conv_cost_grows_with_the_batch(n in 1u64..16, c in 1u64..64, hw in 3u64..64, k in prop::sample::select(vec![1u64, 3, 5]), by in 1u64..8) {
         let conv = |n: u64| {
-            let list = |v: &str| Input::List(fusionscope::trace::time::perf::List::Scalars(Some(v.to_string())));
+            let list = |v: &str| Input::List(fusionscope::perf::List::Scalars(Some(v.to_string())));
             let args = vec![
                 tensor(vec![n, c, hw, hw], DType::F16),
                 tensor(vec![2 * c, c, k, k], DType::F16),

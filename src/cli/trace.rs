@@ -224,7 +224,7 @@ fn short(name: &str) -> String {
 }
 
 fn short_to(name: &str, width: usize) -> String {
-    trace::classify::name::short_name(name, width)
+    classify::name::short_name(name, width)
 }
 
 fn platform_line(p: &PlatformEntry) -> String {

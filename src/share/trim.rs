@@ -3,7 +3,7 @@
 //! show them, so that every shared trace and pair stays well under the 8 KB a typical link
 //! must stay under. Totals, counts and fusion differences stay whole.
 
-use trace::classify::name::short_name;
+use classify::name::short_name;
 use trace::summary::SideStats;
 use trace::view::NAME_WIDTH;
 

@@ -11,7 +11,6 @@
 //! | [`rocprof`] | rocprofv3's results JSON reader: kernel dispatches, kernel symbols, agents, memory copies |
 //! | [`xla_json`] | XLA's trace-event JSON (JAX's `perfetto_trace.json.gz`, TensorBoard's `*.trace.json.gz`): the profile converted to JSON, read as the protobuf is |
 //! | [`xplane`] | XLA/JAX profiles (`*.xplane.pb`, XSpace protobuf): GPU planes, stream lines, kernels and copies, HLO ops; the schema and its licence beside it |
-//! | [`classify`](mod@classify) | kernel name → category and fused components; the rule table; Inductor names |
 //! | [`summary`](mod@summary) | the single-trace summary: platform, categories, kernels, fused kernels |
 //! | [`compare`](mod@compare) | two traces: the AMD-vs-NVIDIA kernel mapping, fusion differences, aligned layers, which two to pair |
 //! | [`structure`] | serving traces: steps, phases, decoder layers; the sequence alignment they use |
@@ -19,7 +18,7 @@
 //! | [`ranks`] | the ranks of one distributed job: per-rank fold, collectives matched across ranks, clocks, stragglers (`docs/ranks.md`) |
 //! | [`fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
 //! | [`exec_trace`] | PyTorch Execution Traces (Chakra ET JSON): exact tensor data flow for the fusion groups |
-//! | [`time`] | where the time goes: GPU timeline, per-op table, the gap between two traces, the time report, per-op performance models ([`time::perf`]) |
+//! | [`time`] | where the time goes: GPU timeline, per-op table (priced by the `perf` crate's per-op models), the gap between two traces, the time report |
 //! | [`view`] | the results as the page and its exports draw them: tables, charts, Markdown |
 //! | [`synthetic`] | synthetic traces (eager and serving) for tests and benchmarks |
 //!
@@ -28,7 +27,6 @@
 //! beside [`kineto`] and one arm in `import`'s dispatch.
 
 pub mod capture;
-pub mod classify;
 pub mod compare;
 pub mod exec_trace;
 pub mod fusion;

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::classify::category::Category;
-use super::classify::Classification;
 use super::model::intern::NameId;
 use super::model::platform::{platform, Platform, Vendor, VendorEvidence};
 use super::model::{EventOps, LinkIndex, OpLinks, Trace, TransferKind};
 use super::structure::{analyse, report, Structure, TraceStructure};
+use classify::category::Category;
+use classify::Classification;
 
 /// Classifies a kernel name; [`super::classify()`] in production, a stand-in in tests.
 pub type Classifier<'c> = &'c dyn Fn(&str) -> Classification;

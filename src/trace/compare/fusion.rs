@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::side::{compatible, two, unfused_forms, Side};
-use crate::classify::category::Category;
-use crate::classify::Classification;
 use crate::model::intern::NameId;
 use crate::structure::align::Step;
 use crate::summary::round3;
+use classify::category::Category;
+use classify::Classification;
 
 /// One place where a side runs one kernel for what the other runs as several.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -14,13 +14,13 @@ use serde::{Deserialize, Serialize};
 
 use super::fusion::FusionDifference;
 use super::side::{compatible, two, Side};
-use crate::classify::category::Category;
-use crate::classify::Classification;
 use crate::model::intern::NameId;
 use crate::structure::align::{align, best_rotation, Step};
 use crate::structure::phases::{PhaseFound, PhaseLayer};
 use crate::structure::TraceStructure;
 use crate::summary::round3;
+use classify::category::Category;
+use classify::Classification;
 
 /// Evidence of a difference found here starts with this (the others start `op-anchored` or
 /// `sequence`).

@@ -16,11 +16,11 @@ mod layers;
 pub mod pairing;
 mod side;
 
-use crate::classify::category::Category;
 use crate::model::platform::Vendor;
 use crate::model::Trace;
 use crate::structure::align::{align, Step};
 use crate::summary::{ClassifiedTrace, Classifier, PlatformEntry, SideAcc, SideStats};
+use classify::category::Category;
 pub use fusion::FusionDifference;
 use fusion::FusionFinder;
 use layers::{align_layers, merge};

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
-use crate::classify::category::Category;
-use crate::classify::Classification;
 use crate::model::intern::NameId;
 use crate::structure::align::{align, Step};
 use crate::summary::ClassifiedTrace;
+use classify::category::Category;
+use classify::Classification;
 
 pub(super) struct Side<'t> {
     pub c: ClassifiedTrace<'t>,

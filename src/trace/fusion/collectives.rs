@@ -8,7 +8,7 @@ use super::kind::Kind;
 use super::unknown::Unknown;
 use crate::model::intern::NameId;
 use crate::model::{RecordedShapes, Trace};
-use crate::time::perf::{OpArgs, RawArgs};
+use perf::{OpArgs, RawArgs};
 
 /// The c10d ops whose first two inputs are the output and the input buffer of one collective.
 const OUTPUT_INPUT: [(&str, &[&str]); 3] = [

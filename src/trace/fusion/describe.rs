@@ -10,8 +10,8 @@ use super::call_bytes::CallBytes;
 use super::kind::{Composite, Kind};
 use super::serving_ops::{serving_cost, why_unknown};
 use super::unknown::{of_model, Unknown};
-use crate::classify::inductor;
-use crate::time::perf::{op_cost, Family, Input, List, NoModel, OpArgs, OpCost, RawArgs};
+use classify::inductor;
+use perf::{op_cost, Family, Input, List, NoModel, OpArgs, OpCost, RawArgs};
 
 /// One op a group ran, with the shapes the launch recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -158,7 +158,7 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
         };
         return d;
     }
-    if crate::time::perf::triton::is_triton(op) {
+    if perf::triton::is_triton(op) {
         d.how = How::KernelName;
         d.unfused_unknown = Some(Unknown::not_recorded(
             "the kernel name lists no op words (Inductor before 2023 named kernels triton__0d1d2d…)",

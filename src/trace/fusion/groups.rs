@@ -14,12 +14,12 @@ use super::describe::{describe, list_copy_from_kernel, Flow, GroupOp, How};
 use super::kind::Kind;
 use super::unknown::{Cause, Unknown};
 use super::vllm_ops::{self, MoeKernel, Routing, Steps, ThreadOps};
-use crate::classify::category::Category;
 use crate::exec_trace::{EtLink, ExecTrace};
 use crate::model::intern::NameId;
 use crate::model::{EventOps, RecordedShapes, Trace, TransferKind};
 use crate::summary::{round3, ClassifiedTrace};
-use crate::time::perf::RawArgs;
+use classify::category::Category;
+use perf::RawArgs;
 
 /// One kernel (or copy) group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -304,9 +304,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                     let step = step.and_then(|n| steps.lengths(n));
                     let cache =
                         cache.clone().unwrap_or_else(|| Err(Unknown::not_recorded("no KV-cache write recorded")));
-                    crate::time::perf::OpArgs::parse(raw)
-                        .ok()
-                        .map(|args| vllm_ops::unified_attention(&args, step, cache))
+                    perf::OpArgs::parse(raw).ok().map(|args| vllm_ops::unified_attention(&args, step, cache))
                 }
                 Some(Context::Moe(role, scattered, gemm)) if from_et.is_none() => threads.as_ref().map(|t| {
                     let name = trace.name(k.name);
@@ -369,7 +367,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                         Cause::CountedElsewhere,
                         format!(
                             "one of {count} kernels of each {op_name} call; the op's bytes are counted at its longest, {}",
-                            crate::classify::name::short_name(trace.name(trace.kernels[main].name), 60)
+                            classify::name::short_name(trace.name(trace.kernels[main].name), 60)
                         ),
                     ));
                 }

@@ -8,10 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::category::Category;
-use crate::classify::inductor::InductorKind;
-use crate::time::perf::Family;
+use classify::category::Category;
+use classify::inductor::InductorKind;
 use fusion::OpType;
+use perf::Family;
 
 /// A kernel group's kind of work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

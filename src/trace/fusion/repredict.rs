@@ -13,8 +13,8 @@ use super::flow::{handoff, same_stream, streams};
 use super::groups::Grouping;
 use super::kind::Kind;
 use super::rules::{RuleSet, Run};
-use crate::classify::category::Category;
-use crate::classify::inductor;
+use classify::category::Category;
+use classify::inductor;
 
 /// How many Inductor kernels the rules re-form exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -201,7 +201,7 @@ fn miss_reason(runs: &[(usize, usize)], first: usize, last: usize, ops: &[Option
     let kind = |at: usize| ops[at].as_ref().map_or("?", |o| o.kind.id());
     let name = |at: usize| {
         ops[at].as_ref().map_or_else(String::new, |o| {
-            crate::classify::name::short_name(&g.groups[g.instances[o.instance].group].kernel, 50)
+            classify::name::short_name(&g.groups[g.instances[o.instance].group].kernel, 50)
         })
     };
     let Some(&(start, end)) = runs.iter().find(|(s, e)| *s <= first && first <= *e) else {

@@ -7,7 +7,7 @@
 use super::call_bytes::CallBytes;
 use super::kind::Kind;
 use super::unknown::Unknown;
-use crate::time::perf::{OpArgs, Tensor};
+use perf::{OpArgs, Tensor};
 
 /// The model of `op`, `None` when `op` is not one of these; `Some(Err)` names what is wrong
 /// (the recorded shapes do not fit the op: bad input).

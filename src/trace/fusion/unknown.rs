@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::time::perf::{ArgsError, NoModel};
+use perf::{ArgsError, NoModel};
 
 /// Whose gap an unknown byte figure is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]

@@ -11,7 +11,7 @@ use super::call_bytes::CallBytes;
 use super::kind::Kind;
 use super::unknown::Unknown;
 use crate::model::Trace;
-use crate::time::perf::{DType, OpArgs, RawArgs, Tensor};
+use perf::{DType, OpArgs, RawArgs, Tensor};
 
 /// The attention work of one engine step, as vLLM's detailed step annotation records it
 /// (`execute_{tokens}_context_{n}(sq…sk…sqsq…sqsk…)_generation_{n}(sq…sk…sqsq…sqsk…)`): per

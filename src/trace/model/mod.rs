@@ -82,7 +82,7 @@ pub struct CpuOp {
 
 /// The shapes, types and scalar values of a CPU op's inputs, each as JSON array text with one
 /// entry per input (`[[2048, 4096], [4096]]`, `["c10::BFloat16", "float"]`, `["", "1"]`): the
-/// form [`crate::time::perf::args`] parses, whatever format a reader took them from.
+/// form [`perf::args`] parses, whatever format a reader took them from.
 /// Interned: a model repeats the same few shapes thousands of times. `None` when the profiler
 /// did not record shapes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -10,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use super::collectives::{message_bytes, CollectiveKind};
 use super::identity::DistributedInfo;
 use super::spans::SpanSet;
-use crate::classify::category::Category;
 use crate::model::intern::{NameId, NameTable};
 use crate::model::platform::{detect_vendor_of, device_names};
 use crate::model::CollectiveArgs;
@@ -19,6 +18,7 @@ use crate::model::{Kernel, Transfer, TransferKind};
 use crate::read::{EventSink, TraceHeader};
 use crate::summary::{round3, Classifier};
 use crate::time::timeline::{Intervals, SpanPart as Part, StreamedDevice, StreamedUnion, Timeline};
+use classify::category::Category;
 use limits::{
     RANKS_COLLECTIVES, RANKS_COMPUTE_SPANS, RANKS_DEVICES, RANKS_GROUPS, RANKS_GROUP_MEMBERS, RANKS_STREAMS,
     RANKS_STREAM_SPANS,

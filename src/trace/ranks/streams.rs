@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::fold::StreamFigures;
-use crate::classify::category::Category;
 use crate::model::platform::device_names;
 use crate::summary::{round3, ClassifiedTrace};
 use crate::time::timeline::Intervals;
+use classify::category::Category;
 
 /// One device's streams, busiest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

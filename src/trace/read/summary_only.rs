@@ -27,8 +27,6 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::{EventSink, TraceHeader};
-use crate::classify::category::Category;
-use crate::classify::Classification;
 use crate::model::intern::{NameId, NameTable};
 use crate::model::platform::{detect_vendor_of, device_names};
 use crate::model::{Kernel, Transfer, TransferKind};
@@ -36,6 +34,8 @@ use crate::summary::{
     round3, Classifier, KernelStat, PlatformEntry, SideStats, SummaryRow, TransferStats, GPU_TIME_DEFINITION,
 };
 use crate::time::timeline::{SpanPart as Part, StreamedDevice, Timeline};
+use classify::category::Category;
+use classify::Classification;
 use limits::SUMMARY_ONLY_DEVICES;
 use units::group_digits;
 

@@ -6,9 +6,9 @@ use super::layers::Budget;
 use super::phases::{phases, step_layers, PhaseFound};
 use super::steps::{steps, StepsFound, StreamView};
 use super::stream::{main_stream, StreamChoice};
-use crate::classify::category::Category;
 use crate::model::intern::NameId;
 use crate::model::Trace;
+use classify::category::Category;
 use limits::LAYER_SEARCH_CELLS;
 use serde::{Deserialize, Serialize};
 

@@ -34,8 +34,8 @@ use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 
-use crate::classify::category::Category;
 use crate::structure::align::{align, extend, fit_prefix, Step};
+use classify::category::Category;
 use limits::LAYER_MAX_KERNELS;
 
 /// Fewest layers in a run for it to count.

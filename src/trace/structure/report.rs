@@ -7,11 +7,11 @@ use super::analysis::TraceStructure;
 use super::layers::NEAR_REPEAT;
 use super::phases::{PhaseFound, PhaseLayer};
 use super::steps::STEP_MARKERS;
-use crate::classify::category::Category;
-use crate::classify::name::short_name;
 use crate::model::intern::NameId;
 use crate::model::Trace;
 use crate::structure::align::{align, Step};
+use classify::category::Category;
+use classify::name::short_name;
 
 /// Variants listed per phase; the rest are counted in a note.
 pub const MAX_VARIANTS: usize = 8;

@@ -15,9 +15,9 @@ use rustc_hash::FxHashMap;
 
 use super::layers::{find, Budget, Tokens};
 use super::stream::StreamChoice;
-use crate::classify::category::Category;
 use crate::model::intern::NameId;
 use crate::model::Trace;
+use classify::category::Category;
 
 /// Annotation names that mark a step, by prefix, with what they are called in reports.
 pub const STEP_MARKERS: [(&str, &str); 3] =

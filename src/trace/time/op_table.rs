@@ -45,7 +45,7 @@ pub struct ShapeText<'a> {
 }
 
 /// The performance models: op name and recorded shapes in, one call's cost or the reason there
-/// is none out. [`crate::time::perf`] in production, a stand-in in tests.
+/// is none out. [`perf`] in production, a stand-in in tests.
 pub type CostModel<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
 
 /// Where a row's shapes came from.

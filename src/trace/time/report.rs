@@ -5,7 +5,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::op_table::{op_table_linked, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
-use super::perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 use super::timeline::{timelines, Timeline};
 use crate::capture::CaptureReport;
 use crate::exec_trace::{link, ExecTrace};
@@ -16,6 +15,7 @@ use crate::structure::Structure;
 use crate::summary::ClassifiedTrace;
 use crate::view::fusion_dag::{fusion_with_dag, FusionDag};
 use hardware::{detect_chip, DetectedChip, PeakKey, Precision};
+use perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -265,7 +265,7 @@ impl TraceTime {
     }
 }
 
-/// The production cost model: the performance models of [`super::perf`] over the recorded
+/// The production cost model: the performance models of [`perf`] over the recorded
 /// shapes (`docs/perf-models.md`).
 pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
     let raw = RawArgs { input_dims: shapes.dims, input_type: shapes.types, concrete_inputs: shapes.concrete };

@@ -14,10 +14,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::category::Category;
 use crate::model::TransferKind;
 use crate::summary::{round3, ClassifiedTrace};
 use crate::time::disjoint_spans::DisjointSpans;
+use classify::category::Category;
 
 /// Sorted, disjoint intervals with the running total of their lengths.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -13,7 +13,6 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::classify::category::Category;
 use crate::fusion::flow::handoff;
 use crate::fusion::groups::Grouping;
 use crate::fusion::{analyze_then, FusionOptions, KernelGroup, TraceFusion};
@@ -25,6 +24,7 @@ use crate::structure::phases::step_layers;
 use crate::structure::steps::StreamView;
 use crate::structure::TraceStructure;
 use crate::summary::ClassifiedTrace;
+use classify::category::Category;
 use draw::group_graph::{group_drawing, BoxRows, GroupGraph};
 use draw::layout::{longest_path_layers, Layout};
 use limits::LAYER_SEARCH_CELLS;
@@ -457,7 +457,7 @@ pub fn window_svg(
             units::format_duration_us(b.dur_us),
             p.width,
             i + 1,
-            escape_xml(&ellipsize(&crate::classify::name::short_name(&g.kernel, 40), head_chars(i + 1, &fused))),
+            escape_xml(&ellipsize(&classify::name::short_name(&g.kernel, 40), head_chars(i + 1, &fused))),
             BOX_WIDTH - 8.0,
         );
         for (k, line) in lines.iter().take(rows.shown).enumerate() {
@@ -497,7 +497,7 @@ pub fn box_details_html(w: &DagWindow, fusion: &TraceFusion, i: usize, suffix: &
     let mut s = format!(
         r#"<section class="op-details" aria-live="polite" data-testid="dag-box-details{suffix}"><h3>Kernel {} of the window: {}</h3><p>{} ({}); {} in the trace, {} in all, this call {}.</p><p data-testid="dag-box-bytes{suffix}">Per call: fused {}, unfused {}, fusion saved {}. Known from: {}{}.</p>"#,
         i + 1,
-        escape_xml(&crate::classify::name::short_name(&g.kernel, 80)),
+        escape_xml(&classify::name::short_name(&g.kernel, 80)),
         g.kind.id(),
         g.category,
         units::plural(g.calls, "call", "calls"),

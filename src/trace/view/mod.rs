@@ -19,12 +19,12 @@ use draw::chart::{escape_xml, svg_start};
 use table::{markdown_text, Cell, DataTable};
 use units::{format_duration_us, format_pct, group_digits, positive_zero};
 
-use super::classify::name::short_name;
-use super::classify::{rules, Pattern, Scope};
 use super::compare::{Comparison, Method};
 use super::model::platform::{vendor_of_name, Vendor};
 use super::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
 use super::Category;
+use classify::name::short_name;
+use classify::{rules, Pattern, Scope};
 
 /// Kernel names are shortened to this many characters in cells (the full name is the
 /// cell's `exact` value: tooltip and CSV).
@@ -79,7 +79,7 @@ fn longest(s: &SideStats) -> Cell {
     s.kernels.first().map(|k| kernel_cell(&k.name)).unwrap_or_else(|| Cell::text(""))
 }
 
-/// The classifier's rule table ([`super::classify::rules()`]) as the page shows it: one row per
+/// The classifier's rule table ([`classify::rules()`]) as the page shows it: one row per
 /// rule in the order they are tried (base-name rules first, then namespace and template
 /// argument rules, each scope first match wins), with where and how it matches, the
 /// categories it decides, the vendor whose library names its example kernel (by the vendor
@@ -131,7 +131,7 @@ pub fn rules_table() -> DataTable {
 
 /// The rules in the order [`super::classify()`] tries them: base-name rules, then namespace
 /// rules, then template-argument rules, each scope in table order.
-pub fn rules_in_trial_order() -> impl Iterator<Item = &'static super::classify::Rule> {
+pub fn rules_in_trial_order() -> impl Iterator<Item = &'static classify::Rule> {
     [Scope::BaseName, Scope::Namespace, Scope::Inner]
         .into_iter()
         .flat_map(|scope| rules().iter().filter(move |r| r.scope == scope))

@@ -6,8 +6,8 @@
 
 use yew::prelude::*;
 
+use classify::name::short_name;
 use page::Shared;
-use trace::classify::name::short_name;
 use trace::compare::Comparison;
 use trace::fusion::TraceFusion;
 use trace::view::fusion_dag::{box_details_html, window_svg, FusionDag, DAG_BOXES};

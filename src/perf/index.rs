@@ -25,7 +25,7 @@ pub fn index(args: &OpArgs) -> Result<OpCost, NoModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perf::op_cost;
+    use crate::op_cost;
 
     #[test]
     fn an_index_says_what_the_trace_lacks() {

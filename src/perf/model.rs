@@ -201,6 +201,6 @@ mod tests {
             concrete_inputs: Some(r#"["", ""]"#),
         };
         let c = cost_from_trace("aten::max", raw).unwrap();
-        assert_eq!((c.family, c.flops, c.bytes), (crate::time::perf::cost::Family::Elementwise, 4, 48));
+        assert_eq!((c.family, c.flops, c.bytes), (crate::cost::Family::Elementwise, 4, 48));
     }
 }

@@ -61,7 +61,7 @@ pub fn mse_loss_backward(args: &OpArgs) -> Result<OpCost, NoModel> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perf::dtype::DType;
+    use crate::dtype::DType;
 
     /// `tests/data/traces/amd/hta_mi250_minitoy_train_rocm6.2.json.gz` (a toy training step
     /// on an MI250): the loss with `reduction = mean` ("1") and both overloads of its backward.

@@ -199,7 +199,7 @@ fn inner_mismatch(a: &Tensor, b: &Tensor) -> NoModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perf::args::Input;
+    use crate::args::Input;
 
     fn args(dims: &str, types: &str, concrete: &str) -> OpArgs {
         OpArgs::of_text(dims, types, Some(concrete))

@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 
-use crate::classify::category::Category;
+use crate::category::Category;
 use Category::*;
 
 /// The kind of Inductor kernel, from the name's second word.

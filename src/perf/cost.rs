@@ -112,7 +112,7 @@ impl Traffic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perf::shape::Shape;
+    use crate::shape::Shape;
 
     #[test]
     fn checked_sums_name_the_input() {

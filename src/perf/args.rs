@@ -132,9 +132,10 @@ pub struct OpArgs {
 
 impl OpArgs {
     /// A test's arguments: `Input Dims` and `Input type` as a trace records them, no Concrete
-    /// Inputs; panics on text that does not parse.
-    #[cfg(test)]
-    pub(crate) fn recorded(dims: &str, types: &str) -> OpArgs {
+    /// Inputs; panics on text that does not parse. For this crate's tests and, with the feature
+    /// `test-args`, a dependent's.
+    #[cfg(any(test, feature = "test-args"))]
+    pub fn recorded(dims: &str, types: &str) -> OpArgs {
         OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: None }).unwrap()
     }
 

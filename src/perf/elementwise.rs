@@ -236,7 +236,7 @@ fn looks_fractional(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perf::shape::Shape;
+    use crate::shape::Shape;
 
     fn run(name: &str, dims: &str, types: &str, concrete: &str) -> Result<OpCost, NoModel> {
         let args = OpArgs::of_text(dims, types, Some(concrete));

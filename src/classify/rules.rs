@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::classify::category::Category;
+use crate::category::Category;
 use Category::*;
 
 /// Which part of the kernel name a rule looks at (see [`super::name::NameParts`]).

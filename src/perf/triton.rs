@@ -25,8 +25,8 @@ use super::cost::{product, sum, Family, OpCost, Traffic, Unit};
 use super::error::{NoModel, Quantity};
 use super::norm;
 use super::softmax;
-use crate::classify::category::Category;
-use crate::classify::inductor::{self, InductorKind};
+use classify::category::Category;
+use classify::inductor::{self, InductorKind};
 
 /// Whether an op name is a Triton kernel launch.
 pub fn is_triton(op: &str) -> bool {
@@ -161,7 +161,7 @@ fn template(op: &str, buffers: &[&Tensor], words: &[&str], bytes: u64) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perf::dtype::DType;
+    use crate::dtype::DType;
 
     fn run(name: &str, dims: &str, types: &str, concrete: Option<&str>) -> Result<OpCost, NoModel> {
         let args = OpArgs::of_text(dims, types, concrete);

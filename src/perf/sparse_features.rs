@@ -183,7 +183,7 @@ fn shapes(reason: String) -> NoModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perf::dtype::DType;
+    use crate::dtype::DType;
 
     fn args(dims: &str, types: &str, concrete: Option<&str>) -> OpArgs {
         OpArgs::of_text(dims, types, concrete)

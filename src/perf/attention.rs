@@ -185,7 +185,7 @@ fn sizes(layout: Layout, q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Sizes, No
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::perf::dtype::DType;
+    use crate::dtype::DType;
 
     fn args(dims: &str, types: &str, concrete: &str) -> OpArgs {
         OpArgs::of_text(dims, types, Some(concrete))
