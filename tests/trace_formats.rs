@@ -514,9 +514,9 @@ fn a_format_without_shapes_says_so_in_place_of_bars_and_roofline() {
 /// the pair's fusion drawing has no 0 B traffic bar, and says why.
 #[test]
 fn formats_without_shapes_get_no_zero_byte_bar_but_say_why() {
+    use fusionscope::trace::fusion::dag::fusion_with_dag;
     use fusionscope::trace::fusion::{BuiltIn, FusionOptions};
     use fusionscope::trace::summary::ClassifiedTrace;
-    use fusionscope::trace::view::fusion_dag::fusion_with_dag;
     use fusionscope::trace::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
     use fusionscope::trace::{classify, compare, Input};
     let open = |path: &str| match open_whole(path, &data_bytes(path)).unwrap() {

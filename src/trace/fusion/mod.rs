@@ -18,6 +18,7 @@
 
 pub mod call_bytes;
 pub mod collectives;
+pub mod dag;
 pub mod describe;
 pub mod flow;
 pub mod groups;

@@ -8,12 +8,12 @@ use super::op_table::{op_table_linked, set_roofline, Cost, CostModel, Coverage, 
 use super::timeline::{timelines, Timeline};
 use crate::capture::CaptureReport;
 use crate::exec_trace::{link, ExecTrace};
+use crate::fusion::dag::{fusion_with_dag, FusionDag};
 use crate::fusion::{BuiltIn, FusionOptions, TraceFusion};
 use crate::model::TraceFormat;
 use crate::ranks::streams::{device_streams, DeviceStreams};
 use crate::structure::Structure;
 use crate::summary::ClassifiedTrace;
-use crate::view::fusion_dag::{fusion_with_dag, FusionDag};
 use hardware::{detect_chip, DetectedChip, PeakKey, Precision};
 use perf::{cost_from_trace, has_model, DType, Family, RawArgs};
 
@@ -56,7 +56,7 @@ pub struct TraceTime {
     pub fusion: Option<TraceFusion>,
     /// The kernel groups of each layer (or step) as boxes and data edges, for the group
     /// drawing ([`crate::view::fusion_dag`]); indices into `fusion.groups`.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::view::fusion_dag::as_value")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::fusion::dag::as_value")]
     pub fusion_dag: Option<FusionDag>,
 }
 

@@ -9,7 +9,7 @@ use crate::fusion::TraceFusion;
 use draw::chart::{traffic_series, Bar, BarChart, BarRow};
 use units::plural;
 
-use super::fusion_dag::{DagWindow, FusionDag};
+use crate::fusion::dag::{DagWindow, FusionDag};
 
 /// One side of the pair.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,6 +11,7 @@ use page::Shared;
 use page::TraceView;
 use table::DataTable;
 use trace::compare::Comparison;
+use trace::fusion::dag::FusionDag;
 use trace::fusion::TraceFusion;
 use trace::model::TraceFormat;
 use trace::time::report::{CompareJson, TraceJson, TraceTime};
@@ -18,7 +19,6 @@ use trace::view::fusion::{
     exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
     op_times_table, opportunities_table, reprediction_line,
 };
-use trace::view::fusion_dag::FusionDag;
 use trace::view::layers::{alignment_table, layer_table, phase_table, step_strip};
 use trace::view::time::{
     capture_line, coverage_line, gap_headline, gap_table, no_roofline_statement, op_roofline, op_table_view,

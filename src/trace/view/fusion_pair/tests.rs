@@ -1,8 +1,8 @@
 use super::*;
 use crate::compare::{compare, Input};
+use crate::fusion::dag::fusion_with_dag;
 use crate::fusion::{BuiltIn, FusionOptions};
 use crate::summary::ClassifiedTrace;
-use crate::view::fusion_dag::fusion_with_dag;
 use crate::{classify, read_trace, Trace};
 
 fn read(path: &str) -> Trace {

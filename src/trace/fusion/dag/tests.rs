@@ -1,6 +1,7 @@
 use super::*;
 use crate::fusion::BuiltIn;
 use crate::summary::summarize_classified;
+use crate::view::fusion_dag::*;
 use crate::{classify, read_trace, Trace};
 
 fn read(path: &str) -> Trace {
@@ -166,7 +167,7 @@ fn the_svg_draws_a_box_per_launch_an_edge_per_hand_off_and_the_details_name_the_
 fn the_json_form_round_trips_and_has_the_documented_keys() {
     #[derive(serde::Serialize, serde::Deserialize)]
     struct Holder {
-        #[serde(default, with = "crate::view::fusion_dag::as_value")]
+        #[serde(default, with = "crate::fusion::dag::as_value")]
         fusion_dag: Option<FusionDag>,
     }
     let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
@@ -205,15 +206,4 @@ fn the_windows_from_the_summarys_search_are_those_of_searching_again() {
         assert!(reused.1.as_ref().is_some_and(|d| !d.windows.is_empty()), "{path}");
         assert_eq!(reused, searched, "{path}");
     }
-}
-
-#[test]
-fn a_box_head_gives_its_name_the_room_its_number_and_bytes_leave() {
-    // Box 1 with "52.41 MiB": the 11 characters the head always had; box 39 with "71.01 MiB"
-    // (the Qwen H100 layer where the two overlapped): one fewer; a long byte figure takes more;
-    // never fewer than 4.
-    assert_eq!(head_chars(1, "52.41 MiB"), 11);
-    assert_eq!(head_chars(39, "71.01 MiB"), 10);
-    assert_eq!(head_chars(7, "1,023.99 KiB"), 8);
-    assert_eq!(head_chars(123_456, "1,023.99 KiB"), 4);
 }
