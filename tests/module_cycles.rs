@@ -1049,7 +1049,7 @@ fn read_sources(package: &Path, dir: &Path, out: &mut BTreeMap<String, String>) 
 }
 
 /// Leaves out the unit tests kept in a file of their own (`#[cfg(test)] mod tests;` in
-/// `x.rs` or `x/mod.rs`, the tests in `x/tests.rs`): like a `mod tests { .. }` block, they belong
+/// `x.rs` or `x/mod.rs`, the tests in `x/tests.rs` and its own modules in `x/tests/`): like a `mod tests { .. }` block, they belong
 /// to their module and are not its dependencies.
 fn drop_unit_test_files(sources: &mut BTreeMap<String, String>) {
     let declares_tests = |owner: &str| {
@@ -1069,6 +1069,9 @@ fn drop_unit_test_files(sources: &mut BTreeMap<String, String>) {
         })
         .collect();
     for path in test_files {
+        // A tests.rs with modules of its own keeps them in the folder beside it (`x/tests/`).
+        let folder = format!("{}/", path.trim_end_matches(".rs"));
+        sources.retain(|p, _| !p.starts_with(&folder));
         sources.remove(&path);
     }
 }
