@@ -199,7 +199,7 @@ fn hostile_names_export_safely() {
     assert!(csv.contains(r#""'=HYPERLINK(""http://evil.example"",""click"")""#), "{csv}");
     assert!(csv.contains("'-2+3+cmd|' /C calc'!A0") && csv.contains("'@SUM(A1:A9)"), "{csv}");
     // Markdown: every table row is one line with its table's number of cells.
-    let md = summary_markdown(&s);
+    let md = summary_markdown(&s, None);
     let mut columns: Option<usize> = None;
     for line in md.lines() {
         if !line.starts_with('|') {

@@ -472,6 +472,12 @@ mod traces {
         assert!(
             matches!(&restored.traces.view, Some(TraceView::Comparison { comparison: c, .. }) if c.categories.len() == comparison.categories.len())
         );
+        // The reviewer reads the sender's verdict and findings, word for word (the link trims
+        // the reports they were computed from).
+        let sent = s.traces.view.as_ref().unwrap().overview();
+        assert!(sent.verdict.text.contains("(AMD)") && sent.verdict.text.contains("(NVIDIA)"), "{sent:?}");
+        assert!(!sent.findings.is_empty());
+        assert_eq!(**restored.traces.view.as_ref().unwrap().overview(), **sent);
         // Closing returns to the block; the traces stay for another comparison.
         let s = reduce(s, Action::CloseTrace);
         assert!(s.traces.view.is_none() && s.traces.opened.len() == 2);

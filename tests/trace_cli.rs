@@ -150,3 +150,47 @@ fn compare_json_has_the_layer_alignment() {
     assert!(text.contains("Layer alignment: amd decode vs nvidia decode (8 vs 8 layers per step"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `compare` answers first: the verdict naming both devices, then the findings, the same rows
+/// in the text and in `--json` (largest time first, each with its evidence).
+#[test]
+fn compare_opens_with_the_verdict_and_the_findings_of_its_json() {
+    let a = data("traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz");
+    let b = data("traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
+    let v = json(&["compare", &a, &b, "--json"]);
+    let (_, raw, _) = run(&["compare", &a, &b, "--json"]);
+    let at = |key: &str| raw.find(&format!("\n  \"{key}\": ")).unwrap_or(usize::MAX);
+    assert!(at("verdict") < at("findings") && at("findings") < at("platforms"), "the answer comes first in the JSON");
+    let verdict = v["verdict"]["text"].as_str().unwrap();
+    assert_eq!(
+        verdict,
+        "MI300X (AMD) takes 43.06 ms of GPU time, H100 SXM (NVIDIA) 45.65 ms: MI300X (AMD) is 1.06× faster (2.58 ms less)"
+    );
+    let findings = v["findings"].as_array().unwrap();
+    assert!((5..=8).contains(&findings.len()), "{findings:#?}");
+    let times: Vec<f64> = findings.iter().map(|f| f["time_us"].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+    let (code, text, _) = run(&["compare", &a, &b]);
+    assert_eq!(code, 0);
+    assert!(text.starts_with(verdict), "{text}");
+    let listed: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Findings, ranked by the time they explain"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(listed.len(), findings.len(), "{text}");
+    for (line, f) in listed.iter().zip(findings) {
+        assert!(line.contains(f["text"].as_str().unwrap()), "{line} vs {f}");
+    }
+}
+
+#[test]
+fn trace_json_opens_with_the_device_and_its_findings() {
+    let path = data("traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
+    let v = json(&["trace", &path, "--json"]);
+    let text = v["verdict"]["text"].as_str().unwrap();
+    assert!(text.starts_with("MI300X (AMD): 43.06 ms of GPU time in 1,516 kernels; GPU busy "), "{text}");
+    let kinds: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"op") && kinds.contains(&"idle") && kinds.contains(&"opportunity"), "{kinds:?}");
+}

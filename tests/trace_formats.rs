@@ -48,9 +48,14 @@ fn opened(rel: &str) -> (Trace, TraceSummary, serde_json::Value) {
     let name = rel.rsplit('/').next().unwrap();
     match open_whole(name, &data_bytes(rel)) {
         Ok(Imported::Trace { trace, summary, time, .. }) => {
-            let page =
-                serde_json::to_value(fusionscope::trace::time::report::TraceJson { summary: &summary, time: &time })
-                    .unwrap();
+            // The page's export: its overview, computed as the page computes it, first.
+            let overview = fusionscope::trace::findings::trace_overview(&summary, Some(&time));
+            let page = serde_json::to_value(fusionscope::trace::documents::TraceJson {
+                overview: Some(&overview),
+                summary: &summary,
+                time: &time,
+            })
+            .unwrap();
             (trace, summary, page)
         }
         other => panic!("{rel}: {other:?}"),

@@ -7,6 +7,8 @@ use hardware::DetectedChip;
 use table::Table;
 use trace::capture::{attribute, CaptureReport};
 use trace::compare::{compare_classified, swapped, Comparison, LayerAlignment, OpSide};
+use trace::documents::{CompareJson, TraceJson};
+use trace::findings::{pair_overview, trace_overview, SideFacts};
 use trace::ranks::fold::StreamFigures;
 use trace::ranks::streams::DeviceStreams;
 use trace::read::summary_only::{SummaryOnly, SummarySink};
@@ -15,7 +17,8 @@ use trace::summary::{
     structure_of, summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary,
 };
 use trace::time::gap::gap;
-use trace::time::report::{recorded_cost, time_report, time_report_with, CompareJson, TraceJson};
+use trace::time::report::{recorded_cost, time_report, time_report_with};
+use trace::view::findings::overview_text;
 use trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
 use trace::{classify, Trace};
 use units::{format_duration_us, format_pct, group_digits};
@@ -103,11 +106,13 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
     // In the report, as the page's export has it: `fusion` (and `fusion_dag`) beside the time keys.
     time.fusion = Some(fusion);
     time.fusion_dag = dag;
+    let overview = trace_overview(&summary, Some(&time));
     if args.output.json {
-        print_json(&TraceJson { summary: &summary, time: &time })
+        print_json(&TraceJson { overview: Some(&overview), summary: &summary, time: &time })
     } else {
         let fusion = time.fusion.as_ref().map(fusion_text).unwrap_or_default();
-        print(&(trace_text(&summary) + &time_text(&time) + &streams_text(&time.streams) + &fusion))
+        let text = overview_text(&overview) + "\n" + &trace_text(&summary);
+        print(&(text + &time_text(&time) + &streams_text(&time.streams) + &fusion))
     }
 }
 
@@ -182,8 +187,9 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
         keys.iter().zip([first, second]).filter_map(|(k, s)| s.2.capture.clone().map(|r| (k.to_string(), r))).collect();
     let fusion: std::collections::BTreeMap<String, _> =
         keys.iter().zip([first, second]).filter_map(|(k, s)| s.2.fusion.as_ref().map(|f| (k.to_string(), f))).collect();
+    let overview = pair_overview(&c, Some(&g), [SideFacts::of(&first.2), SideFacts::of(&second.2)]);
     if args.output.json {
-        print_json(&CompareJson { comparison: &c, gap: &g, captures, fusion })
+        print_json(&CompareJson { overview: Some(&overview), comparison: &c, gap: &g, captures, fusion })
     } else {
         let lines: String = keys
             .iter()
@@ -191,7 +197,8 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
             .map(|(k, s)| s.2.capture.as_ref().map(|r| format!("{k}: {}\n", capture_line(r))).unwrap_or_default())
             .collect();
         let fusions: String = fusion.iter().map(|(k, f)| format!("\n{k}:{}", fusion_text(f))).collect();
-        print(&(lines + &gap_text([keys[0], keys[1]], &g) + "\n" + &compare_text(&c) + &fusions))
+        let text = overview_text(&overview) + "\n" + &lines + &gap_text([keys[0], keys[1]], &g);
+        print(&(text + "\n" + &compare_text(&c) + &fusions))
     }
 }
 

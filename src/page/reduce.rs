@@ -167,7 +167,7 @@ impl State {
             }
             Action::ShowComparison { files, comparison } => {
                 let gap = self.traces.pair_gap(&comparison);
-                let view = TraceView::Comparison { files, comparison, gap, trimmed: false };
+                let view = TraceView::comparison(files, comparison, gap, false);
                 let traces = Traces { view: Some(view), job_shown: false, ..self.traces.clone() };
                 return State { traces, notice: None, sim: None, ..self.clone() };
             }

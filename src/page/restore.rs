@@ -9,6 +9,7 @@ use super::state::{Computed, Notice, SimView, Source, State};
 use super::traces::{GapView, TraceView, Traces};
 use hardware::ChipChoice;
 use share::{self, SharedState, SharedView};
+use trace::findings::Overview;
 
 use limits::SHARED_OPTRACE_BYTES;
 
@@ -42,12 +43,13 @@ impl State {
                     ..State::default()
                 },
             },
-            SharedView::TraceSummary { file_name, summary, trimmed, time } => {
+            SharedView::TraceSummary { file_name, summary, trimmed, time, overview } => {
                 let time = time.map(|t| Shared::new(*t));
-                let view = TraceView::Summary { file_name, summary: Shared::new(summary), time, trimmed };
+                let view = TraceView::summary(file_name, Shared::new(summary), time, trimmed)
+                    .with_overview(overview.map(|o| *o));
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
-            SharedView::TraceComparison { files, comparison, trimmed, gap, fusion } => {
+            SharedView::TraceComparison { files, comparison, trimmed, gap, fusion, overview } => {
                 let fusion = fusion.map(|f| {
                     let [mut a, mut b] = *f;
                     // A link leaves out the constant definition of GPU time.
@@ -57,7 +59,8 @@ impl State {
                     [Shared::new(a), Shared::new(b)]
                 });
                 let gap = gap.map(|g| GapView { gap: Shared::new(*g), times: None, fusion });
-                let view = TraceView::Comparison { files, comparison: Shared::new(comparison), gap, trimmed };
+                let view = TraceView::comparison(files, Shared::new(comparison), gap, trimmed)
+                    .with_overview(overview.map(|o| *o));
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
             SharedView::Model { spec } => State::with_source(Source::Model(spec.into()), last_good),
@@ -129,7 +132,7 @@ impl State {
             return Ok(SharedView::Ranks { drawn: share::trim_ranks(job) }.into());
         }
         match &self.traces.view {
-            Some(TraceView::Summary { file_name, summary, trimmed, time }) => {
+            Some(TraceView::Summary { file_name, summary, trimmed, time, overview }) => {
                 let (summary, cut) = share::trim_summary(summary);
                 let (time, time_cut) = match time {
                     Some(t) => {
@@ -139,10 +142,11 @@ impl State {
                     None => (None, false),
                 };
                 let trimmed = *trimmed || cut || time_cut;
-                let view = SharedView::TraceSummary { file_name: file_name.clone(), summary, trimmed, time };
+                let overview = Some(Box::new(Overview::clone(overview)));
+                let view = SharedView::TraceSummary { file_name: file_name.clone(), summary, trimmed, time, overview };
                 return Ok(share::fit_time_rows(self.with_chip(view.into())));
             }
-            Some(TraceView::Comparison { files, comparison, trimmed, gap }) => {
+            Some(TraceView::Comparison { files, comparison, trimmed, gap, overview }) => {
                 let (comparison, cut) = share::trim_comparison(comparison);
                 // Each side's fusion, from its report (or the link it came from), trimmed.
                 let sides = gap.as_ref().and_then(|g| match (&g.times, &g.fusion) {
@@ -160,7 +164,9 @@ impl State {
                 let fusion_cut = sides.as_ref().is_some_and(|(_, cut)| *cut);
                 let fusion = sides.map(|(f, _)| Box::new(f));
                 let trimmed = *trimmed || cut || gap_cut || fusion_cut;
-                let view = SharedView::TraceComparison { files: files.clone(), comparison, trimmed, gap, fusion };
+                let overview = Some(Box::new(Overview::clone(overview)));
+                let view =
+                    SharedView::TraceComparison { files: files.clone(), comparison, trimmed, gap, fusion, overview };
                 return Ok(share::fit_time_rows(self.with_chip(view.into())));
             }
             None => {}

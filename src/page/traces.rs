@@ -5,6 +5,7 @@ use super::shared::Shared;
 use hardware::DetectedChip;
 use trace::compare::pairing::default_pair;
 use trace::compare::swapped;
+use trace::findings::{pair_overview, trace_overview, Overview, SideFacts};
 use trace::fusion::TraceFusion;
 use trace::time::gap::{gap, Gap};
 use trace::time::report::TraceTime;
@@ -50,9 +51,68 @@ pub enum TraceView {
         time: Option<Shared<TraceTime>>,
         /// From a share link whose kernel lists were shortened.
         trimmed: bool,
+        /// The verdict and findings, shown first ([`trace::findings`]).
+        overview: Shared<Overview>,
     },
     /// Two traces side by side.
-    Comparison { files: (String, String), comparison: Shared<Comparison>, gap: Option<GapView>, trimmed: bool },
+    Comparison {
+        files: (String, String),
+        comparison: Shared<Comparison>,
+        gap: Option<GapView>,
+        trimmed: bool,
+        /// The verdict and findings, shown first ([`trace::findings`]).
+        overview: Shared<Overview>,
+    },
+}
+
+impl TraceView {
+    /// One trace's view, its overview computed from its summary and report.
+    pub fn summary(
+        file_name: String,
+        summary: Shared<TraceSummary>,
+        time: Option<Shared<TraceTime>>,
+        trimmed: bool,
+    ) -> Self {
+        let overview = Shared::new(trace_overview(&summary, time.as_deref()));
+        TraceView::Summary { file_name, summary, time, trimmed, overview }
+    }
+
+    /// A pair's view, its overview computed from the comparison, the gap and each side's
+    /// report (or, from a share link, its fusion analysis).
+    pub fn comparison(
+        files: (String, String),
+        comparison: Shared<Comparison>,
+        gap: Option<GapView>,
+        trimmed: bool,
+    ) -> Self {
+        let facts: [SideFacts<'_>; 2] = match gap.as_ref().map(|g| (&g.times, &g.fusion)) {
+            Some((Some(times), _)) => [SideFacts::of(&times[0]), SideFacts::of(&times[1])],
+            Some((None, Some(fusion))) => [0, 1].map(|i| SideFacts { timeline: None, fusion: Some(&*fusion[i]) }),
+            _ => [SideFacts::default(); 2],
+        };
+        let overview = Shared::new(pair_overview(&comparison, gap.as_ref().map(|g| &*g.gap), facts));
+        TraceView::Comparison { files, comparison, gap, trimmed, overview }
+    }
+
+    /// The view with the overview a share link carried (the sender's, word for word).
+    pub fn with_overview(self, carried: Option<Overview>) -> Self {
+        let Some(o) = carried else { return self };
+        match self {
+            TraceView::Summary { file_name, summary, time, trimmed, .. } => {
+                TraceView::Summary { file_name, summary, time, trimmed, overview: Shared::new(o) }
+            }
+            TraceView::Comparison { files, comparison, gap, trimmed, .. } => {
+                TraceView::Comparison { files, comparison, gap, trimmed, overview: Shared::new(o) }
+            }
+        }
+    }
+
+    /// The overview shown first.
+    pub fn overview(&self) -> &Shared<Overview> {
+        match self {
+            TraceView::Summary { overview, .. } | TraceView::Comparison { overview, .. } => overview,
+        }
+    }
 }
 
 /// The gap between the two traces of a comparison, and each side's report (in the
@@ -90,12 +150,8 @@ pub struct Traces {
 impl Traces {
     /// A newly read trace: its summary is shown, and the pair becomes the default one.
     pub(super) fn open(&self, loaded: LoadedTrace) -> Traces {
-        let view = TraceView::Summary {
-            file_name: loaded.file_name.clone(),
-            summary: loaded.summary.clone(),
-            time: Some(loaded.time.clone()),
-            trimmed: false,
-        };
+        let view =
+            TraceView::summary(loaded.file_name.clone(), loaded.summary.clone(), Some(loaded.time.clone()), false);
         let mut opened = self.opened.clone();
         opened.push(loaded);
         Traces { view: Some(view), pair: default_pair_of(&opened), opened, job_shown: false, ..self.clone() }
@@ -114,12 +170,9 @@ impl Traces {
 
     /// The trace's summary, shown.
     pub(super) fn show(&self, id: u32) -> Traces {
-        let view = self.get(id).map(|t| TraceView::Summary {
-            file_name: t.file_name.clone(),
-            summary: t.summary.clone(),
-            time: Some(t.time.clone()),
-            trimmed: false,
-        });
+        let view = self
+            .get(id)
+            .map(|t| TraceView::summary(t.file_name.clone(), t.summary.clone(), Some(t.time.clone()), false));
         match view {
             Some(view) => Traces { view: Some(view), job_shown: false, ..self.clone() },
             None => self.clone(),
@@ -211,12 +264,7 @@ impl Traces {
         let view = match &self.view {
             Some(TraceView::Summary { file_name, summary, trimmed, .. }) => {
                 match self.opened.iter().find(|t| t.summary == *summary).and_then(new_time) {
-                    Some(time) => Some(TraceView::Summary {
-                        file_name: file_name.clone(),
-                        summary: summary.clone(),
-                        time: Some(time),
-                        trimmed: *trimmed,
-                    }),
+                    Some(time) => Some(TraceView::summary(file_name.clone(), summary.clone(), Some(time), *trimmed)),
                     None => self.view.clone(),
                 }
             }
@@ -228,7 +276,7 @@ impl Traces {
     /// The shown trace's report measured against another chip; the trace keeps that chip (a
     /// comparison made afterwards uses it).
     pub(super) fn with_chip(&self, chip: DetectedChip) -> Traces {
-        let Some(TraceView::Summary { file_name, summary, time: Some(time), trimmed }) = &self.view else {
+        let Some(TraceView::Summary { file_name, summary, time: Some(time), trimmed, .. }) = &self.view else {
             return self.clone();
         };
         let mut report = TraceTime::clone(time);
@@ -239,12 +287,7 @@ impl Traces {
             .iter()
             .map(|t| if t.summary == *summary { LoadedTrace { time: report.clone(), ..t.clone() } } else { t.clone() })
             .collect();
-        let view = TraceView::Summary {
-            file_name: file_name.clone(),
-            summary: summary.clone(),
-            time: Some(report),
-            trimmed: *trimmed,
-        };
+        let view = TraceView::summary(file_name.clone(), summary.clone(), Some(report), *trimmed);
         Traces { view: Some(view), opened, ..self.clone() }
     }
 }

@@ -19,6 +19,7 @@ use limits::{
     SHARED_GRAPH_OPS, SHARED_MODEL_CONFIG_BYTES, SHARED_NAME_CHARS, SHARED_NOTES, SHARED_OPTRACE_BYTES,
     SHARED_SIM_TABLE_BYTES, SHARE_STATE_BYTES,
 };
+use trace::findings::{Overview, MAX_FINDINGS};
 use trace::fusion::TraceFusion;
 use trace::structure::Structure;
 use trace::summary::{PlatformEntry, SideStats};
@@ -71,6 +72,16 @@ fn platforms(list: &[PlatformEntry]) -> Result<(), ShareError> {
 }
 
 /// A shared time report within the rows trimming leaves, its names within the name limit.
+/// A carried overview: at most [`MAX_FINDINGS`] findings and two sides, each text a name's
+/// length at most (a finding quotes op shapes and two kernel names, each shortened).
+fn overview_limits(o: &Overview) -> Result<(), ShareError> {
+    at_most(|| "overview".into(), o.findings.len(), MAX_FINDINGS, "findings")?;
+    at_most(|| "verdict".into(), o.verdict.sides.len(), 2, "sides")?;
+    name("verdict", &o.verdict.text)?;
+    o.verdict.sides.iter().try_for_each(|s| name("side", &s.key).and_then(|_| name("side name", &s.name)))?;
+    o.findings.iter().try_for_each(|f| name("finding", &f.text))
+}
+
 fn time_limits(t: &TraceTime) -> Result<(), ShareError> {
     at_most(|| "op table".into(), t.ops.len(), SHARED_OP_ROWS, "rows")?;
     at_most(|| "step list".into(), t.steps.len(), SHARED_STEPS, "steps")?;
@@ -225,8 +236,9 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
             }
             graph.tensors.keys().try_for_each(|t| name("tensor name", t))
         }
-        SharedView::TraceSummary { file_name, summary, time, .. } => {
+        SharedView::TraceSummary { file_name, summary, time, overview, .. } => {
             name("file name", file_name)?;
+            overview.as_deref().map_or(Ok(()), overview_limits)?;
             time.as_deref().map_or(Ok(()), time_limits)?;
             platforms(&summary.platforms)?;
             for r in &summary.categories {
@@ -235,7 +247,8 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
             summary.fused_kernels.iter().try_for_each(|k| name("kernel name", &k.name))?;
             summary.structure.as_deref().map_or(Ok(()), structure_limits)
         }
-        SharedView::TraceComparison { files, comparison, gap, fusion, .. } => {
+        SharedView::TraceComparison { files, comparison, gap, fusion, overview, .. } => {
+            overview.as_deref().map_or(Ok(()), overview_limits)?;
             for f in fusion.iter().flat_map(|f| f.iter()) {
                 fusion_limits(f)?;
             }

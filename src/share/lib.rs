@@ -102,6 +102,9 @@ pub fn decode(fragment: &str) -> Result<SharedState, ShareError> {
 /// The length a typical link stays under, so that it pastes into chat and review tools.
 pub const TYPICAL_LINK_BYTES: usize = 8 * 1024;
 
+/// Findings a link's overview keeps whatever else it gives up.
+const MIN_FINDINGS: usize = 3;
+
 /// Gap rows a link keeps before it gives up category kernel names to fit.
 const MIN_GAP_ROWS: usize = 4;
 
@@ -110,9 +113,10 @@ const MIN_GAP_ROWS: usize = 4;
 /// then leaves its aligned layers out, then halves the kernels each category lists per side
 /// (down to 2: the headline and the largest differences matter more than a category's eighth
 /// kernel), then its sides' fusion opportunities and groups (after halving them to the longest
-/// four and the two opportunities that save most before anything else), then their fusion
-/// totals, then the rest of the gap rows. The timeline, coverage and headline always
-/// stay; a view that loses anything says it was trimmed.
+/// four and the two opportunities that save most before anything else), then the findings
+/// that explain least (down to three), then their fusion totals, then the carried
+/// overview (the page computes one from what is left), then the rest of the gap rows. The
+/// timeline, coverage and headline always stay; a view that loses anything says it was trimmed.
 pub fn fit_time_rows(mut state: SharedState) -> SharedState {
     while encode(&state).len() >= TYPICAL_LINK_BYTES {
         match &mut state.view {
@@ -148,7 +152,7 @@ pub fn fit_time_rows(mut state: SharedState) -> SharedState {
                 }
                 *trimmed = true;
             }
-            SharedView::TraceComparison { gap, comparison, trimmed, fusion, .. } => {
+            SharedView::TraceComparison { gap, comparison, trimmed, fusion, overview, .. } => {
                 let longest =
                     comparison.categories.iter().flat_map(|r| r.sides.values()).map(|s| s.kernels.len()).max();
                 let rows = gap.as_ref().map_or(0, |g| g.rows.len());
@@ -173,9 +177,15 @@ pub fn fit_time_rows(mut state: SharedState) -> SharedState {
                 } else if let Some(f) = fusion.as_mut().filter(|f| f.iter().any(|s| !s.groups.is_empty())) {
                     // Then the groups: the totals (the headline and the total bars) stay.
                     f.iter_mut().for_each(|s| s.groups.clear());
+                } else if let Some(o) = overview.as_mut().filter(|o| o.findings.len() > MIN_FINDINGS) {
+                    // Then the findings that explain least (the verdict and the first three stay).
+                    o.findings.pop();
                 } else if fusion.is_some() {
                     // The gap's four largest rows come before the fusion totals.
                     *fusion = None;
+                } else if overview.is_some() {
+                    // The page computes an overview from what the link holds.
+                    *overview = None;
                 } else if rows > 0 {
                     gap.iter_mut().for_each(|g| g.rows.truncate(rows / 2));
                 } else {

@@ -160,6 +160,8 @@ enum ViewFields {
         trimmed: bool,
         #[serde(default)]
         time: Option<Box<TraceTime>>,
+        #[serde(default)]
+        overview: Option<Box<trace::findings::Overview>>,
     },
     TraceComparison {
         files: (String, String),
@@ -171,6 +173,8 @@ enum ViewFields {
         gap: Option<Box<Gap>>,
         #[serde(default)]
         fusion: Option<Box<[trace::fusion::TraceFusion; 2]>>,
+        #[serde(default)]
+        overview: Option<Box<trace::findings::Overview>>,
     },
     Model {
         spec: ModelSpec,

@@ -10,6 +10,7 @@ use fusion::transformer::TransformerConfig;
 use fusion::OpGraph;
 use hardware::ChipChoice;
 use limits::SHARE_STATE_BYTES;
+use trace::findings::Overview;
 use trace::fusion::TraceFusion;
 use trace::time::gap::Gap;
 use trace::time::report::TraceTime;
@@ -48,6 +49,10 @@ pub enum SharedView {
         /// Where the time goes, its longest op rows ([`crate::trim_time`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         time: Option<Box<TraceTime>>,
+        /// The sender's verdict and findings, shown as they were (computed from the whole
+        /// report, which the link trims). Absent in older links, which recompute it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        overview: Option<Box<Overview>>,
     },
     /// Two traces compared (the analysis, not the traces), with their file names.
     TraceComparison {
@@ -64,6 +69,9 @@ pub enum SharedView {
         /// opportunities that save most ([`crate::trim_fusion`]). Absent in older links.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         fusion: Option<Box<[TraceFusion; 2]>>,
+        /// The sender's verdict and findings, as for a summary.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        overview: Option<Box<Overview>>,
     },
     /// "Model × chip": the model (a built-in name, or a config file's text) and the workload
     /// parameters; the page regenerates the graph. Format 2 on.

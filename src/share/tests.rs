@@ -48,6 +48,7 @@ fn trace_comparison_round_trips_trimmed_and_small() {
         trimmed,
         gap: None,
         fusion: None,
+        overview: None,
     };
     let link = encode(&view.clone().into());
     assert!(link.len() < 8 * 1024, "{} bytes", link.len());
@@ -61,7 +62,8 @@ fn trace_summary_round_trips() {
     let (small, trimmed) = trim_summary(&s);
     assert!(!trimmed, "a 12-kernel trace keeps every kernel");
     assert_eq!(small, s);
-    let view = SharedView::TraceSummary { file_name: "t.json.gz".into(), summary: small, trimmed, time: None };
+    let view =
+        SharedView::TraceSummary { file_name: "t.json.gz".into(), summary: small, trimmed, time: None, overview: None };
     let link = encode(&view.clone().into());
     assert!(link.len() < 4 * 1024, "{} bytes", link.len());
     assert_eq!(decode(&link).unwrap().view, view);
@@ -297,8 +299,10 @@ fn per_view_limits_are_enforced_on_opening() {
     let mut summary = trace::summarize(&t, Some("h100"), &trace::classify);
     let gemm = &mut summary.categories[0].trace.kernels;
     *gemm = vec![gemm[0].clone(); SHARED_KERNELS_PER_CATEGORY + 1];
-    let link =
-        encode(&SharedView::TraceSummary { file_name: "h100".into(), summary, trimmed: false, time: None }.into());
+    let link = encode(
+        &SharedView::TraceSummary { file_name: "h100".into(), summary, trimmed: false, time: None, overview: None }
+            .into(),
+    );
     let e = decode(&link).unwrap_err().to_string();
     assert_eq!(e, "the link's kernel list of category gemm has 9 kernels; a link holds at most 8");
 }

@@ -14,6 +14,8 @@
 //! | [`summary`](mod@summary) | the single-trace summary: platform, categories, kernels, fused kernels |
 //! | [`compare`](mod@compare) | two traces: the AMD-vs-NVIDIA kernel mapping, fusion differences, aligned layers, which two to pair |
 //! | [`structure`] | serving traces: steps, phases, decoder layers; the sequence alignment they use |
+//! | [`documents`] | the JSON documents of `trace --json` and `compare --json` (and the page's JSON export) |
+//! | [`findings`] | the overview: a verdict naming the devices, and findings ranked by the time they explain |
 //! | [`capture`] | graph-capture traces joined to their replays |
 //! | [`ranks`] | the ranks of one distributed job: per-rank fold, collectives matched across ranks, clocks, stragglers (`docs/ranks.md`) |
 //! | [`fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
@@ -28,7 +30,9 @@
 
 pub mod capture;
 pub mod compare;
+pub mod documents;
 pub mod exec_trace;
+pub mod findings;
 pub mod fusion;
 pub mod kineto;
 pub mod model;

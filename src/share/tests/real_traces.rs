@@ -54,8 +54,10 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
         for r in &summary.categories {
             longest_kernel = r.trace.kernels.iter().map(|k| k.name.chars().count()).fold(longest_kernel, usize::max);
         }
-        let view =
-            fit_time_rows(SharedView::TraceSummary { file_name: name.into(), summary, trimmed, time }.into()).view;
+        let view = fit_time_rows(
+            SharedView::TraceSummary { file_name: name.into(), summary, trimmed, time, overview: None }.into(),
+        )
+        .view;
         measure(name, &view);
         let SharedView::TraceSummary { time: Some(shared_time), .. } = &view else { panic!("{name}: no time report") };
         let fusion = shared_time.fusion.as_ref().unwrap_or_else(|| panic!("{name}: the link lost the fusion groups"));
@@ -78,7 +80,11 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
             let (k0, k1) = (c.platforms[0].key.as_str(), c.platforms[1].key.as_str());
             let swap = trace::compare::swapped(c_vendor(&traces[i]), c_vendor(&traces[j]));
             let (first, second) = if swap { (&tj, &ti) } else { (&ti, &tj) };
-            let (gap, gap_cut) = trim_gap(&trace::time::gap::gap((k0, &first.op_table()), (k1, &second.op_table())));
+            let whole_gap = trace::time::gap::gap((k0, &first.op_table()), (k1, &second.op_table()));
+            let (gap, gap_cut) = trim_gap(&whole_gap);
+            // The overview as the sender's page computed it, from the whole reports.
+            let facts = [trace::findings::SideFacts::of(first), trace::findings::SideFacts::of(second)];
+            let overview = trace::findings::pair_overview(&c, Some(&whole_gap), facts);
             // Both sides' fusion, as the page's link makes it from the sides' reports.
             let (fusion, fusion_cut) =
                 crate::fusion_pair([first.fusion.as_ref().unwrap(), second.fusion.as_ref().unwrap()]);
@@ -89,6 +95,7 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
                     trimmed: trimmed || gap_cut || fusion_cut,
                     gap: Some(Box::new(gap)),
                     fusion: Some(Box::new(fusion)),
+                    overview: Some(Box::new(overview)),
                 }
                 .into(),
             )
@@ -166,7 +173,9 @@ fn serving_links_carry_the_structure_and_the_aligned_layers() {
     use trace::{classify, compare, summarize, Input};
     let t = trace("amd/vllm_decode_graph_full_replay.json.gz");
     let (summary, trimmed) = trim_summary(&summarize(&t, Some("v.json.gz"), &classify));
-    let view = fit_time_rows(SharedView::TraceSummary { file_name: "v".into(), summary, trimmed, time: None }.into());
+    let view = fit_time_rows(
+        SharedView::TraceSummary { file_name: "v".into(), summary, trimmed, time: None, overview: None }.into(),
+    );
     let link = encode(&view);
     assert!(link.len() < TYPICAL_LINK_BYTES, "{}", link.len());
     assert_eq!(check_limits(&decode(&link).unwrap()), Ok(()));
@@ -189,6 +198,7 @@ fn serving_links_carry_the_structure_and_the_aligned_layers() {
             trimmed,
             gap: None,
             fusion: None,
+            overview: None,
         }
         .into(),
     );
@@ -334,6 +344,7 @@ fn a_trace_opened_with_its_execution_trace_makes_a_link_under_8_kb_that_round_tr
             summary,
             trimmed: trimmed || time_cut,
             time: Some(Box::new(time)),
+            overview: None,
         };
         let view = fit_time_rows(view.into()).view;
         let SharedView::TraceSummary { time: Some(shared), .. } = &view else { panic!("{run}: no time report") };

@@ -60,30 +60,6 @@ pub struct TraceTime {
     pub fusion_dag: Option<FusionDag>,
 }
 
-/// `fusionscope trace --json` (and the page's JSON export): the summary and where the time
-/// goes, in one object.
-#[derive(Serialize)]
-pub struct TraceJson<'a> {
-    #[serde(flatten)]
-    pub summary: &'a crate::TraceSummary,
-    #[serde(flatten)]
-    pub time: &'a TraceTime,
-}
-
-/// `fusionscope compare --json` (and the page's JSON export): the comparison and the gap.
-#[derive(Serialize)]
-pub struct CompareJson<'a> {
-    #[serde(flatten)]
-    pub comparison: &'a crate::Comparison,
-    pub gap: &'a super::gap::Gap,
-    /// Per side key, how its capture trace was joined (only sides given one).
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub captures: std::collections::BTreeMap<String, CaptureReport>,
-    /// Per side key, its kernels as fusion groups (sides whose report has them).
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub fusion: std::collections::BTreeMap<String, &'a TraceFusion>,
-}
-
 /// The chip's figures as the report states them (TFLOP/s and TB/s, as datasheets do).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChipUsed {

@@ -6,8 +6,10 @@
 //! Kept in the core (no browser code) so that what the page shows and exports is tested natively.
 //! Where the time goes is drawn by [`time`], the Layers view of serving traces by [`layers`], the
 //! kernels as fusion groups by [`fusion`](mod@fusion); the
-//! ranks of one distributed job by [`ranks`].
+//! ranks of one distributed job by [`ranks`]; the overview's verdict and findings by
+//! [`findings`](mod@findings).
 
+pub mod findings;
 pub mod fusion;
 pub mod fusion_dag;
 pub mod fusion_pair;
@@ -20,6 +22,7 @@ use table::{markdown_text, Cell, DataTable};
 use units::{format_duration_us, format_pct, group_digits, positive_zero};
 
 use super::compare::{Comparison, Method};
+use super::findings::Overview;
 use super::model::platform::{vendor_of_name, Vendor};
 use super::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
 use super::Category;
@@ -400,15 +403,25 @@ fn markdown(heading: &str, lines: &[String], tables: &[DataTable]) -> String {
     out
 }
 
-/// The single-trace summary as Markdown.
-pub fn summary_markdown(s: &TraceSummary) -> String {
-    let file = s.platforms.first().and_then(|p| p.file.clone()).unwrap_or_else(|| "trace".to_string());
-    let lines: Vec<String> = s.platforms.iter().map(platform_line).collect();
-    markdown(&format!("Trace summary: {file}"), &lines, &summary_tables(s))
+/// The overview's verdict lines and its findings table, first in a Markdown export.
+fn overview_parts(overview: Option<&Overview>) -> (Vec<String>, Vec<DataTable>) {
+    match overview {
+        Some(o) => (findings::verdict_lines(o), vec![findings::findings_table(o)]),
+        None => (Vec::new(), Vec::new()),
+    }
 }
 
-/// The comparison as Markdown.
-pub fn comparison_markdown(c: &Comparison) -> String {
+/// The single-trace summary as Markdown, its overview first.
+pub fn summary_markdown(s: &TraceSummary, overview: Option<&Overview>) -> String {
+    let file = s.platforms.first().and_then(|p| p.file.clone()).unwrap_or_else(|| "trace".to_string());
+    let (mut lines, mut tables) = overview_parts(overview);
+    lines.extend(s.platforms.iter().map(platform_line));
+    tables.extend(summary_tables(s));
+    markdown(&format!("Trace summary: {file}"), &lines, &tables)
+}
+
+/// The comparison as Markdown, its overview first.
+pub fn comparison_markdown(c: &Comparison, overview: Option<&Overview>) -> String {
     let lines: Vec<String> = c
         .platforms
         .iter()
@@ -422,7 +435,10 @@ pub fn comparison_markdown(c: &Comparison) -> String {
         })
         .collect();
     let title = c.platforms.iter().map(side_label).collect::<Vec<_>>().join(" vs ");
-    markdown(&format!("Trace comparison: {title}"), &lines, &comparison_tables(c))
+    let (mut first, mut tables) = overview_parts(overview);
+    first.extend(lines);
+    tables.extend(comparison_tables(c));
+    markdown(&format!("Trace comparison: {title}"), &first, &tables)
 }
 
 #[cfg(test)]
@@ -535,7 +551,7 @@ mod tests {
         let svg = comparison_chart(&c);
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
         assert!(svg.contains(">AMD<") && svg.contains(">NVIDIA<"), "{svg}");
-        let md = comparison_markdown(&c);
+        let md = comparison_markdown(&c, None);
         assert!(md.starts_with("# Trace comparison: AMD vs NVIDIA"), "{md}");
         assert!(md.contains("## Categories"));
     }
@@ -551,7 +567,7 @@ mod tests {
         let cut = cats.without_column("names").without_column("no such column");
         assert_eq!(cut.columns.len(), width - 1);
         assert!(cut.rows.iter().all(|r| r.len() == width - 1));
-        let md = summary_markdown(&s);
+        let md = summary_markdown(&s, None);
         assert!(md.starts_with("# Trace summary: a\\<b\\>.json\n"), "{md}");
         assert!(md.contains("## Fused kernels"));
     }

@@ -311,7 +311,7 @@ pub fn unattributed_table(r: &TraceTime) -> DataTable {
     t
 }
 
-/// The gap as the command line prints it first in `compare`.
+/// The gap as the command line prints it in `compare`, after the overview.
 pub fn gap_text(keys: [&str; 2], g: &Gap) -> String {
     let mut t = gap_table(g, keys);
     let total = t.rows.len() - 1;
@@ -322,8 +322,7 @@ pub fn gap_text(keys: [&str; 2], g: &Gap) -> String {
     }
     let shown = if total > TEXT_ROWS { format!("top {TEXT_ROWS} of {total}") } else { format!("all {total}") };
     format!(
-        "{}\n\nWhere the time goes ({shown} ops by time difference; --json lists every one)\n{}",
-        gap_headline(g),
+        "Where the time goes ({shown} ops by time difference; --json lists every one)\n{}",
         t.shown_table().to_text()
     )
 }

@@ -13,6 +13,7 @@ pub mod groups_table;
 pub mod model_form;
 pub mod number_input;
 pub mod optrace_panel;
+pub mod overview;
 pub mod plain_table;
 pub mod ranks_panel;
 pub mod read_progress;

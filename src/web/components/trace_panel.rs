@@ -11,10 +11,11 @@ use page::Shared;
 use page::TraceView;
 use table::DataTable;
 use trace::compare::Comparison;
+use trace::documents::{CompareJson, TraceJson};
 use trace::fusion::dag::FusionDag;
 use trace::fusion::TraceFusion;
 use trace::model::TraceFormat;
-use trace::time::report::{CompareJson, TraceJson, TraceTime};
+use trace::time::report::TraceTime;
 use trace::view::fusion::{
     exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
     op_times_table, opportunities_table, reprediction_line,
@@ -31,6 +32,7 @@ use trace::view::{
 
 use super::data_table::DataTableView;
 use super::fusion_dag_view::{FusionDagView, FusionPairView};
+use super::overview::OverviewView;
 use super::rules_view::RulesView;
 use super::share_link::ShareLink;
 
@@ -94,11 +96,11 @@ fn export_content(d: &Drawn, export: Export) -> String {
         r.map(|s| s + "\n").unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     };
     match (export, &d.view) {
-        (Export::Json, TraceView::Summary { summary, time: Some(time), .. }) => {
-            json(serde_json::to_string_pretty(&TraceJson { summary, time }))
+        (Export::Json, TraceView::Summary { summary, time: Some(time), overview, .. }) => {
+            json(serde_json::to_string_pretty(&TraceJson { overview: Some(overview), summary, time }))
         }
         (Export::Json, TraceView::Summary { summary, .. }) => json(serde_json::to_string_pretty(&**summary)),
-        (Export::Json, TraceView::Comparison { comparison, gap: Some(g), .. }) => {
+        (Export::Json, TraceView::Comparison { comparison, gap: Some(g), overview, .. }) => {
             // Each side's fusion, keyed as the command line keys it.
             let fusion = g
                 .times
@@ -107,6 +109,7 @@ fn export_content(d: &Drawn, export: Export) -> String {
                 .filter_map(|(p, t)| t.fusion.as_ref().map(|f| (p.key.clone(), f)))
                 .collect();
             json(serde_json::to_string_pretty(&CompareJson {
+                overview: Some(overview),
                 comparison,
                 gap: &g.gap,
                 captures: Default::default(),
@@ -114,8 +117,10 @@ fn export_content(d: &Drawn, export: Export) -> String {
             }))
         }
         (Export::Json, TraceView::Comparison { comparison, .. }) => json(serde_json::to_string_pretty(&**comparison)),
-        (Export::Markdown, TraceView::Summary { summary, .. }) => summary_markdown(summary),
-        (Export::Markdown, TraceView::Comparison { comparison, .. }) => comparison_markdown(comparison),
+        (Export::Markdown, TraceView::Summary { summary, overview, .. }) => summary_markdown(summary, Some(overview)),
+        (Export::Markdown, TraceView::Comparison { comparison, overview, .. }) => {
+            comparison_markdown(comparison, Some(overview))
+        }
         (Export::Chart, _) => d.chart.to_string(),
         (Export::TimeChart(i), _) => d.time_charts.get(i).map(|c| c.1.to_string()).unwrap_or_default(),
         (Export::Csv(i), _) => d.tables.get(i).map(|t| t.exact_table().to_csv()).unwrap_or_default(),
@@ -157,7 +162,7 @@ fn preset_key(name: &str) -> Option<String> {
 
 fn drawn(view: &TraceView) -> Drawn {
     match view {
-        TraceView::Summary { file_name, summary, trimmed, time } => {
+        TraceView::Summary { file_name, summary, trimmed, time, .. } => {
             let mut tables: Vec<Shared<DataTable>> = Vec::new();
             let mut time_charts = Vec::new();
             let mut statements = Vec::new();
@@ -441,13 +446,7 @@ pub fn trace_panel(props: &Props) -> Html {
                 </div>
                 <ShareLink {make_fragment} />
             </div>
-            if !trimmed {
-                <p class="hint">{ "A share link carries these results, not the trace: every total, the fusion differences, each category's longest kernels and each mapping row's main kernel." }</p>
-            } else {
-                <p class="hint" data-testid="trimmed-note">
-                    { "Opened from a share link, which carries the analysis without the trace: kernel lists keep each category's longest kernels and each mapping row's main kernel, and comparisons carry kernel names as the tables show them (shortened). Open the trace files for every kernel and full names." }
-                </p>
-            }
+            <OverviewView overview={props.view.overview().clone()} />
             <ul class="platforms" data-testid="platforms">
                 { for d.platforms.iter().map(|(label, line)| html! {
                     <li>
@@ -508,6 +507,13 @@ pub fn trace_panel(props: &Props) -> Html {
             </p>
             if *show_rules {
                 <RulesView kernel={(*rule_kernel).clone()} />
+            }
+            if !trimmed {
+                <p class="hint">{ "A share link carries these results, not the trace: every total, the fusion differences, each category's longest kernels and each mapping row's main kernel." }</p>
+            } else {
+                <p class="hint" data-testid="trimmed-note">
+                    { "Opened from a share link, which carries the analysis without the trace: kernel lists keep each category's longest kernels and each mapping row's main kernel, and comparisons carry kernel names as the tables show them (shortened). Open the trace files for every kernel and full names." }
+                </p>
             }
             <div class="exports" role="group" aria-label="Export">
                 <span class="exports-label">{ "Export:" }</span>

@@ -1,0 +1,93 @@
+// End-to-end tests of the overview: the verdict naming the devices and the findings ranked by
+// the time they explain, on the first screen of a pair's and of one trace's results, the same
+// rows as the command line's --json, carried word for word by a share link, first in the
+// Markdown export.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { browserPerFile, QWEN_NV, QWEN_AMD, REL_NV, REL_AMD, openPage, cli, root, screenshotDir } from './harness.mjs';
+
+const env = browserPerFile();
+
+/** The verdict and the findings as the page shows them. */
+async function overview(page) {
+  const verdict = (await page.getByTestId('verdict').textContent()).trim();
+  const findings = await page.getByTestId('finding').evaluateAll((items) =>
+    items.map((li) => ({
+      text: li.querySelector('.finding-text').textContent,
+      time_us: Number(li.dataset.timeUs),
+      bottom: li.getBoundingClientRect().bottom,
+    })));
+  return { verdict, findings };
+}
+
+/** What no scroll shows: everything above the viewport's bottom edge, the page not scrolled. */
+async function assertFirstScreen(page, findings, height) {
+  assert.equal(await page.evaluate(() => window.scrollY), 0);
+  const onScreen = findings.filter((f) => f.bottom <= height);
+  assert.ok(onScreen.length >= 3, `only ${onScreen.length} findings on the first screen: ${JSON.stringify(findings)}`);
+  const verdictBottom = await page.getByTestId('verdict').evaluate((e) => e.getBoundingClientRect().bottom);
+  assert.ok(verdictBottom <= height, `the verdict ends at ${verdictBottom} px`);
+}
+
+test('a pair: the verdict names both devices, the findings are the CLI\'s, on the first screen; a link keeps them', async () => {
+  const viewport = { width: 1440, height: 900 };
+  const first = await openPage(env, '', { viewport });
+  const { page } = first;
+  await page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
+  await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const c = cli(['compare', REL_NV, REL_AMD, '--json']);
+  const shown = await overview(page);
+  assert.equal(shown.verdict, c.verdict.text);
+  assert.match(shown.verdict, /^MI300X \(AMD\) takes .* H100 SXM \(NVIDIA\) .* faster/);
+  // Row for row: the same sentences and times, in the same order.
+  assert.deepEqual(shown.findings.map((f) => [f.text, f.time_us]), c.findings.map((f) => [f.text, f.time_us]));
+  assert.ok(c.findings.length >= 5 && c.findings.length <= 8, `${c.findings.length} findings`);
+  await assertFirstScreen(page, shown.findings, viewport.height);
+  await page.screenshot({ path: path.join(screenshotDir, 'overview-pair-1440.png') });
+  // A finding's evidence button brings its table into view.
+  const timeFinding = page.getByTestId('finding').filter({ hasText: 'Where the time goes' }).first();
+  await timeFinding.getByRole('button').click();
+  await page.waitForFunction(() => {
+    const t = document.querySelector('[data-testid="table-gap"]');
+    const r = t && t.getBoundingClientRect();
+    return r && r.top >= -1 && r.top < window.innerHeight;
+  });
+  // The Markdown export opens with the verdict and the findings table.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const [d] = await Promise.all([page.waitForEvent('download'), page.click('[data-export=".md"]')]);
+  const md = readFileSync(await d.path(), 'utf8');
+  const lines = md.split('\n');
+  assert.equal(lines[2], `- ${c.verdict.text.replaceAll('*', '\\*')}`);
+  assert.ok(md.indexOf('## Findings, ranked by the time they explain') < md.indexOf('## Categories'), md.slice(0, 400));
+  // A share link: the reviewer reads the sender's verdict and findings.
+  await page.getByTestId('share-button').click();
+  const url = await page.getByTestId('share-url').inputValue();
+  await first.check();
+  const second = await openPage(env, url.slice(env.server.url.length), { viewport });
+  await second.page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  const reopened = await overview(second.page);
+  assert.equal(reopened.verdict, shown.verdict);
+  assert.deepEqual(reopened.findings.map((f) => f.text), shown.findings.map((f) => f.text));
+  await second.check();
+});
+
+test('one trace (B200, a vLLM MoE run): its device, GPU time and findings, as trace --json gives them', async () => {
+  const rel = 'tests/data/traces/nvidia/tracelens_eager_b200.json.gz';
+  const viewport = { width: 1024, height: 900 };
+  const { page, check } = await openPage(env, '', { viewport });
+  await page.setInputFiles('#file-input', path.join(root, rel));
+  await page.getByTestId('results-title').getByText('Trace tracelens_eager_b200.json.gz').waitFor();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const t = cli(['trace', rel, '--json']);
+  const shown = await overview(page);
+  assert.equal(shown.verdict, t.verdict.text);
+  assert.match(shown.verdict, /B200 \(NVIDIA\): .* of GPU time in [\d,]+ kernels/);
+  assert.deepEqual(shown.findings.map((f) => [f.text, f.time_us]), t.findings.map((f) => [f.text, f.time_us]));
+  await assertFirstScreen(page, shown.findings, viewport.height);
+  await page.screenshot({ path: path.join(screenshotDir, 'overview-trace-1024.png') });
+  await check();
+});
