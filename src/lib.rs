@@ -15,6 +15,7 @@ pub use limits;
 pub use optrace;
 pub use page;
 pub use perf;
+pub use report;
 pub use share;
 pub use simcsv;
 pub use table;

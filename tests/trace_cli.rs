@@ -194,3 +194,25 @@ fn trace_json_opens_with_the_device_and_its_findings() {
     let kinds: Vec<&str> = v["findings"].as_array().unwrap().iter().map(|f| f["kind"].as_str().unwrap()).collect();
     assert!(kinds.contains(&"op") && kinds.contains(&"idle") && kinds.contains(&"opportunity"), "{kinds:?}");
 }
+
+/// `report` writes the one-file review report: the verdict and findings of `compare --json`,
+/// then the views, with no script.
+#[test]
+fn report_writes_the_pair_s_overview_as_one_html_file() {
+    let a = data("traces/nvidia/hf_bert-small_eager_h100.json.gz");
+    let b = data("traces/amd/hf_bert-small_eager_mi300x.json.gz");
+    let out = temp_dir("report").join("review.html");
+    let (code, _, err) = run(&["report", &a, &b, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    let v = json(&["compare", &a, &b, "--json"]);
+    assert!(html.contains(&fusionscope::report::escape(v["verdict"]["text"].as_str().unwrap())));
+    for f in v["findings"].as_array().unwrap() {
+        assert!(html.contains(&fusionscope::report::escape(f["text"].as_str().unwrap())), "{f}");
+    }
+    assert!(!html.to_ascii_lowercase().contains("<script"));
+    // A file it cannot write is named.
+    let (code, _, err) = run(&["report", &a, "-o", "/nonexistent-dir/r.html"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot write the report to /nonexistent-dir/r.html"), "{err}");
+}

@@ -15,7 +15,9 @@ mod graph;
 mod io;
 mod model;
 mod optrace;
+mod pipeline;
 mod ranks;
+mod report;
 mod simcsv;
 mod trace;
 mod trace_file;
@@ -45,6 +47,8 @@ enum Command {
     Trace(trace::TraceArgs),
     /// Compare two profiler traces of any format (AMD vs NVIDIA, or before/after)
     Compare(trace::CompareArgs),
+    /// One self-contained HTML report of a trace or a pair, for a review: the overview, the views and the main tables
+    Report(report::Args),
     /// The ranks of one distributed job: timelines, collectives matched across ranks, stragglers
     Ranks(ranks::Args),
     /// Case view and fusion analysis of an op trace (optrace text form)
@@ -71,6 +75,7 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Trace(args) => trace::run_trace(args),
         Command::Compare(args) => trace::run_compare(args),
+        Command::Report(args) => report::run(args),
         Command::Ranks(args) => ranks::run(args),
         Command::Optrace(args) => optrace::run(args),
         Command::Model(args) => model::run(args),

@@ -1,31 +1,25 @@
 //! `fusionscope trace FILE [--json]` and `fusionscope compare FILE_A FILE_B [--json]`:
 //! A trace's summary and two-trace comparison, for every profiler format (docs/trace-analysis.md).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use hardware::DetectedChip;
 use table::Table;
-use trace::capture::{attribute, CaptureReport};
-use trace::compare::{compare_classified, swapped, Comparison, LayerAlignment, OpSide};
+use trace::classify;
+use trace::compare::{Comparison, LayerAlignment, OpSide};
 use trace::documents::{CompareJson, TraceJson};
-use trace::findings::{pair_overview, trace_overview, SideFacts};
 use trace::ranks::fold::StreamFigures;
 use trace::ranks::streams::DeviceStreams;
 use trace::read::summary_only::{SummaryOnly, SummarySink};
 use trace::structure::{LayerKernel, Structure};
-use trace::summary::{
-    structure_of, summarize_classified, ClassifiedTrace, KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary,
-};
-use trace::time::gap::gap;
-use trace::time::report::{recorded_cost, time_report, time_report_with};
+use trace::summary::{KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary};
 use trace::view::findings::overview_text;
 use trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
-use trace::{classify, Trace};
 use units::{format_duration_us, format_pct, group_digits};
 
-use super::io::{load_chip, print, print_json, CliResult, Output};
+use super::io::{print, print_json, CliResult, Output};
+use super::pipeline::{analyse_pair, analyse_trace, file_name, OneInput, OneTrace, Pair, PairInput};
 pub(super) use super::trace_file::{load, load_into, load_sink};
-use super::trace_fusion::{fusion_text, ExecTraceArg, FusionArgs, FusionSetup};
+use super::trace_fusion::{fusion_text, ExecTraceArg, FusionArgs};
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
@@ -94,19 +88,13 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
         let s = load_sink(&args.file, sink)?;
         return if args.output.json { print_json(&s) } else { print(&summary_only_text(&s)) };
     }
-    let chip = given_chip(args.chip.as_deref())?;
-    let setup = FusionSetup::new(&args.fusion)?.with_exec_trace(&args.exec_trace)?;
-    let (trace, capture) = load_with_capture(&args.file, args.capture.as_deref())?;
-    // One structure search (the side's) for the summary and the fusion's windows.
-    let side = ClassifiedTrace::new(&trace, &classify);
-    let summary = summarize_classified(&side, Some(&file_name(&args.file)));
-    let (fusion, dag) = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref());
-    let mut time = time_report_with(&side, chip, &recorded_cost, setup.exec_trace());
-    time.capture = capture;
-    // In the report, as the page's export has it: `fusion` (and `fusion_dag`) beside the time keys.
-    time.fusion = Some(fusion);
-    time.fusion_dag = dag;
-    let overview = trace_overview(&summary, Some(&time));
+    let OneTrace { summary, time, overview } = analyse_trace(OneInput {
+        file: &args.file,
+        chip: args.chip.as_deref(),
+        capture: args.capture.as_deref(),
+        fusion: &args.fusion,
+        exec_trace: &args.exec_trace,
+    })?;
     if args.output.json {
         print_json(&TraceJson { overview: Some(&overview), summary: &summary, time: &time })
     } else {
@@ -147,83 +135,28 @@ pub(super) fn stream_table<'a>(
 }
 
 pub fn run_compare(args: CompareArgs) -> CliResult {
-    let chips = [given_chip(args.chip_a.as_deref())?, given_chip(args.chip_b.as_deref())?];
-    let [chip_a, chip_b] = chips;
-    let setup = FusionSetup::new(&args.fusion)?;
-    // Each file is read, and its time report made, on its own thread: reading is most of a
-    // comparison's time, and the reports do not depend on each other.
-    let side = |file: &Path, capture: Option<&Path>, chip: Option<DetectedChip>| -> Result<_, String> {
-        let (trace, capture) = load_with_capture(file, capture)?;
-        let side = ClassifiedTrace::new(&trace, &classify);
-        // Per step and layer as the trace's own view has them; the search is kept for the
-        // comparison, which would otherwise run it again.
-        let structure = structure_of(&side);
-        let (fusion, dag) = setup.analyze(&side, chip.as_ref(), structure.as_deref());
-        let mut time = time_report(&side, chip, &recorded_cost);
-        time.capture = capture;
-        time.fusion = Some(fusion);
-        time.fusion_dag = dag;
-        let vendor = side.platform.vendor;
-        let found = side.into_search();
-        Ok((trace, vendor, time, found))
-    };
-    let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| side(&args.file_a, args.capture_a.as_deref(), chip_a));
-        let b = s.spawn(|| side(&args.file_b, args.capture_b.as_deref(), chip_b));
-        (a.join(), b.join())
-    });
-    let joined = |r: std::thread::Result<Result<_, String>>| r.unwrap_or_else(|_| Err("a reader thread failed".into()));
-    let (a, b) = (joined(a)?, joined(b)?);
-    let (na, nb) = (file_name(&args.file_a), file_name(&args.file_b));
-    let c = compare_classified([
-        (ClassifiedTrace::new(&a.0, &classify).with_search(a.3.as_ref()), Some(&na)),
-        (ClassifiedTrace::new(&b.0, &classify).with_search(b.3.as_ref()), Some(&nb)),
-    ]);
-    // The comparison puts AMD first: follow its order.
-    let [first, second] = if swapped(a.1, b.1) { [&b, &a] } else { [&a, &b] };
+    let Pair { comparison: c, gap: g, times, overview } = analyse_pair(PairInput {
+        files: [&args.file_a, &args.file_b],
+        chips: [args.chip_a.as_deref(), args.chip_b.as_deref()],
+        captures: [args.capture_a.as_deref(), args.capture_b.as_deref()],
+        fusion: &args.fusion,
+    })?;
     let keys = [&c.platforms[0].key, &c.platforms[1].key];
-    let g = gap((keys[0], &first.2.op_table()), (keys[1], &second.2.op_table()));
-    let captures =
-        keys.iter().zip([first, second]).filter_map(|(k, s)| s.2.capture.clone().map(|r| (k.to_string(), r))).collect();
+    let captures = keys.iter().zip(&times).filter_map(|(k, t)| t.capture.clone().map(|r| (k.to_string(), r))).collect();
     let fusion: std::collections::BTreeMap<String, _> =
-        keys.iter().zip([first, second]).filter_map(|(k, s)| s.2.fusion.as_ref().map(|f| (k.to_string(), f))).collect();
-    let overview = pair_overview(&c, Some(&g), [SideFacts::of(&first.2), SideFacts::of(&second.2)]);
+        keys.iter().zip(&times).filter_map(|(k, t)| t.fusion.as_ref().map(|f| (k.to_string(), f))).collect();
     if args.output.json {
         print_json(&CompareJson { overview: Some(&overview), comparison: &c, gap: &g, captures, fusion })
     } else {
         let lines: String = keys
             .iter()
-            .zip([first, second])
-            .map(|(k, s)| s.2.capture.as_ref().map(|r| format!("{k}: {}\n", capture_line(r))).unwrap_or_default())
+            .zip(&times)
+            .map(|(k, t)| t.capture.as_ref().map(|r| format!("{k}: {}\n", capture_line(r))).unwrap_or_default())
             .collect();
         let fusions: String = fusion.iter().map(|(k, f)| format!("\n{k}:{}", fusion_text(f))).collect();
         let text = overview_text(&overview) + "\n" + &lines + &gap_text([keys[0], keys[1]], &g);
         print(&(text + "\n" + &compare_text(&c) + &fusions))
     }
-}
-
-/// Reads a trace and, when a capture trace is given, joins it to the trace's graph replays.
-fn load_with_capture(file: &Path, capture: Option<&Path>) -> Result<(Trace, Option<CaptureReport>), String> {
-    let trace = load(file)?;
-    let Some(path) = capture else { return Ok((trace, None)) };
-    let captured = load(path)?;
-    let (joined, report) = attribute(&trace, &captured)
-        .map_err(|e| format!("cannot join {} to {}: {e}", path.display(), file.display()))?;
-    Ok((joined, Some(report)))
-}
-
-/// The chip the user named, as the report states its origin.
-fn given_chip(arg: Option<&str>) -> Result<Option<DetectedChip>, Box<dyn std::error::Error>> {
-    arg.map(|a| -> Result<DetectedChip, Box<dyn std::error::Error>> {
-        let chip = load_chip(a)?;
-        let from = if Path::new(a).exists() { format!("chip file {a}") } else { format!("--chip {a}") };
-        Ok(DetectedChip { chip, detected_from: from })
-    })
-    .transpose()
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }
 
 fn short(name: &str) -> String {

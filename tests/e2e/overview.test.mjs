@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { browserPerFile, QWEN_NV, QWEN_AMD, REL_NV, REL_AMD, openPage, cli, root, screenshotDir } from './harness.mjs';
 
 const env = browserPerFile();
@@ -63,6 +63,24 @@ test('a pair: the verdict names both devices, the findings are the CLI\'s, on th
   const lines = md.split('\n');
   assert.equal(lines[2], `- ${c.verdict.text.replaceAll('*', '\\*')}`);
   assert.ok(md.indexOf('## Findings, ranked by the time they explain') < md.indexOf('## Categories'), md.slice(0, 400));
+  // The one-file report: it opens from a file:// URL with scripts disabled and shows the same
+  // verdict and findings; the command line writes the same file.
+  const [r] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export report' }).click()]);
+  assert.equal(r.suggestedFilename(), 'hf_qwen1.5-0.5b_eager_h100-vs-hf_qwen1.5-0.5b_eager_mi300x-report.html');
+  const reportPath = path.join(screenshotDir, '..', 'overview-report.tmp.html');
+  await r.saveAs(reportPath);
+  const offline = await env.browser.newContext({ javaScriptEnabled: false, viewport });
+  const doc = await offline.newPage();
+  const requests = [];
+  doc.on('request', (q) => { if (!q.url().startsWith('file://')) requests.push(q.url()); });
+  await doc.goto(`file://${reportPath}`);
+  assert.equal((await doc.getByTestId('verdict').textContent()).trim(), c.verdict.text);
+  const reported = await doc.getByTestId('finding').evaluateAll((items) => items.map((li) => li.querySelector('.finding-text').textContent));
+  assert.deepEqual(reported, c.findings.map((f) => f.text));
+  assert.deepEqual(requests, [], 'the report loads nothing');
+  await doc.screenshot({ path: path.join(screenshotDir, 'overview-report-1440.png') });
+  await offline.close();
+  unlinkSync(reportPath);
   // A share link: the reviewer reads the sender's verdict and findings.
   await page.getByTestId('share-button').click();
   const url = await page.getByTestId('share-url').inputValue();
@@ -91,3 +109,28 @@ test('one trace (B200, a vLLM MoE run): its device, GPU time and findings, as tr
   await page.screenshot({ path: path.join(screenshotDir, 'overview-trace-1024.png') });
   await check();
 });
+
+/** axe-core's serious and critical violations inside `selector`, each with a few of its nodes. */
+async function axeViolations(page, selector) {
+  const source = readFileSync(path.join(root, 'tests', 'e2e', 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+  await page.evaluate(source);
+  return page.evaluate(async (sel) => {
+    const r = await globalThis.axe.run(document.querySelector(sel), { resultTypes: ['violations'] });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+  }, selector);
+}
+
+for (const colorScheme of ['light', 'dark']) {
+  test(`a pair's results have no serious or critical accessibility violation (axe-core, ${colorScheme})`, async () => {
+    const { page, context, check } = await openPage(env, '', { viewport: { width: 1440, height: 900 } });
+    await page.emulateMedia({ colorScheme });
+    await page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
+    await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+    const found = await axeViolations(page, '[data-testid="trace-panel"]');
+    assert.deepEqual(found, [], JSON.stringify(found, null, 1));
+    await check();
+    void context;
+  });
+}

@@ -86,6 +86,8 @@ struct Drawn {
 enum Export {
     Json,
     Markdown,
+    /// The one-file review report (HTML).
+    Report,
     Chart,
     TimeChart(usize),
     Csv(usize),
@@ -120,6 +122,17 @@ fn export_content(d: &Drawn, export: Export) -> String {
         (Export::Markdown, TraceView::Summary { summary, overview, .. }) => summary_markdown(summary, Some(overview)),
         (Export::Markdown, TraceView::Comparison { comparison, overview, .. }) => {
             comparison_markdown(comparison, Some(overview))
+        }
+        (Export::Report, TraceView::Summary { file_name, summary, time, overview, .. }) => {
+            report::trace_report(file_name, summary, time.as_deref(), overview)
+        }
+        (Export::Report, TraceView::Comparison { files, comparison, gap, overview, .. }) => {
+            let sides = match gap.as_ref().map(|g| (&g.times, &g.fusion)) {
+                Some((Some([t0, t1]), _)) => report::PairSides::Reports([&**t0, &**t1]),
+                Some((None, Some([f0, f1]))) => report::PairSides::Fusion([&**f0, &**f1]),
+                _ => report::PairSides::None,
+            };
+            report::pair_report((&files.0, &files.1), comparison, gap.as_ref().map(|g| &*g.gap), sides, overview)
         }
         (Export::Chart, _) => d.chart.to_string(),
         (Export::TimeChart(i), _) => d.time_charts.get(i).map(|c| c.1.to_string()).unwrap_or_default(),
@@ -388,6 +401,14 @@ pub fn trace_panel(props: &Props) -> Html {
         let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
         select.value()
     });
+    // The review's file, beside the share link: everything a reviewer needs, offline.
+    let report_button = export_button(
+        "Export report".into(),
+        (&d, Export::Report),
+        "-report.html".into(),
+        "text/html",
+        props.on_error.clone(),
+    );
     let mut exports = vec![
         export_button("JSON".into(), (&d, Export::Json), ".json".into(), "application/json", props.on_error.clone()),
         export_button("Markdown".into(), (&d, Export::Markdown), ".md".into(), "text/markdown", props.on_error.clone()),
@@ -443,6 +464,7 @@ pub fn trace_panel(props: &Props) -> Html {
                 <h2 id="trace-h" data-testid="results-title">{ d.title.clone() }</h2>
                 <div class="trace-actions">
                     <button type="button" onclick={move |_| on_close.emit(())}>{ "Close the trace view" }</button>
+                    { report_button }
                 </div>
                 <ShareLink {make_fragment} />
             </div>

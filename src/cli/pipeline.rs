@@ -1,0 +1,135 @@
+//! The trace pipeline the `trace`, `compare` and `report` subcommands share: read (with a
+//! capture trace where given), classify, summarise or compare, time report with its fusion
+//! analysis, overview.
+
+use std::path::Path;
+
+use hardware::DetectedChip;
+use trace::capture::{attribute, CaptureReport};
+use trace::compare::{compare_classified, swapped, Comparison};
+use trace::findings::{pair_overview, trace_overview, Overview, SideFacts};
+use trace::summary::{structure_of, summarize_classified, ClassifiedTrace, TraceSummary};
+use trace::time::gap::{gap, Gap};
+use trace::time::report::{recorded_cost, time_report, time_report_with, TraceTime};
+use trace::{classify, Trace};
+
+use super::io::load_chip;
+use super::trace_file::load;
+use super::trace_fusion::{ExecTraceArg, FusionArgs, FusionSetup};
+
+/// One trace as `trace` (and `report`) analyse it: summary, time report with its fusion
+/// analysis, and overview.
+pub(super) struct OneTrace {
+    pub summary: TraceSummary,
+    pub time: TraceTime,
+    pub overview: Overview,
+}
+
+/// What one trace's analysis is asked for: the file, and the options `trace` takes.
+pub(super) struct OneInput<'a> {
+    pub file: &'a Path,
+    pub chip: Option<&'a str>,
+    pub capture: Option<&'a Path>,
+    pub fusion: &'a FusionArgs,
+    pub exec_trace: &'a ExecTraceArg,
+}
+
+pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std::error::Error>> {
+    let chip = given_chip(args.chip)?;
+    let setup = FusionSetup::new(args.fusion)?.with_exec_trace(args.exec_trace)?;
+    let (trace, capture) = load_with_capture(args.file, args.capture)?;
+    // One structure search (the side's) for the summary and the fusion's windows.
+    let side = ClassifiedTrace::new(&trace, &classify);
+    let summary = summarize_classified(&side, Some(&file_name(args.file)));
+    let (fusion, dag) = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref());
+    let mut time = time_report_with(&side, chip, &recorded_cost, setup.exec_trace());
+    time.capture = capture;
+    // In the report, as the page's export has it: `fusion` (and `fusion_dag`) beside the time keys.
+    time.fusion = Some(fusion);
+    time.fusion_dag = dag;
+    let overview = trace_overview(&summary, Some(&time));
+    Ok(OneTrace { summary, time, overview })
+}
+
+/// Two traces as `compare` (and `report`) analyse them, each side's report in the
+/// comparison's order (AMD first across vendors).
+pub(super) struct Pair {
+    pub comparison: Comparison,
+    pub gap: Gap,
+    pub times: [TraceTime; 2],
+    pub overview: Overview,
+}
+
+/// What a pair's analysis is asked for: the two files, and per file the options `compare`
+/// takes.
+pub(super) struct PairInput<'a> {
+    pub files: [&'a Path; 2],
+    pub chips: [Option<&'a str>; 2],
+    pub captures: [Option<&'a Path>; 2],
+    pub fusion: &'a FusionArgs,
+}
+
+pub(super) fn analyse_pair(args: PairInput<'_>) -> Result<Pair, Box<dyn std::error::Error>> {
+    let chips = [given_chip(args.chips[0])?, given_chip(args.chips[1])?];
+    let [chip_a, chip_b] = chips;
+    let setup = FusionSetup::new(args.fusion)?;
+    // Each file is read, and its time report made, on its own thread: reading is most of a
+    // comparison's time, and the reports do not depend on each other.
+    let side = |file: &Path, capture: Option<&Path>, chip: Option<DetectedChip>| -> Result<_, String> {
+        let (trace, capture) = load_with_capture(file, capture)?;
+        let side = ClassifiedTrace::new(&trace, &classify);
+        // Per step and layer as the trace's own view has them; the search is kept for the
+        // comparison, which would otherwise run it again.
+        let structure = structure_of(&side);
+        let (fusion, dag) = setup.analyze(&side, chip.as_ref(), structure.as_deref());
+        let mut time = time_report(&side, chip, &recorded_cost);
+        time.capture = capture;
+        time.fusion = Some(fusion);
+        time.fusion_dag = dag;
+        let vendor = side.platform.vendor;
+        let found = side.into_search();
+        Ok((trace, vendor, time, found))
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| side(args.files[0], args.captures[0], chip_a));
+        let b = s.spawn(|| side(args.files[1], args.captures[1], chip_b));
+        (a.join(), b.join())
+    });
+    let joined = |r: std::thread::Result<Result<_, String>>| r.unwrap_or_else(|_| Err("a reader thread failed".into()));
+    let (a, b) = (joined(a)?, joined(b)?);
+    let (na, nb) = (file_name(args.files[0]), file_name(args.files[1]));
+    let comparison = compare_classified([
+        (ClassifiedTrace::new(&a.0, &classify).with_search(a.3.as_ref()), Some(&na)),
+        (ClassifiedTrace::new(&b.0, &classify).with_search(b.3.as_ref()), Some(&nb)),
+    ]);
+    // The comparison puts AMD first: follow its order.
+    let times = if swapped(a.1, b.1) { [b.2, a.2] } else { [a.2, b.2] };
+    let keys = [&comparison.platforms[0].key, &comparison.platforms[1].key];
+    let gap = gap((keys[0], &times[0].op_table()), (keys[1], &times[1].op_table()));
+    let overview = pair_overview(&comparison, Some(&gap), [SideFacts::of(&times[0]), SideFacts::of(&times[1])]);
+    Ok(Pair { comparison, gap, times, overview })
+}
+
+/// Reads a trace and, when a capture trace is given, joins it to the trace's graph replays.
+pub(super) fn load_with_capture(file: &Path, capture: Option<&Path>) -> Result<(Trace, Option<CaptureReport>), String> {
+    let trace = load(file)?;
+    let Some(path) = capture else { return Ok((trace, None)) };
+    let captured = load(path)?;
+    let (joined, report) = attribute(&trace, &captured)
+        .map_err(|e| format!("cannot join {} to {}: {e}", path.display(), file.display()))?;
+    Ok((joined, Some(report)))
+}
+
+/// The chip the user named, as the report states its origin.
+pub(super) fn given_chip(arg: Option<&str>) -> Result<Option<DetectedChip>, Box<dyn std::error::Error>> {
+    arg.map(|a| -> Result<DetectedChip, Box<dyn std::error::Error>> {
+        let chip = load_chip(a)?;
+        let from = if Path::new(a).exists() { format!("chip file {a}") } else { format!("--chip {a}") };
+        Ok(DetectedChip { chip, detected_from: from })
+    })
+    .transpose()
+}
+
+pub(super) fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
+}
