@@ -8,6 +8,7 @@
 //! are looked at further. Matching is case-insensitive.
 
 pub mod category;
+pub mod family;
 pub mod inductor;
 pub mod name;
 pub mod rules;

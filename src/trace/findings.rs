@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use classify::name::short_name;
+use classify::family::readable_name;
 use units::{format_bytes, format_duration_us, group_digits};
 
 use crate::compare::Comparison;
@@ -26,9 +26,9 @@ use crate::time::timeline::Timeline;
 /// At most this many findings: the first screen holds them without scrolling.
 pub const MAX_FINDINGS: usize = 8;
 
-/// Kernel names in a sentence are cut to this many characters (the full name is in the
-/// evidence's tables).
-const KERNEL_WIDTH: usize = 48;
+/// Kernel names in a sentence are read out (library and fields, [`readable_name`]) in at
+/// most this many characters (the full name is in the evidence's tables).
+const KERNEL_WIDTH: usize = 56;
 
 /// The answer first: the verdict, then the findings, largest time first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -255,7 +255,7 @@ fn dims(v: &serde_json::Value) -> String {
 fn main_kernel(c: &Comparison, op: &str, key: &str) -> Option<String> {
     let row = c.op_mapping.iter().find(|r| r.op == op)?;
     let k = row.sides.get(key)?.stats.kernels.first()?;
-    Some(short_name(&k.name, KERNEL_WIDTH))
+    Some(readable_name(&k.name, KERNEL_WIDTH))
 }
 
 fn op_gap(c: &Comparison, row: &GapRow, keys: [&str; 2], names: &[String; 2]) -> Finding {
@@ -303,14 +303,14 @@ fn fusion_differences(c: &Comparison, keys: [&str; 2], names: &[String; 2]) -> V
             let other = 1 - fused;
             let t = |i: usize| d.time_us.get(keys[i]).copied().unwrap_or(0.0);
             let components: Vec<String> = d.components.iter().map(|k| k.to_string()).collect();
-            let unfused: Vec<String> = d.unfused_kernels.iter().map(|k| short_name(k, KERNEL_WIDTH)).collect();
+            let unfused: Vec<String> = d.unfused_kernels.iter().map(|k| readable_name(k, KERNEL_WIDTH)).collect();
             let cost = t(other) - t(fused);
             let who = if cost >= 0.0 { &names[other] } else { &names[fused] };
             let text = format!(
                 "{} runs {} as one kernel ({}) where {} runs {} ({}); {} times: {} vs {}, {} more on {}",
                 names[fused],
                 components.join(" + "),
-                short_name(&d.fused_kernel, KERNEL_WIDTH),
+                readable_name(&d.fused_kernel, KERNEL_WIDTH),
                 names[other],
                 if d.unfused_kernels.len() == 1 {
                     "it apart".to_string()

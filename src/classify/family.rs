@@ -1,0 +1,255 @@
+//! What a library kernel's name says, read out for a reader: the library family and the fields
+//! an engineer reads the name for (the GEMM's tile and layout, Tensile's macro tile and matrix
+//! instruction, the collective and its algorithm, the ops an Inductor kernel fused). A name of
+//! a few hundred characters becomes "cuBLAS sm90 GEMM bf16 tn, tile 128×128×64". Names of no
+//! known family are left to [`crate::name::short_name`]. Fields are shown as the name writes
+//! them where their meaning is not certain.
+
+use crate::inductor::{self, InductorKind};
+use crate::name::short_name;
+
+/// A kernel name's library family and what it says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Family {
+    /// The library, as its users call it: "cuBLAS", "hipBLASLt/Tensile", "NCCL/RCCL", …
+    pub library: &'static str,
+    /// The fields the name encodes, in words ("sm90 GEMM bf16 tn, tile 128×128×64").
+    pub detail: String,
+}
+
+/// The kernel's own name: without a leading return type (`void `), the namespaces before it
+/// and its template or argument list (`void at::native::reduce_kernel<…>(…)` → `reduce_kernel`).
+fn base(name: &str) -> &str {
+    let name = name.trim().trim_start_matches("void ");
+    let head = &name[..name.find(['<', '(']).unwrap_or(name.len())];
+    match head.rfind("::") {
+        Some(i) => &head[i + 2..],
+        None => head,
+    }
+}
+
+/// The `_`-separated fields of an identifier.
+fn fields(s: &str) -> impl Iterator<Item = &str> {
+    s.split('_').filter(|f| !f.is_empty())
+}
+
+/// The first field made of numbers joined by `x` (`128x128x64`), written with `×`.
+fn tile<'a>(mut it: impl Iterator<Item = &'a str>) -> Option<String> {
+    it.find(|f| {
+        let parts: Vec<&str> = f.split('x').collect();
+        parts.len() >= 2 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    })
+    .map(|f| f.replace('x', "×"))
+}
+
+/// An operand-layout field of a BLAS name (`tn`, `nt`, `nn`, `tt`).
+fn layout<'a>(mut it: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    it.find(|f| matches!(*f, "tn" | "nt" | "nn" | "tt"))
+}
+
+/// cuBLAS's Hopper names: `sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_…_cublas`.
+fn cublas(b: &str) -> Option<Family> {
+    let (arch, rest) = b.split_once("_xmma_")?;
+    let arch = arch.strip_prefix("sm").filter(|d| d.bytes().all(|c| c.is_ascii_digit()))?;
+    let op = rest.split('_').next()?;
+    let types = fields(rest).nth(1).map(|t| format!(" {t}")).unwrap_or_default();
+    let lay = layout(fields(rest)).map(|l| format!(" {l}")).unwrap_or_default();
+    let size = fields(rest).find_map(|f| f.strip_prefix("tilesize")).map(|t| format!(", tile {}", t.replace('x', "×")));
+    Some(Family {
+        library: "cuBLAS",
+        detail: format!("sm{arch} {}{types}{lay}{}", op.to_uppercase(), size.unwrap_or_default()),
+    })
+}
+
+/// cuBLAS's JIT kernels: `nvjet_tst_128x256_64x4_2x1_v_bz_coopA_TNT` (the first tile is the CTA's).
+fn nvjet(b: &str) -> Option<Family> {
+    let rest = b.strip_prefix("nvjet_")?;
+    let t = tile(fields(rest)).map(|t| format!("tile {t}")).unwrap_or_else(|| rest.to_string());
+    Some(Family { library: "cuBLAS (nvjet)", detail: t })
+}
+
+/// CUTLASS: `cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x64_64x6_tn_align8`, also inside
+/// a wrapper's template arguments (`Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>`).
+fn cutlass(name: &str) -> Option<Family> {
+    let at = name.find("cutlass_")?;
+    let id: String =
+        name[at + "cutlass_".len()..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    let mut it = fields(&id);
+    let arch = it.next().filter(|a| a.bytes().all(|c| c.is_ascii_digit())).map(|a| format!("sm{a} "));
+    let op = fields(&id)
+        .find(|f| ["gemm", "fprop", "dgrad", "wgrad"].iter().any(|k| f.ends_with(k)))
+        .map(|f| f.to_string())
+        .unwrap_or_else(|| "kernel".to_string());
+    let t = tile(fields(&id)).map(|t| format!(", tile {t}")).unwrap_or_default();
+    let lay = layout(fields(&id)).map(|l| format!(" {l}")).unwrap_or_default();
+    Some(Family { library: "CUTLASS", detail: format!("{}{op}{lay}{t}", arch.unwrap_or_default()) })
+}
+
+/// Tensile (hipBLASLt, rocBLAS): `Cijk_Alik_Bljk_…_Bias_…_MT256x128x64_MI16x16x1_…`: the
+/// index notation, the bias epilogue, the macro tile and the matrix instruction.
+fn tensile(b: &str) -> Option<Family> {
+    let mut it = fields(b);
+    let c = it.next().filter(|f| f.starts_with("Cijk"))?;
+    let a = it.next().unwrap_or("");
+    let bb = it.next().unwrap_or("");
+    // The macro tile and the matrix instruction first: they are what a reader compares.
+    let mt = fields(b).find_map(|f| f.strip_prefix("MT")).map(|t| format!(" MT {},", t.replace('x', "×")));
+    let mi = fields(b).find_map(|f| f.strip_prefix("MI")).map(|t| format!(" MI {},", t.replace('x', "×")));
+    let bias = if fields(b).any(|f| f == "Bias") { " bias," } else { "" };
+    Some(Family {
+        library: "hipBLASLt/Tensile",
+        detail: format!("GEMM{}{}{bias} {c}_{a}_{bb}", mt.unwrap_or_default(), mi.unwrap_or_default()),
+    })
+}
+
+/// NCCL and RCCL (the same names): `ncclDevKernel_AllReduce_Sum_bf16_RING_LL`.
+fn nccl(b: &str) -> Option<Family> {
+    let rest = b.strip_prefix("ncclDevKernel_").or_else(|| b.strip_prefix("ncclKernel_"))?;
+    Some(Family { library: "NCCL/RCCL", detail: fields(rest).collect::<Vec<_>>().join(" ") })
+}
+
+/// FlashAttention: `flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, …>>` (head dim,
+/// query and key blocks), `flash_fwd_splitkv_kernel`, FA3's `FlashAttnFwdSm90`.
+fn flash(name: &str, b: &str) -> Option<Family> {
+    let lower = b.to_ascii_lowercase();
+    if !(lower.starts_with("flash_") || lower.starts_with("flashattn")) {
+        return None;
+    }
+    let dir = if lower.contains("bwd") { "backward" } else { "forward" };
+    let split = if lower.contains("splitkv") { ", split KV" } else { "" };
+    let traits = name.split_once("kernel_traits<").map(|(_, t)| {
+        let nums: Vec<&str> = t.split([',', '>']).map(str::trim).take(3).collect();
+        match nums.as_slice() {
+            [d, q, k] if [d, q, k].iter().all(|n| n.bytes().all(|c| c.is_ascii_digit())) => {
+                format!(", head dim {d}, blocks {q}×{k}")
+            }
+            _ => String::new(),
+        }
+    });
+    Some(Family { library: "FlashAttention", detail: format!("{dir}{split}{}", traits.unwrap_or_default()) })
+}
+
+/// Inductor's Triton kernels: the kind and the ops the name lists.
+fn triton(b: &str) -> Option<Family> {
+    let (kind, ops) = inductor::parse(&b.to_ascii_lowercase())?;
+    let kind = match kind {
+        InductorKind::Pointwise => "pointwise",
+        InductorKind::Reduction => "reduction",
+        InductorKind::PersistentReduction => "persistent reduction",
+        InductorKind::Template => "template",
+        InductorKind::Foreach => "foreach",
+    };
+    let ops = if ops.is_empty() { String::new() } else { format!(": {}", ops.join(", ")) };
+    Some(Family { library: "Triton (Inductor)", detail: format!("{kind}{ops}") })
+}
+
+/// PyTorch's own CUDA/HIP kernels: the kernel's name and the functor that names its op
+/// (`vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<…>>` → "elementwise: add").
+fn aten(name: &str, b: &str) -> Option<Family> {
+    if !name.contains("at::native::") {
+        return None;
+    }
+    let kernel = b;
+    let args = name.split_once('<').map_or("", |(_, a)| a);
+    let op = args.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).find_map(|w| {
+        w.strip_prefix("CUDAFunctor_")
+            .or_else(|| w.strip_suffix("_kernel_cuda"))
+            .or_else(|| w.strip_suffix("Functor").filter(|f| !f.is_empty()))
+            .or_else(|| w.strip_suffix("Ops").filter(|f| !f.is_empty() && *f != "Reduce"))
+            .or_else(|| w.strip_suffix("_kernel").filter(|f| !f.is_empty() && !f.ends_with("elementwise")))
+    });
+    let detail = match op {
+        Some(op) => format!("{kernel}: {}", op.to_ascii_lowercase()),
+        None => kernel.to_string(),
+    };
+    Some(Family { library: "PyTorch", detail })
+}
+
+/// The family of a kernel name, when it is of a library this module reads.
+pub fn family(name: &str) -> Option<Family> {
+    let b = base(name);
+    cublas(b)
+        .or_else(|| nvjet(b))
+        .or_else(|| tensile(b))
+        .or_else(|| nccl(b))
+        .or_else(|| flash(name, b))
+        .or_else(|| triton(b))
+        .or_else(|| cutlass(name))
+        .or_else(|| aten(name, b))
+}
+
+/// A kernel name a reader can use, at most `width` characters: its family and fields
+/// ("cuBLAS: sm90 GEMM bf16bf16 tn, tile 128×128×64"), else the name shortened as tables do.
+pub fn readable_name(name: &str, width: usize) -> String {
+    match family(name) {
+        Some(f) => {
+            let text = format!("{}: {}", f.library, f.detail);
+            if text.chars().count() <= width {
+                text
+            } else {
+                text.chars().take(width.saturating_sub(1)).chain(['…']).collect()
+            }
+        }
+        None => short_name(name, width),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(name: &str) -> String {
+        let f = family(name).unwrap_or_else(|| panic!("no family: {name}"));
+        format!("{}: {}", f.library, f.detail)
+    }
+
+    #[test]
+    fn library_kernels_of_the_test_traces_read_out() {
+        let cases = [
+            (
+                "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+                "cuBLAS: sm90 GEMM bf16bf16 tn, tile 128×128×64",
+            ),
+            ("nvjet_tst_128x256_64x4_2x1_v_bz_coopA_TNT", "cuBLAS (nvjet): tile 128×256"),
+            (
+                "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT256x128x64_MI16x16x1_SN_LDSB1_AFC1",
+                "hipBLASLt/Tensile: GEMM MT 256×128×64, MI 16×16×1, bias, Cijk_Alik_Bljk",
+            ),
+            (
+                "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(cutlass_80_simt_sgemm_128x32_8x5_nn_align1::Params)",
+                "CUTLASS: sm80 sgemm nn, tile 128×32",
+            ),
+            ("cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x64_64x6_tn_align8", "CUTLASS: sm80 s16816gemm tn, tile 128×64"),
+            (
+                "void flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, cutlass::bfloat16_t>, false>(pytorch_flash::Flash_fwd_params)",
+                "FlashAttention: forward, head dim 64, blocks 128×128",
+            ),
+            ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "NCCL/RCCL: AllReduce Sum bf16 RING LL"),
+            ("triton_red_fused_add_mean_mul_pow_rsqrt_0", "Triton (Inductor): reduction: add, mean, mul, pow, rsqrt"),
+            (
+                "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3>)",
+                "PyTorch: vectorized_elementwise_kernel: add",
+            ),
+            (
+                "void at::native::vectorized_elementwise_kernel<4, at::native::cos_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() const::{lambda()#1}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::cos_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() const::{lambda()#1}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)",
+                "PyTorch: vectorized_elementwise_kernel: cos",
+            ),
+            (
+                "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>)",
+                "PyTorch: reduce_kernel: mean",
+            ),
+        ];
+        for (name, want) in cases {
+            assert_eq!(read(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn unknown_names_fall_back_to_the_table_s_short_name() {
+        for name in ["attn_fwd", "my_custom_kernel<int>(int)", "", "sm90_not_xmma", "Cij"] {
+            assert!(family(name).is_none(), "{name}");
+            assert_eq!(readable_name(name, 40), short_name(name, 40));
+        }
+        assert!(readable_name("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 12).chars().count() <= 12);
+    }
+}
