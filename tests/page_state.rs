@@ -30,15 +30,23 @@ mod state {
     #[test]
     fn a_share_fragment_restores_the_block_and_a_bad_one_says_why() {
         let config = TransformerConfig { seq_len: 128, hidden_dim: 256, num_heads: 4, dtype_bytes: 4 };
-        let shared =
-            SharedState { view: SharedView::Transformer { config }, selected_op: Some("softmax".into()), chip: None };
+        let shared = SharedState {
+            view: SharedView::Transformer { config },
+            selected_op: Some("softmax".into()),
+            chip: None,
+            tab: None,
+        };
         let s = State::from_fragment(&format!("#{}", encode(&shared)));
         assert!(matches!(&s.source, Source::Transformer(f) if transformer::config(f) == Ok(config)));
         assert_eq!(s.selected_op, Some(5), "softmax is the sixth op of the block");
         assert_eq!(s.shared_view(), Ok(shared));
         // An op name the graph lacks selects nothing.
-        let edited =
-            SharedState { view: SharedView::Transformer { config }, selected_op: Some("nope".into()), chip: None };
+        let edited = SharedState {
+            view: SharedView::Transformer { config },
+            selected_op: Some("nope".into()),
+            chip: None,
+            tab: None,
+        };
         assert_eq!(State::from_fragment(&encode(&edited)).selected_op, None);
         let bad = State::from_fragment("#s=7.xyz");
         assert!(bad.notice.unwrap().text.contains("newer version of fusionscope (format 7)"));
@@ -452,6 +460,31 @@ mod traces {
         // A trace opening on its own (no execution trace) gets no notice.
         let s = open(State::default(), 4, "add.json.gz", &kineto);
         assert!(s.notice.is_none());
+    }
+
+    /// The open view of the results: kept as traces open, carried by a share link (unless it
+    /// is the overview every link opens in), and named in the address without one.
+    #[test]
+    fn the_open_view_stays_and_travels_in_links() {
+        use fusionscope::page::ResultsTab;
+        let s = open(State::default(), 1, "h100.json.gz", H100);
+        assert_eq!(s.traces.tab, ResultsTab::Overview);
+        let s = reduce(s, Action::ShowTab(ResultsTab::Fusion));
+        let s = open(s, 2, "mi300x.json.gz", MI300X);
+        let s = compare_pair(s);
+        assert_eq!(s.traces.tab, ResultsTab::Fusion, "a new result opens in the view the reader had open");
+        let link = s.shared_view().unwrap();
+        assert_eq!(link.tab.as_deref(), Some("fusion"));
+        assert_eq!(State::from_fragment(&share::encode(&link)).traces.tab, ResultsTab::Fusion);
+        let overview = reduce(s, Action::ShowTab(ResultsTab::Overview));
+        assert_eq!(overview.shared_view().unwrap().tab, None);
+        assert_eq!(State::from_fragment("#view=time").traces.tab, ResultsTab::Time);
+        let edited = State::from_fragment("#view=nonsense");
+        assert_eq!(edited.traces.tab, ResultsTab::Overview);
+        assert!(edited.notice.is_none(), "a view fragment is not a link");
+        for t in ResultsTab::ALL {
+            assert_eq!(ResultsTab::from_id(t.id()), Some(t));
+        }
     }
 
     #[test]

@@ -57,7 +57,7 @@ fn cublas(b: &str) -> Option<Family> {
     let size = fields(rest).find_map(|f| f.strip_prefix("tilesize")).map(|t| format!(", tile {}", t.replace('x', "×")));
     Some(Family {
         library: "cuBLAS",
-        detail: format!("sm{arch} {}{types}{lay}{}", op.to_uppercase(), size.unwrap_or_default()),
+        detail: format!("sm{arch} {}{types}{lay}{}", op.to_ascii_uppercase(), size.unwrap_or_default()),
     })
 }
 

@@ -8,7 +8,7 @@ use super::form::WorkloadField;
 use super::shared::Shared;
 use super::state::SimView;
 use super::time_model::LoadedCalibration;
-use super::traces::{LoadedTrace, PairSide};
+use super::traces::{LoadedTrace, PairSide, ResultsTab};
 use fusion::{AnalysisReport, OpGraph};
 use hardware::{Chip, ChipChoice};
 use optrace::OptraceReport;
@@ -34,6 +34,8 @@ pub enum Action {
     SelectOp(Option<usize>),
     /// The state a share link holds.
     Restore(SharedState),
+    /// Open one view (tab) of a trace's or a pair's results.
+    ShowTab(ResultsTab),
     /// A Kineto trace was read: list it and show its summary.
     OpenTrace(LoadedTrace),
     /// A graph-capture trace was read (and kept by the analysis worker): the traces it was

@@ -21,4 +21,4 @@ pub mod traces;
 pub use action::Action;
 pub use shared::Shared;
 pub use state::{Computed, Notice, Reading, SimView, Source, State};
-pub use traces::{compare_on_page, LoadedTrace, PairSide, TraceHeld, TraceView, Traces};
+pub use traces::{compare_on_page, LoadedTrace, PairSide, ResultsTab, TraceHeld, TraceView, Traces};

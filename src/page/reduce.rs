@@ -53,6 +53,7 @@ impl State {
             Action::Inform(text) => return with_notice(text, false),
             Action::DismissNotice => return State { notice: None, ..self.clone() },
             Action::SelectOp(selected_op) => return State { selected_op, ..self.clone() },
+            Action::ShowTab(tab) => return State { traces: Traces { tab, ..self.traces.clone() }, ..self.clone() },
             Action::Restore(view) => {
                 // The link's trace view (if any); the traces opened here stay for comparing.
                 // The loaded chips, models and calibration stay; the link may choose the chip.
@@ -61,6 +62,7 @@ impl State {
                     view: restored.traces.view.clone(),
                     job: restored.traces.job.clone().or_else(|| self.traces.job.clone()),
                     job_shown: restored.traces.job_shown,
+                    tab: restored.traces.tab,
                     ..self.traces.clone()
                 };
                 let time = TimeModel {

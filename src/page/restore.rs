@@ -6,7 +6,7 @@ use super::form::sim::SetupForm;
 use super::form::transformer;
 use super::shared::Shared;
 use super::state::{Computed, Notice, SimView, Source, State};
-use super::traces::{GapView, TraceView, Traces};
+use super::traces::{GapView, ResultsTab, TraceView, Traces};
 use hardware::ChipChoice;
 use share::{self, SharedState, SharedView};
 use trace::findings::Overview;
@@ -20,6 +20,11 @@ impl State {
         let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
         if fragment.is_empty() {
             return State::default();
+        }
+        // A view of the results without a link (`#view=fusion`): the tab a trace opens in.
+        if let Some(id) = fragment.strip_prefix("view=") {
+            let tab = ResultsTab::from_id(id).unwrap_or_default();
+            return State { traces: Traces { tab, ..Traces::default() }, ..State::default() };
         }
         match share::decode(fragment) {
             Ok(shared) => State::restored(shared, None),
@@ -101,6 +106,8 @@ impl State {
         if let Source::Model(form) = &state.source {
             state.time.last_model = Some(form.clone());
         }
+        // The sender's view of the results; an id of no view (an edited link) opens the overview.
+        state.traces.tab = shared.tab.as_deref().and_then(ResultsTab::from_id).unwrap_or_default();
         // The selected op, by name; a name the graph lacks (an edited link) selects nothing.
         let graph = state.current.as_ref().ok().map(|c| c.graph.clone());
         state.selected_op = shared.selected_op.and_then(|name| graph?.ops().iter().position(|op| op.name == name));
@@ -111,7 +118,11 @@ impl State {
     /// state, held to the limits a link is opened with ([`share::check_shareable`]), so that
     /// the page never makes a link that would not open.
     pub fn shared_view(&self) -> Result<SharedState, String> {
-        let state = self.shared_state()?;
+        let mut state = self.shared_state()?;
+        // The results' open view, unless it is the overview every link opens in.
+        if self.traces.view.is_some() && self.traces.tab != ResultsTab::Overview {
+            state.tab = Some(self.traces.tab.id().to_string());
+        }
         share::check_shareable(&state)
             .map_err(|e| format!("This view is too large for a share link: {e}. Send the file instead."))?;
         Ok(state)
@@ -190,7 +201,7 @@ impl State {
         };
         let selected_op = self.selected_op.filter(|&i| i < computed.graph.len());
         let selected_op = selected_op.map(|i| computed.graph.ops()[i].name.clone());
-        Ok(self.with_chip(SharedState { view, selected_op, chip: None }))
+        Ok(self.with_chip(SharedState { view, selected_op, chip: None, tab: None }))
     }
 
     /// A link's state with the time view's chip, unless it is the default one (so that links

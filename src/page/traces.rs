@@ -145,6 +145,63 @@ pub struct Traces {
     pub job: Option<Shared<RanksDrawn>>,
     /// The Ranks view is shown (when no trace view is).
     pub job_shown: bool,
+    /// The view (tab) of a trace's or a pair's results that is open; it stays as other traces
+    /// open, so that a reviewer comparing several pairs keeps looking at the same view.
+    pub tab: ResultsTab,
+}
+
+/// The views of a trace's or a pair's results, one click away: the answer first, then the
+/// evidence by kind, or all of them on one page (for find-in-page and printing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ResultsTab {
+    #[default]
+    Overview,
+    Fusion,
+    Kernels,
+    Time,
+    Layers,
+    All,
+}
+
+impl ResultsTab {
+    /// Every view, in the tab bar's order.
+    pub const ALL: [ResultsTab; 6] = [
+        ResultsTab::Overview,
+        ResultsTab::Fusion,
+        ResultsTab::Kernels,
+        ResultsTab::Time,
+        ResultsTab::Layers,
+        ResultsTab::All,
+    ];
+
+    /// Its id in the address (`#view=fusion`) and in share links.
+    pub fn id(self) -> &'static str {
+        match self {
+            ResultsTab::Overview => "overview",
+            ResultsTab::Fusion => "fusion",
+            ResultsTab::Kernels => "kernels",
+            ResultsTab::Time => "time",
+            ResultsTab::Layers => "layers",
+            ResultsTab::All => "all",
+        }
+    }
+
+    /// The view of an id; `None` for an id of no view (an edited address).
+    pub fn from_id(id: &str) -> Option<ResultsTab> {
+        ResultsTab::ALL.into_iter().find(|t| t.id() == id)
+    }
+
+    /// The tab's label (the findings' evidence says the same words).
+    pub fn label(self) -> &'static str {
+        match self {
+            ResultsTab::Overview => "Overview",
+            ResultsTab::Fusion => "Fusion",
+            ResultsTab::Kernels => "Kernels & mapping",
+            ResultsTab::Time => "Where the time goes",
+            ResultsTab::Layers => "Layers",
+            ResultsTab::All => "All views",
+        }
+    }
 }
 
 impl Traces {
@@ -234,7 +291,7 @@ impl Traces {
         // A job report with this trace as a rank no longer holds.
         let job = self.job.clone().filter(|j| !j.ranks.iter().any(|(_, file)| *file == gone.file_name));
         let job_shown = self.job_shown && job.is_some();
-        Traces { view, opened, pair, job, job_shown }
+        Traces { view, opened, pair, job, job_shown, tab: self.tab }
     }
 }
 

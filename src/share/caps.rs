@@ -219,6 +219,9 @@ pub fn check_limits(state: &SharedState) -> Result<(), ShareError> {
     if let Some(op) = &state.selected_op {
         name("selected op", op)?;
     }
+    if let Some(tab) = &state.tab {
+        at_most(|| "view name".into(), tab.chars().count(), 32, "characters")?;
+    }
     if let Some(hardware::ChipChoice::Preset(key)) = &state.chip {
         name("chip preset", key)?;
     }

@@ -94,7 +94,8 @@ pub fn decode(fragment: &str) -> Result<SharedState, ShareError> {
             message: format!("the state says format {} but the link says {version}", envelope.v),
         });
     }
-    let state = SharedState { view: envelope.state, selected_op: envelope.selected_op, chip: envelope.chip };
+    let state =
+        SharedState { view: envelope.state, selected_op: envelope.selected_op, chip: envelope.chip, tab: envelope.tab };
     check_limits(&state)?;
     Ok(state)
 }

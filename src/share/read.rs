@@ -35,6 +35,7 @@ pub(super) struct Envelope {
     pub state: SharedView,
     pub selected_op: Option<String>,
     pub chip: Option<ChipChoice>,
+    pub tab: Option<String>,
 }
 
 /// The `view` tag of the envelope's state, if it has one (first pass).
@@ -68,6 +69,7 @@ enum Key {
     State,
     SelectedOp,
     Chip,
+    Tab,
     #[serde(other)]
     Other,
 }
@@ -91,13 +93,14 @@ impl<'de> Visitor<'de> for EnvelopeSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
-        let (mut v, mut state, mut selected_op, mut chip) = (None, None, None, None);
+        let (mut v, mut state, mut selected_op, mut chip, mut tab) = (None, None, None, None, None);
         while let Some(key) = map.next_key::<Key>()? {
             match key {
                 Key::V if v.is_none() => v = Some(map.next_value()?),
                 Key::State if state.is_none() => state = Some(map.next_value_seed(ViewSeed { tag: self.tag })?),
                 Key::SelectedOp if selected_op.is_none() => selected_op = Some(map.next_value()?),
                 Key::Chip if chip.is_none() => chip = Some(map.next_value()?),
+                Key::Tab if tab.is_none() => tab = Some(map.next_value()?),
                 Key::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -105,6 +108,7 @@ impl<'de> Visitor<'de> for EnvelopeSeed<'_> {
                 Key::State => return Err(de::Error::duplicate_field("state")),
                 Key::SelectedOp => return Err(de::Error::duplicate_field("selected_op")),
                 Key::Chip => return Err(de::Error::duplicate_field("chip")),
+                Key::Tab => return Err(de::Error::duplicate_field("tab")),
             }
         }
         Ok(Envelope {
@@ -112,6 +116,7 @@ impl<'de> Visitor<'de> for EnvelopeSeed<'_> {
             state: state.ok_or_else(|| de::Error::missing_field("state"))?,
             selected_op: selected_op.flatten(),
             chip: chip.flatten(),
+            tab: tab.flatten(),
         })
     }
 }

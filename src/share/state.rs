@@ -110,11 +110,14 @@ pub struct SharedState {
     pub selected_op: Option<String>,
     /// The time view's chip; `None` (and every format-1 link) means the page's default.
     pub chip: Option<ChipChoice>,
+    /// The results' view (tab) the sender had open, by its id (`fusion`, `time`, …); `None`
+    /// (and older links) opens the overview.
+    pub tab: Option<String>,
 }
 
 impl From<SharedView> for SharedState {
     fn from(view: SharedView) -> Self {
-        SharedState { view, selected_op: None, chip: None }
+        SharedState { view, selected_op: None, chip: None, tab: None }
     }
 }
 
@@ -127,6 +130,8 @@ struct Envelope<'s> {
     selected_op: &'s Option<String>,
     #[serde(skip_serializing_if = "is_none")]
     chip: &'s Option<ChipChoice>,
+    #[serde(skip_serializing_if = "is_none")]
+    tab: &'s Option<String>,
 }
 
 fn is_none<T>(o: &&Option<T>) -> bool {
@@ -169,8 +174,13 @@ pub enum ShareError {
 
 /// The state's JSON as a link holds it (before deflate).
 pub(super) fn state_json(state: &SharedState) -> Vec<u8> {
-    let envelope =
-        Envelope { v: FORMAT_VERSION, state: &state.view, selected_op: &state.selected_op, chip: &state.chip };
+    let envelope = Envelope {
+        v: FORMAT_VERSION,
+        state: &state.view,
+        selected_op: &state.selected_op,
+        chip: &state.chip,
+        tab: &state.tab,
+    };
     serde_json::to_vec(&envelope)
         .expect("a view always serialises: it holds only strings, numbers and maps with string keys")
 }

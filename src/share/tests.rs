@@ -88,9 +88,11 @@ fn graph_round_trip_gives_the_same_analysis() {
         view: SharedView::of_graph("wörked example.json", &graph),
         selected_op: Some("relu".to_string()),
         chip: Some(ChipChoice::Preset("mi300x".into())),
+        tab: Some("fusion".to_string()),
     };
     let back = decode(&encode(&state)).unwrap();
     assert_eq!(back.selected_op.as_deref(), Some("relu"));
+    assert_eq!(back.tab.as_deref(), Some("fusion"), "the sender's open view");
     assert_eq!(back.chip, Some(ChipChoice::Preset("mi300x".into())));
     let SharedView::Graph { file_name, graph: file } = back.view else { panic!("not a graph") };
     assert_eq!(file_name, "wörked example.json");
@@ -336,6 +338,7 @@ fn model_view_is_tiny_and_round_trips() {
         },
         selected_op: None,
         chip: Some(ChipChoice::Preset("h100".into())),
+        tab: None,
     };
     let link = encode(&state);
     assert!(link.len() < 200, "{} bytes: {link}", link.len());

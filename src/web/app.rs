@@ -115,8 +115,18 @@ pub fn app() -> Html {
         html! { <SimPanel {view} on_form={d.to(Action::SetSimForm)} on_close={d.to(|()| Action::CloseSimTable)}
         on_error={on_error.clone()} make_fragment={make_fragment.clone()} /> }
     } else if let Some(view) = state.traces.view.clone() {
+        // A view picked is a step in the history (Back returns to the one before), unless
+        // the address holds a share link, which stays as it was pasted.
+        let on_tab = {
+            let state = state.clone();
+            Callback::from(move |tab: page::ResultsTab| {
+                browser::push_view(tab.id());
+                state.dispatch(Action::ShowTab(tab));
+            })
+        };
+        let tab = state.traces.tab;
         html! { <TracePanel {view} on_close={d.to(|()| Action::CloseTrace)} on_error={on_error.clone()}
-        make_fragment={make_fragment.clone()} on_chip={d.to(Action::TraceChip)} /> }
+        make_fragment={make_fragment.clone()} on_chip={d.to(Action::TraceChip)} {tab} {on_tab} /> }
     } else if let Some(drawn) = state.traces.job.clone().filter(|_| state.traces.job_shown) {
         let on_rank = {
             let state = state.clone();

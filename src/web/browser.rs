@@ -144,6 +144,23 @@ pub fn page_address() -> String {
     }
 }
 
+/// The fragment that names a view of the results without a share link (`view=fusion`).
+pub const VIEW_FRAGMENT: &str = "view=";
+
+/// Records the open view of the results in the address (`#view=fusion`) as a new history
+/// entry, so that Back and Forward move between views; an address holding a share link keeps
+/// it (the link carries its view itself).
+pub fn push_view(id: &str) {
+    let current = fragment();
+    if !(current.is_empty() || current.starts_with(VIEW_FRAGMENT)) || current == format!("{VIEW_FRAGMENT}{id}") {
+        return;
+    }
+    if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
+        let url = format!("{}#{VIEW_FRAGMENT}{id}", page_address());
+        let _ = history.push_state_with_url(&JsValue::NULL, "", Some(&url));
+    }
+}
+
 /// Drops the fragment from the address bar (without reloading) once the page no longer shows
 /// what the link held, so that a reload does not bring the old state back.
 pub fn clear_fragment() {

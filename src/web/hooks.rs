@@ -10,13 +10,21 @@ use super::components::file_open::files_of;
 use crate::page_state::PageState;
 use page::Action;
 
-/// Opens the state of a share link pasted into the address bar of an open page.
+/// Opens the state of a share link pasted into the address bar of an open page, and the view
+/// of the results Back or Forward lands on.
 #[hook]
 pub fn use_hash_restore(state: UseReducerHandle<PageState>) {
     use_effect_with((), move |_| {
         let listener = Closure::<dyn Fn()>::new(move || {
             let fragment = browser::fragment();
+            // Back to the address without a view: the overview every result opens in.
             if fragment.is_empty() {
+                state.dispatch(Action::ShowTab(page::ResultsTab::Overview));
+                return;
+            }
+            // Back or Forward between views of the results.
+            if let Some(id) = fragment.strip_prefix(browser::VIEW_FRAGMENT) {
+                state.dispatch(Action::ShowTab(page::ResultsTab::from_id(id).unwrap_or_default()));
                 return;
             }
             match share::decode(&fragment) {

@@ -122,7 +122,11 @@ export async function stopBrowser(env) {
  * it with `check()`, which asserts no console error, no uncaught exception and no request
  * outside the page's own origin happened.
  */
-export async function openPage(env, suffix = '', { init, viewport } = {}) {
+export async function openPage(env, suffix = '', { init, viewport, fresh } = {}) {
+  // A page opened without a link shows a trace's results in the "All views" tab
+  // (`#view=all`), so that a test finds every table and chart of the results on one page;
+  // `fresh` opens the page as a visitor does, in the overview, for the tests of the views.
+  if (suffix === '' && !fresh) suffix = '#view=all';
   const context = await env.browser.newContext({ viewport: viewport ?? { width: 1280, height: 900 }, acceptDownloads: true });
   if (init) await context.addInitScript(init);
   const page = await context.newPage();

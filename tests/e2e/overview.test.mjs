@@ -34,7 +34,7 @@ async function assertFirstScreen(page, findings, height) {
 
 test('a pair: the verdict names both devices, the findings are the CLI\'s, on the first screen; a link keeps them', async () => {
   const viewport = { width: 1440, height: 900 };
-  const first = await openPage(env, '', { viewport });
+  const first = await openPage(env, '', { viewport, fresh: true });
   const { page } = first;
   await page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
   await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
@@ -48,14 +48,16 @@ test('a pair: the verdict names both devices, the findings are the CLI\'s, on th
   assert.ok(c.findings.length >= 5 && c.findings.length <= 8, `${c.findings.length} findings`);
   await assertFirstScreen(page, shown.findings, viewport.height);
   await page.screenshot({ path: path.join(screenshotDir, 'overview-pair-1440.png') });
-  // A finding's evidence button brings its table into view.
+  // A finding's evidence button opens the view that holds it and brings its table into view.
   const timeFinding = page.getByTestId('finding').filter({ hasText: 'Where the time goes' }).first();
   await timeFinding.getByRole('button').click();
+  await page.getByRole('tab', { name: 'Where the time goes' }).and(page.locator('[aria-selected="true"]')).waitFor();
   await page.waitForFunction(() => {
     const t = document.querySelector('[data-testid="table-gap"]');
     const r = t && t.getBoundingClientRect();
     return r && r.top >= -1 && r.top < window.innerHeight;
   });
+  assert.ok(page.url().endsWith('#view=time'), page.url());
   // The Markdown export opens with the verdict and the findings table.
   await page.evaluate(() => window.scrollTo(0, 0));
   const [d] = await Promise.all([page.waitForEvent('download'), page.click('[data-export=".md"]')]);
@@ -87,6 +89,10 @@ test('a pair: the verdict names both devices, the findings are the CLI\'s, on th
   await first.check();
   const second = await openPage(env, url.slice(env.server.url.length), { viewport });
   await second.page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  // The link opens the view the sender was looking at.
+  assert.equal(await second.page.getByRole('tab', { selected: true }).textContent(), 'Where the time goes');
+  await second.page.getByTestId('table-gap').waitFor();
+  await second.page.getByRole('tab', { name: 'Overview' }).click();
   const reopened = await overview(second.page);
   assert.equal(reopened.verdict, shown.verdict);
   assert.deepEqual(reopened.findings.map((f) => f.text), shown.findings.map((f) => f.text));
@@ -96,7 +102,7 @@ test('a pair: the verdict names both devices, the findings are the CLI\'s, on th
 test('one trace (B200, a vLLM MoE run): its device, GPU time and findings, as trace --json gives them', async () => {
   const rel = 'tests/data/traces/nvidia/tracelens_eager_b200.json.gz';
   const viewport = { width: 1024, height: 900 };
-  const { page, check } = await openPage(env, '', { viewport });
+  const { page, check } = await openPage(env, '', { viewport, fresh: true });
   await page.setInputFiles('#file-input', path.join(root, rel));
   await page.getByTestId('results-title').getByText('Trace tracelens_eager_b200.json.gz').waitFor();
   await page.evaluate(() => window.scrollTo(0, 0));
@@ -134,3 +140,40 @@ for (const colorScheme of ['light', 'dark']) {
     void context;
   });
 }
+
+test('views are one click (or key) away, in the address, and Back and Forward move between them', async () => {
+  const { page, check } = await openPage(env, '', { viewport: { width: 1440, height: 900 }, fresh: true });
+  await page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
+  await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  const selected = async () => (await page.getByRole('tab', { selected: true }).textContent()).trim();
+  assert.equal(await selected(), 'Overview');
+  const names = await page.getByRole('tab').allTextContents();
+  assert.deepEqual(names, ['Overview', 'Fusion', 'Kernels & mapping', 'Where the time goes', 'Layers', 'All views']);
+  // What each view holds (and the overview's answer only in the overview).
+  const holds = {
+    'Fusion': 'table-fusion-groups-a',
+    'Kernels & mapping': 'table-mapping',
+    'Where the time goes': 'table-gap',
+    'Layers': 'table-layer-alignment',
+    'Overview': 'verdict',
+  };
+  for (const [name, testId] of Object.entries(holds)) {
+    await page.getByRole('tab', { name }).focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await selected(), name);
+    await page.getByTestId(testId).first().waitFor();
+    const others = Object.entries(holds).filter(([n]) => n !== name).map(([, id]) => id);
+    for (const id of others) assert.equal(await page.getByTestId(id).count(), 0, `${id} in ${name}`);
+  }
+  assert.ok(page.url().endsWith('#view=overview'), page.url());
+  await page.goBack();
+  assert.equal(await selected(), 'Layers');
+  await page.goBack();
+  assert.equal(await selected(), 'Where the time goes');
+  await page.goForward();
+  assert.equal(await selected(), 'Layers');
+  // All views: every table on one page, for find-in-page and printing.
+  await page.getByRole('tab', { name: 'All views' }).click();
+  for (const id of Object.values(holds)) await page.getByTestId(id).first().waitFor();
+  await check();
+});

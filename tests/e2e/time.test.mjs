@@ -94,7 +94,9 @@ test('two traces: the headline and the gap table equal the CLI, both chips on on
   const faster = g.headline.faster;
   const headline = await page.getByTestId('gap-headline').textContent();
   assert.ok(headline.startsWith(`${faster} is faster: amd ${duration(g.headline.gpu_time_us.amd)} vs nvidia ${duration(g.headline.gpu_time_us.nvidia)}`), headline);
-  // The gap table comes first, every row plus the unattributed row, in the CLI's order.
+  // In "Where the time goes" the gap table comes first, every row plus the unattributed row,
+  // in the CLI's order.
+  await page.getByRole('tab', { name: 'Where the time goes' }).click();
   const firstTable = await page.locator('[data-testid^="table-"]').first().getAttribute('data-testid');
   assert.equal(firstTable, 'table-gap');
   const rows = await allTableRows(page, 'table-gap');

@@ -11,6 +11,8 @@ use yew::prelude::*;
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub overview: Shared<Overview>,
+    /// A finding's evidence button: open the view that holds it.
+    pub on_evidence: Callback<Evidence>,
 }
 
 /// Where each kind of evidence is drawn: the first of these present on the page.
@@ -26,7 +28,7 @@ fn evidence_selector(e: Evidence) -> &'static str {
 
 /// Scrolls the evidence into view and moves the keyboard focus to its heading, so that a
 /// keyboard user lands where a mouse user looks.
-fn show_evidence(e: Evidence) {
+pub fn show_evidence(e: Evidence) {
     let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
     if let Ok(Some(el)) = doc.query_selector(evidence_selector(e)) {
         el.scroll_into_view();
@@ -51,13 +53,14 @@ pub fn overview_view(props: &Props) -> Html {
                 <ol class="findings" aria-label="Findings, ranked by the time they explain">
                     { for o.findings.iter().map(|f| {
                         let evidence = f.evidence;
-                        let onclick = Callback::from(move |_| show_evidence(evidence));
+                        let on_evidence = props.on_evidence.clone();
+                        let onclick = Callback::from(move |_| on_evidence.emit(evidence));
                         html! {
                             <li data-testid="finding" data-time-us={f.time_us.to_string()}>
                                 <span class="finding-time">{ format_duration_us(f.time_us) }</span>
                                 <span class="finding-text">{ f.text.clone() }</span>
                                 <button type="button" class="link finding-evidence" {onclick}>
-                                    { format!("{} ↓", evidence_label(evidence)) }
+                                    { format!("{} →", evidence_label(evidence)) }
                                 </button>
                             </li>
                         }

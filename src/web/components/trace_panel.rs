@@ -8,10 +8,11 @@ use yew::prelude::*;
 use crate::browser;
 use hardware::gpu_preset_names;
 use page::Shared;
-use page::TraceView;
+use page::{ResultsTab, TraceView};
 use table::DataTable;
 use trace::compare::Comparison;
 use trace::documents::{CompareJson, TraceJson};
+use trace::findings::Evidence;
 use trace::fusion::dag::FusionDag;
 use trace::fusion::TraceFusion;
 use trace::model::TraceFormat;
@@ -29,6 +30,7 @@ use trace::view::{
     category_chart, comparison_chart, comparison_markdown, comparison_tables, platform_line, side_label,
     summary_markdown, summary_tables,
 };
+use wasm_bindgen::JsCast;
 
 use super::data_table::DataTableView;
 use super::fusion_dag_view::{FusionDagView, FusionPairView};
@@ -46,6 +48,9 @@ pub struct Props {
     pub make_fragment: Callback<(), Result<String, String>>,
     /// A chip preset picked for the shown trace's roofline figures.
     pub on_chip: Callback<String>,
+    /// The open view of the results, and where picking another goes.
+    pub tab: ResultsTab,
+    pub on_tab: Callback<ResultsTab>,
 }
 
 /// One trace's fusion and the windows of its group drawing.
@@ -458,6 +463,59 @@ pub fn trace_panel(props: &Props) -> Html {
         let (show_rules, shown) = (show_rules.clone(), *show_rules);
         Callback::from(move |_| show_rules.set(!shown))
     };
+    let tab = props.tab;
+    let shows = |t: ResultsTab| tab == ResultsTab::All || tab == t;
+    let has_layers = d.tables.iter().any(|t| table_tab(t.id) == ResultsTab::Layers)
+        || d.time_charts.iter().any(|(id, _)| chart_tab(id) == ResultsTab::Layers);
+    let tabs: Vec<ResultsTab> =
+        ResultsTab::ALL.into_iter().filter(|t| *t != ResultsTab::Layers || has_layers).collect();
+    let on_tab = props.on_tab.clone();
+    let tab_bar = html! {
+        <div class="tabs" role="tablist" aria-label="Views of the results">
+            { for tabs.iter().map(|&t| {
+                let on_tab = on_tab.clone();
+                html! {
+                    <button type="button" role="tab" id={format!("tab-{}", t.id())} aria-controls="results-view"
+                        aria-selected={(t == tab).to_string()} data-view={t.id()}
+                        onclick={move |_| on_tab.emit(t)}>{ t.label() }</button>
+                }
+            }) }
+        </div>
+    };
+    let on_evidence = {
+        let on_tab = props.on_tab.clone();
+        Callback::from(move |e: Evidence| {
+            let to = match e {
+                Evidence::Fusion => ResultsTab::Fusion,
+                Evidence::Kernels => ResultsTab::Kernels,
+                Evidence::Time => ResultsTab::Time,
+            };
+            if tab != ResultsTab::All {
+                on_tab.emit(to);
+            }
+            show_evidence_later(e);
+        })
+    };
+    let charts = |of: ResultsTab| -> Html {
+        d.time_charts
+            .iter()
+            .filter(|(id, _)| chart_tab(id) == of)
+            .map(|(id, svg)| {
+                html! {
+                    <figure class="chart" data-testid={*id}>{ Html::from_html_unchecked(svg.clone()) }</figure>
+                }
+            })
+            .collect()
+    };
+    let tables =
+        |of: ResultsTab| -> Html { d.tables.iter().filter(|t| table_tab(t.id) == of).map(table_view).collect() };
+    let statements = |of: ResultsTab| -> Html {
+        d.statements
+            .iter()
+            .filter(|(id, _)| statement_tab(id) == of)
+            .map(|(id, line)| html! { <p class="hint" data-testid={id.clone()}>{ line.clone() }</p> })
+            .collect()
+    };
     html! {
         <section class="panel results trace" aria-labelledby="trace-h" data-testid="trace-panel">
             <div class="results-head">
@@ -468,68 +526,87 @@ pub fn trace_panel(props: &Props) -> Html {
                 </div>
                 <ShareLink {make_fragment} />
             </div>
-            <OverviewView overview={props.view.overview().clone()} />
-            <ul class="platforms" data-testid="platforms">
-                { for d.platforms.iter().map(|(label, line)| html! {
-                    <li>
-                        if !label.is_empty() { <strong>{ label.clone() }</strong>{ " — " } }
-                        { line.clone() }
-                    </li>
+            { tab_bar }
+            <div role="tabpanel" id="results-view" aria-labelledby={format!("tab-{}", tab.id())} data-view={tab.id()}>
+            if shows(ResultsTab::Overview) {
+                <OverviewView overview={props.view.overview().clone()} {on_evidence} />
+                <ul class="platforms" data-testid="platforms">
+                    { for d.platforms.iter().map(|(label, line)| html! {
+                        <li>
+                            if !label.is_empty() { <strong>{ label.clone() }</strong>{ " — " } }
+                            { line.clone() }
+                        </li>
+                    }) }
+                </ul>
+                { charts(ResultsTab::Overview) }
+                <figure class="chart" data-testid="chart-categories">
+                    { Html::from_html_unchecked(d.chart.clone()) }
+                </figure>
+            }
+            if shows(ResultsTab::Fusion) {
+                { for d.fusion.iter().map(|(id, line)| html! {
+                    <p class="fusion-line" data-testid={id.clone()}>{ line.clone() }</p>
                 }) }
-            </ul>
-            if let Some(h) = &d.headline {
-                <p class="headline" data-testid="gap-headline">{ h.clone() }</p>
+                if let Some((fusion, dag)) = &d.dag {
+                    <FusionDagView key={d.base_name.clone()} fusion={fusion.clone()} dag={dag.clone()} />
+                }
+                if let Some((comparison, sides)) = &d.pair {
+                    <FusionPairView key={d.base_name.clone()} comparison={comparison.clone()} sides={sides.clone()} />
+                }
+                { statements(ResultsTab::Fusion) }
+                { charts(ResultsTab::Fusion) }
+                { tables(ResultsTab::Fusion) }
             }
-            if let Some((line, key)) = &d.chip {
-                <p class="chip-line" data-testid="trace-chip-line">
-                    { line.clone() }{ " " }
-                    <label>{ "Chip: " }
-                        <select data-testid="trace-chip" onchange={chip_change}>
-                            <option value="" selected={key.is_none()}>{ "—" }</option>
-                            { for gpu_preset_names().into_iter().map(|k| html! {
-                                <option value={k} selected={key.as_deref() == Some(k)}>
-                                    { hardware::preset(k).map(|c| c.name).unwrap_or_default() }
-                                </option>
-                            }) }
-                        </select>
-                    </label>
+            if shows(ResultsTab::Kernels) {
+                { tables(ResultsTab::Kernels) }
+                <p class="hint">
+                    { "Click a kernel row to see which classifier rule decided its category, or " }
+                    <button type="button" class="link" data-testid="show-rules" aria-expanded={show_rules.to_string()} onclick={toggle_rules}>
+                        { if *show_rules { "hide the classifier rules" } else { "show the classifier rules" } }
+                    </button>
+                    { "." }
                 </p>
+                if *show_rules {
+                    <RulesView kernel={(*rule_kernel).clone()} />
+                }
             }
-            if let Some(c) = &d.capture {
-                <p class="hint" data-testid="capture-line">{ c.clone() }</p>
+            if shows(ResultsTab::Time) {
+                if let Some(h) = &d.headline {
+                    <p class="headline" data-testid="gap-headline">{ h.clone() }</p>
+                }
+                if let Some((line, key)) = &d.chip {
+                    <p class="chip-line" data-testid="trace-chip-line">
+                        { line.clone() }{ " " }
+                        <label>{ "Chip: " }
+                            <select data-testid="trace-chip" onchange={chip_change}>
+                                <option value="" selected={key.is_none()}>{ "—" }</option>
+                                { for gpu_preset_names().into_iter().map(|k| html! {
+                                    <option value={k} selected={key.as_deref() == Some(k)}>
+                                        { hardware::preset(k).map(|c| c.name).unwrap_or_default() }
+                                    </option>
+                                }) }
+                            </select>
+                        </label>
+                    </p>
+                }
+                if let Some(c) = &d.capture {
+                    <p class="hint" data-testid="capture-line">{ c.clone() }</p>
+                }
+                if let Some(c) = &d.coverage {
+                    <p class="hint" data-testid="op-coverage">{ c.clone() }</p>
+                }
+                { statements(ResultsTab::Time) }
+                { tables(ResultsTab::Time) }
+                { charts(ResultsTab::Time) }
             }
-            if let Some(c) = &d.coverage {
-                <p class="hint" data-testid="op-coverage">{ c.clone() }</p>
+            if shows(ResultsTab::Layers) {
+                if !has_layers {
+                    <p class="hint" data-testid="no-layers">{ "No steps or decoder layers were found in this trace." }</p>
+                }
+                { charts(ResultsTab::Layers) }
+                { tables(ResultsTab::Layers) }
             }
-            { for d.fusion.iter().map(|(id, line)| html! {
-                <p class="fusion-line" data-testid={id.clone()}>{ line.clone() }</p>
-            }) }
-            if let Some((fusion, dag)) = &d.dag {
-                <FusionDagView key={d.base_name.clone()} fusion={fusion.clone()} dag={dag.clone()} />
-            }
-            if let Some((comparison, sides)) = &d.pair {
-                <FusionPairView key={d.base_name.clone()} comparison={comparison.clone()} sides={sides.clone()} />
-            }
-            { for d.statements.iter().map(|(id, line)| html! {
-                <p class="hint" data-testid={id.clone()}>{ line.clone() }</p>
-            }) }
-            { for d.time_charts.iter().map(|(id, svg)| html! {
-                <figure class="chart" data-testid={*id}>{ Html::from_html_unchecked(svg.clone()) }</figure>
-            }) }
-            <figure class="chart" data-testid="chart-categories">
-                { Html::from_html_unchecked(d.chart.clone()) }
-            </figure>
-            { for d.tables.iter().map(table_view) }
-            <p class="hint">
-                { "Click a kernel row to see which classifier rule decided its category, or " }
-                <button type="button" class="link" data-testid="show-rules" aria-expanded={show_rules.to_string()} onclick={toggle_rules}>
-                    { if *show_rules { "hide the classifier rules" } else { "show the classifier rules" } }
-                </button>
-                { "." }
-            </p>
-            if *show_rules {
-                <RulesView kernel={(*rule_kernel).clone()} />
-            }
+            </div>
             if !trimmed {
                 <p class="hint">{ "A share link carries these results, not the trace: every total, the fusion differences, each category's longest kernels and each mapping row's main kernel." }</p>
             } else {
@@ -542,5 +619,42 @@ pub fn trace_panel(props: &Props) -> Html {
                 { for exports }
             </div>
         </section>
+    }
+}
+
+/// The view (tab) a table of the results belongs to, by its id.
+fn table_tab(id: &str) -> ResultsTab {
+    match id {
+        "gap" | "timeline" | "ops" | "unattributed" => ResultsTab::Time,
+        "phases" | "layer" | "layer-alignment" => ResultsTab::Layers,
+        "categories" | "kernels" | "fused" | "mapping" => ResultsTab::Kernels,
+        _ => ResultsTab::Fusion,
+    }
+}
+
+/// The view a chart belongs to: the traffic bars are one of the overview's two charts.
+fn chart_tab(id: &str) -> ResultsTab {
+    match id {
+        "chart-fusion-total" => ResultsTab::Overview,
+        "chart-fusion-groups" => ResultsTab::Fusion,
+        "chart-steps" => ResultsTab::Layers,
+        _ => ResultsTab::Time,
+    }
+}
+
+/// The view a statement (why a chart is missing) belongs to.
+fn statement_tab(id: &str) -> ResultsTab {
+    if id.starts_with("fusion-") {
+        ResultsTab::Fusion
+    } else {
+        ResultsTab::Time
+    }
+}
+
+/// Brings a finding's evidence into view once the tab that holds it is drawn.
+fn show_evidence_later(e: Evidence) {
+    let f = wasm_bindgen::closure::Closure::once_into_js(move || super::overview::show_evidence(e));
+    if let Some(w) = web_sys::window() {
+        let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(f.unchecked_ref(), 30);
     }
 }
