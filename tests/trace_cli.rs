@@ -206,9 +206,9 @@ fn report_writes_the_pair_s_overview_as_one_html_file() {
     assert_eq!(code, 0, "{err}");
     let html = std::fs::read_to_string(&out).unwrap();
     let v = json(&["compare", &a, &b, "--json"]);
-    assert!(html.contains(&fusionscope::report::escape(v["verdict"]["text"].as_str().unwrap())));
+    assert!(html.contains(&fusionscope::draw::chart::escape_xml(v["verdict"]["text"].as_str().unwrap())));
     for f in v["findings"].as_array().unwrap() {
-        assert!(html.contains(&fusionscope::report::escape(f["text"].as_str().unwrap())), "{f}");
+        assert!(html.contains(&fusionscope::draw::chart::escape_xml(f["text"].as_str().unwrap())), "{f}");
     }
     assert!(!html.to_ascii_lowercase().contains("<script"));
     // A file it cannot write is named.

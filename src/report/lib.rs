@@ -2,12 +2,14 @@
 //! then the fusion, kernels, time and layers views with their charts and main tables) as one
 //! self-contained HTML file, for a design review. It opens offline in any browser with scripts
 //! disabled: the CSS and SVG are inline, there is no script, and its Content-Security-Policy
-//! allows none. Every name in it comes from a stranger's trace, so every text is escaped; the
+//! allows none. Every name in it comes from a stranger's trace, so every text is escaped (as
+//! the charts escape theirs: `&`, `<`, `>`, quotes, and characters XML forbids); the
 //! SVG charts are the page's own, whose text the chart code escapes.
 //!
 //! The page's "Export report" button and `fusionscope report` write the same file from the
 //! same analyses.
 
+use draw::chart::escape_xml;
 use table::DataTable;
 use trace::compare::Comparison;
 use trace::findings::{busy_lines, Overview};
@@ -53,23 +55,6 @@ figure svg { max-width: 100%; height: auto; }
 }
 ";
 
-/// `s` as HTML text or attribute value: `&`, `<`, `>`, `"` and `'` escaped, so that a kernel
-/// named `<script>…` or `"><img onerror=…>` stays text.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 /// One view of the report: its lines, charts (SVG) and tables.
 struct View {
     id: &'static str,
@@ -92,10 +77,10 @@ impl View {
 /// A table as HTML: its first [`REPORT_ROWS`] rows, numbers right-aligned, each cell's exact
 /// value (a full kernel name) as its tooltip where the cell shows it shortened.
 fn table_html(t: &DataTable) -> String {
-    let mut out = format!("<h3>{}</h3>\n<div class=\"table-box\"><table>\n<thead><tr>", escape(&t.title));
+    let mut out = format!("<h3>{}</h3>\n<div class=\"table-box\"><table>\n<thead><tr>", escape_xml(&t.title));
     for c in &t.columns {
         let class = if c.numeric { " class=\"num\"" } else { "" };
-        out += &format!("<th{class}>{}</th>", escape(&c.header));
+        out += &format!("<th{class}>{}</th>", escape_xml(&c.header));
     }
     out += "</tr></thead>\n<tbody>\n";
     for row in t.rows.iter().take(REPORT_ROWS) {
@@ -103,11 +88,11 @@ fn table_html(t: &DataTable) -> String {
         for (cell, col) in row.iter().zip(&t.columns) {
             let class = if col.numeric { " class=\"num\"" } else { "" };
             let title = if !col.numeric && cell.exact != cell.text {
-                format!(" title=\"{}\"", escape(&cell.exact))
+                format!(" title=\"{}\"", escape_xml(&cell.exact))
             } else {
                 String::new()
             };
-            out += &format!("<td{class}{title}>{}</td>", escape(&cell.text));
+            out += &format!("<td{class}{title}>{}</td>", escape_xml(&cell.text));
         }
         out += "</tr>\n";
     }
@@ -121,18 +106,18 @@ fn table_html(t: &DataTable) -> String {
 
 fn overview_html(o: &Overview) -> String {
     let mut out = String::from("<section class=\"overview\" aria-label=\"Overview\">\n");
-    out += &format!("<p class=\"verdict\" data-testid=\"verdict\">{}</p>\n", escape(&o.verdict.text));
+    out += &format!("<p class=\"verdict\" data-testid=\"verdict\">{}</p>\n", escape_xml(&o.verdict.text));
     for l in busy_lines(&o.verdict) {
-        out += &format!("<p class=\"busy\">{}</p>\n", escape(&l));
+        out += &format!("<p class=\"busy\">{}</p>\n", escape_xml(&l));
     }
     if !o.findings.is_empty() {
         out += "<ol class=\"findings\">\n";
         for f in &o.findings {
             out += &format!(
                 "<li data-testid=\"finding\"><span class=\"time\">{}</span><span class=\"finding-text\">{}</span> <span class=\"evidence\">({})</span></li>\n",
-                escape(&format_duration_us(f.time_us)),
-                escape(&f.text),
-                escape(evidence_label(f.evidence))
+                escape_xml(&format_duration_us(f.time_us)),
+                escape_xml(&f.text),
+                escape_xml(evidence_label(f.evidence))
             );
         }
         out += "</ol>\n";
@@ -141,9 +126,9 @@ fn overview_html(o: &Overview) -> String {
 }
 
 fn view_html(v: &View) -> String {
-    let mut out = format!("<section class=\"view\" id=\"{}\">\n<h2>{}</h2>\n", v.id, escape(v.title));
+    let mut out = format!("<section class=\"view\" id=\"{}\">\n<h2>{}</h2>\n", v.id, escape_xml(v.title));
     for l in &v.lines {
-        out += &format!("<p class=\"note\">{}</p>\n", escape(l));
+        out += &format!("<p class=\"note\">{}</p>\n", escape_xml(l));
     }
     for svg in &v.figures {
         // The page's own charts: their text is escaped by the chart code.
@@ -161,10 +146,13 @@ fn document(title: &str, platforms: &[String], overview: &Overview, views: &[Vie
     let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     out += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n";
     out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-    out += &format!("<title>{} — fusionscope report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n", escape(title));
-    out += &format!("<h1>{}</h1>\n", escape(title));
+    out += &format!(
+        "<title>{} — fusionscope report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        escape_xml(title)
+    );
+    out += &format!("<h1>{}</h1>\n", escape_xml(title));
     for p in platforms {
-        out += &format!("<p class=\"note\">{}</p>\n", escape(p));
+        out += &format!("<p class=\"note\">{}</p>\n", escape_xml(p));
     }
     out += &overview_html(overview);
     for v in views.iter().filter(|v| !v.is_empty()) {

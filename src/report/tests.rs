@@ -1,9 +1,10 @@
 use super::*;
+use draw::chart::escape_xml;
 use trace::compare::compare_classified;
 use trace::findings::{pair_overview, trace_overview, SideFacts};
 use trace::summary::{summarize_classified, ClassifiedTrace};
 use trace::time::gap::gap;
-use trace::time::report::{add_fusion as fuse, recorded_cost, time_report};
+use trace::time::report::opened_report;
 use trace::{classify, read_trace, Trace};
 
 fn read(path: &str) -> Trace {
@@ -15,8 +16,7 @@ fn read(path: &str) -> Trace {
 fn report(trace: &Trace, file: &str) -> (TraceSummary, TraceTime) {
     let side = ClassifiedTrace::new(trace, &classify);
     let summary = summarize_classified(&side, Some(file));
-    let mut time = time_report(&side, None, &recorded_cost);
-    fuse(&mut time, &side, summary.structure.as_deref());
+    let time = opened_report(&side, summary.structure.as_deref(), None);
     (summary, time)
 }
 
@@ -74,11 +74,11 @@ fn the_pair_report_opens_with_the_overview_then_each_view() {
     let html = pair_report(("mi300x.json.gz", "h100.json.gz"), &c, Some(&g), PairSides::Reports([&ta, &tn]), &o);
     assert!(html.starts_with("<!DOCTYPE html>"));
     let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("{s} missing"));
-    assert!(at(&escape(&o.verdict.text)) < at("id=\"fusion\""));
+    assert!(at(&escape_xml(&o.verdict.text)) < at("id=\"fusion\""));
     assert!(at("id=\"fusion\"") < at("id=\"kernels\"") && at("id=\"kernels\"") < at("id=\"time\""));
     assert_eq!(html.matches("data-testid=\"finding\"").count(), o.findings.len());
     for f in &o.findings {
-        assert!(html.contains(&escape(&f.text)), "{}", f.text);
+        assert!(html.contains(&escape_xml(&f.text)), "{}", f.text);
     }
     // Tables keep their first rows and say how many more there are; numbers align right.
     assert!(html.contains("<h3>Kernel mapping (26 rows)</h3>"));

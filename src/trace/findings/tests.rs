@@ -2,7 +2,7 @@ use super::*;
 use crate::compare::compare_classified;
 use crate::summary::{summarize_classified, ClassifiedTrace};
 use crate::time::gap::gap;
-use crate::time::report::{add_fusion, recorded_cost, time_report};
+use crate::time::report::opened_report;
 use crate::{classify, read_trace, Trace};
 
 fn read(path: &str) -> Trace {
@@ -15,8 +15,7 @@ fn read(path: &str) -> Trace {
 fn report(trace: &Trace, file: &str) -> (TraceSummary, TraceTime) {
     let side = ClassifiedTrace::new(trace, &classify);
     let summary = summarize_classified(&side, Some(file));
-    let mut time = time_report(&side, None, &recorded_cost);
-    add_fusion(&mut time, &side, summary.structure.as_deref());
+    let time = opened_report(&side, summary.structure.as_deref(), None);
     (summary, time)
 }
 
