@@ -23,6 +23,7 @@ pub mod share_link;
 pub mod sim_panel;
 pub mod summary;
 pub mod time_panel;
+pub mod trace_drawn;
 pub mod trace_list;
 pub mod trace_panel;
 pub mod traffic_chart;
