@@ -114,10 +114,11 @@ const MIN_GAP_ROWS: usize = 4;
 /// then leaves its aligned layers out, then halves the kernels each category lists per side
 /// (down to 2: the headline and the largest differences matter more than a category's eighth
 /// kernel), then its sides' fusion opportunities and groups (after halving them to the longest
-/// four and the two opportunities that save most before anything else), then the findings
-/// that explain least (down to three), then their fusion totals, then the carried
-/// overview (the page computes one from what is left), then the rest of the gap rows. The
-/// timeline, coverage and headline always stay; a view that loses anything says it was trimmed.
+/// four and the two opportunities that save most before anything else) down to each side's
+/// longest group, then the findings that explain least (down to three), then those groups,
+/// then their fusion totals, then the carried overview (the page computes one from what is
+/// left), then the rest of the gap rows. The timeline, coverage and headline always stay; a
+/// view that loses anything says it was trimmed.
 pub fn fit_time_rows(mut state: SharedState) -> SharedState {
     while encode(&state).len() >= TYPICAL_LINK_BYTES {
         match &mut state.view {
@@ -175,12 +176,12 @@ pub fn fit_time_rows(mut state: SharedState) -> SharedState {
                             s.groups.truncate((s.groups.len() / 2).max(1));
                         }
                     }
-                } else if let Some(f) = fusion.as_mut().filter(|f| f.iter().any(|s| !s.groups.is_empty())) {
-                    // Then the groups: the totals (the headline and the total bars) stay.
-                    f.iter_mut().for_each(|s| s.groups.clear());
                 } else if let Some(o) = overview.as_mut().filter(|o| o.findings.len() > MIN_FINDINGS) {
                     // Then the findings that explain least (the verdict and the first three stay).
                     o.findings.pop();
+                } else if let Some(f) = fusion.as_mut().filter(|f| f.iter().any(|s| !s.groups.is_empty())) {
+                    // Then the groups: the totals (the headline and the total bars) stay.
+                    f.iter_mut().for_each(|s| s.groups.clear());
                 } else if fusion.is_some() {
                     // The gap's four largest rows come before the fusion totals.
                     *fusion = None;

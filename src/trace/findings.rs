@@ -133,7 +133,7 @@ fn cap(kind: FindingKind) -> usize {
 }
 
 /// Ranks candidates by the time they explain (largest first; equal times keep their order),
-/// keeps at most [`cap`] of each kind and [`MAX_FINDINGS`] in all, and drops those that
+/// keeps at most a kind's cap of each kind and [`MAX_FINDINGS`] in all, and drops those that
 /// explain no time (to the ns, as the JSON writes times).
 pub fn rank(mut candidates: Vec<Finding>) -> Vec<Finding> {
     for f in &mut candidates {
@@ -329,7 +329,7 @@ fn fusion_differences(c: &Comparison, keys: [&str; 2], names: &[String; 2]) -> V
         .collect()
 }
 
-/// The opportunities of one side that save most (at most [`cap`]), each priced at the chip's
+/// The opportunities of one side that save most (at most its kind's cap), each priced at the chip's
 /// bandwidth; those without a chip explain no time and are left out.
 fn opportunities(fusion: &TraceFusion, on: Option<&str>) -> Vec<Finding> {
     let chip = fusion.chip.as_deref().unwrap_or("the chip");
