@@ -5,10 +5,11 @@ use super::shared::Shared;
 use hardware::DetectedChip;
 use trace::compare::pairing::default_pair;
 use trace::compare::swapped;
-use trace::findings::{pair_overview, trace_overview, Overview, SideFacts};
+use trace::findings::{pair_overview, trace_overview, Evidence, Overview, SideFacts};
 use trace::fusion::TraceFusion;
 use trace::time::gap::{gap, Gap};
 use trace::time::report::TraceTime;
+use trace::view::findings::evidence_label;
 use trace::view::ranks::RanksDrawn;
 use trace::{classify, compare, Comparison, Input, Trace, TraceSummary, Vendor};
 
@@ -191,15 +192,26 @@ impl ResultsTab {
         ResultsTab::ALL.into_iter().find(|t| t.id() == id)
     }
 
-    /// The tab's label (the findings' evidence says the same words).
+    /// The tab's label; the views a finding's evidence is in are named as the findings name them.
     pub fn label(self) -> &'static str {
         match self {
             ResultsTab::Overview => "Overview",
-            ResultsTab::Fusion => "Fusion",
-            ResultsTab::Kernels => "Kernels & mapping",
-            ResultsTab::Time => "Where the time goes",
+            ResultsTab::Fusion => evidence_label(Evidence::Fusion),
+            ResultsTab::Kernels => evidence_label(Evidence::Kernels),
+            ResultsTab::Time => evidence_label(Evidence::Time),
             ResultsTab::Layers => "Layers",
             ResultsTab::All => "All views",
+        }
+    }
+}
+
+impl From<Evidence> for ResultsTab {
+    /// The view that holds a finding's evidence.
+    fn from(e: Evidence) -> Self {
+        match e {
+            Evidence::Fusion => ResultsTab::Fusion,
+            Evidence::Kernels => ResultsTab::Kernels,
+            Evidence::Time => ResultsTab::Time,
         }
     }
 }

@@ -210,13 +210,8 @@ pub fn trace_panel(props: &Props) -> Html {
     let on_evidence = {
         let on_tab = props.on_tab.clone();
         Callback::from(move |e: Evidence| {
-            let to = match e {
-                Evidence::Fusion => ResultsTab::Fusion,
-                Evidence::Kernels => ResultsTab::Kernels,
-                Evidence::Time => ResultsTab::Time,
-            };
             if tab != ResultsTab::All {
-                on_tab.emit(to);
+                on_tab.emit(ResultsTab::from(e));
             }
             show_evidence_later(e);
         })
