@@ -83,7 +83,13 @@ fn the_command_line_says_so_in_one_line_and_exits_2() {
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(code, 2, "stderr: {stderr}");
     assert_eq!(stdout, "");
-    assert_eq!(stderr, format!("fusionscope: {path}: {}\n", oversize_event_message()));
+    assert_eq!(
+        stderr,
+        format!(
+            "fusionscope: {path} is a PyTorch-profiler trace (gzip-compressed) but cannot be read: {}.\n",
+            oversize_event_message()
+        )
+    );
 }
 
 #[test]
@@ -137,7 +143,8 @@ fn gzip_magic_then_garbage_is_recognised_from_its_head() {
     let (code, _, stderr) = run(&["trace", path]);
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.starts_with(&format!("fusionscope: {path}: corrupt gzip data after ")), "{stderr}");
+    let said = format!("fusionscope: {path} is a PyTorch-profiler trace (gzip-compressed) but cannot be read: corrupt gzip data after ");
+    assert!(stderr.starts_with(&said), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 

@@ -1,8 +1,8 @@
 //! The slice-by-slice opener the page's analysis worker uses: on every shared trace its summary
 //! is the command line's (same core, any slicing), and no cut or slicing of a real file panics.
 
-use crate::common::trace_bytes;
-use fusionscope::import::{open_in_slices, FileKind, Imported};
+use crate::common::{trace_bytes, trace_kind};
+use fusionscope::import::{open_in_slices, Imported};
 use fusionscope::trace::{classify, read_trace, summarize};
 use proptest::prelude::*;
 
@@ -42,7 +42,7 @@ proptest! {
         let bytes = trace_bytes("amd/torch_compile_triton_mi300x.json.gz");
         let cut = (bytes.len() as f64 * cut) as usize;
         match open_in_slices("cut.json.gz", &bytes[..cut], slice) {
-            Err(e) => prop_assert_eq!((e.detected.kind, e.detected.gzipped), (FileKind::KinetoTrace, true)),
+            Err(e) => prop_assert_eq!((e.detected.kind, e.detected.gzipped), (trace_kind("kineto"), true)),
             Ok(Imported::Unrecognised { .. }) => {}
             other => prop_assert!(false, "{:?}", other.map(|_| ())),
         }

@@ -3,8 +3,8 @@
 //! second, simpler way (serde_json over the whole document); the one dispatch the page uses
 //! (`import::open_whole`) against the command line; and a comparison across formats.
 
-use crate::common::{data, data_bytes, gunzip, json};
-use fusionscope::import::{detect, open_whole, FileKind, Imported};
+use crate::common::{data, data_bytes, gunzip, json, trace_kind};
+use fusionscope::import::{detect, open_whole, Imported};
 use fusionscope::trace::{Category, Trace, TraceSummary};
 
 const ROCPROF: &str = "formats/rocprofv3/tracelens_mi350x_results.json.gz";
@@ -65,7 +65,7 @@ fn opened(rel: &str) -> (Trace, TraceSummary, serde_json::Value) {
 #[test]
 fn rocprof_json_has_the_files_kernel_count_and_gpu_time() {
     let bytes = data_bytes(ROCPROF);
-    assert_eq!(detect(&bytes[..64 * 1024]).kind, FileKind::RocprofJson);
+    assert_eq!(detect(&bytes[..64 * 1024]).kind, trace_kind("rocprof-json"));
     let (count, ns) = rocprof_figures(&gunzip(&bytes));
     let (trace, summary, _) = opened(ROCPROF);
     assert_eq!(trace.kernels.len(), count);
@@ -88,7 +88,7 @@ fn rocprof_json_the_page_gives_what_the_command_line_gives() {
 fn rocprof_json_cut_short_is_named_with_where() {
     let bytes = data_bytes(ROCPROF);
     let e = open_whole("r.json.gz", &bytes[..bytes.len() / 2]).unwrap_err();
-    assert_eq!(e.detected.kind, FileKind::RocprofJson);
+    assert_eq!(e.detected.kind, trace_kind("rocprof-json"));
     let m = e.message("r.json.gz");
     assert!(m.starts_with("r.json.gz is a rocprofv3 results file (gzip-compressed) but cannot be read: "), "{m}");
     // The text, cut: the place is the end of what there is.
@@ -191,7 +191,7 @@ fn xplane_figures(bytes: &[u8]) -> (usize, u64) {
 #[test]
 fn xplane_has_the_files_kernel_count_and_gpu_time() {
     let bytes = data_bytes(XPLANE);
-    assert_eq!(detect(&bytes[..64 * 1024]).kind, FileKind::XlaProfile);
+    assert_eq!(detect(&bytes[..64 * 1024]).kind, trace_kind("xplane"));
     let (count, ps) = xplane_figures(&bytes);
     assert!(count > 0);
     let (trace, summary, _) = opened(XPLANE);
@@ -250,7 +250,7 @@ fn xla_json_figures(text: &[u8]) -> (usize, u64, usize) {
 #[test]
 fn xla_json_has_the_files_kernel_count_and_gpu_time() {
     let bytes = data_bytes(XLA_JSON);
-    assert_eq!(detect(&bytes).kind, FileKind::XlaTraceJson, "the whole file is shorter than the detection prefix");
+    assert_eq!(detect(&bytes).kind, trace_kind("xla-json"), "the whole file is shorter than the detection prefix");
     let (count, ps, hlo) = xla_json_figures(&gunzip(&bytes));
     assert_eq!(count, 235, "the 8 GPUs' kernels of the profile it was made from");
     assert!(hlo > 0 && hlo < count, "{hlo}: copy kernels run for no HLO op");
@@ -306,14 +306,14 @@ fn kineto_traces_stay_kineto_traces() {
             }
             let mut bytes = std::fs::read(&path).unwrap();
             bytes.truncate(64 * 1024);
-            assert_eq!(detect(&bytes).kind, FileKind::KinetoTrace, "{name}");
+            assert_eq!(detect(&bytes).kind, trace_kind("kineto"), "{name}");
         }
     }
     // A Kineto trace without its top-level keys in the head still is one: its process names
     // are not XLA's planes.
     let kineto = br#"{"traceEvents": [{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "python3 1234"}},
         {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#;
-    assert_eq!(detect(kineto).kind, FileKind::KinetoTrace);
+    assert_eq!(detect(kineto).kind, trace_kind("kineto"));
     let t = fusionscope::trace::read_trace(kineto).unwrap();
     assert_eq!(t.kernels.len(), 1);
 }
@@ -343,7 +343,7 @@ fn compare_works_across_formats() {
 #[test]
 fn nsys_sqlite_has_the_files_kernel_count_and_gpu_time() {
     let bytes = data_bytes(NSYS);
-    assert_eq!(detect(&bytes[..64 * 1024]).kind, FileKind::SqliteTrace);
+    assert_eq!(detect(&bytes[..64 * 1024]).kind, trace_kind("sqlite"));
     // The file's own figures, by SQL.
     let conn = rusqlite::Connection::open_with_flags(data(NSYS), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let (count, ns): (i64, i64) = conn
@@ -384,7 +384,7 @@ fn nsys_sqlite_compares_with_rocprof_json() {
 fn nsys_sqlite_damaged_or_of_another_tool_is_named() {
     let bytes = data_bytes(NSYS);
     let e = open_whole("cut.sqlite", &bytes[..bytes.len() / 3]).unwrap_err();
-    assert_eq!(e.detected.kind, FileKind::SqliteTrace);
+    assert_eq!(e.detected.kind, trace_kind("sqlite"));
     let m = e.message("cut.sqlite");
     assert!(
         m.starts_with("cut.sqlite is an SQLite database but cannot be read: SQLite cannot read the database"),
@@ -410,7 +410,7 @@ fn damaged_copies_of_each_file_fail_cleanly_or_read() {
     // Every 101st byte of each file flipped, one at a time in 40 places, and each file cut at
     // 40 places: never a panic or a hang; an error names the file's kind.
     for (rel, kind) in
-        [(XPLANE, FileKind::XlaProfile), (NSYS, FileKind::SqliteTrace), (XLA_JSON, FileKind::XlaTraceJson)]
+        [(XPLANE, trace_kind("xplane")), (NSYS, trace_kind("sqlite")), (XLA_JSON, trace_kind("xla-json"))]
     {
         let bytes = data_bytes(rel);
         let step = bytes.len() / 40;

@@ -264,7 +264,7 @@ fn trace(size_mb: u64, dir: &Path, with_compare: bool) -> CliResult {
     reset_hwm();
     let t = Instant::now();
     let sink = SummarySink::new(&classify, Some("nvidia"));
-    let folded = super::trace::load_into(&nv_path, Reader::with_sink(sink))?;
+    let folded = super::trace::load_sink(&nv_path, sink)?;
     let secs = t.elapsed().as_secs_f64();
     let peak = vm_hwm().unwrap_or(0);
     print(&format!(

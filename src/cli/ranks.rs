@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
+use trace::classify;
 use trace::ranks::job::JobReport;
 use trace::ranks::{job_report, RankSink, RankSummary};
 use trace::view::ranks::{ranks_tables, COLLECTIVES_TABLE, RANKS_TABLE, STRAGGLERS_TABLE};
-use trace::{classify, Reader};
 use units::group_digits;
 
 use super::io::{print, print_json, CliResult, Output};
@@ -38,7 +38,7 @@ pub fn run(args: Args) -> CliResult {
     let mut summaries: Vec<RankSummary> = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
-        summaries.push(super::trace::load_into(path, Reader::with_sink(RankSink::new(&classify, &name)))?);
+        summaries.push(super::trace::load_sink(path, RankSink::new(&classify, &name))?);
     }
     let report = job_report(&summaries)?;
     if args.output.json {

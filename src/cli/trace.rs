@@ -18,7 +18,7 @@ use units::{format_duration_us, format_pct, group_digits};
 
 use super::io::{print, print_json, CliResult, Output};
 use super::pipeline::{analyse_pair, analyse_trace, file_name, OneInput, OneTrace, Pair, PairInput};
-pub(super) use super::trace_file::{load, load_into, load_sink};
+pub(super) use super::trace_file::{load, load_sink};
 use super::trace_fusion::{fusion_text, ExecTraceArg, FusionArgs};
 
 #[derive(clap::Args)]

@@ -7,32 +7,22 @@
 
 use std::io::Read;
 
-use serde::{Deserialize, Serialize};
+use trace::formats::Sniff;
+use trace::registry::{Format, Registry, BUILTIN};
 
 /// How many leading bytes detection needs: every Kineto trace in the test data names
 /// `traceEvents` within its first 27 KB.
 pub const DETECT_BYTES: usize = 64 * 1024;
 
 /// The kinds of input fusionscope reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FileKind {
     /// A gzip member whose content could not be inflated far enough to tell more.
     Gzip,
-    /// PyTorch-profiler (Kineto) Chrome-trace JSON: an object with `traceEvents`.
-    KinetoTrace,
-    /// XLA's trace-event JSON (JAX's `perfetto_trace.json.gz`, TensorBoard's
-    /// `*.trace.json.gz`): `traceEvents` whose processes are named `/device:…` or `/host:…`.
-    XlaTraceJson,
-    /// rocprofv3's results JSON (`--output-format json`): an object with `rocprofiler-sdk-tool`.
-    RocprofJson,
-    /// An SQLite database (by its magic bytes), read as an Nsight Systems export
-    /// (`nsys export --type sqlite`) or rocprofv3's rocpd database, told apart by their tables
-    /// when read; a database of another tool is refused then.
-    SqliteTrace,
-    /// An XLA/JAX profile (`*.xplane.pb`): an `XSpace` protobuf whose first plane is named
-    /// `/host:…`, `/device:…` or `Task Environment`.
-    XlaProfile,
+    /// A profiler's trace, of one of the formats of the registry (`trace::formats`): Kineto
+    /// JSON, rocprofv3 JSON, SQLite (Nsight Systems or rocpd), XLA's xplane protobuf or
+    /// trace-event JSON.
+    Trace(&'static Format),
     /// Op-graph JSON (docs/fusion-rules.md): an object with `ops` or an array of ops.
     OpGraph,
     /// Op trace text (docs/optrace.md): lines `N:N:N %id:<shape> = op(...)`.
@@ -57,30 +47,27 @@ impl FileKind {
     /// Kinds whose files can be hundreds of megabytes: the page reads and analyses them in its
     /// analysis worker. The others are small inputs the page's thread opens from their bytes.
     pub fn analysed_off_the_page(self) -> bool {
-        matches!(self, FileKind::KinetoTrace | FileKind::OpGraph | FileKind::ExecTrace) || self.is_trace()
+        matches!(self, FileKind::Trace(_) | FileKind::OpGraph | FileKind::ExecTrace)
     }
 
     /// Kinds read into the format-neutral trace (`trace::Trace`): a profiler's output.
     pub fn is_trace(self) -> bool {
-        matches!(
-            self,
-            FileKind::KinetoTrace
-                | FileKind::XlaTraceJson
-                | FileKind::RocprofJson
-                | FileKind::XlaProfile
-                | FileKind::SqliteTrace
-        )
+        matches!(self, FileKind::Trace(_))
+    }
+
+    /// The trace format, for a profiler's trace.
+    pub fn format(self) -> Option<&'static Format> {
+        match self {
+            FileKind::Trace(format) => Some(format),
+            _ => None,
+        }
     }
 
     /// The kind in words, for messages.
     pub fn describe(self) -> &'static str {
         match self {
             FileKind::Gzip => "a gzip file",
-            FileKind::KinetoTrace => "a PyTorch-profiler (Kineto) trace",
-            FileKind::XlaTraceJson => "an XLA/JAX trace (trace-event JSON, as JAX's perfetto_trace.json.gz)",
-            FileKind::RocprofJson => "a rocprofv3 results file (JSON)",
-            FileKind::XlaProfile => "an XLA/JAX profile (xplane protobuf)",
-            FileKind::SqliteTrace => "an SQLite database (Nsight Systems export or rocpd)",
+            FileKind::Trace(format) => format.describe(),
             FileKind::OpGraph => "an op graph (JSON)",
             FileKind::OpTrace => "an op trace (text)",
             FileKind::SimOpsCsv => "a simulator op table (CSV)",
@@ -94,7 +81,7 @@ impl FileKind {
 }
 
 /// The result of looking at a file's first bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Detected {
     pub kind: FileKind,
     /// The kind is that of the gzip member's content.
@@ -111,15 +98,20 @@ pub fn detect_kind(first_bytes: &[u8]) -> FileKind {
 
 /// Like [`detect_kind`], and says whether the content was gzip-compressed.
 pub fn detect(first_bytes: &[u8]) -> Detected {
+    detect_in(BUILTIN, first_bytes)
+}
+
+/// [`detect`], with the trace formats of `registry`.
+pub fn detect_in(registry: Registry, first_bytes: &[u8]) -> Detected {
     if first_bytes.starts_with(&GZIP_MAGIC) {
         let inner = inflate_prefix(first_bytes, DETECT_BYTES);
-        let kind = match detect_plain(&inner) {
+        let kind = match detect_plain(registry, &inner) {
             FileKind::Unknown if inner.is_empty() => FileKind::Gzip,
             k => k,
         };
         return Detected { kind, gzipped: true };
     }
-    Detected { kind: detect_plain(first_bytes), gzipped: false }
+    Detected { kind: detect_plain(registry, first_bytes), gzipped: false }
 }
 
 /// Inflates as much of a (possibly cut) gzip stream as the bytes allow, up to `limit` bytes.
@@ -137,29 +129,18 @@ fn inflate_prefix(gz: &[u8], limit: usize) -> Vec<u8> {
     out
 }
 
-/// The first 16 bytes of every SQLite database file.
-const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
-
-fn detect_plain(bytes: &[u8]) -> FileKind {
-    if bytes.starts_with(SQLITE_MAGIC) {
-        return FileKind::SqliteTrace;
-    }
-    if trace::xplane::looks_like_xspace(bytes) {
-        return FileKind::XlaProfile;
-    }
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+/// The registry's trace formats first (each knows its own marks), then the other kinds.
+fn detect_plain(registry: Registry, head: &[u8]) -> FileKind {
+    let bytes = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
+    let keys = if start.map(|i| bytes[i]) == Some(b'{') { top_level_keys(bytes) } else { Vec::new() };
+    if let Some(format) = registry.detect(&Sniff { head, json_keys: &keys }) {
+        return FileKind::Trace(format);
+    }
     match start.map(|i| bytes[i]) {
         Some(b'{') => {
-            let keys = top_level_keys(bytes);
             let has = |k: &str| keys.iter().any(|x| x == k);
-            if trace::xla_json::looks_like_xla_json(bytes, &keys) {
-                FileKind::XlaTraceJson
-            } else if has("traceEvents") || (has("schemaVersion") && has("deviceProperties")) {
-                FileKind::KinetoTrace
-            } else if has("rocprofiler-sdk-tool") {
-                FileKind::RocprofJson
-            } else if has("ops") {
+            if has("ops") {
                 FileKind::OpGraph
             } else if has("nodes") && (has("schema") || has("pid")) {
                 FileKind::ExecTrace
@@ -331,8 +312,13 @@ pub fn unrecognised_reason(first_bytes: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The kind of the registry's trace format named `name`.
+    pub(crate) fn trace_kind(name: &str) -> FileKind {
+        FileKind::Trace(BUILTIN.named(name).expect("a format of the registry"))
+    }
 
     fn data(path: &str) -> Vec<u8> {
         std::fs::read(format!("{}/tests/data/{path}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))).unwrap()
@@ -359,7 +345,7 @@ mod tests {
                 bytes.truncate(DETECT_BYTES);
                 assert_eq!(
                     detect(&bytes),
-                    Detected { kind: FileKind::KinetoTrace, gzipped: true },
+                    Detected { kind: trace_kind("kineto"), gzipped: true },
                     "{}",
                     path.display()
                 );
@@ -369,8 +355,8 @@ mod tests {
 
     #[test]
     fn plain_kineto_json_is_recognised_from_its_keys() {
-        assert_eq!(detect_kind(br#"{"schemaVersion": 1, "traceEvents": [{"ph": "X"#), FileKind::KinetoTrace);
-        assert_eq!(detect_kind(br#"{"schemaVersion": 1, "deviceProperties": [{"#), FileKind::KinetoTrace);
+        assert_eq!(detect_kind(br#"{"schemaVersion": 1, "traceEvents": [{"ph": "X"#), trace_kind("kineto"));
+        assert_eq!(detect_kind(br#"{"schemaVersion": 1, "deviceProperties": [{"#), trace_kind("kineto"));
         // A key named traceEvents nested deeper does not count.
         assert_eq!(detect_kind(br#"{"x": {"traceEvents": []}}"#), FileKind::Unknown);
     }
@@ -390,7 +376,7 @@ mod tests {
             assert_eq!(detect(&bytes), Detected { kind: FileKind::ExecTrace, gzipped: true }, "{f}");
         }
         // Their Kineto traces stay traces.
-        assert_eq!(detect_kind(&prefix("exec-trace/param_linear_kineto.json.gz")), FileKind::KinetoTrace);
+        assert_eq!(detect_kind(&prefix("exec-trace/param_linear_kineto.json.gz")), trace_kind("kineto"));
         assert_eq!(detect_kind(br#"{"schema": "1.0.1", "pid": 7, "nodes": [{"name": "#), FileKind::ExecTrace);
         // A "nodes" list alone is not enough (a graph of another tool).
         assert_eq!(detect_kind(br#"{"nodes": [], "edges": []}"#), FileKind::Unknown);
@@ -479,26 +465,26 @@ mod tests {
     fn other_profilers_outputs_by_content() {
         // A rocprofv3 results file, cut anywhere after its key.
         let head = br#"{"rocprofiler-sdk-tool": [{"metadata": {"pid": 908, "command": ["python"#;
-        assert_eq!(detect_kind(head), FileKind::RocprofJson);
+        assert_eq!(detect_kind(head), trace_kind("rocprof-json"));
         // SQLite by its magic, whatever follows.
-        assert_eq!(detect_kind(b"SQLite format 3\0\x10\x00\x01\x01"), FileKind::SqliteTrace);
+        assert_eq!(detect_kind(b"SQLite format 3\0\x10\x00\x01\x01"), trace_kind("sqlite"));
         assert_eq!(detect_kind(b"SQLite format 2\0"), FileKind::Unknown);
         // An XSpace whose first plane has an id, then a name.
-        assert_eq!(detect_kind(b"\x0a\x20\x08\x01\x12\x0d/device:GPU:0"), FileKind::XlaProfile);
-        assert_eq!(detect_kind(b"\x0a\xa1\xf0\x08\x12\x0e/host:metadata"), FileKind::XlaProfile);
+        assert_eq!(detect_kind(b"\x0a\x20\x08\x01\x12\x0d/device:GPU:0"), trace_kind("xplane"));
+        assert_eq!(detect_kind(b"\x0a\xa1\xf0\x08\x12\x0e/host:metadata"), trace_kind("xplane"));
         // Text that starts with a line break (0x0a, protobuf's field-1 tag) stays text.
         let optrace = b"\n0:0:0 %1:<2xf16> = a.b.add(%0:<2xf16>)\n";
         assert_eq!(detect_kind(optrace), FileKind::OpTrace);
         // Protobuf of another shape is no profile.
         assert_eq!(detect_kind(b"\x0a\x05\x12\x03abc"), FileKind::Unknown);
-        for kind in [FileKind::RocprofJson, FileKind::XlaProfile, FileKind::SqliteTrace] {
+        for kind in [trace_kind("rocprof-json"), trace_kind("xplane"), trace_kind("sqlite")] {
             assert!(kind.is_trace() && kind.analysed_off_the_page(), "{kind:?}");
         }
         // The shared files, each by its first 64 KiB.
         for (path, kind) in [
-            ("formats/rocprofv3/tracelens_mi350x_results.json.gz", FileKind::RocprofJson),
-            ("formats/xplane/tracelens_jax_conv_mi300x.xplane.pb", FileKind::XlaProfile),
-            ("formats/nsys/pipit_saxpy_mpi_a100.sqlite", FileKind::SqliteTrace),
+            ("formats/rocprofv3/tracelens_mi350x_results.json.gz", trace_kind("rocprof-json")),
+            ("formats/xplane/tracelens_jax_conv_mi300x.xplane.pb", trace_kind("xplane")),
+            ("formats/nsys/pipit_saxpy_mpi_a100.sqlite", trace_kind("sqlite")),
         ] {
             let bytes = data(path);
             assert_eq!(detect_kind(&bytes[..DETECT_BYTES]), kind, "{path}");

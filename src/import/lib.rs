@@ -15,7 +15,7 @@ use fusion::{parse_graph, GraphError, OpGraph};
 use limits::WHOLE_FILE_TEXT_BYTES;
 use units::{format_bytes, group_digits};
 
-pub use detect::{detect, detect_kind, unrecognised_reason, Detected, FileKind, DETECT_BYTES};
+pub use detect::{detect, detect_in, detect_kind, unrecognised_reason, Detected, FileKind, DETECT_BYTES};
 pub use open::{
     open_in_slices, open_whole, read_trace_of, ExecTraceOf, FileOpener, Imported, OpenError, ReadError,
     READS_LARGE_KINDS,
@@ -47,9 +47,9 @@ pub enum ImportError {
 }
 
 /// How many bytes of text a file of `kind` may have when it is read whole, inflated or not
-/// ([`limits::WHOLE_FILE_TEXT_BYTES`]); `None` for the kinds never read whole: a trace
-/// is streamed (each of its items has its own budget), and of a gzip or unknown file only the
-/// head is kept.
+/// ([`limits::WHOLE_FILE_TEXT_BYTES`]); `None` for the kinds never read whole by this crate: a
+/// trace goes to its format's reader, which holds it to that format's budgets, and of a gzip or
+/// unknown file only the head is kept.
 pub fn text_budget(kind: FileKind) -> Option<usize> {
     match kind {
         FileKind::OpGraph
@@ -58,13 +58,8 @@ pub fn text_budget(kind: FileKind) -> Option<usize> {
         | FileKind::Calibration
         | FileKind::ModelConfig
         | FileKind::Chip => Some(WHOLE_FILE_TEXT_BYTES),
-        // Gathered whole, then parsed: the reader's own budget for its text.
-        FileKind::RocprofJson => Some(limits::ROCPROF_JSON_BYTES),
-        FileKind::XlaProfile => Some(limits::XPLANE_BYTES),
-        FileKind::XlaTraceJson => Some(limits::XLA_TRACE_JSON_BYTES),
-        FileKind::SqliteTrace => Some(limits::SQLITE_BYTES),
         FileKind::ExecTrace => Some(limits::EXEC_TRACE_BYTES),
-        FileKind::KinetoTrace | FileKind::Gzip | FileKind::Unknown => None,
+        FileKind::Trace(_) | FileKind::Gzip | FileKind::Unknown => None,
     }
 }
 
@@ -211,6 +206,6 @@ mod tests {
         ] {
             assert_eq!(text_budget(kind), Some(WHOLE_FILE_TEXT_BYTES), "{kind:?}");
         }
-        assert_eq!(text_budget(FileKind::KinetoTrace), None);
+        assert_eq!(text_budget(crate::detect::tests::trace_kind("kineto")), None);
     }
 }

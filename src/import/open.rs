@@ -3,14 +3,15 @@
 //! [`OpenError`] naming the kind and what went wrong. The page maps `Imported` to an action in
 //! one match (`page::open`); the command line reads each kind through the same parsers.
 //!
-//! Reading is slice by slice: a Kineto trace is fed to the incremental [`TraceReader`] as its
-//! slices arrive (so that a 1 GB trace never sits whole in memory); every other kind is
+//! Reading is slice by slice: a trace is fed to its format's reader (`trace::registry`) as its
+//! slices arrive (so that a 1 GB Kineto trace never sits whole in memory); every other kind is
 //! gathered, up to its budget ([`super::text_budget`]), and parsed at the end; of a file of no
 //! known kind (an unrecognised one, or gzip whose content cannot be inflated) only the head is
 //! kept, since it says all there is to say. The page's
 //! analysis worker feeds the slices it reads from a `File`; the page's own fallback (no
 //! worker) and the tests feed a whole file. Either way the figures are those of the command
-//! line. Adding a format: a [`FileKind`] in `detect`, a variant here and its arm in [`parse`].
+//! line. A new trace format is a line in the trace registry; a new kind of other file, a
+//! [`FileKind`] in `detect`, a variant here and its arm in [`parse`].
 
 use thiserror::Error;
 
@@ -21,17 +22,15 @@ use optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
 use trace::exec_trace::{parse_exec_trace, EtError, ExecTrace};
 use trace::ranks::{RankSink, RankSummary};
-use trace::rocprof::{read_rocprof, RocprofError};
+use trace::registry::{Format, FormatError, FormatReader, Registry, BUILTIN};
 use trace::structure::TraceStructure;
 use trace::summary::{summarize_classified, ClassifiedTrace};
 use trace::time::report::{opened_report, TraceTime};
-use trace::xla_json::read_xla_json;
-use trace::xplane::{read_xplane, XplaneError};
-use trace::{classify, Reader, Trace, TraceError, TraceReader, TraceSummary};
+use trace::{classify, Trace, TraceSummary};
 use workload::{parse_model_config, WorkloadError};
 
 use super::{
-    detect, read_graph, text, text_budget, unrecognised_reason, Detected, FileKind, ImportError, DETECT_BYTES,
+    detect_in, read_graph, text, text_budget, unrecognised_reason, Detected, FileKind, ImportError, DETECT_BYTES,
 };
 
 pub use super::trace_reading::READS_LARGE_KINDS;
@@ -68,23 +67,9 @@ pub enum Imported {
 pub enum ReadError {
     #[error(transparent)]
     Import(#[from] ImportError),
+    /// A trace's format's own error (`trace::formats`).
     #[error(transparent)]
-    Trace(#[from] TraceError),
-    #[error(transparent)]
-    Rocprof(#[from] RocprofError),
-    #[error(transparent)]
-    Xplane(#[from] XplaneError),
-    #[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
-    #[error(transparent)]
-    Nsys(#[from] trace::nsys::NsysError),
-    /// An SQLite trace reached a wasm32 build without the `sqlite` feature (the page's worker
-    /// and the command line have it; the plain library build does not, to need no C compiler).
-    #[error(
-        "this build has no SQLite reader (it was built without the `sqlite` feature): open SQLite traces \
-         (Nsight Systems exports, rocpd databases) on the page, whose analysis worker reads them, or with \
-         `fusionscope trace FILE`"
-    )]
-    NativeOnly,
+    Format(#[from] FormatError),
     #[error(transparent)]
     OpTrace(#[from] OptraceError),
     #[error(transparent)]
@@ -120,12 +105,8 @@ impl OpenError {
     pub fn message(&self, file_name: &str) -> String {
         let gz = if self.detected.gzipped { " (gzip-compressed)" } else { "" };
         let (what, verb) = match self.detected.kind {
-            FileKind::KinetoTrace => ("a PyTorch-profiler trace", "read"),
+            FileKind::Trace(format) => (format.noun(), "read"),
             FileKind::OpGraph => ("an op graph", "analysed"),
-            FileKind::RocprofJson => ("a rocprofv3 results file", "read"),
-            FileKind::XlaProfile => ("an XLA/JAX profile", "read"),
-            FileKind::XlaTraceJson => ("an XLA/JAX trace (trace-event JSON)", "read"),
-            FileKind::SqliteTrace => ("an SQLite database", "read"),
             FileKind::OpTrace => ("an op trace", "read"),
             FileKind::SimOpsCsv => ("a simulator op table", "read"),
             FileKind::ExecTrace => ("a PyTorch execution trace", "read"),
@@ -139,21 +120,18 @@ impl OpenError {
 enum Stage {
     /// Fewer than [`DETECT_BYTES`] seen: the kind is not known yet.
     Detecting(Vec<u8>),
-    Trace {
-        gzipped: bool,
-        reader: TraceReaders,
-    },
+    /// A trace: its format's reader takes each slice as it comes.
+    Trace { gzipped: bool, reader: TraceReaders },
     /// Any other kind: the bytes are kept (all of them, or only the head for a file of no known
     /// kind: see [`head_only`]).
-    Gathering {
-        detected: Detected,
-        bytes: Vec<u8>,
-    },
+    Gathering { detected: Detected, bytes: Vec<u8> },
 }
 
 /// The incremental opener; see the module docs.
 pub struct FileOpener {
     file_name: String,
+    /// The trace formats detection tries.
+    registry: Registry,
     stage: Stage,
     /// Fold a trace's rank summary as it is read ([`FileOpener::with_ranks`]).
     ranks: bool,
@@ -163,7 +141,12 @@ impl FileOpener {
     /// An opener for a file named `file_name` (the name goes into a trace's summary and is
     /// what a simulator table's workload is read from).
     pub fn new(file_name: &str) -> Self {
-        FileOpener { file_name: file_name.to_string(), stage: Stage::Detecting(Vec::new()), ranks: false }
+        FileOpener::with_registry(file_name, BUILTIN)
+    }
+
+    /// An opener that reads the trace formats of `registry` (every other kind as usual).
+    pub fn with_registry(file_name: &str, registry: Registry) -> Self {
+        FileOpener { file_name: file_name.to_string(), registry, stage: Stage::Detecting(Vec::new()), ranks: false }
     }
 
     /// An opener that, for a Kineto trace, also folds the rank summary of `trace::ranks` in
@@ -183,8 +166,8 @@ impl FileOpener {
     /// sooner, what all its bytes say.
     pub fn detected(&self) -> Detected {
         match &self.stage {
-            Stage::Detecting(head) => detect(head),
-            Stage::Trace { gzipped, .. } => Detected { kind: FileKind::KinetoTrace, gzipped: *gzipped },
+            Stage::Detecting(head) => detect_in(self.registry, head),
+            Stage::Trace { gzipped, reader } => Detected { kind: FileKind::Trace(reader.format()), gzipped: *gzipped },
             Stage::Gathering { detected, .. } => *detected,
         }
     }
@@ -195,11 +178,13 @@ impl FileOpener {
             Stage::Detecting(head) => {
                 head.extend_from_slice(slice);
                 if head.len() >= DETECT_BYTES {
-                    self.stage = stage_for(std::mem::take(head), &self.file_name, self.ranks)?;
+                    self.stage = stage_for(self.registry, std::mem::take(head), &self.file_name, self.ranks)?;
                 }
                 Ok(())
             }
-            Stage::Trace { gzipped, reader } => reader.feed(slice).map_err(|e| trace_error(*gzipped, e)),
+            Stage::Trace { gzipped, reader } => {
+                reader.feed(slice).map_err(|e| trace_error(reader.format(), *gzipped, e))
+            }
             Stage::Gathering { detected, bytes } => gather(*detected, bytes, slice),
         }
     }
@@ -228,21 +213,22 @@ impl FileOpener {
         exec_trace: impl FnOnce(&Trace) -> ExecTraceOf<'e>,
     ) -> Result<(Imported, Option<RankSummary>), OpenError> {
         let stage = match self.stage {
-            Stage::Detecting(head) => stage_for(head, &self.file_name, self.ranks)?,
+            Stage::Detecting(head) => stage_for(self.registry, head, &self.file_name, self.ranks)?,
             decided => decided,
         };
         match stage {
             // A file shorter than the detection prefix: nothing but its head to go on.
             Stage::Detecting(bytes) => {
-                parse_with(&self.file_name, detect(&bytes), &bytes, exec_trace).map(|i| (i, None))
+                parse_with(&self.file_name, detect_in(self.registry, &bytes), &bytes, exec_trace).map(|i| (i, None))
             }
             // Never made without the readers; the guard lets the compiler drop the arm.
-            Stage::Trace { gzipped, .. } if !READS_LARGE_KINDS => Err(OpenError {
-                detected: Detected { kind: FileKind::KinetoTrace, gzipped },
+            Stage::Trace { gzipped, reader } if !READS_LARGE_KINDS => Err(OpenError {
+                detected: Detected { kind: FileKind::Trace(reader.format()), gzipped },
                 error: ReadError::NeedsWorker,
             }),
             Stage::Trace { gzipped, reader } => {
-                let (trace, rank) = reader.finish().map_err(|e| trace_error(gzipped, e))?;
+                let format = reader.format();
+                let (trace, rank) = reader.finish().map_err(|e| trace_error(format, gzipped, e))?;
                 let (summary, time, search) = trace_results(&trace, &self.file_name, exec_trace(&trace));
                 Ok((Imported::Trace { trace, summary, time, search }, rank))
             }
@@ -253,22 +239,22 @@ impl FileOpener {
     }
 }
 
-fn trace_error(gzipped: bool, error: TraceError) -> OpenError {
-    OpenError { detected: Detected { kind: FileKind::KinetoTrace, gzipped }, error: error.into() }
+fn trace_error(format: &'static Format, gzipped: bool, error: FormatError) -> OpenError {
+    OpenError { detected: Detected { kind: FileKind::Trace(format), gzipped }, error: error.into() }
 }
 
-/// Chooses the stage from the first bytes and passes them on.
-fn stage_for(head: Vec<u8>, file_name: &str, ranks: bool) -> Result<Stage, OpenError> {
-    let detected = detect(&head[..head.len().min(DETECT_BYTES)]);
-    if detected.kind == FileKind::KinetoTrace && READS_LARGE_KINDS {
+/// Chooses the stage from the first bytes and passes them on: a trace to its format's reader.
+fn stage_for(registry: Registry, head: Vec<u8>, file_name: &str, ranks: bool) -> Result<Stage, OpenError> {
+    let detected = detect_in(registry, &head[..head.len().min(DETECT_BYTES)]);
+    if let (FileKind::Trace(format), true) = (detected.kind, READS_LARGE_KINDS) {
         let mut reader = if ranks {
             let sink = TraceAndRank { trace: Trace::default(), rank: RankSink::new(&classify, file_name) };
-            TraceReaders::WithRanks(Box::new(Reader::with_sink(sink)))
+            TraceReaders::WithRanks(FormatReader::new(format, sink))
         } else {
-            TraceReaders::Plain(Box::new(TraceReader::new()))
+            TraceReaders::Plain(FormatReader::new(format, Trace::default()))
         };
         let gzipped = detected.gzipped;
-        reader.feed(&head).map_err(|e| trace_error(gzipped, e))?;
+        reader.feed(&head).map_err(|e| trace_error(format, gzipped, e))?;
         return Ok(Stage::Trace { gzipped, reader });
     }
     let mut bytes = Vec::new();
@@ -322,22 +308,10 @@ fn parse_with<'e>(
         // A pattern and a constant guard, not `kind.analysed_off_the_page()`: the compiler must
         // see the trace and graph arms below are dead in the page's own build, or the readers
         // and every trace analysis join the page's first download (about 390 KB).
-        FileKind::KinetoTrace
-        | FileKind::RocprofJson
-        | FileKind::XlaProfile
-        | FileKind::XlaTraceJson
-        | FileKind::SqliteTrace
-        | FileKind::OpGraph
-        | FileKind::ExecTrace
-            if !READS_LARGE_KINDS =>
-        {
+        FileKind::Trace(_) | FileKind::OpGraph | FileKind::ExecTrace if !READS_LARGE_KINDS => {
             return Err(fail(ReadError::NeedsWorker))
         }
-        FileKind::KinetoTrace
-        | FileKind::RocprofJson
-        | FileKind::XlaProfile
-        | FileKind::XlaTraceJson
-        | FileKind::SqliteTrace => {
+        FileKind::Trace(_) => {
             let trace = read_trace_of(detected, bytes)?;
             let (summary, time, search) = trace_results(&trace, file_name, exec_trace(&trace));
             Imported::Trace { trace, summary, time, search }
@@ -373,21 +347,15 @@ fn parse_with<'e>(
 }
 
 /// A whole profiler output of a trace kind, held in memory, read into the format-neutral
-/// trace: the one dispatch over the profiler formats, which the command line uses too (it
-/// streams a Kineto trace itself, in slices, and hands every other format here).
+/// trace by its format's reader.
 pub fn read_trace_of(detected: Detected, bytes: &[u8]) -> Result<Trace, OpenError> {
     let fail = |error: ReadError| OpenError { detected, error };
-    match detected.kind {
-        FileKind::KinetoTrace => trace::read_trace(bytes).map_err(|e| fail(e.into())),
-        FileKind::RocprofJson => read_rocprof(bytes).map_err(|e| fail(e.into())),
-        FileKind::XlaProfile => read_xplane(bytes).map_err(|e| fail(e.into())),
-        FileKind::XlaTraceJson => read_xla_json(bytes).map_err(|e| fail(e.into())),
-        #[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
-        FileKind::SqliteTrace => trace::nsys::read_nsys(bytes).map_err(|e| fail(e.into())),
-        #[cfg(all(target_arch = "wasm32", not(feature = "sqlite")))]
-        FileKind::SqliteTrace => Err(fail(ReadError::NativeOnly)),
-        kind => Err(fail(ReadError::NotATrace(kind.describe()))),
-    }
+    let FileKind::Trace(format) = detected.kind else {
+        return Err(fail(ReadError::NotATrace(detected.kind.describe())));
+    };
+    let mut reader = FormatReader::new(format, Trace::default());
+    let read = bytes.chunks(1 << 20).try_for_each(|chunk| reader.feed(chunk));
+    read.and_then(|()| reader.finish()).map_err(|e| fail(e.into()))
 }
 
 /// Opens a whole file held in memory.

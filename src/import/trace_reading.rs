@@ -5,7 +5,8 @@ use trace::model::intern::NameTable;
 use trace::model::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
 use trace::ranks::{RankSink, RankSummary};
 use trace::read::{EventSink, TraceHeader};
-use trace::{Reader, Trace, TraceError, TraceReader};
+use trace::registry::{Format, FormatError, FormatReader};
+use trace::Trace;
 
 /// Whether this build reads traces and op graphs. Natively and in the page's analysis worker
 /// (feature `page-worker`) it does; the page's own wasm does not: those kinds can be hundreds
@@ -17,12 +18,19 @@ pub const READS_LARGE_KINDS: bool = cfg!(any(not(target_arch = "wasm32"), featur
 /// The trace reader: the whole trace, or the whole trace and its rank summary in one pass
 /// ([`FileOpener::with_ranks`]).
 pub(super) enum TraceReaders {
-    Plain(Box<TraceReader>),
-    WithRanks(Box<Reader<TraceAndRank>>),
+    Plain(FormatReader<Trace>),
+    WithRanks(FormatReader<TraceAndRank>),
 }
 
 impl TraceReaders {
-    pub(super) fn feed(&mut self, slice: &[u8]) -> Result<(), TraceError> {
+    pub(super) fn format(&self) -> &'static Format {
+        match self {
+            TraceReaders::Plain(r) => r.format(),
+            TraceReaders::WithRanks(r) => r.format(),
+        }
+    }
+
+    pub(super) fn feed(&mut self, slice: &[u8]) -> Result<(), FormatError> {
         // Never made without the readers: the guard lets the compiler drop both readers (and
         // the rank fold) from the page's own build.
         if !READS_LARGE_KINDS {
@@ -34,7 +42,7 @@ impl TraceReaders {
         }
     }
 
-    pub(super) fn finish(self) -> Result<(Trace, Option<RankSummary>), TraceError> {
+    pub(super) fn finish(self) -> Result<(Trace, Option<RankSummary>), FormatError> {
         match self {
             TraceReaders::Plain(r) => Ok((r.finish()?, None)),
             TraceReaders::WithRanks(r) => r.finish().map(|(t, s)| (t, Some(s))),

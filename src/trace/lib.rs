@@ -4,6 +4,8 @@
 //! | folder or file | what it is |
 //! |---|---|
 //! | [`model`] | the format-neutral trace: kernels, copies, CPU ops with shapes, launches (sorted by correlation id, [`model::launches`]), annotations, devices; names interned; vendor and devices ([`model::platform`]); kernel → op links ([`model::links`]) |
+//! | [`formats`] | the one reader interface every format implements: detection from the first bytes, incremental feeding into any sink |
+//! | [`registry`] | the list of formats in detection order, the one dispatch to their readers, and the one error type with each format's own details |
 //! | [`read`] | reading whatever the format: plain or gzip input, the [`EventSink`] events stream into, the summary-only fold, the wire form between page workers |
 //! | [`kineto`] | the PyTorch profiler's (Kineto) JSON reader: the only code that knows Kineto's keys |
 //! | `nsys` | Nsight Systems SQLite exports: kernels, copies, runtime calls, NVTX ranges, GPUs; opens every SQLite file (natively, and in the page's worker: feature `sqlite`) |
@@ -26,13 +28,14 @@
 //!
 //! A reader turns a file into a [`Trace`] (or streams it into another [`EventSink`]); every
 //! analysis takes a [`Trace`] and never a file format. A new profiler format adds one folder
-//! beside [`kineto`] and one arm in `import`'s dispatch.
+//! beside [`kineto`] (its reader and its `FORMAT`) and one line in [`registry::BUILTIN`].
 
 pub mod capture;
 pub mod compare;
 pub mod documents;
 pub mod exec_trace;
 pub mod findings;
+pub mod formats;
 pub mod fusion;
 pub mod kineto;
 pub mod model;
@@ -40,6 +43,7 @@ pub mod model;
 pub mod nsys;
 pub mod ranks;
 pub mod read;
+pub mod registry;
 #[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
 pub mod rocpd;
 pub mod rocprof;

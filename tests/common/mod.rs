@@ -74,3 +74,8 @@ pub fn temp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     dir
 }
+
+/// The kind of the registry's trace format named `name` (`trace::registry`).
+pub fn trace_kind(name: &str) -> fusionscope::import::FileKind {
+    fusionscope::import::FileKind::Trace(fusionscope::trace::registry::BUILTIN.named(name).expect("a registry format"))
+}

@@ -40,6 +40,7 @@ pub use error::TraceError;
 use event::Builder;
 use scan::Scanner;
 
+use super::formats::{About, Incremental, Readable};
 use super::model::Trace;
 use super::read::inflate::Inflate;
 use super::read::{EventSink, TraceHeader};
@@ -118,6 +119,36 @@ impl<S: EventSink> Reader<S> {
         let Builder { mut header, sink } = self.builder;
         header.json_bytes = self.scanner.bytes_seen();
         Ok(sink.finish(header))
+    }
+}
+
+/// What the format says of itself, for the registry ([`crate::registry`]): a JSON object with `traceEvents`, or with
+/// `schemaVersion` and `deviceProperties` (a trace whose events come later).
+pub const ABOUT: About = About {
+    name: "kineto",
+    noun: "a PyTorch-profiler trace",
+    describe: "a PyTorch-profiler (Kineto) trace",
+    detect: |s| s.has_key("traceEvents") || (s.has_key("schemaVersion") && s.has_key("deviceProperties")),
+};
+
+/// The format, for the registry.
+pub struct Kineto;
+
+impl Readable for Kineto {
+    type Error = TraceError;
+    type Reader<S: EventSink + 'static> = Reader<S>;
+    fn reader<S: EventSink + 'static>(sink: S) -> Reader<S> {
+        Reader::with_sink(sink)
+    }
+}
+
+impl<S: EventSink> Incremental<S> for Reader<S> {
+    type Error = TraceError;
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), TraceError> {
+        Reader::feed(self, chunk)
+    }
+    fn finish(self) -> Result<S::Output, TraceError> {
+        Reader::finish(self)
     }
 }
 

@@ -28,9 +28,10 @@ pub(crate) mod sqlite;
 
 use rustc_hash::FxHashMap;
 
+use super::formats::{Incremental, Readable};
 use super::model::intern::NameId;
 use super::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
-use super::read::inflate::Inflate;
+use super::read::inflate::Gathered;
 use super::read::{EventSink, TraceHeader};
 use limits::{SQLITE_BYTES, SQLITE_STEPS, TRACE_NAME_BYTES};
 use sqlite::open;
@@ -38,7 +39,7 @@ pub use sqlite::NsysError;
 use sqlite::{get, span, Export};
 
 /// The first 16 bytes of every SQLite database file.
-pub const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+pub use super::formats::SQLITE_MAGIC;
 
 /// Reads a whole export held in memory (plain or gzip) into a [`Trace`].
 pub fn read_nsys(bytes: &[u8]) -> Result<Trace, NsysError> {
@@ -47,27 +48,54 @@ pub fn read_nsys(bytes: &[u8]) -> Result<Trace, NsysError> {
 
 /// [`read_nsys`] into any sink, with the database's byte budget.
 pub fn read_nsys_into<S: EventSink>(bytes: &[u8], sink: S, limit: usize) -> Result<S::Output, NsysError> {
-    let mut inflate = Inflate::new();
-    let mut db = Vec::new();
-    let mut append = |b: &[u8]| -> Result<(), NsysError> {
-        if db.len().saturating_add(b.len()) > limit {
-            return Err(NsysError::TooLarge { limit });
-        }
-        db.extend_from_slice(b);
-        Ok(())
-    };
+    let mut reader = Reader { input: Gathered::new(limit), sink };
     for chunk in bytes.chunks(1 << 20) {
-        inflate.feed(chunk, &mut append)?;
+        reader.input.feed(chunk)?;
     }
-    inflate.finish(&mut append)?;
-    let conn = open(&db, SQLITE_STEPS)?;
-    let db_bytes = db.len() as u64;
-    drop(db);
-    let export = Export::new(conn)?;
-    if export.is_rocpd() {
-        return super::rocpd::read(&export, sink, db_bytes);
+    reader.finish_db()
+}
+
+/// SQLite databases, for the registry ([`crate::registry`]): an Nsight Systems export or a
+/// rocpd database, told apart by their tables once the file is whole.
+pub struct Sqlite;
+
+impl Readable for Sqlite {
+    type Error = NsysError;
+    type Reader<S: EventSink + 'static> = Reader<S>;
+    fn reader<S: EventSink + 'static>(sink: S) -> Reader<S> {
+        Reader { input: Gathered::new(SQLITE_BYTES), sink }
     }
-    export.read(sink, db_bytes)
+}
+
+/// Incremental reader into any [`EventSink`]: the database is gathered (inflated, held to its
+/// budget) as it arrives, and opened by SQLite at the end.
+pub struct Reader<S> {
+    input: Gathered,
+    sink: S,
+}
+
+impl<S: EventSink> Reader<S> {
+    fn finish_db(self) -> Result<S::Output, NsysError> {
+        let db = self.input.finish()?;
+        let conn = open(&db, SQLITE_STEPS)?;
+        let db_bytes = db.len() as u64;
+        drop(db);
+        let export = Export::new(conn)?;
+        if export.is_rocpd() {
+            return super::rocpd::read(&export, self.sink, db_bytes);
+        }
+        export.read(self.sink, db_bytes)
+    }
+}
+
+impl<S: EventSink> Incremental<S> for Reader<S> {
+    type Error = NsysError;
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), NsysError> {
+        Ok(self.input.feed(chunk)?)
+    }
+    fn finish(self) -> Result<S::Output, NsysError> {
+        self.finish_db()
+    }
 }
 
 /// CUPTI's memory-copy directions (`CUpti_ActivityMemcpyKind`), as nsys names them.

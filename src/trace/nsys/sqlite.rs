@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use rusqlite::{Connection, OpenFlags, MAIN_DB};
 use thiserror::Error;
 
-use crate::read::inflate::InflateError;
+use crate::read::inflate::{GatherError, InflateError};
 use limits::{NSYS_TABLE_ROWS, SQLITE_STEPS};
 use units::{format_bytes, group_digits};
 
@@ -43,6 +43,18 @@ pub enum NsysError {
     TooManyNames { table: String, limit: usize },
     #[error("corrupt gzip data after {compressed_offset} compressed bytes: {message}")]
     Gzip { compressed_offset: u64, message: String },
+    #[error("the reader was used after an error")]
+    Poisoned,
+}
+
+impl From<GatherError> for NsysError {
+    fn from(e: GatherError) -> Self {
+        match e {
+            GatherError::TooLarge { limit } => NsysError::TooLarge { limit },
+            GatherError::Gzip(e) => e.into(),
+            GatherError::Poisoned => NsysError::Poisoned,
+        }
+    }
 }
 
 impl From<InflateError> for NsysError {

@@ -38,6 +38,7 @@ mod raw;
 use rustc_hash::FxHashMap;
 use thiserror::Error;
 
+use super::formats::{About, Incremental, Readable};
 use super::model::intern::NameId;
 use super::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::{GatherError, Gathered};
@@ -312,6 +313,35 @@ pub(crate) fn strip_position(e: &serde_json::Error) -> String {
     match s.rfind(" at line ") {
         Some(i) => s[..i].to_string(),
         None => s,
+    }
+}
+
+/// What the format says of itself, for the registry ([`crate::registry`]): a JSON object with `rocprofiler-sdk-tool`.
+pub const ABOUT: About = About {
+    name: "rocprof-json",
+    noun: "a rocprofv3 results file",
+    describe: "a rocprofv3 results file (JSON)",
+    detect: |s| s.has_key("rocprofiler-sdk-tool"),
+};
+
+/// The format, for the registry.
+pub struct Rocprof;
+
+impl Readable for Rocprof {
+    type Error = RocprofError;
+    type Reader<S: EventSink + 'static> = Reader<S>;
+    fn reader<S: EventSink + 'static>(sink: S) -> Reader<S> {
+        Reader::with_sink(sink)
+    }
+}
+
+impl<S: EventSink> Incremental<S> for Reader<S> {
+    type Error = RocprofError;
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), RocprofError> {
+        Reader::feed(self, chunk)
+    }
+    fn finish(self) -> Result<S::Output, RocprofError> {
+        Reader::finish(self)
     }
 }
 

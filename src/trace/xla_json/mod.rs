@@ -35,6 +35,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::formats::{About, Incremental, Readable};
 use super::kineto::error::{error_offset, strip};
 use super::kineto::raw::{Num, Text};
 use super::kineto::scan::{Item, Scanner};
@@ -298,6 +299,35 @@ impl<S: EventSink> Builder<S> {
         }
         let event = StreamEvent { name, hlo_op, ts, dur, device, stream, correlation };
         event.emit(&kind, &mut self.header.names, &mut self.sink, &mut self.next_op_id);
+    }
+}
+
+/// What the format says of itself, for the registry ([`crate::registry`]): trace-event JSON whose processes are XLA's planes.
+pub const ABOUT: About = About {
+    name: "xla-json",
+    noun: "an XLA/JAX trace (trace-event JSON)",
+    describe: "an XLA/JAX trace (trace-event JSON, as JAX's perfetto_trace.json.gz)",
+    detect: |s| looks_like_xla_json(s.head, s.json_keys),
+};
+
+/// The format, for the registry.
+pub struct XlaJson;
+
+impl Readable for XlaJson {
+    type Error = TraceError;
+    type Reader<S: EventSink + 'static> = Reader<S>;
+    fn reader<S: EventSink + 'static>(sink: S) -> Reader<S> {
+        Reader::with_sink(sink)
+    }
+}
+
+impl<S: EventSink> Incremental<S> for Reader<S> {
+    type Error = TraceError;
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), TraceError> {
+        Reader::feed(self, chunk)
+    }
+    fn finish(self) -> Result<S::Output, TraceError> {
+        Reader::finish(self)
     }
 }
 

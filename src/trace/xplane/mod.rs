@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 use prost::Message;
 use thiserror::Error;
 
+use super::formats::{About, Incremental, Readable};
 use super::model::intern::NameTable;
 use super::model::{CpuOp, DeviceProperties, Kernel, RecordedShapes, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::{GatherError, Gathered};
@@ -335,6 +336,35 @@ fn device_name(vendor: Option<&str>, cap: Option<(i64, i64)>, cores: Option<i64>
         format!("{vendor} GPU")
     } else {
         format!("{vendor} GPU ({})", parts.join(", "))
+    }
+}
+
+/// What the format says of itself, for the registry ([`crate::registry`]): an `XSpace` protobuf ([`looks_like_xspace`]).
+pub const ABOUT: About = About {
+    name: "xplane",
+    noun: "an XLA/JAX profile",
+    describe: "an XLA/JAX profile (xplane protobuf)",
+    detect: |s| looks_like_xspace(s.head),
+};
+
+/// The format, for the registry.
+pub struct Xplane;
+
+impl Readable for Xplane {
+    type Error = XplaneError;
+    type Reader<S: EventSink + 'static> = Reader<S>;
+    fn reader<S: EventSink + 'static>(sink: S) -> Reader<S> {
+        Reader::with_sink(sink)
+    }
+}
+
+impl<S: EventSink> Incremental<S> for Reader<S> {
+    type Error = XplaneError;
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), XplaneError> {
+        Reader::feed(self, chunk)
+    }
+    fn finish(self) -> Result<S::Output, XplaneError> {
+        Reader::finish(self)
     }
 }
 
