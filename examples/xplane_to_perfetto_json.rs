@@ -86,6 +86,7 @@ fn main() {
             Value::Int64(i) => i.to_string(),
             Value::Uint64(u) => u.to_string(),
             Value::Double(d) => d.to_string(),
+            Value::Bytes(b) => format!("<{} bytes>", b.len()),
         };
         for line in &plane.lines {
             let tid = if line.display_id != 0 { line.display_id } else { line.id };

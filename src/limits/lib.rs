@@ -140,6 +140,10 @@ pub const ROCPROF_JSON_BYTES: usize = 1 << 30;
 /// more than the bytes left is refused by the decoder before anything is allocated for it.
 pub const XPLANE_BYTES: usize = 512 * 1024 * 1024;
 
+/// Instructions of one HLO module an XLA profile records (a large model's optimized module has
+/// tens of thousands).
+pub const HLO_INSTRUCTIONS: usize = 4_000_000;
+
 /// The longest XLA trace-event JSON (JAX's `perfetto_trace.json.gz`, after decompression). It
 /// is gathered whole before it is read, as the other formats read whole are (its reader itself
 /// streams). XLA's converter keeps at most 1,000,000 events (`GetTraceViewerMaxEvents`), about

@@ -46,6 +46,10 @@ pub enum How {
     /// hands its GEMMs, the tensors the routing allocates).
     #[serde(rename = "op subtree")]
     OpSubtree,
+    /// The compiler's record of the kernel: XLA's optimized HLO in the profile (the fusion's
+    /// instructions, their shapes, the fusion's operands and outputs).
+    #[serde(rename = "HLO")]
+    Hlo,
     /// Not known; `bytes_unknown` says why and `bytes_gap` whose gap it is.
     #[serde(rename = "unknown")]
     Unknown,
@@ -60,6 +64,7 @@ impl How {
             How::TransferSize => "transfer size",
             How::StepAnnotation => "step annotation",
             How::OpSubtree => "op subtree",
+            How::Hlo => "HLO",
             How::Unknown => "unknown",
         }
     }

@@ -15,6 +15,7 @@ use super::kind::Kind;
 use super::unknown::{Cause, Unknown};
 use super::vllm_ops::{self, MoeKernel, Routing, Steps, ThreadOps};
 use crate::exec_trace::{EtLink, ExecTrace};
+use crate::model::compiled::CompiledGroup;
 use crate::model::intern::NameId;
 use crate::model::{EventOps, RecordedShapes, Trace, TransferKind};
 use crate::summary::{round3, ClassifiedTrace};
@@ -104,7 +105,9 @@ pub(crate) struct EtIo {
 /// the main kernel of its call (the one the op's bytes are counted at).
 /// The next part tells apart execution-trace shapes where the Kineto op recorded none; the
 /// last, what a context model keys on (a vLLM attention call's step, a MoE kernel's role).
-type Key = (NameId, Option<NameId>, RecordedShapes, bool, bool, Option<usize>, Option<Context>);
+/// A group's key: the kernel, its op and the op's shapes, whether it is the call's main kernel,
+/// whether it is a copy, the execution-trace node's arguments, the context, the compiled group.
+type Key = (NameId, Option<NameId>, RecordedShapes, bool, bool, Option<usize>, Option<Context>, Option<u32>);
 
 /// What a kernel's bytes depend on beyond its op's own arguments ([`vllm_ops`], [`collectives`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -179,6 +182,60 @@ fn contexts(
     out
 }
 
+/// Per compiled group: the kernel name that takes the most time in all, where the group ran
+/// more than one kernel name.
+fn compiled_main_kernels(trace: &Trace) -> FxHashMap<u32, (NameId, f64)> {
+    if trace.compiled.is_empty() {
+        return FxHashMap::default();
+    }
+    let mut time: FxHashMap<(u32, NameId), f64> = FxHashMap::default();
+    let op_of: FxHashMap<u64, u32> =
+        trace.cpu_ops.iter().filter_map(|o| Some((o.external_id, trace.compiled.of_op(o.external_id)?.0))).collect();
+    for k in &trace.kernels {
+        if let Some(&index) = k.external_id.and_then(|id| op_of.get(&id)) {
+            *time.entry((index, k.name)).or_default() += k.dur;
+        }
+    }
+    let mut names: FxHashMap<u32, (u32, (NameId, f64))> = FxHashMap::default();
+    for ((index, name), t) in time {
+        let e = names.entry(index).or_insert((0, (name, t)));
+        e.0 += 1;
+        // The longest, the first name on a tie.
+        if t > e.1 .1 || (t == e.1 .1 && name < e.1 .0) {
+            e.1 = (name, t);
+        }
+    }
+    names.into_iter().filter(|(_, (n, _))| *n > 1).map(|(i, (_, main))| (i, main)).collect()
+}
+
+/// A kernel's group as the compiler recorded it (XLA's HLO): its ops in HLO's text form with
+/// their operands' shapes, their opcodes as the parts, and its bytes.
+fn compiled_group(group: &mut KernelGroup, compiled: &CompiledGroup) {
+    group.ops = compiled
+        .ops
+        .iter()
+        .map(|o| GroupOp {
+            op: format!("{} = {} {}", o.name, o.shape, o.opcode),
+            input_dims: o.operands.iter().map(|s| serde_json::Value::String(s.clone())).collect(),
+            input_types: serde_json::Value::Null,
+        })
+        .collect();
+    group.parts = compiled.ops.iter().map(|o| o.opcode.clone()).collect();
+    group.how = How::Hlo;
+    match compiled.fused_bytes {
+        Some(fused) => {
+            group.fused_bytes_per_call = Some(fused);
+            group.unfused_bytes_per_call = compiled.unfused_bytes;
+        }
+        None => {
+            group.unknown = Some(Unknown::not_recorded(format!(
+                "the HLO shapes of {} hold more bytes than 64 bits count",
+                compiled.op
+            )))
+        }
+    }
+}
+
 /// Builds the groups of every kernel and copy; with an execution trace and its link, kernels
 /// whose launching op recorded no shapes take the linked node's, and every linked kernel carries
 /// its node for exact data flow.
@@ -207,6 +264,9 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             }
         }
     }
+    // A compiled op's kernels (a cuDNN convolution runs an im2col and a GEMM): its bytes are
+    // counted at the kernel that takes the most time in all, as for a CPU op's kernels.
+    let compiled_main = compiled_main_kernels(trace);
     let steps = Steps::new(trace);
     let needs_threads = VLLM_ATTENTION.iter().chain([&VLLM_MOE]).any(|n| trace.names.get(n).is_some())
         || distinct_kernel_names(trace).any(|name| is_collective_kernel(trace.name(name)));
@@ -240,6 +300,9 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             let next = et_texts.len();
             *et_texts.entry((n.input_dims.as_str(), n.input_types.as_str())).or_insert(next)
         });
+        let compiled = cpu.and_then(|c| trace.compiled.of_op(c.external_id));
+        let compiled_main = compiled.and_then(|(index, _)| compiled_main.get(&index)).map(|m| m.0);
+        let is_main = is_main && compiled_main.is_none_or(|m| m == k.name);
         let key = (
             k.name,
             cpu.map(|c| c.name),
@@ -248,6 +311,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             false,
             et_key,
             context[i],
+            compiled.map(|(index, _)| index),
         );
         let g = add(key, k.dur, &mut || {
             let class = side.class(k.name);
@@ -285,6 +349,23 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             };
             let op_name = trace.name(cpu.name);
             group.launched_by = Some(op_name.to_string());
+            // What the compiler recorded, where it did, in place of any inference.
+            if let Some((_, compiled)) = compiled {
+                compiled_group(&mut group, compiled);
+                if let (false, Some(main)) = (is_main, compiled_main) {
+                    group.fused_bytes_per_call = None;
+                    group.unfused_bytes_per_call = None;
+                    group.unknown = Some(Unknown::new(
+                        Cause::CountedElsewhere,
+                        format!(
+                            "one of the kernels of {}; its bytes are counted at its longest, {}",
+                            compiled.op,
+                            classify::name::short_name(trace.name(main), 60)
+                        ),
+                    ));
+                }
+                return (group, Flow::default());
+            }
             let text = |id: Option<NameId>| id.map(|id| trace.name(id));
             let raw = match from_et {
                 Some(n) => RawArgs {
@@ -395,7 +476,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
     }
     for (t, &op) in trace.transfers.iter().zip(transfer_ops) {
         let op_name = op.map(|o| trace.cpu_ops[o].name);
-        let key = (t.name, op_name, RecordedShapes::default(), true, true, None, None);
+        let key = (t.name, op_name, RecordedShapes::default(), true, true, None, None, None);
         let g = add(key, t.dur, &mut || {
             let name = trace.name(t.name);
             let hbm = t.bytes.and_then(|b| transfer_hbm_bytes(t.kind, name, b));

@@ -9,6 +9,7 @@
 //! Nothing here knows a file format: a reader maps its format's records onto these types and
 //! drops what the analyses do not use.
 
+pub mod compiled;
 pub mod intern;
 pub mod launches;
 pub mod links;
@@ -242,7 +243,13 @@ impl TraceFormat {
                 "This trace is {what}, which records no framework ops and no shapes: kernels are attributed to \
                  no op, and ops have no FLOPs or bytes."
             )),
-            TraceFormat::Xplane | TraceFormat::XlaJson => Some(format!(
+            // The profile's HLO gives the fusion groups their ops and bytes, not the op table its
+            // FLOPs: no per-op model prices an HLO op.
+            TraceFormat::Xplane => Some(format!(
+                "This trace is {what}, whose HLO gives each kernel's fusion group its ops and bytes; no model \
+                 prices an HLO op, so the op table has times but no FLOPs or bytes."
+            )),
+            TraceFormat::XlaJson => Some(format!(
                 "This trace is {what}, which records the HLO op of each kernel but no shapes: ops have times but \
                  no FLOPs or bytes."
             )),
@@ -269,6 +276,9 @@ pub struct Trace {
     /// The profiler format it was read from.
     #[serde(default)]
     pub format: TraceFormat,
+    /// The kernels' groups as the compiler recorded them (XLA's HLO), where the file has them.
+    #[serde(default)]
+    pub compiled: compiled::Compiled,
 }
 
 impl Trace {

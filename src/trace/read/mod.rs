@@ -8,6 +8,7 @@ pub mod inflate;
 pub mod summary_only;
 pub mod wire;
 
+use super::model::compiled::Compiled;
 use super::model::intern::NameTable;
 use super::model::{
     Annotation, CollectiveArgs, CpuOp, DeviceProperties, Distributed, Kernel, Launch, Trace, TraceFormat, Transfer,
@@ -29,6 +30,9 @@ pub struct TraceHeader {
     pub distributed: Option<Distributed>,
     /// The profiler format being read (each reader sets its own).
     pub format: TraceFormat,
+    /// The kernels' groups as the compiler recorded them (XLA's HLO): they grow with the
+    /// distinct compiled ops, and their links with the CPU ops.
+    pub compiled: Compiled,
 }
 
 /// Where the reader hands each event it keeps, as it reads: [`Trace`] keeps them all (the
@@ -75,9 +79,9 @@ impl EventSink for Trace {
         self.launches.insert(correlation, launch);
     }
     fn finish(mut self, header: TraceHeader) -> Trace {
-        let TraceHeader { names, devices, versions, event_count, json_bytes, format, .. } = header;
-        (self.names, self.devices, self.versions, self.event_count, self.json_bytes, self.format) =
-            (names, devices, versions, event_count, json_bytes, format);
+        let TraceHeader { names, devices, versions, event_count, json_bytes, format, compiled, .. } = header;
+        (self.names, self.devices, self.versions, self.event_count, self.json_bytes, self.format, self.compiled) =
+            (names, devices, versions, event_count, json_bytes, format, compiled);
         let by_ts = |a: &f64, b: &f64| a.total_cmp(b);
         self.kernels.sort_by(|a, b| by_ts(&a.ts, &b.ts));
         self.transfers.sort_by(|a, b| by_ts(&a.ts, &b.ts));

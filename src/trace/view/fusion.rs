@@ -3,6 +3,7 @@
 //! as sortable tables. The same figures as `fusionscope trace --json`'s `fusion` key
 //! (`docs/trace-fusion.md`); kept in the core so what the page shows is tested natively.
 
+use crate::fusion::describe::How;
 use crate::fusion::{FusionTotals, KernelGroup, TraceFusion};
 use crate::model::TraceFormat;
 use draw::chart::{traffic_series, Bar, BarChart, BarRow};
@@ -142,9 +143,11 @@ pub fn fusion_group_chart(f: &TraceFusion) -> BarChart {
     let rows = known
         .iter()
         .map(|(g, (unfused, fused))| BarRow {
-            // What ran: the parts where the kernel fused several, else its op (or its name).
+            // What ran: the parts where the kernel fused several, else its op (or its name); for
+            // a group read from XLA's HLO, the instruction the kernel ran (its op is HLO's line).
             label: match (g.parts.len(), g.ops.first()) {
                 (2.., _) => g.parts.join(" + "),
+                (_, Some(_)) if g.how == How::Hlo => g.launched_by.clone().unwrap_or_else(|| g.kernel.clone()),
                 (_, Some(op)) => op.op.clone(),
                 _ => g.kernel.clone(),
             },

@@ -5,6 +5,7 @@ use table::{Cell, DataTable};
 use units::{format_duration_us, format_pct, group_digits};
 
 use crate::capture::CaptureReport;
+use crate::model::TraceFormat;
 use crate::time::gap::Gap;
 use crate::time::op_table::{Bound, OpRow, ShapesFrom};
 use crate::time::report::TraceTime;
@@ -475,6 +476,8 @@ fn exec_trace_shapes(r: &TraceTime, rows: usize) -> String {
 /// records no shapes its own sentence of what it lacks, else that no op's shapes gave both.
 pub fn no_roofline_statement(r: &TraceTime) -> String {
     match r.format.lacks() {
+        // An XLA profile records shapes, in its HLO; what it lacks is a model of an HLO op's FLOPs.
+        Some(lacks) if r.format == TraceFormat::Xplane => format!("No op on the roofline: {lacks}"),
         Some(lacks) => {
             format!("No shapes recorded in this format: FLOPs and bytes unknown, so no op on the roofline. {lacks}")
         }

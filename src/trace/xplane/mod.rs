@@ -21,14 +21,17 @@
 //! a wrong wire type or a nesting past prost's recursion limit is a decode error naming the
 //! message and field where it was found.
 
+pub mod hlo;
 pub mod proto;
 
 use std::collections::BTreeMap;
 
 use prost::Message;
+use rustc_hash::FxHashMap;
 use thiserror::Error;
 
 use super::formats::{About, Incremental, Readable};
+use super::model::compiled::Compiled;
 use super::model::intern::NameTable;
 use super::model::{CpuOp, DeviceProperties, Kernel, RecordedShapes, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::{GatherError, Gathered};
@@ -122,9 +125,10 @@ impl<S: EventSink> Reader<S> {
         let mut header =
             TraceHeader { json_bytes: bytes.len() as u64, format: TraceFormat::Xplane, ..TraceHeader::default() };
         let mut next_op_id = 1u64;
+        let mut programs = Programs::of(&space);
         for plane in &space.planes {
             if let Some(device) = gpu_number(&plane.name) {
-                emit_plane(plane, device, &mut header, &mut sink, &mut next_op_id)?;
+                emit_plane(plane, device, &mut header, &mut sink, &mut next_op_id, &mut programs)?;
             }
         }
         Ok(sink.finish(header))
@@ -159,6 +163,56 @@ pub(crate) fn line_kind(name: &str) -> LineKind {
     }
 }
 
+/// The programs' HLO modules the profile records (`/host:metadata`), and the groups made of
+/// them so far, each made once.
+struct Programs {
+    /// Program id → module.
+    modules: FxHashMap<i64, hlo::Module>,
+    /// Module name → program id, for a kernel that names its module but not its program.
+    by_name: FxHashMap<String, i64>,
+    /// (program, HLO op) → the group's index in the header's compiled groups (`None`: the
+    /// module has no such instruction).
+    made: FxHashMap<(i64, String), Option<u32>>,
+}
+
+impl Programs {
+    /// The modules of the metadata plane: each event metadata entry is a program (its id the
+    /// program id) with its optimized HLO in a stat `Hlo Proto`. A module that cannot be
+    /// decoded is left out: its kernels' groups are inferred, as without HLO.
+    fn of(space: &XSpace) -> Programs {
+        let mut modules = FxHashMap::default();
+        for plane in space.planes.iter().filter(|p| p.name == "/host:metadata") {
+            let Some(hlo_stat) = plane.stat_metadata.values().find(|m| m.name == "Hlo Proto").map(|m| m.id) else {
+                continue;
+            };
+            for (&program, meta) in &plane.event_metadata {
+                let bytes = meta.stats.iter().find_map(|s| match &s.value {
+                    Some(Value::Bytes(b)) if s.metadata_id == hlo_stat => Some(b),
+                    _ => None,
+                });
+                let decoded = bytes.and_then(|b| hlo::HloProto::decode(b.as_slice()).ok());
+                if let Some(module) = decoded.and_then(|p| hlo::Module::new(p.hlo_module?).ok()) {
+                    modules.insert(program, module);
+                }
+            }
+        }
+        let by_name = modules.iter().map(|(&id, m)| (m.name().to_string(), id)).collect();
+        Programs { modules, by_name, made: FxHashMap::default() }
+    }
+
+    /// The compiled group of `op` in the program `program` (else the module named `module`),
+    /// added to `compiled` the first time it is asked for.
+    fn group(&mut self, program: Option<i64>, module: Option<&str>, op: &str, compiled: &mut Compiled) -> Option<u32> {
+        let program =
+            program.filter(|p| self.modules.contains_key(p)).or_else(|| self.by_name.get(module?).copied())?;
+        let modules = &self.modules;
+        *self
+            .made
+            .entry((program, op.to_string()))
+            .or_insert_with(|| modules.get(&program)?.group(op).map(|g| compiled.add(g)))
+    }
+}
+
 /// One GPU plane's device, kernels and copies into the header and the sink.
 fn emit_plane<S: EventSink>(
     plane: &XPlane,
@@ -166,6 +220,7 @@ fn emit_plane<S: EventSink>(
     header: &mut TraceHeader,
     sink: &mut S,
     next_op_id: &mut u64,
+    programs: &mut Programs,
 ) -> Result<(), XplaneError> {
     let stat_name = |id: i64| plane.stat_metadata.get(&id).map_or("", |m| m.name.as_str());
     let stat_text = |v: &Value| -> Option<String> {
@@ -223,11 +278,15 @@ fn emit_plane<S: EventSink>(
             let raw_name = meta.map(|m| if m.display_name.is_empty() { &m.name } else { &m.display_name });
             let raw_name = raw_name.map_or("", |n| n.as_str());
             let mut hlo_op = None;
+            let mut hlo_module = None;
+            let mut program = None;
             let mut correlation = None;
             for s in &event.stats {
                 let Some(v) = &s.value else { continue };
                 match stat_name(s.metadata_id) {
                     "hlo_op" => hlo_op = stat_text(v),
+                    "hlo_module" => hlo_module = stat_text(v),
+                    "program_id" => program = stat_int(v),
                     "correlation_id" => correlation = stat_int(v).and_then(|c| u64::try_from(c).ok()),
                     _ => {}
                 }
@@ -242,7 +301,12 @@ fn emit_plane<S: EventSink>(
                 stream: line.id,
                 correlation,
             };
-            event.emit(&kind, &mut header.names, sink, next_op_id);
+            let op_id = event.emit(&kind, &mut header.names, sink, next_op_id);
+            if let (Some(id), Some(op)) = (op_id, hlo_op.as_deref()) {
+                if let Some(group) = programs.group(program, hlo_module.as_deref(), op, &mut header.compiled) {
+                    header.compiled.link(id, group);
+                }
+            }
             if header.names.bytes() > TRACE_NAME_BYTES {
                 return Err(XplaneError::TooManyNames {
                     plane: plane.name.clone(),
@@ -273,25 +337,27 @@ pub(crate) struct StreamEvent<'a> {
 
 impl StreamEvent<'_> {
     /// The event into the sink as what its line holds: a copy, or a kernel joined to a CPU op
-    /// named after its HLO op (spanning it, with a fresh id from `next_op_id`). Not called for
-    /// derived lines.
+    /// named after its HLO op (spanning it, with a fresh id from `next_op_id`, returned). Not
+    /// called for derived lines.
     pub(crate) fn emit<S: EventSink>(
         &self,
         kind: &LineKind,
         names: &mut NameTable,
         sink: &mut S,
         next_op_id: &mut u64,
-    ) {
+    ) -> Option<u64> {
         // ROCm names a kernel by its descriptor symbol (`loop_fusion.kd`); the kernel is the
         // name without it, as rocprofv3's formatted names and the PyTorch profiler have it.
         let name = names.intern(self.name.strip_suffix(".kd").unwrap_or(self.name));
         let Self { ts, dur, device, correlation, .. } = *self;
         match kind {
-            LineKind::Derived => {}
-            LineKind::Copies(kind) => sink.transfer(
-                names,
-                Transfer { kind: *kind, name, ts, dur, device, bytes: None, correlation, external_id: None },
-            ),
+            LineKind::Derived => None,
+            LineKind::Copies(kind) => {
+                let transfer =
+                    Transfer { kind: *kind, name, ts, dur, device, bytes: None, correlation, external_id: None };
+                sink.transfer(names, transfer);
+                None
+            }
             LineKind::Kernels => {
                 let external_id = match self.hlo_op.filter(|o| !o.is_empty()) {
                     Some(op) if S::CPU_SIDE => {
@@ -313,6 +379,7 @@ impl StreamEvent<'_> {
                 let kernel =
                     Kernel { name, ts, dur, device, stream: self.stream, correlation, external_id, graph_node: false };
                 sink.kernel(names, kernel);
+                external_id
             }
         }
     }
@@ -536,6 +603,91 @@ mod tests {
         assert_eq!(t.devices[0].warp_size, Some(32));
         assert_eq!(t.devices[1].name, "unknown vendor GPU");
         assert_eq!(t.event_count, 5);
+    }
+
+    /// A module whose `fusion.3` is `negate(p)` on f32[8], as the metadata plane holds it.
+    fn module(name: &str) -> Vec<u8> {
+        use hlo::*;
+        let f32s = |n| Some(ShapeProto { element_type: 11, dimensions: vec![n], tuple_shapes: vec![] });
+        let inst = |id, name: &str, opcode: &str, operands: Vec<i64>| HloInstructionProto {
+            id,
+            name: name.into(),
+            opcode: opcode.into(),
+            shape: f32s(8),
+            operand_ids: operands,
+            ..Default::default()
+        };
+        let fused = HloComputationProto {
+            id: 2,
+            instructions: vec![inst(10, "q", "parameter", vec![]), inst(11, "negate.1", "negate", vec![10])],
+            ..Default::default()
+        };
+        let mut fusion = inst(2, "fusion.3", "fusion", vec![1]);
+        (fusion.fusion_kind, fusion.called_computation_ids) = ("kLoop".into(), vec![2]);
+        let entry = HloComputationProto {
+            id: 1,
+            instructions: vec![inst(1, "p", "parameter", vec![]), fusion],
+            ..Default::default()
+        };
+        let m = HloModuleProto { name: name.into(), computations: vec![fused, entry], ..Default::default() };
+        HloProto { hlo_module: Some(m) }.encode_to_vec()
+    }
+
+    /// [`space`] with a metadata plane holding `hlo` as program 5, the kernels' stats naming
+    /// that program (`by_program`) or only a module called `jit_f`.
+    fn with_hlo(hlo: Vec<u8>, by_program: bool) -> XSpace {
+        let mut s = space();
+        let gpu0 = &mut s.planes[1];
+        gpu0.stat_metadata.insert(20, XStatMetadata { id: 20, name: "program_id".into() });
+        gpu0.stat_metadata.insert(21, XStatMetadata { id: 21, name: "hlo_module".into() });
+        let module_stat = if by_program { stat(20, Value::Int64(5)) } else { stat(21, Value::Str("jit_f".into())) };
+        for e in &mut gpu0.lines[0].events {
+            e.stats.push(module_stat.clone());
+        }
+        let metadata = XPlane {
+            name: "/host:metadata".into(),
+            stat_metadata: [(3, XStatMetadata { id: 3, name: "Hlo Proto".into() })].into_iter().collect(),
+            event_metadata: [(
+                5,
+                XEventMetadata {
+                    id: 5,
+                    name: "jit_f".into(),
+                    stats: vec![stat(3, Value::Bytes(hlo))],
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        };
+        s.planes.push(metadata);
+        s
+    }
+
+    #[test]
+    fn a_kernels_hlo_op_finds_its_group_in_the_programs_module() {
+        for by_program in [true, false] {
+            let t = read_xplane(&with_hlo(module("jit_f"), by_program).encode_to_vec()).unwrap();
+            // The kernel run for `fusion.3` has its group; `convolution.1` is not in the module.
+            let linked: Vec<(&str, Option<&str>)> = t
+                .cpu_ops
+                .iter()
+                .map(|o| (t.name(o.name), t.compiled.of_op(o.external_id).map(|(_, g)| g.op.as_str())))
+                .collect();
+            assert_eq!(linked, [("convolution.1", None), ("fusion.3", Some("fusion.3"))], "by program: {by_program}");
+            let (_, g) = t.compiled.of_op(t.cpu_ops[1].external_id).unwrap();
+            assert_eq!(
+                (g.kind.as_str(), g.ops.len(), g.fused_bytes, g.unfused_bytes),
+                ("kLoop", 1, Some(64), Some(64))
+            );
+        }
+    }
+
+    #[test]
+    fn a_module_that_cannot_be_decoded_leaves_the_kernels_without_groups() {
+        let t = read_xplane(&with_hlo(vec![0x0a, 0xff, 0xff, 0x03], true).encode_to_vec()).unwrap();
+        assert_eq!(t.kernels.len(), 3);
+        assert!(t.compiled.is_empty());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The XSpace messages the reader uses, as prost derive structs written by hand from the
 //! schema checked in beside this file (`xplane.proto`, Apache-2.0, see its header): no
 //! `protoc` at build time. Fields the reader does not use are left out, so prost skips them
-//! unread (an event metadata's serialized HLO proto, a space's errors); unknown fields of
+//! unread (a space's errors and warnings); unknown fields of
 //! newer profiler versions are skipped the same way.
 
 use std::collections::HashMap;
@@ -74,11 +74,11 @@ pub struct XEvent {
 pub struct XStat {
     #[prost(int64, tag = "1")]
     pub metadata_id: i64,
-    #[prost(oneof = "Value", tags = "2, 3, 4, 5, 7")]
+    #[prost(oneof = "Value", tags = "2, 3, 4, 5, 6, 7")]
     pub value: Option<Value>,
 }
 
-/// An [`XStat`]'s value (the schema's `bytes_value` = 6 is left out: nothing read is bytes).
+/// An [`XStat`]'s value.
 #[derive(Clone, PartialEq, prost::Oneof)]
 pub enum Value {
     #[prost(double, tag = "2")]
@@ -89,6 +89,9 @@ pub enum Value {
     Int64(i64),
     #[prost(string, tag = "5")]
     Str(String),
+    /// Serialized messages: a program's optimized HLO (`Hlo Proto`, see `super::hlo`).
+    #[prost(bytes = "vec", tag = "6")]
+    Bytes(Vec<u8>),
     /// A string held as the name of the `stat_metadata` entry with this id.
     #[prost(uint64, tag = "7")]
     Ref(u64),

@@ -1,0 +1,78 @@
+//! What a compiler recorded of the kernels it made: each kernel's exact group of ops, with
+//! their shapes and bytes (XLA's optimized HLO, which every XLA profile carries). Where it
+//! exists it replaces what the fusion analysis would otherwise infer from names and shapes.
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+/// The ops one kernel ran, as the compiler recorded them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompiledGroup {
+    /// The compiler's name for the kernel's op (an HLO instruction: `loop_reduce_fusion.3`).
+    pub op: String,
+    /// A fusion's kind (`kLoop`, `kInput`, `kOutput`, `kCustom`), or the instruction's opcode
+    /// when it is not a fusion (`custom-call`, `convolution`, `copy`).
+    pub kind: String,
+    /// The ops, in the compiler's order: a fusion's instructions with nested fusions expanded,
+    /// leaving out what moves no data of its own (parameters, constants, tuples and their
+    /// elements, bitcasts).
+    pub ops: Vec<CompiledOp>,
+    /// Bytes the kernel moves: its operands read and its outputs written (what XLA's cost
+    /// analysis counts as bytes accessed, operands taken whole); `None` when a shape's size
+    /// passes 64 bits.
+    pub fused_bytes: Option<u64>,
+    /// Bytes the ops would move as kernels of their own: each reads its operands and writes
+    /// its output.
+    pub unfused_bytes: Option<u64>,
+}
+
+/// One op of a [`CompiledGroup`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompiledOp {
+    /// The instruction's name (`multiply.5`).
+    pub name: String,
+    /// Its opcode (`multiply`, `reduce`, `custom-call`); a custom call's target beside it
+    /// (`custom-call __cublas$gemm`).
+    pub opcode: String,
+    /// Its output shape and element type, as HLO writes them (`f32[16,10]`).
+    pub shape: String,
+    /// Its operands' shapes, in order.
+    pub operands: Vec<String>,
+    /// The framework op it came from, where the compiler kept it (JAX's `jit(f)/dot_general`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// The compiled groups of a trace, and which CPU op (by its id) each belongs to.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Compiled {
+    groups: Vec<CompiledGroup>,
+    of_op: FxHashMap<u64, u32>,
+}
+
+impl Compiled {
+    /// Adds a group; its index, for [`Compiled::link`].
+    pub fn add(&mut self, group: CompiledGroup) -> u32 {
+        self.groups.push(group);
+        u32::try_from(self.groups.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// Says the CPU op `external_id` ran the group `index`.
+    pub fn link(&mut self, external_id: u64, index: u32) {
+        self.of_op.insert(external_id, index);
+    }
+
+    /// The group of the CPU op `external_id`, with its index.
+    pub fn of_op(&self, external_id: u64) -> Option<(u32, &CompiledGroup)> {
+        let i = *self.of_op.get(&external_id)?;
+        self.groups.get(i as usize).map(|g| (i, g))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.groups.is_empty()
+    }
+
+    pub fn groups(&self) -> &[CompiledGroup] {
+        &self.groups
+    }
+}

@@ -1,0 +1,159 @@
+use super::*;
+
+fn shape(element_type: i32, dims: &[i64]) -> Option<ShapeProto> {
+    Some(ShapeProto { element_type, dimensions: dims.to_vec(), tuple_shapes: Vec::new() })
+}
+
+fn inst(id: i64, name: &str, opcode: &str, shape: Option<ShapeProto>, operands: &[i64]) -> HloInstructionProto {
+    HloInstructionProto {
+        name: name.into(),
+        opcode: opcode.into(),
+        shape,
+        id,
+        operand_ids: operands.to_vec(),
+        ..HloInstructionProto::default()
+    }
+}
+
+fn fusion(id: i64, name: &str, shape: Option<ShapeProto>, operands: &[i64], calls: i64) -> HloInstructionProto {
+    HloInstructionProto {
+        fusion_kind: "kLoop".into(),
+        called_computation_ids: vec![calls],
+        ..inst(id, name, "fusion", shape, operands)
+    }
+}
+
+fn computation(id: i64, instructions: Vec<HloInstructionProto>) -> HloComputationProto {
+    HloComputationProto { name: format!("c{id}"), id, instructions, ..HloComputationProto::default() }
+}
+
+const F32: i32 = 11;
+
+/// `exp(p0 + broadcast(p1))` on f32[16,10] and f32[10], one kLoop fusion, with a bitcast.
+fn add_exp() -> Module {
+    let fused = computation(
+        2,
+        vec![
+            inst(10, "param_0", "parameter", shape(F32, &[16, 10]), &[]),
+            inst(11, "param_1", "parameter", shape(F32, &[10]), &[]),
+            inst(12, "broadcast.1", "broadcast", shape(F32, &[16, 10]), &[11]),
+            inst(13, "add.1", "add", shape(F32, &[16, 10]), &[10, 12]),
+            inst(14, "bitcast.1", "bitcast", shape(F32, &[160]), &[13]),
+            inst(15, "exponential.1", "exponential", shape(F32, &[160]), &[14]),
+        ],
+    );
+    let entry = computation(
+        1,
+        vec![
+            inst(1, "p0", "parameter", shape(F32, &[16, 10]), &[]),
+            inst(2, "p1", "parameter", shape(F32, &[10]), &[]),
+            fusion(3, "loop_add_fusion", shape(F32, &[160]), &[1, 2], 2),
+        ],
+    );
+    let proto = HloModuleProto { name: "jit_f".into(), computations: vec![fused, entry], ..HloModuleProto::default() };
+    Module::new(proto).unwrap()
+}
+
+#[test]
+fn a_fusions_group_is_its_computations_ops_with_their_bytes() {
+    let g = add_exp().group("loop_add_fusion").unwrap();
+    assert_eq!(g.kind, "kLoop");
+    let ops: Vec<(&str, &str, &str)> =
+        g.ops.iter().map(|o| (o.name.as_str(), o.opcode.as_str(), o.shape.as_str())).collect();
+    assert_eq!(
+        ops,
+        [
+            ("broadcast.1", "broadcast", "f32[16,10]"),
+            ("add.1", "add", "f32[16,10]"),
+            ("exponential.1", "exponential", "f32[160]")
+        ]
+    );
+    assert_eq!(g.ops[1].operands, ["f32[16,10]", "f32[16,10]"]);
+    // Fused: the two operands read (640 + 40 bytes) and the output written (640).
+    assert_eq!(g.fused_bytes, Some(640 + 40 + 640));
+    // Unfused: broadcast 40 → 640, add 2 × 640 → 640, exponential 640 → 640; the bitcast moves nothing.
+    assert_eq!(g.unfused_bytes, Some((40 + 640) + (3 * 640) + (2 * 640)));
+}
+
+#[test]
+fn an_instruction_that_is_not_a_fusion_is_its_own_group() {
+    let cublas = HloInstructionProto {
+        custom_call_target: "__cublas$gemm".into(),
+        ..inst(
+            3,
+            "custom-call.2",
+            "custom-call",
+            Some(ShapeProto {
+                element_type: 13,
+                dimensions: vec![],
+                tuple_shapes: vec![shape(16, &[64, 32]).unwrap(), shape(6, &[1024]).unwrap()],
+            }),
+            &[1, 2],
+        )
+    };
+    let entry = computation(
+        1,
+        vec![
+            inst(1, "a", "parameter", shape(16, &[64, 128]), &[]),
+            inst(2, "b", "parameter", shape(16, &[128, 32]), &[]),
+            cublas,
+        ],
+    );
+    let m = Module::new(HloModuleProto { computations: vec![entry], ..HloModuleProto::default() }).unwrap();
+    let g = m.group("custom-call.2").unwrap();
+    assert_eq!(g.kind, "custom-call");
+    assert_eq!(g.ops[0].opcode, "custom-call __cublas$gemm");
+    assert_eq!(g.ops[0].shape, "(bf16[64,32], u8[1024])");
+    let bytes = 64 * 128 * 2 + 128 * 32 * 2 + 64 * 32 * 2 + 1024;
+    assert_eq!((g.fused_bytes, g.unfused_bytes), (Some(bytes), Some(bytes)));
+    assert!(m.group("no-such-op").is_none());
+}
+
+#[test]
+fn nested_fusions_are_expanded_and_a_fusion_that_calls_itself_ends() {
+    let inner = computation(
+        3,
+        vec![
+            inst(20, "q", "parameter", shape(F32, &[4]), &[]),
+            inst(21, "negate.1", "negate", shape(F32, &[4]), &[20]),
+        ],
+    );
+    let outer = computation(
+        2,
+        vec![
+            inst(10, "p", "parameter", shape(F32, &[4]), &[]),
+            fusion(11, "inner_fusion", shape(F32, &[4]), &[10], 3),
+            inst(12, "abs.1", "abs", shape(F32, &[4]), &[11]),
+            // Calls its own computation: read once, its unfused bytes unknown.
+            fusion(13, "again", shape(F32, &[4]), &[12], 2),
+        ],
+    );
+    let entry = computation(
+        1,
+        vec![inst(1, "x", "parameter", shape(F32, &[4]), &[]), fusion(2, "outer", shape(F32, &[4]), &[1], 2)],
+    );
+    let m =
+        Module::new(HloModuleProto { computations: vec![inner, outer, entry], ..HloModuleProto::default() }).unwrap();
+    let g = m.group("outer").unwrap();
+    let names: Vec<&str> = g.ops.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["abs.1", "negate.1"]);
+    assert_eq!(g.fused_bytes, Some(32));
+    assert_eq!(g.unfused_bytes, None);
+}
+
+#[test]
+fn sizes_past_64_bits_are_unknown_and_sub_byte_types_are_packed() {
+    let huge = ShapeProto { element_type: F32, dimensions: vec![1 << 31, 1 << 31, 1 << 31], tuple_shapes: vec![] };
+    assert_eq!(shape_bytes(&huge), None);
+    assert_eq!(shape_bytes(&shape(21, &[3]).unwrap()), Some(2), "s4[3] is 12 bits: 2 bytes");
+    assert_eq!(shape_bytes(&shape(F32, &[-1]).unwrap()), None);
+    assert_eq!(shape_bytes(&shape(17, &[]).unwrap()), Some(0), "a token holds nothing");
+    assert_eq!(shape_text(&shape(F32, &[]).unwrap()), "f32[]");
+    let entry = computation(
+        1,
+        vec![inst(1, "p", "parameter", Some(huge.clone()), &[]), inst(2, "copy.1", "copy", Some(huge), &[1])],
+    );
+    let m = Module::new(HloModuleProto { computations: vec![entry], ..HloModuleProto::default() }).unwrap();
+    let g = m.group("copy.1").unwrap();
+    assert_eq!((g.fused_bytes, g.unfused_bytes), (None, None));
+}
