@@ -37,6 +37,7 @@ mod trace_reader;
 mod trace_structure;
 mod trace_summary_only;
 mod trace_time;
+mod trace_waits;
 mod workload_cli;
 mod workload_fuzz;
 mod workload_models;

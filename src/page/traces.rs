@@ -88,7 +88,9 @@ impl TraceView {
     ) -> Self {
         let facts: [SideFacts<'_>; 2] = match gap.as_ref().map(|g| (&g.times, &g.fusion)) {
             Some((Some(times), _)) => [SideFacts::of(&times[0]), SideFacts::of(&times[1])],
-            Some((None, Some(fusion))) => [0, 1].map(|i| SideFacts { timeline: None, fusion: Some(&*fusion[i]) }),
+            Some((None, Some(fusion))) => {
+                [0, 1].map(|i| SideFacts { fusion: Some(&*fusion[i]), ..SideFacts::default() })
+            }
             _ => [SideFacts::default(); 2],
         };
         let overview = Shared::new(pair_overview(&comparison, gap.as_ref().map(|g| &*g.gap), facts));

@@ -193,6 +193,9 @@ pub fn trace_report(file: &str, summary: &TraceSummary, time: Option<&TraceTime>
             when.figures.push(plot.to_svg(&format!("Ops on the roofline of {chip}")));
         }
         when.tables.push(timeline_table(t));
+        if let Some(w) = &t.waits {
+            when.tables.push(trace::view::waits::waits_table(w));
+        }
         when.tables.push(op_table_view(t));
     }
     if let Some(st) = summary.structure.as_deref() {

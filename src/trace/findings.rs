@@ -22,6 +22,7 @@ use crate::time::gap::{Gap, GapRow};
 use crate::time::op_table::OpRow;
 use crate::time::report::TraceTime;
 use crate::time::timeline::Timeline;
+use crate::time::waits::Waits;
 
 /// At most this many findings: the first screen holds them without scrolling.
 pub const MAX_FINDINGS: usize = 8;
@@ -114,12 +115,14 @@ pub struct Finding {
 pub struct SideFacts<'a> {
     pub timeline: Option<&'a Timeline>,
     pub fusion: Option<&'a TraceFusion>,
+    /// The idle time between kernels by cause.
+    pub waits: Option<&'a Waits>,
 }
 
 impl<'a> SideFacts<'a> {
     /// The facts a time report holds.
     pub fn of(time: &'a TraceTime) -> Self {
-        SideFacts { timeline: time.timeline.as_ref(), fusion: time.fusion.as_ref() }
+        SideFacts { timeline: time.timeline.as_ref(), fusion: time.fusion.as_ref(), waits: time.waits.as_ref() }
     }
 }
 
@@ -360,14 +363,24 @@ fn opportunities(fusion: &TraceFusion, on: Option<&str>) -> Vec<Finding> {
         .collect()
 }
 
-fn idle(timeline: &Timeline, name: Option<&str>) -> Option<Finding> {
+/// The GPU's idle time, and why its streams waited between kernels where that is known.
+fn idle(timeline: &Timeline, waits: Option<&Waits>, name: Option<&str>) -> Option<Finding> {
     (timeline.total_us > 0.0 && timeline.idle_us > 0.0).then(|| {
         let whose = name.map(|n| format!("{n}'s GPU")).unwrap_or_else(|| "The GPU".to_string());
+        let why = waits.and_then(|w| {
+            let split = w.total.split_text()?;
+            let between = format_duration_us(w.total.total_us());
+            Some(match w.streams.len() {
+                1 => format!("; its stream's gaps between kernels ({between}) are {split}"),
+                n => format!("; its streams' gaps between kernels ({between} summed over {n} streams) are {split}"),
+            })
+        });
+        let why = why.unwrap_or_default();
         Finding {
             kind: FindingKind::Idle,
             time_us: timeline.idle_us,
             text: format!(
-                "{whose} is idle {} of the trace's {} ({:.1} %): no kernel or copy ran",
+                "{whose} is idle {} of the trace's {} ({:.1} %): no kernel or copy ran{why}",
                 format_duration_us(timeline.idle_us),
                 format_duration_us(timeline.total_us),
                 100.0 * timeline.idle_us / timeline.total_us
@@ -416,7 +429,7 @@ pub fn pair_overview(c: &Comparison, gap: Option<&Gap>, facts: [SideFacts<'_>; 2
             candidates.extend(opportunities(fusion, Some(n)));
         }
         if let Some(t) = f.timeline {
-            candidates.extend(idle(t, Some(n)));
+            candidates.extend(idle(t, f.waits, Some(n)));
         }
     }
     candidates.extend(category_shift(c, keys, &names));
@@ -470,7 +483,7 @@ pub fn trace_overview(summary: &TraceSummary, time: Option<&TraceTime>) -> Overv
         candidates.extend(t.ops.iter().take(cap(FindingKind::Op)).map(|r| top_op(r, gpu)));
         candidates.extend(t.fusion.as_ref().map(|f| opportunities(f, None)).unwrap_or_default());
     }
-    candidates.extend(timeline.and_then(|t| idle(t, None)));
+    candidates.extend(timeline.and_then(|t| idle(t, time.and_then(|t| t.waits.as_ref()), None)));
     candidates.extend(summary.categories.first().map(|row| Finding {
         kind: FindingKind::Category,
         time_us: row.trace.time_us,

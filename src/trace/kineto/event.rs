@@ -308,6 +308,7 @@ impl<S: EventSink> Builder<S> {
                     ts,
                     dur,
                     device: e.pid.int().or(args.device.int()).unwrap_or(-1),
+                    stream: args.stream.int().or(e.tid.int()),
                     bytes: args.bytes.id(),
                     correlation: args.correlation.id(),
                     external_id: args.external_id.id(),

@@ -59,6 +59,9 @@ pub struct Transfer {
     pub dur: f64,
     /// GPU process id, as a kernel's.
     pub device: i64,
+    /// The stream it ran on, where the format says (Kineto, XLA's profiles).
+    #[serde(default)]
+    pub stream: Option<i64>,
     pub bytes: Option<u64>,
     /// Joins the copy to its launch call, like a kernel's.
     pub correlation: Option<u64>,

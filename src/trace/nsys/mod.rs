@@ -206,6 +206,7 @@ impl Export {
                     ts,
                     dur,
                     device: get(r, 2).unwrap_or(-1),
+                    stream: None,
                     bytes: get::<i64>(r, 4).and_then(|b| u64::try_from(b).ok()),
                     correlation: get::<i64>(r, 3).and_then(|c| u64::try_from(c).ok()),
                     external_id: None,

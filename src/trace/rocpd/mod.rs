@@ -81,6 +81,7 @@ pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Res
             ts,
             dur,
             device: device.unwrap_or(-1),
+            stream: None,
             bytes: get::<i64>(r, 3).and_then(|b| u64::try_from(b).ok()),
             correlation: get::<i64>(r, 7).and_then(|c| u64::try_from(c).ok()).filter(|c| *c != 0),
             external_id: None,

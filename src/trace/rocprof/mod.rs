@@ -268,6 +268,7 @@ fn emit<S: EventSink>(
             ts,
             dur,
             device: device_of(device),
+            stream: None,
             bytes: c.bytes,
             correlation: nonzero(c.correlation_id.internal),
             external_id: nonzero(c.correlation_id.external),

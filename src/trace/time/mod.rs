@@ -1,11 +1,12 @@
 //! Where the time goes (`docs/trace-analysis.md`, "Where the time goes"): the GPU timeline
 //! ([`timeline`]: busy, idle, computation, communication, exposed communication), the per-op
 //! table with FLOPs, bytes and roofline ([`op_table`], from the per-op models of the `perf` crate), the
-//! gap between two traces op by op ([`gap`]), and the report that puts them together for one
-//! trace ([`report`]).
+//! gap between two traces op by op ([`gap`]), the idle time between kernels by cause ([`waits`]),
+//! and the report that puts them together for one trace ([`report`]).
 
 pub mod disjoint_spans;
 pub mod gap;
 pub mod op_table;
 pub mod report;
 pub mod timeline;
+pub mod waits;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::op_table::{op_table_linked, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
 use super::timeline::{timelines, Timeline};
+use super::waits::{waits, Waits};
 use crate::capture::CaptureReport;
 use crate::exec_trace::{link, ExecTrace};
 use crate::fusion::dag::{fusion_with_dag, FusionDag};
@@ -37,6 +38,10 @@ pub struct TraceTime {
     /// communication ([`crate::ranks::streams`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub streams: Vec<DeviceStreams>,
+    /// The idle time between kernels on every stream, by cause ([`super::waits`]); `null`
+    /// when no kernel ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<Waits>,
     pub ops: Vec<OpRow>,
     pub unattributed: Unattributed,
     pub op_coverage: Coverage,
@@ -129,6 +134,7 @@ pub fn time_report_with(
         steps,
         other_devices: devices.into_iter().map(|d| d.whole).collect(),
         streams: device_streams(side),
+        waits: waits(side.trace),
         ops: table.rows,
         unattributed: table.unattributed,
         op_coverage: table.coverage,

@@ -16,6 +16,7 @@ pub mod fusion_pair;
 pub mod layers;
 pub mod ranks;
 pub mod time;
+pub mod waits;
 
 use draw::chart::{escape_xml, svg_start};
 use table::{markdown_text, Cell, DataTable};

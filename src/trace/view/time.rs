@@ -226,6 +226,10 @@ pub fn time_text(r: &TraceTime) -> String {
     }
     let t = timeline_table(r);
     out += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
+    if let Some(w) = &r.waits {
+        let t = super::waits::waits_table(w);
+        out += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
+    }
     let mut ops = op_table_view(r);
     let total = ops.rows.len();
     ops.rows.truncate(TEXT_ROWS);

@@ -353,8 +353,17 @@ impl StreamEvent<'_> {
         match kind {
             LineKind::Derived => None,
             LineKind::Copies(kind) => {
-                let transfer =
-                    Transfer { kind: *kind, name, ts, dur, device, bytes: None, correlation, external_id: None };
+                let transfer = Transfer {
+                    kind: *kind,
+                    name,
+                    ts,
+                    dur,
+                    device,
+                    stream: Some(self.stream),
+                    bytes: None,
+                    correlation,
+                    external_id: None,
+                };
                 sink.transfer(names, transfer);
                 None
             }

@@ -97,6 +97,9 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
             let mut statements = Vec::new();
             if let Some(t) = time {
                 tables.push(Shared::new(timeline_table(t)));
+                if let Some(w) = &t.waits {
+                    tables.push(Shared::new(trace::view::waits::waits_table(w)));
+                }
                 tables.push(Shared::new(op_table_view(t)));
                 if !t.unattributed.kernels.is_empty() {
                     tables.push(Shared::new(unattributed_table(t)));
