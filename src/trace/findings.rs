@@ -368,8 +368,8 @@ fn idle(timeline: &Timeline, waits: Option<&Waits>, name: Option<&str>) -> Optio
     (timeline.total_us > 0.0 && timeline.idle_us > 0.0).then(|| {
         let whose = name.map(|n| format!("{n}'s GPU")).unwrap_or_else(|| "The GPU".to_string());
         let why = waits.and_then(|w| {
-            let split = w.total.split_text()?;
-            let between = format_duration_us(w.total.total_us());
+            let split = w.total().split_text()?;
+            let between = format_duration_us(w.total().total_us());
             Some(match w.streams.len() {
                 1 => format!("; its stream's gaps between kernels ({between}) are {split}"),
                 n => format!("; its streams' gaps between kernels ({between} summed over {n} streams) are {split}"),

@@ -55,6 +55,32 @@ pub trait Readable {
     fn reader<S: EventSink + 'static>(sink: S) -> Self::Reader<S>;
 }
 
+/// The [`Readable`] and [`Incremental`] impls of a format whose reader is a `Reader<S>` with
+/// `with_sink`, `feed` and `finish` in its own error type (Kineto's, rocprofv3's, XLA's two):
+/// `readable!(Marker, Reader, Error)` in the format's folder.
+macro_rules! readable {
+    ($format:ident, $reader:ident, $error:ty) => {
+        impl $crate::formats::Readable for $format {
+            type Error = $error;
+            type Reader<S: EventSink + 'static> = $reader<S>;
+            fn reader<S: EventSink + 'static>(sink: S) -> $reader<S> {
+                $reader::with_sink(sink)
+            }
+        }
+
+        impl<S: EventSink> $crate::formats::Incremental<S> for $reader<S> {
+            type Error = $error;
+            fn feed(&mut self, chunk: &[u8]) -> Result<(), $error> {
+                $reader::feed(self, chunk)
+            }
+            fn finish(self) -> Result<S::Output, $error> {
+                $reader::finish(self)
+            }
+        }
+    };
+}
+pub(crate) use readable;
+
 /// The first 16 bytes of every SQLite database file.
 pub const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 

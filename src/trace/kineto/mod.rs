@@ -40,7 +40,7 @@ pub use error::TraceError;
 use event::Builder;
 use scan::Scanner;
 
-use super::formats::{About, Incremental, Readable};
+use super::formats::{readable, About};
 use super::model::Trace;
 use super::read::inflate::Inflate;
 use super::read::{EventSink, TraceHeader};
@@ -134,23 +134,7 @@ pub const ABOUT: About = About {
 /// The format, for the registry.
 pub struct Kineto;
 
-impl Readable for Kineto {
-    type Error = TraceError;
-    type Reader<S: EventSink + 'static> = Reader<S>;
-    fn reader<S: EventSink + 'static>(sink: S) -> Reader<S> {
-        Reader::with_sink(sink)
-    }
-}
-
-impl<S: EventSink> Incremental<S> for Reader<S> {
-    type Error = TraceError;
-    fn feed(&mut self, chunk: &[u8]) -> Result<(), TraceError> {
-        Reader::feed(self, chunk)
-    }
-    fn finish(self) -> Result<S::Output, TraceError> {
-        Reader::finish(self)
-    }
-}
+readable!(Kineto, Reader, TraceError);
 
 /// Reads a whole trace held in memory (plain or gzip).
 pub fn read_trace(bytes: &[u8]) -> Result<Trace, TraceError> {

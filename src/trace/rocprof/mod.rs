@@ -38,7 +38,7 @@ mod raw;
 use rustc_hash::FxHashMap;
 use thiserror::Error;
 
-use super::formats::{About, Incremental, Readable};
+use super::formats::{readable, About};
 use super::model::intern::NameId;
 use super::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
 use super::read::inflate::{GatherError, Gathered};
@@ -328,23 +328,7 @@ pub const ABOUT: About = About {
 /// The format, for the registry.
 pub struct Rocprof;
 
-impl Readable for Rocprof {
-    type Error = RocprofError;
-    type Reader<S: EventSink + 'static> = Reader<S>;
-    fn reader<S: EventSink + 'static>(sink: S) -> Reader<S> {
-        Reader::with_sink(sink)
-    }
-}
-
-impl<S: EventSink> Incremental<S> for Reader<S> {
-    type Error = RocprofError;
-    fn feed(&mut self, chunk: &[u8]) -> Result<(), RocprofError> {
-        Reader::feed(self, chunk)
-    }
-    fn finish(self) -> Result<S::Output, RocprofError> {
-        Reader::finish(self)
-    }
-}
+readable!(Rocprof, Reader, RocprofError);
 
 /// Reads a whole results file held in memory (plain or gzip).
 pub fn read_rocprof(bytes: &[u8]) -> Result<Trace, RocprofError> {

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::op_table::{op_table_linked, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
-use super::timeline::{timelines, Timeline};
+use super::timeline::{step_windows, timelines, Timeline};
 use super::waits::{waits, Waits};
 use crate::capture::CaptureReport;
 use crate::exec_trace::{link, ExecTrace};
@@ -40,7 +40,7 @@ pub struct TraceTime {
     pub streams: Vec<DeviceStreams>,
     /// The idle time between kernels on every stream, by cause ([`super::waits`]); `null`
     /// when no kernel ran.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "super::waits::as_value")]
     pub waits: Option<Waits>,
     pub ops: Vec<OpRow>,
     pub unattributed: Unattributed,
@@ -134,7 +134,7 @@ pub fn time_report_with(
         steps,
         other_devices: devices.into_iter().map(|d| d.whole).collect(),
         streams: device_streams(side),
-        waits: waits(side.trace),
+        waits: waits(side.trace, &step_windows(side)),
         ops: table.rows,
         unattributed: table.unattributed,
         op_coverage: table.coverage,

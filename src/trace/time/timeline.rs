@@ -319,7 +319,7 @@ fn device_unions(side: &ClassifiedTrace<'_>, device: i64) -> DeviceUnions {
 /// The `ProfilerStep#N` windows: their GPU-side ranges (`gpu_user_annotation`) when the trace
 /// has them, else the CPU-side ranges, named as such (the GPU runs behind the CPU, so those
 /// windows are approximate).
-fn step_windows(side: &ClassifiedTrace<'_>) -> Vec<(String, f64, f64)> {
+pub(crate) fn step_windows(side: &ClassifiedTrace<'_>) -> Vec<(String, f64, f64)> {
     let trace = side.trace;
     let steps = |gpu: bool| -> Vec<(String, f64, f64)> {
         let mut w: Vec<(String, f64, f64)> = trace

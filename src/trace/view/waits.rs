@@ -25,7 +25,7 @@ pub fn waits_table(w: &Waits) -> DataTable {
         ],
     );
     let mut streams: Vec<_> = w.streams.iter().collect();
-    streams.sort_by(|a, b| b.times.total_us().total_cmp(&a.times.total_us()));
+    streams.sort_by(|a, b| b.times().total_us().total_cmp(&a.times().total_us()));
     let row = |device: Cell, stream: Cell, events: Cell, times: &WaitTimes| {
         vec![
             device,
@@ -43,12 +43,12 @@ pub fn waits_table(w: &Waits) -> DataTable {
             Cell::text(s.device.to_string()),
             Cell::text(s.stream.to_string()),
             Cell::count(s.events),
-            &s.times,
+            &s.times(),
         ));
     }
     if w.streams.len() > 1 {
         let events = w.streams.iter().map(|s| s.events).sum();
-        t.rows.push(row(Cell::text("all"), Cell::text(""), Cell::count(events), &w.total));
+        t.rows.push(row(Cell::text("all"), Cell::text(""), Cell::count(events), &w.total()));
     }
     t
 }

@@ -35,7 +35,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::formats::{About, Incremental, Readable};
+use super::formats::{readable, About};
 use super::kineto::error::{error_offset, strip};
 use super::kineto::raw::{Num, Text};
 use super::kineto::scan::{Item, Scanner};
@@ -313,23 +313,7 @@ pub const ABOUT: About = About {
 /// The format, for the registry.
 pub struct XlaJson;
 
-impl Readable for XlaJson {
-    type Error = TraceError;
-    type Reader<S: EventSink + 'static> = Reader<S>;
-    fn reader<S: EventSink + 'static>(sink: S) -> Reader<S> {
-        Reader::with_sink(sink)
-    }
-}
-
-impl<S: EventSink> Incremental<S> for Reader<S> {
-    type Error = TraceError;
-    fn feed(&mut self, chunk: &[u8]) -> Result<(), TraceError> {
-        Reader::feed(self, chunk)
-    }
-    fn finish(self) -> Result<S::Output, TraceError> {
-        Reader::finish(self)
-    }
-}
+readable!(XlaJson, Reader, TraceError);
 
 /// Reads a whole trace held in memory (plain or gzip).
 pub fn read_xla_json(bytes: &[u8]) -> Result<Trace, TraceError> {

@@ -30,7 +30,7 @@ use prost::Message;
 use rustc_hash::FxHashMap;
 use thiserror::Error;
 
-use super::formats::{About, Incremental, Readable};
+use super::formats::{readable, About};
 use super::model::compiled::Compiled;
 use super::model::intern::NameTable;
 use super::model::{CpuOp, DeviceProperties, Kernel, RecordedShapes, Trace, TraceFormat, Transfer, TransferKind};
@@ -426,23 +426,7 @@ pub const ABOUT: About = About {
 /// The format, for the registry.
 pub struct Xplane;
 
-impl Readable for Xplane {
-    type Error = XplaneError;
-    type Reader<S: EventSink + 'static> = Reader<S>;
-    fn reader<S: EventSink + 'static>(sink: S) -> Reader<S> {
-        Reader::with_sink(sink)
-    }
-}
-
-impl<S: EventSink> Incremental<S> for Reader<S> {
-    type Error = XplaneError;
-    fn feed(&mut self, chunk: &[u8]) -> Result<(), XplaneError> {
-        Reader::feed(self, chunk)
-    }
-    fn finish(self) -> Result<S::Output, XplaneError> {
-        Reader::finish(self)
-    }
-}
+readable!(Xplane, Reader, XplaneError);
 
 /// Reads a whole profile held in memory (plain or gzip).
 pub fn read_xplane(bytes: &[u8]) -> Result<Trace, XplaneError> {
