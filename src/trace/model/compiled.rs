@@ -24,6 +24,12 @@ pub struct CompiledGroup {
     /// Bytes the ops would move as kernels of their own: each reads its operands and writes
     /// its output.
     pub unfused_bytes: Option<u64>,
+    /// The ops' FLOPs, as XLA's cost analysis counts them; `None` when an op has no count here.
+    pub flops: Option<u64>,
+    /// Whether the work runs on the matrix units (a dot or a convolution among the ops).
+    pub matrix: bool,
+    /// The element type the work runs in (`bf16`): a matmul's input, else the output's.
+    pub element: Option<String>,
 }
 
 /// One op of a [`CompiledGroup`].

@@ -246,11 +246,10 @@ impl TraceFormat {
                 "This trace is {what}, which records no framework ops and no shapes: kernels are attributed to \
                  no op, and ops have no FLOPs or bytes."
             )),
-            // The profile's HLO gives the fusion groups their ops and bytes, not the op table its
-            // FLOPs: no per-op model prices an HLO op.
+            // Its ops are HLO ops, priced from the HLO the profile records, not framework ops.
             TraceFormat::Xplane => Some(format!(
-                "This trace is {what}, whose HLO gives each kernel's fusion group its ops and bytes; no model \
-                 prices an HLO op, so the op table has times but no FLOPs or bytes."
+                "This trace is {what}: its ops are the HLO ops of the programs it ran, whose shapes, bytes and FLOPs \
+                 (where an op's count is known) come from the HLO the profile records."
             )),
             TraceFormat::XlaJson => Some(format!(
                 "This trace is {what}, which records the HLO op of each kernel but no shapes: ops have times but \

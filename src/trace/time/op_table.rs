@@ -21,7 +21,7 @@ use crate::exec_trace::{EtLink, ExecTrace};
 use crate::model::intern::NameId;
 use crate::model::{EventOps, OpLinks, RecordedShapes, Trace};
 use crate::summary::round3;
-use hardware::{Chip, PeakKey};
+use hardware::{Chip, PeakKey, Precision, Unit};
 
 /// What a performance model says about one call of an op.
 #[derive(Debug, Clone, PartialEq)]
@@ -322,7 +322,9 @@ pub fn op_table_linked(
         .map(|key| {
             let (calls, time, call, ref sample) = rows[key];
             let name = trace.name(key.0);
-            let cost = match costs.get(*key, call) {
+            // An op the compiler recorded (XLA's HLO) is priced from that record.
+            let compiled = sample.iter().find_map(|&op| compiled_cost(trace, op));
+            let cost = match compiled.map_or_else(|| costs.get(*key, call), |c| c) {
                 Ok(c) => match sample.iter().find_map(|&op| nested.delegate(op, c.model, &mut costs)) {
                     Some(child) => Err(format!("its work is counted at {child}, which it calls")),
                     None => Ok(c),
@@ -366,6 +368,30 @@ pub fn op_table_linked(
         rows: out,
         unattributed: un,
     }
+}
+
+/// The cost of CPU op `op` from the group its compiler recorded (XLA's HLO: the fusion's
+/// operands and outputs, its ops' FLOPs); `None` when there is no such record.
+fn compiled_cost(trace: &Trace, op: usize) -> Option<Result<Cost, String>> {
+    let (_, g) = trace.compiled.of_op(trace.cpu_ops[op].external_id)?;
+    let unit = if g.matrix { Unit::Matrix } else { Unit::Vector };
+    let precision = match g.element.as_deref() {
+        Some("bf16") => Precision::Bf16,
+        Some("f16") => Precision::Fp16,
+        Some("f64") => Precision::Fp64,
+        Some(e) if e.starts_with("f8") => Precision::Fp8,
+        _ => Precision::Fp32,
+    };
+    Some(match (g.flops, g.fused_bytes) {
+        (Some(flops), Some(bytes)) => {
+            Ok(Cost { model: "HLO", flops, bytes, peak: PeakKey::new(unit, precision), estimate: false })
+        }
+        (None, Some(_)) => {
+            let opcodes: Vec<&str> = g.ops.iter().map(|o| o.opcode.as_str()).collect();
+            Err(format!("no FLOP count for its HLO ({})", opcodes.join(", ")))
+        }
+        (_, None) => Err("its HLO shapes hold more bytes than 64 bits count".to_string()),
+    })
 }
 
 /// Calls of a row checked for a modelled child: a few suffice (a model's ops call the same

@@ -480,8 +480,10 @@ fn exec_trace_shapes(r: &TraceTime, rows: usize) -> String {
 /// records no shapes its own sentence of what it lacks, else that no op's shapes gave both.
 pub fn no_roofline_statement(r: &TraceTime) -> String {
     match r.format.lacks() {
-        // An XLA profile records shapes, in its HLO; what it lacks is a model of an HLO op's FLOPs.
-        Some(lacks) if r.format == TraceFormat::Xplane => format!("No op on the roofline: {lacks}"),
+        // An XLA profile records shapes, in its HLO: none of its ops had both FLOPs and bytes.
+        Some(lacks) if r.format == TraceFormat::Xplane => {
+            format!("No op on the roofline: no HLO op has both FLOPs and bytes. {lacks}")
+        }
         Some(lacks) => {
             format!("No shapes recorded in this format: FLOPs and bytes unknown, so no op on the roofline. {lacks}")
         }

@@ -297,7 +297,7 @@ impl<S: EventSink> Builder<S> {
         if kind == LineKind::Kernels && name.ends_with(".kd") {
             self.rocm.insert(pid, true);
         }
-        let event = StreamEvent { name, hlo_op, ts, dur, device, stream, correlation };
+        let event = StreamEvent { name, hlo_op, same_op: None, ts, dur, device, stream, correlation };
         event.emit(&kind, &mut self.header.names, &mut self.sink, &mut self.next_op_id);
     }
 }

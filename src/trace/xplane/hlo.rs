@@ -62,8 +62,12 @@ pub struct HloInstructionProto {
     pub parameter_number: i64,
     #[prost(string, tag = "11")]
     pub fusion_kind: String,
+    #[prost(message, optional, tag = "16")]
+    pub convolution_dimension_numbers: Option<ConvolutionDimensionNumbers>,
     #[prost(string, tag = "28")]
     pub custom_call_target: String,
+    #[prost(message, optional, tag = "30")]
+    pub dot_dimension_numbers: Option<DotDimensionNumbers>,
     #[prost(int64, tag = "35")]
     pub id: i64,
     #[prost(int64, repeated, tag = "36")]
@@ -80,6 +84,21 @@ pub struct ShapeProto {
     pub dimensions: Vec<i64>,
     #[prost(message, repeated, tag = "4")]
     pub tuple_shapes: Vec<ShapeProto>,
+}
+
+/// Which kernel dimension holds a convolution's output features (the rest of the kernel is
+/// what each output element reads).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ConvolutionDimensionNumbers {
+    #[prost(int64, tag = "4")]
+    pub kernel_output_feature_dimension: i64,
+}
+
+/// Which of a dot's left-hand dimensions it contracts.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DotDimensionNumbers {
+    #[prost(int64, repeated, tag = "1")]
+    pub lhs_contracting_dimensions: Vec<i64>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -149,6 +168,14 @@ pub fn shape_text(shape: &ShapeProto) -> String {
     }
 }
 
+/// An array's element type as HLO writes it (`bf16`); a tuple's first element's.
+fn element_name(shape: &ShapeProto) -> String {
+    match shape.element_type {
+        13 => shape.tuple_shapes.first().map_or_else(String::new, element_name),
+        t => element(t).map_or_else(String::new, |(n, _)| n.to_string()),
+    }
+}
+
 /// The bytes a value of `shape` occupies (sub-byte types packed, rounded up); `None` when the
 /// size passes 64 bits or a dimension is negative. Tokens and opaque values hold none.
 pub fn shape_bytes(shape: &ShapeProto) -> Option<u64> {
@@ -158,6 +185,131 @@ pub fn shape_bytes(shape: &ShapeProto) -> Option<u64> {
     let Some((_, bits)) = element(shape.element_type) else { return Some(0) };
     let elements = shape.dimensions.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))?;
     Some(elements.checked_mul(bits)?.div_ceil(8))
+}
+
+/// The elements of an array shape (a tuple's first element: a custom call's result beside its
+/// scratch space); `None` past 64 bits.
+fn elements(shape: &ShapeProto) -> Option<u64> {
+    if shape.element_type == 13 {
+        return elements(shape.tuple_shapes.first()?);
+    }
+    shape.dimensions.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))
+}
+
+/// Ops that compute one result per output element from elements at the same place, counted as
+/// one FLOP per element as XLA's cost analysis counts them.
+const ELEMENTWISE: [&str; 44] = [
+    "abs",
+    "add",
+    "and",
+    "atan2",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "compare",
+    "complex",
+    "convert",
+    "cosine",
+    "divide",
+    "erf",
+    "exponential",
+    "exponential-minus-one",
+    "floor",
+    "imag",
+    "is-finite",
+    "log",
+    "log-plus-one",
+    "logistic",
+    "maximum",
+    "minimum",
+    "multiply",
+    "negate",
+    "not",
+    "or",
+    "popcnt",
+    "power",
+    "real",
+    "remainder",
+    "round-nearest-afz",
+    "round-nearest-even",
+    "rsqrt",
+    "select",
+    "shift-left",
+    "shift-right-arithmetic",
+    "shift-right-logical",
+    "sign",
+    "sine",
+    "sqrt",
+    "subtract",
+    "tanh",
+    "xor",
+];
+
+/// Ops that only move or lay out data: no FLOPs.
+const MOVEMENT: [&str; 17] = [
+    "bitcast",
+    "broadcast",
+    "concatenate",
+    "constant",
+    "copy",
+    "dynamic-slice",
+    "dynamic-update-slice",
+    "gather",
+    "get-tuple-element",
+    "iota",
+    "pad",
+    "parameter",
+    "reshape",
+    "reverse",
+    "slice",
+    "transpose",
+    "tuple",
+];
+
+/// FLOPs of one instruction from its shapes, as XLA's cost analysis counts them: one per output
+/// element for elementwise ops, one per input element for a reduction, 2 × output elements ×
+/// the contracted size for a dot or a convolution (cuDNN's convolution custom calls included);
+/// none for data movement; `None` for an op with no count here (a cuBLAS call, a sort).
+pub fn op_flops(x: &HloInstructionProto, operands: &[Option<&ShapeProto>]) -> Option<u64> {
+    let out = || elements(x.shape.as_ref()?);
+    let operand = |i: usize| operands.get(i).copied().flatten();
+    let opcode = x.opcode.as_str();
+    if MOVEMENT.contains(&opcode) {
+        return Some(0);
+    }
+    if ELEMENTWISE.contains(&opcode) {
+        return out();
+    }
+    match opcode {
+        "reduce" | "reduce-window" => elements(operand(0)?),
+        "dot" => {
+            let lhs = operand(0)?;
+            let dims = x.dot_dimension_numbers.as_ref()?;
+            let k = dims.lhs_contracting_dimensions.iter().try_fold(1u64, |n, &d| {
+                n.checked_mul(u64::try_from(*lhs.dimensions.get(usize::try_from(d).ok()?)?).ok()?)
+            })?;
+            out()?.checked_mul(k)?.checked_mul(2)
+        }
+        "convolution" => conv_flops(x, operand(1)?, out()?),
+        "custom-call" if x.custom_call_target.starts_with("__cudnn$conv") => conv_flops(x, operand(1)?, out()?),
+        _ => None,
+    }
+}
+
+/// 2 × output elements × what each reads of the kernel: its elements over its output features.
+fn conv_flops(x: &HloInstructionProto, kernel: &ShapeProto, out: u64) -> Option<u64> {
+    let d = x.convolution_dimension_numbers.as_ref()?;
+    let features =
+        u64::try_from(*kernel.dimensions.get(usize::try_from(d.kernel_output_feature_dimension).ok()?)?).ok()?;
+    let per_output = elements(kernel)?.checked_div(features)?;
+    out.checked_mul(per_output)?.checked_mul(2)
+}
+
+/// Whether an instruction runs on the matrix units (a dot or a convolution).
+fn is_matrix(x: &HloInstructionProto) -> bool {
+    matches!(x.opcode.as_str(), "dot" | "convolution")
+        || (x.opcode == "custom-call"
+            && ["__cudnn$conv", "__cublas$", "__triton_gemm"].iter().any(|t| x.custom_call_target.starts_with(t)))
 }
 
 /// Why a module cannot be read.
@@ -229,6 +381,15 @@ impl Module {
         let fused_bytes = io_bytes(&operand_shapes(c, inst), inst.shape.as_ref());
         let mut ops = Vec::new();
         let mut unfused = Some(0u64);
+        let mut flops = Some(0u64);
+        // The element type the work runs in: a matmul's left operand, else the output's.
+        let mut matrix: Option<String> = None;
+        let mut count = |x: &HloInstructionProto, shapes: &[Option<&ShapeProto>]| {
+            flops = flops.and_then(|f| f.checked_add(op_flops(x, shapes)?));
+            if matrix.is_none() && is_matrix(x) {
+                matrix = Some(shapes.first().copied().flatten().map_or_else(String::new, element_name));
+            }
+        };
         if inst.opcode == "fusion" {
             let mut stack = vec![(inst.called_computation_ids.first().copied(), 0usize)];
             let mut seen = Vec::new();
@@ -253,16 +414,32 @@ impl Module {
                     }
                     let shapes = operand_shapes(ci, x);
                     unfused = unfused.and_then(|u| u.checked_add(io_bytes(&shapes, x.shape.as_ref())?));
+                    count(x, &shapes);
                     ops.push(compiled_op(x, &shapes));
                 }
             }
         } else {
             let shapes = operand_shapes(c, inst);
             unfused = fused_bytes;
+            count(inst, &shapes);
             ops.push(compiled_op(inst, &shapes));
         }
         let kind = if inst.opcode == "fusion" { inst.fusion_kind.clone() } else { inst.opcode.clone() };
-        Some(CompiledGroup { op: op.to_string(), kind, ops, fused_bytes, unfused_bytes: unfused })
+        let on_matrix = matrix.is_some();
+        let element = match matrix {
+            Some(e) if !e.is_empty() => e,
+            _ => inst.shape.as_ref().map_or_else(String::new, element_name),
+        };
+        Some(CompiledGroup {
+            op: op.to_string(),
+            kind,
+            ops,
+            fused_bytes,
+            unfused_bytes: unfused,
+            flops,
+            matrix: on_matrix,
+            element: Some(element).filter(|e| !e.is_empty()),
+        })
     }
 }
 

@@ -213,6 +213,15 @@ impl Programs {
     }
 }
 
+/// The execution of an HLO op a stream line is in: its program, op, CPU op id, and the
+/// kernels it has run.
+struct Run {
+    program: Option<i64>,
+    op: String,
+    id: u64,
+    kernels: Vec<String>,
+}
+
 /// One GPU plane's device, kernels and copies into the header and the sink.
 fn emit_plane<S: EventSink>(
     plane: &XPlane,
@@ -269,6 +278,7 @@ fn emit_plane<S: EventSink>(
             continue;
         }
         let start_ps = i128::from(line.timestamp_ns) * 1000;
+        let mut run: Option<Run> = None;
         for event in &line.events {
             header.event_count = header.event_count.saturating_add(1);
             let Some(offset_ps) = event.offset_ps else { continue }; // an aggregate, not a run
@@ -292,20 +302,31 @@ fn emit_plane<S: EventSink>(
                 }
             }
             let fallback = format!("event #{}", event.metadata_id);
-            let event = StreamEvent {
-                name: if raw_name.is_empty() { &fallback } else { raw_name },
-                hlo_op: hlo_op.as_deref(),
-                ts,
-                dur,
-                device,
-                stream: line.id,
-                correlation,
-            };
-            let op_id = event.emit(&kind, &mut header.names, sink, next_op_id);
-            if let (Some(id), Some(op)) = (op_id, hlo_op.as_deref()) {
-                if let Some(group) = programs.group(program, hlo_module.as_deref(), op, &mut header.compiled) {
-                    header.compiled.link(id, group);
+            let name = if raw_name.is_empty() { &fallback } else { raw_name };
+            // A kernel of another name right after one of the same HLO op, in the same program,
+            // is the next kernel of the same execution: it joins that op.
+            let same_op = match (&run, hlo_op.as_deref()) {
+                (Some(r), Some(op)) if r.program == program && r.op == op && !r.kernels.iter().any(|k| k == name) => {
+                    Some(r.id)
                 }
+                _ => None,
+            };
+            let event =
+                StreamEvent { name, hlo_op: hlo_op.as_deref(), same_op, ts, dur, device, stream: line.id, correlation };
+            let op_id = event.emit(&kind, &mut header.names, sink, next_op_id);
+            match (op_id, hlo_op) {
+                (Some(_), Some(_)) if same_op.is_some() => {
+                    if let Some(r) = run.as_mut() {
+                        r.kernels.push(name.to_string());
+                    }
+                }
+                (Some(id), Some(op)) => {
+                    if let Some(group) = programs.group(program, hlo_module.as_deref(), &op, &mut header.compiled) {
+                        header.compiled.link(id, group);
+                    }
+                    run = Some(Run { program, op, id, kernels: vec![name.to_string()] });
+                }
+                _ => run = None,
             }
             if header.names.bytes() > TRACE_NAME_BYTES {
                 return Err(XplaneError::TooManyNames {
@@ -326,6 +347,9 @@ pub(crate) struct StreamEvent<'a> {
     pub name: &'a str,
     /// The HLO op the kernel ran for (`hlo_op`).
     pub hlo_op: Option<&'a str>,
+    /// The id of the op whose run this kernel continues: another kernel of the same execution
+    /// of the same HLO op (cuDNN's convolution runs an im2col, then a GEMM).
+    pub same_op: Option<u64>,
     /// Start and duration, µs.
     pub ts: f64,
     pub dur: f64,
@@ -369,6 +393,7 @@ impl StreamEvent<'_> {
             }
             LineKind::Kernels => {
                 let external_id = match self.hlo_op.filter(|o| !o.is_empty()) {
+                    Some(_) if S::CPU_SIDE && self.same_op.is_some() => self.same_op,
                     Some(op) if S::CPU_SIDE => {
                         let id = *next_op_id;
                         *next_op_id = next_op_id.saturating_add(1);
@@ -674,6 +699,26 @@ mod tests {
                 ("kLoop", 1, Some(64), Some(64))
             );
         }
+    }
+
+    #[test]
+    fn the_kernels_of_one_execution_of_an_hlo_op_share_its_op() {
+        // cuDNN's convolution runs an im2col and a GEMM for each execution; two executions.
+        let mut s = space();
+        let gpu0 = &mut s.planes[1];
+        gpu0.event_metadata.insert(20, XEventMetadata { id: 20, name: "Im3d2Col".into(), ..Default::default() });
+        gpu0.event_metadata.insert(21, XEventMetadata { id: 21, name: "Cijk_gemm".into(), ..Default::default() });
+        let conv = || stat(6, Value::Str("cudnn-conv.1".into()));
+        gpu0.lines[0].events = [(20, 0), (21, 1_000_000), (20, 5_000_000), (21, 6_000_000)]
+            .into_iter()
+            .map(|(meta, at)| event(meta, at, 500_000, vec![conv()]))
+            .collect();
+        let t = read_xplane(&s.encode_to_vec()).unwrap();
+        let ids: Vec<Option<u64>> = t.kernels.iter().filter(|k| k.device == 0).map(|k| k.external_id).collect();
+        assert_eq!(ids.len(), 4);
+        assert_eq!((ids[0], ids[2]), (ids[1], ids[3]), "each execution is one op");
+        assert_ne!(ids[0], ids[2], "two executions, two ops");
+        assert_eq!(t.cpu_ops.iter().filter(|o| t.name(o.name) == "cudnn-conv.1").count(), 2);
     }
 
     #[test]

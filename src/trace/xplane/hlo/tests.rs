@@ -157,3 +157,39 @@ fn sizes_past_64_bits_are_unknown_and_sub_byte_types_are_packed() {
     let g = m.group("copy.1").unwrap();
     assert_eq!((g.fused_bytes, g.unfused_bytes), (None, None));
 }
+
+#[test]
+fn flops_are_counted_as_xlas_cost_analysis_counts_them() {
+    let bf16 = |dims: &[i64]| shape(16, dims);
+    let dot = HloInstructionProto {
+        dot_dimension_numbers: Some(DotDimensionNumbers { lhs_contracting_dimensions: vec![1] }),
+        ..inst(3, "dot.1", "dot", bf16(&[64, 32]), &[1, 2])
+    };
+    let (a, b) = (bf16(&[64, 128]).unwrap(), bf16(&[128, 32]).unwrap());
+    assert_eq!(op_flops(&dot, &[Some(&a), Some(&b)]), Some(2 * 64 * 32 * 128));
+    // A convolution: 2 × output elements × the kernel's elements per output feature.
+    let conv = HloInstructionProto {
+        convolution_dimension_numbers: Some(ConvolutionDimensionNumbers { kernel_output_feature_dimension: 0 }),
+        custom_call_target: "__cudnn$convForward".into(),
+        ..inst(4, "cudnn-conv.1", "custom-call", None, &[1, 2])
+    };
+    let out = ShapeProto {
+        element_type: 13,
+        dimensions: vec![],
+        tuple_shapes: vec![bf16(&[1, 8, 10, 10]).unwrap(), shape(6, &[64]).unwrap()],
+    };
+    let conv = HloInstructionProto { shape: Some(out), ..conv };
+    let (input, kernel) = (bf16(&[1, 4, 10, 10]).unwrap(), bf16(&[8, 4, 3, 3]).unwrap());
+    assert_eq!(op_flops(&conv, &[Some(&input), Some(&kernel)]), Some(2 * 800 * 4 * 9));
+    // Elementwise: one per output element; a reduction: one per input element; movement: none.
+    let x = shape(F32, &[16, 10]);
+    assert_eq!(op_flops(&inst(5, "add.1", "add", x.clone(), &[]), &[]), Some(160));
+    let reduce = inst(6, "reduce.1", "reduce", shape(F32, &[16]), &[]);
+    assert_eq!(op_flops(&reduce, &[x.as_ref()]), Some(160));
+    assert_eq!(op_flops(&inst(7, "t.1", "transpose", x.clone(), &[]), &[]), Some(0));
+    // No count here: a sort, a cuBLAS call whose dimensions are in its backend config.
+    assert_eq!(op_flops(&inst(8, "sort.1", "sort", x, &[]), &[]), None);
+    // A group's FLOPs add up its ops', and say the work is on the matrix units.
+    let g = add_exp().group("loop_add_fusion").unwrap();
+    assert_eq!((g.flops, g.matrix, g.element.as_deref()), (Some(160 + 160), false, Some("f32")));
+}
