@@ -10,12 +10,12 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::collectives;
+use super::compiled::{compiled_main_kernels, described};
 use super::describe::{describe, list_copy_from_kernel, Flow, GroupOp, How};
 use super::kind::Kind;
 use super::unknown::{Cause, Unknown};
 use super::vllm_ops::{self, MoeKernel, Routing, Steps, ThreadOps};
 use crate::exec_trace::{EtLink, ExecTrace};
-use crate::model::compiled::CompiledGroup;
 use crate::model::intern::NameId;
 use crate::model::{EventOps, RecordedShapes, Trace, TransferKind};
 use crate::summary::{round3, ClassifiedTrace};
@@ -182,60 +182,6 @@ fn contexts(
     out
 }
 
-/// Per compiled group: the kernel name that takes the most time in all, where the group ran
-/// more than one kernel name.
-fn compiled_main_kernels(trace: &Trace) -> FxHashMap<u32, (NameId, f64)> {
-    if trace.compiled.is_empty() {
-        return FxHashMap::default();
-    }
-    let mut time: FxHashMap<(u32, NameId), f64> = FxHashMap::default();
-    let op_of: FxHashMap<u64, u32> =
-        trace.cpu_ops.iter().filter_map(|o| Some((o.external_id, trace.compiled.of_op(o.external_id)?.0))).collect();
-    for k in &trace.kernels {
-        if let Some(&index) = k.external_id.and_then(|id| op_of.get(&id)) {
-            *time.entry((index, k.name)).or_default() += k.dur;
-        }
-    }
-    let mut names: FxHashMap<u32, (u32, (NameId, f64))> = FxHashMap::default();
-    for ((index, name), t) in time {
-        let e = names.entry(index).or_insert((0, (name, t)));
-        e.0 += 1;
-        // The longest, the first name on a tie.
-        if t > e.1 .1 || (t == e.1 .1 && name < e.1 .0) {
-            e.1 = (name, t);
-        }
-    }
-    names.into_iter().filter(|(_, (n, _))| *n > 1).map(|(i, (_, main))| (i, main)).collect()
-}
-
-/// A kernel's group as the compiler recorded it (XLA's HLO): its ops in HLO's text form with
-/// their operands' shapes, their opcodes as the parts, and its bytes.
-fn compiled_group(group: &mut KernelGroup, compiled: &CompiledGroup) {
-    group.ops = compiled
-        .ops
-        .iter()
-        .map(|o| GroupOp {
-            op: format!("{} = {} {}", o.name, o.shape, o.opcode),
-            input_dims: o.operands.iter().map(|s| serde_json::Value::String(s.clone())).collect(),
-            input_types: serde_json::Value::Null,
-        })
-        .collect();
-    group.parts = compiled.ops.iter().map(|o| o.opcode.clone()).collect();
-    group.how = How::Hlo;
-    match compiled.fused_bytes {
-        Some(fused) => {
-            group.fused_bytes_per_call = Some(fused);
-            group.unfused_bytes_per_call = compiled.unfused_bytes;
-        }
-        None => {
-            group.unknown = Some(Unknown::not_recorded(format!(
-                "the HLO shapes of {} hold more bytes than 64 bits count",
-                compiled.op
-            )))
-        }
-    }
-}
-
 /// Builds the groups of every kernel and copy; with an execution trace and its link, kernels
 /// whose launching op recorded no shapes take the linked node's, and every linked kernel carries
 /// its node for exact data flow.
@@ -351,7 +297,14 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             group.launched_by = Some(op_name.to_string());
             // What the compiler recorded, where it did, in place of any inference.
             if let Some((_, compiled)) = compiled {
-                compiled_group(&mut group, compiled);
+                let d = described(compiled);
+                (group.ops, group.parts, group.how) = (d.ops, d.parts, d.how);
+                match d.bytes {
+                    Ok((fused, unfused)) => {
+                        (group.fused_bytes_per_call, group.unfused_bytes_per_call) = (Some(fused), unfused)
+                    }
+                    Err(reason) => group.unknown = Some(reason),
+                }
                 if let (false, Some(main)) = (is_main, compiled_main) {
                     group.fused_bytes_per_call = None;
                     group.unfused_bytes_per_call = None;

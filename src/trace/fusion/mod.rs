@@ -8,7 +8,8 @@
 //! Browser- and terminal-free, so the page runs the same code.
 //!
 //! - [`groups`]: a group per (kernel, launching op, recorded shapes), its fused and unfused
-//!   bytes per call and how they were known;
+//!   bytes per call and how they were known; `compiled`: a group as the compiler recorded it
+//!   (XLA's HLO);
 //! - [`kind`]: what the rules see a kernel as, and the parts of library-fused ops;
 //! - [`flow`]: producer→consumer edges inferred from order and sizes;
 //! - [`rules`]: the built-in rule sets and the user rule file;
@@ -18,6 +19,7 @@
 
 pub mod call_bytes;
 pub mod collectives;
+mod compiled;
 pub mod dag;
 pub mod describe;
 pub mod flow;
