@@ -328,3 +328,16 @@ pub const EXEC_TRACE_NODES: usize = 4 << 20;
 /// The most inputs or outputs one execution-trace node may list (a `cat` of thousands of
 /// tensors, an optimizer's foreach op over every parameter, fit well below).
 pub const EXEC_TRACE_VALUES: usize = 65_536;
+
+/// The largest torch.compile structured log (`TORCH_TRACE`), bytes of text after
+/// decompression. A large model's log with every artifact (graphs, output code, guards) runs to
+/// tens of MB per rank; it is read whole, so it is bounded like a whole-file read.
+pub const COMPILE_LOG_BYTES: usize = 512 * 1024 * 1024;
+
+/// The most nodes one compiled graph of a compile log may hold (a large model's post-grad
+/// graph has tens of thousands).
+pub const COMPILE_LOG_NODES: usize = 1 << 20;
+
+/// The most compiled graphs one compile log may hold (one per graph break and recompile, per
+/// forward and backward).
+pub const COMPILE_LOG_GRAPHS: usize = 4096;
