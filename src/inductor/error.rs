@@ -10,7 +10,7 @@ pub enum LogError {
     NotALog,
     #[error("the log is {bytes} bytes, more than the {limit} bytes a compile log may have")]
     TooLarge { bytes: usize, limit: usize },
-    #[error("the log records no Inductor provenance: no `after_post_grad_graph` with a kernel-to-node artifact (`inductor_provenance_tracking_node_mappings`, `inductor_generated_kernel_to_post_grad_nodes` or `inductor_triton_kernel_to_post_grad_nodes`); TORCH_TRACE records them from PyTorch 2.7 on")]
+    #[error("the log records no Inductor provenance: no post-grad graph (`inductor_post_grad_graph`, `after_post_grad_graph`) with a kernel-to-node artifact (`inductor_provenance_tracking_node_mappings`, `inductor_generated_kernel_to_post_grad_nodes` or `inductor_triton_kernel_to_post_grad_nodes`); TORCH_TRACE records them from PyTorch 2.7 on, and since 2.9 only with INDUCTOR_PROVENANCE=1")]
     NoProvenance,
     #[error("more than {limit} compiled graphs")]
     TooManyGraphs { limit: usize },

@@ -30,7 +30,9 @@ pub use log::{looks_like, CompileId};
 const MAPPINGS: &str = "inductor_provenance_tracking_node_mappings";
 const KERNEL_TO_NODES: [&str; 2] =
     ["inductor_generated_kernel_to_post_grad_nodes", "inductor_triton_kernel_to_post_grad_nodes"];
-const POST_GRAD: &str = "after_post_grad_graph";
+/// The post-grad graph: `after_post_grad_graph` until PyTorch 2.9, `inductor_post_grad_graph`
+/// since.
+const POST_GRAD: [&str; 2] = ["after_post_grad_graph", "inductor_post_grad_graph"];
 const PRE_GRAD: &str = "after_pre_grad_graph";
 
 /// One graph Inductor compiled, with its kernels.
@@ -82,7 +84,7 @@ impl CompileLog {
         if text.len() > limits::COMPILE_LOG_BYTES {
             return Err(LogError::TooLarge { bytes: text.len(), limit: limits::COMPILE_LOG_BYTES });
         }
-        let wanted = |n: &str| n == POST_GRAD || n == PRE_GRAD || n == MAPPINGS || KERNEL_TO_NODES.contains(&n);
+        let wanted = |n: &str| POST_GRAD.contains(&n) || n == PRE_GRAD || n == MAPPINGS || KERNEL_TO_NODES.contains(&n);
         let (artifacts, skipped) = log::artifacts(text, wanted)?;
         let mut warnings = Vec::new();
         if let Some(line) = skipped.headers {
@@ -96,7 +98,7 @@ impl CompileLog {
         for a in artifacts {
             let at = |what: &str| format!("{what} `{}` at line {} ({})", a.name, a.line, a.compile);
             match a.name.as_str() {
-                POST_GRAD | PRE_GRAD => match Graph::parse(&a.payload, limits::COMPILE_LOG_NODES) {
+                name if POST_GRAD.contains(&name) || name == PRE_GRAD => match Graph::parse(&a.payload, limits::COMPILE_LOG_NODES) {
                     Ok(graph) if a.name == PRE_GRAD => {
                         pre_grad.insert(a.compile, graph);
                     }

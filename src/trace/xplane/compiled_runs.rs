@@ -1,0 +1,111 @@
+//! The XLA profiles of real runs (tests/data/compiled, made by scripts/make-compiled-traces):
+//! the HLO the profile carries is the module XLA dumped beside it, instruction for instruction,
+//! and its bytes add up to XLA's own cost analysis of that module.
+
+use rustc_hash::FxHashMap;
+
+use super::*;
+
+fn data(name: &str) -> Vec<u8> {
+    let path = format!("{}/../../tests/data/compiled/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// One computation of an HLO text dump: its instructions as (name, opcode, called computation).
+type Computation = Vec<(String, String, Option<String>)>;
+
+/// The computations of XLA's text dump (`--xla_dump_hlo_as_text`), by name, and the entry's name.
+fn dump(text: &str) -> (FxHashMap<String, Computation>, String) {
+    let mut computations: FxHashMap<String, Computation> = FxHashMap::default();
+    let (mut current, mut entry) = (None::<String>, String::new());
+    for line in text.lines() {
+        if line.ends_with('{') && !line.starts_with(' ') && !line.starts_with("HloModule") {
+            let head = line.strip_prefix("ENTRY ").unwrap_or(line);
+            let name = head.trim_start_matches('%').split(' ').next().unwrap().to_string();
+            if line.starts_with("ENTRY ") {
+                entry = name.clone();
+            }
+            computations.insert(name.clone(), Vec::new());
+            current = Some(name);
+        } else if line == "}" {
+            current = None;
+        } else if let (Some(c), Some(rest)) = (&current, line.trim_start().strip_prefix("ROOT ").or(Some(line.trim_start()))) {
+            let Some((name, rhs)) = rest.strip_prefix('%').and_then(|r| r.split_once(" = ")) else { continue };
+            // `f32[2,32]{1,0} fusion(%a, %b), kind=kLoop, calls=%fused_computation.1`; a tuple
+            // shape `(f32[2], f32[2])` has spaces inside its parentheses.
+            let after_shape = match rhs.starts_with('(') {
+                true => &rhs[rhs.find(") ").unwrap() + 2..],
+                false => rhs.split_once(' ').unwrap().1,
+            };
+            let opcode = after_shape.split('(').next().unwrap().to_string();
+            let calls = rhs.split_once("calls=%").map(|(_, c)| c.split([',', ' ', '}']).next().unwrap().to_string());
+            computations.get_mut(c).unwrap().push((name.to_string(), opcode, calls));
+        }
+    }
+    (computations, entry)
+}
+
+/// A fusion's ops as the dump writes them: its computation's instructions, nested fusions
+/// expanded, what moves no data left out (as `hlo::Module::group` does).
+fn fused_ops(computations: &FxHashMap<String, Computation>, name: &str, out: &mut Vec<String>) {
+    for (op, opcode, calls) in &computations[name] {
+        match opcode.as_str() {
+            "parameter" | "tuple" | "get-tuple-element" | "constant" | "bitcast" => {}
+            "fusion" => fused_ops(computations, calls.as_deref().unwrap(), out),
+            _ => out.push(op.clone()),
+        }
+    }
+}
+
+/// The module of the profile named `jit_NAME`.
+fn module<'a>(programs: &'a Programs, name: &str) -> &'a hlo::Module {
+    let id = programs.by_name[name];
+    &programs.modules[&id]
+}
+
+#[test]
+fn every_fusion_of_a_real_profile_is_the_dumps_fused_computation() {
+    for (case, module_name) in [("jax_block_cpu", "jit_block"), ("jax_convnet_cpu", "jit_convnet")] {
+        let space = XSpace::decode(data(&format!("{case}.xplane.pb")).as_slice()).unwrap();
+        let programs = Programs::of(&space);
+        let m = module(&programs, module_name);
+        let text = String::from_utf8(data(&format!("{case}.after_optimizations.txt"))).unwrap();
+        let (computations, entry) = dump(&text);
+        let mut fusions = 0;
+        for (op, opcode, calls) in &computations[&entry] {
+            let group = m.group(op).unwrap_or_else(|| panic!("{case}: {op} is not in the profile's HLO"));
+            if opcode != "fusion" {
+                continue;
+            }
+            fusions += 1;
+            let mut want = Vec::new();
+            fused_ops(&computations, calls.as_deref().unwrap(), &mut want);
+            let mut got: Vec<String> = group.ops.iter().map(|o| o.name.clone()).collect();
+            want.sort();
+            got.sort();
+            assert_eq!(got, want, "{case}: {op}");
+        }
+        assert!(fusions >= 3, "{case}: {fusions} fusions");
+    }
+}
+
+#[test]
+fn a_real_profiles_bytes_add_up_to_xlas_cost_analysis() {
+    for (case, module_name) in [("jax_block_cpu", "jit_block"), ("jax_convnet_cpu", "jit_convnet")] {
+        let space = XSpace::decode(data(&format!("{case}.xplane.pb")).as_slice()).unwrap();
+        let programs = Programs::of(&space);
+        let m = module(&programs, module_name);
+        let text = String::from_utf8(data(&format!("{case}.after_optimizations.txt"))).unwrap();
+        let (computations, entry) = dump(&text);
+        let cost: serde_json::Value = serde_json::from_slice(&data(&format!("{case}.cost.json"))).unwrap();
+        let xla = cost["bytes accessed"].as_f64().unwrap();
+        let ours: u64 = computations[&entry]
+            .iter()
+            .filter(|(_, opcode, _)| !matches!(opcode.as_str(), "parameter" | "tuple" | "get-tuple-element" | "constant" | "bitcast"))
+            .map(|(op, _, _)| m.group(op).unwrap().fused_bytes.unwrap())
+            .sum();
+        let off = (ours as f64 - xla).abs() / xla;
+        println!("{case}: fusionscope {ours} B, XLA's cost analysis {xla} B ({:.2} % apart)", off * 100.0);
+        assert!(off <= 0.02, "{case}: {ours} vs {xla}");
+    }
+}
