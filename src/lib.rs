@@ -11,6 +11,7 @@ pub use draw;
 pub use fusion;
 pub use hardware;
 pub use import;
+pub use inductor;
 pub use limits;
 pub use optrace;
 pub use page;

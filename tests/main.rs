@@ -8,6 +8,7 @@ mod common;
 mod architecture_map;
 mod calib_cli;
 mod calib_files;
+mod compile_log_cli;
 mod format_registry;
 mod fusion_cli;
 mod fusion_props;

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod calib;
+mod compile_log;
 mod graph;
 mod io;
 mod model;
@@ -45,6 +46,9 @@ enum Command {
     Bench(bench::Args),
     /// Summary of one GPU profiler trace: PyTorch profiler JSON, rocprofv3 JSON, rocpd or Nsight Systems SQLite, XLA xplane.pb or JAX JSON
     Trace(trace::TraceArgs),
+    /// Kernels Inductor generated, from a torch.compile log (TORCH_TRACE): each one's exact
+    /// post-grad nodes and bytes, and with --trace, its calls and time in a trace of the same run
+    CompileLog(compile_log::Args),
     /// Compare two profiler traces of any format (AMD vs NVIDIA, or before/after)
     Compare(trace::CompareArgs),
     /// One self-contained HTML report of a trace or a pair, for a review: the overview, the views and the main tables
@@ -75,6 +79,7 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Trace(args) => trace::run_trace(args),
         Command::Compare(args) => trace::run_compare(args),
+        Command::CompileLog(args) => compile_log::run(args),
         Command::Report(args) => report::run(args),
         Command::Ranks(args) => ranks::run(args),
         Command::Optrace(args) => optrace::run(args),

@@ -34,7 +34,9 @@ impl Node {
     pub fn op(&self) -> &str {
         let t = self.target.strip_prefix("aten.").unwrap_or(&self.target);
         let t = match t.rsplit_once('.') {
-            Some((head, overload)) if self.target.starts_with("aten.") && !head.is_empty() && !overload.is_empty() => head,
+            Some((head, overload)) if self.target.starts_with("aten.") && !head.is_empty() && !overload.is_empty() => {
+                head
+            }
             _ => t,
         };
         t.rsplit('.').next().unwrap_or(t)
@@ -47,10 +49,31 @@ fn is_view(target: &str) -> bool {
     let op = op.split('.').next().unwrap_or(op);
     matches!(
         op,
-        "view" | "_unsafe_view" | "reshape" | "permute" | "expand" | "t" | "transpose" | "unsqueeze" | "squeeze"
-            | "slice" | "select" | "alias" | "as_strided" | "view_as_real" | "view_as_complex" | "unbind"
-            | "split" | "split_with_sizes" | "narrow" | "diagonal" | "detach" | "unfold" | "view_as"
-            | "_reshape_alias" | "expand_as"
+        "view"
+            | "_unsafe_view"
+            | "reshape"
+            | "permute"
+            | "expand"
+            | "t"
+            | "transpose"
+            | "unsqueeze"
+            | "squeeze"
+            | "slice"
+            | "select"
+            | "alias"
+            | "as_strided"
+            | "view_as_real"
+            | "view_as_complex"
+            | "unbind"
+            | "split"
+            | "split_with_sizes"
+            | "narrow"
+            | "diagonal"
+            | "detach"
+            | "unfold"
+            | "view_as"
+            | "_reshape_alias"
+            | "expand_as"
     )
 }
 
@@ -172,12 +195,17 @@ impl Graph {
 
 /// `name: "type"` pairs of a parameter list or a declaration line.
 fn declarations(text: &str) -> impl Iterator<Item = (&str, &str)> {
-    text.split('"').collect::<Vec<_>>().chunks(2).filter_map(|pair| {
-        let [head, annotation] = pair else { return None };
-        let head = head.trim_end().strip_suffix(':')?;
-        let name = head.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next()?;
-        (!name.is_empty()).then_some((name, *annotation))
-    }).collect::<Vec<_>>().into_iter()
+    text.split('"')
+        .collect::<Vec<_>>()
+        .chunks(2)
+        .filter_map(|pair| {
+            let [head, annotation] = pair else { return None };
+            let head = head.trim_end().strip_suffix(':')?;
+            let name = head.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next()?;
+            (!name.is_empty()).then_some((name, *annotation))
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
 }
 
 /// The statement without the `;  a = b = None` frees FX appends: up to the first `;` outside
@@ -261,7 +289,10 @@ mod tests {
     fn nodes_carry_their_targets_types_and_inputs() {
         let g = Graph::parse(POST_GRAD, 100).unwrap();
         let names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
-        assert_eq!(names, ["arg0_1", "arg1_1", "arg2_1", "permute", "mm_default_1", "add_tensor_1", "var_mean", "getitem", "relu"]);
+        assert_eq!(
+            names,
+            ["arg0_1", "arg1_1", "arg2_1", "permute", "mm_default_1", "add_tensor_1", "var_mean", "getitem", "relu"]
+        );
         let mm = &g.nodes[4];
         assert_eq!(mm.target, "aten.mm.default");
         assert_eq!(mm.op(), "mm");
@@ -281,7 +312,15 @@ mod tests {
         let text = "    def forward(self):\n        arg2_1: \"f32[8, 10][10, 1]cpu\"; arg3_1: \"f32[10, 20][20, 1]cpu\"; \n        arg2_1, arg3_1, = fx_pytree.tree_flatten_spec([], self._in_spec)\n        fc1_weight: \"f32[16, 10][10, 1]cpu\" = self.fc1.weight\n        mul: \"f32[10, 20][20, 1]cpu\" = torch.ops.aten.mul.Tensor(arg3_1, 3.14);  arg3_1 = None\n        return (mul,)\n";
         let g = Graph::parse(text, 100).unwrap();
         let names: Vec<(&str, &str)> = g.nodes.iter().map(|n| (n.name.as_str(), n.target.as_str())).collect();
-        assert_eq!(names, [("arg2_1", "placeholder"), ("arg3_1", "placeholder"), ("fc1_weight", "get_attr"), ("mul", "aten.mul.Tensor")]);
+        assert_eq!(
+            names,
+            [
+                ("arg2_1", "placeholder"),
+                ("arg3_1", "placeholder"),
+                ("fc1_weight", "get_attr"),
+                ("mul", "aten.mul.Tensor")
+            ]
+        );
         assert_eq!(g.nodes[3].inputs, [1]);
         assert_eq!(g.outputs, [3]);
     }

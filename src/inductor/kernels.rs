@@ -65,8 +65,9 @@ pub struct Kernel {
     /// Nodes the provenance names that the graph does not have.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
-    /// Bytes it moves: every tensor it reads from outside its nodes and every node's output
-    /// read outside them or returned. `None` when a size is symbolic or past 64 bits.
+    /// Bytes it moves: every tensor it reads from outside its nodes (through views: the
+    /// memory they span, at most the whole tensor) and every node's output read outside them
+    /// or returned. `None` when a size is symbolic or past 64 bits.
     pub fused_bytes: Option<u64>,
     /// Bytes its nodes would move as kernels of their own: each reads its inputs and writes
     /// its output (views, graph inputs and tuple elements move nothing).
@@ -108,11 +109,13 @@ fn bytes(graph: &Graph, consumers: &[Vec<u32>], set: &[u32]) -> (Option<u64>, Op
     let inside = |i: u32| set.binary_search(&i).is_ok();
     let node = |i: u32| &graph.nodes[i as usize];
     let size = |i: u32| node(i).tensor.as_ref().and_then(|t| t.bytes());
+    // The node whose data a view reads, through views inside the set or out of it: a view
+    // in the kernel moves nothing, so reading through it reads its base.
     let base = |mut i: u32| {
         for _ in 0..ALIAS_DEPTH {
             let n = node(i);
             match n.inputs.first() {
-                Some(&from) if n.is_alias() && !inside(i) => i = from,
+                Some(&from) if n.is_alias() => i = from,
                 _ => break,
             }
         }
@@ -138,8 +141,10 @@ fn bytes(graph: &Graph, consumers: &[Vec<u32>], set: &[u32]) -> (Option<u64>, Op
             if inside(from) {
                 continue;
             }
+            // Views of one tensor read at most the tensor: q, k and v sliced from one
+            // projection read the projection once.
             match reads.iter_mut().find(|(r, _)| *r == from) {
-                Some((_, seen)) => *seen = (*seen).max(b),
+                Some((_, seen)) => *seen = seen.saturating_add(b),
                 None => reads.push((from, b)),
             }
         }
@@ -153,7 +158,8 @@ fn bytes(graph: &Graph, consumers: &[Vec<u32>], set: &[u32]) -> (Option<u64>, Op
             None => return (None, None),
         };
         let escaping = match &n.tensor {
-            Some(_) => escapes(graph, consumers, &inside, i, 0).then_some(out).unwrap_or(0),
+            Some(_) if escapes(graph, consumers, &inside, i, 0) => out,
+            Some(_) => 0,
             None => consumers[i as usize]
                 .iter()
                 .filter(|&&g| node(g).target == "getitem" && escapes(graph, consumers, &inside, g, 0))
@@ -165,7 +171,10 @@ fn bytes(graph: &Graph, consumers: &[Vec<u32>], set: &[u32]) -> (Option<u64>, Op
             None => return (None, None),
         };
     }
-    let fused = reads.iter().try_fold(writes, |sum, (_, b)| sum.checked_add(*b));
+    let fused = reads.iter().try_fold(writes, |sum, &(from, b)| {
+        let whole = size(from).or_else(|| tuple_bytes(graph, consumers, from)).unwrap_or(u64::MAX);
+        sum.checked_add(b.min(whole))
+    });
     (fused, Some(unfused))
 }
 
@@ -221,7 +230,10 @@ mod tests {
         let g = Graph::parse(GRAPH, 100).unwrap();
         let c = g.consumers();
         let k = kernel(&g, &c, "triton_poi_fused_addmm_relu_sigmoid_0:1", &names(&["sigmoid", "relu", "add_tensor_1"]));
-        assert_eq!((k.name.as_str(), k.handle, k.kind), ("triton_poi_fused_addmm_relu_sigmoid_0", Some(1), KernelKind::TritonPointwise));
+        assert_eq!(
+            (k.name.as_str(), k.handle, k.kind),
+            ("triton_poi_fused_addmm_relu_sigmoid_0", Some(1), KernelKind::TritonPointwise)
+        );
         assert_eq!(k.nodes, [5, 6, 7]);
         // Reads mm (512 B) and the bias (64 B), writes sigmoid (512 B).
         assert_eq!(k.fused_bytes, Some(512 + 64 + 512));

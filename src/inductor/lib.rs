@@ -98,28 +98,33 @@ impl CompileLog {
         for a in artifacts {
             let at = |what: &str| format!("{what} `{}` at line {} ({})", a.name, a.line, a.compile);
             match a.name.as_str() {
-                name if POST_GRAD.contains(&name) || name == PRE_GRAD => match Graph::parse(&a.payload, limits::COMPILE_LOG_NODES) {
-                    Ok(graph) if a.name == PRE_GRAD => {
-                        pre_grad.insert(a.compile, graph);
-                    }
-                    Ok(graph) => {
-                        if pending.len() >= limits::COMPILE_LOG_GRAPHS {
-                            return Err(LogError::TooManyGraphs { limit: limits::COMPILE_LOG_GRAPHS });
+                name if POST_GRAD.contains(&name) || name == PRE_GRAD => {
+                    match Graph::parse(&a.payload, limits::COMPILE_LOG_NODES) {
+                        Ok(graph) if a.name == PRE_GRAD => {
+                            pre_grad.insert(a.compile, graph);
                         }
-                        pending.push(Pending {
-                            compile: a.compile,
-                            line: a.line,
-                            graph,
-                            pre_grad: pre_grad.get(&a.compile).cloned(),
-                            kernels: None,
-                            post_to_pre: FxHashMap::default(),
-                        });
+                        Ok(graph) => {
+                            if pending.len() >= limits::COMPILE_LOG_GRAPHS {
+                                return Err(LogError::TooManyGraphs { limit: limits::COMPILE_LOG_GRAPHS });
+                            }
+                            pending.push(Pending {
+                                compile: a.compile,
+                                line: a.line,
+                                graph,
+                                pre_grad: pre_grad.get(&a.compile).cloned(),
+                                kernels: None,
+                                post_to_pre: FxHashMap::default(),
+                            });
+                        }
+                        Err(e) => warnings.push(format!("{} was passed over: {e}", at("the graph"))),
                     }
-                    Err(e) => warnings.push(format!("{} was passed over: {e}", at("the graph"))),
-                },
+                }
                 name => {
                     let Some(p) = pending.iter_mut().rev().find(|p| p.compile == a.compile) else {
-                        warnings.push(format!("{} names kernels, but no post-grad graph comes before it", at("the artifact")));
+                        warnings.push(format!(
+                            "{} names kernels, but no post-grad graph comes before it",
+                            at("the artifact")
+                        ));
                         continue;
                     };
                     let parsed = if name == MAPPINGS {
@@ -138,7 +143,9 @@ impl CompileLog {
                                 p.post_to_pre = post_to_pre;
                             }
                         }
-                        Err(e) => warnings.push(format!("{} was passed over: its JSON is broken: {e}", at("the artifact"))),
+                        Err(e) => {
+                            warnings.push(format!("{} was passed over: its JSON is broken: {e}", at("the artifact")))
+                        }
                     }
                 }
             }
@@ -161,9 +168,7 @@ fn finish(p: Pending) -> Option<CompiledGraph> {
     let consumers = p.graph.consumers();
     let mut kernels: Vec<Kernel> =
         map.iter().map(|(key, nodes)| kernels::kernel(&p.graph, &consumers, key, nodes)).collect();
-    kernels.sort_by(|a, b| {
-        (a.handle, a.nodes.first(), &a.name).cmp(&(b.handle, b.nodes.first(), &b.name))
-    });
+    kernels.sort_by(|a, b| (a.handle, a.nodes.first(), &a.name).cmp(&(b.handle, b.nodes.first(), &b.name)));
     let model_ops = p
         .graph
         .nodes

@@ -165,7 +165,9 @@ mod tests {
 
     #[test]
     fn a_broken_header_is_skipped_and_counted() {
-        let text = format!("{HEAD}{{\"artifact\": {{\"name\": \"a\"\n\tpayload\n{HEAD}{{\"artifact\": {{\"name\": \"b\"}}}}\n");
+        let text = format!(
+            "{HEAD}{{\"artifact\": {{\"name\": \"a\"\n\tpayload\n{HEAD}{{\"artifact\": {{\"name\": \"b\"}}}}\n"
+        );
         let (got, skipped) = artifacts(&text, |_| true).unwrap();
         assert_eq!(got.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["b"]);
         assert_eq!(skipped.headers, Some(1));

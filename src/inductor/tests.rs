@@ -61,9 +61,11 @@ fn debug_handles_give_one_group_per_launch_site_with_exact_bytes() {
 
 #[test]
 fn every_kernel_lists_exactly_the_nodes_its_provenance_gives() {
-    for name in
-        ["inductor_provenance_jit_cuda_log.txt", "inductor_provenance_jit_debug_handle_log.txt", "inductor_provenance_aot_log.txt"]
-    {
+    for name in [
+        "inductor_provenance_jit_cuda_log.txt",
+        "inductor_provenance_jit_debug_handle_log.txt",
+        "inductor_provenance_aot_log.txt",
+    ] {
         let text = read(name);
         let log = CompileLog::read(&text).unwrap();
         // The artifact read again here, on its own.
@@ -94,7 +96,12 @@ fn without_handles_a_library_name_stands_for_every_call_it_made() {
     let names: Vec<&str> = g.kernels.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(
         names,
-        ["extern_kernels.mm", "triton_poi_fused_addmm_relu_sigmoid_0", "triton_poi_fused_mul_1", "triton_poi_fused_addmm_gelu_2"]
+        [
+            "extern_kernels.mm",
+            "triton_poi_fused_addmm_relu_sigmoid_0",
+            "triton_poi_fused_mul_1",
+            "triton_poi_fused_addmm_gelu_2"
+        ]
     );
     let mm = row(g, &g.kernels[0]);
     assert_eq!(mm.1, strings(&["mm_default_1", "mul", "mm_default"]));
@@ -151,7 +158,14 @@ fn broken_artifacts_are_passed_over_with_their_line() {
 
 #[test]
 fn nodes_the_graph_never_had_are_named_not_invented() {
-    let log = edited(|t| t.replacen("\"extern_kernels.mm:5\": [\"mm_default\"]", "\"extern_kernels.mm:5\": [\"mm_default\", \"ghost\"]", 1)).unwrap();
+    let log = edited(|t| {
+        t.replacen(
+            "\"extern_kernels.mm:5\": [\"mm_default\"]",
+            "\"extern_kernels.mm:5\": [\"mm_default\", \"ghost\"]",
+            1,
+        )
+    })
+    .unwrap();
     let k = &log.graphs[0].kernels[4];
     assert_eq!(k.missing, ["ghost"]);
     assert_eq!(k.fused_bytes, Some(4400));

@@ -331,8 +331,8 @@ pub const EXEC_TRACE_VALUES: usize = 65_536;
 
 /// The largest torch.compile structured log (`TORCH_TRACE`), bytes of text after
 /// decompression. A large model's log with every artifact (graphs, output code, guards) runs to
-/// tens of MB per rank; it is read whole, so it is bounded like a whole-file read.
-pub const COMPILE_LOG_BYTES: usize = 512 * 1024 * 1024;
+/// tens of MB per rank; it is read whole, so it is bounded as a whole-file read is.
+pub const COMPILE_LOG_BYTES: usize = WHOLE_FILE_TEXT_BYTES;
 
 /// The most nodes one compiled graph of a compile log may hold (a large model's post-grad
 /// graph has tens of thousands).

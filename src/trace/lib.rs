@@ -21,6 +21,7 @@
 //! | [`capture`] | graph-capture traces joined to their replays |
 //! | [`ranks`] | the ranks of one distributed job: per-rank fold, collectives matched across ranks, clocks, stragglers (`docs/ranks.md`) |
 //! | [`fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
+//! | [`provenance`] | Inductor's compile log (the `inductor` crate) joined to a trace of the same run: each generated kernel's calls and time |
 //! | [`exec_trace`] | PyTorch Execution Traces (Chakra ET JSON): exact tensor data flow for the fusion groups |
 //! | [`time`] | where the time goes: GPU timeline, why the GPU waits (idle time between kernels by cause), per-op table (priced by the `perf` crate's per-op models), the gap between two traces, the time report |
 //! | [`view`] | the results as the page and its exports draw them: tables, charts, Markdown |
@@ -41,6 +42,7 @@ pub mod kineto;
 pub mod model;
 #[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
 pub mod nsys;
+pub mod provenance;
 pub mod ranks;
 pub mod read;
 pub mod registry;

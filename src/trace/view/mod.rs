@@ -14,6 +14,7 @@ pub mod fusion;
 pub mod fusion_dag;
 pub mod fusion_pair;
 pub mod layers;
+pub mod provenance;
 pub mod ranks;
 pub mod time;
 pub mod waits;

@@ -29,7 +29,9 @@ fn dump(text: &str) -> (FxHashMap<String, Computation>, String) {
             current = Some(name);
         } else if line == "}" {
             current = None;
-        } else if let (Some(c), Some(rest)) = (&current, line.trim_start().strip_prefix("ROOT ").or(Some(line.trim_start()))) {
+        } else if let (Some(c), Some(rest)) =
+            (&current, line.trim_start().strip_prefix("ROOT ").or(Some(line.trim_start())))
+        {
             let Some((name, rhs)) = rest.strip_prefix('%').and_then(|r| r.split_once(" = ")) else { continue };
             // `f32[2,32]{1,0} fusion(%a, %b), kind=kLoop, calls=%fused_computation.1`; a tuple
             // shape `(f32[2], f32[2])` has spaces inside its parentheses.
@@ -101,7 +103,9 @@ fn a_real_profiles_bytes_add_up_to_xlas_cost_analysis() {
         let xla = cost["bytes accessed"].as_f64().unwrap();
         let ours: u64 = computations[&entry]
             .iter()
-            .filter(|(_, opcode, _)| !matches!(opcode.as_str(), "parameter" | "tuple" | "get-tuple-element" | "constant" | "bitcast"))
+            .filter(|(_, opcode, _)| {
+                !matches!(opcode.as_str(), "parameter" | "tuple" | "get-tuple-element" | "constant" | "bitcast")
+            })
             .map(|(op, _, _)| m.group(op).unwrap().fused_bytes.unwrap())
             .sum();
         let off = (ours as f64 - xla).abs() / xla;

@@ -1,0 +1,236 @@
+//! Inductor's compile log joined to a profiler trace of the same run: each kernel the log
+//! records (its exact post-grad nodes and bytes, the `inductor` crate) gets the calls and the
+//! time the trace measured.
+//!
+//! Kernel names restart at `_0` in every compiled graph, so a name is looked up only among the
+//! graphs of the compiled region it ran in (`Torch-Compiled Region: F/C`, the compile id the
+//! log records). Within one call of a graph, the log's kernels are taken in launch order (the
+//! debug handles, `…:N`) and each is given the next unjoined CPU op of its name: the C++
+//! kernel's range (`graph_0_cpp_fused_…`, with `enable_kernel_profile`), the op a Triton
+//! kernel's launch records (its own name), the ATen op of a library call (`extern_kernels.mm`
+//! → `aten::mm`). The GPU kernels that op launched carry the kernel's time on a GPU; on a CPU
+//! run the op's own range is the kernel.
+
+use inductor::{CompileLog, CompiledGraph, Kernel};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::model::Trace;
+
+/// One kernel of the log with what the trace measured of it.
+#[derive(Debug, Clone, Serialize)]
+pub struct JoinedKernel {
+    /// Indices into the log's graphs and that graph's kernels.
+    pub graph: u32,
+    pub kernel: u32,
+    /// Calls the trace recorded.
+    pub calls: u64,
+    /// Time of its GPU kernels, µs (0 on a CPU run).
+    pub gpu_us: f64,
+    /// Time of the CPU op that ran or launched it, µs.
+    pub cpu_us: f64,
+    /// The GPU kernels it launched, by name, each once.
+    pub gpu_kernels: Vec<String>,
+}
+
+/// A CPU op that looks like a generated kernel but matched none of the log's.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Unjoined {
+    pub name: String,
+    pub calls: u64,
+    pub why: String,
+}
+
+/// The log's kernels with the trace's figures; the trace's compiled kernels the log does not
+/// name; how many compiled regions the trace has.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Joined {
+    pub kernels: Vec<JoinedKernel>,
+    pub unjoined: Vec<Unjoined>,
+    pub regions: u64,
+}
+
+impl Joined {
+    /// The joined figures of a kernel of the log, if the trace ran it.
+    pub fn of(&self, graph: u32, kernel: u32) -> Option<&JoinedKernel> {
+        self.kernels.iter().find(|k| k.graph == graph && k.kernel == kernel)
+    }
+}
+
+/// The name a CPU op of the trace has when it runs or launches `kernel`.
+pub fn op_name(kernel: &str) -> String {
+    if let Some(op) = kernel.strip_prefix("extern_kernels.") {
+        return format!("aten::{op}");
+    }
+    if let Some(op) = kernel.strip_prefix("torch.ops.aten.") {
+        return format!("aten::{}", op.split('.').next().unwrap_or(op));
+    }
+    for device in ["aoti_torch_cpu_", "aoti_torch_cuda_"] {
+        if let Some(op) = kernel.strip_prefix(device) {
+            return format!("aten::{}", op.strip_suffix("_out").unwrap_or(op));
+        }
+    }
+    kernel.to_string()
+}
+
+/// A CPU op's name as the log names kernels: a C++ kernel's range drops its `graph_N_` prefix.
+fn kernel_key(op: &str) -> &str {
+    let Some(rest) = op.strip_prefix("graph_") else { return op };
+    match rest.split_once('_') {
+        Some((n, name)) if n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty() => name,
+        _ => op,
+    }
+}
+
+/// Whether a CPU op's name is one Inductor generates (so one the log should name).
+fn looks_generated(key: &str) -> bool {
+    key.starts_with("cpp_fused_") || key.starts_with("triton_")
+}
+
+/// A compiled region of the trace: its compile id's text and its CPU ops in time order.
+struct Region {
+    compile: Option<String>,
+    ops: Vec<usize>,
+}
+
+const REGION: &str = "Torch-Compiled Region: ";
+
+/// The compiled regions of a trace: each `Torch-Compiled Region` range with the CPU ops inside
+/// it on its thread; a trace without them (AOTInductor) is one region per thread.
+fn regions(trace: &Trace) -> Vec<Region> {
+    let mut by_tid: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+    for (i, op) in trace.cpu_ops.iter().enumerate() {
+        by_tid.entry(op.tid).or_default().push(i);
+    }
+    let mut out = Vec::new();
+    let mut tids: Vec<_> = by_tid.into_iter().collect();
+    tids.sort_unstable_by_key(|(tid, _)| *tid);
+    let any_region = trace.cpu_ops.iter().any(|o| trace.name(o.name).starts_with(REGION));
+    for (_, mut ops) in tids {
+        let key = |i: &usize| (trace.cpu_ops[*i].ts, std::cmp::Reverse(ordered(trace.cpu_ops[*i].dur)));
+        ops.sort_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
+        if !any_region {
+            out.push(Region { compile: None, ops });
+            continue;
+        }
+        let mut i = 0;
+        while i < ops.len() {
+            let op = &trace.cpu_ops[ops[i]];
+            let Some(id) = trace.name(op.name).strip_prefix(REGION) else {
+                i += 1;
+                continue;
+            };
+            let end = op.ts + op.dur;
+            let mut j = i + 1;
+            let mut inside = Vec::new();
+            while j < ops.len() && trace.cpu_ops[ops[j]].ts <= end {
+                inside.push(ops[j]);
+                j += 1;
+            }
+            out.push(Region { compile: Some(id.trim().to_string()), ops: inside });
+            i = j;
+        }
+    }
+    out
+}
+
+/// A duration as an orderable integer (ns), for sorting enclosing ranges first.
+fn ordered(dur: f64) -> i64 {
+    (dur * 1000.0) as i64
+}
+
+/// Joins the log's kernels to the trace's CPU ops and their GPU kernels.
+pub fn join(trace: &Trace, log: &CompileLog) -> Joined {
+    let mut gpu_of: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
+    for (i, k) in trace.kernels.iter().enumerate() {
+        if let Some(id) = k.external_id {
+            gpu_of.entry(id).or_default().push(i);
+        }
+    }
+    // Each graph's kernels in launch order, with the op name each is looked for under.
+    let order: Vec<Vec<(u32, String)>> = log
+        .graphs
+        .iter()
+        .map(|g| g.kernels.iter().enumerate().map(|(i, k)| (i as u32, op_name(&k.name))).collect())
+        .collect();
+    let mut joined: FxHashMap<(u32, u32), JoinedKernel> = FxHashMap::default();
+    let mut unjoined: FxHashMap<String, (u64, String)> = FxHashMap::default();
+    let all_regions = regions(trace);
+    let regions_count = all_regions.iter().filter(|r| r.compile.is_some()).count() as u64;
+    for region in all_regions {
+        let candidates: Vec<u32> = (0..log.graphs.len() as u32)
+            .filter(|&g| region.compile.as_deref().is_none_or(|id| log.graphs[g as usize].compile.to_string() == id))
+            .collect();
+        // Per op name, the region's ops of that name in time order, not yet joined.
+        let mut queues: FxHashMap<&str, std::collections::VecDeque<usize>> = FxHashMap::default();
+        for &i in &region.ops {
+            queues.entry(kernel_key(trace.name(trace.cpu_ops[i].name))).or_default().push_back(i);
+        }
+        // One call of a graph per pass, the candidate that matches the most ops.
+        loop {
+            let best = candidates
+                .iter()
+                .map(|&g| {
+                    (
+                        g,
+                        order[g as usize]
+                            .iter()
+                            .filter(|(_, name)| queues.get(name.as_str()).is_some_and(|q| !q.is_empty()))
+                            .count(),
+                    )
+                })
+                .max_by_key(|&(g, n)| (n, std::cmp::Reverse(g)));
+            let Some((g, n)) = best.filter(|&(_, n)| n > 0) else { break };
+            let _ = n;
+            for (k, name) in &order[g as usize] {
+                let Some(op) = queues.get_mut(name.as_str()).and_then(|q| q.pop_front()) else { continue };
+                let cpu = &trace.cpu_ops[op];
+                let entry = joined.entry((g, *k)).or_insert_with(|| JoinedKernel {
+                    graph: g,
+                    kernel: *k,
+                    calls: 0,
+                    gpu_us: 0.0,
+                    cpu_us: 0.0,
+                    gpu_kernels: Vec::new(),
+                });
+                entry.calls += 1;
+                entry.cpu_us += cpu.dur;
+                for &gk in gpu_of.get(&cpu.external_id).into_iter().flatten() {
+                    let kernel = &trace.kernels[gk];
+                    entry.gpu_us += kernel.dur;
+                    let name = trace.name(kernel.name);
+                    if !entry.gpu_kernels.iter().any(|n| n == name) {
+                        entry.gpu_kernels.push(name.to_string());
+                    }
+                }
+            }
+        }
+        for (key, q) in queues {
+            if looks_generated(key) && !q.is_empty() {
+                let why = match &region.compile {
+                    Some(id) if candidates.is_empty() => format!("the log has no graph {id}"),
+                    Some(id) => format!("no kernel of this name in the log's graph {id}"),
+                    None => "no kernel of this name in the log".to_string(),
+                };
+                let e = unjoined.entry(key.to_string()).or_insert((0, why));
+                e.0 += q.len() as u64;
+            }
+        }
+    }
+    let mut kernels: Vec<JoinedKernel> = joined.into_values().collect();
+    kernels.sort_by_key(|k| (k.graph, k.kernel));
+    let mut unjoined: Vec<Unjoined> =
+        unjoined.into_iter().map(|(name, (calls, why))| Unjoined { name, calls, why }).collect();
+    unjoined.sort_by(|a, b| a.name.cmp(&b.name));
+    Joined { kernels, unjoined, regions: regions_count }
+}
+
+/// The kernels of a log, each with its graph, for views.
+pub fn kernels(log: &CompileLog) -> impl Iterator<Item = (u32, u32, &CompiledGraph, &Kernel)> {
+    log.graphs.iter().enumerate().flat_map(|(g, graph)| {
+        graph.kernels.iter().enumerate().map(move |(k, kernel)| (g as u32, k as u32, graph, kernel))
+    })
+}
+
+#[cfg(test)]
+mod tests;
