@@ -40,3 +40,68 @@ fn a_file_that_is_not_a_compile_log_is_named_with_what_it_lacks() {
     assert_eq!(code, 2);
     assert!(err.contains("torch_convnet_cpu.trace.json.gz: not a torch.compile structured log"), "{err}");
 }
+
+/// A compile log written here by hand for the TraceLens MI300X compiled trace (its real log
+/// was not kept): the first RMSNorm kernel and the first GEMM, as Inductor's provenance
+/// (version 2.0) records them. The trace's other generated kernels are not in it.
+fn hand_written_log() -> String {
+    let header = |name: &str| {
+        format!(
+            "V0521 11:50:40.520000 3054118 compile_fx.py:2069] {{\"artifact\": {{\"name\": \"{name}\", \"encoding\": \"string\"}}, \"frame_id\": 0, \"frame_compile_id\": 0, \"attempt\": 0, \"has_payload\": \"x\"}}\n"
+        )
+    };
+    let t = |dtype: &str, dims: &str, strides: &str| format!("\\\"{dtype}[{dims}][{strides}]cuda:0\\\"");
+    let big = t("bf16", "8, 4096, 2048", "8388608, 2048, 1");
+    let graph = [
+        format!("class <lambda>(torch.nn.Module):"),
+        format!("    def forward(self, x: {big}, r: {big}, w: {}, wq: {}):", t("bf16", "2048", "1"), t("bf16", "2048, 2048", "2048, 1")),
+        format!("        add: {big} = torch.ops.aten.add.Tensor(x, r);  x = r = None"),
+        format!("        pow_1: {} = torch.ops.aten.pow.Tensor_Scalar(add, 2)", t("f32", "8, 4096, 2048", "8388608, 2048, 1")),
+        format!("        mean: {} = torch.ops.aten.mean.dim(pow_1, [-1], True)", t("f32", "8, 4096, 1", "4096, 1, 1")),
+        format!("        add_1: {} = torch.ops.aten.add.Tensor(mean, 1e-06)", t("f32", "8, 4096, 1", "4096, 1, 1")),
+        format!("        rsqrt: {} = torch.ops.aten.rsqrt.default(add_1)", t("f32", "8, 4096, 1", "4096, 1, 1")),
+        format!("        mul: {big} = torch.ops.aten.mul.Tensor(add, rsqrt)"),
+        format!("        mul_1: {big} = torch.ops.aten.mul.Tensor(mul, w)"),
+        format!("        view: {} = torch.ops.aten.view.default(mul_1, [32768, 2048])", t("bf16", "32768, 2048", "2048, 1")),
+        format!("        mm: {} = torch.ops.aten.mm.default(view, wq)", t("bf16", "32768, 2048", "2048, 1")),
+        format!("        return (mm, add)"),
+    ]
+    .map(|l| format!("\t{}\n", l.replace("\\\"", "\"")))
+    .concat();
+    let provenance = "\t{\"cppCodeToPost\": {\"triton_red_fused_add_mean_mul_pow_rsqrt_0:1\": [\"add\", \"pow_1\", \"mean\", \"add_1\", \"rsqrt\", \"mul\", \"mul_1\"], \"extern_kernels.mm:2\": [\"mm\"]}, \"version\": 2.0}\n";
+    header("inductor_post_grad_graph") + &graph + &header("inductor_provenance_tracking_node_mappings") + provenance
+}
+
+#[test]
+fn a_gpu_traces_kernels_take_their_groups_from_the_log() {
+    let dir = crate::common::temp_dir("compile-log-gpu");
+    let log = dir.join("hand_written.log");
+    std::fs::write(&log, hand_written_log()).unwrap();
+    let log = log.display().to_string();
+    let trace = data("traces/amd/torch_compile_triton_mi300x.json.gz");
+    let v = json(&["trace", &trace, "--compile-log", &log, "--json"]);
+    let groups = v["fusion"]["groups"].as_array().unwrap();
+    let norm = groups.iter().find(|g| g["kernel"] == "triton_red_fused_add_mean_mul_pow_rsqrt_0").unwrap();
+    assert_eq!(norm["how"], "Inductor provenance", "{norm}");
+    assert_eq!(norm["ops"][0]["op"], "add = bf16[8, 4096, 2048] add");
+    assert_eq!(norm["ops"].as_array().unwrap().len(), 7);
+    // Reads x, r (64 MiB each) and w (4 KiB); writes the normed x (read by the GEMM) and the
+    // residual sum (returned).
+    let mib64 = 8u64 * 4096 * 2048 * 2;
+    assert_eq!(norm["fused_bytes_per_call"], 4 * mib64 + 4096, "{norm}");
+    // The log's one GEMM is the trace's first `aten::mm`; the other GEMMs keep their groups.
+    let gemms: Vec<_> = groups.iter().filter(|g| g["category"] == "gemm").collect();
+    assert!(gemms.iter().any(|g| g["how"] == "Inductor provenance"), "{gemms:?}");
+    assert!(gemms.iter().any(|g| g["how"] == "recorded shapes"), "{gemms:?}");
+    // The generated kernels the log does not name are listed, with why.
+    let unjoined = v["compile_log"]["joined"]["unjoined"].as_array().unwrap();
+    let names: Vec<&str> = unjoined.iter().map(|u| u["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["triton_poi_fused__unsafe_view_add_3", "triton_poi_fused__unsafe_view_mul_silu_2", "triton_red_fused__unsafe_view_add_mean_mul_pow_rsqrt_1"]
+    );
+    assert_eq!(unjoined[0]["why"], "no kernel of this name in the log's graph 0/0");
+    let (code, text, err) = crate::common::run(&["trace", &trace, "--compile-log", &log]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("2 of 2 ran in the trace (1 compiled region), 3 generated kernels not in the log"), "{text}");
+}

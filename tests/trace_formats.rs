@@ -54,6 +54,7 @@ fn opened(rel: &str) -> (Trace, TraceSummary, serde_json::Value) {
                 overview: Some(&overview),
                 summary: &summary,
                 time: &time,
+                compile_log: None,
             })
             .unwrap();
             (trace, summary, page)

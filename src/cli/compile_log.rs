@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use inductor::CompileLog;
-use serde::Serialize;
-use trace::provenance::{join, Joined};
+use trace::documents::CompileLogDoc;
+use trace::provenance::join;
 use trace::view::provenance::{kernels_table, log_line, unjoined_table};
 
 use super::io::{print, print_json, read_parsed, CliResult, Output};
@@ -24,28 +24,27 @@ pub struct Args {
     pub output: Output,
 }
 
-/// What `--json` prints: the log's graphs and kernels, and the join where a trace was given.
-#[derive(Serialize)]
-struct CompileLogJson<'a> {
-    log: &'a CompileLog,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    joined: Option<&'a Joined>,
-}
-
 pub fn run(args: Args) -> CliResult {
-    let log = read_parsed(&args.log, CompileLog::read)?;
+    let log = read_log(&args.log)?;
     let joined = match &args.trace {
         Some(path) => Some(join(&load(path)?, &log)),
         None => None,
     };
+    let doc = CompileLogDoc { log, joined };
     if args.output.json {
-        return print_json(&CompileLogJson { log: &log, joined: joined.as_ref() });
+        return print_json(&doc);
     }
-    print(&compile_log_text(&log, joined.as_ref(), &args.log.display().to_string()))
+    print(&compile_log_text(&doc, &args.log.display().to_string()))
+}
+
+/// Reads a compile log, naming the file in any error.
+pub(super) fn read_log(path: &std::path::Path) -> Result<CompileLog, Box<dyn std::error::Error>> {
+    read_parsed(path, CompileLog::read)
 }
 
 /// The log's line, its warnings, its kernels and the trace's kernels it does not name.
-pub(super) fn compile_log_text(log: &CompileLog, joined: Option<&Joined>, file: &str) -> String {
+pub(super) fn compile_log_text(doc: &CompileLogDoc, file: &str) -> String {
+    let (log, joined) = (&doc.log, doc.joined.as_ref());
     let mut text = format!("{file}: {}\n", log_line(log, joined));
     for w in &log.warnings {
         text += &format!("warning: {w}\n");

@@ -7,12 +7,14 @@ use std::path::Path;
 use hardware::DetectedChip;
 use trace::capture::{attribute, CaptureReport};
 use trace::compare::{compare_classified, swapped, Comparison};
+use trace::documents::CompileLogDoc;
 use trace::findings::{pair_overview, trace_overview, Overview, SideFacts};
 use trace::summary::{structure_of, summarize_classified, ClassifiedTrace, TraceSummary};
 use trace::time::gap::{gap, Gap};
 use trace::time::report::{recorded_cost, time_report, time_report_with, TraceTime};
-use trace::{classify, Trace};
+use trace::{classify, provenance, Trace};
 
+use super::compile_log::read_log;
 use super::io::load_chip;
 use super::trace_file::load;
 use super::trace_fusion::{ExecTraceArg, FusionArgs, FusionSetup};
@@ -23,6 +25,8 @@ pub(super) struct OneTrace {
     pub summary: TraceSummary,
     pub time: TraceTime,
     pub overview: Overview,
+    /// The compile log given with the trace, joined to it.
+    pub compile_log: Option<CompileLogDoc>,
 }
 
 /// What one trace's analysis is asked for: the file, and the options `trace` takes.
@@ -32,12 +36,23 @@ pub(super) struct OneInput<'a> {
     pub capture: Option<&'a Path>,
     pub fusion: &'a FusionArgs,
     pub exec_trace: &'a ExecTraceArg,
+    pub compile_log: Option<&'a Path>,
 }
 
 pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std::error::Error>> {
     let chip = given_chip(args.chip)?;
     let setup = FusionSetup::new(args.fusion)?.with_exec_trace(args.exec_trace)?;
-    let (trace, capture) = load_with_capture(args.file, args.capture)?;
+    let (mut trace, capture) = load_with_capture(args.file, args.capture)?;
+    // The log's groups go into the trace before any analysis reads it.
+    let compile_log = match args.compile_log {
+        Some(path) => {
+            let log = read_log(path)?;
+            let joined = provenance::join(&trace, &log);
+            provenance::link(&mut trace, &log, &joined);
+            Some(CompileLogDoc { log, joined: Some(joined) })
+        }
+        None => None,
+    };
     // One structure search (the side's) for the summary and the fusion's windows.
     let side = ClassifiedTrace::new(&trace, &classify);
     let summary = summarize_classified(&side, Some(&file_name(args.file)));
@@ -48,7 +63,7 @@ pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std:
     time.fusion = Some(fusion);
     time.fusion_dag = dag;
     let overview = trace_overview(&summary, Some(&time));
-    Ok(OneTrace { summary, time, overview })
+    Ok(OneTrace { summary, time, overview, compile_log })
 }
 
 /// Two traces as `compare` (and `report`) analyse them, each side's report in the

@@ -30,12 +30,13 @@ pub fn run(args: Args) -> CliResult {
     let html = match &args.file_b {
         None => {
             let no_exec_trace = ExecTraceArg { exec_trace: None };
-            let OneTrace { summary, time, overview } = analyse_trace(OneInput {
+            let OneTrace { summary, time, overview, .. } = analyse_trace(OneInput {
                 file: &args.file_a,
                 chip: args.chip_a.as_deref(),
                 capture: None,
                 fusion: &args.fusion,
                 exec_trace: &no_exec_trace,
+                compile_log: None,
             })?;
             report::trace_report(&file_name(&args.file_a), &summary, Some(&time), &overview)
         }

@@ -16,6 +16,7 @@ use trace::view::findings::overview_text;
 use trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
 use units::{format_duration_us, format_pct, group_digits};
 
+use super::compile_log::compile_log_text;
 use super::io::{print, print_json, CliResult, Output};
 use super::pipeline::{analyse_pair, analyse_trace, file_name, OneInput, OneTrace, Pair, PairInput};
 pub(super) use super::trace_file::{load, load_sink};
@@ -43,6 +44,10 @@ pub struct TraceArgs {
     pub fusion: FusionArgs,
     #[command(flatten)]
     pub exec_trace: ExecTraceArg,
+    /// torch.compile log of the same run (TORCH_TRACE, with INDUCTOR_PROVENANCE=1): each
+    /// compiled kernel's group is then the log's exact post-grad nodes (see `compile-log`)
+    #[arg(long, value_name = "LOG", conflicts_with = "summary_only")]
+    pub compile_log: Option<PathBuf>,
     #[command(flatten)]
     pub output: Output,
 }
@@ -88,19 +93,25 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
         let s = load_sink(&args.file, sink)?;
         return if args.output.json { print_json(&s) } else { print(&summary_only_text(&s)) };
     }
-    let OneTrace { summary, time, overview } = analyse_trace(OneInput {
+    let OneTrace { summary, time, overview, compile_log } = analyse_trace(OneInput {
         file: &args.file,
         chip: args.chip.as_deref(),
         capture: args.capture.as_deref(),
         fusion: &args.fusion,
         exec_trace: &args.exec_trace,
+        compile_log: args.compile_log.as_deref(),
     })?;
     if args.output.json {
-        print_json(&TraceJson { overview: Some(&overview), summary: &summary, time: &time })
+        let compile_log = compile_log.as_ref();
+        print_json(&TraceJson { overview: Some(&overview), summary: &summary, time: &time, compile_log })
     } else {
         let fusion = time.fusion.as_ref().map(fusion_text).unwrap_or_default();
         let text = overview_text(&overview) + "\n" + &trace_text(&summary);
-        print(&(text + &time_text(&time) + &streams_text(&time.streams) + &fusion))
+        let log = match (&compile_log, &args.compile_log) {
+            (Some(doc), Some(path)) => format!("\n{}", compile_log_text(doc, &path.display().to_string())),
+            _ => String::new(),
+        };
+        print(&(text + &time_text(&time) + &streams_text(&time.streams) + &fusion + &log))
     }
 }
 

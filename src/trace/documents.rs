@@ -19,6 +19,18 @@ pub struct TraceJson<'a> {
     pub summary: &'a crate::TraceSummary,
     #[serde(flatten)]
     pub time: &'a TraceTime,
+    /// The compile log given with the trace (`trace --compile-log`), joined to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compile_log: Option<&'a CompileLogDoc>,
+}
+
+/// `fusionscope compile-log --json`: a compile log's graphs and kernels, and, with a trace of
+/// the same run, each kernel's calls and time.
+#[derive(Serialize)]
+pub struct CompileLogDoc {
+    pub log: inductor::CompileLog,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joined: Option<crate::provenance::Joined>,
 }
 
 /// `fusionscope compare --json` (and the page's JSON export): the overview, the comparison and

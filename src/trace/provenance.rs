@@ -15,6 +15,7 @@ use inductor::{CompileLog, CompiledGraph, Kernel};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use crate::model::compiled::{CompiledGroup, CompiledOp, Compiler};
 use crate::model::Trace;
 
 /// One kernel of the log with what the trace measured of it.
@@ -31,6 +32,9 @@ pub struct JoinedKernel {
     pub cpu_us: f64,
     /// The GPU kernels it launched, by name, each once.
     pub gpu_kernels: Vec<String>,
+    /// The ids of the CPU ops that ran or launched it ([`crate::model::CpuOp::external_id`]).
+    #[serde(skip)]
+    pub ops: Vec<u64>,
 }
 
 /// A CPU op that looks like a generated kernel but matched none of the log's.
@@ -166,22 +170,26 @@ pub fn join(trace: &Trace, log: &CompileLog) -> Joined {
         for &i in &region.ops {
             queues.entry(kernel_key(trace.name(trace.cpu_ops[i].name))).or_default().push_back(i);
         }
-        // One call of a graph per pass, the candidate that matches the most ops.
+        // One call of a graph per pass: the candidate that matches the most generated kernels,
+        // then the most ops. A library op alone (`aten::mm` runs everywhere) is no evidence of
+        // another call: a graph with generated kernels needs one of them to match, a graph of
+        // library calls only is taken once per region.
+        let mut passes = 0;
         loop {
+            let waiting = |name: &str| queues.get(name).is_some_and(|q| !q.is_empty());
             let best = candidates
                 .iter()
-                .map(|&g| {
-                    (
-                        g,
-                        order[g as usize]
-                            .iter()
-                            .filter(|(_, name)| queues.get(name.as_str()).is_some_and(|q| !q.is_empty()))
-                            .count(),
-                    )
+                .filter_map(|&g| {
+                    let kernels = &order[g as usize];
+                    let generated = kernels.iter().filter(|(_, n)| looks_generated(n) && waiting(n)).count();
+                    let all = kernels.iter().filter(|(_, n)| waiting(n)).count();
+                    let has_generated = kernels.iter().any(|(_, n)| looks_generated(n));
+                    let plausible = if has_generated { generated > 0 } else { all > 0 && passes == 0 };
+                    plausible.then_some((g, generated, all))
                 })
-                .max_by_key(|&(g, n)| (n, std::cmp::Reverse(g)));
-            let Some((g, n)) = best.filter(|&(_, n)| n > 0) else { break };
-            let _ = n;
+                .max_by_key(|&(g, generated, all)| (generated, all, std::cmp::Reverse(g)));
+            let Some((g, ..)) = best else { break };
+            passes += 1;
             for (k, name) in &order[g as usize] {
                 let Some(op) = queues.get_mut(name.as_str()).and_then(|q| q.pop_front()) else { continue };
                 let cpu = &trace.cpu_ops[op];
@@ -192,8 +200,10 @@ pub fn join(trace: &Trace, log: &CompileLog) -> Joined {
                     gpu_us: 0.0,
                     cpu_us: 0.0,
                     gpu_kernels: Vec::new(),
+                    ops: Vec::new(),
                 });
                 entry.calls += 1;
+                entry.ops.push(cpu.external_id);
                 entry.cpu_us += cpu.dur;
                 for &gk in gpu_of.get(&cpu.external_id).into_iter().flatten() {
                     let kernel = &trace.kernels[gk];
@@ -223,6 +233,73 @@ pub fn join(trace: &Trace, log: &CompileLog) -> Joined {
         unjoined.into_iter().map(|(name, (calls, why))| Unjoined { name, calls, why }).collect();
     unjoined.sort_by(|a, b| a.name.cmp(&b.name));
     Joined { kernels, unjoined, regions: regions_count }
+}
+
+/// Records the joined kernels' groups in the trace, so that the fusion analysis takes each
+/// profiled kernel's group from the log ([`crate::fusion`], how "Inductor provenance").
+pub fn link(trace: &mut Trace, log: &CompileLog, joined: &Joined) {
+    for j in &joined.kernels {
+        let graph = &log.graphs[j.graph as usize];
+        let index = trace.compiled.add(group(graph, &graph.kernels[j.kernel as usize]));
+        for &op in &j.ops {
+            trace.compiled.link(op, index);
+        }
+    }
+}
+
+/// Ops that run on the matrix units.
+const MATRIX_OPS: [&str; 8] = [
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "convolution",
+    "_scaled_mm",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention",
+];
+
+/// A kernel of the log as the trace's compiled group.
+fn group(graph: &CompiledGraph, kernel: &Kernel) -> CompiledGroup {
+    let shape =
+        |i: u32| graph.graph.nodes[i as usize].tensor.as_ref().map_or_else(|| "tuple".to_string(), |t| t.text.clone());
+    let ops: Vec<CompiledOp> = kernel
+        .nodes
+        .iter()
+        .map(|&i| {
+            let n = &graph.graph.nodes[i as usize];
+            let source = graph.model_ops[i as usize].join(", ");
+            CompiledOp {
+                name: n.name.clone(),
+                opcode: n.op().to_string(),
+                shape: shape(i),
+                operands: n.inputs.iter().map(|&x| shape(x)).collect(),
+                source: Some(source).filter(|s| !s.is_empty()),
+            }
+        })
+        .collect();
+    let matrix = kernel.nodes.iter().find(|&&i| MATRIX_OPS.contains(&graph.graph.nodes[i as usize].op()));
+    let element = match matrix {
+        Some(&i) => {
+            graph.graph.nodes[i as usize].inputs.first().and_then(|&x| graph.graph.nodes[x as usize].tensor.as_ref())
+        }
+        None => kernel.nodes.last().and_then(|&i| graph.graph.nodes[i as usize].tensor.as_ref()),
+    }
+    .map(|t| t.dtype.clone());
+    CompiledGroup {
+        compiler: Compiler::Inductor,
+        op: match kernel.handle {
+            Some(h) => format!("{}:{h}", kernel.name),
+            None => kernel.name.clone(),
+        },
+        kind: kernel.kind.text().to_string(),
+        ops,
+        fused_bytes: kernel.fused_bytes,
+        unfused_bytes: kernel.unfused_bytes,
+        flops: None,
+        matrix: matrix.is_some(),
+        element,
+    }
 }
 
 /// The kernels of a log, each with its graph, for views.

@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 
 use super::describe::{Described, Flow, GroupOp, How};
 use super::unknown::Unknown;
-use crate::model::compiled::CompiledGroup;
+use crate::model::compiled::{CompiledGroup, Compiler};
 use crate::model::intern::NameId;
 use crate::model::Trace;
 
@@ -35,8 +35,8 @@ pub(super) fn compiled_main_kernels(trace: &Trace) -> FxHashMap<u32, (NameId, f6
     names.into_iter().filter(|(_, (n, _))| *n > 1).map(|(i, (_, main))| (i, main)).collect()
 }
 
-/// A kernel's group as the compiler recorded it (XLA's HLO): its ops in HLO's text form with
-/// their operands' shapes, their opcodes as the parts, and its bytes.
+/// A kernel's group as the compiler recorded it (XLA's HLO, Inductor's provenance): its ops in
+/// HLO's text form with their operands' shapes, their opcodes as the parts, and its bytes.
 pub(super) fn described(compiled: &CompiledGroup) -> Described {
     let ops = compiled
         .ops
@@ -48,7 +48,13 @@ pub(super) fn described(compiled: &CompiledGroup) -> Described {
         })
         .collect();
     let bytes = compiled.fused_bytes.map(|fused| (fused, compiled.unfused_bytes)).ok_or_else(|| {
-        Unknown::not_recorded(format!("the HLO shapes of {} hold more bytes than 64 bits count", compiled.op))
+        Unknown::not_recorded(match compiled.compiler {
+            Compiler::Xla => format!("the HLO shapes of {} hold more bytes than 64 bits count", compiled.op),
+            Compiler::Inductor => format!(
+                "the post-grad shapes of {} are symbolic (dynamic shapes) or hold more bytes than 64 bits count",
+                compiled.op
+            ),
+        })
     });
     Described {
         ops,
@@ -56,7 +62,10 @@ pub(super) fn described(compiled: &CompiledGroup) -> Described {
         kind: None,
         bytes,
         unfused_unknown: None,
-        how: How::Hlo,
+        how: match compiled.compiler {
+            Compiler::Xla => How::Hlo,
+            Compiler::Inductor => How::Inductor,
+        },
         flow: Flow::default(),
     }
 }

@@ -50,6 +50,10 @@ pub enum How {
     /// instructions, their shapes, the fusion's operands and outputs).
     #[serde(rename = "HLO")]
     Hlo,
+    /// The compiler's record of the kernel: Inductor's provenance in the compile log of the
+    /// same run (the kernel's post-grad nodes with their shapes).
+    #[serde(rename = "Inductor provenance")]
+    Inductor,
     /// Not known; `bytes_unknown` says why and `bytes_gap` whose gap it is.
     #[serde(rename = "unknown")]
     Unknown,
@@ -65,6 +69,7 @@ impl How {
             How::StepAnnotation => "step annotation",
             How::OpSubtree => "op subtree",
             How::Hlo => "HLO",
+            How::Inductor => "Inductor provenance",
             How::Unknown => "unknown",
         }
     }

@@ -5,13 +5,28 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+/// Which compiler's record a group is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Compiler {
+    /// XLA's optimized HLO, in the profile itself.
+    #[default]
+    Xla,
+    /// Inductor's provenance, in the compile log of the same run (`crate::provenance`).
+    Inductor,
+}
+
 /// The ops one kernel ran, as the compiler recorded them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompiledGroup {
-    /// The compiler's name for the kernel's op (an HLO instruction: `loop_reduce_fusion.3`).
+    /// Whose record it is.
+    #[serde(default)]
+    pub compiler: Compiler,
+    /// The compiler's name for the kernel's op (an HLO instruction: `loop_reduce_fusion.3`;
+    /// Inductor's kernel with its launch site: `triton_poi_fused_add_0:3`).
     pub op: String,
     /// A fusion's kind (`kLoop`, `kInput`, `kOutput`, `kCustom`), or the instruction's opcode
-    /// when it is not a fusion (`custom-call`, `convolution`, `copy`).
+    /// when it is not a fusion (`custom-call`, `convolution`, `copy`); an Inductor kernel's
+    /// kind (`Triton pointwise`, `C++`, `library call`).
     pub kind: String,
     /// The ops, in the compiler's order: a fusion's instructions with nested fusions expanded,
     /// leaving out what moves no data of its own (parameters, constants, tuples and their

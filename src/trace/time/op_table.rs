@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::exec_trace::{EtLink, ExecTrace};
+use crate::model::compiled::Compiler;
 use crate::model::intern::NameId;
 use crate::model::{EventOps, OpLinks, RecordedShapes, Trace};
 use crate::summary::round3;
@@ -374,6 +375,10 @@ pub fn op_table_linked(
 /// operands and outputs, its ops' FLOPs); `None` when there is no such record.
 fn compiled_cost(trace: &Trace, op: usize) -> Option<Result<Cost, String>> {
     let (_, g) = trace.compiled.of_op(trace.cpu_ops[op].external_id)?;
+    // Inductor's record has no FLOPs: its ops keep their own models.
+    if g.compiler != Compiler::Xla {
+        return None;
+    }
     let unit = if g.matrix { Unit::Matrix } else { Unit::Vector };
     let precision = match g.element.as_deref() {
         Some("bf16") => Precision::Bf16,

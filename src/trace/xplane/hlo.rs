@@ -11,7 +11,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::model::compiled::{CompiledGroup, CompiledOp};
+use crate::model::compiled::{CompiledGroup, CompiledOp, Compiler};
 
 /// How deep fusions may nest inside each other (XLA nests them one or two deep).
 pub const FUSION_DEPTH: usize = 16;
@@ -431,6 +431,7 @@ impl Module {
             _ => inst.shape.as_ref().map_or_else(String::new, element_name),
         };
         Some(CompiledGroup {
+            compiler: Compiler::Xla,
             op: op.to_string(),
             kind,
             ops,
