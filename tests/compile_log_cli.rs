@@ -7,7 +7,7 @@ fn a_compile_log_alone_lists_each_kernel_with_its_nodes_and_bytes() {
     let log = data("compiled/torch_block_cpu.compile.log.gz");
     let (code, text, err) = run(&["compile-log", &log]);
     assert_eq!(code, 0, "{err}");
-    assert!(text.contains("1 compiled graph and 9 kernels with their exact post-grad nodes"), "{text}");
+    assert!(text.contains("torch_block_cpu.compile.log.gz: 1 compiled graph and 9 kernels with their exact post-grad nodes"), "{text}");
     assert!(text.contains("cpp_fused__unsafe_view_gelu_2:7"), "{text}");
     // No trace given: no time column.
     assert!(!text.contains("calls"), "{text}");
@@ -94,7 +94,7 @@ fn a_gpu_traces_kernels_take_their_groups_from_the_log() {
     assert!(gemms.iter().any(|g| g["how"] == "Inductor provenance"), "{gemms:?}");
     assert!(gemms.iter().any(|g| g["how"] == "recorded shapes"), "{gemms:?}");
     // The generated kernels the log does not name are listed, with why.
-    let unjoined = v["compile_log"]["joined"]["unjoined"].as_array().unwrap();
+    let unjoined = v["compiled_kernels"]["unjoined"].as_array().unwrap();
     let names: Vec<&str> = unjoined.iter().map(|u| u["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,

@@ -54,7 +54,6 @@ fn opened(rel: &str) -> (Trace, TraceSummary, serde_json::Value) {
                 overview: Some(&overview),
                 summary: &summary,
                 time: &time,
-                compile_log: None,
             })
             .unwrap();
             (trace, summary, page)

@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 use inductor::CompileLog;
 use trace::documents::CompileLogDoc;
-use trace::provenance::join;
-use trace::view::provenance::{kernels_table, log_line, unjoined_table};
+use trace::provenance::{join, CompiledKernels};
+use trace::view::provenance::{kernels_table, unjoined_table};
 
 use super::io::{print, print_json, read_parsed, CliResult, Output};
+use super::pipeline::file_name;
 use super::trace_file::load;
 
 #[derive(clap::Args)]
@@ -30,11 +31,10 @@ pub fn run(args: Args) -> CliResult {
         Some(path) => Some(join(&load(path)?, &log)),
         None => None,
     };
-    let doc = CompileLogDoc { log, joined };
     if args.output.json {
-        return print_json(&doc);
+        return print_json(&CompileLogDoc { log, joined });
     }
-    print(&compile_log_text(&doc, &args.log.display().to_string()))
+    print(&compiled_kernels_text(&CompiledKernels::of(&file_name(&args.log), &log, joined.as_ref())))
 }
 
 /// Reads a compile log, naming the file in any error.
@@ -43,16 +43,15 @@ pub(super) fn read_log(path: &std::path::Path) -> Result<CompileLog, Box<dyn std
 }
 
 /// The log's line, its warnings, its kernels and the trace's kernels it does not name.
-pub(super) fn compile_log_text(doc: &CompileLogDoc, file: &str) -> String {
-    let (log, joined) = (&doc.log, doc.joined.as_ref());
-    let mut text = format!("{file}: {}\n", log_line(log, joined));
-    for w in &log.warnings {
+pub(super) fn compiled_kernels_text(c: &CompiledKernels) -> String {
+    let mut text = format!("{}: {}\n", c.file, c.line);
+    for w in &c.warnings {
         text += &format!("warning: {w}\n");
     }
-    let table = kernels_table(log, joined);
+    let table = kernels_table(c);
     text += &format!("\n{}\n{}", table.title, table.shown_table().to_text());
-    if let Some(j) = joined.filter(|j| !j.unjoined.is_empty()) {
-        let t = unjoined_table(j);
+    if !c.unjoined.is_empty() {
+        let t = unjoined_table(&c.unjoined);
         text += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
     }
     text

@@ -7,12 +7,12 @@ use std::path::Path;
 use hardware::DetectedChip;
 use trace::capture::{attribute, CaptureReport};
 use trace::compare::{compare_classified, swapped, Comparison};
-use trace::documents::CompileLogDoc;
 use trace::findings::{pair_overview, trace_overview, Overview, SideFacts};
+use trace::provenance::{self, CompiledKernels};
 use trace::summary::{structure_of, summarize_classified, ClassifiedTrace, TraceSummary};
 use trace::time::gap::{gap, Gap};
 use trace::time::report::{recorded_cost, time_report, time_report_with, TraceTime};
-use trace::{classify, provenance, Trace};
+use trace::{classify, Trace};
 
 use super::compile_log::read_log;
 use super::io::load_chip;
@@ -25,8 +25,6 @@ pub(super) struct OneTrace {
     pub summary: TraceSummary,
     pub time: TraceTime,
     pub overview: Overview,
-    /// The compile log given with the trace, joined to it.
-    pub compile_log: Option<CompileLogDoc>,
 }
 
 /// What one trace's analysis is asked for: the file, and the options `trace` takes.
@@ -44,12 +42,12 @@ pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std:
     let setup = FusionSetup::new(args.fusion)?.with_exec_trace(args.exec_trace)?;
     let (mut trace, capture) = load_with_capture(args.file, args.capture)?;
     // The log's groups go into the trace before any analysis reads it.
-    let compile_log = match args.compile_log {
+    let compiled_kernels = match args.compile_log {
         Some(path) => {
             let log = read_log(path)?;
             let joined = provenance::join(&trace, &log);
             provenance::link(&mut trace, &log, &joined);
-            Some(CompileLogDoc { log, joined: Some(joined) })
+            Some(CompiledKernels::of(&file_name(path), &log, Some(&joined)))
         }
         None => None,
     };
@@ -62,8 +60,9 @@ pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std:
     // In the report, as the page's export has it: `fusion` (and `fusion_dag`) beside the time keys.
     time.fusion = Some(fusion);
     time.fusion_dag = dag;
+    time.compiled_kernels = compiled_kernels;
     let overview = trace_overview(&summary, Some(&time));
-    Ok(OneTrace { summary, time, overview, compile_log })
+    Ok(OneTrace { summary, time, overview })
 }
 
 /// Two traces as `compare` (and `report`) analyse them, each side's report in the

@@ -30,7 +30,7 @@ pub fn run(args: Args) -> CliResult {
     let html = match &args.file_b {
         None => {
             let no_exec_trace = ExecTraceArg { exec_trace: None };
-            let OneTrace { summary, time, overview, .. } = analyse_trace(OneInput {
+            let OneTrace { summary, time, overview } = analyse_trace(OneInput {
                 file: &args.file_a,
                 chip: args.chip_a.as_deref(),
                 capture: None,

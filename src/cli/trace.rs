@@ -16,7 +16,7 @@ use trace::view::findings::overview_text;
 use trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
 use units::{format_duration_us, format_pct, group_digits};
 
-use super::compile_log::compile_log_text;
+use super::compile_log::compiled_kernels_text;
 use super::io::{print, print_json, CliResult, Output};
 use super::pipeline::{analyse_pair, analyse_trace, file_name, OneInput, OneTrace, Pair, PairInput};
 pub(super) use super::trace_file::{load, load_sink};
@@ -93,7 +93,7 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
         let s = load_sink(&args.file, sink)?;
         return if args.output.json { print_json(&s) } else { print(&summary_only_text(&s)) };
     }
-    let OneTrace { summary, time, overview, compile_log } = analyse_trace(OneInput {
+    let OneTrace { summary, time, overview } = analyse_trace(OneInput {
         file: &args.file,
         chip: args.chip.as_deref(),
         capture: args.capture.as_deref(),
@@ -102,15 +102,11 @@ pub fn run_trace(args: TraceArgs) -> CliResult {
         compile_log: args.compile_log.as_deref(),
     })?;
     if args.output.json {
-        let compile_log = compile_log.as_ref();
-        print_json(&TraceJson { overview: Some(&overview), summary: &summary, time: &time, compile_log })
+        print_json(&TraceJson { overview: Some(&overview), summary: &summary, time: &time })
     } else {
         let fusion = time.fusion.as_ref().map(fusion_text).unwrap_or_default();
         let text = overview_text(&overview) + "\n" + &trace_text(&summary);
-        let log = match (&compile_log, &args.compile_log) {
-            (Some(doc), Some(path)) => format!("\n{}", compile_log_text(doc, &path.display().to_string())),
-            _ => String::new(),
-        };
+        let log = time.compiled_kernels.as_ref().map(|c| format!("\n{}", compiled_kernels_text(c))).unwrap_or_default();
         print(&(text + &time_text(&time) + &streams_text(&time.streams) + &fusion + &log))
     }
 }

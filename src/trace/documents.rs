@@ -19,9 +19,6 @@ pub struct TraceJson<'a> {
     pub summary: &'a crate::TraceSummary,
     #[serde(flatten)]
     pub time: &'a TraceTime,
-    /// The compile log given with the trace (`trace --compile-log`), joined to it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub compile_log: Option<&'a CompileLogDoc>,
 }
 
 /// `fusionscope compile-log --json`: a compile log's graphs and kernels, and, with a trace of

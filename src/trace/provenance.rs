@@ -13,7 +13,7 @@
 
 use inductor::{CompileLog, CompiledGraph, Kernel};
 use rustc_hash::FxHashMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::compiled::{CompiledGroup, CompiledOp, Compiler};
 use crate::model::Trace;
@@ -38,7 +38,7 @@ pub struct JoinedKernel {
 }
 
 /// A CPU op that looks like a generated kernel but matched none of the log's.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Unjoined {
     pub name: String,
     pub calls: u64,
@@ -300,6 +300,108 @@ fn group(graph: &CompiledGraph, kernel: &Kernel) -> CompiledGroup {
         matrix: matrix.is_some(),
         element,
     }
+}
+
+/// A compile log's kernels as the views show them, with what a trace of the run measured of
+/// each: what travels with a trace's report (`TraceTime::compiled_kernels`) and to the page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompiledKernels {
+    /// The log's file name.
+    pub file: String,
+    /// One sentence: graphs, kernels, bytes, and how many of them the trace ran.
+    pub line: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Whether a trace was joined (calls and times are known).
+    pub joined: bool,
+    pub kernels: Vec<KernelRow>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unjoined: Vec<Unjoined>,
+}
+
+/// One kernel of a [`CompiledKernels`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelRow {
+    /// The compile id of its graph (`0/0`).
+    pub graph: String,
+    /// Its name with its debug handle (`triton_poi_fused_addmm_gelu_2:3`).
+    pub kernel: String,
+    pub kind: String,
+    /// Calls and time (its GPU kernels', else its CPU op's, µs) in the joined trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_us: Option<f64>,
+    /// Its post-grad nodes as `name = op shape`.
+    pub nodes: Vec<String>,
+    /// The model ops they came from (`z (gelu)`).
+    pub model_ops: Vec<String>,
+    pub fused_bytes: Option<u64>,
+    pub unfused_bytes: Option<u64>,
+}
+
+impl CompiledKernels {
+    /// The rows of `log`, with the figures of `joined` where a trace was joined.
+    pub fn of(file: &str, log: &CompileLog, joined: Option<&Joined>) -> CompiledKernels {
+        let kernels = kernels(log)
+            .map(|(g, k, graph, kernel)| {
+                let measured = joined.map(|j| j.of(g, k));
+                KernelRow {
+                    graph: graph.compile.to_string(),
+                    kernel: match kernel.handle {
+                        Some(h) => format!("{}:{h}", kernel.name),
+                        None => kernel.name.clone(),
+                    },
+                    kind: kernel.kind.text().to_string(),
+                    calls: measured.map(|m| m.map_or(0, |m| m.calls)),
+                    time_us: measured.flatten().map(|m| if m.gpu_us > 0.0 { m.gpu_us } else { m.cpu_us }),
+                    nodes: graph
+                        .nodes_of(kernel)
+                        .map(|n| match &n.tensor {
+                            Some(t) => format!("{} = {} {}", n.name, n.op(), t.text),
+                            None => format!("{} = {}", n.name, n.op()),
+                        })
+                        .collect(),
+                    model_ops: graph.model_ops_of(kernel).into_iter().map(str::to_string).collect(),
+                    fused_bytes: kernel.fused_bytes,
+                    unfused_bytes: kernel.unfused_bytes,
+                }
+            })
+            .collect();
+        CompiledKernels {
+            file: file.to_string(),
+            line: log_line(log, joined),
+            warnings: log.warnings.clone(),
+            joined: joined.is_some(),
+            kernels,
+            unjoined: joined.map(|j| j.unjoined.clone()).unwrap_or_default(),
+        }
+    }
+}
+
+/// One line on the log: graphs, kernels, bytes, and how much of it the trace ran.
+fn log_line(log: &CompileLog, joined: Option<&Joined>) -> String {
+    use units::{format_bytes, plural};
+    let kernels = log.kernels().count();
+    let (fused, unfused) = log.kernels().fold((0u64, 0u64), |(f, u), (_, k)| {
+        (f.saturating_add(k.fused_bytes.unwrap_or(0)), u.saturating_add(k.unfused_bytes.unwrap_or(0)))
+    });
+    let mut line = format!(
+        "{} and {} with their exact post-grad nodes (Inductor provenance): {} fused, {} if every node were its own kernel",
+        plural(log.graphs.len() as u64, "compiled graph", "compiled graphs"),
+        plural(kernels as u64, "kernel", "kernels"),
+        format_bytes(fused),
+        format_bytes(unfused),
+    );
+    if let Some(j) = joined {
+        line += &format!(
+            "; {} of {kernels} ran in the trace ({}), {} not in the log",
+            j.kernels.len(),
+            plural(j.regions, "compiled region", "compiled regions"),
+            plural(j.unjoined.len() as u64, "generated kernel", "generated kernels"),
+        );
+    }
+    line
 }
 
 /// The kernels of a log, each with its graph, for views.

@@ -63,6 +63,10 @@ pub struct TraceTime {
     /// drawing ([`crate::view::fusion_dag`]); indices into `fusion.groups`.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::fusion::dag::as_value")]
     pub fusion_dag: Option<FusionDag>,
+    /// The torch.compile log of the run, joined to the trace (`crate::provenance`): each of
+    /// Inductor's kernels with its exact nodes, bytes, calls and time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiled_kernels: Option<crate::provenance::CompiledKernels>,
 }
 
 /// The chip's figures as the report states them (TFLOP/s and TB/s, as datasheets do).
@@ -143,6 +147,7 @@ pub fn time_report_with(
         capture: None,
         fusion: None,
         fusion_dag: None,
+        compiled_kernels: None,
     }
 }
 

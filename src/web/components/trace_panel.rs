@@ -57,7 +57,7 @@ fn export_content(d: &Drawn, export: Export) -> String {
     };
     match (export, &d.view) {
         (Export::Json, TraceView::Summary { summary, time: Some(time), overview, .. }) => {
-            json(serde_json::to_string_pretty(&TraceJson { overview: Some(overview), summary, time, compile_log: None }))
+            json(serde_json::to_string_pretty(&TraceJson { overview: Some(overview), summary, time }))
         }
         (Export::Json, TraceView::Summary { summary, .. }) => json(serde_json::to_string_pretty(&**summary)),
         (Export::Json, TraceView::Comparison { comparison, gap: Some(g), overview, .. }) => {
