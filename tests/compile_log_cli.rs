@@ -7,7 +7,12 @@ fn a_compile_log_alone_lists_each_kernel_with_its_nodes_and_bytes() {
     let log = data("compiled/torch_block_cpu.compile.log.gz");
     let (code, text, err) = run(&["compile-log", &log]);
     assert_eq!(code, 0, "{err}");
-    assert!(text.contains("torch_block_cpu.compile.log.gz: 1 compiled graph and 9 kernels with their exact post-grad nodes"), "{text}");
+    assert!(
+        text.contains(
+            "torch_block_cpu.compile.log.gz: 1 compiled graph and 9 kernels with their exact post-grad nodes"
+        ),
+        "{text}"
+    );
     assert!(text.contains("cpp_fused__unsafe_view_gelu_2:7"), "{text}");
     // No trace given: no time column.
     assert!(!text.contains("calls"), "{text}");
@@ -26,7 +31,10 @@ fn with_its_trace_every_kernel_has_its_calls_and_time() {
     let trace = data("compiled/torch_convnet_cpu.trace.json.gz");
     let (code, text, err) = run(&["compile-log", &log, "--trace", &trace]);
     assert_eq!(code, 0, "{err}");
-    assert!(text.contains("6 of 6 ran in the trace (3 compiled regions), 0 generated kernels not in the log"), "{text}");
+    assert!(
+        text.contains("6 of 6 ran in the trace (3 compiled regions), 0 generated kernels not in the log"),
+        "{text}"
+    );
     let v = json(&["compile-log", &log, "--trace", &trace, "--json"]);
     let joined = v["joined"]["kernels"].as_array().unwrap();
     assert_eq!(joined.len(), 6);
@@ -54,15 +62,25 @@ fn hand_written_log() -> String {
     let big = t("bf16", "8, 4096, 2048", "8388608, 2048, 1");
     let graph = [
         format!("class <lambda>(torch.nn.Module):"),
-        format!("    def forward(self, x: {big}, r: {big}, w: {}, wq: {}):", t("bf16", "2048", "1"), t("bf16", "2048, 2048", "2048, 1")),
+        format!(
+            "    def forward(self, x: {big}, r: {big}, w: {}, wq: {}):",
+            t("bf16", "2048", "1"),
+            t("bf16", "2048, 2048", "2048, 1")
+        ),
         format!("        add: {big} = torch.ops.aten.add.Tensor(x, r);  x = r = None"),
-        format!("        pow_1: {} = torch.ops.aten.pow.Tensor_Scalar(add, 2)", t("f32", "8, 4096, 2048", "8388608, 2048, 1")),
+        format!(
+            "        pow_1: {} = torch.ops.aten.pow.Tensor_Scalar(add, 2)",
+            t("f32", "8, 4096, 2048", "8388608, 2048, 1")
+        ),
         format!("        mean: {} = torch.ops.aten.mean.dim(pow_1, [-1], True)", t("f32", "8, 4096, 1", "4096, 1, 1")),
         format!("        add_1: {} = torch.ops.aten.add.Tensor(mean, 1e-06)", t("f32", "8, 4096, 1", "4096, 1, 1")),
         format!("        rsqrt: {} = torch.ops.aten.rsqrt.default(add_1)", t("f32", "8, 4096, 1", "4096, 1, 1")),
         format!("        mul: {big} = torch.ops.aten.mul.Tensor(add, rsqrt)"),
         format!("        mul_1: {big} = torch.ops.aten.mul.Tensor(mul, w)"),
-        format!("        view: {} = torch.ops.aten.view.default(mul_1, [32768, 2048])", t("bf16", "32768, 2048", "2048, 1")),
+        format!(
+            "        view: {} = torch.ops.aten.view.default(mul_1, [32768, 2048])",
+            t("bf16", "32768, 2048", "2048, 1")
+        ),
         format!("        mm: {} = torch.ops.aten.mm.default(view, wq)", t("bf16", "32768, 2048", "2048, 1")),
         format!("        return (mm, add)"),
     ]
@@ -98,7 +116,11 @@ fn a_gpu_traces_kernels_take_their_groups_from_the_log() {
     let names: Vec<&str> = unjoined.iter().map(|u| u["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["triton_poi_fused__unsafe_view_add_3", "triton_poi_fused__unsafe_view_mul_silu_2", "triton_red_fused__unsafe_view_add_mean_mul_pow_rsqrt_1"]
+        [
+            "triton_poi_fused__unsafe_view_add_3",
+            "triton_poi_fused__unsafe_view_mul_silu_2",
+            "triton_red_fused__unsafe_view_add_mean_mul_pow_rsqrt_1"
+        ]
     );
     assert_eq!(unjoined[0]["why"], "no kernel of this name in the log's graph 0/0");
     let (code, text, err) = crate::common::run(&["trace", &trace, "--compile-log", &log]);

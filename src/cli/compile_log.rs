@@ -4,14 +4,13 @@
 
 use std::path::PathBuf;
 
-use inductor::CompileLog;
 use trace::documents::CompileLogDoc;
 use trace::provenance::{join, CompiledKernels};
 use trace::view::provenance::{kernels_table, unjoined_table};
 
-use super::io::{print, print_json, read_parsed, CliResult, Output};
+use super::io::{print, print_json, CliResult, Output};
 use super::pipeline::file_name;
-use super::trace_file::load;
+use super::trace_file::{load, read_log};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -35,11 +34,6 @@ pub fn run(args: Args) -> CliResult {
         return print_json(&CompileLogDoc { log, joined });
     }
     print(&compiled_kernels_text(&CompiledKernels::of(&file_name(&args.log), &log, joined.as_ref())))
-}
-
-/// Reads a compile log, naming the file in any error.
-pub(super) fn read_log(path: &std::path::Path) -> Result<CompileLog, Box<dyn std::error::Error>> {
-    read_parsed(path, CompileLog::read)
 }
 
 /// The log's line, its warnings, its kernels and the trace's kernels it does not name.

@@ -14,9 +14,8 @@ use trace::time::gap::{gap, Gap};
 use trace::time::report::{recorded_cost, time_report, time_report_with, TraceTime};
 use trace::{classify, Trace};
 
-use super::compile_log::read_log;
 use super::io::load_chip;
-use super::trace_file::load;
+use super::trace_file::{load, read_log};
 use super::trace_fusion::{ExecTraceArg, FusionArgs, FusionSetup};
 
 /// One trace as `trace` (and `report`) analyse it: summary, time report with its fusion

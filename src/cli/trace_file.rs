@@ -53,3 +53,9 @@ fn format_of(detected: Detected) -> Result<&'static Format, &'static str> {
         kind => Err(kind.describe()),
     }
 }
+
+/// Reads a torch.compile log (`compile-log`, `trace --compile-log`), naming the file in any
+/// error.
+pub(super) fn read_log(path: &Path) -> Result<inductor::CompileLog, Box<dyn std::error::Error>> {
+    super::io::read_parsed(path, inductor::CompileLog::read)
+}

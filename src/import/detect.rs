@@ -39,6 +39,10 @@ pub enum FileKind {
     /// of its own but the exact data flow of a Kineto trace of the same run
     /// (`trace::exec_trace`).
     ExecTrace,
+    /// A torch.compile structured log (`TORCH_TRACE`): not a trace of its own but the exact
+    /// groups of the Inductor kernels of a trace of the same run (`inductor`,
+    /// `trace::provenance`).
+    CompileLog,
     /// None of the above; [`unrecognised_reason`] says what the file looks like instead.
     Unknown,
 }
@@ -47,7 +51,7 @@ impl FileKind {
     /// Kinds whose files can be hundreds of megabytes: the page reads and analyses them in its
     /// analysis worker. The others are small inputs the page's thread opens from their bytes.
     pub fn analysed_off_the_page(self) -> bool {
-        matches!(self, FileKind::Trace(_) | FileKind::OpGraph | FileKind::ExecTrace)
+        matches!(self, FileKind::Trace(_) | FileKind::OpGraph | FileKind::ExecTrace | FileKind::CompileLog)
     }
 
     /// Kinds read into the format-neutral trace (`trace::Trace`): a profiler's output.
@@ -75,6 +79,7 @@ impl FileKind {
             FileKind::ModelConfig => "a model configuration (JSON)",
             FileKind::Chip => "a chip configuration (JSON)",
             FileKind::ExecTrace => "a PyTorch execution trace (Chakra ET JSON)",
+            FileKind::CompileLog => "a torch.compile log (TORCH_TRACE)",
             FileKind::Unknown => "an unrecognised file",
         }
     }
@@ -136,6 +141,9 @@ fn detect_plain(registry: Registry, head: &[u8]) -> FileKind {
     let keys = if start.map(|i| bytes[i]) == Some(b'{') { top_level_keys(bytes) } else { Vec::new() };
     if let Some(format) = registry.detect(&Sniff { head, json_keys: &keys }) {
         return FileKind::Trace(format);
+    }
+    if inductor::looks_like(bytes) {
+        return FileKind::CompileLog;
     }
     match start.map(|i| bytes[i]) {
         Some(b'{') => {

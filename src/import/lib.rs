@@ -59,6 +59,7 @@ pub fn text_budget(kind: FileKind) -> Option<usize> {
         | FileKind::ModelConfig
         | FileKind::Chip => Some(WHOLE_FILE_TEXT_BYTES),
         FileKind::ExecTrace => Some(limits::EXEC_TRACE_BYTES),
+        FileKind::CompileLog => Some(limits::COMPILE_LOG_BYTES),
         FileKind::Trace(_) | FileKind::Gzip | FileKind::Unknown => None,
     }
 }

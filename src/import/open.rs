@@ -58,6 +58,8 @@ pub enum Imported {
     Chip(Chip),
     /// A PyTorch execution trace: the page's worker links it to the Kineto trace of its run.
     ExecTrace(ExecTrace),
+    /// A torch.compile log: the page's worker joins it to the traces of its run.
+    CompileLog(inductor::CompileLog),
     /// No kind fusionscope reads (or gzip whose content could not be inflated): why, in words.
     Unrecognised { detected: Detected, reason: String },
 }
@@ -82,6 +84,8 @@ pub enum ReadError {
     Chip(#[from] ChipError),
     #[error(transparent)]
     ExecTrace(#[from] EtError),
+    #[error(transparent)]
+    CompileLog(#[from] inductor::LogError),
     /// A file of a kind that is not a profiler's output was given where a trace was wanted.
     #[error("it is {0}, not a profiler's trace")]
     NotATrace(&'static str),
@@ -110,6 +114,7 @@ impl OpenError {
             FileKind::OpTrace => ("an op trace", "read"),
             FileKind::SimOpsCsv => ("a simulator op table", "read"),
             FileKind::ExecTrace => ("a PyTorch execution trace", "read"),
+            FileKind::CompileLog => ("a torch.compile log", "read"),
             kind => (kind.describe(), "read"),
         };
         format!("{file_name} is {what}{gz} but cannot be {verb}: {}.", self.error)
@@ -308,7 +313,7 @@ fn parse_with<'e>(
         // A pattern and a constant guard, not `kind.analysed_off_the_page()`: the compiler must
         // see the trace and graph arms below are dead in the page's own build, or the readers
         // and every trace analysis join the page's first download (about 390 KB).
-        FileKind::Trace(_) | FileKind::OpGraph | FileKind::ExecTrace if !READS_LARGE_KINDS => {
+        FileKind::Trace(_) | FileKind::OpGraph | FileKind::ExecTrace | FileKind::CompileLog if !READS_LARGE_KINDS => {
             return Err(fail(ReadError::NeedsWorker))
         }
         FileKind::Trace(_) => {
@@ -340,6 +345,7 @@ fn parse_with<'e>(
         }
         FileKind::Chip => Imported::Chip(parse_chip(&text()?).map_err(|e| fail(e.into()))?),
         FileKind::ExecTrace => Imported::ExecTrace(parse_exec_trace(&text()?, file_name).map_err(|e| fail(e.into()))?),
+        FileKind::CompileLog => Imported::CompileLog(inductor::CompileLog::read(&text()?).map_err(|e| fail(e.into()))?),
         FileKind::Gzip | FileKind::Unknown => {
             Imported::Unrecognised { detected, reason: unrecognised_reason(&bytes[..bytes.len().min(DETECT_BYTES)]) }
         }

@@ -4,7 +4,7 @@
 use thiserror::Error;
 
 /// A compile log that cannot be read at all.
-#[derive(Debug, Error)]
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum LogError {
     #[error("not a torch.compile structured log: no line has the `...] {{` header TORCH_TRACE writes")]
     NotALog,

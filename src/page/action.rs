@@ -13,6 +13,7 @@ use fusion::{AnalysisReport, OpGraph};
 use hardware::{Chip, ChipChoice};
 use optrace::OptraceReport;
 use share::SharedState;
+use trace::provenance::CompiledKernels;
 use trace::time::report::TraceTime;
 use trace::view::ranks::RanksDrawn;
 use trace::Comparison;
@@ -54,6 +55,16 @@ pub enum Action {
         joined: Vec<(u32, Shared<TraceTime>)>,
         unlinked: Vec<String>,
     },
+    /// A torch.compile log was read (and kept by the analysis worker): the traces of its run
+    /// (by id) have new reports whose fusion groups are the log's; `kernels` is the log's
+    /// kernels, as its own view shows them.
+    CompileLogOpened {
+        file_name: String,
+        kernels: Shared<CompiledKernels>,
+        joined: Vec<(u32, Shared<TraceTime>)>,
+    },
+    /// The compile log's own view is closed.
+    CloseCompileLog,
     /// An op graph was read and analysed (by the analysis worker).
     OpenAnalysedGraph {
         file_name: String,

@@ -9,6 +9,7 @@ use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, TraceHeld};
 use import::{FileKind, Imported};
+use trace::provenance::CompiledKernels;
 use trace::time::report::TraceTime;
 use trace::TraceSummary;
 use workload::ModelChoice;
@@ -27,6 +28,12 @@ pub enum Opened {
     /// A graph-capture trace kept by the analysis worker, and the traces it was joined to.
     CaptureInWorker {
         graphs: u32,
+        joined: Vec<(u32, TraceTime)>,
+    },
+    /// A torch.compile log kept by the analysis worker: its kernels, and the traces it was
+    /// joined to with their new reports.
+    CompileLogInWorker {
+        kernels: CompiledKernels,
         joined: Vec<(u32, TraceTime)>,
     },
     /// An execution trace kept by the analysis worker (`ops` op nodes), the traces it linked
@@ -54,6 +61,10 @@ pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
         Opened::ExecTraceInWorker { ops, joined, unlinked } => {
             let joined = joined.into_iter().map(|(id, time)| (id, Shared::new(time))).collect();
             return Action::ExecTraceOpened { file_name, ops, joined, unlinked };
+        }
+        Opened::CompileLogInWorker { kernels, joined } => {
+            let joined = joined.into_iter().map(|(id, time)| (id, Shared::new(time))).collect();
+            return Action::CompileLogOpened { file_name, kernels: Shared::new(kernels), joined };
         }
         Opened::Imported(imported) => imported,
     };
@@ -92,6 +103,10 @@ pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
             joined: Vec::new(),
             unlinked: Vec::new(),
         },
+        // Only the analysis worker, which holds the traces, reads one.
+        Imported::CompileLog(_) => {
+            Action::Fail(format!("{file_name} is a torch.compile log: the page's analysis worker reads it."))
+        }
         Imported::Unrecognised { detected, .. } if detected.kind == FileKind::Gzip => Action::Inform(format!(
             "{file_name} is {} (gzip-compressed). This page shows op graphs, Kineto traces, op traces, simulator op \
              tables, calibration profiles, model and chip configurations and the transformer block; for this file use \

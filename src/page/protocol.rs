@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use fusion::json::GraphFile;
 use fusion::AnalysisReport;
+use trace::provenance::CompiledKernels;
 use trace::ranks::RankSummary;
 use trace::time::report::TraceTime;
 use trace::view::ranks::RanksDrawn;
@@ -90,6 +91,10 @@ pub enum Reply {
     /// held trace whose CPU ops it links to; `unlinked` names the held traces it does not link
     /// to (an execution trace of another run). A trace opened later is linked as it opens.
     ExecTrace { job: u32, ops: u64, joined: Vec<(u32, Json<TraceTime>)>, unlinked: Vec<String> },
+    /// A torch.compile log, kept by the worker to give the exact groups of Inductor's kernels
+    /// to the traces of its run: its kernels as the page shows them, and, by trace id, the new
+    /// report of each held trace it was joined to. A trace opened later is joined as it opens.
+    CompileLog { job: u32, kernels: Json<CompiledKernels>, joined: Vec<(u32, Json<TraceTime>)> },
     /// The comparison asked for.
     Comparison { job: u32, comparison: Json<Comparison> },
     /// A trace read for another worker (`Open` with `hand_back`), in `trace::wire` form, with
@@ -126,6 +131,7 @@ impl Reply {
             | Reply::Comparison { job, .. }
             | Reply::Capture { job, .. }
             | Reply::ExecTrace { job, .. }
+            | Reply::CompileLog { job, .. }
             | Reply::Parsed { job, .. }
             | Reply::Ranks { job, .. }
             | Reply::Error { job, .. } => Some(*job),
@@ -152,6 +158,12 @@ impl<T: Serialize> Json<T> {
 impl<T: DeserializeOwned> Json<T> {
     pub fn decode(&self) -> Result<T, serde_json::Error> {
         serde_json::from_str(&self.text)
+    }
+
+    /// [`Json::decode`] through a JSON value: slower, but `T`'s code is the one its reports
+    /// already have for values (`trace::provenance::as_value`), not a second copy for text.
+    pub fn decode_via_value(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_value(serde_json::from_str(&self.text)?)
     }
 }
 

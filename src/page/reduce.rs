@@ -136,6 +136,33 @@ impl State {
                 };
                 return State { traces, notice: Some(notice), sim: None, ..self.clone() };
             }
+            Action::CompileLogOpened { file_name, kernels, joined } => {
+                let traces = self.traces.with_times(&joined);
+                let count = plural(kernels.kernels.len() as u64, "kernel", "kernels");
+                return match joined.first().and_then(|(id, _)| Some((*id, traces.get(*id)?.file_name.clone()))) {
+                    Some((id, first)) => {
+                        let more = match joined.len() {
+                            1 => String::new(),
+                            n => format!(" (and {})", plural(n as u64 - 1, "more trace", "more traces")),
+                        };
+                        let text = format!(
+                            "{file_name} (a torch.compile log of {count}) was joined to {first}{more}: its compiled kernels' \
+                             groups are now Inductor's own (how: Inductor provenance), listed under Fusion with their calls and time."
+                        );
+                        let notice = Some(Notice { text, is_error: false });
+                        State { traces: traces.show(id), notice, sim: None, compile_log: None, ..self.clone() }
+                    }
+                    None => {
+                        let text = format!(
+                            "{file_name} is a torch.compile log of {count}, each with its exact post-grad nodes and bytes. \
+                             Drop the profiler trace of the same run with it for each kernel's calls and time."
+                        );
+                        let notice = Some(Notice { text, is_error: false });
+                        State { traces: traces.hidden(), notice, sim: None, compile_log: Some(kernels), ..self.clone() }
+                    }
+                };
+            }
+            Action::CloseCompileLog => return State { compile_log: None, ..self.clone() },
             Action::OpenAnalysedGraph { file_name, graph, report } => {
                 let title = format!("Op graph {file_name}");
                 // The report comes from the worker; the time model's grouping is recomputed here
@@ -151,6 +178,7 @@ impl State {
                     selected_op: None,
                     traces,
                     sim: None,
+                    compile_log: None,
                     time: self.time.clone(),
                 };
             }

@@ -107,6 +107,9 @@ pub struct State {
     pub traces: Traces,
     /// The simulator-table view, if one is shown (in place of everything else).
     pub sim: Option<SimView>,
+    /// A torch.compile log opened with no trace of its run: its kernels' view, shown when no
+    /// trace view is.
+    pub compile_log: Option<Shared<trace::provenance::CompiledKernels>>,
     /// The chip, loaded chips and model configs, and the calibration profile of the time view.
     pub time: TimeModel,
 }
@@ -171,6 +174,7 @@ impl State {
             selected_op: None,
             traces: Traces::default(),
             sim: None,
+            compile_log: None,
             time: TimeModel::default(),
         }
     }

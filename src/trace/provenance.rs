@@ -11,7 +11,8 @@
 //! → `aten::mm`). The GPU kernels that op launched carry the kernel's time on a GPU; on a CPU
 //! run the op's own range is the kernel.
 
-use inductor::{CompileLog, CompiledGraph, Kernel};
+pub use inductor::CompileLog;
+use inductor::{CompiledGraph, Kernel};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -413,3 +414,31 @@ pub fn kernels(log: &CompileLog) -> impl Iterator<Item = (u32, u32, &CompiledGra
 
 #[cfg(test)]
 mod tests;
+
+/// [`CompiledKernels`] in a report through a JSON value, so that the report's (de)serializers
+/// for every format share one copy of its code (the page's first download is budgeted).
+pub mod as_value {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+
+    use super::CompiledKernels;
+
+    pub fn serialize<S: Serializer>(c: &Option<CompiledKernels>, s: S) -> Result<S::Ok, S::Error> {
+        c.as_ref().map(to_value).serialize(s)
+    }
+
+    #[inline(never)]
+    fn to_value(c: &CompiledKernels) -> Value {
+        serde_json::to_value(c).unwrap_or(Value::Null)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<CompiledKernels>, D::Error> {
+        let v = Option::<Value>::deserialize(d)?;
+        v.map(from_value).transpose().map_err(serde::de::Error::custom)
+    }
+
+    #[inline(never)]
+    fn from_value(v: Value) -> Result<CompiledKernels, serde_json::Error> {
+        serde_json::from_value(v)
+    }
+}

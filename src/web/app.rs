@@ -5,6 +5,7 @@
 use yew::prelude::*;
 
 use super::browser;
+use super::components::compile_log_panel::CompileLogPanel;
 use super::components::file_open::FileOpen;
 use super::components::graph_inputs::GraphInputs;
 use super::components::optrace_panel::OptracePanel;
@@ -139,6 +140,8 @@ pub fn app() -> Html {
         };
         html! { <RanksPanel {drawn} {on_rank} on_close={d.to(|()| Action::CloseTrace)} on_error={on_error.clone()}
         make_fragment={make_fragment.clone()} /> }
+    } else if let Some(kernels) = state.compile_log.clone() {
+        html! { <CompileLogPanel {kernels} on_close={d.to(|()| Action::CloseCompileLog)} /> }
     } else {
         let inputs = match &state.source {
             Source::OpTrace { file_name, report, .. } => html! {

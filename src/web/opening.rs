@@ -140,6 +140,7 @@ impl Opening {
                 // trace held yet, comes first: the trace read beside it was linked as it opened.
                 results.sort_by_key(|(_, r)| match r {
                     Ok(Action::ExecTraceOpened { joined, unlinked, .. }) => !(joined.is_empty() && unlinked.is_empty()),
+                    Ok(Action::CompileLogOpened { joined, .. }) => !joined.is_empty(),
                     r => matches!(r, Ok(Action::CaptureOpened { .. })),
                 });
                 let mut actions = Vec::with_capacity(results.len());
@@ -218,6 +219,7 @@ impl Opening {
                 | Action::OpenTrace(_)
                 | Action::CaptureOpened { .. }
                 | Action::ExecTraceOpened { .. }
+                | Action::CompileLogOpened { .. }
                 | Action::OpenOpTrace { .. }
                 | Action::OpenSimTable(_)
         ) {
@@ -489,6 +491,9 @@ async fn action_of_reply(file_name: &str, reply: OpenReply) -> Action {
         }
         OpenReply::ExecTrace { ops, joined, unlinked } => {
             action_of(file_name, Opened::ExecTraceInWorker { ops, joined, unlinked }, next_job_id())
+        }
+        OpenReply::CompileLog { kernels, joined } => {
+            action_of(file_name, Opened::CompileLogInWorker { kernels, joined }, next_job_id())
         }
         // Only a `hand_back` read gives these, and its caller adopts them instead.
         OpenReply::Parsed { .. } => {

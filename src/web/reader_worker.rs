@@ -67,11 +67,12 @@ use page::protocol::{Json, Reply, Request};
 use trace::capture::{attribute, captured_graph_count};
 use trace::compare::compare_classified;
 use trace::exec_trace::{link, ExecTrace};
+use trace::provenance::{self, CompileLog, CompiledKernels};
 use trace::ranks::RankSummary;
 use trace::read::wire;
 use trace::structure::{Structure, TraceStructure};
 use trace::summary::ClassifiedTrace;
-use trace::time::report::{add_exec_trace, opened_report, TraceTime};
+use trace::time::report::{add_exec_trace, add_fusion_with, opened_report, TraceTime};
 use trace::view::ranks::RanksDrawn;
 use trace::{classify, Trace, TraceSummary};
 
@@ -117,6 +118,8 @@ thread_local! {
     static CAPTURES: RefCell<Vec<Trace>> = RefCell::default();
     /// The execution traces read, linked to each trace of their run.
     static EXEC_TRACES: RefCell<Vec<HeldEt>> = RefCell::default();
+    /// The torch.compile logs read (by file name), joined to each trace of their run.
+    static COMPILE_LOGS: RefCell<Vec<(String, CompileLog)>> = RefCell::default();
     /// Jobs the page cancelled that have not stopped yet.
     static CANCELLED: RefCell<FxHashSet<u32>> = RefCell::default();
 }
@@ -282,6 +285,7 @@ fn reply_of(job: u32, name: String, opened: Imported, rank: Option<RankSummary>,
                     Some((joined, time)) => (joined, time, true, None),
                     None => (trace, time, false, search),
                 };
+            let (trace, time) = with_held_compile_log(trace, time, structure.as_deref(), exec_trace);
             match (Json::encode(&summary), Json::encode(&time)) {
                 (Ok(summary), Ok(sent)) => {
                     let held = Held { name, trace, joined, structure, search, time, exec_trace };
@@ -305,6 +309,7 @@ fn reply_of(job: u32, name: String, opened: Imported, rank: Option<RankSummary>,
             }
         },
         Imported::ExecTrace(et) => exec_trace_reply(job, name, et),
+        Imported::CompileLog(log) => compile_log_reply(job, name, log),
         _ => Reply::Error { job, message: format!("{name}: the worker opened a kind the page opens itself") },
     }
 }
@@ -372,6 +377,84 @@ fn exec_trace_reply(job: u32, name: String, et: ExecTrace) -> Reply {
     match fail {
         Some(message) => Reply::Error { job, message },
         None => Reply::ExecTrace { job, ops, joined, unlinked },
+    }
+}
+
+/// A compile log is kept and joined to every held trace of its run, whose new reports (their
+/// compiled kernels' groups the log's) go back with the log's kernels.
+fn compile_log_reply(job: u32, name: String, log: CompileLog) -> Reply {
+    let mut joined = Vec::new();
+    let mut fail = None;
+    TRACES.with(|t| {
+        let mut traces = t.borrow_mut();
+        let mut ids: Vec<u32> = traces.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let Some(held) = traces.get_mut(&id) else { continue };
+            let Some(time) =
+                joined_report(&mut held.trace, &held.time, held.structure.as_deref(), held.exec_trace, (&name, &log))
+            else {
+                continue;
+            };
+            match Json::encode(&time) {
+                Ok(sent) => {
+                    held.time = time;
+                    joined.push((id, sent));
+                }
+                Err(e) => fail = Some(format!("{name}: the joined trace's report cannot be sent: {e}")),
+            }
+        }
+    });
+    let kernels = Json::encode(&CompiledKernels::of(&name, &log, None));
+    COMPILE_LOGS.with(|l| l.borrow_mut().push((name.clone(), log)));
+    match (fail, kernels) {
+        (Some(message), _) => Reply::Error { job, message },
+        (None, Err(e)) => Reply::Error { job, message: format!("{name}: its kernels cannot be sent: {e}") },
+        (None, Ok(kernels)) => Reply::CompileLog { job, kernels, joined },
+    }
+}
+
+/// `trace` with the groups of the compile log `log` (named `name`) linked in, and its report
+/// with the fusion made again from them, if the log has kernels the trace ran.
+fn joined_report(
+    trace: &mut Trace,
+    time: &TraceTime,
+    structure: Option<&Structure>,
+    exec_trace: Option<usize>,
+    (name, log): (&str, &CompileLog),
+) -> Option<TraceTime> {
+    let joined = provenance::join(trace, log);
+    if joined.kernels.is_empty() {
+        return None;
+    }
+    provenance::link(trace, log, &joined);
+    let mut time = time.clone();
+    let side = ClassifiedTrace::new(trace, &classify);
+    EXEC_TRACES.with(|e| {
+        let ets = e.borrow();
+        let et = exec_trace.and_then(|i| ets.get(i)).map(|h| (&h.et, h.name.as_str()));
+        add_fusion_with(&mut time, &side, structure, et);
+    });
+    time.compiled_kernels = Some(CompiledKernels::of(name, log, Some(&joined)));
+    Some(time)
+}
+
+/// A trace being held, joined to the latest held compile log of its run, if any.
+fn with_held_compile_log(
+    mut trace: Trace,
+    time: TraceTime,
+    structure: Option<&Structure>,
+    exec_trace: Option<usize>,
+) -> (Trace, TraceTime) {
+    let joined = COMPILE_LOGS.with(|l| {
+        l.borrow()
+            .iter()
+            .rev()
+            .find_map(|(name, log)| joined_report(&mut trace, &time, structure, exec_trace, (name, log)))
+    });
+    match joined {
+        Some(time) => (trace, time),
+        None => (trace, time),
     }
 }
 
@@ -445,8 +528,11 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
         let Some(piece) = bytes.next().await.map_err(fail)? else { break };
         done += f64::from(piece.length());
         opener.feed(&piece.to_vec()).map_err(|e| e.message(name))?;
-        if hand_back && opener.detected().kind == FileKind::ExecTrace {
-            return Err(format!("{name} is an execution trace: the worker that holds the traces reads it"));
+        if hand_back && matches!(opener.detected().kind, FileKind::ExecTrace | FileKind::CompileLog) {
+            return Err(format!(
+                "{name} is {}: the worker that holds the traces reads it",
+                opener.detected().kind.describe()
+            ));
         }
         let now_ms = js_sys::Date::now();
         if now_ms - posted_ms >= PROGRESS_EVERY_MS || done >= total {

@@ -23,6 +23,7 @@ use super::reader_worker::describe as js_error;
 use fusion::json::GraphFile;
 use fusion::AnalysisReport;
 use page::protocol::{Json, Reply, Request};
+use trace::provenance::CompiledKernels;
 use trace::ranks::RankSummary;
 use trace::time::report::TraceTime;
 use trace::view::ranks::RanksDrawn;
@@ -82,6 +83,9 @@ pub enum OpenReply {
     /// An execution trace, kept by the worker; the traces it linked to, with their new reports,
     /// and the names of those it did not link to.
     ExecTrace { ops: u64, joined: Vec<(u32, TraceTime)>, unlinked: Vec<String> },
+    /// A torch.compile log, kept by the worker; its kernels, and the traces it was joined to
+    /// with their new reports.
+    CompileLog { kernels: CompiledKernels, joined: Vec<(u32, TraceTime)> },
     /// A trace read for the other worker (`hand_back`), with its results, to
     /// [`AnalysisWorker::adopt`] there.
     Parsed { bytes: Vec<u8>, summary: Json<TraceSummary>, time: Json<TraceTime>, rank: Option<Json<RankSummary>> },
@@ -342,6 +346,7 @@ fn reply_kind(r: &Reply) -> &'static str {
         Reply::Comparison { .. } => "a comparison",
         Reply::Capture { .. } => "a capture trace",
         Reply::ExecTrace { .. } => "an execution trace",
+        Reply::CompileLog { .. } => "a torch.compile log",
         Reply::Parsed { .. } => "a trace read for the other worker",
         Reply::Ranks { .. } => "a job report",
         Reply::Error { .. } => "an error",
@@ -364,6 +369,12 @@ fn decode_open(job: u32, reply: Reply) -> Result<OpenReply, String> {
         Reply::ExecTrace { ops, joined, unlinked, .. } => {
             Ok(OpenReply::ExecTrace { ops, joined: decode_joined(joined)?, unlinked })
         }
+        Reply::CompileLog { kernels, joined, .. } => Ok(OpenReply::CompileLog {
+            kernels: kernels
+                .decode_via_value()
+                .map_err(|e| format!("the worker's compile-log kernels cannot be read: {e}"))?,
+            joined: decode_joined(joined)?,
+        }),
         other => Err(format!("the analysis worker answered a file with {}", reply_kind(&other))),
     }
 }

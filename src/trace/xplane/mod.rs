@@ -496,6 +496,3 @@ fn varint(bytes: &[u8]) -> Option<(u64, &[u8])> {
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod compiled_runs;

@@ -278,3 +278,5 @@ fn bad_protobuf_is_refused_with_the_message_and_field() {
     assert_eq!(r.feed(&bytes).unwrap_err(), XplaneError::TooLarge { limit: 10 });
     assert_eq!(r.feed(&bytes).unwrap_err(), XplaneError::Poisoned);
 }
+
+mod compiled_runs;

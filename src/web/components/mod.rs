@@ -2,6 +2,7 @@
 
 pub mod calibration_panel;
 pub mod chip_picker;
+pub mod compile_log_panel;
 pub mod data_table;
 pub mod download_button;
 pub mod exports;

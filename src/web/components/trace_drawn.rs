@@ -121,6 +121,12 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                         tables.push(Shared::new(op_times_table(f, "op-times", "Op time both ways")));
                     }
                 }
+                if let Some(c) = &t.compiled_kernels {
+                    tables.push(Shared::new(trace::view::provenance::kernels_table(c)));
+                    if !c.unjoined.is_empty() {
+                        tables.push(Shared::new(trace::view::provenance::unjoined_table(&c.unjoined)));
+                    }
+                }
                 match op_roofline(&[RooflineSide { label: "ops", time: t, color: "" }]) {
                     Some(plot) => {
                         let chip = t.chip.as_ref().map(|c| c.name.as_str()).unwrap_or("");

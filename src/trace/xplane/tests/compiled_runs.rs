@@ -4,7 +4,8 @@
 
 use rustc_hash::FxHashMap;
 
-use super::*;
+use crate::xplane::{hlo, Programs, XSpace};
+use prost::Message;
 
 fn data(name: &str) -> Vec<u8> {
     let path = format!("{}/../../tests/data/compiled/{name}", env!("CARGO_MANIFEST_DIR"));
