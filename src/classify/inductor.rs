@@ -349,6 +349,17 @@ pub fn components(base: &str) -> Option<Vec<Category>> {
         }
     }
     components.extend(ops.iter().filter_map(|op| component_of(op)));
+    // A pointwise kernel reduces nothing, whatever its name's words: `triton_poi_fused_mean_…`
+    // is the pointwise code around a reduction run by another kernel (a mean's division, a
+    // norm's scaling by statistics already computed).
+    if matches!(kind, InductorKind::Pointwise | InductorKind::Foreach) {
+        for c in &mut components {
+            if matches!(c, Reduction | Norm | Softmax) {
+                *c = Elementwise;
+            }
+        }
+        components.dedup();
+    }
     if components.is_empty() {
         components.push(kind.default_component());
     }
@@ -400,5 +411,14 @@ mod tests {
     fn unknown_words_fall_back_to_the_kind() {
         assert_eq!(components("triton_red_fused_0").unwrap(), vec![Reduction]);
         assert_eq!(components("triton_poi_fused_frobnicate_1").unwrap(), vec![Elementwise]);
+    }
+
+    #[test]
+    fn a_pointwise_kernel_is_never_a_reduction() {
+        assert_eq!(components("triton_poi_fused_add_mean_1").unwrap(), vec![Elementwise]);
+        assert_eq!(components("triton_poi_fused_native_layer_norm_2").unwrap(), vec![Elementwise]);
+        assert_eq!(components("triton_poi_fused__softmax_3").unwrap(), vec![Elementwise]);
+        // The same words in a reduction kernel keep their meaning.
+        assert_eq!(components("triton_red_fused_add_mean_1").unwrap(), vec![Elementwise, Reduction]);
     }
 }

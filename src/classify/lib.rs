@@ -168,6 +168,16 @@ mod tests {
     }
 
     #[test]
+    fn sage_attention_is_attention_and_its_quantizer_quantization() {
+        check("void sage_fwd_kernel<128, 64, 64, 4, __nv_bfloat16>(QkvParams)", Attention, &[Attention]);
+        check(
+            "void sage_quant_kernel<__nv_bfloat16, 64>(__nv_bfloat16 const*, signed char*)",
+            Quantization,
+            &[Quantization],
+        );
+    }
+
+    #[test]
     fn case_insensitive() {
         check("RMS_NORM_KERNEL", Norm, &[Norm]);
         check("NVJET_TST_64X8_V_BZ_TNT", Gemm, &[Gemm]);

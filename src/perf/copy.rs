@@ -121,6 +121,31 @@ pub fn constant_pad(args: &OpArgs) -> Result<OpCost, NoModel> {
     Ok(moved(x.dtype(), bytes))
 }
 
+/// `upsample_nearest{1,2,3}d(input, output_size, scales…)`: each output element is a copy of
+/// one input element, so it reads the input once and writes the output; no arithmetic. The
+/// output's last `spatial` sizes are `output_size` (the `.vec` overload called with scale
+/// factors only records none, and has no model).
+pub fn upsample_nearest(args: &OpArgs, spatial: usize) -> Result<OpCost, NoModel> {
+    let x = args.tensor(0, "the input")?;
+    let size = args.int_list(1, "output_size")?.ok_or(NoModel::Input {
+        input: 1,
+        expected: "output_size",
+        found: "absent (scale factors only)",
+    })?;
+    let rank = x.shape().rank();
+    if size.len() != spatial || rank < spatial {
+        return Err(NoModel::Shapes(format!("output_size {size:?} (input 1) does not fit input 0 {}", x.shape())));
+    }
+    let mut out = x.dims().to_vec();
+    for (d, s) in out[rank - spatial..].iter_mut().zip(&size) {
+        *d = u64::try_from(*s)
+            .map_err(|_| NoModel::Shapes(format!("output_size {size:?} (input 1) has a negative size")))?;
+    }
+    let outputs = Shape::new(out).numel().ok_or(NoModel::Overflow { what: Quantity::Elements, input: 0 })?;
+    let bytes = Traffic::new().tensor(x)?.elements(outputs, x.dtype(), x.index())?;
+    Ok(moved(x.dtype(), bytes))
+}
+
 fn moved(dtype: DType, bytes: Traffic) -> OpCost {
     OpCost::exact(Family::Copy, Unit::Vector, dtype, 0, bytes.total())
 }
@@ -189,6 +214,32 @@ mod tests {
         assert_eq!(c.bytes, 18 * 2 * 2);
         let e = cat(&args("[[], []]", r#"["TensorList", "Scalar"]"#, None)).unwrap_err();
         assert_eq!(e.to_string(), "the trace records no shapes for tensor list input 0");
+    }
+
+    #[test]
+    fn nearest_upsampling_reads_the_input_and_writes_the_output() {
+        let c = upsample_nearest(
+            &args(
+                "[[2, 3, 8, 8], [], [], []]",
+                r#"["float", "ScalarList", "Scalar", "Scalar"]"#,
+                Some(r#"["", "[16, 16]", "", ""]"#),
+            ),
+            2,
+        )
+        .unwrap();
+        assert_eq!((c.flops, c.bytes), (0, 2 * 3 * 8 * 8 * 4 + 2 * 3 * 16 * 16 * 4));
+        let c = upsample_nearest(
+            &args("[[4, 5, 10], [], []]", r#"["c10::Half", "ScalarList", "Scalar"]"#, Some(r#"["", "[30]", ""]"#)),
+            1,
+        )
+        .unwrap();
+        assert_eq!(c.bytes, 4 * 5 * 10 * 2 + 4 * 5 * 30 * 2);
+        let e = upsample_nearest(
+            &args("[[2, 3, 8, 8], [], []]", r#"["float", "", "GenericList"]"#, Some(r#"["", "", "[2., 2.]"]"#)),
+            2,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("output_size"), "{e}");
     }
 
     #[test]

@@ -157,6 +157,9 @@ pub static RULES: &[Rule] = &[
             "merge_attn_states",
             "mergestate",
             "xqa",
+            // SageAttention's forward kernels (its `sage_quant_kernel` is quantization).
+            "sage_fwd",
+            "sageattn",
         ]),
         &[Attention],
         "attention kernels: FlashAttention 2/3 (flash_fwd_kernel, FlashAttnFwdSm90, \
