@@ -194,6 +194,17 @@ pub fn readable_name(name: &str, width: usize) -> String {
     }
 }
 
+/// A kernel name for a table cell, at most `width` characters: a vendor library's kernel read
+/// out ([`readable_name`]: the library, the tile, the epilogue, where the name's middle would
+/// otherwise be cut), else the name shortened as tables do. Triton's and PyTorch's own names
+/// are kept: they are readable already, and their numbers tell kernels apart.
+pub fn table_name(name: &str, width: usize) -> String {
+    match family(name) {
+        Some(f) if !matches!(f.library, "Triton (Inductor)" | "PyTorch") => readable_name(name, width),
+        _ => short_name(name, width),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

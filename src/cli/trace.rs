@@ -171,7 +171,7 @@ fn short(name: &str) -> String {
 }
 
 fn short_to(name: &str, width: usize) -> String {
-    classify::name::short_name(name, width)
+    classify::family::table_name(name, width)
 }
 
 fn platform_line(p: &PlatformEntry) -> String {

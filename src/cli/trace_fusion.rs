@@ -121,7 +121,7 @@ impl FusionSetup {
 }
 
 fn short(name: &str) -> String {
-    classify::name::short_name(name, NAME_WIDTH)
+    classify::family::table_name(name, NAME_WIDTH)
 }
 
 /// `text` cut to the cell width at a character boundary.

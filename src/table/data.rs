@@ -13,6 +13,9 @@ use super::Table;
 pub struct Column {
     pub header: String,
     pub numeric: bool,
+    /// Hidden before any other when the table is too wide for its panel (a detail column:
+    /// calls beside times), see [`DataTable::column_to_hide`].
+    pub detail: bool,
 }
 
 /// One cell: what is shown, the exact value (full kernel name, number in the header's unit)
@@ -106,7 +109,10 @@ impl DataTable {
         DataTable {
             id,
             title: title.into(),
-            columns: columns.iter().map(|&(h, numeric)| Column { header: h.to_string(), numeric }).collect(),
+            columns: columns
+                .iter()
+                .map(|&(h, numeric)| Column { header: h.to_string(), numeric, detail: false })
+                .collect(),
             rows: Vec::new(),
         }
     }
@@ -169,6 +175,28 @@ impl DataTable {
 impl DataTable {
     /// The table without the column named `header` (e.g. counts a shortened share link no
     /// longer knows); unchanged if there is none.
+    /// The column to hide next so that a table too wide for its panel fits, given those
+    /// `hidden` already: a detail column from the right ([`DataTable::with_details`]), then a
+    /// text column from the right (long names are what widen a table), then a number column
+    /// from the right; never the first column (what a row is), and two stay.
+    pub fn column_to_hide(&self, hidden: &[usize]) -> Option<usize> {
+        if self.columns.len().saturating_sub(hidden.len()) <= 2 {
+            return None;
+        }
+        let open = || (1..self.columns.len()).rev().filter(|i| !hidden.contains(i));
+        let detail = open().find(|&i| self.columns[i].detail);
+        let text = open().find(|&i| !self.columns[i].numeric);
+        detail.or(text).or_else(|| open().next())
+    }
+
+    /// Marks the columns named `headers` as details, hidden first when the table does not fit.
+    pub fn with_details(mut self, headers: &[&str]) -> DataTable {
+        for c in &mut self.columns {
+            c.detail |= headers.contains(&c.header.as_str());
+        }
+        self
+    }
+
     pub fn without_column(mut self, header: &str) -> DataTable {
         if let Some(i) = self.columns.iter().position(|c| c.header == header) {
             self.columns.remove(i);
@@ -183,4 +211,26 @@ impl DataTable {
 /// Columns holding durations (their exact values are µs).
 fn is_time(header: &str) -> bool {
     header.contains("time") || header == "total" || header == "mean"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_too_wide_hides_text_columns_from_the_right_then_numbers_never_the_first() {
+        let t = DataTable::new(
+            "t",
+            "t",
+            &[("kernel", false), ("calls", true), ("time", true), ("name", false), ("bytes", true)],
+        );
+        assert_eq!(t.column_to_hide(&[]), Some(3));
+        assert_eq!(t.column_to_hide(&[3]), Some(4));
+        assert_eq!(t.column_to_hide(&[3, 4]), Some(2));
+        assert_eq!(t.column_to_hide(&[3, 4, 2]), None);
+        // Details go first, whatever their kind.
+        let t = t.with_details(&["calls"]);
+        assert_eq!(t.column_to_hide(&[]), Some(1));
+        assert_eq!(t.column_to_hide(&[1]), Some(3));
+    }
 }

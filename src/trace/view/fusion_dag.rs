@@ -112,7 +112,7 @@ pub fn window_svg(
             units::format_duration_us(b.dur_us),
             p.width,
             i + 1,
-            escape_xml(&ellipsize(&classify::name::short_name(&g.kernel, 40), head_chars(i + 1, &fused))),
+            escape_xml(&ellipsize(&classify::family::table_name(&g.kernel, 40), head_chars(i + 1, &fused))),
             BOX_WIDTH - 8.0,
         );
         for (k, line) in lines.iter().take(rows.shown).enumerate() {
@@ -152,7 +152,7 @@ pub fn box_details_html(w: &DagWindow, fusion: &TraceFusion, i: usize, suffix: &
     let mut s = format!(
         r#"<section class="op-details" aria-live="polite" data-testid="dag-box-details{suffix}"><h3>Kernel {} of the window: {}</h3><p>{} ({}); {} in the trace, {} in all, this call {}.</p><p data-testid="dag-box-bytes{suffix}">Per call: fused {}, unfused {}, fusion saved {}. Known from: {}{}.</p>"#,
         i + 1,
-        escape_xml(&classify::name::short_name(&g.kernel, 80)),
+        escape_xml(&classify::family::table_name(&g.kernel, 80)),
         g.kind.id(),
         g.category,
         units::plural(g.calls, "call", "calls"),

@@ -28,16 +28,16 @@ use super::findings::Overview;
 use super::model::platform::{vendor_of_name, Vendor};
 use super::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
 use super::Category;
-use classify::name::short_name;
 use classify::{rules, Pattern, Scope};
 
 /// Kernel names are shortened to this many characters in cells (the full name is the
 /// cell's `exact` value: tooltip and CSV).
 pub const NAME_WIDTH: usize = 60;
 
-/// A kernel name as a cell: shortened for display, whole in `exact` (tooltip, CSV, filter).
+/// A kernel name as a cell: a library kernel read out, any other shortened
+/// ([`classify::family::table_name`]); whole in `exact` (tooltip, CSV, filter).
 pub fn kernel_cell(name: &str) -> Cell {
-    Cell { text: short_name(name, NAME_WIDTH), exact: name.to_string(), sort: 0.0 }
+    Cell { text: classify::family::table_name(name, NAME_WIDTH), exact: name.to_string(), sort: 0.0 }
 }
 
 /// The platform in one line: vendor, devices, kernels, GPU time (kernels and copies, as every
@@ -245,8 +245,17 @@ pub fn comparison_tables(c: &Comparison) -> Vec<DataTable> {
         cols.extend([(format!("{k} calls"), true), (format!("{k} kernels"), true), (format!("{k} time"), true)]);
     }
     let spec: Vec<(&str, bool)> = cols.iter().map(|(h, n)| (h.as_str(), *n)).collect();
+    // Too wide for its panel, the mapping keeps its kernels and times: calls, kernel counts and
+    // the method go first.
+    let details: Vec<String> = keys
+        .iter()
+        .flat_map(|k| [format!("{k} calls"), format!("{k} kernels")])
+        .chain(["method".to_string()])
+        .collect();
+    let details: Vec<&str> = details.iter().map(String::as_str).collect();
     let mut mapping =
-        DataTable::new("mapping", format!("Kernel mapping ({} rows)", group_digits(c.op_mapping.len() as u64)), &spec);
+        DataTable::new("mapping", format!("Kernel mapping ({} rows)", group_digits(c.op_mapping.len() as u64)), &spec)
+            .with_details(&details);
     for r in &c.op_mapping {
         let method = match r.method {
             Method::OpAnchored => "op-anchored",
@@ -278,7 +287,12 @@ pub fn comparison_tables(c: &Comparison) -> Vec<DataTable> {
     let mut diffs =
         DataTable::new("fusion-differences", format!("Fusion differences ({})", c.fusion_differences.len()), &spec);
     for d in &c.fusion_differences {
-        let others = d.unfused_kernels.iter().map(|n| short_name(n, NAME_WIDTH)).collect::<Vec<_>>().join(" ; ");
+        let others = d
+            .unfused_kernels
+            .iter()
+            .map(|n| classify::family::table_name(n, NAME_WIDTH))
+            .collect::<Vec<_>>()
+            .join(" ; ");
         let mut row = vec![
             Cell::text(d.fused_platform.clone()),
             kernel_cell(&d.fused_kernel),

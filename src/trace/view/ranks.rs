@@ -108,7 +108,7 @@ impl WireTable {
             columns: self
                 .columns
                 .iter()
-                .map(|(header, numeric)| Column { header: header.clone(), numeric: *numeric })
+                .map(|(header, numeric)| Column { header: header.clone(), numeric: *numeric, detail: false })
                 .collect(),
             rows: self
                 .rows

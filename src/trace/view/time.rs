@@ -122,7 +122,9 @@ pub fn op_table_view(r: &TraceTime) -> DataTable {
             ("bound", false),
             ("model", false),
         ],
-    );
+    )
+    // Too wide for its panel, the table keeps its times, TFLOP/s and % of roofline.
+    .with_details(&["model", "FLOP/B", "TB/s", "calls"]);
     for o in &r.ops {
         t.rows.push(vec![
             Cell::text(&o.op),

@@ -3,7 +3,10 @@
 //! the page ([`table::window::row_window`]), with blank rows of the right height above and
 //! below, so that 100,000 rows scroll as smoothly as 100. The header stays at the top of the
 //! scroll box; the box scrolls with the keyboard (it takes focus), and rows that can be opened
-//! (`on_activate`) take focus and open on Enter.
+//! (`on_activate`) take focus and open on Enter. A table wider than its panel first narrows its
+//! long text cells (the whole text on hover), then hides columns until it fits, text columns
+//! from the right first, then numbers from the right (never the first); a "Columns" chooser
+//! lists every column, so what is hidden is one click away.
 
 use yew::prelude::*;
 
@@ -41,6 +44,26 @@ pub fn data_table_view(props: &Props) -> Html {
     // The first row scrolled to and the box's height: re-drawn only when the first row changes.
     let scroll = use_state_eq(|| (0usize, DEFAULT_VIEW));
     let wrap = use_node_ref();
+    // Columns hidden, and whether they are still chosen by fitting (until the reader picks).
+    let hidden = use_state_eq(Vec::<usize>::new);
+    let fitting = use_state_eq(|| true);
+    let narrow = use_state_eq(|| false);
+    {
+        let (wrap, hidden, fitting, narrow) = (wrap.clone(), hidden.clone(), fitting.clone(), narrow.clone());
+        let table = table.clone();
+        use_effect_with(((*hidden).clone(), *fitting, *narrow, table.id, table.rows.len()), move |(now, fit, ..)| {
+            let overflows = wrap.cast::<web_sys::Element>().is_some_and(|el| el.scroll_width() > el.client_width() + 1);
+            if *fit && overflows && !*narrow {
+                narrow.set(true);
+            } else if *fit && overflows {
+                if let Some(next) = table.column_to_hide(now) {
+                    let mut more = now.clone();
+                    more.push(next);
+                    hidden.set(more);
+                }
+            }
+        });
+    }
     let rows = {
         let (table, s, f) = (table.clone(), *sort, (*filter).clone());
         use_memo((table, s, f), |(t, s, f)| t.view(*s, f))
@@ -65,6 +88,7 @@ pub fn data_table_view(props: &Props) -> Html {
             }
         })
     };
+    let is_hidden = |i: usize| hidden.contains(&i);
     let header = table.columns.iter().enumerate().map(|(i, c)| {
         let current = sort.filter(|s| s.column == i);
         let onclick = {
@@ -85,7 +109,7 @@ pub fn data_table_view(props: &Props) -> Html {
             None => ("none", ""),
         };
         html! {
-            <th scope="col" class={classes!(c.numeric.then_some("num"))} aria-sort={aria}>
+            <th scope="col" class={classes!(c.numeric.then_some("num"), is_hidden(i).then_some("col-hidden"))} aria-sort={aria}>
                 <button type="button" class="sort" {onclick} title={format!("Sort by {}", c.header)}>
                     { format!("{}{arrow}", c.header) }
                 </button>
@@ -96,9 +120,10 @@ pub fn data_table_view(props: &Props) -> Html {
     let w = row_window(rows.len(), ROW_HEIGHT, first as f64 * ROW_HEIGHT, view, OVERSCAN);
     let body = rows[w.start..w.end].iter().enumerate().map(|(k, &r)| {
         let position = w.start + k;
-        let cells = table.rows[r].iter().zip(&table.columns).map(|(cell, col)| {
+        let cells = table.rows[r].iter().zip(&table.columns).enumerate().map(|(i, (cell, col))| {
             let title = (cell.exact != cell.text && !col.numeric).then(|| cell.exact.clone());
-            html! { <td class={classes!(col.numeric.then_some("num"))} {title}>{ cell.text.clone() }</td> }
+            let class = classes!(col.numeric.then_some("num"), is_hidden(i).then_some("col-hidden"));
+            html! { <td {class} {title}>{ cell.text.clone() }</td> }
         });
         let parity = if position % 2 == 1 { "alt" } else { "" };
         match &props.on_activate {
@@ -141,7 +166,7 @@ pub fn data_table_view(props: &Props) -> Html {
     }
     let columns = table.columns.len().to_string();
     html! {
-        <section class="data-table" data-testid={format!("table-{}", table.id)}>
+        <section class={classes!("data-table", narrow.then_some("narrow"))} data-testid={format!("table-{}", table.id)}>
             <div class="table-head">
                 <h3 id={format!("title-{}", table.id)}>{ table.title.clone() }</h3>
                 <label for={filter_id.clone()} class="filter">
@@ -149,6 +174,9 @@ pub fn data_table_view(props: &Props) -> Html {
                     <input id={filter_id} type="search" value={(*filter).clone()} oninput={on_filter}
                         placeholder="any text in a row" />
                 </label>
+                if !hidden.is_empty() || !*fitting {
+                    { chooser(table, &hidden, &fitting) }
+                }
             </div>
             <div class="table-wrap vscroll" ref={wrap} onscroll={on_scroll} tabindex="0"
                 aria-label={format!("{} (scrolls)", table.title)}>
@@ -177,5 +205,39 @@ pub fn data_table_view(props: &Props) -> Html {
                 if let Some(footer) = &props.footer { { " " }{ footer.clone() } }
             </p>
         </section>
+    }
+}
+
+/// "Columns": a checkbox per column; picking one stops the fitting, so the choice stays.
+fn chooser(table: &DataTable, hidden: &UseStateHandle<Vec<usize>>, fitting: &UseStateHandle<bool>) -> Html {
+    let boxes = table.columns.iter().enumerate().map(|(i, c)| {
+        let onchange = {
+            let (hidden, fitting) = (hidden.clone(), fitting.clone());
+            Callback::from(move |_| {
+                let mut now = (*hidden).clone();
+                match now.iter().position(|&h| h == i) {
+                    Some(at) => {
+                        now.remove(at);
+                    }
+                    None => now.push(i),
+                }
+                fitting.set(false);
+                hidden.set(now);
+            })
+        };
+        html! {
+            <label><input type="checkbox" checked={!hidden.contains(&i)} {onchange} />{ c.header.clone() }</label>
+        }
+    });
+    let summary = match hidden.len() {
+        0 => "Columns".to_string(),
+        1 => "Columns (1 hidden to fit)".to_string(),
+        n => format!("Columns ({n} hidden to fit)"),
+    };
+    html! {
+        <details class="columns" data-testid="column-chooser">
+            <summary>{ summary }</summary>
+            <div class="column-list">{ for boxes }</div>
+        </details>
     }
 }
