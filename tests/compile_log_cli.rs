@@ -123,6 +123,18 @@ fn a_gpu_traces_kernels_take_their_groups_from_the_log() {
         ]
     );
     assert_eq!(unjoined[0]["why"], "no kernel of this name in the log's graph 0/0");
+    // Beside the exact group, the one inferred from the kernel's name and the launch's buffers:
+    // the same five ops, but half the bytes: the launch records three buffers (two of
+    // 8 × 4096 × 2048 bf16 and the weight), while the graph written here reads x and r apart
+    // and writes both the sum and the normed x.
+    let rows = v["compiled_kernels"]["kernels"].as_array().unwrap();
+    let inferred = &rows[0]["inferred"];
+    assert_eq!(rows[0]["kernel"], "triton_red_fused_add_mean_mul_pow_rsqrt_0:1");
+    assert_eq!(inferred["how"], "kernel name");
+    assert_eq!(inferred["parts"], serde_json::json!(["add", "mean", "mul", "pow", "rsqrt"]));
+    assert_eq!(inferred["fused_bytes"], 2 * mib64 + 4096);
+    // A library call is not inferred from a name.
+    assert!(rows[1].get("inferred").is_none(), "{}", rows[1]);
     let (code, text, err) = crate::common::run(&["trace", &trace, "--compile-log", &log]);
     assert_eq!(code, 0, "{err}");
     assert!(text.contains("2 of 2 ran in the trace (1 compiled region), 3 generated kernels not in the log"), "{text}");

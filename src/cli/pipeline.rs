@@ -45,8 +45,14 @@ pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std:
         Some(path) => {
             let log = read_log(path)?;
             let joined = provenance::join(&trace, &log);
+            // The groups the analysis infers without the log, for "inferred vs exact".
+            let before = {
+                let side = ClassifiedTrace::new(&trace, &classify);
+                let structure = structure_of(&side);
+                setup.analyze(&side, chip.as_ref(), structure.as_deref()).0
+            };
             provenance::link(&mut trace, &log, &joined);
-            Some(CompiledKernels::of(&file_name(path), &log, Some(&joined)))
+            Some(CompiledKernels::of(&file_name(path), &log, Some(&joined)).with_inferred(&before))
         }
         None => None,
     };

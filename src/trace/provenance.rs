@@ -339,9 +339,40 @@ pub struct KernelRow {
     pub model_ops: Vec<String>,
     pub fused_bytes: Option<u64>,
     pub unfused_bytes: Option<u64>,
+    /// The group the fusion analysis inferred for it without the log (from its name and the
+    /// launch's buffers), where the trace ran it: what the exact group corrects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inferred: Option<Inferred>,
+}
+
+/// A kernel's group as inferred without the compiler's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Inferred {
+    /// How it was known (`kernel name`, `recorded shapes`, `unknown`).
+    pub how: String,
+    pub parts: Vec<String>,
+    pub fused_bytes: Option<u64>,
 }
 
 impl CompiledKernels {
+    /// Each generated kernel's group as `before` (the trace's fusion made without the log)
+    /// inferred it, beside the exact one.
+    pub fn with_inferred(mut self, before: &crate::fusion::TraceFusion) -> CompiledKernels {
+        for row in &mut self.kernels {
+            let (name, _) = inductor::kernels::split_key(&row.kernel);
+            if !looks_generated(name) {
+                continue;
+            }
+            let group = before.groups.iter().find(|g| g.launched_by.as_deref() == Some(name) || g.kernel == name);
+            row.inferred = group.map(|g| Inferred {
+                how: g.how.text().to_string(),
+                parts: g.parts.clone(),
+                fused_bytes: g.fused_bytes_per_call,
+            });
+        }
+        self
+    }
+
     /// The rows of `log`, with the figures of `joined` where a trace was joined.
     pub fn of(file: &str, log: &CompileLog, joined: Option<&Joined>) -> CompiledKernels {
         let kernels = kernels(log)
@@ -366,6 +397,7 @@ impl CompiledKernels {
                     model_ops: graph.model_ops_of(kernel).into_iter().map(str::to_string).collect(),
                     fused_bytes: kernel.fused_bytes,
                     unfused_bytes: kernel.unfused_bytes,
+                    inferred: None,
                 }
             })
             .collect();

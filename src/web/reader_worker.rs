@@ -428,6 +428,12 @@ fn joined_report(
         return None;
     }
     provenance::link(trace, log, &joined);
+    // The report before the join holds the groups inferred without the log.
+    let kernels = CompiledKernels::of(name, log, Some(&joined));
+    let kernels = match &time.fusion {
+        Some(before) => kernels.with_inferred(before),
+        None => kernels,
+    };
     let mut time = time.clone();
     let side = ClassifiedTrace::new(trace, &classify);
     EXEC_TRACES.with(|e| {
@@ -435,7 +441,7 @@ fn joined_report(
         let et = exec_trace.and_then(|i| ets.get(i)).map(|h| (&h.et, h.name.as_str()));
         add_fusion_with(&mut time, &side, structure, et);
     });
-    time.compiled_kernels = Some(CompiledKernels::of(name, log, Some(&joined)));
+    time.compiled_kernels = Some(kernels);
     Some(time)
 }
 

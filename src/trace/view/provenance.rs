@@ -4,7 +4,9 @@
 
 use table::{Cell, DataTable};
 
-use crate::provenance::{CompiledKernels, Unjoined};
+use units::format_bytes;
+
+use crate::provenance::{CompiledKernels, Inferred, Unjoined};
 
 /// Widest list of nodes or model ops shown in a cell (the JSON has them whole).
 const LIST_WIDTH: usize = 90;
@@ -23,6 +25,10 @@ pub fn kernels_table(c: &CompiledKernels) -> DataTable {
         ("post-grad nodes", false),
         ("model ops", false),
     ]);
+    let inferred = c.kernels.iter().any(|k| k.inferred.is_some());
+    if inferred {
+        columns.push(("inferred from its name", false));
+    }
     let mut t = DataTable::new(
         "compiled-kernels",
         "Kernels Inductor generated, with the post-grad nodes its provenance gives (exact) and the bytes their shapes give",
@@ -49,6 +55,12 @@ pub fn kernels_table(c: &CompiledKernels) -> DataTable {
             Cell::long_text(&k.nodes.join("; "), LIST_WIDTH),
             Cell::long_text(&k.model_ops.join(", "), LIST_WIDTH),
         ]);
+        if inferred {
+            row.push(Cell::long_text(
+                &k.inferred.as_ref().map_or_else(String::new, |i| inferred_text(i, k.fused_bytes)),
+                LIST_WIDTH,
+            ));
+        }
         t.rows.push(row);
     }
     t
@@ -65,4 +77,19 @@ pub fn unjoined_table(unjoined: &[Unjoined]) -> DataTable {
         t.rows.push(vec![Cell::long_text(&u.name, 70), Cell::count(u.calls), Cell::text(u.why.clone())]);
     }
     t
+}
+
+/// A name-inferred group beside the exact one: how, its parts, its bytes and how far they are
+/// from the exact bytes.
+fn inferred_text(i: &Inferred, exact: Option<u64>) -> String {
+    let bytes = match (i.fused_bytes, exact) {
+        (Some(b), Some(e)) if b == e => format!("{}, the exact bytes", format_bytes(b)),
+        (Some(b), Some(e)) => {
+            let sign = if b > e { "+" } else { "−" };
+            format!("{} ({sign}{} against the exact)", format_bytes(b), format_bytes(b.abs_diff(e)))
+        }
+        (Some(b), None) => format_bytes(b),
+        (None, _) => "bytes unknown".to_string(),
+    };
+    format!("{}: {}; {bytes}", i.how, i.parts.join(" + "))
 }
