@@ -182,14 +182,7 @@ pub fn family(name: &str) -> Option<Family> {
 /// ("cuBLAS: sm90 GEMM bf16bf16 tn, tile 128×128×64"), else the name shortened as tables do.
 pub fn readable_name(name: &str, width: usize) -> String {
     match family(name) {
-        Some(f) => {
-            let text = format!("{}: {}", f.library, f.detail);
-            if text.chars().count() <= width {
-                text
-            } else {
-                text.chars().take(width.saturating_sub(1)).chain(['…']).collect()
-            }
-        }
+        Some(f) => cut(format!("{}: {}", f.library, f.detail), width),
         None => short_name(name, width),
     }
 }
@@ -201,9 +194,25 @@ pub fn readable_name(name: &str, width: usize) -> String {
 pub fn table_name(name: &str, width: usize) -> String {
     match family(name) {
         Some(f) if !matches!(f.library, "Triton (Inductor)" | "PyTorch") => readable_name(name, width),
+        // Read out already (a share link carries table names): kept as it is.
+        None if READ_OUT.iter().any(|l| name.strip_prefix(l).is_some_and(|r| r.starts_with(": "))) => {
+            cut(name.to_string(), width)
+        }
         _ => short_name(name, width),
     }
 }
+
+/// `text` in at most `width` characters, an ellipsis ending what was cut.
+fn cut(text: String, width: usize) -> String {
+    if text.chars().count() <= width {
+        text
+    } else {
+        text.chars().take(width.saturating_sub(1)).chain(['…']).collect()
+    }
+}
+
+/// The libraries whose kernels [`table_name`] reads out, as it labels them.
+const READ_OUT: [&str; 6] = ["cuBLAS", "cuBLAS (nvjet)", "CUTLASS", "hipBLASLt/Tensile", "NCCL/RCCL", "FlashAttention"];
 
 #[cfg(test)]
 mod tests {
@@ -253,6 +262,15 @@ mod tests {
         for (name, want) in cases {
             assert_eq!(read(name), want, "{name}");
         }
+    }
+
+    #[test]
+    fn a_table_name_read_out_stays_as_it_is() {
+        let cijk = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTLA0_DTLB0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSUAMBSK_GLS0_ISA942_IU1_K1_LDSTI0_LBSPPA1024_LBSPPB256_LBSPPM0_LPA16_LPB16_LPM0_LRVW8_LWPMn1_MIAV0_MIWT8_6_MO40_NTn1_NTA0_NTB0_NTC0_NTD4_NTM0_NEPBS16_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO0_SRVW0_SSO0_SVW8_SK0_SKFTR0_SKXCCM0_TLDS1_ULSGRO1_USL1_UIOFGRO0_USFGROn1_VSn1_VWA8_VWB2_WSGRA0_WSGRB0_WS64_WG32_8_1";
+        let once = table_name(cijk, 60);
+        assert!(once.starts_with("hipBLASLt/Tensile: GEMM MT 256×192×64"), "{once}");
+        assert_eq!(table_name(&once, 60), once);
+        assert_eq!(table_name("triton_poi_fused_add_0", 60), "triton_poi_fused_add_0");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! show them, so that every shared trace and pair stays well under the 8 KB a typical link
 //! must stay under. Totals, counts and fusion differences stay whole.
 
-use classify::name::short_name;
+use classify::family::table_name;
 use trace::summary::SideStats;
 use trace::view::NAME_WIDTH;
 
@@ -72,12 +72,13 @@ pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
     (s, trimmed)
 }
 
-/// Kernel names a shared comparison carries are cut to what the page's tables show
-/// ([`trace::view::NAME_WIDTH`] characters by [`short_name`]): full names of templated
+/// Kernel names a shared comparison carries are what the page's tables show
+/// ([`trace::view::NAME_WIDTH`] characters by [`table_name`]: a library kernel read out, any
+/// other shortened, so the link's tables read as the page's did): full names of templated
 /// kernels run to hundreds of characters, enough to push a comparison's link (the A100-vs-B200
 /// pair's, for one) well past the 8 KB a typical link must stay under.
 fn shorten(name: &mut String) -> bool {
-    let short = short_name(name, NAME_WIDTH);
+    let short = table_name(name, NAME_WIDTH);
     let cut = short != *name;
     *name = short;
     cut
