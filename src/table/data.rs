@@ -189,10 +189,11 @@ impl DataTable {
         detail.or(text).or_else(|| open().next())
     }
 
-    /// Marks the columns named `headers` as details, hidden first when the table does not fit.
-    pub fn with_details(mut self, headers: &[&str]) -> DataTable {
+    /// Marks the columns whose header `is_detail` accepts as details, hidden first when the
+    /// table does not fit.
+    pub fn with_details(mut self, is_detail: impl Fn(&str) -> bool) -> DataTable {
         for c in &mut self.columns {
-            c.detail |= headers.contains(&c.header.as_str());
+            c.detail |= is_detail(&c.header);
         }
         self
     }
@@ -229,7 +230,7 @@ mod tests {
         assert_eq!(t.column_to_hide(&[3, 4]), Some(2));
         assert_eq!(t.column_to_hide(&[3, 4, 2]), None);
         // Details go first, whatever their kind.
-        let t = t.with_details(&["calls"]);
+        let t = t.with_details(|h| h == "calls");
         assert_eq!(t.column_to_hide(&[]), Some(1));
         assert_eq!(t.column_to_hide(&[1]), Some(3));
     }

@@ -458,10 +458,7 @@ fn with_held_compile_log(
             .rev()
             .find_map(|(name, log)| joined_report(&mut trace, &time, structure, exec_trace, (name, log)))
     });
-    match joined {
-        Some(time) => (trace, time),
-        None => (trace, time),
-    }
+    (trace, joined.unwrap_or(time))
 }
 
 /// `trace` joined to `capture` and its new report, if the capture holds its graphs; its op

@@ -16,6 +16,7 @@ pub mod fusion_pair;
 pub mod layers;
 pub mod provenance;
 pub mod ranks;
+pub mod rules;
 pub mod time;
 pub mod waits;
 
@@ -25,10 +26,8 @@ use units::{format_duration_us, format_pct, group_digits, positive_zero};
 
 use super::compare::{Comparison, Method};
 use super::findings::Overview;
-use super::model::platform::{vendor_of_name, Vendor};
 use super::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
 use super::Category;
-use classify::{rules, Pattern, Scope};
 
 /// Kernel names are shortened to this many characters in cells (the full name is the
 /// cell's `exact` value: tooltip and CSV).
@@ -83,67 +82,6 @@ pub fn component_list(k: &[Category]) -> String {
 fn longest(s: &SideStats) -> Cell {
     s.kernels.first().map(|k| kernel_cell(&k.name)).unwrap_or_else(|| Cell::text(""))
 }
-
-/// The classifier's rule table ([`classify::rules()`]) as the page shows it: one row per
-/// rule in the order they are tried (base-name rules first, then namespace and template
-/// argument rules, each scope first match wins), with where and how it matches, the
-/// categories it decides, the vendor whose library names its example kernel (by the vendor
-/// hints of [`super::model::platform`]; the rules themselves apply to every vendor) and what it is for.
-pub fn rules_table() -> DataTable {
-    let mut t = DataTable::new(
-        "rules",
-        "Classifier rules, in the order they are tried",
-        &[
-            ("order", true),
-            ("rule", false),
-            ("matches", false),
-            ("category", false),
-            ("example vendor", false),
-            ("notes", false),
-            ("example", false),
-        ],
-    );
-    for (i, r) in rules_in_trial_order().enumerate() {
-        let category = if r.pattern == Pattern::Inductor {
-            "from the fused op words".to_string()
-        } else {
-            let mut c = component_list(r.components);
-            if r.launcher {
-                c += " (if nothing further matches)";
-            }
-            if r.epilogue {
-                c += " + epilogue words";
-            }
-            c
-        };
-        let vendor = match vendor_of_name(r.example) {
-            // The example's name does not say: no vendor's library prefix, or both.
-            Vendor::Unknown => "—".to_string(),
-            v => v.to_string(),
-        };
-        t.rows.push(vec![
-            Cell::count(i as u64 + 1),
-            Cell::text(r.id),
-            Cell::long_text(&r.describe_match(), RULE_TEXT_WIDTH),
-            Cell::text(category),
-            Cell::text(vendor),
-            Cell::long_text(r.description, RULE_TEXT_WIDTH),
-            kernel_cell(r.example),
-        ]);
-    }
-    t
-}
-
-/// The rules in the order [`super::classify()`] tries them: base-name rules, then namespace
-/// rules, then template-argument rules, each scope in table order.
-pub fn rules_in_trial_order() -> impl Iterator<Item = &'static classify::Rule> {
-    [Scope::BaseName, Scope::Namespace, Scope::Inner]
-        .into_iter()
-        .flat_map(|scope| rules().iter().filter(move |r| r.scope == scope))
-}
-
-/// Rule patterns and notes are shortened to this many characters in cells (whole in the tooltip).
-const RULE_TEXT_WIDTH: usize = 48;
 
 /// The single-trace tables: categories, every kernel (longest total first), fused kernels.
 pub fn summary_tables(s: &TraceSummary) -> Vec<DataTable> {
@@ -245,17 +183,10 @@ pub fn comparison_tables(c: &Comparison) -> Vec<DataTable> {
         cols.extend([(format!("{k} calls"), true), (format!("{k} kernels"), true), (format!("{k} time"), true)]);
     }
     let spec: Vec<(&str, bool)> = cols.iter().map(|(h, n)| (h.as_str(), *n)).collect();
-    // Too wide for its panel, the mapping keeps its kernels and times: calls, kernel counts and
-    // the method go first.
-    let details: Vec<String> = keys
-        .iter()
-        .flat_map(|k| [format!("{k} calls"), format!("{k} kernels")])
-        .chain(["method".to_string()])
-        .collect();
-    let details: Vec<&str> = details.iter().map(String::as_str).collect();
+    // Too wide for its panel, the mapping hides calls, kernel counts and the method first.
     let mut mapping =
         DataTable::new("mapping", format!("Kernel mapping ({} rows)", group_digits(c.op_mapping.len() as u64)), &spec)
-            .with_details(&details);
+            .with_details(|h| h == "method" || h.ends_with(" calls") || h.ends_with(" kernels"));
     for r in &c.op_mapping {
         let method = match r.method {
             Method::OpAnchored => "op-anchored",
@@ -462,38 +393,6 @@ mod tests {
     use super::*;
     use crate::{classify, compare, read_trace, summarize, Input};
     use table::SortBy;
-
-    #[test]
-    fn rules_table_lists_every_rule_in_trial_order() {
-        let t = rules_table();
-        assert_eq!(t.rows.len(), rules().len());
-        let ids: Vec<&str> = t.rows.iter().map(|r| r[1].text.as_str()).collect();
-        let mut distinct = ids.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        assert_eq!(distinct.len(), ids.len(), "a rule is listed twice");
-        // Scopes in the order they are tried, and the order column counts from 1.
-        let scope = |id: &str| rules().iter().find(|r| r.id == id).unwrap().scope as usize;
-        assert!(ids.windows(2).all(|w| scope(w[0]) <= scope(w[1])));
-        assert!(t.rows.iter().enumerate().all(|(i, r)| r[0].sort == (i + 1) as f64));
-        // Every example is decided by its own rule (a launcher's by what its arguments name).
-        for r in &t.rows {
-            let launcher = rules().iter().any(|rule| rule.id == r[1].text && rule.launcher);
-            let c = classify(&r[6].exact);
-            if !launcher {
-                assert_eq!(c.rule, Some(r[1].exact.as_str()), "example of {}", r[1].text);
-            }
-        }
-        let row = |id: &str| t.rows.iter().find(|r| r[1].text == id).unwrap();
-        assert_eq!(row("gemm-tensile")[4].text, "AMD");
-        assert_eq!(row("gemm-nvjet")[4].text, "NVIDIA");
-        assert_eq!(row("collective-nccl")[4].text, "—");
-        assert_eq!(row("inductor-fused")[3].text, "from the fused op words");
-        assert!(row("gemm-nvjet")[3].text.starts_with("gemm"));
-        // Long notes are shortened on screen, whole in the tooltip and CSV.
-        let notes = &row("inductor-fused")[5];
-        assert!(notes.text.chars().count() <= RULE_TEXT_WIDTH && notes.exact.len() > notes.text.len());
-    }
 
     fn load(rel: &str) -> crate::Trace {
         let path = format!("{}/tests/data/traces/{rel}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));

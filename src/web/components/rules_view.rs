@@ -1,4 +1,4 @@
-//! The trace classifier's rules ([`trace::view::rules_table`]) as a table, with a box
+//! The trace classifier's rules ([`trace::view::rules::rules_table`]) as a table, with a box
 //! that says which rule classifies a kernel name: typed in, or sent by clicking a kernel row of
 //! the trace tables (`kernel`). The rule that decides is marked in the table.
 
@@ -7,7 +7,8 @@ use yew::prelude::*;
 use page::Shared;
 use table::DataTable;
 use trace::classify;
-use trace::view::{component_list, rules_table};
+use trace::view::component_list;
+use trace::view::rules::rules_table;
 
 use super::data_table::DataTableView;
 

@@ -66,14 +66,19 @@ fn module<'a>(programs: &'a Programs, name: &str) -> &'a hlo::Module {
     &programs.modules[&id]
 }
 
+/// A compiled run's profile (its programs' HLO) and XLA's dump of the same module.
+fn run(case: &str) -> (Programs, FxHashMap<String, Computation>, String) {
+    let space = XSpace::decode(data(&format!("{case}.xplane.pb")).as_slice()).unwrap();
+    let text = String::from_utf8(data(&format!("{case}.after_optimizations.txt"))).unwrap();
+    let (computations, entry) = dump(&text);
+    (Programs::of(&space), computations, entry)
+}
+
 #[test]
 fn every_fusion_of_a_real_profile_is_the_dumps_fused_computation() {
     for (case, module_name) in [("jax_block_cpu", "jit_block"), ("jax_convnet_cpu", "jit_convnet")] {
-        let space = XSpace::decode(data(&format!("{case}.xplane.pb")).as_slice()).unwrap();
-        let programs = Programs::of(&space);
+        let (programs, computations, entry) = run(case);
         let m = module(&programs, module_name);
-        let text = String::from_utf8(data(&format!("{case}.after_optimizations.txt"))).unwrap();
-        let (computations, entry) = dump(&text);
         let mut fusions = 0;
         for (op, opcode, calls) in &computations[&entry] {
             let group = m.group(op).unwrap_or_else(|| panic!("{case}: {op} is not in the profile's HLO"));
@@ -95,11 +100,8 @@ fn every_fusion_of_a_real_profile_is_the_dumps_fused_computation() {
 #[test]
 fn a_real_profiles_bytes_add_up_to_xlas_cost_analysis() {
     for (case, module_name) in [("jax_block_cpu", "jit_block"), ("jax_convnet_cpu", "jit_convnet")] {
-        let space = XSpace::decode(data(&format!("{case}.xplane.pb")).as_slice()).unwrap();
-        let programs = Programs::of(&space);
+        let (programs, computations, entry) = run(case);
         let m = module(&programs, module_name);
-        let text = String::from_utf8(data(&format!("{case}.after_optimizations.txt"))).unwrap();
-        let (computations, entry) = dump(&text);
         let cost: serde_json::Value = serde_json::from_slice(&data(&format!("{case}.cost.json"))).unwrap();
         let xla = cost["bytes accessed"].as_f64().unwrap();
         let ours: u64 = computations[&entry]
