@@ -139,3 +139,20 @@ fn a_gpu_traces_kernels_take_their_groups_from_the_log() {
     assert_eq!(code, 0, "{err}");
     assert!(text.contains("2 of 2 ran in the trace (1 compiled region), 3 generated kernels not in the log"), "{text}");
 }
+
+#[test]
+fn a_torch_trace_folder_is_read_whole_and_a_bad_file_in_it_named() {
+    let dir = crate::common::temp_dir("compile-log-folder");
+    for name in ["inductor_provenance_jit_cuda_log.txt", "inductor_provenance_jit_debug_handle_log.txt"] {
+        std::fs::copy(data(&format!("compile-logs/{name}")), dir.join(name)).unwrap();
+    }
+    let folder = dir.display().to_string();
+    let v = json(&["compile-log", &folder, "--json"]);
+    // Both processes' graphs, in file-name order: 4 kernels and 5 launch sites.
+    let graphs = v["log"]["graphs"].as_array().unwrap();
+    assert_eq!(graphs.iter().map(|g| g["kernels"].as_array().unwrap().len()).collect::<Vec<_>>(), [4, 5]);
+    std::fs::write(dir.join("zz_broken.log"), "not a log\n".repeat(20)).unwrap();
+    let (code, _, err) = run(&["compile-log", &folder]);
+    assert_eq!(code, 2);
+    assert!(err.contains("zz_broken.log: not a torch.compile structured log"), "{err}");
+}

@@ -15,7 +15,7 @@ use super::trace_file::{load, read_log};
 #[derive(clap::Args)]
 pub struct Args {
     /// torch.compile structured log (TORCH_TRACE=DIR writes one per process; plain or gzip),
-    /// written with INDUCTOR_PROVENANCE=1 on PyTorch 2.9 or later
+    /// or the folder of them, written with INDUCTOR_PROVENANCE=1 on PyTorch 2.9 or later
     pub log: PathBuf,
     /// Profiler trace of the same run: each kernel's calls and time
     #[arg(long, value_name = "TRACE")]

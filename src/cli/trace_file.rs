@@ -54,8 +54,31 @@ fn format_of(detected: Detected) -> Result<&'static Format, &'static str> {
     }
 }
 
-/// Reads a torch.compile log (`compile-log`, `trace --compile-log`), naming the file in any
-/// error.
+/// Reads a torch.compile log (`compile-log`, `trace --compile-log`), or every log of a
+/// `TORCH_TRACE` folder (one per process, in name order) as one, naming the file in any error.
 pub(super) fn read_log(path: &Path) -> Result<inductor::CompileLog, Box<dyn std::error::Error>> {
-    super::io::read_parsed(path, inductor::CompileLog::read)
+    if !path.is_dir() {
+        return super::io::read_parsed(path, inductor::CompileLog::read);
+    }
+    let cannot = |e: std::io::Error| format!("cannot read the folder {}: {e}", path.display());
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(path)
+        .map_err(cannot)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(cannot)?;
+    files.retain(|f| f.is_file());
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("the folder {} holds no compile log", path.display()).into());
+    }
+    if files.len() > limits::COMPILE_LOG_GRAPHS {
+        return Err(
+            format!("the folder {} holds more than {} files", path.display(), limits::COMPILE_LOG_GRAPHS).into()
+        );
+    }
+    let logs = files
+        .iter()
+        .map(|f| Ok((f.display().to_string(), super::io::read_parsed(f, inductor::CompileLog::read)?)))
+        .collect::<Result<Vec<_>, Box<dyn std::error::Error>>>()?;
+    inductor::CompileLog::merged(logs).map_err(|e| format!("{}: {e}", path.display()).into())
 }

@@ -157,6 +157,20 @@ impl CompileLog {
         Ok(CompileLog { graphs, warnings })
     }
 
+    /// The logs of one `TORCH_TRACE` folder (one per process) as one: every graph of each, in
+    /// the order given, and every warning, named by its file.
+    pub fn merged(logs: Vec<(String, CompileLog)>) -> Result<CompileLog, LogError> {
+        let mut out = CompileLog { graphs: Vec::new(), warnings: Vec::new() };
+        for (file, log) in logs {
+            out.graphs.extend(log.graphs);
+            out.warnings.extend(log.warnings.into_iter().map(|w| format!("{file}: {w}")));
+            if out.graphs.len() > limits::COMPILE_LOG_GRAPHS {
+                return Err(LogError::TooManyGraphs { limit: limits::COMPILE_LOG_GRAPHS });
+            }
+        }
+        Ok(out)
+    }
+
     /// Every kernel of every graph, with its graph.
     pub fn kernels(&self) -> impl Iterator<Item = (&CompiledGraph, &Kernel)> {
         self.graphs.iter().flat_map(|g| g.kernels.iter().map(move |k| (g, k)))
