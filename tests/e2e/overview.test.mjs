@@ -166,12 +166,17 @@ test('views are one click (or key) away, in the address, and Back and Forward mo
     for (const id of others) assert.equal(await page.getByTestId(id).count(), 0, `${id} in ${name}`);
   }
   assert.ok(page.url().endsWith('#view=overview'), page.url());
+  // A step in the history is taken when the page handles its popstate: wait for the tab.
+  const shows = async (name) => {
+    await page.getByRole('tab', { name, selected: true }).waitFor({ timeout: 5000 });
+    assert.equal(await selected(), name);
+  };
   await page.goBack();
-  assert.equal(await selected(), 'Layers');
+  await shows('Layers');
   await page.goBack();
-  assert.equal(await selected(), 'Where the time goes');
+  await shows('Where the time goes');
   await page.goForward();
-  assert.equal(await selected(), 'Layers');
+  await shows('Layers');
   // All views: every table on one page, for find-in-page and printing.
   await page.getByRole('tab', { name: 'All views' }).click();
   for (const id of Object.values(holds)) await page.getByTestId(id).first().waitFor();
