@@ -56,7 +56,7 @@ fn cublas(b: &str) -> Option<Family> {
     let lay = layout(fields(rest)).map(|l| format!(" {l}")).unwrap_or_default();
     let size = fields(rest).find_map(|f| f.strip_prefix("tilesize")).map(|t| format!(", tile {}", t.replace('x', "×")));
     Some(Family {
-        library: "cuBLAS",
+        library: CUBLAS,
         detail: format!("sm{arch} {}{types}{lay}{}", op.to_ascii_uppercase(), size.unwrap_or_default()),
     })
 }
@@ -65,7 +65,7 @@ fn cublas(b: &str) -> Option<Family> {
 fn nvjet(b: &str) -> Option<Family> {
     let rest = b.strip_prefix("nvjet_")?;
     let t = tile(fields(rest)).map(|t| format!("tile {t}")).unwrap_or_else(|| rest.to_string());
-    Some(Family { library: "cuBLAS (nvjet)", detail: t })
+    Some(Family { library: NVJET, detail: t })
 }
 
 /// CUTLASS: `cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x64_64x6_tn_align8`, also inside
@@ -82,7 +82,7 @@ fn cutlass(name: &str) -> Option<Family> {
         .unwrap_or_else(|| "kernel".to_string());
     let t = tile(fields(&id)).map(|t| format!(", tile {t}")).unwrap_or_default();
     let lay = layout(fields(&id)).map(|l| format!(" {l}")).unwrap_or_default();
-    Some(Family { library: "CUTLASS", detail: format!("{}{op}{lay}{t}", arch.unwrap_or_default()) })
+    Some(Family { library: CUTLASS, detail: format!("{}{op}{lay}{t}", arch.unwrap_or_default()) })
 }
 
 /// Tensile (hipBLASLt, rocBLAS): `Cijk_Alik_Bljk_…_Bias_…_MT256x128x64_MI16x16x1_…`: the
@@ -97,7 +97,7 @@ fn tensile(b: &str) -> Option<Family> {
     let mi = fields(b).find_map(|f| f.strip_prefix("MI")).map(|t| format!(" MI {},", t.replace('x', "×")));
     let bias = if fields(b).any(|f| f == "Bias") { " bias," } else { "" };
     Some(Family {
-        library: "hipBLASLt/Tensile",
+        library: TENSILE,
         detail: format!("GEMM{}{}{bias} {c}_{a}_{bb}", mt.unwrap_or_default(), mi.unwrap_or_default()),
     })
 }
@@ -105,7 +105,7 @@ fn tensile(b: &str) -> Option<Family> {
 /// NCCL and RCCL (the same names): `ncclDevKernel_AllReduce_Sum_bf16_RING_LL`.
 fn nccl(b: &str) -> Option<Family> {
     let rest = b.strip_prefix("ncclDevKernel_").or_else(|| b.strip_prefix("ncclKernel_"))?;
-    Some(Family { library: "NCCL/RCCL", detail: fields(rest).collect::<Vec<_>>().join(" ") })
+    Some(Family { library: NCCL, detail: fields(rest).collect::<Vec<_>>().join(" ") })
 }
 
 /// FlashAttention: `flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, …>>` (head dim,
@@ -126,7 +126,7 @@ fn flash(name: &str, b: &str) -> Option<Family> {
             _ => String::new(),
         }
     });
-    Some(Family { library: "FlashAttention", detail: format!("{dir}{split}{}", traits.unwrap_or_default()) })
+    Some(Family { library: FLASH, detail: format!("{dir}{split}{}", traits.unwrap_or_default()) })
 }
 
 /// Inductor's Triton kernels: the kind and the ops the name lists.
@@ -140,7 +140,7 @@ fn triton(b: &str) -> Option<Family> {
         InductorKind::Foreach => "foreach",
     };
     let ops = if ops.is_empty() { String::new() } else { format!(": {}", ops.join(", ")) };
-    Some(Family { library: "Triton (Inductor)", detail: format!("{kind}{ops}") })
+    Some(Family { library: TRITON, detail: format!("{kind}{ops}") })
 }
 
 /// PyTorch's own CUDA/HIP kernels: the kernel's name and the functor that names its op
@@ -162,7 +162,7 @@ fn aten(name: &str, b: &str) -> Option<Family> {
         Some(op) => format!("{kernel}: {}", op.to_ascii_lowercase()),
         None => kernel.to_string(),
     };
-    Some(Family { library: "PyTorch", detail })
+    Some(Family { library: PYTORCH, detail })
 }
 
 /// The family of a kernel name, when it is of a library this module reads.
@@ -193,7 +193,7 @@ pub fn readable_name(name: &str, width: usize) -> String {
 /// are kept: they are readable already, and their numbers tell kernels apart.
 pub fn table_name(name: &str, width: usize) -> String {
     match family(name) {
-        Some(f) if !matches!(f.library, "Triton (Inductor)" | "PyTorch") => readable_name(name, width),
+        Some(f) if READ_OUT.contains(&f.library) => readable_name(name, width),
         // Read out already (a share link carries table names): kept as it is.
         None if READ_OUT.iter().any(|l| name.strip_prefix(l).is_some_and(|r| r.starts_with(": "))) => {
             cut(name.to_string(), width)
@@ -212,7 +212,17 @@ fn cut(text: String, width: usize) -> String {
 }
 
 /// The libraries whose kernels [`table_name`] reads out, as it labels them.
-const READ_OUT: [&str; 6] = ["cuBLAS", "cuBLAS (nvjet)", "CUTLASS", "hipBLASLt/Tensile", "NCCL/RCCL", "FlashAttention"];
+const READ_OUT: [&str; 6] = [CUBLAS, NVJET, CUTLASS, TENSILE, NCCL, FLASH];
+
+// The libraries' labels, as their users call them.
+const CUBLAS: &str = "cuBLAS";
+const NVJET: &str = "cuBLAS (nvjet)";
+const CUTLASS: &str = "CUTLASS";
+const TENSILE: &str = "hipBLASLt/Tensile";
+const NCCL: &str = "NCCL/RCCL";
+const FLASH: &str = "FlashAttention";
+const TRITON: &str = "Triton (Inductor)";
+const PYTORCH: &str = "PyTorch";
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@ use hardware::DetectedChip;
 use trace::capture::{attribute, CaptureReport};
 use trace::compare::{compare_classified, swapped, Comparison};
 use trace::findings::{pair_overview, trace_overview, Overview, SideFacts};
-use trace::provenance::{self, CompiledKernels};
+use trace::provenance;
 use trace::summary::{structure_of, summarize_classified, ClassifiedTrace, TraceSummary};
 use trace::time::gap::{gap, Gap};
 use trace::time::report::{recorded_cost, time_report, time_report_with, TraceTime};
@@ -44,15 +44,13 @@ pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std:
     let compiled_kernels = match args.compile_log {
         Some(path) => {
             let log = read_log(path)?;
-            let joined = provenance::join(&trace, &log);
             // The groups the analysis infers without the log, for "inferred vs exact".
             let before = {
                 let side = ClassifiedTrace::new(&trace, &classify);
                 let structure = structure_of(&side);
                 setup.analyze(&side, chip.as_ref(), structure.as_deref()).0
             };
-            provenance::link(&mut trace, &log, &joined);
-            Some(CompiledKernels::of(&file_name(path), &log, Some(&joined)).with_inferred(&before))
+            Some(provenance::apply(&mut trace, &file_name(path), &log, Some(&before)))
         }
         None => None,
     };

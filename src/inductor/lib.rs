@@ -199,7 +199,7 @@ fn finish(p: Pending) -> Option<CompiledGraph> {
 
 /// A model op as `name (op)` where the pre-grad graph says what it computes.
 fn model_op(pre_grad: Option<&Graph>, name: &str) -> String {
-    let op = pre_grad.and_then(|g| g.by_name.get(name)).map(|&i| &pre_grad.unwrap().nodes[i as usize]);
+    let op = pre_grad.and_then(|g| g.by_name.get(name).map(|&i| &g.nodes[i as usize]));
     match op {
         Some(n) if n.target.contains('(') || n.target.contains(' ') => format!("{name} ({})", n.target),
         Some(n) => format!("{name} ({})", n.op()),

@@ -159,12 +159,6 @@ impl<T: DeserializeOwned> Json<T> {
     pub fn decode(&self) -> Result<T, serde_json::Error> {
         serde_json::from_str(&self.text)
     }
-
-    /// [`Json::decode`] through a JSON value: slower, but `T`'s code is the one its reports
-    /// already have for values (`trace::provenance::as_value`), not a second copy for text.
-    pub fn decode_via_value(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_value(serde_json::from_str(&self.text)?)
-    }
 }
 
 impl<T> Json<T> {

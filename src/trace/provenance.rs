@@ -16,6 +16,7 @@ use inductor::{CompiledGraph, Kernel};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+use crate::fusion::TraceFusion;
 use crate::model::compiled::{CompiledGroup, CompiledOp, Compiler};
 use crate::model::Trace;
 
@@ -236,6 +237,20 @@ pub fn join(trace: &Trace, log: &CompileLog) -> Joined {
     Joined { kernels, unjoined, regions: regions_count }
 }
 
+/// Joins `log` (the file `file`) to `trace` and records the joined kernels' groups in it: the
+/// log's kernels with what the trace measured of each and, from `before` (the trace's fusion
+/// made without the log), the group inferred for it. What the command line and the page's
+/// worker both do with a compile log.
+pub fn apply(trace: &mut Trace, file: &str, log: &CompileLog, before: Option<&TraceFusion>) -> CompiledKernels {
+    let joined = join(trace, log);
+    link(trace, log, &joined);
+    let kernels = CompiledKernels::of(file, log, Some(&joined));
+    match before {
+        Some(before) => kernels.with_inferred(before),
+        None => kernels,
+    }
+}
+
 /// Records the joined kernels' groups in the trace, so that the fusion analysis takes each
 /// profiled kernel's group from the log ([`crate::fusion`], how "Inductor provenance").
 pub fn link(trace: &mut Trace, log: &CompileLog, joined: &Joined) {
@@ -355,9 +370,14 @@ pub struct Inferred {
 }
 
 impl CompiledKernels {
+    /// Whether the joined trace ran any of the log's kernels.
+    pub fn ran(&self) -> bool {
+        self.kernels.iter().any(|k| k.calls.is_some_and(|c| c > 0))
+    }
+
     /// Each generated kernel's group as `before` (the trace's fusion made without the log)
     /// inferred it, beside the exact one.
-    pub fn with_inferred(mut self, before: &crate::fusion::TraceFusion) -> CompiledKernels {
+    pub fn with_inferred(mut self, before: &TraceFusion) -> CompiledKernels {
         for row in &mut self.kernels {
             let (name, _) = inductor::kernels::split_key(&row.kernel);
             if !looks_generated(name) {
@@ -446,31 +466,3 @@ pub fn kernels(log: &CompileLog) -> impl Iterator<Item = (u32, u32, &CompiledGra
 
 #[cfg(test)]
 mod tests;
-
-/// [`CompiledKernels`] in a report through a JSON value, so that the report's (de)serializers
-/// for every format share one copy of its code (the page's first download is budgeted).
-pub mod as_value {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use serde_json::Value;
-
-    use super::CompiledKernels;
-
-    pub fn serialize<S: Serializer>(c: &Option<CompiledKernels>, s: S) -> Result<S::Ok, S::Error> {
-        c.as_ref().map(to_value).serialize(s)
-    }
-
-    #[inline(never)]
-    fn to_value(c: &CompiledKernels) -> Value {
-        serde_json::to_value(c).unwrap_or(Value::Null)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<CompiledKernels>, D::Error> {
-        let v = Option::<Value>::deserialize(d)?;
-        v.map(from_value).transpose().map_err(serde::de::Error::custom)
-    }
-
-    #[inline(never)]
-    fn from_value(v: Value) -> Result<CompiledKernels, serde_json::Error> {
-        serde_json::from_value(v)
-    }
-}

@@ -423,17 +423,11 @@ fn joined_report(
     exec_trace: Option<usize>,
     (name, log): (&str, &CompileLog),
 ) -> Option<TraceTime> {
-    let joined = provenance::join(trace, log);
-    if joined.kernels.is_empty() {
+    // The report before the join holds the groups inferred without the log.
+    let kernels = provenance::apply(trace, name, log, time.fusion.as_ref());
+    if !kernels.ran() {
         return None;
     }
-    provenance::link(trace, log, &joined);
-    // The report before the join holds the groups inferred without the log.
-    let kernels = CompiledKernels::of(name, log, Some(&joined));
-    let kernels = match &time.fusion {
-        Some(before) => kernels.with_inferred(before),
-        None => kernels,
-    };
     let mut time = time.clone();
     let side = ClassifiedTrace::new(trace, &classify);
     EXEC_TRACES.with(|e| {

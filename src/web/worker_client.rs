@@ -370,9 +370,7 @@ fn decode_open(job: u32, reply: Reply) -> Result<OpenReply, String> {
             Ok(OpenReply::ExecTrace { ops, joined: decode_joined(joined)?, unlinked })
         }
         Reply::CompileLog { kernels, joined, .. } => Ok(OpenReply::CompileLog {
-            kernels: kernels
-                .decode_via_value()
-                .map_err(|e| format!("the worker's compile-log kernels cannot be read: {e}"))?,
+            kernels: kernels.decode().map_err(|e| format!("the worker's compile-log kernels cannot be read: {e}"))?,
             joined: decode_joined(joined)?,
         }),
         other => Err(format!("the analysis worker answered a file with {}", reply_kind(&other))),

@@ -65,7 +65,7 @@ pub struct TraceTime {
     pub fusion_dag: Option<FusionDag>,
     /// The torch.compile log of the run, joined to the trace (`crate::provenance`): each of
     /// Inductor's kernels with its exact nodes, bytes, calls and time.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::provenance::as_value")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiled_kernels: Option<crate::provenance::CompiledKernels>,
 }
 
