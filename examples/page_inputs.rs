@@ -10,9 +10,9 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use fusionscope::analysis::synthetic::{write_trace, Flavor, Length};
 use fusionscope::fusion::json::to_file;
 use fusionscope::fusion::random::random_graph;
-use fusionscope::trace::synthetic::{write_trace, Flavor, Length};
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use fusionscope::trace::xplane::proto::{Value, XPlane, XSpace};
+use fusionscope::formats::xplane::proto::{Value, XPlane, XSpace};
 use prost::Message;
 use serde_json::{json, Value as Json};
 

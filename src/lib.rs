@@ -5,9 +5,11 @@
 //! tests (`tests/`) and the two binaries: the command line natively, and in wasm32 the page and
 //! its analysis worker. It holds no code of its own.
 
+pub use analysis;
 pub use calib;
 pub use classify;
 pub use draw;
+pub use formats;
 pub use fusion;
 pub use hardware;
 pub use import;

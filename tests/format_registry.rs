@@ -3,13 +3,13 @@
 //! the format-neutral trace, classified and summarised by the same dispatch as every real
 //! format (`import::FileOpener`), and its errors name the file, the format and the line.
 
+use fusionscope::analysis::Category;
+use fusionscope::formats::registry::{Format, FormatError, Registry, KINETO};
 use fusionscope::import::{detect_in, FileKind, FileOpener, Imported};
-use fusionscope::trace::registry::{Format, FormatError, Registry, KINETO};
-use fusionscope::trace::Category;
 
 /// The toy format's folder: `TOYTRACE`, then one line per kernel, `kernel NAME TS DUR DEVICE`.
 mod toy {
-    use fusionscope::trace::formats::{About, Incremental, Readable};
+    use fusionscope::formats::interface::{About, Incremental, Readable};
     use fusionscope::trace::model::intern::NameTable;
     use fusionscope::trace::model::Kernel;
     use fusionscope::trace::read::{EventSink, TraceHeader};

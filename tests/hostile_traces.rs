@@ -8,11 +8,12 @@
 use std::io::Write;
 
 use crate::common::{gunzip, run, temp_dir, trace_bytes};
+use fusionscope::analysis::view::{comparison_chart, summary_markdown, summary_tables};
+use fusionscope::analysis::{classify, compare, summarize, Input};
+use fusionscope::formats::kineto::scan::Part;
+use fusionscope::formats::{read_trace, TraceError, TraceReader};
 use fusionscope::import::{open_in_slices, open_whole, FileKind, FileOpener, Imported, DETECT_BYTES};
 use fusionscope::limits::{TRACE_ITEM_BYTES, TRACE_NAME_BYTES, WHOLE_FILE_TEXT_BYTES};
-use fusionscope::trace::kineto::scan::Part;
-use fusionscope::trace::view::{comparison_chart, summary_markdown, summary_tables};
-use fusionscope::trace::{classify, compare, read_trace, summarize, Input, TraceError, TraceReader};
 
 /// Where the event starts in [`gzip_trace_with_string`]'s text: after `{"traceEvents": [`.
 const EVENT_OFFSET: u64 = 17;

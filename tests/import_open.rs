@@ -2,8 +2,9 @@
 //! is the command line's (same core, any slicing), and no cut or slicing of a real file panics.
 
 use crate::common::{trace_bytes, trace_kind};
+use fusionscope::analysis::{classify, summarize};
+use fusionscope::formats::read_trace;
 use fusionscope::import::{open_in_slices, Imported};
-use fusionscope::trace::{classify, read_trace, summarize};
 use proptest::prelude::*;
 
 const TRACES: [&str; 9] = [

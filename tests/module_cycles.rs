@@ -1078,7 +1078,7 @@ fn drop_unit_test_files(sources: &mut BTreeMap<String, String>) {
 
 /// Each crate of the workspace (a folder of `src/` with a `Cargo.toml`), read once for all tests
 /// in this file: its folder and its module tree, whose files are named as in a package of their
-/// own (`src/trace/lib.rs` is the tree's `src/lib.rs`). Cargo keeps the crates from importing
+/// own (`src/analysis/lib.rs` is the tree's `src/lib.rs`). Cargo keeps the crates from importing
 /// each other both ways; this test keeps the files inside each crate from doing so.
 fn crate_trees() -> &'static [(String, Tree)] {
     static TREES: OnceLock<Vec<(String, Tree)>> = OnceLock::new();
@@ -1141,7 +1141,7 @@ fn no_import_cycle_between_files_of_a_crate() {
 #[test]
 fn resolver_sees_known_dependencies_in_src() {
     for (krate, from, to, how) in [
-        ("trace", "src/summary.rs", "src/model/platform.rs", "uses super::model::platform::platform"),
+        ("analysis", "src/summary.rs", "src/structure/analysis.rs", "uses super::structure::analyse"),
         ("fusion", "src/analysis.rs", "src/graph.rs", "uses super::graph::OpGraph"),
         ("cli", "src/graph.rs", "src/io.rs", "uses super::io::read_parsed"),
     ] {

@@ -188,7 +188,7 @@ mod traces {
 
     /// The job report of these files, as the page's worker gives it (`page::ranks::job_of` over
     /// the rank summaries it folds while reading).
-    fn job(files: &[(&str, &[u8])]) -> Option<fusionscope::trace::ranks::JobReport> {
+    fn job(files: &[(&str, &[u8])]) -> Option<fusionscope::analysis::ranks::JobReport> {
         let summaries: Vec<_> = files
             .iter()
             .map(|(name, bytes)| {
@@ -209,7 +209,7 @@ mod traces {
         assert_eq!(report.ranks.iter().map(|e| e.rank).collect::<Vec<_>>(), vec![0, 1]);
         let s = open(State::default(), 1, r1, RANK1);
         let s = open(s, 2, r0, RANK0);
-        let drawn = fusionscope::trace::view::ranks::RanksDrawn::of(&report).unwrap();
+        let drawn = fusionscope::analysis::view::ranks::RanksDrawn::of(&report).unwrap();
         let s = reduce(s, Action::ShowRanks(Shared::new(drawn)));
         assert!(s.traces.job_shown && s.traces.view.is_none());
         assert_eq!(s.traces.rank_trace(0).map(|t| t.id), Some(2));
@@ -258,7 +258,7 @@ mod traces {
             .collect();
         let all: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
         let drawn = |files: &[(&str, &[u8])]| {
-            Shared::new(fusionscope::trace::view::ranks::RanksDrawn::of(&job(files).expect("a job")).unwrap())
+            Shared::new(fusionscope::analysis::view::ranks::RanksDrawn::of(&job(files).expect("a job")).unwrap())
         };
         let mut s = State::default();
         for (i, (name, bytes)) in all.iter().enumerate() {
@@ -323,13 +323,13 @@ mod traces {
         else {
             panic!("traces")
         };
-        assert_eq!(fusionscope::trace::capture::captured_graph_count(&capture), Some(1));
-        let (joined, report) = fusionscope::trace::capture::attribute(&replay, &capture).unwrap();
-        let side = fusionscope::trace::summary::ClassifiedTrace::new(&joined, &fusionscope::trace::classify);
-        let mut time = fusionscope::trace::time::report::time_report(
+        assert_eq!(fusionscope::analysis::capture::captured_graph_count(&capture), Some(1));
+        let (joined, report) = fusionscope::analysis::capture::attribute(&replay, &capture).unwrap();
+        let side = fusionscope::analysis::summary::ClassifiedTrace::new(&joined, &fusionscope::analysis::classify);
+        let mut time = fusionscope::analysis::time::report::time_report(
             &side,
             None,
-            &fusionscope::trace::time::report::recorded_cost,
+            &fusionscope::analysis::time::report::recorded_cost,
         );
         time.capture = Some(report);
         let s = reduce(
@@ -385,9 +385,9 @@ mod traces {
             panic!("trace")
         };
         let Ok(Imported::ExecTrace(et)) = open_whole("add_et.json.gz", &et_bytes) else { panic!("exec trace") };
-        let side = fusionscope::trace::summary::ClassifiedTrace::new(&trace, &fusionscope::trace::classify);
+        let side = fusionscope::analysis::summary::ClassifiedTrace::new(&trace, &fusionscope::analysis::classify);
         let mut linked = time.clone();
-        fusionscope::trace::time::report::add_exec_trace(
+        fusionscope::analysis::time::report::add_exec_trace(
             &mut linked,
             &side,
             summary.structure.as_deref(),

@@ -1,9 +1,9 @@
 //! The synthetic job the page's end-to-end test drops (`tests/e2e/ranks.test.mjs`): four rank
-//! files, written by `trace::ranks::synthetic::SyntheticJob::small` and kept in
+//! files, written by `analysis::ranks::synthetic::SyntheticJob::small` and kept in
 //! `tests/data/multirank/synthetic_small/`. This test fails when the generator and the files
 //! part; `FUSIONSCOPE_WRITE_SYNTHETIC=1 cargo test --test integration ranks_page_data` writes them again.
 
-use fusionscope::trace::ranks::synthetic::SyntheticJob;
+use fusionscope::analysis::ranks::synthetic::SyntheticJob;
 
 #[test]
 fn the_synthetic_rank_files_are_the_generator_s() {

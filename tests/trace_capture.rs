@@ -1,4 +1,4 @@
-//! Graph replays joined to their capture traces (`src/trace/capture.rs`), on the two real vLLM
+//! Graph replays joined to their capture traces (`src/analysis/capture.rs`), on the two real vLLM
 //! pairs in tests/data, against TraceLens's report of the same files
 //! (`tests/data/reference/tracelens/vllm_*`, PROVENANCE.md there): per op, the calls and the
 //! kernel time; per GEMM call site, the FLOPs and bytes; the GPU timeline. Then the comparison
@@ -8,11 +8,13 @@ use std::collections::BTreeMap;
 
 use crate::common::tracelens::{csv, python_list_to_json, reference_timeline, timeline_figures};
 use crate::common::{gunzip, json, run, trace_bytes};
-use fusionscope::trace::capture::{attribute, CaptureError};
-use fusionscope::trace::compare::Method;
-use fusionscope::trace::summary::ClassifiedTrace;
-use fusionscope::trace::time::report::{recorded_cost, time_report};
-use fusionscope::trace::{classify, compare, read_trace, Input, Trace};
+use fusionscope::analysis::capture::{attribute, CaptureError};
+use fusionscope::analysis::compare::Method;
+use fusionscope::analysis::summary::ClassifiedTrace;
+use fusionscope::analysis::time::report::{recorded_cost, time_report};
+use fusionscope::analysis::{classify, compare, Input};
+use fusionscope::formats::read_trace;
+use fusionscope::trace::Trace;
 
 const PAIRS: [&str; 2] = ["vllm_decode_graph_full", "vllm_prefilldecode_graph_piecewise"];
 
@@ -20,12 +22,12 @@ fn read(file: &str) -> Trace {
     read_trace(&gunzip(&trace_bytes(&format!("amd/{file}.json.gz")))).unwrap()
 }
 
-fn joined(pair: &str) -> (Trace, fusionscope::trace::capture::CaptureReport) {
+fn joined(pair: &str) -> (Trace, fusionscope::analysis::capture::CaptureReport) {
     attribute(&read(&format!("{pair}_replay")), &read(&format!("{pair}_capture"))).unwrap()
 }
 
 /// The report of the replay joined to its capture.
-fn joined_time(pair: &str) -> fusionscope::trace::time::report::TraceTime {
+fn joined_time(pair: &str) -> fusionscope::analysis::time::report::TraceTime {
     let (trace, _) = joined(pair);
     time_report(&ClassifiedTrace::new(&trace, &classify), None, &recorded_cost)
 }

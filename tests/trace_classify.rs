@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::common::{data, gunzip};
-use fusionscope::trace::{classify, Category, Classification};
+use fusionscope::analysis::{classify, Category, Classification};
 use proptest::prelude::*;
 
 const LABELS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kernel_labels.tsv");

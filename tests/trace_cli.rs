@@ -102,8 +102,8 @@ fn trace_json_has_the_structure() {
 /// differences join the existing list.
 #[test]
 fn compare_json_has_the_layer_alignment() {
-    use fusionscope::trace::synthetic::serving::{write_serving_trace, ServingSpec};
-    use fusionscope::trace::synthetic::Flavor;
+    use fusionscope::analysis::synthetic::serving::{write_serving_trace, ServingSpec};
+    use fusionscope::analysis::synthetic::Flavor;
     let dir = temp_dir("fusionscope-serving-cli");
     let mut amd = ServingSpec::new(Flavor::Amd);
     amd.attention_kernels = 2;

@@ -2,8 +2,10 @@
 //! classifier: mapping tables an engineer would trust, and JSON snapshots.
 
 use crate::common::trace_bytes;
-use fusionscope::trace::compare::Method;
-use fusionscope::trace::{classify, compare, read_trace, summarize, Category, Comparison, Input, Trace};
+use fusionscope::analysis::compare::Method;
+use fusionscope::analysis::{classify, compare, summarize, Category, Comparison, Input};
+use fusionscope::formats::read_trace;
+use fusionscope::trace::Trace;
 
 fn load(path: &str) -> Trace {
     read_trace(&trace_bytes(path)).unwrap()
@@ -23,7 +25,7 @@ const QWEN_AMD: &str = "amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz";
 const BERT_NV: &str = "nvidia/hf_bert-small_eager_h100.json.gz";
 const BERT_AMD: &str = "amd/hf_bert-small_eager_mi300x.json.gz";
 
-fn row<'c>(c: &'c Comparison, op: &str) -> &'c fusionscope::trace::compare::OpRow {
+fn row<'c>(c: &'c Comparison, op: &str) -> &'c fusionscope::analysis::compare::OpRow {
     c.op_mapping.iter().find(|r| r.op == op && r.method == Method::OpAnchored).unwrap_or_else(|| panic!("no row {op}"))
 }
 
@@ -262,7 +264,7 @@ fn the_gap_rows_add_up_to_the_one_gpu_time_of_the_headline_and_platform_line() {
 
 #[test]
 fn the_platform_line_gives_gpu_time_with_copies_and_the_kernels_own() {
-    use fusionscope::trace::view::platform_line;
+    use fusionscope::analysis::view::platform_line;
     let path = "nvidia/hf_bert-small_eager_h100.json.gz";
     let s = summarize(&load(path), Some(file(path)), &classify);
     let p = &s.platforms[0];
@@ -281,8 +283,8 @@ fn the_platform_line_gives_gpu_time_with_copies_and_the_kernels_own() {
 /// either side searched beforehand.
 #[test]
 fn reusing_the_structure_searches_leaves_the_comparison_unchanged() {
-    use fusionscope::trace::compare::compare_classified;
-    use fusionscope::trace::summary::ClassifiedTrace;
+    use fusionscope::analysis::compare::compare_classified;
+    use fusionscope::analysis::summary::ClassifiedTrace;
     const VLLM_FULL: &str = "amd/vllm_decode_graph_full_replay.json.gz";
     const VLLM_PIECEWISE: &str = "amd/vllm_prefilldecode_graph_piecewise_replay.json.gz";
     let mut aligned = 0;

@@ -4,8 +4,9 @@
 //! (`import::open_whole`) against the command line; and a comparison across formats.
 
 use crate::common::{data, data_bytes, gunzip, json, trace_kind};
+use fusionscope::analysis::{Category, TraceSummary};
 use fusionscope::import::{detect, open_whole, Imported};
-use fusionscope::trace::{Category, Trace, TraceSummary};
+use fusionscope::trace::Trace;
 
 const ROCPROF: &str = "formats/rocprofv3/tracelens_mi350x_results.json.gz";
 const XPLANE: &str = "formats/xplane/tracelens_jax_conv_mi300x.xplane.pb";
@@ -49,8 +50,8 @@ fn opened(rel: &str) -> (Trace, TraceSummary, serde_json::Value) {
     match open_whole(name, &data_bytes(rel)) {
         Ok(Imported::Trace { trace, summary, time, .. }) => {
             // The page's export: its overview, computed as the page computes it, first.
-            let overview = fusionscope::trace::findings::trace_overview(&summary, Some(&time));
-            let page = serde_json::to_value(fusionscope::trace::documents::TraceJson {
+            let overview = fusionscope::analysis::findings::trace_overview(&summary, Some(&time));
+            let page = serde_json::to_value(fusionscope::analysis::documents::TraceJson {
                 overview: Some(&overview),
                 summary: &summary,
                 time: &time,
@@ -376,7 +377,7 @@ fn kineto_traces_stay_kineto_traces() {
     let kineto = br#"{"traceEvents": [{"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "python3 1234"}},
         {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#;
     assert_eq!(detect(kineto).kind, trace_kind("kineto"));
-    let t = fusionscope::trace::read_trace(kineto).unwrap();
+    let t = fusionscope::formats::read_trace(kineto).unwrap();
     assert_eq!(t.kernels.len(), 1);
 }
 
@@ -384,7 +385,7 @@ fn kineto_traces_stay_kineto_traces() {
 fn compare_works_across_formats() {
     // A Kineto trace of an H100 against rocprofv3's JSON of an MI350X, and the XLA profile.
     let nv = data("traces/nvidia/hf_bert-small_eager_h100.json.gz");
-    let nv_kernels = fusionscope::trace::read_trace(&data_bytes("traces/nvidia/hf_bert-small_eager_h100.json.gz"))
+    let nv_kernels = fusionscope::formats::read_trace(&data_bytes("traces/nvidia/hf_bert-small_eager_h100.json.gz"))
         .unwrap()
         .kernels
         .len();
@@ -559,8 +560,8 @@ fn what_each_format_lacks_is_said_once_naming_the_format() {
 /// roofline would be, instead of drawing 0 B bars or an empty chart.
 #[test]
 fn a_format_without_shapes_says_so_in_place_of_bars_and_roofline() {
-    use fusionscope::trace::view::fusion::no_bytes_statement;
-    use fusionscope::trace::view::time::{no_roofline_statement, op_roofline, RooflineSide};
+    use fusionscope::analysis::view::fusion::no_bytes_statement;
+    use fusionscope::analysis::view::time::{no_roofline_statement, op_roofline, RooflineSide};
     for (path, words) in [(ROCPROF, "a rocprofv3 results file")] {
         let Ok(Imported::Trace { time, .. }) = open_whole(path, &data_bytes(path)) else { panic!("{path}") };
         let f = time.fusion.as_ref().unwrap();
@@ -582,11 +583,11 @@ fn a_format_without_shapes_says_so_in_place_of_bars_and_roofline() {
 /// the pair's fusion drawing has no 0 B traffic bar, and says why.
 #[test]
 fn formats_without_shapes_get_no_zero_byte_bar_but_say_why() {
-    use fusionscope::trace::fusion::dag::fusion_with_dag;
-    use fusionscope::trace::fusion::{BuiltIn, FusionOptions};
-    use fusionscope::trace::summary::ClassifiedTrace;
-    use fusionscope::trace::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
-    use fusionscope::trace::{classify, compare, Input};
+    use fusionscope::analysis::fusion::dag::fusion_with_dag;
+    use fusionscope::analysis::fusion::{BuiltIn, FusionOptions};
+    use fusionscope::analysis::summary::ClassifiedTrace;
+    use fusionscope::analysis::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
+    use fusionscope::analysis::{classify, compare, Input};
     let open = |path: &str| match open_whole(path, &data_bytes(path)).unwrap() {
         Imported::Trace { trace, .. } => trace,
         other => panic!("{path}: {other:?}"),

@@ -3,10 +3,12 @@
 //! and the invariants on random traces.
 
 use crate::common::{data, json, run, temp_dir, trace_bytes};
+use fusionscope::analysis::classify;
+use fusionscope::analysis::fusion::{analyze, BuiltIn, Cause, FusionOptions, How, Kind, TraceFusion};
+use fusionscope::analysis::summary::ClassifiedTrace;
+use fusionscope::formats::read_trace;
 use fusionscope::hardware::preset;
-use fusionscope::trace::fusion::{analyze, BuiltIn, Cause, FusionOptions, How, Kind, TraceFusion};
-use fusionscope::trace::summary::ClassifiedTrace;
-use fusionscope::trace::{classify, read_trace, Trace};
+use fusionscope::trace::Trace;
 use proptest::prelude::*;
 
 fn fusion_of(trace: &Trace, rules: BuiltIn, chip: Option<&str>) -> TraceFusion {
@@ -785,7 +787,7 @@ proptest! {
             }
             true
         });
-        let result = fusionscope::trace::exec_trace::parse_exec_trace(&text, "et.json");
+        let result = fusionscope::analysis::exec_trace::parse_exec_trace(&text, "et.json");
         if unique {
             prop_assert_eq!(looping, result.as_ref().is_err_and(|e| e.to_string().contains("cycle")), "{:?}", parents);
         }

@@ -1,15 +1,18 @@
-//! `fusionscope ranks` and `trace::ranks`: a job's ranks read together. The synthetic job's
+//! `fusionscope ranks` and `analysis::ranks`: a job's ranks read together. The synthetic job's
 //! planted skews, offsets and straggler come back exactly; shuffled and truncated rank sets
 //! keep every collective matched or reported unmatched; per-rank unions equal a brute-force
 //! interval count; the real multirank traces give the figures their kernels say.
 
 use crate::common::{data, data_bytes, json, run};
-use fusionscope::trace::ranks::clock::NOTED_OFFSET_US;
-use fusionscope::trace::ranks::collectives::CollectiveKind;
-use fusionscope::trace::ranks::identity::{IdentityError, RankSource};
-use fusionscope::trace::ranks::synthetic::SyntheticJob;
-use fusionscope::trace::ranks::{job_report, read_rank, JobReport, RankSummary, RanksError};
-use fusionscope::trace::{classify, read_trace, Category, Trace};
+use fusionscope::analysis::ranks::clock::NOTED_OFFSET_US;
+use fusionscope::analysis::ranks::collectives::CollectiveKind;
+use fusionscope::analysis::ranks::identity::{IdentityError, RankSource};
+use fusionscope::analysis::ranks::synthetic::SyntheticJob;
+use fusionscope::analysis::ranks::{job_report, JobReport, RankSummary, RanksError};
+use fusionscope::analysis::{classify, Category};
+use fusionscope::formats::read_trace;
+use fusionscope::import::read_rank;
+use fusionscope::trace::Trace;
 use proptest::prelude::*;
 
 /// Rank `r` of `job`, read as the CLI reads a file (in odd-sized slices).
@@ -453,8 +456,8 @@ fn the_cli_on_the_shared_ranks() {
 
 #[test]
 fn every_device_and_stream_of_one_trace_gets_its_figures() {
-    use fusionscope::trace::ranks::streams::device_streams;
-    use fusionscope::trace::summary::ClassifiedTrace;
+    use fusionscope::analysis::ranks::streams::device_streams;
+    use fusionscope::analysis::summary::ClassifiedTrace;
     // One process driving four GPUs: the synthetic ranks' events in one trace, one clock.
     let job = SyntheticJob { offsets_us: vec![0; 4], ..SyntheticJob::small() };
     let mut events = Vec::new();
@@ -493,8 +496,8 @@ fn every_device_and_stream_of_one_trace_gets_its_figures() {
 
 #[test]
 fn the_whole_trace_streams_equal_the_streamed_folds_on_real_traces() {
-    use fusionscope::trace::ranks::streams::device_streams;
-    use fusionscope::trace::summary::ClassifiedTrace;
+    use fusionscope::analysis::ranks::streams::device_streams;
+    use fusionscope::analysis::summary::ClassifiedTrace;
     for rel in [
         "multirank/hta_sampled_128rank_rank0.json.gz",
         "multirank/hta_nccl_a100_rank0_of2.json.gz",

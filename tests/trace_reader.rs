@@ -2,8 +2,9 @@
 //! whole, plus the format variations of the notes and malformed input (never a panic).
 
 use crate::common::{gunzip, trace_bytes};
+use fusionscope::formats::{read_trace, TraceError, TraceReader};
 use fusionscope::trace::model::platform::{platform, VendorEvidence};
-use fusionscope::trace::{read_trace, Trace, TraceError, TraceReader, Vendor};
+use fusionscope::trace::{Trace, Vendor};
 use proptest::prelude::*;
 
 fn read_chunked(bytes: &[u8], chunk: usize) -> Result<Trace, TraceError> {

@@ -7,10 +7,12 @@
 //! and differences are planted.
 
 use crate::common::trace_bytes;
-use fusionscope::trace::compare::LAYER_EVIDENCE;
-use fusionscope::trace::structure::{analyse, Structure};
-use fusionscope::trace::synthetic::serving::{write_serving_trace, ServingSpec};
-use fusionscope::trace::{classify, compare, read_trace, summarize, Category, Comparison, Input, Trace};
+use fusionscope::analysis::compare::LAYER_EVIDENCE;
+use fusionscope::analysis::structure::{analyse, Structure};
+use fusionscope::analysis::synthetic::serving::{write_serving_trace, ServingSpec};
+use fusionscope::analysis::{classify, compare, summarize, Category, Comparison, Input};
+use fusionscope::formats::read_trace;
+use fusionscope::trace::Trace;
 
 fn load(rel: &str) -> Trace {
     read_trace(&trace_bytes(rel)).unwrap()
@@ -244,7 +246,7 @@ fn vendor_layers_align_with_each_planted_difference() {
     let differences: Vec<&str> = prefill.rows.iter().filter_map(|r| r.difference.as_deref()).collect();
     assert_eq!(differences.len(), 3, "{differences:?}: prefill runs one attention kernel and no split-K");
     // In the fusion differences: the norm counted once for its two places per layer.
-    let layer: Vec<&fusionscope::trace::compare::FusionDifference> =
+    let layer: Vec<&fusionscope::analysis::compare::FusionDifference> =
         c.fusion_differences.iter().filter(|d| d.evidence.starts_with(LAYER_EVIDENCE)).collect();
     assert_eq!(layer.len(), 4 + 2);
     let norm = layer
@@ -444,7 +446,7 @@ mod props {
                     prop_assert_eq!(l.position_us.len(), l.names.len());
                 }
             }
-            let report = fusionscope::trace::structure::report(&tr, &s, &|_| Category::Other);
+            let report = fusionscope::analysis::structure::report(&tr, &s, &|_| Category::Other);
             prop_assert_eq!(report.is_some(), s.repeats());
         }
     }

@@ -3,10 +3,12 @@
 //! of the whole trace, on the real traces of both vendors.
 
 use crate::common::{data, json, run, trace_bytes};
-use fusionscope::trace::read::summary_only::{SummaryOnly, SummarySink, LEFT_OUT};
-use fusionscope::trace::summary::ClassifiedTrace;
-use fusionscope::trace::time::report::{recorded_cost, time_report};
-use fusionscope::trace::{classify, read_trace, summarize, Reader, Vendor};
+use fusionscope::analysis::summary::ClassifiedTrace;
+use fusionscope::analysis::summary_only::{SummaryOnly, SummarySink, LEFT_OUT};
+use fusionscope::analysis::time::report::{recorded_cost, time_report};
+use fusionscope::analysis::{classify, summarize};
+use fusionscope::formats::{read_trace, Reader};
+use fusionscope::trace::Vendor;
 
 /// Every real trace: eager, compiled and graph-replayed, both vendors, one and several devices.
 const TRACES: [&str; 12] = [

@@ -5,9 +5,10 @@
 
 use crate::common::tracelens::{reference_timeline, timeline_figures};
 use crate::common::{gunzip, trace_bytes};
-use fusionscope::trace::summary::ClassifiedTrace;
-use fusionscope::trace::time::timeline::timelines;
-use fusionscope::trace::{classify, read_trace};
+use fusionscope::analysis::classify;
+use fusionscope::analysis::summary::ClassifiedTrace;
+use fusionscope::analysis::time::timeline::timelines;
+use fusionscope::formats::read_trace;
 
 #[track_caller]
 fn close(ours: f64, theirs: f64, tolerance: f64, what: &str) {
@@ -141,8 +142,8 @@ fn the_qwen_pairs_gemm_and_sdpa_rows_match_tracelens_flops_bytes_and_kernel_time
 
 #[test]
 fn a_trace_without_record_shapes_says_so_once_and_keeps_its_timeline_and_op_times() {
-    use fusionscope::trace::time::report::{recorded_cost, time_report};
-    use fusionscope::trace::view::time::{coverage_line, time_text};
+    use fusionscope::analysis::time::report::{recorded_cost, time_report};
+    use fusionscope::analysis::view::time::{coverage_line, time_text};
     let text = String::from_utf8(gunzip(&trace_bytes("nvidia/hf_bert-small_eager_h100.json.gz"))).unwrap();
     // The same trace as if recorded without `record_shapes=True`.
     let stripped = text.replace("\"Input Dims\"", "\"Input Dimz\"").replace("\"Input type\"", "\"Input typz\"");
@@ -197,7 +198,7 @@ fn enclosing_ops_from_json(text: &[u8]) -> Vec<(String, Option<String>)> {
 
 #[test]
 fn an_older_traces_kernels_link_to_the_op_enclosing_their_launch_not_the_op_their_correlation_id_names() {
-    use fusionscope::trace::time::report::{recorded_cost, time_report};
+    use fusionscope::analysis::time::report::{recorded_cost, time_report};
     // PyTorch 1.x: every kernel's and launch call's `External id` is its correlation id, which
     // as an op id names unrelated ops (the GEMMs landed on `aten::t`).
     let text = gunzip(&crate::common::data_bytes("exec-trace/param_linear_kineto.json.gz"));

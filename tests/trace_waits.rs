@@ -5,8 +5,9 @@
 //! those only by that rounding.
 
 use crate::common::{data_bytes, data_text};
-use fusionscope::trace::time::waits::{waits, waits_with, Clock, WaitTimes};
-use fusionscope::trace::{read_trace, Trace};
+use fusionscope::analysis::time::waits::{waits, waits_with, Clock, WaitTimes};
+use fusionscope::formats::read_trace;
+use fusionscope::trace::Trace;
 
 /// The trace as HTA reads it: with two or more `ProfilerStep`s, only the GPU work whose launch
 /// call the trace records, made before the last step ended (HTA keeps the kernels "launched by

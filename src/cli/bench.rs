@@ -18,15 +18,17 @@ use std::io::{BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use analysis::structure::analyse;
+use analysis::summary::{summarize_classified, ClassifiedTrace};
+use analysis::summary_only::SummarySink;
+use analysis::synthetic::serving::{write_serving_trace, ServingSpec};
+use analysis::synthetic::{write_trace, Flavor, Length};
+use analysis::time::report::{recorded_cost, time_report};
+use analysis::{classify, compare, Input};
+use formats::{Reader, TraceReader};
 use fusion::analyze;
 use fusion::random::random_graph;
-use trace::read::summary_only::SummarySink;
-use trace::structure::analyse;
-use trace::summary::{summarize_classified, ClassifiedTrace};
-use trace::synthetic::serving::{write_serving_trace, ServingSpec};
-use trace::synthetic::{write_trace, Flavor, Length};
-use trace::time::report::{recorded_cost, time_report};
-use trace::{classify, compare, Input, Reader, Trace, TraceReader};
+use trace::Trace;
 
 use super::io::{print, CliResult};
 
@@ -429,9 +431,9 @@ impl<S: trace::EventSink> std::io::Write for Feed<S> {
 }
 
 fn ranks_bench(ranks: u32, size_mb: u64) -> CliResult {
+    use analysis::ranks::synthetic::SyntheticJob;
+    use analysis::ranks::{job_report, RankSink};
     use std::io::Write;
-    use trace::ranks::synthetic::SyntheticJob;
-    use trace::ranks::{job_report, RankSink};
     let job = SyntheticJob::sized(ranks, size_mb * 1_000_000);
     // The generator alone, on one rank, to tell its share of the time from the reading's.
     let t = Instant::now();

@@ -1,12 +1,12 @@
 //! `fusionscope compile-log LOG [--trace TRACE]`: the kernels Inductor generated, each with its
 //! exact post-grad nodes and bytes (the `inductor` crate), and with a trace of the same run,
-//! each kernel's calls and time (`trace::provenance`).
+//! each kernel's calls and time (`analysis::provenance`).
 
 use std::path::PathBuf;
 
-use trace::documents::CompileLogDoc;
-use trace::provenance::{join, CompiledKernels};
-use trace::view::provenance::{kernels_table, unjoined_table};
+use analysis::documents::CompileLogDoc;
+use analysis::provenance::{join, CompiledKernels};
+use analysis::view::provenance::{kernels_table, unjoined_table};
 
 use super::io::{print, print_json, CliResult, Output};
 use super::pipeline::file_name;

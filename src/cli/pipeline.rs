@@ -4,15 +4,16 @@
 
 use std::path::Path;
 
+use analysis::capture::{attribute, CaptureReport};
+use analysis::classify;
+use analysis::compare::{compare_classified, swapped, Comparison};
+use analysis::findings::{pair_overview, trace_overview, Overview, SideFacts};
+use analysis::provenance;
+use analysis::summary::{structure_of, summarize_classified, ClassifiedTrace, TraceSummary};
+use analysis::time::gap::{gap, Gap};
+use analysis::time::report::{recorded_cost, time_report, time_report_with, TraceTime};
 use hardware::DetectedChip;
-use trace::capture::{attribute, CaptureReport};
-use trace::compare::{compare_classified, swapped, Comparison};
-use trace::findings::{pair_overview, trace_overview, Overview, SideFacts};
-use trace::provenance;
-use trace::summary::{structure_of, summarize_classified, ClassifiedTrace, TraceSummary};
-use trace::time::gap::{gap, Gap};
-use trace::time::report::{recorded_cost, time_report, time_report_with, TraceTime};
-use trace::{classify, Trace};
+use trace::Trace;
 
 use super::io::load_chip;
 use super::trace_file::{load, read_log};

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use trace::classify;
-use trace::ranks::job::JobReport;
-use trace::ranks::{job_report, RankSink, RankSummary};
-use trace::view::ranks::{ranks_tables, COLLECTIVES_TABLE, RANKS_TABLE, STRAGGLERS_TABLE};
+use analysis::classify;
+use analysis::ranks::job::JobReport;
+use analysis::ranks::{job_report, RankSink, RankSummary};
+use analysis::view::ranks::{ranks_tables, COLLECTIVES_TABLE, RANKS_TABLE, STRAGGLERS_TABLE};
 use units::group_digits;
 
 use super::io::{print, print_json, CliResult, Output};
@@ -48,7 +48,7 @@ pub fn run(args: Args) -> CliResult {
     }
 }
 
-/// The job as text: the page's tables (`trace::view::ranks`, so the two cannot drift apart),
+/// The job as text: the page's tables (`analysis::view::ranks`, so the two cannot drift apart),
 /// with the collectives cut to [`SHOWN_COLLECTIVES`] rows, plus a per-stream table the page
 /// does not draw, then the notes.
 fn report_text(r: &JobReport) -> String {

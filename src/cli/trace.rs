@@ -3,17 +3,17 @@
 
 use std::path::PathBuf;
 
+use analysis::classify;
+use analysis::compare::{Comparison, LayerAlignment, OpSide};
+use analysis::documents::{CompareJson, TraceJson};
+use analysis::ranks::fold::StreamFigures;
+use analysis::ranks::streams::DeviceStreams;
+use analysis::structure::{LayerKernel, Structure};
+use analysis::summary::{KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary};
+use analysis::summary_only::{SummaryOnly, SummarySink};
+use analysis::view::findings::overview_text;
+use analysis::view::time::{capture_line, gap_text, time_text, timeline_table_of};
 use table::Table;
-use trace::classify;
-use trace::compare::{Comparison, LayerAlignment, OpSide};
-use trace::documents::{CompareJson, TraceJson};
-use trace::ranks::fold::StreamFigures;
-use trace::ranks::streams::DeviceStreams;
-use trace::read::summary_only::{SummaryOnly, SummarySink};
-use trace::structure::{LayerKernel, Structure};
-use trace::summary::{KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary};
-use trace::view::findings::overview_text;
-use trace::view::time::{capture_line, gap_text, time_text, timeline_table_of};
 use units::{format_duration_us, format_pct, group_digits};
 
 use super::compile_log::compiled_kernels_text;
@@ -176,7 +176,7 @@ fn short_to(name: &str, width: usize) -> String {
 
 fn platform_line(p: &PlatformEntry) -> String {
     let file = p.file.as_deref().map(|f| format!("{f}: ")).unwrap_or_default();
-    format!("{file}{}\n", trace::view::platform_line(p))
+    format!("{file}{}\n", analysis::view::platform_line(p))
 }
 
 fn top(s: &SideStats) -> String {
@@ -184,7 +184,7 @@ fn top(s: &SideStats) -> String {
 }
 
 fn components(k: &KernelStat) -> String {
-    trace::view::component_list(&k.components)
+    analysis::view::component_list(&k.components)
 }
 
 fn trace_text(s: &TraceSummary) -> String {
@@ -468,7 +468,7 @@ fn compare_text(c: &Comparison) -> String {
             let mut row = vec![
                 d.fused_platform.clone(),
                 short(&d.fused_kernel),
-                trace::view::component_list(&d.components),
+                analysis::view::component_list(&d.components),
                 d.unfused_kernels.iter().map(|n| short(n)).collect::<Vec<_>>().join(" ; "),
                 group_digits(d.count),
             ];

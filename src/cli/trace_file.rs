@@ -1,13 +1,13 @@
 //! Reading a trace file of any profiler format for the command line: the format is detected from
-//! the file's first bytes by the registry (`trace::formats`), and the file streams through its
+//! the file's first bytes by the registry (`formats::interface`), and the file streams through its
 //! reader in 1 MiB slices, into whatever sink the command wants (the whole trace, the
 //! summary-only fold, a rank's fold), never whole in memory unless the format must be.
 
 use std::io::Read;
 use std::path::Path;
 
+use formats::registry::{Format, FormatReader, KINETO};
 use import::{Detected, FileKind, DETECT_BYTES};
-use trace::registry::{Format, FormatReader, KINETO};
 use trace::{EventSink, Trace};
 
 /// Reads a trace of any profiler format. The error is a `String`, so that a reader thread can

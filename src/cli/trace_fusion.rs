@@ -3,15 +3,15 @@
 
 use std::path::PathBuf;
 
+use analysis::exec_trace::{parse_exec_trace, ExecTrace};
+use analysis::fusion::dag::{fusion_with_dag, FusionDag};
+use analysis::fusion::{parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
+use analysis::structure::Structure;
+use analysis::summary::ClassifiedTrace;
+use analysis::view::fusion::coverage_text;
 use calib::{parse_calibration, CalibrationFile, CalibrationProfile};
 use hardware::{detect_chip, DetectedChip};
 use table::Table;
-use trace::exec_trace::{parse_exec_trace, ExecTrace};
-use trace::fusion::dag::{fusion_with_dag, FusionDag};
-use trace::fusion::{parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
-use trace::structure::Structure;
-use trace::summary::ClassifiedTrace;
-use trace::view::fusion::coverage_text;
 use units::{format_bytes, format_duration_us, format_pct, group_digits};
 
 use super::io::{read_parsed, read_text};

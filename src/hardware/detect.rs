@@ -24,7 +24,7 @@ pub fn preset_of_device(device: &str) -> Option<&'static str> {
         "mi300x"
     } else if has("computecapability94") && has("304cores") && (has("192gib") || has("256gib")) {
         // An XLA profile's GPU (`AMD GPU (compute capability 9.4, 304 cores, 192 GiB)`, named
-        // by `trace::xplane` from the plane's stats): gfx942 with 304 CUs is an MI300X (192 GB)
+        // by `formats::xplane` from the plane's stats): gfx942 with 304 CUs is an MI300X (192 GB)
         // or MI325X (256 GB); MI300A has 228 CUs.
         if has("192gib") {
             "mi300x"

@@ -7,8 +7,8 @@
 
 use std::io::Read;
 
-use trace::formats::Sniff;
-use trace::registry::{Format, Registry, BUILTIN};
+use formats::registry::{Format, Registry, BUILTIN};
+use formats::Sniff;
 
 /// How many leading bytes detection needs: every Kineto trace in the test data names
 /// `traceEvents` within its first 27 KB.
@@ -19,7 +19,7 @@ pub const DETECT_BYTES: usize = 64 * 1024;
 pub enum FileKind {
     /// A gzip member whose content could not be inflated far enough to tell more.
     Gzip,
-    /// A profiler's trace, of one of the formats of the registry (`trace::formats`): Kineto
+    /// A profiler's trace, of one of the formats of the registry (`formats::interface`): Kineto
     /// JSON, rocprofv3 JSON, SQLite (Nsight Systems or rocpd), XLA's xplane protobuf or
     /// trace-event JSON.
     Trace(&'static Format),
@@ -37,11 +37,11 @@ pub enum FileKind {
     Chip,
     /// A PyTorch Execution Trace (Chakra ET JSON: `schema` and a `nodes` list): not a trace
     /// of its own but the exact data flow of a Kineto trace of the same run
-    /// (`trace::exec_trace`).
+    /// (`analysis::exec_trace`).
     ExecTrace,
     /// A torch.compile structured log (`TORCH_TRACE`): not a trace of its own but the exact
     /// groups of the Inductor kernels of a trace of the same run (`inductor`,
-    /// `trace::provenance`).
+    /// `analysis::provenance`).
     CompileLog,
     /// None of the above; [`unrecognised_reason`] says what the file looks like instead.
     Unknown,

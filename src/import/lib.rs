@@ -20,6 +20,7 @@ pub use open::{
     open_in_slices, open_whole, read_trace_of, ExecTraceOf, FileOpener, Imported, OpenError, ReadError,
     READS_LARGE_KINDS,
 };
+pub use trace_reading::{read_rank, RankReadError};
 
 /// Why a file's content cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

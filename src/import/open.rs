@@ -3,7 +3,7 @@
 //! [`OpenError`] naming the kind and what went wrong. The page maps `Imported` to an action in
 //! one match (`page::open`); the command line reads each kind through the same parsers.
 //!
-//! Reading is slice by slice: a trace is fed to its format's reader (`trace::registry`) as its
+//! Reading is slice by slice: a trace is fed to its format's reader (`formats::registry`) as its
 //! slices arrive (so that a 1 GB Kineto trace never sits whole in memory); every other kind is
 //! gathered, up to its budget ([`super::text_budget`]), and parsed at the end; of a file of no
 //! known kind (an unrecognised one, or gzip whose content cannot be inflated) only the head is
@@ -15,18 +15,19 @@
 
 use thiserror::Error;
 
+use analysis::exec_trace::{parse_exec_trace, EtError, ExecTrace};
+use analysis::ranks::{RankSink, RankSummary};
+use analysis::structure::TraceStructure;
+use analysis::summary::{summarize_classified, ClassifiedTrace};
+use analysis::time::report::{opened_report, TraceTime};
+use analysis::{classify, TraceSummary};
 use calib::{parse_calibration, CalibError, CalibrationFile};
+use formats::registry::{Format, FormatError, FormatReader, Registry, BUILTIN};
 use fusion::{analyze, AnalysisReport, OpGraph};
 use hardware::{parse_chip, Chip, ChipError};
 use optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
-use trace::exec_trace::{parse_exec_trace, EtError, ExecTrace};
-use trace::ranks::{RankSink, RankSummary};
-use trace::registry::{Format, FormatError, FormatReader, Registry, BUILTIN};
-use trace::structure::TraceStructure;
-use trace::summary::{summarize_classified, ClassifiedTrace};
-use trace::time::report::{opened_report, TraceTime};
-use trace::{classify, Trace, TraceSummary};
+use trace::Trace;
 use workload::{parse_model_config, WorkloadError};
 
 use super::{
@@ -69,7 +70,7 @@ pub enum Imported {
 pub enum ReadError {
     #[error(transparent)]
     Import(#[from] ImportError),
-    /// A trace's format's own error (`trace::formats`).
+    /// A trace's format's own error (`formats::interface`).
     #[error(transparent)]
     Format(#[from] FormatError),
     #[error(transparent)]
@@ -154,7 +155,7 @@ impl FileOpener {
         FileOpener { file_name: file_name.to_string(), registry, stage: Stage::Detecting(Vec::new()), ranks: false }
     }
 
-    /// An opener that, for a Kineto trace, also folds the rank summary of `trace::ranks` in
+    /// An opener that, for a Kineto trace, also folds the rank summary of `analysis::ranks` in
     /// the same pass ([`FileOpener::finish_with_ranks`]): the page's worker keeps it, to give the
     /// job report of the ranks opened together, the figures of `fusionscope ranks`.
     pub fn with_ranks(file_name: &str) -> Self {

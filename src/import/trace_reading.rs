@@ -1,11 +1,14 @@
-//! The readers a Kineto trace streams through while a file opens: the whole trace, or the
-//! whole trace and its rank summary in one pass (the page's worker keeps both).
+//! The readers a trace streams through while a file opens: the whole trace, or the whole trace
+//! and its rank summary in one pass (the page's worker keeps both); one rank's file alone.
 
+use thiserror::Error;
+
+use analysis::ranks::{RankSink, RankSummary};
+use analysis::summary::Classifier;
+use formats::registry::{Format, FormatError, FormatReader, KINETO};
 use trace::model::intern::NameTable;
 use trace::model::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
-use trace::ranks::{RankSink, RankSummary};
 use trace::read::{EventSink, TraceHeader};
-use trace::registry::{Format, FormatError, FormatReader};
 use trace::Trace;
 
 /// Whether this build reads traces and op graphs. Natively and in the page's analysis worker
@@ -51,7 +54,7 @@ impl TraceReaders {
 }
 
 /// Both sinks fed from one read of the file: the whole trace, and the fold the job report of
-/// several ranks needs (`trace::ranks`), which the trace does not keep (the trace's
+/// several ranks needs (`analysis::ranks`), which the trace does not keep (the trace's
 /// `distributedInfo` and the collectives' process groups and sizes).
 pub(super) struct TraceAndRank {
     pub(super) trace: Trace,
@@ -85,4 +88,31 @@ impl EventSink for TraceAndRank {
         let rank = self.rank.finish(header.clone());
         (self.trace.finish(header), rank)
     }
+}
+
+/// Why one rank's file could not be read: the file, and its format's own error.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("{file}: {source}")]
+pub struct RankReadError {
+    pub file: String,
+    #[source]
+    pub source: FormatError,
+}
+
+/// Reads one rank's file, given as slices of its bytes (plain or gzip, in any format of the
+/// registry, told by the first slice), into the summary the job report folds.
+pub fn read_rank<'b>(
+    classifier: Classifier<'static>,
+    file: &str,
+    chunks: impl IntoIterator<Item = &'b [u8]>,
+) -> Result<RankSummary, RankReadError> {
+    let named = |source| RankReadError { file: file.to_string(), source };
+    let mut chunks = chunks.into_iter().peekable();
+    let first = chunks.peek().copied().unwrap_or_default();
+    let format = super::detect(first).kind.format().unwrap_or(&KINETO);
+    let mut reader = FormatReader::new(format, RankSink::new(classifier, file));
+    for chunk in chunks {
+        reader.feed(chunk).map_err(named)?;
+    }
+    reader.finish().map_err(named)
 }

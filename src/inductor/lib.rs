@@ -3,7 +3,7 @@
 //! from; the `after_post_grad_graph` artifact gives every node's shape, type and inputs; so each
 //! kernel's group of ops, and the bytes it moves, are known exactly rather than guessed from its
 //! name. The log records no time: joining its kernels to a profiler trace of the same run is the
-//! trace crate's work (`trace::compiled`).
+//! analysis crate's work (`analysis::provenance`).
 //!
 //! - `log`: the structured log's lines into artifacts.
 //! - `graph`, `tensor`: an FX graph's text into nodes with types.

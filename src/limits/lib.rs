@@ -104,7 +104,7 @@ pub const TRACE_ITEM_BYTES: usize = 64 * 1024 * 1024;
 pub const TRACE_NAME_BYTES: usize = 512 * 1024 * 1024;
 
 /// The GPU devices (process ids of kernels and copies) the summary-only mode keeps a timeline
-/// for (`fusionscope trace --summary-only`, `trace::read::summary_only` (in the trace crate)). Each costs up to five
+/// for (`fusionscope trace --summary-only`, `analysis::summary_only`). Each costs up to five
 /// unions of [`SUMMARY_ONLY_SPANS`] spans; real traces have one device (a rank's trace) to 8.
 /// GPU events of further devices still count in every total, but have no timeline.
 pub const SUMMARY_ONLY_DEVICES: usize = 64;
@@ -264,7 +264,7 @@ pub const ROOFLINE_DECADES: i32 = 30;
 /// 2³¹ of them would otherwise make billions of ops and hang the page that opened its link.
 pub const WORKLOAD_EXPERTS_PER_CHIP: u64 = 4096;
 
-// ---- Ranks of one job (`fusionscope ranks`, `trace::ranks`, docs/ranks.md)
+// ---- Ranks of one job (`fusionscope ranks`, `analysis::ranks`, docs/ranks.md)
 
 /// Trace files of one job opened together. Each is read in bounded memory and only its
 /// summary kept; 4,096 ranks' summaries are a few hundred MB at most.

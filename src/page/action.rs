@@ -9,14 +9,14 @@ use super::shared::Shared;
 use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, PairSide, ResultsTab};
+use analysis::provenance::CompiledKernels;
+use analysis::time::report::TraceTime;
+use analysis::view::ranks::RanksDrawn;
+use analysis::Comparison;
 use fusion::{AnalysisReport, OpGraph};
 use hardware::{Chip, ChipChoice};
 use optrace::OptraceReport;
 use share::SharedState;
-use trace::provenance::CompiledKernels;
-use trace::time::report::TraceTime;
-use trace::view::ranks::RanksDrawn;
-use trace::Comparison;
 use workload::{ModelChoice, Phase};
 
 /// Everything that can happen to the page.

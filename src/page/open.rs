@@ -8,10 +8,10 @@ use super::shared::Shared;
 use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, TraceHeld};
+use analysis::provenance::CompiledKernels;
+use analysis::time::report::TraceTime;
+use analysis::TraceSummary;
 use import::{FileKind, Imported};
-use trace::provenance::CompiledKernels;
-use trace::time::report::TraceTime;
-use trace::TraceSummary;
 use workload::ModelChoice;
 
 /// A file as it reaches the page: opened by the core's dispatch (on the page's thread, or by

@@ -14,13 +14,13 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use analysis::provenance::CompiledKernels;
+use analysis::ranks::RankSummary;
+use analysis::time::report::TraceTime;
+use analysis::view::ranks::RanksDrawn;
+use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;
 use fusion::AnalysisReport;
-use trace::provenance::CompiledKernels;
-use trace::ranks::RankSummary;
-use trace::time::report::TraceTime;
-use trace::view::ranks::RanksDrawn;
-use trace::{Comparison, TraceSummary};
 
 /// What the page asks of the worker. Every request names its job (a page-wide unique id); the
 /// replies to it carry the same id.
@@ -82,7 +82,7 @@ pub enum Reply {
         #[serde(with = "serde_bytes")]
         bytes: Vec<u8>,
     },
-    /// A graph-capture trace (`trace::capture`), kept by the worker to give its ops to the
+    /// A graph-capture trace (`analysis::capture`), kept by the worker to give its ops to the
     /// replays it belongs to: `joined` has, by trace id, the new report of each trace it held
     /// that the capture was joined to (a replay opened later is joined as it opens).
     Capture { job: u32, graphs: u32, joined: Vec<(u32, Json<TraceTime>)> },
@@ -97,7 +97,7 @@ pub enum Reply {
     CompileLog { job: u32, kernels: Json<CompiledKernels>, joined: Vec<(u32, Json<TraceTime>)> },
     /// The comparison asked for.
     Comparison { job: u32, comparison: Json<Comparison> },
-    /// A trace read for another worker (`Open` with `hand_back`), in `trace::wire` form, with
+    /// A trace read for another worker (`Open` with `hand_back`), in `analysis::wire` form, with
     /// its summary and report.
     Parsed {
         job: u32,
@@ -105,7 +105,7 @@ pub enum Reply {
         bytes: Vec<u8>,
         summary: Json<TraceSummary>,
         time: Json<TraceTime>,
-        /// Its rank summary (`trace::ranks`), for the job report of the ranks opened together.
+        /// Its rank summary (`analysis::ranks`), for the job report of the ranks opened together.
         #[serde(default)]
         rank: Option<Json<RankSummary>>,
     },

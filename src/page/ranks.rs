@@ -3,8 +3,8 @@
 //! `Request::Ranks` with this, again after every later drop, so that the ranks dropped one
 //! after another add up to the same job.
 
-use trace::ranks::identity::rank_from_file_name;
-use trace::ranks::{job_report, JobReport, RankSummary};
+use analysis::ranks::identity::rank_from_file_name;
+use analysis::ranks::{job_report, JobReport, RankSummary};
 
 /// Whether a trace says it is a rank of a distributed job: its `distributedInfo`, or a rank in
 /// its file name (`…rank3…`).
@@ -26,9 +26,9 @@ pub fn job_of<'a>(summaries: impl IntoIterator<Item = &'a RankSummary>) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trace::classify;
-    use trace::ranks::read_rank;
-    use trace::ranks::synthetic::SyntheticJob;
+    use analysis::classify;
+    use analysis::ranks::synthetic::SyntheticJob;
+    use import::read_rank;
 
     #[test]
     fn two_or_more_ranks_make_a_job_whatever_else_was_opened() {

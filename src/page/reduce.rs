@@ -6,10 +6,10 @@ use super::shared::Shared;
 use super::state::{Computed, Notice, SimView, Source, State};
 use super::time_model::TimeModel;
 use super::traces::{TraceView, Traces};
+use analysis::view::fusion::exec_trace_line;
+use analysis::view::time::capture_line;
 use fusion::analyze;
 use fusion::transformer::TransformerConfig;
-use trace::view::fusion::exec_trace_line;
-use trace::view::time::capture_line;
 use units::plural;
 
 impl State {

@@ -7,9 +7,9 @@ use super::form::transformer;
 use super::shared::Shared;
 use super::state::{Computed, Notice, SimView, Source, State};
 use super::traces::{GapView, ResultsTab, TraceView, Traces};
+use analysis::findings::Overview;
 use hardware::ChipChoice;
 use share::{self, SharedState, SharedView};
-use trace::findings::Overview;
 
 use limits::SHARED_OPTRACE_BYTES;
 
@@ -59,7 +59,7 @@ impl State {
                     let [mut a, mut b] = *f;
                     // A link leaves out the constant definition of GPU time.
                     for s in [&mut a, &mut b] {
-                        s.totals.gpu_time_definition = trace::fusion::GPU_TIME_DEFINITION.to_string();
+                        s.totals.gpu_time_definition = analysis::fusion::GPU_TIME_DEFINITION.to_string();
                     }
                     [Shared::new(a), Shared::new(b)]
                 });

@@ -109,7 +109,7 @@ pub struct State {
     pub sim: Option<SimView>,
     /// A torch.compile log opened with no trace of its run: its kernels' view, shown when no
     /// trace view is.
-    pub compile_log: Option<Shared<trace::provenance::CompiledKernels>>,
+    pub compile_log: Option<Shared<analysis::provenance::CompiledKernels>>,
     /// The chip, loaded chips and model configs, and the calibration profile of the time view.
     pub time: TimeModel,
 }

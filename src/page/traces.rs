@@ -2,16 +2,17 @@
 //! comparing, and what the trace panel shows. Pure values: every change returns a new list.
 
 use super::shared::Shared;
+use analysis::compare::pairing::default_pair;
+use analysis::compare::swapped;
+use analysis::findings::{pair_overview, trace_overview, Evidence, Overview, SideFacts};
+use analysis::fusion::TraceFusion;
+use analysis::time::gap::{gap, Gap};
+use analysis::time::report::TraceTime;
+use analysis::view::findings::evidence_label;
+use analysis::view::ranks::RanksDrawn;
+use analysis::{classify, compare, Comparison, Input, TraceSummary};
 use hardware::DetectedChip;
-use trace::compare::pairing::default_pair;
-use trace::compare::swapped;
-use trace::findings::{pair_overview, trace_overview, Evidence, Overview, SideFacts};
-use trace::fusion::TraceFusion;
-use trace::time::gap::{gap, Gap};
-use trace::time::report::TraceTime;
-use trace::view::findings::evidence_label;
-use trace::view::ranks::RanksDrawn;
-use trace::{classify, compare, Comparison, Input, Trace, TraceSummary, Vendor};
+use trace::{Trace, Vendor};
 
 /// Where an opened trace is kept, for comparing it with another.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,7 +53,7 @@ pub enum TraceView {
         time: Option<Shared<TraceTime>>,
         /// From a share link whose kernel lists were shortened.
         trimmed: bool,
-        /// The verdict and findings, shown first ([`trace::findings`]).
+        /// The verdict and findings, shown first ([`analysis::findings`]).
         overview: Shared<Overview>,
     },
     /// Two traces side by side.
@@ -61,7 +62,7 @@ pub enum TraceView {
         comparison: Shared<Comparison>,
         gap: Option<GapView>,
         trimmed: bool,
-        /// The verdict and findings, shown first ([`trace::findings`]).
+        /// The verdict and findings, shown first ([`analysis::findings`]).
         overview: Shared<Overview>,
     },
 }
@@ -363,7 +364,7 @@ impl Traces {
     }
 }
 
-/// The default pair of `opened` (see [`trace::compare::pairing::default_pair`]), as ids.
+/// The default pair of `opened` (see [`analysis::compare::pairing::default_pair`]), as ids.
 fn default_pair_of(opened: &[LoadedTrace]) -> Option<(u32, u32)> {
     let vendors: Vec<Vendor> = opened.iter().map(LoadedTrace::vendor).collect();
     default_pair(&vendors).map(|(a, b)| (opened[a].id, opened[b].id))

@@ -9,19 +9,19 @@
 //! The page's "Export report" button and `fusionscope report` write the same file from the
 //! same analyses.
 
+use analysis::compare::Comparison;
+use analysis::findings::{busy_lines, Overview};
+use analysis::fusion::TraceFusion;
+use analysis::summary::TraceSummary;
+use analysis::time::gap::Gap;
+use analysis::time::report::TraceTime;
+use analysis::view::findings::evidence_label;
+use analysis::view::fusion::{fusion_groups_table, fusion_headline, fusion_total_chart, opportunities_table};
+use analysis::view::layers::{alignment_table, layer_table, phase_table, step_strip};
+use analysis::view::time::{gap_table, op_roofline, op_table_view, timeline_chart, timeline_table, RooflineSide};
+use analysis::view::{category_chart, comparison_chart, comparison_tables, platform_line, side_label, summary_tables};
 use draw::chart::escape_xml;
 use table::DataTable;
-use trace::compare::Comparison;
-use trace::findings::{busy_lines, Overview};
-use trace::fusion::TraceFusion;
-use trace::summary::TraceSummary;
-use trace::time::gap::Gap;
-use trace::time::report::TraceTime;
-use trace::view::findings::evidence_label;
-use trace::view::fusion::{fusion_groups_table, fusion_headline, fusion_total_chart, opportunities_table};
-use trace::view::layers::{alignment_table, layer_table, phase_table, step_strip};
-use trace::view::time::{gap_table, op_roofline, op_table_view, timeline_chart, timeline_table, RooflineSide};
-use trace::view::{category_chart, comparison_chart, comparison_tables, platform_line, side_label, summary_tables};
 use units::{format_duration_us, group_digits};
 
 /// Rows a table of the report shows; the rest are counted under it (the JSON export has every
@@ -194,7 +194,7 @@ pub fn trace_report(file: &str, summary: &TraceSummary, time: Option<&TraceTime>
         }
         when.tables.push(timeline_table(t));
         if let Some(w) = &t.waits {
-            when.tables.push(trace::view::waits::waits_table(w));
+            when.tables.push(analysis::view::waits::waits_table(w));
         }
         when.tables.push(op_table_view(t));
     }

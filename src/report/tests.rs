@@ -1,11 +1,13 @@
 use super::*;
+use analysis::classify;
+use analysis::compare::compare_classified;
+use analysis::findings::{pair_overview, trace_overview, SideFacts};
+use analysis::summary::{summarize_classified, ClassifiedTrace};
+use analysis::time::gap::gap;
+use analysis::time::report::opened_report;
 use draw::chart::escape_xml;
-use trace::compare::compare_classified;
-use trace::findings::{pair_overview, trace_overview, SideFacts};
-use trace::summary::{summarize_classified, ClassifiedTrace};
-use trace::time::gap::gap;
-use trace::time::report::opened_report;
-use trace::{classify, read_trace, Trace};
+use formats::read_trace;
+use trace::Trace;
 
 fn read(path: &str) -> Trace {
     let bytes =

@@ -13,18 +13,18 @@ use super::trim::{
     SHARED_OPPORTUNITIES, SHARED_OPPORTUNITY_KERNELS, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STREAMS,
     SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS, SHARED_UNATTRIBUTED_NAMES,
 };
+use analysis::findings::{Overview, MAX_FINDINGS};
+use analysis::fusion::TraceFusion;
+use analysis::structure::Structure;
+use analysis::summary::{PlatformEntry, SideStats};
+use analysis::time::gap::Gap;
+use analysis::time::report::TraceTime;
 use limits::LAYER_MAX_KERNELS;
 use limits::RANKS_FILES;
 use limits::{
     SHARED_GRAPH_OPS, SHARED_MODEL_CONFIG_BYTES, SHARED_NAME_CHARS, SHARED_NOTES, SHARED_OPTRACE_BYTES,
     SHARED_SIM_TABLE_BYTES, SHARE_STATE_BYTES,
 };
-use trace::findings::{Overview, MAX_FINDINGS};
-use trace::fusion::TraceFusion;
-use trace::structure::Structure;
-use trace::summary::{PlatformEntry, SideStats};
-use trace::time::gap::Gap;
-use trace::time::report::TraceTime;
 use units::ellipsize;
 use workload::ModelChoice;
 
@@ -325,7 +325,7 @@ const SHARED_RANKS_COLUMNS: usize = 16;
 /// A shared Ranks view: no report text, ranks within [`RANKS_FILES`], the tables within what
 /// trimming leaves (the ranks and stragglers tables have a row per rank at most), every row as
 /// wide as its columns, every text within the name limit.
-fn ranks_limits(d: &trace::view::ranks::RanksDrawn) -> Result<(), ShareError> {
+fn ranks_limits(d: &analysis::view::ranks::RanksDrawn) -> Result<(), ShareError> {
     text("job report", &d.report_json, 0)?;
     name("headline", &d.headline)?;
     at_most(|| "rank list".into(), d.ranks.len(), RANKS_FILES, "ranks")?;

@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use trace::compare::{CategoryRow, FusionDifference, LayerAlignment, LayerRow, Method, OpRow, OpSide, RowSide};
-use trace::summary::{KernelStat, PlatformEntry, SideStats};
-use trace::{Category, Comparison};
+use analysis::compare::{CategoryRow, FusionDifference, LayerAlignment, LayerRow, Method, OpRow, OpSide, RowSide};
+use analysis::summary::{KernelStat, PlatformEntry, SideStats};
+use analysis::{Category, Comparison};
 
 /// A kernel name with its classification (kept, not recomputed, so that a link shows what the
 /// page that made it showed).
@@ -366,9 +366,9 @@ pub mod compact_or_full {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     use super::{CategoryCells, CompactComparison, FusionCells, LayerCells, NameEntry, OpRowCells};
-    use trace::compare::{CategoryRow, FusionDifference, LayerAlignment, OpRow};
-    use trace::summary::PlatformEntry;
-    use trace::Comparison;
+    use analysis::compare::{CategoryRow, FusionDifference, LayerAlignment, OpRow};
+    use analysis::summary::PlatformEntry;
+    use analysis::Comparison;
 
     pub fn serialize<S: Serializer>(c: &Comparison, s: S) -> Result<S::Ok, S::Error> {
         CompactComparison::new(c).serialize(s)
@@ -499,7 +499,8 @@ pub mod compact_or_full {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trace::{classify, compare, read_trace, Input};
+    use analysis::{classify, compare, Input};
+    use formats::read_trace;
 
     fn comparison() -> Comparison {
         let read = |rel: &str| {

@@ -20,13 +20,13 @@ use serde::de::{self, DeserializeSeed, EnumAccess, IgnoredAny, IntoDeserializer,
 use serde::{Deserialize, Deserializer};
 
 use super::state::SharedView;
+use analysis::time::gap::Gap;
+use analysis::time::report::TraceTime;
+use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;
 use fusion::transformer::TransformerConfig;
 use hardware::ChipChoice;
 use simcsv::SimSetup;
-use trace::time::gap::Gap;
-use trace::time::report::TraceTime;
-use trace::{Comparison, TraceSummary};
 use workload::ModelSpec;
 
 /// The envelope as read: the format it says it is, the view and what is selected in it.
@@ -166,7 +166,7 @@ enum ViewFields {
         #[serde(default)]
         time: Option<Box<TraceTime>>,
         #[serde(default)]
-        overview: Option<Box<trace::findings::Overview>>,
+        overview: Option<Box<analysis::findings::Overview>>,
     },
     TraceComparison {
         files: (String, String),
@@ -177,9 +177,9 @@ enum ViewFields {
         #[serde(default)]
         gap: Option<Box<Gap>>,
         #[serde(default)]
-        fusion: Option<Box<[trace::fusion::TraceFusion; 2]>>,
+        fusion: Option<Box<[analysis::fusion::TraceFusion; 2]>>,
         #[serde(default)]
-        overview: Option<Box<trace::findings::Overview>>,
+        overview: Option<Box<analysis::findings::Overview>>,
     },
     Model {
         spec: ModelSpec,
@@ -196,7 +196,7 @@ enum ViewFields {
         notes: Vec<String>,
     },
     Ranks {
-        drawn: trace::view::ranks::RanksDrawn,
+        drawn: analysis::view::ranks::RanksDrawn,
     },
 }
 

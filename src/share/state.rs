@@ -5,16 +5,16 @@
 use serde::Serialize;
 use thiserror::Error;
 
+use analysis::findings::Overview;
+use analysis::fusion::TraceFusion;
+use analysis::time::gap::Gap;
+use analysis::time::report::TraceTime;
+use analysis::{Comparison, TraceSummary};
 use fusion::json::{to_file, GraphFile};
 use fusion::transformer::TransformerConfig;
 use fusion::OpGraph;
 use hardware::ChipChoice;
 use limits::SHARE_STATE_BYTES;
-use trace::findings::Overview;
-use trace::fusion::TraceFusion;
-use trace::time::gap::Gap;
-use trace::time::report::TraceTime;
-use trace::{Comparison, TraceSummary};
 use units::group_digits;
 use workload::ModelSpec;
 
@@ -92,7 +92,7 @@ pub enum SharedView {
     /// The Ranks view of one distributed job: its drawing (text cells and the strips'
     /// figures, never markup), the collectives table shortened ([`crate::trim_ranks`]).
     /// Format 2 on (an older page refuses it as made by a newer version).
-    Ranks { drawn: trace::view::ranks::RanksDrawn },
+    Ranks { drawn: analysis::view::ranks::RanksDrawn },
 }
 
 impl SharedView {

@@ -12,12 +12,12 @@ const EXAMPLE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../t
 
 fn trace(rel: &str) -> trace::Trace {
     let path = format!("{}/tests/data/traces/{rel}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    trace::read_trace(&std::fs::read(path).unwrap()).unwrap()
+    formats::read_trace(&std::fs::read(path).unwrap()).unwrap()
 }
 
 #[test]
 fn trace_comparison_round_trips_trimmed_and_small() {
-    use trace::{classify, compare, Input};
+    use analysis::{classify, compare, Input};
     let (n, a) =
         (trace("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"), trace("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"));
     let c =
@@ -27,7 +27,7 @@ fn trace_comparison_round_trips_trimmed_and_small() {
     // Totals stay whole; only kernel lists are shortened.
     assert_eq!(small.platforms, c.platforms);
     // Fusion differences stay whole but for their kernel names, shortened as tables show them.
-    let figures = |c: &trace::Comparison| {
+    let figures = |c: &analysis::Comparison| {
         c.fusion_differences
             .iter()
             .map(|d| (d.fused_side.clone(), d.count, d.time_us.clone(), d.confidence, d.evidence.clone()))
@@ -58,7 +58,7 @@ fn trace_comparison_round_trips_trimmed_and_small() {
 #[test]
 fn trace_summary_round_trips() {
     let t = trace("amd/torch_compile_triton_mi300x.json.gz");
-    let s = trace::summarize(&t, Some("t.json.gz"), &trace::classify);
+    let s = analysis::summarize(&t, Some("t.json.gz"), &analysis::classify);
     let (small, trimmed) = trim_summary(&s);
     assert!(!trimmed, "a 12-kernel trace keeps every kernel");
     assert_eq!(small, s);
@@ -298,7 +298,7 @@ fn per_view_limits_are_enforced_on_opening() {
     // A summary with more kernels in a category than trimming keeps (as a hand-made link
     // could hold).
     let t = trace("nvidia/hf_bert-small_eager_h100.json.gz");
-    let mut summary = trace::summarize(&t, Some("h100"), &trace::classify);
+    let mut summary = analysis::summarize(&t, Some("h100"), &analysis::classify);
     let gemm = &mut summary.categories[0].trace.kernels;
     *gemm = vec![gemm[0].clone(); SHARED_KERNELS_PER_CATEGORY + 1];
     let link = encode(

@@ -3,15 +3,15 @@
 //! show them, so that every shared trace and pair stays well under the 8 KB a typical link
 //! must stay under. Totals, counts and fusion differences stay whole.
 
+use analysis::summary::SideStats;
+use analysis::view::NAME_WIDTH;
 use classify::family::table_name;
-use trace::summary::SideStats;
-use trace::view::NAME_WIDTH;
 
-use trace::fusion::TraceFusion;
-use trace::structure::Structure;
-use trace::time::gap::Gap;
-use trace::time::report::TraceTime;
-use trace::{Comparison, TraceSummary};
+use analysis::fusion::TraceFusion;
+use analysis::structure::Structure;
+use analysis::time::gap::Gap;
+use analysis::time::report::TraceTime;
+use analysis::{Comparison, TraceSummary};
 
 /// Distinct kernel names a shared trace view keeps per category (the summary's kernel
 /// table lists these); the rest are dropped to keep links near a few KiB.
@@ -73,7 +73,7 @@ pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
 }
 
 /// Kernel names a shared comparison carries are what the page's tables show
-/// ([`trace::view::NAME_WIDTH`] characters by [`table_name`]: a library kernel read out, any
+/// ([`analysis::view::NAME_WIDTH`] characters by [`table_name`]: a library kernel read out, any
 /// other shortened, so the link's tables read as the page's did): full names of templated
 /// kernels run to hundreds of characters, enough to push a comparison's link (the A100-vs-B200
 /// pair's, for one) well past the 8 KB a typical link must stay under.
@@ -211,7 +211,7 @@ pub fn fusion_pair(sides: [&TraceFusion; 2]) -> ([TraceFusion; 2], bool) {
             cut |= !r.misses.is_empty();
             r.misses.clear();
         }
-        // The definition is a constant ([`trace::fusion::GPU_TIME_DEFINITION`]), put back
+        // The definition is a constant ([`analysis::fusion::GPU_TIME_DEFINITION`]), put back
         // when the link opens.
         f.totals.gpu_time_definition.clear();
         for g in &mut f.groups {
@@ -298,8 +298,8 @@ pub const SHARED_UNMATCHED_ROWS: usize = 4;
 /// A Ranks view for a link: no report text (the export), the collectives table cut to the
 /// [`SHARED_COLLECTIVE_ROWS`] with the largest start skew (in their order), the unmatched table
 /// to its first [`SHARED_UNMATCHED_ROWS`], notes to [`limits::SHARED_NOTES`].
-pub fn trim_ranks(d: &trace::view::ranks::RanksDrawn) -> trace::view::ranks::RanksDrawn {
-    use trace::view::ranks::{COLLECTIVES_TABLE, UNMATCHED_TABLE};
+pub fn trim_ranks(d: &analysis::view::ranks::RanksDrawn) -> analysis::view::ranks::RanksDrawn {
+    use analysis::view::ranks::{COLLECTIVES_TABLE, UNMATCHED_TABLE};
     let mut d = d.clone();
     d.report_json.clear();
     for t in &mut d.tables {

@@ -6,7 +6,7 @@
 //! awaited, so the worker keeps answering messages between pieces) and each piece goes
 //! straight to the core's
 //! incremental [`FileOpener`]: a Kineto trace (gzip or not) streams through the
-//! [`trace::TraceReader`], so memory stays at the compact trace plus one slice, and the
+//! [`formats::TraceReader`], so memory stays at the compact trace plus one slice, and the
 //! progress posted (at most ten times a second) is true. What comes back to the page is the
 //! *result*, serialised: a trace's summary, a graph in its file form with its analysis, never
 //! the file.
@@ -26,20 +26,20 @@
 //!
 //! **Two files at once.** The page runs this worker twice. The first keeps every trace; the
 //! second, when two files are dropped together, reads one of them at the same time (an `Open`
-//! with `hand_back`), analyses it, and sends the trace back as bytes (`trace::read::wire`) with its
+//! with `hand_back`), analyses it, and sends the trace back as bytes (`analysis::wire`) with its
 //! summary and report, which the first then keeps (`Adopt`) as if it had read the file. A
 //! comparison thus always finds both traces in the first worker, and the second holds nothing.
 //!
-//! **Ranks.** Each trace is read with its rank summary (`trace::ranks`, in the same pass), kept
+//! **Ranks.** Each trace is read with its rank summary (`analysis::ranks`, in the same pass), kept
 //! beside it; `Request::Ranks` gives the job report of those that are ranks of a distributed
 //! job, the figures of `fusionscope ranks` (a trace read by the second worker brings its
 //! summary along).
 //!
-//! **Capture traces.** A graph-capture trace (`trace::capture`) is not listed as a trace: this
+//! **Capture traces.** A graph-capture trace (`analysis::capture`) is not listed as a trace: this
 //! worker keeps it and joins it to every trace it holds, or later reads, whose graph replays it
 //! captured, answering with their new reports.
 //!
-//! **Execution traces.** A PyTorch execution trace (`trace::exec_trace`) is not a trace either:
+//! **Execution traces.** A PyTorch execution trace (`analysis::exec_trace`) is not a trace either:
 //! it is kept, and linked (record-function id and op name) to every held trace and every trace
 //! read later, whose op table and fusion take its shapes and exact data flow, as `fusionscope
 //! trace K --exec-trace ET` gives them. A trace read later is opened with it (the opener picks
@@ -60,21 +60,22 @@ use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
 use super::file_bytes::FileBytes;
+use analysis::capture::{attribute, captured_graph_count};
+use analysis::compare::compare_classified;
+use analysis::exec_trace::{link, ExecTrace};
+use analysis::provenance::{self, CompileLog, CompiledKernels};
+use analysis::ranks::RankSummary;
+use analysis::structure::{Structure, TraceStructure};
+use analysis::summary::ClassifiedTrace;
+use analysis::time::report::{add_exec_trace, add_fusion_with, opened_report, TraceTime};
+use analysis::view::ranks::RanksDrawn;
+use analysis::wire;
+use analysis::{classify, TraceSummary};
 use fusion::json::to_file;
 use import::FileKind;
 use import::{FileOpener, Imported};
 use page::protocol::{Json, Reply, Request};
-use trace::capture::{attribute, captured_graph_count};
-use trace::compare::compare_classified;
-use trace::exec_trace::{link, ExecTrace};
-use trace::provenance::{self, CompileLog, CompiledKernels};
-use trace::ranks::RankSummary;
-use trace::read::wire;
-use trace::structure::{Structure, TraceStructure};
-use trace::summary::ClassifiedTrace;
-use trace::time::report::{add_exec_trace, add_fusion_with, opened_report, TraceTime};
-use trace::view::ranks::RanksDrawn;
-use trace::{classify, Trace, TraceSummary};
+use trace::Trace;
 
 /// A read's progress is posted at most this often (and at its last slice). Each post costs the
 /// page a render and a paint of the whole document (about 8 ms of its thread); posted once per
@@ -114,7 +115,7 @@ thread_local! {
     static TRACES: RefCell<FxHashMap<u32, Held>> = RefCell::default();
     /// The rank summary of each trace held, by job id.
     static RANKS: RefCell<FxHashMap<u32, RankSummary>> = RefCell::default();
-    /// The graph-capture traces read (`trace::capture`), joined to each replay they match.
+    /// The graph-capture traces read (`analysis::capture`), joined to each replay they match.
     static CAPTURES: RefCell<Vec<Trace>> = RefCell::default();
     /// The execution traces read, linked to each trace of their run.
     static EXEC_TRACES: RefCell<Vec<HeldEt>> = RefCell::default();
@@ -225,7 +226,7 @@ fn ranks_reply(job: u32, ids: &[u32]) -> Reply {
         let held = r.borrow();
         page::ranks::job_of(ids.iter().filter_map(|id| held.get(id)))
     });
-    let drawn = |r: &trace::ranks::JobReport| RanksDrawn::of(r).and_then(|d| Json::encode(&d));
+    let drawn = |r: &analysis::ranks::JobReport| RanksDrawn::of(r).and_then(|d| Json::encode(&d));
     match report.and_then(|r| r.as_ref().map(drawn).transpose().map_err(|e| e.to_string())) {
         Ok(report) => Reply::Ranks { job, report },
         Err(message) => Reply::Error { job, message: format!("the traces are not one job's ranks: {message}") },
@@ -565,7 +566,7 @@ async fn read_and_open(job: u32, blob: &Blob, name: &str, hand_back: bool) -> Re
 }
 
 /// The comparison of two held traces.
-fn compare_held(a: u32, b: u32) -> Result<Json<trace::Comparison>, String> {
+fn compare_held(a: u32, b: u32) -> Result<Json<analysis::Comparison>, String> {
     TRACES.with(|t| {
         let traces = t.borrow();
         let get = |id: u32| {

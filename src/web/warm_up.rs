@@ -1,5 +1,5 @@
 //! The analysis worker's warm-up: as soon as it starts, it reads a small synthetic serving pair
-//! (`trace::synthetic::serving::gzipped_vendor_pair`) the way it reads a user's files, and
+//! (`analysis::synthetic::serving::gzipped_vendor_pair`) the way it reads a user's files, and
 //! compares the two, then forgets them.
 //!
 //! **Why.** A browser runs WebAssembly first in a baseline tier and recompiles a function
@@ -23,13 +23,13 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::DedicatedWorkerGlobalScope;
 
+use analysis::classify;
+use analysis::compare::compare_classified;
+use analysis::summary::ClassifiedTrace;
+use analysis::synthetic::serving::gzipped_vendor_pair;
+use analysis::wire;
 use import::{FileOpener, Imported};
 use page::protocol::Json;
-use trace::classify;
-use trace::compare::compare_classified;
-use trace::read::wire;
-use trace::summary::ClassifiedTrace;
-use trace::synthetic::serving::gzipped_vendor_pair;
 
 /// Decode passes of each synthetic trace: 4.5 + 2.6 MB of JSON, enough for the hot loops of
 /// reading and analysing to be optimised.

@@ -20,14 +20,14 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::reader_worker::describe as js_error;
+use analysis::provenance::CompiledKernels;
+use analysis::ranks::RankSummary;
+use analysis::time::report::TraceTime;
+use analysis::view::ranks::RanksDrawn;
+use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;
 use fusion::AnalysisReport;
 use page::protocol::{Json, Reply, Request};
-use trace::provenance::CompiledKernels;
-use trace::ranks::RankSummary;
-use trace::time::report::TraceTime;
-use trace::view::ranks::RanksDrawn;
-use trace::{Comparison, TraceSummary};
 use units::format_bytes;
 
 /// The worker's script, next to the page (trunk writes it there).

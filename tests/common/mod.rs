@@ -75,7 +75,9 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// The kind of the registry's trace format named `name` (`trace::registry`).
+/// The kind of the registry's trace format named `name` (`formats::registry`).
 pub fn trace_kind(name: &str) -> fusionscope::import::FileKind {
-    fusionscope::import::FileKind::Trace(fusionscope::trace::registry::BUILTIN.named(name).expect("a registry format"))
+    fusionscope::import::FileKind::Trace(
+        fusionscope::formats::registry::BUILTIN.named(name).expect("a registry format"),
+    )
 }

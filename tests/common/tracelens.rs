@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use fusionscope::trace::time::timeline::Timeline;
+use fusionscope::analysis::time::timeline::Timeline;
 
 /// One CSV file as rows of (column → cell). RFC 4180: quoted cells may hold commas, quotes
 /// (doubled) and line breaks.

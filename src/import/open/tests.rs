@@ -1,6 +1,7 @@
 use super::*;
 use crate::detect::tests::trace_kind;
-use trace::{read_trace, summarize};
+use analysis::summarize;
+use formats::read_trace;
 
 const TRITON: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -20,7 +21,7 @@ fn a_trace_opened_with_ranks_folds_the_rank_summary_of_the_command_line_in_the_s
         "/../../tests/data/multirank/hta_sampled_128rank_rank0.json.gz"
     ));
     let name = "hta_sampled_128rank_rank0.json.gz";
-    let expected = trace::ranks::read_rank(&classify, name, [&rank0[..]]).unwrap();
+    let expected = crate::read_rank(&classify, name, [&rank0[..]]).unwrap();
     let plain = open_in_slices(name, rank0, 100_000).unwrap();
     let mut opener = FileOpener::with_ranks(name);
     for slice in rank0.chunks(100_000) {
@@ -75,8 +76,8 @@ fn an_execution_trace_is_read_whole_and_a_broken_one_names_the_file() {
 
 #[test]
 fn a_trace_opened_with_its_execution_trace_is_classified_and_analysed_once() {
-    use trace::summary::CLASSIFIED;
-    use trace::time::report::{add_fusion_with, recorded_cost, time_report_with, FUSIONS_MADE};
+    use analysis::summary::CLASSIFIED;
+    use analysis::time::report::{add_fusion_with, recorded_cost, time_report_with, FUSIONS_MADE};
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/exec-trace/");
     let read = |f: &str| std::fs::read(format!("{dir}{f}")).unwrap();
     let (kineto, et_bytes) = (read("param_linear_kineto.json.gz"), read("param_linear_et.json.gz"));
@@ -101,7 +102,7 @@ fn a_trace_opened_with_its_execution_trace_is_classified_and_analysed_once() {
     let Imported::Trace { trace, summary, time, .. } = opened else { panic!("a trace") };
     let f = time.fusion.as_ref().unwrap();
     assert_eq!(f.exec_trace.as_ref().map(|e| (e.file.as_str(), e.linked_ops)), Some(("et.json.gz", 218)));
-    assert!(time.ops.iter().any(|r| r.shapes_from == trace::time::op_table::ShapesFrom::ExecutionTrace));
+    assert!(time.ops.iter().any(|r| r.shapes_from == analysis::time::op_table::ShapesFrom::ExecutionTrace));
     // The report is the command line's (`trace K --exec-trace ET`): the op table and the
     // fusion with the execution trace.
     let side = ClassifiedTrace::new(&trace, &classify);

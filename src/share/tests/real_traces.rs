@@ -23,8 +23,8 @@ fn c_vendor(t: &trace::Trace) -> trace::Vendor {
 
 #[test]
 fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
-    use trace::view::comparison_tables;
-    use trace::{classify, compare, summarize, Input};
+    use analysis::view::comparison_tables;
+    use analysis::{classify, compare, summarize, Input};
     let traces: Vec<_> = SHARED_TRACES.iter().map(|n| trace(n)).collect();
     let shown = |tables: Vec<table::DataTable>| tables.iter().map(|t| t.shown_table()).collect::<Vec<_>>();
     // Every state within the limits a link is opened with, with room (the largest and the
@@ -38,9 +38,9 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     };
     // As opening the file on the page gives it: with the fusion analysis.
     let report = |t| {
-        let side = trace::summary::ClassifiedTrace::new(t, &classify);
-        let mut time = trace::time::report::time_report(&side, None, &trace::time::report::recorded_cost);
-        trace::time::report::add_fusion(&mut time, &side, None);
+        let side = analysis::summary::ClassifiedTrace::new(t, &classify);
+        let mut time = analysis::time::report::time_report(&side, None, &analysis::time::report::recorded_cost);
+        analysis::time::report::add_fusion(&mut time, &side, None);
         time
     };
     let mut sizes = Vec::new();
@@ -78,13 +78,13 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
             let (small, trimmed) = trim_comparison(&c);
             let (ti, tj) = (report(&traces[i]), report(&traces[j]));
             let (k0, k1) = (c.platforms[0].key.as_str(), c.platforms[1].key.as_str());
-            let swap = trace::compare::swapped(c_vendor(&traces[i]), c_vendor(&traces[j]));
+            let swap = analysis::compare::swapped(c_vendor(&traces[i]), c_vendor(&traces[j]));
             let (first, second) = if swap { (&tj, &ti) } else { (&ti, &tj) };
-            let whole_gap = trace::time::gap::gap((k0, &first.op_table()), (k1, &second.op_table()));
+            let whole_gap = analysis::time::gap::gap((k0, &first.op_table()), (k1, &second.op_table()));
             let (gap, gap_cut) = trim_gap(&whole_gap);
             // The overview as the sender's page computed it, from the whole reports.
-            let facts = [trace::findings::SideFacts::of(first), trace::findings::SideFacts::of(second)];
-            let overview = trace::findings::pair_overview(&c, Some(&whole_gap), facts);
+            let facts = [analysis::findings::SideFacts::of(first), analysis::findings::SideFacts::of(second)];
+            let overview = analysis::findings::pair_overview(&c, Some(&whole_gap), facts);
             // Both sides' fusion, as the page's link makes it from the sides' reports.
             let (fusion, fusion_cut) =
                 crate::fusion_pair([first.fusion.as_ref().unwrap(), second.fusion.as_ref().unwrap()]);
@@ -169,8 +169,8 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
 /// aligned layers, within 8 KB, and they open to the same tables.
 #[test]
 fn serving_links_carry_the_structure_and_the_aligned_layers() {
-    use trace::view::layers::{alignment_table, layer_table, phase_table};
-    use trace::{classify, compare, summarize, Input};
+    use analysis::view::layers::{alignment_table, layer_table, phase_table};
+    use analysis::{classify, compare, summarize, Input};
     let t = trace("amd/vllm_decode_graph_full_replay.json.gz");
     let (summary, trimmed) = trim_summary(&summarize(&t, Some("v.json.gz"), &classify));
     let view = fit_time_rows(
@@ -261,10 +261,11 @@ proptest::proptest! {
 }
 
 /// An eight-rank synthetic job's Ranks view, as the page's worker draws it.
-fn eight_ranks() -> trace::view::ranks::RanksDrawn {
-    use trace::classify;
-    use trace::ranks::synthetic::SyntheticJob;
-    use trace::ranks::{job_report, read_rank};
+fn eight_ranks() -> analysis::view::ranks::RanksDrawn {
+    use analysis::classify;
+    use analysis::ranks::job_report;
+    use analysis::ranks::synthetic::SyntheticJob;
+    use import::read_rank;
     let job = SyntheticJob { world_size: 8, steps: 12, ..SyntheticJob::small() };
     let job = SyntheticJob {
         extra_us: (0..8).map(|r| if r == 5 { 400 } else { 10 * r }).collect(),
@@ -278,7 +279,7 @@ fn eight_ranks() -> trace::view::ranks::RanksDrawn {
             read_rank(&classify, &name, [job.rank_trace(r).as_bytes()]).unwrap()
         })
         .collect();
-    trace::view::ranks::RanksDrawn::of(&job_report(&summaries).unwrap()).unwrap()
+    analysis::view::ranks::RanksDrawn::of(&job_report(&summaries).unwrap()).unwrap()
 }
 
 #[test]
@@ -323,9 +324,9 @@ fn a_ranks_link_with_a_row_of_the_wrong_width_or_report_text_is_refused() {
 /// opens to the same view.
 #[test]
 fn a_trace_opened_with_its_execution_trace_makes_a_link_under_8_kb_that_round_trips() {
-    use trace::exec_trace::parse_exec_trace;
-    use trace::time::op_table::ShapesFrom;
-    use trace::{classify, summarize};
+    use analysis::exec_trace::parse_exec_trace;
+    use analysis::time::op_table::ShapesFrom;
+    use analysis::{classify, summarize};
     for run in ["param_linear", "hta_simple_add"] {
         let t = trace(&format!("../exec-trace/{run}_kineto.json.gz"));
         let bytes = std::fs::read(format!(
@@ -335,8 +336,8 @@ fn a_trace_opened_with_its_execution_trace_makes_a_link_under_8_kb_that_round_tr
         .unwrap();
         let text = import::text(&bytes, usize::MAX).unwrap();
         let et = parse_exec_trace(&text, "et.json.gz").unwrap();
-        let side = trace::summary::ClassifiedTrace::new(&t, &classify);
-        let time = trace::time::report::opened_report(&side, None, Some((&et, "et.json.gz")));
+        let side = analysis::summary::ClassifiedTrace::new(&t, &classify);
+        let time = analysis::time::report::opened_report(&side, None, Some((&et, "et.json.gz")));
         let (summary, trimmed) = trim_summary(&summarize(&t, Some(run), &classify));
         let (time, time_cut) = trim_time(&time);
         let view = SharedView::TraceSummary {

@@ -39,7 +39,7 @@ pub struct EventOps {
 
 /// The indexes that link a GPU event to the CPU op that launched it, over the trace they
 /// were made of (their own, or borrowed from where they are kept:
-/// [`crate::summary::ClassifiedTrace::links`]).
+/// `analysis::summary::ClassifiedTrace::links`).
 pub struct OpLinks<'t> {
     trace: &'t Trace,
     index: Cow<'t, LinkIndex>,

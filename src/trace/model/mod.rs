@@ -86,7 +86,7 @@ pub struct CpuOp {
 
 /// The shapes, types and scalar values of a CPU op's inputs, each as JSON array text with one
 /// entry per input (`[[2048, 4096], [4096]]`, `["c10::BFloat16", "float"]`, `["", "1"]`): the
-/// form [`perf::args`] parses, whatever format a reader took them from.
+/// form the `perf` crate's `args` parses, whatever format a reader took them from.
 /// Interned: a model repeats the same few shapes thousands of times. `None` when the profiler
 /// did not record shapes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -260,7 +260,7 @@ impl TraceFormat {
 }
 
 /// A trace as the analysis needs it. Kernels and transfers are sorted by start time.
-/// (Serialisable for [`super::read::wire`]: one page worker hands a trace it read to the other.)
+/// (Serialisable for `analysis::wire`: one page worker hands a trace it read to the other.)
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Trace {
     pub names: NameTable,

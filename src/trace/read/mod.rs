@@ -1,12 +1,9 @@
 //! Reading, whatever the format: an input's bytes (plain or gzip, [`inflate`]) stream through a
-//! format's reader (`super::kineto`), which hands each event it keeps to an [`EventSink`]. The
-//! whole [`Trace`] is one sink; the summary-only fold ([`summary_only`]) another, whose memory
-//! grows with distinct names, not events. A trace read by one page worker travels to the other
-//! as bytes ([`wire`]).
+//! format's reader (the `formats` crate), which hands each event it keeps to an [`EventSink`].
+//! The whole [`Trace`] is one sink; the analyses' summary-only fold another, whose memory grows
+//! with distinct names, not events.
 
 pub mod inflate;
-pub mod summary_only;
-pub mod wire;
 
 use super::model::compiled::Compiled;
 use super::model::intern::NameTable;
@@ -36,10 +33,10 @@ pub struct TraceHeader {
 }
 
 /// Where the reader hands each event it keeps, as it reads: [`Trace`] keeps them all (the
-/// default reader, [`super::TraceReader`]); a fold keeps what it needs (the summary-only mode). Names
+/// default reader, the `formats` crate's `TraceReader`); a fold keeps what it needs (the summary-only mode). Names
 /// come interned in the reader's [`NameTable`], which is passed along to resolve them.
 pub trait EventSink {
-    /// What [`super::Reader::finish`] returns.
+    /// What a reader's `finish` returns.
     type Output;
     /// Whether CPU-side events (ops, launch calls, annotations) are wanted. When not, the
     /// reader skips them before interning any of their names or shapes; the Kineto reader

@@ -1,12 +1,12 @@
 //! A torch.compile log opened with no trace of its run: each kernel Inductor generated, with
-//! its exact post-grad nodes and bytes (`trace::provenance::CompiledKernels`). Joined to a
+//! its exact post-grad nodes and bytes (`analysis::provenance::CompiledKernels`). Joined to a
 //! trace, the same table sits in the trace's Fusion view with calls and times.
 
 use yew::prelude::*;
 
+use analysis::provenance::CompiledKernels;
+use analysis::view::provenance::kernels_table;
 use page::Shared;
-use trace::provenance::CompiledKernels;
-use trace::view::provenance::kernels_table;
 
 use super::data_table::DataTableView;
 

@@ -2,18 +2,18 @@
 //! per kernel launch listing the ops its group ran, arrows for the tensors handed from one launch
 //! to the next. A picker chooses the layer or step; clicking a box shows its group's tensors,
 //! bytes per call, calls, time and how they were known. The windows, boxes and edges are the
-//! core's ([`trace::fusion::dag`], computed in the worker, and drawn by
-//! `trace::view::fusion_dag`); this only shows them.
+//! core's ([`analysis::fusion::dag`], computed in the worker, and drawn by
+//! `analysis::view::fusion_dag`); this only shows them.
 
 use yew::prelude::*;
 
+use analysis::compare::Comparison;
+use analysis::fusion::dag::{FusionDag, DAG_BOXES};
+use analysis::fusion::TraceFusion;
+use analysis::view::fusion_dag::{box_details_html, window_svg};
+use analysis::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
 use classify::name::short_name;
 use page::Shared;
-use trace::compare::Comparison;
-use trace::fusion::dag::{FusionDag, DAG_BOXES};
-use trace::fusion::TraceFusion;
-use trace::view::fusion_dag::{box_details_html, window_svg};
-use trace::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
 use units::{group_digits, plural};
 
 #[derive(Properties, PartialEq)]

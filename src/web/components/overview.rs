@@ -2,9 +2,9 @@
 //! side's busy and idle time, and the findings ranked by the time they explain, each with a
 //! button that brings its evidence into view.
 
+use analysis::findings::{busy_lines, Evidence, Overview};
+use analysis::view::findings::evidence_label;
 use page::Shared;
-use trace::findings::{busy_lines, Evidence, Overview};
-use trace::view::findings::evidence_label;
 use units::format_duration_us;
 use yew::prelude::*;
 

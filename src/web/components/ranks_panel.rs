@@ -2,13 +2,13 @@
 //! strip per rank of where its time went, the ranks, the collectives matched across ranks
 //! (sortable, virtualised), what could not be matched and the stragglers. Clicking a rank (its
 //! strip or its row) opens that rank's trace view. The worker draws all of it
-//! (`trace::view::ranks::RanksDrawn`); this only lays it out.
+//! (`analysis::view::ranks::RanksDrawn`); this only lays it out.
 
 use yew::prelude::*;
 
+use analysis::view::ranks::{strips_svg, RanksDrawn, RANKS_TABLE};
 use page::Shared;
 use table::DataTable;
-use trace::view::ranks::{strips_svg, RanksDrawn, RANKS_TABLE};
 
 use super::share_link::ShareLink;
 use crate::browser;

@@ -1,14 +1,14 @@
-//! The trace classifier's rules ([`trace::view::rules::rules_table`]) as a table, with a box
+//! The trace classifier's rules ([`analysis::view::rules::rules_table`]) as a table, with a box
 //! that says which rule classifies a kernel name: typed in, or sent by clicking a kernel row of
 //! the trace tables (`kernel`). The rule that decides is marked in the table.
 
 use yew::prelude::*;
 
+use analysis::classify;
+use analysis::view::component_list;
+use analysis::view::rules::rules_table;
 use page::Shared;
 use table::DataTable;
-use trace::classify;
-use trace::view::component_list;
-use trace::view::rules::rules_table;
 
 use super::data_table::DataTableView;
 

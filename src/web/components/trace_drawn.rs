@@ -4,25 +4,25 @@
 
 use yew::prelude::*;
 
+use analysis::compare::Comparison;
+use analysis::fusion::dag::FusionDag;
+use analysis::fusion::TraceFusion;
+use analysis::time::report::TraceTime;
+use analysis::view::fusion::{
+    exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
+    op_times_table, opportunities_table, reprediction_line,
+};
+use analysis::view::layers::{alignment_table, layer_table, phase_table, step_strip};
+use analysis::view::time::{
+    capture_line, coverage_line, gap_headline, gap_table, no_roofline_statement, op_roofline, op_table_view,
+    timeline_chart, timeline_table, unattributed_table, RooflineSide,
+};
+use analysis::view::{category_chart, comparison_chart, comparison_tables, platform_line, side_label, summary_tables};
 use hardware::gpu_preset_names;
 use page::Shared;
 use page::TraceView;
 use table::DataTable;
-use trace::compare::Comparison;
-use trace::fusion::dag::FusionDag;
-use trace::fusion::TraceFusion;
 use trace::model::TraceFormat;
-use trace::time::report::TraceTime;
-use trace::view::fusion::{
-    exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
-    op_times_table, opportunities_table, reprediction_line,
-};
-use trace::view::layers::{alignment_table, layer_table, phase_table, step_strip};
-use trace::view::time::{
-    capture_line, coverage_line, gap_headline, gap_table, no_roofline_statement, op_roofline, op_table_view,
-    timeline_chart, timeline_table, unattributed_table, RooflineSide,
-};
-use trace::view::{category_chart, comparison_chart, comparison_tables, platform_line, side_label, summary_tables};
 
 /// One trace's fusion and the windows of its group drawing.
 pub(super) type DagSide = (Shared<TraceFusion>, Shared<FusionDag>);
@@ -62,7 +62,7 @@ fn stem(file: &str) -> String {
 
 /// The summary's tables; from a shortened share link, the kernel table says it lists only
 /// each category's longest kernels, and the per-category name count (no longer known) goes.
-fn shared_summary_tables(summary: &trace::TraceSummary, trimmed: bool) -> Vec<Shared<DataTable>> {
+fn shared_summary_tables(summary: &analysis::TraceSummary, trimmed: bool) -> Vec<Shared<DataTable>> {
     let mut tables = summary_tables(summary);
     if trimmed {
         tables[0] = tables[0].clone().without_column("names");
@@ -98,7 +98,7 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
             if let Some(t) = time {
                 tables.push(Shared::new(timeline_table(t)));
                 if let Some(w) = &t.waits {
-                    tables.push(Shared::new(trace::view::waits::waits_table(w)));
+                    tables.push(Shared::new(analysis::view::waits::waits_table(w)));
                 }
                 tables.push(Shared::new(op_table_view(t)));
                 if !t.unattributed.kernels.is_empty() {
@@ -122,9 +122,9 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                     }
                 }
                 if let Some(c) = &t.compiled_kernels {
-                    tables.push(Shared::new(trace::view::provenance::kernels_table(c)));
+                    tables.push(Shared::new(analysis::view::provenance::kernels_table(c)));
                     if !c.unjoined.is_empty() {
-                        tables.push(Shared::new(trace::view::provenance::unjoined_table(&c.unjoined)));
+                        tables.push(Shared::new(analysis::view::provenance::unjoined_table(&c.unjoined)));
                     }
                 }
                 match op_roofline(&[RooflineSide { label: "ops", time: t, color: "" }]) {
@@ -278,7 +278,7 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
 }
 
 /// The fusion headline and re-prediction of one trace (`key` names the side of a comparison).
-fn fusion_lines(f: &trace::fusion::TraceFusion, key: &str) -> Vec<(String, String)> {
+fn fusion_lines(f: &analysis::fusion::TraceFusion, key: &str) -> Vec<(String, String)> {
     let (id, prefix) = match key {
         "" => (String::new(), String::new()),
         k => (format!("-{k}"), format!("{k}: ")),

@@ -7,13 +7,13 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use crate::browser;
+use analysis::documents::{CompareJson, TraceJson};
+use analysis::findings::Evidence;
+use analysis::view::{comparison_markdown, summary_markdown};
 use hardware::gpu_preset_names;
 use page::Shared;
 use page::{ResultsTab, TraceView};
 use table::DataTable;
-use trace::documents::{CompareJson, TraceJson};
-use trace::findings::Evidence;
-use trace::view::{comparison_markdown, summary_markdown};
 use wasm_bindgen::JsCast;
 
 use super::data_table::DataTableView;

@@ -4,9 +4,11 @@
 
 #[cfg(target_arch = "wasm32")]
 mod entry {
-    use fusionscope::trace::summary::{summarize_classified, ClassifiedTrace};
-    use fusionscope::trace::time::report::{recorded_cost, time_report};
-    use fusionscope::trace::{classify, compare, Input, Trace, TraceReader};
+    use fusionscope::analysis::summary::{summarize_classified, ClassifiedTrace};
+    use fusionscope::analysis::time::report::{recorded_cost, time_report};
+    use fusionscope::analysis::{classify, compare, Input};
+    use fusionscope::trace::Trace;
+    use fusionscope::formats::TraceReader;
     use wasm_bindgen::prelude::*;
 
     /// Reads traces one after the other and compares the last two.

@@ -1,0 +1,42 @@
+//! The analyses of a GPU trace and their views (`docs/trace-analysis.md`). Every analysis takes
+//! a [`trace::Trace`] (or a sink's fold of one) and never a file format: the readers are the
+//! `formats` crate, below this one.
+//!
+//! | folder or file | what it is |
+//! |---|---|
+//! | [`summary`](mod@summary) | the single-trace summary: platform, categories, kernels, fused kernels |
+//! | [`summary_only`] | the summary-only fold: a sink whose memory grows with distinct names, not events |
+//! | [`wire`] | a trace read by one page worker, as bytes for the other |
+//! | [`compare`](mod@compare) | two traces: the AMD-vs-NVIDIA kernel mapping, fusion differences, aligned layers, which two to pair |
+//! | [`structure`] | serving traces: steps, phases, decoder layers; the sequence alignment they use |
+//! | [`documents`] | the JSON documents of `trace --json` and `compare --json` (and the page's JSON export) |
+//! | [`findings`] | the overview: a verdict naming the devices, and findings ranked by the time they explain |
+//! | [`capture`] | graph-capture traces joined to their replays |
+//! | [`ranks`] | the ranks of one distributed job: per-rank fold, collectives matched across ranks, clocks, stragglers (`docs/ranks.md`) |
+//! | [`fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
+//! | [`provenance`] | Inductor's compile log (the `inductor` crate) joined to a trace of the same run: each generated kernel's calls and time |
+//! | [`exec_trace`] | PyTorch Execution Traces (Chakra ET JSON): exact tensor data flow for the fusion groups |
+//! | [`time`] | where the time goes: GPU timeline, why the GPU waits (idle time between kernels by cause), per-op table (priced by the `perf` crate's per-op models), the gap between two traces, the time report |
+//! | [`view`] | the results as the page and its exports draw them: tables, charts, Markdown |
+//! | [`synthetic`] | synthetic traces (eager and serving) for tests and benchmarks |
+
+pub mod capture;
+pub mod compare;
+pub mod documents;
+pub mod exec_trace;
+pub mod findings;
+pub mod fusion;
+pub mod provenance;
+pub mod ranks;
+pub mod structure;
+pub mod summary;
+pub mod summary_only;
+pub mod synthetic;
+pub mod time;
+pub mod view;
+pub mod wire;
+
+pub use classify::category::Category;
+pub use classify::{classify, Classification};
+pub use compare::{compare, Comparison, Input};
+pub use summary::{summarize, TraceSummary};

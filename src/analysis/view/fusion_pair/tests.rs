@@ -1,0 +1,96 @@
+use super::*;
+use crate::classify;
+use crate::compare::{compare, Input};
+use crate::fusion::dag::fusion_with_dag;
+use crate::fusion::{BuiltIn, FusionOptions};
+use crate::summary::ClassifiedTrace;
+use formats::read_trace;
+use trace::Trace;
+
+fn read(path: &str) -> Trace {
+    let bytes =
+        std::fs::read(format!("{}/tests/data/traces/{path}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))).unwrap();
+    read_trace(&bytes).unwrap()
+}
+
+fn fusion_of(trace: &Trace) -> (TraceFusion, FusionDag) {
+    let side = ClassifiedTrace::new(trace, &classify);
+    let options = FusionOptions::rules_only(BuiltIn::Inductor.rules());
+    let (f, d) = fusion_with_dag(&side, &options);
+    (f, d.unwrap())
+}
+
+#[test]
+fn the_qwen_pair_shows_each_sides_aligned_layer_and_marks_the_differences_kernels() {
+    let files = ["nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz", "amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"];
+    let traces = files.map(read);
+    let c = compare(
+        Input { trace: &traces[0], file: Some("nv.json.gz") },
+        Input { trace: &traces[1], file: Some("amd.json.gz") },
+        &classify,
+    );
+    // The comparison's sides in its order, each with its own trace's analysis.
+    let order: Vec<usize> =
+        c.platforms.iter().map(|p| if p.file.as_deref() == Some("nv.json.gz") { 0 } else { 1 }).collect();
+    let analysed: Vec<(TraceFusion, FusionDag)> = order.iter().map(|&i| fusion_of(&traces[i])).collect();
+    let sides = [(&analysed[0].0, &analysed[0].1), (&analysed[1].0, &analysed[1].1)];
+    let p = aligned_pair(&c, sides).unwrap();
+    let a = &c.layer_alignment[0];
+    for (i, s) in p.sides.iter().enumerate() {
+        assert_eq!(s.key, c.platforms[i].key);
+        let (f, dag) = sides[i];
+        let w = &dag.windows[s.window];
+        // The window is the first layer of the phase the comparison aligned, as long as the
+        // alignment's layer.
+        assert_eq!(w.phase, Some(a.phases[&s.key]));
+        assert_eq!(w.layer, Some(0));
+        assert_eq!(w.kernels, a.kernels_per_layer[&s.key]);
+        // Its traffic adds each drawn launch's per-call bytes, where both are known.
+        let known: Vec<(u64, u64)> = w
+            .boxes
+            .iter()
+            .filter_map(|b| f.groups[b.group].unfused_bytes_per_call.zip(f.groups[b.group].fused_bytes_per_call))
+            .collect();
+        assert_eq!(s.unfused_bytes, known.iter().map(|k| k.0).sum::<u64>());
+        assert_eq!(s.fused_bytes, known.iter().map(|k| k.1).sum::<u64>());
+        assert_eq!(s.unknown, w.boxes.len() - known.len());
+        assert!(s.fused_bytes <= s.unfused_bytes);
+    }
+    // Every difference shown names boxes whose kernels are the difference's.
+    assert!(!c.fusion_differences.is_empty());
+    for d in &p.differences {
+        let diff = &c.fusion_differences[d.index];
+        let fused = p.sides.iter().position(|s| s.key == diff.fused_side).unwrap();
+        for (side, boxes) in d.boxes.iter().enumerate() {
+            let (f, dag) = sides[side];
+            let w = &dag.windows[p.sides[side].window];
+            for &b in boxes {
+                let kernel = &f.groups[w.boxes[b].group].kernel;
+                if side == fused {
+                    assert_eq!(kernel, &diff.fused_kernel);
+                } else {
+                    assert!(diff.unfused_kernels.contains(kernel), "{kernel}");
+                }
+            }
+        }
+    }
+    assert!(!p.differences.is_empty(), "some difference names kernels of the aligned layer");
+    // The label says where the second side's layer lines up when the alignment rotated it.
+    assert_eq!(p.label.contains("The alignment reads"), a.rotation > 0, "{}", p.label);
+    assert!(p.label.ends_with(&rotation_note(a.rotation, [&p.sides[0].key, &p.sides[1].key])));
+    let chart = pair_traffic_chart(&p).unwrap();
+    assert_eq!(chart.rows.len(), 2);
+    assert_eq!(pair_bytes_unknown(&p), None);
+    assert_eq!(chart.rows[1].values[1].total(), p.sides[1].fused_bytes);
+    assert!(p.label.starts_with("The aligned layer"), "{}", p.label);
+}
+
+#[test]
+fn a_rotated_alignment_says_where_the_second_sides_layer_lines_up() {
+    assert_eq!(rotation_note(0, ["nvidia", "amd"]), "");
+    assert_eq!(
+        rotation_note(3, ["nvidia", "amd"]),
+        ". The alignment reads amd's layer from its box 4 (wrapping around to box 1), which lines up with nvidia's \
+         box 1; it is drawn from box 1 in launch order, so that every arrow runs from an earlier launch to a later one"
+    );
+}
