@@ -428,7 +428,8 @@ mod tests {
         let mut t = trace(&[0; 6], &[], 0.0);
         for c in 0..6u64 {
             let name = t.names.intern("hipGraphLaunch");
-            t.launches.insert(c, Launch { name, kernel: None, external_id: None, ts: 100.0 + c as f64, tid: 1 });
+            t.launches
+                .insert(c, Launch { name, kernel: None, external_id: None, ts: 100.0 + c as f64, dur: 1.0, tid: 1 });
         }
         let outer = t.names.intern("execute_8_context_0(sq0)_generation_8(sq8)");
         let inner = t.names.intern("execute_model");

@@ -361,6 +361,7 @@ impl<S: EventSink> Builder<S> {
                         kernel: args.kernel.as_str().map(|k| names.intern(k)),
                         external_id: args.external_id.id(),
                         ts,
+                        dur,
                         tid: e.tid.int().unwrap_or(-1),
                     };
                     sink.launch(c, launch);

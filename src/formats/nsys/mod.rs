@@ -216,14 +216,16 @@ impl Export {
             })?;
         }
         if S::CPU_SIDE {
-            self.rows("CUPTI_ACTIVITY_KIND_RUNTIME", &["start", "correlationId", "nameId", "globalTid"], |r| {
+            self.rows("CUPTI_ACTIVITY_KIND_RUNTIME", &["start", "correlationId", "nameId", "globalTid", "end"], |r| {
                 header.event_count = header.event_count.saturating_add(1);
                 let Some(c) = get::<i64>(r, 1).and_then(|c| u64::try_from(c).ok()) else { return Ok(()) };
+                let (ts, dur) = span(get(r, 0), get(r, 4));
                 let launch = Launch {
                     name: name_of(&mut header.names, get(r, 2), "CUDA runtime call"),
                     kernel: None,
                     external_id: None,
-                    ts: span(get(r, 0), None).0,
+                    ts,
+                    dur,
                     tid: get(r, 3).unwrap_or(-1),
                 };
                 sink.launch(c, launch);

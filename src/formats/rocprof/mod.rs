@@ -227,11 +227,13 @@ fn emit<S: EventSink>(
                     names.intern(&format!("{kind} operation #{}", call.operation))
                 }
             };
+            let (ts, dur) = span(call.start_timestamp, call.end_timestamp);
             let launch = Launch {
                 name,
                 kernel: None,
                 external_id: nonzero(call.correlation_id.external),
-                ts: call.start_timestamp as f64 / 1000.0,
+                ts,
+                dur,
                 tid: call.thread_id,
             };
             sink.launch(correlation, launch);
@@ -496,10 +498,12 @@ mod tests {
               "thread_id": 42}]}}}"#;
         let t = read_rocprof(text.as_bytes()).unwrap();
         let l = &t.launches[&7];
-        assert_eq!((t.name(l.name), l.ts, l.tid, l.external_id), ("hipLaunchKernel", 4.0, 42, Some(3)));
+        assert_eq!((t.name(l.name), l.ts, l.dur, l.tid, l.external_id), ("hipLaunchKernel", 4.0, 0.5, 42, Some(3)));
         assert_eq!(t.kernels[0].correlation, Some(7));
         // A kind the strings do not list: named by its number.
         assert_eq!(t.name(t.launches[&8].name), "API operation #2");
+        // No end recorded: no duration.
+        assert_eq!(t.launches[&8].dur, 0.0);
         assert_eq!(t.event_count, 3);
     }
 }

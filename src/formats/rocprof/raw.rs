@@ -213,6 +213,7 @@ pub(super) struct ApiCall {
     pub operation: u32,
     pub correlation_id: Correlation,
     pub start_timestamp: u64,
+    pub end_timestamp: u64,
     pub thread_id: i64,
 }
 

@@ -26,6 +26,9 @@ pub struct Launch {
     /// Start, µs, and CPU thread: older traces (no shared op id) link the call to its op
     /// by the op's interval on the same thread.
     pub ts: f64,
+    /// How long the call ran on the CPU, µs (0 where the profiler recorded no end): the host's
+    /// cost of one launch.
+    pub dur: f64,
     pub tid: i64,
 }
 
@@ -164,7 +167,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn call(names: &mut NameTable, ts: f64) -> Launch {
-        Launch { name: names.intern("cudaLaunchKernel"), kernel: None, external_id: None, ts, tid: 1 }
+        Launch { name: names.intern("cudaLaunchKernel"), kernel: None, external_id: None, ts, dur: 1.0, tid: 1 }
     }
 
     proptest! {
