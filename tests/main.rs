@@ -33,6 +33,7 @@ mod trace_cli;
 mod trace_compare;
 mod trace_formats;
 mod trace_fusion;
+mod trace_launch_cost;
 mod trace_ranks;
 mod trace_reader;
 mod trace_structure;

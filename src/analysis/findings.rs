@@ -18,6 +18,7 @@ use crate::compare::Comparison;
 use crate::fusion::TraceFusion;
 use crate::summary::{round3, PlatformEntry, TraceSummary};
 use crate::time::gap::{Gap, GapRow};
+use crate::time::launch_cost::LaunchCost;
 use crate::time::op_table::OpRow;
 use crate::time::report::TraceTime;
 use crate::time::timeline::Timeline;
@@ -117,12 +118,19 @@ pub struct SideFacts<'a> {
     pub fusion: Option<&'a TraceFusion>,
     /// The idle time between kernels by cause.
     pub waits: Option<&'a Waits>,
+    /// What launching kernels cost the host.
+    pub launch: Option<&'a LaunchCost>,
 }
 
 impl<'a> SideFacts<'a> {
     /// The facts a time report holds.
     pub fn of(time: &'a TraceTime) -> Self {
-        SideFacts { timeline: time.timeline.as_ref(), fusion: time.fusion.as_ref(), waits: time.waits.as_ref() }
+        SideFacts {
+            timeline: time.timeline.as_ref(),
+            fusion: time.fusion.as_ref(),
+            waits: time.waits.as_ref(),
+            launch: time.launch_cost.as_ref().map(|l| &l.whole),
+        }
     }
 }
 
@@ -363,8 +371,14 @@ fn opportunities(fusion: &TraceFusion, on: Option<&str>) -> Vec<Finding> {
         .collect()
 }
 
-/// The GPU's idle time, and why its streams waited between kernels where that is known.
-fn idle(timeline: &Timeline, waits: Option<&Waits>, name: Option<&str>) -> Option<Finding> {
+/// The GPU's idle time, why its streams waited between kernels and what launching cost the
+/// host, where those are known.
+fn idle(
+    timeline: &Timeline,
+    waits: Option<&Waits>,
+    launch: Option<&LaunchCost>,
+    name: Option<&str>,
+) -> Option<Finding> {
     (timeline.total_us > 0.0 && timeline.idle_us > 0.0).then(|| {
         let whose = name.map(|n| format!("{n}'s GPU")).unwrap_or_else(|| "The GPU".to_string());
         let why = waits.and_then(|w| {
@@ -375,7 +389,7 @@ fn idle(timeline: &Timeline, waits: Option<&Waits>, name: Option<&str>) -> Optio
                 n => format!("; its streams' gaps between kernels ({between} summed over {n} streams) are {split}"),
             })
         });
-        let why = why.unwrap_or_default();
+        let why = why.unwrap_or_default() + &launch.map(launch_clause).unwrap_or_default();
         Finding {
             kind: FindingKind::Idle,
             time_us: timeline.idle_us,
@@ -388,6 +402,28 @@ fn idle(timeline: &Timeline, waits: Option<&Waits>, name: Option<&str>) -> Optio
             evidence: Evidence::Time,
         }
     })
+}
+
+/// What launching costs the host, as a clause of the idle finding: the kernels of the
+/// host-bound stretches and their idle time, a launch call's CPU time, and the kernels that ran
+/// for less time than their launch took; empty without host-bound stretches.
+fn launch_clause(launch: &LaunchCost) -> String {
+    let hb = &launch.host_bound;
+    if hb.stretches == 0 {
+        return String::new();
+    }
+    let stretches =
+        if hb.stretches == 1 { "1 stretch".to_string() } else { format!("{} stretches", group_digits(hb.stretches)) };
+    let small = match launch.small.kernels {
+        0 => String::new(),
+        n => format!(", and {} kernels ran for less time than their launch call took", group_digits(n)),
+    };
+    format!(
+        "; {} kernels ran in {stretches} where each waited for its launch ({} idle), a launch call takes {} of CPU{small}",
+        group_digits(hb.kernels),
+        format_duration_us(hb.idle_us),
+        format_duration_us(launch.per_launch_us),
+    )
 }
 
 fn category_shift(c: &Comparison, keys: [&str; 2], names: &[String; 2]) -> Option<Finding> {
@@ -429,7 +465,7 @@ pub fn pair_overview(c: &Comparison, gap: Option<&Gap>, facts: [SideFacts<'_>; 2
             candidates.extend(opportunities(fusion, Some(n)));
         }
         if let Some(t) = f.timeline {
-            candidates.extend(idle(t, f.waits, Some(n)));
+            candidates.extend(idle(t, f.waits, f.launch, Some(n)));
         }
     }
     candidates.extend(category_shift(c, keys, &names));
@@ -483,7 +519,8 @@ pub fn trace_overview(summary: &TraceSummary, time: Option<&TraceTime>) -> Overv
         candidates.extend(t.ops.iter().take(cap(FindingKind::Op)).map(|r| top_op(r, gpu)));
         candidates.extend(t.fusion.as_ref().map(|f| opportunities(f, None)).unwrap_or_default());
     }
-    candidates.extend(timeline.and_then(|t| idle(t, time.and_then(|t| t.waits.as_ref()), None)));
+    let launch = time.and_then(|t| t.launch_cost.as_ref()).map(|l| &l.whole);
+    candidates.extend(timeline.and_then(|t| idle(t, time.and_then(|t| t.waits.as_ref()), launch, None)));
     candidates.extend(summary.categories.first().map(|row| Finding {
         kind: FindingKind::Category,
         time_us: row.trace.time_us,

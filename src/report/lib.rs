@@ -196,6 +196,9 @@ pub fn trace_report(file: &str, summary: &TraceSummary, time: Option<&TraceTime>
         if let Some(w) = &t.waits {
             when.tables.push(analysis::view::waits::waits_table(w));
         }
+        if let Some(l) = &t.launch_cost {
+            when.tables.push(analysis::view::launch_cost::launch_cost_table(l));
+        }
         when.tables.push(op_table_view(t));
     }
     if let Some(st) = summary.structure.as_deref() {

@@ -2,10 +2,12 @@
 //! ([`timeline`]: busy, idle, computation, communication, exposed communication), the per-op
 //! table with FLOPs, bytes and roofline ([`op_table`], from the per-op models of the `perf` crate), the
 //! gap between two traces op by op ([`gap`]), the idle time between kernels by cause ([`waits`]),
+//! what launching kernels costs the host ([`launch_cost`]),
 //! and the report that puts them together for one trace ([`report`]).
 
 pub mod disjoint_spans;
 pub mod gap;
+pub mod launch_cost;
 pub mod op_table;
 pub mod report;
 pub mod timeline;

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::launch_cost::{launch_cost, LaunchReport};
 use super::op_table::{op_table_linked, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
 use super::timeline::{step_windows, timelines, Timeline};
 use super::waits::{waits, Waits};
@@ -42,6 +43,10 @@ pub struct TraceTime {
     /// when no kernel ran.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "super::waits::as_value")]
     pub waits: Option<Waits>,
+    /// What launching kernels costs the host, whole trace and per step ([`super::launch_cost`]);
+    /// `null` when the trace records no kernel's launch call.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "super::launch_cost::as_value")]
+    pub launch_cost: Option<LaunchReport>,
     pub ops: Vec<OpRow>,
     pub unattributed: Unattributed,
     pub op_coverage: Coverage,
@@ -122,6 +127,7 @@ pub fn time_report_with(
         let first = devices.remove(0);
         (Some(first.whole), first.steps)
     };
+    let windows = step_windows(side);
     let linked = exec_trace.map(|et| (et, link(side.trace, et)));
     let links = (&side.links(), side.event_ops());
     let table = op_table_linked(
@@ -138,7 +144,8 @@ pub fn time_report_with(
         steps,
         other_devices: devices.into_iter().map(|d| d.whole).collect(),
         streams: device_streams(side),
-        waits: waits(side.trace, &step_windows(side)),
+        waits: waits(side.trace, &windows),
+        launch_cost: launch_cost(side.trace, &windows),
         ops: table.rows,
         unattributed: table.unattributed,
         op_coverage: table.coverage,

@@ -13,6 +13,7 @@ pub mod findings;
 pub mod fusion;
 pub mod fusion_dag;
 pub mod fusion_pair;
+pub mod launch_cost;
 pub mod layers;
 pub mod provenance;
 pub mod ranks;

@@ -234,6 +234,13 @@ pub fn time_text(r: &TraceTime) -> String {
         let t = super::waits::waits_table(w);
         out += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
     }
+    if let Some(l) = &r.launch_cost {
+        let t = super::launch_cost::launch_cost_table(l);
+        out += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
+        if let Some(line) = super::launch_cost::longest_stretch_line(&l.whole) {
+            out += &format!("({line})\n");
+        }
+    }
     let mut ops = op_table_view(r);
     let total = ops.rows.len();
     ops.rows.truncate(TEXT_ROWS);

@@ -100,6 +100,9 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                 if let Some(w) = &t.waits {
                     tables.push(Shared::new(analysis::view::waits::waits_table(w)));
                 }
+                if let Some(l) = &t.launch_cost {
+                    tables.push(Shared::new(analysis::view::launch_cost::launch_cost_table(l)));
+                }
                 tables.push(Shared::new(op_table_view(t)));
                 if !t.unattributed.kernels.is_empty() {
                     tables.push(Shared::new(unattributed_table(t)));

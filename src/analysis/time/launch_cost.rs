@@ -1,0 +1,273 @@
+//! What launching kernels costs the host, and where the GPU ran only as fast as the CPU
+//! launched (`docs/trace-analysis.md`, "Launch cost").
+//!
+//! Every kernel whose launch call the trace records (a runtime call with the same correlation
+//! id) is a *launched* kernel; a graph replay's nodes are not (one call launches them all), and
+//! are left out of the per-kernel figures. For those kernels:
+//! - **CPU time per launch**: the calls' own durations, each call once;
+//! - **launch-to-start latency**: from the call's return to the kernel's start (median and p90;
+//!   HTA's `launch_delay`), 0 where the kernel started before the call returned;
+//! - **host-bound stretches**: runs of at least [`HOST_BOUND_RUN`] kernels on one stream, each
+//!   launched after the stream had gone idle (the same test as a host wait, `super::waits`), so
+//!   the stream ran only as fast as the host issued work; the stretch spans from the end of
+//!   the kernel before it to the end of its last kernel;
+//! - **kernels smaller than their launch**: kernels that ran for less time than their launch
+//!   call took on the CPU, which no GPU can hide unless launches overlap the work before them.
+//!
+//! One sort per stream and one of the latencies: O(n log n) in the kernels.
+
+pub mod as_value;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+
+use crate::summary::round3;
+use trace::model::intern::NameId;
+use trace::model::Trace;
+
+/// A host-bound stretch is at least this many kernels in a row, each launched after its stream
+/// went idle: one or two such kernels are a pause, a run of them is a host that cannot keep up.
+pub const HOST_BOUND_RUN: usize = 3;
+
+/// How many kernel names [`SmallKernels::names`] keeps, those with the most calls first.
+pub const SMALL_KERNEL_NAMES: usize = 3;
+
+/// The launch cost of a trace (or one step of it).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LaunchCost {
+    /// Launch calls that launched at least one kernel (each call once).
+    pub calls: u64,
+    /// Kernels whose launch call the trace records, graph nodes left out.
+    pub launched_kernels: u64,
+    /// CPU time in those calls, µs, and per call.
+    pub launch_cpu_us: f64,
+    pub per_launch_us: f64,
+    /// A kernel's start minus its launch call's end, at least 0, µs: median and 90th
+    /// percentile (nearest rank); 0 when no kernel was launched.
+    pub latency_median_us: f64,
+    pub latency_p90_us: f64,
+    pub host_bound: HostBound,
+    pub small: SmallKernels,
+}
+
+/// The host-bound stretches of every stream.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HostBound {
+    pub stretches: u64,
+    pub kernels: u64,
+    /// Their summed span, µs, and the idle time inside it (the gaps the host left).
+    pub span_us: f64,
+    pub idle_us: f64,
+    /// The stretch with the most idle time.
+    pub longest: Option<Stretch>,
+}
+
+/// One host-bound stretch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stretch {
+    pub device: i64,
+    pub stream: i64,
+    /// Where it starts (the end of the kernel before it), µs on the trace's clock.
+    pub start_us: f64,
+    pub kernels: u64,
+    pub span_us: f64,
+    pub idle_us: f64,
+}
+
+/// Kernels that ran for less time than their launch call took.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SmallKernels {
+    pub kernels: u64,
+    /// Their summed run time and their calls' summed CPU time, µs.
+    pub kernel_us: f64,
+    pub launch_us: f64,
+    /// The names with the most such kernels, with their counts (at most [`SMALL_KERNEL_NAMES`]).
+    pub names: Vec<(String, u64)>,
+}
+
+/// A step's launch cost: the kernels that started inside its window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepLaunchCost {
+    /// The window, named as the timeline's steps are (`ProfilerStep#6`).
+    pub window: String,
+    pub cost: LaunchCost,
+}
+
+/// The launch cost of the whole trace and of each step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchReport {
+    pub whole: LaunchCost,
+    /// One per `ProfilerStep` window (`[]` when the trace has none).
+    pub steps: Vec<StepLaunchCost>,
+}
+
+/// The launch cost of the whole trace, and of each step window `(name, start, end)`; `None`
+/// when the trace records no launch call of any kernel (a GPU-only trace, a graph replay).
+pub fn launch_cost(trace: &Trace, windows: &[(String, f64, f64)]) -> Option<LaunchReport> {
+    let launched = launched_kernels(trace);
+    if launched.is_empty() {
+        return None;
+    }
+    let whole = cost_of(trace, &launched);
+    let steps = windows
+        .iter()
+        .map(|(name, start, end)| {
+            let inside: Vec<Launched> =
+                launched.iter().filter(|k| k.start >= *start && k.start < *end).copied().collect();
+            StepLaunchCost { window: name.clone(), cost: cost_of(trace, &inside) }
+        })
+        .collect();
+    Some(LaunchReport { whole, steps })
+}
+
+/// One kernel with what its launch call says about it.
+#[derive(Debug, Clone, Copy)]
+struct Launched {
+    name: NameId,
+    device: i64,
+    stream: i64,
+    start: f64,
+    end: f64,
+    correlation: u64,
+    call_start: f64,
+    call_dur: f64,
+}
+
+/// Every kernel launched by a recorded call, graph nodes left out, in the trace's order.
+fn launched_kernels(trace: &Trace) -> Vec<Launched> {
+    trace
+        .kernels
+        .iter()
+        .filter(|k| !k.graph_node)
+        .filter_map(|k| {
+            let c = k.correlation?;
+            let call = trace.launches.get(&c)?;
+            Some(Launched {
+                name: k.name,
+                device: k.device,
+                stream: k.stream,
+                start: k.ts,
+                end: k.ts + k.dur,
+                correlation: c,
+                call_start: call.ts,
+                call_dur: call.dur,
+            })
+        })
+        .collect()
+}
+
+fn cost_of(trace: &Trace, kernels: &[Launched]) -> LaunchCost {
+    if kernels.is_empty() {
+        return LaunchCost::default();
+    }
+    // Each call once: a call that launched several kernels costs the host once.
+    let mut calls: Vec<(u64, f64)> = kernels.iter().map(|k| (k.correlation, k.call_dur)).collect();
+    calls.sort_by_key(|c| c.0);
+    calls.dedup_by_key(|c| c.0);
+    let launch_cpu_us: f64 = calls.iter().map(|c| c.1).sum();
+    let mut latencies: Vec<f64> = kernels.iter().map(|k| (k.start - (k.call_start + k.call_dur)).max(0.0)).collect();
+    latencies.sort_by(f64::total_cmp);
+    LaunchCost {
+        calls: calls.len() as u64,
+        launched_kernels: kernels.len() as u64,
+        launch_cpu_us: round3(launch_cpu_us),
+        per_launch_us: round3(launch_cpu_us / calls.len() as f64),
+        latency_median_us: round3(nearest_rank(&latencies, 50.0)),
+        latency_p90_us: round3(nearest_rank(&latencies, 90.0)),
+        host_bound: host_bound(kernels),
+        small: small_kernels(trace, kernels),
+    }
+}
+
+/// The `pct` percentile of sorted values by nearest rank; 0 for none.
+fn nearest_rank(sorted: &[f64], pct: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((pct / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// The host-bound stretches of every stream.
+fn host_bound(kernels: &[Launched]) -> HostBound {
+    let mut by_stream: BTreeMap<(i64, i64), Vec<&Launched>> = BTreeMap::new();
+    for k in kernels {
+        by_stream.entry((k.device, k.stream)).or_default().push(k);
+    }
+    let mut all = HostBound::default();
+    for ((device, stream), mut list) in by_stream {
+        list.sort_by(|a, b| a.start.total_cmp(&b.start));
+        for s in stretches(&list) {
+            let stretch = Stretch { device, stream, ..s };
+            all.stretches += 1;
+            all.kernels += stretch.kernels;
+            all.span_us += stretch.span_us;
+            all.idle_us += stretch.idle_us;
+            if all.longest.as_ref().is_none_or(|l| stretch.idle_us > l.idle_us) {
+                all.longest = Some(stretch);
+            }
+        }
+    }
+    all.span_us = round3(all.span_us);
+    all.idle_us = round3(all.idle_us);
+    all
+}
+
+/// One stream's stretches (device and stream left 0), its kernels in start order.
+fn stretches(list: &[&Launched]) -> Vec<Stretch> {
+    let mut out = Vec::new();
+    // The current run: where it starts, its kernels, its idle time.
+    let mut run: Option<(f64, u64, f64)> = None;
+    let mut reach = f64::MIN;
+    for (i, k) in list.iter().enumerate() {
+        let waited_on_host = i > 0 && k.start > reach && k.call_start > reach;
+        if waited_on_host {
+            let gap = k.start - reach;
+            match &mut run {
+                Some((_, kernels, idle)) => {
+                    *kernels += 1;
+                    *idle += gap;
+                }
+                None => run = Some((reach, 1, gap)),
+            }
+        } else {
+            close(&mut run, reach, &mut out);
+        }
+        reach = reach.max(k.end);
+    }
+    close(&mut run, reach, &mut out);
+    out
+}
+
+/// Ends the current run at `end`: a stretch when it is long enough.
+fn close(run: &mut Option<(f64, u64, f64)>, end: f64, out: &mut Vec<Stretch>) {
+    if let Some((start, kernels, idle)) = run.take() {
+        if kernels as usize >= HOST_BOUND_RUN {
+            let span_us = round3(end - start);
+            out.push(Stretch { device: 0, stream: 0, start_us: start, kernels, span_us, idle_us: round3(idle) });
+        }
+    }
+}
+
+/// Kernels that ran for less time than their call took on the CPU.
+fn small_kernels(trace: &Trace, kernels: &[Launched]) -> SmallKernels {
+    let mut small = SmallKernels::default();
+    let mut by_name: FxHashMap<NameId, u64> = FxHashMap::default();
+    for k in kernels.iter().filter(|k| k.call_dur > k.end - k.start) {
+        small.kernels += 1;
+        small.kernel_us += k.end - k.start;
+        small.launch_us += k.call_dur;
+        *by_name.entry(k.name).or_default() += 1;
+    }
+    small.kernel_us = round3(small.kernel_us);
+    small.launch_us = round3(small.launch_us);
+    let mut names: Vec<(String, u64)> =
+        by_name.into_iter().map(|(n, count)| (trace.names.resolve(n).to_string(), count)).collect();
+    names.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    names.truncate(SMALL_KERNEL_NAMES);
+    small.names = names;
+    small
+}

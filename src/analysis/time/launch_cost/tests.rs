@@ -1,0 +1,119 @@
+use super::*;
+use trace::model::{Kernel, Launch};
+
+/// Stream 7 of a planted trace: `(start, dur, call start, call dur)` per kernel, each with its
+/// own launch call but for `None`.
+fn planted(kernels: &[(f64, f64, Option<(f64, f64)>)]) -> Trace {
+    let mut t = Trace::default();
+    let name = t.names.intern("k");
+    let call = t.names.intern("cudaLaunchKernel");
+    for (i, &(ts, dur, launch)) in kernels.iter().enumerate() {
+        let correlation = launch.map(|(call_ts, call_dur)| {
+            let c = i as u64 + 1;
+            let l = Launch { name: call, kernel: None, external_id: None, ts: call_ts, dur: call_dur, tid: 1 };
+            t.launches.insert(c, l);
+            c
+        });
+        t.kernels.push(Kernel {
+            name,
+            ts,
+            dur,
+            device: 0,
+            stream: 7,
+            correlation,
+            external_id: None,
+            graph_node: false,
+        });
+    }
+    t
+}
+
+const PLANTED: [(f64, f64, Option<(f64, f64)>); 6] = [
+    // Launched before the stream had work: not a wait.
+    (0.0, 10.0, Some((0.0, 5.0))),
+    // Three kernels each launched after the stream went idle (at 10, 22 and 32): a stretch
+    // from 10 to 42 with 10 + 8 + 8 µs of idle time. Each runs 2 µs for a 4 µs call.
+    (20.0, 2.0, Some((15.0, 4.0))),
+    (30.0, 2.0, Some((25.0, 4.0))),
+    (40.0, 2.0, Some((35.0, 4.0))),
+    // Launched at 30, while the stream was busy: the stretch ends.
+    (42.0, 20.0, Some((30.0, 3.0))),
+    // No launch call recorded: not a launched kernel.
+    (100.0, 1.0, None),
+];
+
+#[test]
+fn each_figure_of_a_planted_trace() {
+    let t = planted(&PLANTED);
+    let LaunchReport { whole: cost, steps } = launch_cost(&t, &[]).unwrap();
+    assert!(steps.is_empty());
+    assert_eq!((cost.calls, cost.launched_kernels), (5, 5));
+    assert_eq!((cost.launch_cpu_us, cost.per_launch_us), (20.0, 4.0));
+    // From each call's return: 0 (the first kernel started before its call returned), 1, 1,
+    // 1, 9; the median is the 3rd, the p90 the 5th.
+    assert_eq!((cost.latency_median_us, cost.latency_p90_us), (1.0, 9.0));
+    let hb = &cost.host_bound;
+    assert_eq!((hb.stretches, hb.kernels, hb.span_us, hb.idle_us), (1, 3, 32.0, 26.0));
+    let longest = hb.longest.as_ref().unwrap();
+    assert_eq!((longest.device, longest.stream, longest.start_us, longest.kernels), (0, 7, 10.0, 3));
+    let small = &cost.small;
+    assert_eq!((small.kernels, small.kernel_us, small.launch_us), (3, 6.0, 12.0));
+    assert_eq!(small.names, [("k".to_string(), 3)]);
+}
+
+#[test]
+fn two_host_bound_kernels_are_a_pause_not_a_stretch() {
+    let t = planted(&PLANTED[..3]);
+    let cost = launch_cost(&t, &[]).unwrap().whole;
+    assert_eq!(cost.host_bound, HostBound::default());
+}
+
+#[test]
+fn a_step_counts_the_kernels_that_start_inside_it() {
+    let t = planted(&PLANTED);
+    let windows = [("A".to_string(), 0.0, 25.0), ("B".to_string(), 25.0, 200.0), ("C".to_string(), 500.0, 600.0)];
+    let steps = launch_cost(&t, &windows).unwrap().steps;
+    let calls: Vec<(&str, u64, f64)> =
+        steps.iter().map(|s| (s.window.as_str(), s.cost.calls, s.cost.launch_cpu_us)).collect();
+    assert_eq!(calls, [("A", 2, 9.0), ("B", 3, 11.0), ("C", 0, 0.0)]);
+    // Inside B the stretch is cut: its first kernel has no kernel before it in the step.
+    assert_eq!(steps[1].cost.host_bound.stretches, 0);
+}
+
+#[test]
+fn a_call_that_launched_two_kernels_costs_the_host_once() {
+    let mut t = planted(&PLANTED[..1]);
+    let mut second = t.kernels[0];
+    second.ts = 10.0;
+    t.kernels.push(second);
+    let cost = launch_cost(&t, &[]).unwrap().whole;
+    assert_eq!((cost.calls, cost.launched_kernels, cost.launch_cpu_us), (1, 2, 5.0));
+}
+
+#[test]
+fn graph_nodes_and_traces_without_calls_have_no_launch_cost() {
+    let mut t = planted(&PLANTED);
+    for k in &mut t.kernels {
+        k.graph_node = true;
+    }
+    assert!(launch_cost(&t, &[]).is_none());
+    assert!(launch_cost(&Trace::default(), &[]).is_none());
+}
+
+#[test]
+fn percentiles_by_nearest_rank() {
+    assert_eq!(nearest_rank(&[], 50.0), 0.0);
+    assert_eq!(nearest_rank(&[7.0], 90.0), 7.0);
+    let ten: Vec<f64> = (1..=10).map(f64::from).collect();
+    assert_eq!((nearest_rank(&ten, 50.0), nearest_rank(&ten, 90.0), nearest_rank(&ten, 100.0)), (5.0, 9.0, 10.0));
+}
+
+#[test]
+fn its_json_form_reads_back_as_it_was_written() {
+    let t = planted(&PLANTED);
+    let report = launch_cost(&t, &[("A".to_string(), 0.0, 25.0)]).unwrap();
+    let json = serde_json::to_string(&as_value::to_value(&report)).unwrap();
+    assert!(json.contains(r#""longest":{"#) && json.contains(r#""window":"A""#), "{json}");
+    let back = as_value::deserialize(&mut serde_json::Deserializer::from_str(&json)).unwrap();
+    assert_eq!(back, Some(report));
+}
