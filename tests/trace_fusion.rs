@@ -64,7 +64,29 @@ fn check_bytes_and_savings(f: &TraceFusion) {
         if let Some(saved) = o.saved_us {
             assert!(saved <= o.kernels_time_us, "{o:?}");
         }
+        // At most every kernel after the first, in every call.
+        assert!(o.launches_removed <= o.calls * (o.kernels.len() as u64 - 1), "{o:?}");
+        assert!(o.launch_cpu_us >= 0.0 && o.host_wait_us >= 0.0, "{o:?}");
     }
+}
+
+/// The launches an opportunity removes, on a host-bound trace: every kernel after the first of
+/// each run was launched by a recorded call, and the host wait before those kernels is part of
+/// the stream's host wait (`waits`), no more.
+#[test]
+fn an_opportunity_counts_the_launches_and_the_host_wait_it_removes() {
+    use fusionscope::analysis::time::waits::waits;
+    let trace = real("nvidia/hf_bert-small_eager_h100.json.gz");
+    let f = fusion_of(&trace, BuiltIn::Inductor, Some("h100"));
+    let host_wait = waits(&trace, &[]).unwrap().host_wait_us;
+    let norm = f.opportunities.iter().find(|o| o.ops == ["aten::add", "aten::native_layer_norm"]).unwrap();
+    assert_eq!(norm.launches_removed, norm.calls);
+    assert!(norm.launch_cpu_us > 0.0 && norm.host_wait_us > 0.0, "{norm:?}");
+    let removed: f64 = f.opportunities.iter().map(|o| o.host_wait_us).sum();
+    assert!(removed <= host_wait + 1e-3, "{removed} of {host_wait}");
+    // A graph replay's nodes have no launch call of their own: nothing to remove.
+    let graph = fusion_of(&real("amd/vllm_decode_graph_full_replay.json.gz"), BuiltIn::Inductor, Some("mi300x"));
+    assert!(graph.opportunities.iter().all(|o| o.launches_removed == 0), "{:?}", graph.opportunities.first());
 }
 
 const SHARED: &[&str] = &[

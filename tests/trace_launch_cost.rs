@@ -74,6 +74,10 @@ fn a_real_trace_s_launch_cost_adds_up() {
     let longest = hb.longest.as_ref().unwrap();
     assert!(longest.idle_us <= hb.idle_us && longest.kernels >= 3);
     assert!(c.small.kernel_us < c.small.launch_us, "{:?}", c.small);
+    // What a graph would remove is the stream's host wait before kernels (the waits' host wait
+    // also counts copies'), and holds the stretches' idle time.
+    let waits = fusionscope::analysis::time::waits::waits(&trace, &[]).unwrap();
+    assert!(c.graph_saving_us <= waits.host_wait_us + 1e-3 && c.graph_saving_us >= hb.idle_us, "{c:?}");
 }
 
 #[test]

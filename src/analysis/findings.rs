@@ -341,7 +341,8 @@ fn fusion_differences(c: &Comparison, keys: [&str; 2], names: &[String; 2]) -> V
 }
 
 /// The opportunities of one side that save most (at most its kind's cap), each priced at the chip's
-/// bandwidth; those without a chip explain no time and are left out.
+/// bandwidth, plus the host wait before the kernels it would no longer launch; those without a
+/// chip explain no time and are left out.
 fn opportunities(fusion: &TraceFusion, on: Option<&str>) -> Vec<Finding> {
     let chip = fusion.chip.as_deref().unwrap_or("the chip");
     fusion
@@ -357,15 +358,38 @@ fn opportunities(fusion: &TraceFusion, on: Option<&str>) -> Vec<Finding> {
                 .map(|s| format!(", {} per step", format_duration_us(s)))
                 .unwrap_or_default();
             let place = on.map(|n| format!(" on {n}")).unwrap_or_default();
-            let text = format!(
-                "Fusing {} ({}){place} would save {}{per_step}: {} per call × {} calls no longer written and read back, at {chip}'s bandwidth",
-                o.ops.iter().map(|op| op.strip_prefix("aten::").unwrap_or(op)).collect::<Vec<_>>().join(" → "),
-                o.rule,
-                format_duration_us(saved),
+            let ops = o.ops.iter().map(|op| op.strip_prefix("aten::").unwrap_or(op)).collect::<Vec<_>>().join(" → ");
+            let traffic = format!(
+                "{} per call × {} calls no longer written and read back",
                 format_bytes(o.saved_bytes_per_call),
-                group_digits(o.calls),
+                group_digits(o.calls)
             );
-            Some(Finding { kind: FindingKind::Opportunity, time_us: saved, text, evidence: Evidence::Fusion })
+            let (time_us, text) = if o.launches_removed == 0 {
+                let text = format!(
+                    "Fusing {ops} ({}){place} would save {}{per_step}: {traffic}, at {chip}'s bandwidth",
+                    o.rule,
+                    format_duration_us(saved),
+                );
+                (saved, text)
+            } else {
+                let total = saved + o.host_wait_us;
+                let wait = if o.host_wait_us > 0.0 {
+                    format!("{} of host wait before their kernels", format_duration_us(o.host_wait_us))
+                } else {
+                    "the stream never waited for them".to_string()
+                };
+                let text = format!(
+                    "Fusing {ops} ({}){place} would save {}: {traffic} ({} at {chip}'s bandwidth{per_step}), and {} \
+                     launch calls fewer ({} of CPU; {wait})",
+                    o.rule,
+                    format_duration_us(total),
+                    format_duration_us(saved),
+                    group_digits(o.launches_removed),
+                    format_duration_us(o.launch_cpu_us),
+                );
+                (total, text)
+            };
+            Some(Finding { kind: FindingKind::Opportunity, time_us, text, evidence: Evidence::Fusion })
         })
         .take(cap(FindingKind::Opportunity))
         .collect()

@@ -181,8 +181,18 @@ pub fn fusion_text(f: &TraceFusion) -> String {
     if f.opportunities.is_empty() {
         out += &format!("\nFusion left on the table ({} rules): none found\n", f.rule_set);
     } else {
-        let mut o =
-            Table::new(&["rule", "ops", ">calls", ">per layer", ">saved/call", ">kernels' time", ">saved", "measured"]);
+        let mut o = Table::new(&[
+            "rule",
+            "ops",
+            ">calls",
+            ">per layer",
+            ">saved/call",
+            ">kernels' time",
+            ">saved",
+            ">launches",
+            ">host wait",
+            "measured",
+        ]);
         for op in f.opportunities.iter().take(SHOWN_OPPORTUNITIES) {
             let names: Vec<&str> = op.ops.iter().map(|o| o.strip_prefix("aten::").unwrap_or(o)).collect();
             o.row([
@@ -194,6 +204,8 @@ pub fn fusion_text(f: &TraceFusion) -> String {
                 format_duration_us(op.kernels_time_us),
                 op.saved_us
                     .map_or_else(|| "?".to_string(), |s| format_duration_us(s) + if op.capped { " (cap)" } else { "" }),
+                group_digits(op.launches_removed),
+                format_duration_us(op.host_wait_us),
                 op.measured
                     .as_ref()
                     .map_or_else(String::new, |m| format!("{} {:.2}× {}", m.pattern, m.speedup, m.verdict)),

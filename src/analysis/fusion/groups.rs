@@ -82,6 +82,9 @@ pub(crate) struct Instance {
     pub et: Option<usize>,
     /// Its launching op (index into `trace.cpu_ops`).
     pub op: Option<usize>,
+    /// Its launch call's start and CPU time, µs, where the trace records the call (not for a
+    /// graph's nodes, which one call launches together).
+    pub launch: Option<(f64, f64)>,
 }
 
 /// Groups plus what the later passes need.
@@ -425,6 +428,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             dur: k.dur,
             et: node.map(|(_, i)| i),
             op,
+            launch: k.correlation.filter(|_| !k.graph_node).and_then(|c| trace.launches.get(&c)).map(|l| (l.ts, l.dur)),
         });
     }
     for (t, &op) in trace.transfers.iter().zip(transfer_ops) {
@@ -458,7 +462,17 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             };
             (group, Flow::default())
         });
-        instances.push(Instance { group: g, device: t.device, stream: None, ts: t.ts, dur: t.dur, et: None, op });
+        let launch = None;
+        instances.push(Instance {
+            group: g,
+            device: t.device,
+            stream: None,
+            ts: t.ts,
+            dur: t.dur,
+            et: None,
+            op,
+            launch,
+        });
     }
     for g in &mut groups {
         g.time_us = round3(g.time_us);

@@ -51,6 +51,13 @@ pub struct Opportunity {
     pub saved_bytes_per_call: u64,
     /// The measured time of the sequence's kernels over all calls, µs.
     pub kernels_time_us: f64,
+    /// Launch calls fusing would remove over all calls (every kernel after the first, where the
+    /// trace records its launch call), their CPU time, and the host wait before those kernels
+    /// (their launch call started after the kernel before them had ended, so the stream sat idle
+    /// waiting for the host), µs: what one launch in place of several gives back, beside bytes.
+    pub launches_removed: u64,
+    pub launch_cpu_us: f64,
+    pub host_wait_us: f64,
     /// `calls × saved_bytes_per_call` at the chip's bandwidth, at most `kernels_time_us`; `None`
     /// without a chip.
     pub saved_us: Option<f64>,
@@ -88,6 +95,9 @@ struct Acc {
     /// stream.
     steps: rustc_hash::FxHashSet<usize>,
     on_stream: u64,
+    launches: u64,
+    launch_cpu: f64,
+    host_wait: f64,
 }
 
 /// The opportunities of a trace under `rules`, longest saved time first (bytes when no chip).
@@ -113,6 +123,16 @@ pub(crate) fn opportunities(
         acc.exact &= grow.exact;
         acc.calls = acc.calls.saturating_add(1);
         acc.time += time;
+        for pair in grow.at.windows(2) {
+            let (prev, next) = (&g.instances[pair[0]], &g.instances[pair[1]]);
+            let Some((call, cpu)) = next.launch else { continue };
+            acc.launches = acc.launches.saturating_add(1);
+            acc.launch_cpu += cpu;
+            let idle_from = prev.ts + prev.dur;
+            if call > idle_from && next.ts > idle_from {
+                acc.host_wait += next.ts - idle_from;
+            }
+        }
         let first = &g.instances[grow.at[0]];
         if let Some(s) = structure.filter(|s| s.device == first.device && Some(s.stream) == first.stream) {
             acc.on_stream += 1;
@@ -256,6 +276,9 @@ fn opportunity(
         calls: acc.calls,
         saved_bytes_per_call: per_call,
         kernels_time_us: time,
+        launches_removed: acc.launches,
+        launch_cpu_us: round3(acc.launch_cpu),
+        host_wait_us: round3(acc.host_wait),
         saved_us,
         capped,
         per_step,

@@ -253,6 +253,8 @@ pub fn opportunities_table(f: &TraceFusion, id: &'static str, title: &str) -> Da
             ("saved in all", true),
             ("time saved", true),
             ("kernels' time", true),
+            ("launches removed", true),
+            ("host wait before them", true),
             ("evidence", false),
         ],
     );
@@ -267,6 +269,8 @@ pub fn opportunities_table(f: &TraceFusion, id: &'static str, title: &str) -> Da
             Cell::bytes(o.saved_bytes_per_call.saturating_mul(o.calls)),
             o.saved_us.map_or_else(|| Cell::text("no chip"), Cell::micros),
             Cell::micros(o.kernels_time_us),
+            Cell::count(o.launches_removed),
+            Cell::micros(o.host_wait_us),
             Cell::text(&o.evidence),
         ]);
     }

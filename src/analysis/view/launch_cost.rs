@@ -12,8 +12,8 @@ pub fn launch_cost_table(r: &LaunchReport) -> DataTable {
         "launch_cost",
         format!(
             "Launch cost: CPU time per launch call, launch-to-start latency, host-bound stretches (≥ {HOST_BOUND_RUN} \
-             kernels in a row, each launched after its stream went idle) and kernels that ran for less time than \
-             their launch call took"
+             kernels in a row, each launched after its stream went idle), kernels that ran for less time than \
+             their launch call took, and the host wait a CUDA/HIP graph of the same work would remove"
         ),
         &[
             ("window", false),
@@ -26,6 +26,7 @@ pub fn launch_cost_table(r: &LaunchReport) -> DataTable {
             ("their kernels", true),
             ("idle in them", true),
             ("kernels < launch", true),
+            ("a graph would remove", true),
         ],
     );
     let row = |window: &str, c: &LaunchCost| {
@@ -40,6 +41,7 @@ pub fn launch_cost_table(r: &LaunchReport) -> DataTable {
             Cell::count(c.host_bound.kernels),
             Cell::micros(c.host_bound.idle_us),
             Cell::count(c.small.kernels),
+            Cell::micros(c.graph_saving_us),
         ]
     };
     t.rows.push(row("whole trace", &r.whole));

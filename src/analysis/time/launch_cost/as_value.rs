@@ -3,43 +3,67 @@
 //! serde code is built once per serializer and deserializer the page uses.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::{HostBound, LaunchCost, LaunchReport, SmallKernels, StepLaunchCost, Stretch};
 
+/// An object of `fields` in their order (plain `Value`s: `json!` would build each through serde,
+/// several KB of the page's download for these few keys).
+fn object(fields: Vec<(&str, Value)>) -> Map<String, Value> {
+    fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
 fn stretch(s: &Stretch) -> Value {
-    json!({"device": s.device, "stream": s.stream, "start_us": s.start_us, "kernels": s.kernels,
-           "span_us": s.span_us, "idle_us": s.idle_us})
+    Value::Object(object(vec![
+        ("device", s.device.into()),
+        ("stream", s.stream.into()),
+        ("start_us", s.start_us.into()),
+        ("kernels", s.kernels.into()),
+        ("span_us", s.span_us.into()),
+        ("idle_us", s.idle_us.into()),
+    ]))
 }
 
 fn cost(c: &LaunchCost) -> Map<String, Value> {
     let hb = &c.host_bound;
-    let mut host_bound = json!({"stretches": hb.stretches, "kernels": hb.kernels, "span_us": hb.span_us,
-                                "idle_us": hb.idle_us});
-    if let (Some(l), Some(m)) = (&hb.longest, host_bound.as_object_mut()) {
-        m.insert("longest".into(), stretch(l));
+    let mut host_bound = object(vec![
+        ("stretches", hb.stretches.into()),
+        ("kernels", hb.kernels.into()),
+        ("span_us", hb.span_us.into()),
+        ("idle_us", hb.idle_us.into()),
+    ]);
+    if let Some(l) = &hb.longest {
+        host_bound.insert("longest".into(), stretch(l));
     }
-    let names: Vec<Value> = c.small.names.iter().map(|(n, count)| json!({"name": n, "count": count})).collect();
-    let v = json!({
-        "calls": c.calls,
-        "launched_kernels": c.launched_kernels,
-        "launch_cpu_us": c.launch_cpu_us,
-        "per_launch_us": c.per_launch_us,
-        "latency_median_us": c.latency_median_us,
-        "latency_p90_us": c.latency_p90_us,
-        "host_bound": host_bound,
-        "small_kernels": {"kernels": c.small.kernels, "kernel_us": c.small.kernel_us,
-                          "launch_us": c.small.launch_us, "names": names},
-    });
-    v.as_object().cloned().unwrap_or_default()
+    let names = c
+        .small
+        .names
+        .iter()
+        .map(|(n, count)| Value::Object(object(vec![("name", n.as_str().into()), ("count", (*count).into())])));
+    let small = object(vec![
+        ("kernels", c.small.kernels.into()),
+        ("kernel_us", c.small.kernel_us.into()),
+        ("launch_us", c.small.launch_us.into()),
+        ("names", Value::Array(names.collect())),
+    ]);
+    object(vec![
+        ("calls", c.calls.into()),
+        ("launched_kernels", c.launched_kernels.into()),
+        ("launch_cpu_us", c.launch_cpu_us.into()),
+        ("per_launch_us", c.per_launch_us.into()),
+        ("latency_median_us", c.latency_median_us.into()),
+        ("latency_p90_us", c.latency_p90_us.into()),
+        ("host_bound", Value::Object(host_bound)),
+        ("small_kernels", Value::Object(small)),
+        ("graph_saving_us", c.graph_saving_us.into()),
+    ])
 }
 
 pub(super) fn to_value(r: &LaunchReport) -> Value {
     let mut m = cost(&r.whole);
     if !r.steps.is_empty() {
         let steps = r.steps.iter().map(|s| {
-            let mut step = Map::new();
-            step.insert("window".into(), json!(s.window));
+            let mut step = object(vec![("window", s.window.as_str().into())]);
             step.extend(cost(&s.cost));
             Value::Object(step)
         });
@@ -99,6 +123,7 @@ fn cost_of(v: &Value) -> Option<LaunchCost> {
             launch_us: f(small, "launch_us")?,
             names,
         },
+        graph_saving_us: f(v, "graph_saving_us")?,
     })
 }
 

@@ -59,6 +59,8 @@ fn each_figure_of_a_planted_trace() {
     let small = &cost.small;
     assert_eq!((small.kernels, small.kernel_us, small.launch_us), (3, 6.0, 12.0));
     assert_eq!(small.names, [("k".to_string(), 3)]);
+    // The three gaps of the stretch are all the host wait there is.
+    assert_eq!(cost.graph_saving_us, 26.0);
 }
 
 #[test]
@@ -66,6 +68,8 @@ fn two_host_bound_kernels_are_a_pause_not_a_stretch() {
     let t = planted(&PLANTED[..3]);
     let cost = launch_cost(&t, &[]).unwrap().whole;
     assert_eq!(cost.host_bound, HostBound::default());
+    // Its two gaps are host wait a graph would remove all the same.
+    assert_eq!(cost.graph_saving_us, 18.0);
 }
 
 #[test]
