@@ -136,3 +136,42 @@ fn the_code_map_lists_every_crate_with_its_dependencies() {
         }
     }
 }
+
+/// The packages a wasm32 build of the `fusionscope` package compiles, by name, with `features`.
+fn wasm_packages(features: &[&str]) -> BTreeSet<String> {
+    let mut cmd = std::process::Command::new(env!("CARGO"));
+    cmd.current_dir(root()).args([
+        "tree",
+        "--locked",
+        "-p",
+        "fusionscope",
+        "--target",
+        "wasm32-unknown-unknown",
+        "-e",
+        "normal",
+        "--prefix",
+        "none",
+    ]);
+    if !features.is_empty() {
+        cmd.args(["--features", &features.join(",")]);
+    }
+    let out = cmd.output().expect("cargo tree runs");
+    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.split_whitespace().next()).map(String::from).collect()
+}
+
+/// Cargo, not a constant in the code, keeps the large readers' dependencies out of the page's
+/// first download: the page's build compiles no protobuf decoder and no SQLite; its analysis
+/// worker (feature `page-worker`) compiles both.
+#[test]
+fn the_page_compiles_no_protobuf_or_sqlite_and_its_worker_does() {
+    let page = wasm_packages(&[]);
+    assert!(page.contains("fusionscope-formats") && page.contains("yew"), "{page:?}");
+    for heavy in ["prost", "rusqlite"] {
+        assert!(!page.contains(heavy), "the page's wasm32 build compiles {heavy}");
+    }
+    let worker = wasm_packages(&["page-worker"]);
+    for heavy in ["prost", "rusqlite"] {
+        assert!(worker.contains(heavy), "the worker's build lacks {heavy}: {worker:?}");
+    }
+}

@@ -10,7 +10,7 @@
 //!
 //! Read into the format-neutral [`Trace`] as the protobuf is: the stream threads' events are
 //! kernels and copies, the derived threads are skipped, and a kernel's HLO op becomes the op
-//! that launched it (`xplane::StreamEvent` does both readers' mapping). Process and
+//! that launched it (`xplane::stream::StreamEvent` does both readers' mapping). Process and
 //! thread names come first in the converter's output, so events stream through; an event of a
 //! thread not yet named waits until the end.
 //!
@@ -39,7 +39,7 @@ use crate::interface::{readable, About};
 use crate::kineto::error::{error_offset, strip};
 use crate::kineto::raw::{Num, Text};
 use crate::kineto::scan::{Item, Scanner};
-use crate::xplane::{gpu_number, line_kind, LineKind, StreamEvent};
+use crate::xplane::stream::{gpu_number, line_kind, LineKind, StreamEvent};
 use crate::TraceError;
 use limits::TRACE_NAME_BYTES;
 use trace::model::intern::NameId;

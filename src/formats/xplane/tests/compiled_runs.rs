@@ -4,7 +4,9 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::xplane::{hlo, Programs, XSpace};
+use crate::xplane::decode::Programs;
+use crate::xplane::hlo;
+use crate::xplane::proto::XSpace;
 use prost::Message;
 
 fn data(name: &str) -> Vec<u8> {
