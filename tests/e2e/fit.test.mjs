@@ -52,3 +52,29 @@ for (const width of [1440, 1024]) {
     await check();
   });
 }
+
+test('resizing the window fits the tables again: narrower hides columns, wider brings them back', async () => {
+  const { page, check } = await openPage(env, '', { viewport: { width: 1440, height: 900 } });
+  await page.setInputFiles('#file-input', [QWEN_NV, QWEN_AMD]);
+  await page.getByTestId('results-title').getByText('AMD vs NVIDIA compared').waitFor();
+  await page.getByRole('tab', { name: 'Kernels & mapping' }).click();
+  const mapping = page.getByTestId('table-mapping');
+  await mapping.waitFor();
+  const settled = () => page.waitForFunction(() => [...document.querySelectorAll('.data-table .table-wrap')]
+    .every((w) => w.scrollWidth <= w.clientWidth + 1), null, { timeout: 10000 }).catch(() => {});
+  const hiddenNow = () => mapping.locator('th.col-hidden').count();
+  await settled();
+  const wide = await hiddenNow();
+  await page.setViewportSize({ width: 900, height: 900 });
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="table-mapping"] th.col-hidden').length > 0,
+    null, { timeout: 10000 });
+  await settled();
+  assert.deepEqual(await overflowing(page), [], 'after narrowing to 900 px');
+  const narrow = await hiddenNow();
+  assert.ok(narrow > wide, `900 px hides ${narrow} columns, 1440 px ${wide}`);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="table-mapping"] th.col-hidden').length === n,
+    wide, { timeout: 10000 });
+  assert.equal(await hiddenNow(), wide, 'widening back shows the columns again');
+  await check();
+});

@@ -6,7 +6,8 @@
 //! (`on_activate`) take focus and open on Enter. A table wider than its panel first narrows its
 //! long text cells (the whole text on hover), then hides columns until it fits, text columns
 //! from the right first, then numbers from the right (never the first); a "Columns" chooser
-//! lists every column, so what is hidden is one click away.
+//! lists every column, so what is hidden is one click away. When the window's width changes,
+//! the fitting starts over (unless the reader has picked the columns).
 
 use yew::prelude::*;
 
@@ -48,10 +49,24 @@ pub fn data_table_view(props: &Props) -> Html {
     let hidden = use_state_eq(Vec::<usize>::new);
     let fitting = use_state_eq(|| true);
     let narrow = use_state_eq(|| false);
+    let width = use_window_width();
+    // The window width the columns were fitted at.
+    let fitted_at = use_mut_ref(|| width);
     {
         let (wrap, hidden, fitting, narrow) = (wrap.clone(), hidden.clone(), fitting.clone(), narrow.clone());
         let table = table.clone();
-        use_effect_with(((*hidden).clone(), *fitting, *narrow, table.id, table.rows.len()), move |(now, fit, ..)| {
+        let deps = ((*hidden).clone(), *fitting, *narrow, table.id, table.rows.len(), width);
+        use_effect_with(deps, move |(now, fit, was_narrow, _, _, width)| {
+            // A new width: fitting starts over from every column, narrowing or widening alike
+            // (the next render runs this again, from there).
+            if *fitted_at.borrow() != *width {
+                *fitted_at.borrow_mut() = *width;
+                if *fit && (!now.is_empty() || *was_narrow) {
+                    hidden.set(Vec::new());
+                    narrow.set(false);
+                    return;
+                }
+            }
             let overflows = wrap.cast::<web_sys::Element>().is_some_and(|el| el.scroll_width() > el.client_width() + 1);
             if *fit && overflows && !*narrow {
                 narrow.set(true);
@@ -240,4 +255,38 @@ fn chooser(table: &DataTable, hidden: &UseStateHandle<Vec<usize>>, fitting: &Use
             <div class="column-list">{ for boxes }</div>
         </details>
     }
+}
+
+/// The window's inner width in steps of [`WIDTH_STEP`] pixels, kept current by a `resize`
+/// listener while the component is mounted (a step, so that dragging the window's edge does not
+/// re-fit at every pixel).
+#[hook]
+fn use_window_width() -> i32 {
+    let width = use_state_eq(window_width);
+    {
+        let width = width.clone();
+        use_effect_with((), move |_| {
+            use wasm_bindgen::JsCast;
+            let listener = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || width.set(window_width()));
+            let window = web_sys::window();
+            if let Some(w) = &window {
+                let _ = w.add_event_listener_with_callback("resize", listener.as_ref().unchecked_ref());
+            }
+            move || {
+                if let Some(w) = &window {
+                    let _ = w.remove_event_listener_with_callback("resize", listener.as_ref().unchecked_ref());
+                }
+                drop(listener);
+            }
+        });
+    }
+    *width
+}
+
+/// Pixels of window width that count as one width for fitting.
+const WIDTH_STEP: i32 = 16;
+
+fn window_width() -> i32 {
+    let px = web_sys::window().and_then(|w| w.inner_width().ok()).and_then(|v| v.as_f64()).unwrap_or(0.0);
+    (px as i32) / WIDTH_STEP * WIDTH_STEP
 }
