@@ -199,6 +199,9 @@ pub fn trace_report(file: &str, summary: &TraceSummary, time: Option<&TraceTime>
         if let Some(l) = &t.launch_cost {
             when.tables.push(analysis::view::launch_cost::launch_cost_table(l));
         }
+        if !t.critical_path.is_empty() {
+            when.tables.push(analysis::view::critical_path::critical_path_table(&t.critical_path));
+        }
         when.tables.push(op_table_view(t));
     }
     if let Some(st) = summary.structure.as_deref() {

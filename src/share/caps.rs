@@ -10,7 +10,7 @@ use super::state::{state_json, ShareError, SharedState, SharedView};
 use super::trim::SHARED_COLLECTIVE_ROWS;
 use super::trim::{
     SHARED_FUSION_GROUPS, SHARED_GAP_ROWS, SHARED_GROUP_OPS, SHARED_KERNELS_PER_CATEGORY, SHARED_KERNELS_PER_ROW,
-    SHARED_OPPORTUNITIES, SHARED_OPPORTUNITY_KERNELS, SHARED_OP_ROWS, SHARED_STEPS, SHARED_STREAMS,
+    SHARED_OPPORTUNITIES, SHARED_OPPORTUNITY_KERNELS, SHARED_OP_ROWS, SHARED_PATH_NAMES, SHARED_STEPS, SHARED_STREAMS,
     SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS, SHARED_UNATTRIBUTED_NAMES,
 };
 use analysis::findings::{Overview, MAX_FINDINGS};
@@ -18,6 +18,7 @@ use analysis::fusion::TraceFusion;
 use analysis::structure::Structure;
 use analysis::summary::{PlatformEntry, SideStats};
 use analysis::time::gap::Gap;
+use analysis::time::launch_cost::SMALL_KERNEL_NAMES;
 use analysis::time::report::TraceTime;
 use limits::LAYER_MAX_KERNELS;
 use limits::RANKS_FILES;
@@ -110,6 +111,25 @@ fn time_limits(t: &TraceTime) -> Result<(), ShareError> {
     for w in t.timeline.iter().chain(&t.steps).chain(&t.other_devices) {
         name("window", &w.window)?;
         name("device name", &w.device)?;
+    }
+    if let Some(w) = &t.waits {
+        at_most(|| "idle split's step list".into(), w.steps.len(), SHARED_STEPS, "steps")?;
+        at_most(|| "idle split's stream list".into(), w.streams.len(), SHARED_STREAMS, "streams")?;
+        w.steps.iter().try_for_each(|s| name("window", &s.window))?;
+    }
+    if let Some(l) = &t.launch_cost {
+        at_most(|| "launch cost's step list".into(), l.steps.len(), SHARED_STEPS, "steps")?;
+        for c in std::iter::once(&l.whole).chain(l.steps.iter().map(|s| &s.cost)) {
+            at_most(|| "small kernel list".into(), c.small.names.len(), SMALL_KERNEL_NAMES, "names")?;
+            c.small.names.iter().try_for_each(|(n, _)| name("kernel name", n))?;
+        }
+        l.steps.iter().try_for_each(|s| name("window", &s.window))?;
+    }
+    at_most(|| "critical path list".into(), t.critical_path.len(), SHARED_STEPS, "steps")?;
+    for p in &t.critical_path {
+        name("window", &p.window)?;
+        at_most(|| "critical path's names".into(), p.top.len(), SHARED_PATH_NAMES, "names")?;
+        p.top.iter().try_for_each(|i| name("path name", &i.name))?;
     }
     for o in &t.ops {
         op_row_names(&o.op, &o.input_dims)?;

@@ -175,8 +175,40 @@ pub fn trim_time(time: &TraceTime) -> (TraceTime, bool) {
     let fusion = t.fusion.as_mut().is_some_and(trim_fusion);
     // The drawing's boxes index the groups trimming just cut: a link carries no drawing.
     let dag = t.fusion_dag.take().is_some();
-    (t, cut | names | fusion | streams_cut | dag)
+    let waits = trim_waits_and_paths(&mut t);
+    (t, cut | names | fusion | streams_cut | dag | waits)
 }
+
+/// Why the GPU waits, for a link: the first [`SHARED_STEPS`] steps of the idle split, the
+/// launch cost and the critical path, the busiest [`SHARED_STREAMS`] streams, and the paths'
+/// [`SHARED_PATH_NAMES`] longest names (shortened). True if anything was dropped.
+fn trim_waits_and_paths(t: &mut TraceTime) -> bool {
+    let mut cut = false;
+    if let Some(w) = &mut t.waits {
+        cut |= w.steps.len() > SHARED_STEPS || w.streams.len() > SHARED_STREAMS;
+        w.steps.truncate(SHARED_STEPS);
+        w.streams.sort_by(|a, b| b.times().total_us().total_cmp(&a.times().total_us()));
+        w.streams.truncate(SHARED_STREAMS);
+    }
+    if let Some(l) = &mut t.launch_cost {
+        cut |= l.steps.len() > SHARED_STEPS;
+        l.steps.truncate(SHARED_STEPS);
+        for c in std::iter::once(&mut l.whole).chain(l.steps.iter_mut().map(|s| &mut s.cost)) {
+            cut |= c.small.names.iter_mut().fold(false, |cut, (n, _)| shorten(n) | cut);
+        }
+    }
+    cut |= t.critical_path.len() > SHARED_STEPS;
+    t.critical_path.truncate(SHARED_STEPS);
+    for p in &mut t.critical_path {
+        cut |= p.top.len() > SHARED_PATH_NAMES;
+        p.top.truncate(SHARED_PATH_NAMES);
+        cut |= p.top.iter_mut().fold(false, |cut, i| shorten(&mut i.name) | cut);
+    }
+    cut
+}
+
+/// Names a shared critical path keeps (its longest).
+pub const SHARED_PATH_NAMES: usize = 3;
 
 /// Streams a shared trace keeps per device (the busiest).
 pub const SHARED_STREAMS: usize = 4;

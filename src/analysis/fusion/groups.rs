@@ -82,8 +82,7 @@ pub(crate) struct Instance {
     pub et: Option<usize>,
     /// Its launching op (index into `trace.cpu_ops`).
     pub op: Option<usize>,
-    /// Its launch call's start and CPU time, µs, where the trace records the call (not for a
-    /// graph's nodes, which one call launches together).
+    /// Its launch call's start and CPU time, µs, where recorded (a graph's nodes have none).
     pub launch: Option<(f64, f64)>,
 }
 
@@ -462,17 +461,8 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             };
             (group, Flow::default())
         });
-        let launch = None;
-        instances.push(Instance {
-            group: g,
-            device: t.device,
-            stream: None,
-            ts: t.ts,
-            dur: t.dur,
-            et: None,
-            op,
-            launch,
-        });
+        let (device, ts, dur) = (t.device, t.ts, t.dur);
+        instances.push(Instance { group: g, device, stream: None, ts, dur, et: None, op, launch: None });
     }
     for g in &mut groups {
         g.time_us = round3(g.time_us);

@@ -5,8 +5,10 @@
 //! what launching kernels costs the host ([`launch_cost`]),
 //! and the report that puts them together for one trace ([`report`]).
 
+pub mod critical_path;
 pub mod disjoint_spans;
 pub mod gap;
+pub(crate) mod json_fields;
 pub mod launch_cost;
 pub mod op_table;
 pub mod report;

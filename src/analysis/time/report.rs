@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::critical_path::{critical_paths, CriticalPath};
 use super::launch_cost::{launch_cost, LaunchReport};
 use super::op_table::{op_table_linked, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
 use super::timeline::{step_windows, timelines, Timeline};
@@ -47,6 +48,10 @@ pub struct TraceTime {
     /// `null` when the trace records no kernel's launch call.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "super::launch_cost::as_value")]
     pub launch_cost: Option<LaunchReport>,
+    /// The critical path of each step (of the whole trace without steps): the chain of calls and
+    /// kernels that decided when its last work ended ([`super::critical_path`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "super::critical_path::as_value")]
+    pub critical_path: Vec<CriticalPath>,
     pub ops: Vec<OpRow>,
     pub unattributed: Unattributed,
     pub op_coverage: Coverage,
@@ -146,6 +151,7 @@ pub fn time_report_with(
         streams: device_streams(side),
         waits: waits(side.trace, &windows),
         launch_cost: launch_cost(side.trace, &windows),
+        critical_path: critical_paths(side.trace, &windows),
         ops: table.rows,
         unattributed: table.unattributed,
         op_coverage: table.coverage,

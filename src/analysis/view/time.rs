@@ -241,6 +241,10 @@ pub fn time_text(r: &TraceTime) -> String {
             out += &format!("({line})\n");
         }
     }
+    if !r.critical_path.is_empty() {
+        let t = super::critical_path::critical_path_table(&r.critical_path);
+        out += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
+    }
     let mut ops = op_table_view(r);
     let total = ops.rows.len();
     ops.rows.truncate(TEXT_ROWS);

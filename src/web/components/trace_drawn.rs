@@ -103,6 +103,9 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                 if let Some(l) = &t.launch_cost {
                     tables.push(Shared::new(analysis::view::launch_cost::launch_cost_table(l)));
                 }
+                if !t.critical_path.is_empty() {
+                    tables.push(Shared::new(analysis::view::critical_path::critical_path_table(&t.critical_path)));
+                }
                 tables.push(Shared::new(op_table_view(t)));
                 if !t.unattributed.kernels.is_empty() {
                     tables.push(Shared::new(unattributed_table(t)));

@@ -345,7 +345,7 @@ pub fn trace_panel(props: &Props) -> Html {
 /// The view (tab) a table of the results belongs to, by its id.
 fn table_tab(id: &str) -> ResultsTab {
     match id {
-        "gap" | "timeline" | "waits" | "launch_cost" | "ops" | "unattributed" => ResultsTab::Time,
+        "gap" | "timeline" | "waits" | "launch_cost" | "critical_path" | "ops" | "unattributed" => ResultsTab::Time,
         "phases" | "layer" | "layer-alignment" => ResultsTab::Layers,
         "categories" | "kernels" | "fused" | "mapping" => ResultsTab::Kernels,
         _ => ResultsTab::Fusion,

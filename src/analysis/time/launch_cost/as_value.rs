@@ -1,17 +1,11 @@
 //! The JSON form of a [`LaunchReport`] (the keys of `docs/trace-analysis.md`, "Launch cost"),
-//! written and read by hand through `serde_json::Value`, as `super::super::waits` is: derived
-//! serde code is built once per serializer and deserializer the page uses.
+//! written and read by hand ([`crate::time::json_fields`]).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::{HostBound, LaunchCost, LaunchReport, SmallKernels, StepLaunchCost, Stretch};
-
-/// An object of `fields` in their order (plain `Value`s: `json!` would build each through serde,
-/// several KB of the page's download for these few keys).
-fn object(fields: Vec<(&str, Value)>) -> Map<String, Value> {
-    fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
-}
+use crate::time::json_fields::{f, n, object, text};
 
 fn stretch(s: &Stretch) -> Value {
     Value::Object(object(vec![
@@ -72,14 +66,6 @@ pub(super) fn to_value(r: &LaunchReport) -> Value {
     Value::Object(m)
 }
 
-fn f(v: &Value, k: &str) -> Option<f64> {
-    v.get(k)?.as_f64()
-}
-
-fn n(v: &Value, k: &str) -> Option<u64> {
-    v.get(k)?.as_u64()
-}
-
 fn stretch_of(v: &Value) -> Option<Stretch> {
     Some(Stretch {
         device: v.get("device")?.as_i64()?,
@@ -98,7 +84,7 @@ fn cost_of(v: &Value) -> Option<LaunchCost> {
         .get("names")?
         .as_array()?
         .iter()
-        .map(|e| Some((e.get("name")?.as_str()?.to_string(), n(e, "count")?)))
+        .map(|e| Some((text(e, "name")?, n(e, "count")?)))
         .collect::<Option<_>>()?;
     Some(LaunchCost {
         calls: n(v, "calls")?,
@@ -132,7 +118,7 @@ pub(super) fn from_value(v: &Value) -> Option<LaunchReport> {
         Some(list) => list
             .as_array()?
             .iter()
-            .map(|s| Some(StepLaunchCost { window: s.get("window")?.as_str()?.to_string(), cost: cost_of(s)? }))
+            .map(|s| Some(StepLaunchCost { window: text(s, "window")?, cost: cost_of(s)? }))
             .collect::<Option<_>>()?,
         None => Vec::new(),
     };

@@ -1,0 +1,301 @@
+//! The critical path of a step: the chain of CPU calls and GPU kernels that decided when the
+//! step's last work ended (`docs/trace-analysis.md`, "Critical path").
+//!
+//! The events are the GPU's kernels on their streams and the CPU's runtime calls (launches,
+//! synchronisations, copies) on their threads; each depends on the event before it on its stream
+//! or thread, a kernel on its launch call, and a synchronising call on the kernel it waited for.
+//! Walking back from the event that ends last, each step follows the dependency that was
+//! satisfied last (the one the event actually waited for): a kernel that started after the kernel
+//! before it on its stream ended was bound by the stream, one that started after its launch call
+//! returned was bound by the host; a synchronising call that returned when a kernel ended was
+//! bound by that kernel, any other call by the host's work before it. The time between two events
+//! of the path is the wait or the host work between them. That is the longest path through the
+//! graph of these dependencies (HTA's critical path analysis builds the graph itself), found in
+//! one pass back: O(n log n) for the sorts, then one binary search per step.
+
+pub mod as_value;
+#[cfg(test)]
+mod tests;
+
+use rustc_hash::FxHashMap;
+
+use crate::summary::round3;
+use trace::model::intern::NameId;
+use trace::model::Trace;
+
+/// A call that returned this close after a kernel's end waited for that kernel, µs.
+const SYNC_SLACK_US: f64 = 5.0;
+
+/// How many names [`CriticalPath::top`] keeps.
+pub const PATH_NAMES: usize = 5;
+
+/// The critical path of one window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CriticalPath {
+    /// The window, named as the timeline's steps are (`ProfilerStep#6`, `whole trace`).
+    pub window: String,
+    /// From the window's start (or the path's first event) to the end of its last event, µs.
+    pub length_us: f64,
+    /// Kernel time on the path, µs.
+    pub gpu_us: f64,
+    /// CPU time on the path: runtime calls and the host's work between them, µs.
+    pub cpu_us: f64,
+    /// From a launch call's return to its kernel's start, where the path goes through a launch.
+    pub launch_us: f64,
+    /// A stream's gaps between two kernels of the path (waiting on another stream or an event).
+    pub other_us: f64,
+    /// Kernels and calls on the path.
+    pub kernels: u64,
+    pub calls: u64,
+    /// Where the path's time goes, the longest first: kernels by name, calls by name, and the
+    /// host's work between calls by the CPU op it ran in.
+    pub top: Vec<PathItem>,
+}
+
+/// A name on the path and its time there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathItem {
+    pub name: String,
+    /// `gpu` for a kernel, `cpu` for a call or the host's work.
+    pub side: &'static str,
+    pub time_us: f64,
+}
+
+/// One event of the graph.
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Kernel(usize),
+    Call(usize),
+}
+
+/// A runtime call, from the trace's launches.
+#[derive(Debug, Clone, Copy)]
+struct Call {
+    name: NameId,
+    ts: f64,
+    end: f64,
+    tid: i64,
+    sync: bool,
+}
+
+/// Whether a runtime call blocks the host until the GPU work before it has finished.
+fn synchronises(name: &str) -> bool {
+    name.contains("Synchronize") || matches!(name, "cudaMemcpy" | "hipMemcpy" | "cudaMemcpy2D" | "hipMemcpy2D")
+}
+
+/// The critical path of each window `(name, start, end)`, or of the whole trace when there is
+/// none; empty when the trace ran no kernel.
+pub fn critical_paths(trace: &Trace, windows: &[(String, f64, f64)]) -> Vec<CriticalPath> {
+    if trace.kernels.is_empty() {
+        return Vec::new();
+    }
+    let graph = Graph::of(trace);
+    if windows.is_empty() {
+        let calls = trace.launches.iter().map(|(_, l)| l.ts);
+        let start = trace.kernels.iter().map(|k| k.ts).chain(calls).fold(f64::INFINITY, f64::min);
+        let end = trace.kernels.iter().map(|k| k.ts + k.dur).fold(f64::NEG_INFINITY, f64::max);
+        return graph.path(trace, "whole trace", start, end).into_iter().collect();
+    }
+    windows.iter().filter_map(|(name, start, end)| graph.path(trace, name, *start, *end)).collect()
+}
+
+/// The events and their dependencies.
+struct Graph {
+    calls: Vec<Call>,
+    /// Per call, the call before it on its thread.
+    prev_call: Vec<Option<usize>>,
+    /// Per kernel, the kernel before it on its stream and its launch call.
+    prev_kernel: Vec<Option<usize>>,
+    launch: Vec<Option<usize>>,
+    /// Kernel indexes by end time, for finding the kernel a synchronising call waited for.
+    by_end: Vec<usize>,
+    /// Per CPU thread, its ops' indexes by start time.
+    ops_by_thread: FxHashMap<i64, Vec<usize>>,
+}
+
+impl Graph {
+    fn of(trace: &Trace) -> Graph {
+        let mut call_of: FxHashMap<u64, usize> = FxHashMap::default();
+        let mut calls = Vec::with_capacity(trace.launches.len());
+        for (&c, l) in trace.launches.iter() {
+            call_of.insert(c, calls.len());
+            let sync = synchronises(trace.name(l.name));
+            calls.push(Call { name: l.name, ts: l.ts, end: l.ts + l.dur, tid: l.tid, sync });
+        }
+        let prev_call = previous_in_order(calls.len(), |i| (calls[i].tid, calls[i].ts));
+        let k = &trace.kernels;
+        let prev_kernel = previous_in_order(k.len(), |i| ((k[i].device << 32) ^ k[i].stream, k[i].ts));
+        let launch = k
+            .iter()
+            .map(|kernel| kernel.correlation.filter(|_| !kernel.graph_node).and_then(|c| call_of.get(&c).copied()))
+            .collect();
+        let mut by_end: Vec<usize> = (0..k.len()).collect();
+        by_end.sort_by(|&a, &b| (k[a].ts + k[a].dur).total_cmp(&(k[b].ts + k[b].dur)));
+        let mut ops_by_thread: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
+        for (i, o) in trace.cpu_ops.iter().enumerate() {
+            ops_by_thread.entry(o.tid).or_default().push(i);
+        }
+        for list in ops_by_thread.values_mut() {
+            list.sort_by(|&a, &b| trace.cpu_ops[a].ts.total_cmp(&trace.cpu_ops[b].ts));
+        }
+        Graph { calls, prev_call, prev_kernel, launch, by_end, ops_by_thread }
+    }
+
+    /// The kernel that ended last no later than `t + SYNC_SLACK_US` and after `after`.
+    fn waited_for(&self, trace: &Trace, after: f64, t: f64) -> Option<usize> {
+        let end = |i: usize| trace.kernels[i].ts + trace.kernels[i].dur;
+        let at = self.by_end.partition_point(|&i| end(i) <= t + SYNC_SLACK_US);
+        let &i = self.by_end[..at].last()?;
+        (end(i) > after).then_some(i)
+    }
+
+    /// The innermost CPU op on thread `tid` running at `t` (the op whose host work that is);
+    /// at most a few dozen ops back are looked at.
+    fn host_op(&self, trace: &Trace, tid: i64, t: f64) -> Option<NameId> {
+        let list = self.ops_by_thread.get(&tid)?;
+        let at = list.partition_point(|&i| trace.cpu_ops[i].ts <= t);
+        list[..at]
+            .iter()
+            .rev()
+            .take(64)
+            .map(|&i| &trace.cpu_ops[i])
+            .filter(|o| o.ts + o.dur >= t)
+            .min_by(|a, b| a.dur.total_cmp(&b.dur))
+            .map(|o| o.name)
+    }
+
+    fn path(&self, trace: &Trace, window: &str, start: f64, end: f64) -> Option<CriticalPath> {
+        let kernels = &trace.kernels;
+        let k_end = |i: usize| kernels[i].ts + kernels[i].dur;
+        // The event that ends last inside the window.
+        let last_kernel = (0..kernels.len())
+            .filter(|&i| k_end(i) <= end && k_end(i) > start)
+            .max_by(|&a, &b| k_end(a).total_cmp(&k_end(b)));
+        let last_call = (0..self.calls.len())
+            .filter(|&i| self.calls[i].end <= end && self.calls[i].end > start)
+            .max_by(|&a, &b| self.calls[a].end.total_cmp(&self.calls[b].end));
+        let mut at = match (last_kernel, last_call) {
+            (Some(k), Some(c)) if self.calls[c].end > k_end(k) => Event::Call(c),
+            (Some(k), _) => Event::Kernel(k),
+            (None, Some(c)) => Event::Call(c),
+            (None, None) => return None,
+        };
+        let mut p = CriticalPath {
+            window: window.to_string(),
+            length_us: 0.0,
+            gpu_us: 0.0,
+            cpu_us: 0.0,
+            launch_us: 0.0,
+            other_us: 0.0,
+            kernels: 0,
+            calls: 0,
+            top: Vec::new(),
+        };
+        let mut by_name: FxHashMap<(NameId, &'static str), f64> = FxHashMap::default();
+        let path_end = match at {
+            Event::Kernel(k) => k_end(k),
+            Event::Call(c) => self.calls[c].end,
+        };
+        let mut cursor = path_end;
+        // Each step moves to an event that ends no later than the current one starts (or, for a
+        // launch, starts earlier): at most one step per event.
+        for _ in 0..=(kernels.len() + self.calls.len()) {
+            let (own_start, next) = match at {
+                Event::Kernel(k) => {
+                    let stream = self.prev_kernel[k].map(|q| (q, k_end(q)));
+                    let host = self.launch[k].map(|c| (c, self.calls[c].end));
+                    let next = match (stream, host) {
+                        (Some((q, qe)), Some((_, ce))) if qe >= ce => Some((Event::Kernel(q), qe)),
+                        (_, Some((c, ce))) => Some((Event::Call(c), ce)),
+                        (Some((q, qe)), None) => Some((Event::Kernel(q), qe)),
+                        (None, None) => None,
+                    };
+                    (kernels[k].ts, next)
+                }
+                Event::Call(c) => {
+                    let call = self.calls[c];
+                    let waited = call.sync.then(|| self.waited_for(trace, call.ts, call.end)).flatten();
+                    let next = match waited {
+                        Some(q) => Some((Event::Kernel(q), k_end(q))),
+                        None => self.prev_call[c].map(|q| (Event::Call(q), self.calls[q].end)),
+                    };
+                    (call.ts, next)
+                }
+            };
+            // What it waited for released it at `released`: its own part of the path runs from
+            // then (or its start, if later) to the cursor; before that, the wait or host work.
+            let released = next.map_or(start, |(_, r)| r).max(start).min(cursor);
+            let own_from = own_start.max(released).min(cursor);
+            let (name, side) = match at {
+                Event::Kernel(k) => (kernels[k].name, "gpu"),
+                Event::Call(c) => (self.calls[c].name, "cpu"),
+            };
+            let own = cursor - own_from;
+            match at {
+                Event::Kernel(_) => {
+                    p.gpu_us += own;
+                    p.kernels += 1;
+                }
+                Event::Call(_) => {
+                    p.cpu_us += own;
+                    p.calls += 1;
+                }
+            }
+            *by_name.entry((name, side)).or_default() += own;
+            let Some((next, _)) = next else {
+                cursor = own_from;
+                break;
+            };
+            let gap = own_from - released;
+            match (at, next) {
+                // A kernel after its launch call: the launch delay.
+                (Event::Kernel(_), Event::Call(_)) => p.launch_us += gap,
+                // A kernel after the one before it on its stream: the stream's gap.
+                (Event::Kernel(_), Event::Kernel(_)) => p.other_us += gap,
+                // A call after the call before it: the host's work between them.
+                (Event::Call(c), Event::Call(_)) => {
+                    p.cpu_us += gap;
+                    let op = self.host_op(trace, self.calls[c].tid, own_from).unwrap_or(self.calls[c].name);
+                    *by_name.entry((op, "cpu")).or_default() += gap;
+                }
+                // A synchronising call after the kernel it waited for.
+                (Event::Call(_), Event::Kernel(_)) => p.other_us += gap,
+            }
+            cursor = released;
+            if cursor <= start {
+                break;
+            }
+            at = next;
+        }
+        p.length_us = round3(path_end - cursor);
+        for v in [&mut p.gpu_us, &mut p.cpu_us, &mut p.launch_us, &mut p.other_us] {
+            *v = round3(*v);
+        }
+        let mut top: Vec<PathItem> = by_name
+            .into_iter()
+            .filter(|(_, t)| *t > 0.0)
+            .map(|((n, side), t)| PathItem { name: trace.name(n).to_string(), side, time_us: round3(t) })
+            .collect();
+        top.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.name.cmp(&b.name)));
+        top.truncate(PATH_NAMES);
+        p.top = top;
+        Some(p)
+    }
+}
+
+/// Per item of `0..n`, the item before it in its group, ordered by `key`'s (group, time).
+fn previous_in_order(n: usize, key: impl Fn(usize) -> (i64, f64)) -> Vec<Option<usize>> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| {
+        let (ga, ta) = key(a);
+        let (gb, tb) = key(b);
+        ga.cmp(&gb).then(ta.total_cmp(&tb))
+    });
+    let mut prev = vec![None; n];
+    for pair in order.windows(2) {
+        if key(pair[0]).0 == key(pair[1]).0 {
+            prev[pair[1]] = Some(pair[0]);
+        }
+    }
+    prev
+}

@@ -1,0 +1,63 @@
+//! The JSON form of the critical paths (the keys of `docs/trace-analysis.md`, "Critical path"),
+//! written and read by hand ([`crate::time::json_fields`]).
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use super::{CriticalPath, PathItem};
+use crate::time::json_fields::{f, n, object, text};
+
+fn to_value(p: &CriticalPath) -> Value {
+    let top = p.top.iter().map(|i| {
+        Value::Object(object(vec![
+            ("name", i.name.as_str().into()),
+            ("side", i.side.into()),
+            ("time_us", i.time_us.into()),
+        ]))
+    });
+    Value::Object(object(vec![
+        ("window", p.window.as_str().into()),
+        ("length_us", p.length_us.into()),
+        ("gpu_us", p.gpu_us.into()),
+        ("cpu_us", p.cpu_us.into()),
+        ("launch_us", p.launch_us.into()),
+        ("other_us", p.other_us.into()),
+        ("kernels", p.kernels.into()),
+        ("calls", p.calls.into()),
+        ("top", Value::Array(top.collect())),
+    ]))
+}
+
+fn from_value(v: &Value) -> Option<CriticalPath> {
+    let top = v
+        .get("top")?
+        .as_array()?
+        .iter()
+        .map(|i| {
+            let side = if i.get("side")?.as_str()? == "gpu" { "gpu" } else { "cpu" };
+            Some(PathItem { name: text(i, "name")?, side, time_us: f(i, "time_us")? })
+        })
+        .collect::<Option<_>>()?;
+    Some(CriticalPath {
+        window: text(v, "window")?,
+        length_us: f(v, "length_us")?,
+        gpu_us: f(v, "gpu_us")?,
+        cpu_us: f(v, "cpu_us")?,
+        launch_us: f(v, "launch_us")?,
+        other_us: f(v, "other_us")?,
+        kernels: n(v, "kernels")?,
+        calls: n(v, "calls")?,
+        top,
+    })
+}
+
+pub fn serialize<S: Serializer>(paths: &[CriticalPath], s: S) -> Result<S::Ok, S::Error> {
+    Value::Array(paths.iter().map(to_value).collect()).serialize(s)
+}
+
+pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<CriticalPath>, D::Error> {
+    let list = Option::<Vec<Value>>::deserialize(d)?.unwrap_or_default();
+    list.iter()
+        .map(|v| from_value(v).ok_or_else(|| serde::de::Error::custom("critical_path: a malformed field")))
+        .collect()
+}
