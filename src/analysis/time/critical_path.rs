@@ -107,30 +107,39 @@ struct Graph {
     /// Per kernel, the kernel before it on its stream and its launch call.
     prev_kernel: Vec<Option<usize>>,
     launch: Vec<Option<usize>>,
-    /// Kernel indexes by end time, for finding the kernel a synchronising call waited for.
+    /// Kernel indexes by end time, for finding the kernel a synchronising call waited for and
+    /// the last kernel of a window.
     by_end: Vec<usize>,
+    /// Call indexes by end time, for the last call of a window.
+    calls_by_end: Vec<usize>,
     /// Per CPU thread, its ops' indexes by start time.
     ops_by_thread: FxHashMap<i64, Vec<usize>>,
 }
 
 impl Graph {
     fn of(trace: &Trace) -> Graph {
-        let mut call_of: FxHashMap<u64, usize> = FxHashMap::default();
+        // The calls in correlation order (the trace keeps them so), found by binary search.
+        let mut ids = Vec::with_capacity(trace.launches.len());
         let mut calls = Vec::with_capacity(trace.launches.len());
         for (&c, l) in trace.launches.iter() {
-            call_of.insert(c, calls.len());
+            ids.push(c);
             let sync = synchronises(trace.name(l.name));
             calls.push(Call { name: l.name, ts: l.ts, end: l.ts + l.dur, tid: l.tid, sync });
         }
         let prev_call = previous_in_order(calls.len(), |i| (calls[i].tid, calls[i].ts));
         let k = &trace.kernels;
-        let prev_kernel = previous_in_order(k.len(), |i| ((k[i].device << 32) ^ k[i].stream, k[i].ts));
+        // Kernels come in start order: the one before each on its stream in one pass.
+        let mut last_on: FxHashMap<(i64, i64), usize> = FxHashMap::default();
+        let prev_kernel =
+            k.iter().enumerate().map(|(i, kernel)| last_on.insert((kernel.device, kernel.stream), i)).collect();
         let launch = k
             .iter()
-            .map(|kernel| kernel.correlation.filter(|_| !kernel.graph_node).and_then(|c| call_of.get(&c).copied()))
+            .map(|kernel| kernel.correlation.filter(|_| !kernel.graph_node).and_then(|c| ids.binary_search(&c).ok()))
             .collect();
         let mut by_end: Vec<usize> = (0..k.len()).collect();
-        by_end.sort_by(|&a, &b| (k[a].ts + k[a].dur).total_cmp(&(k[b].ts + k[b].dur)));
+        by_end.sort_unstable_by(|&a, &b| (k[a].ts + k[a].dur).total_cmp(&(k[b].ts + k[b].dur)).then(a.cmp(&b)));
+        let mut calls_by_end: Vec<usize> = (0..calls.len()).collect();
+        calls_by_end.sort_unstable_by(|&a, &b| calls[a].end.total_cmp(&calls[b].end).then(a.cmp(&b)));
         let mut ops_by_thread: FxHashMap<i64, Vec<usize>> = FxHashMap::default();
         for (i, o) in trace.cpu_ops.iter().enumerate() {
             ops_by_thread.entry(o.tid).or_default().push(i);
@@ -138,7 +147,7 @@ impl Graph {
         for list in ops_by_thread.values_mut() {
             list.sort_by(|&a, &b| trace.cpu_ops[a].ts.total_cmp(&trace.cpu_ops[b].ts));
         }
-        Graph { calls, prev_call, prev_kernel, launch, by_end, ops_by_thread }
+        Graph { calls, prev_call, prev_kernel, launch, by_end, calls_by_end, ops_by_thread }
     }
 
     /// The kernel that ended last no later than `t + SYNC_SLACK_US` and after `after`.
@@ -149,19 +158,12 @@ impl Graph {
         (end(i) > after).then_some(i)
     }
 
-    /// The innermost CPU op on thread `tid` running at `t` (the op whose host work that is);
-    /// at most a few dozen ops back are looked at.
+    /// The innermost CPU op on thread `tid` running at `t` (the op whose host work that is): of
+    /// the ops holding `t`, the one that started last; at most a few dozen ops back are looked at.
     fn host_op(&self, trace: &Trace, tid: i64, t: f64) -> Option<NameId> {
         let list = self.ops_by_thread.get(&tid)?;
         let at = list.partition_point(|&i| trace.cpu_ops[i].ts <= t);
-        list[..at]
-            .iter()
-            .rev()
-            .take(64)
-            .map(|&i| &trace.cpu_ops[i])
-            .filter(|o| o.ts + o.dur >= t)
-            .min_by(|a, b| a.dur.total_cmp(&b.dur))
-            .map(|o| o.name)
+        list[..at].iter().rev().take(64).map(|&i| &trace.cpu_ops[i]).find(|o| o.ts + o.dur >= t).map(|o| o.name)
     }
 
     fn path(&self, trace: &Trace, window: &str, start: f64, end: f64) -> Option<CriticalPath> {
@@ -286,10 +288,10 @@ impl Graph {
 /// Per item of `0..n`, the item before it in its group, ordered by `key`'s (group, time).
 fn previous_in_order(n: usize, key: impl Fn(usize) -> (i64, f64)) -> Vec<Option<usize>> {
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| {
+    order.sort_unstable_by(|&a, &b| {
         let (ga, ta) = key(a);
         let (gb, tb) = key(b);
-        ga.cmp(&gb).then(ta.total_cmp(&tb))
+        ga.cmp(&gb).then(ta.total_cmp(&tb)).then(a.cmp(&b))
     });
     let mut prev = vec![None; n];
     for pair in order.windows(2) {
