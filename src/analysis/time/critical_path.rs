@@ -170,12 +170,10 @@ impl Graph {
         let kernels = &trace.kernels;
         let k_end = |i: usize| kernels[i].ts + kernels[i].dur;
         // The event that ends last inside the window.
-        let last_kernel = (0..kernels.len())
-            .filter(|&i| k_end(i) <= end && k_end(i) > start)
-            .max_by(|&a, &b| k_end(a).total_cmp(&k_end(b)));
-        let last_call = (0..self.calls.len())
-            .filter(|&i| self.calls[i].end <= end && self.calls[i].end > start)
-            .max_by(|&a, &b| self.calls[a].end.total_cmp(&self.calls[b].end));
+        let kernels_before = self.by_end.partition_point(|&i| k_end(i) <= end);
+        let last_kernel = self.by_end[..kernels_before].last().copied().filter(|&i| k_end(i) > start);
+        let calls_before = self.calls_by_end.partition_point(|&i| self.calls[i].end <= end);
+        let last_call = self.calls_by_end[..calls_before].last().copied().filter(|&i| self.calls[i].end > start);
         let mut at = match (last_kernel, last_call) {
             (Some(k), Some(c)) if self.calls[c].end > k_end(k) => Event::Call(c),
             (Some(k), _) => Event::Kernel(k),

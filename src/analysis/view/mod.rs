@@ -37,6 +37,8 @@ pub const NAME_WIDTH: usize = 60;
 
 /// A kernel name as a cell: a library kernel read out, any other shortened
 /// ([`classify::family::table_name`]); whole in `exact` (tooltip, CSV, filter).
+// Called from every table: one copy of the name reading, not one inlined into each.
+#[inline(never)]
 pub fn kernel_cell(name: &str) -> Cell {
     Cell { text: classify::family::table_name(name, NAME_WIDTH), exact: name.to_string(), sort: 0.0 }
 }

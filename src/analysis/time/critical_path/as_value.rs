@@ -56,7 +56,13 @@ pub fn serialize<S: Serializer>(paths: &[CriticalPath], s: S) -> Result<S::Ok, S
 }
 
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<CriticalPath>, D::Error> {
-    let list = Option::<Vec<Value>>::deserialize(d)?.unwrap_or_default();
+    // Through one `Value`, as the other parts of the report are read: no code of its own per
+    // deserializer.
+    let list = match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(list)) => list,
+        Some(_) => return Err(serde::de::Error::custom("critical_path: not a list")),
+    };
     list.iter()
         .map(|v| from_value(v).ok_or_else(|| serde::de::Error::custom("critical_path: a malformed field")))
         .collect()
