@@ -1,5 +1,5 @@
 //! The JSON form of the critical paths (the keys of `docs/trace-analysis.md`, "Critical path"),
-//! written and read by hand ([`crate::time::json_fields`]).
+//! written and read by hand (`crate::time::json_fields`).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;

@@ -1,5 +1,5 @@
 //! The JSON form of a [`LaunchReport`] (the keys of `docs/trace-analysis.md`, "Launch cost"),
-//! written and read by hand ([`crate::time::json_fields`]).
+//! written and read by hand (`crate::time::json_fields`).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
