@@ -129,7 +129,7 @@ pub(crate) fn opportunities(
             acc.launches = acc.launches.saturating_add(1);
             acc.launch_cpu += cpu;
             let idle_from = prev.ts + prev.dur;
-            if call > idle_from && next.ts > idle_from {
+            if crate::time::waits::waited_on_host(idle_from, call, next.ts) {
                 acc.host_wait += next.ts - idle_from;
             }
         }

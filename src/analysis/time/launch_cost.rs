@@ -240,7 +240,7 @@ fn stretches(list: &[&Launched]) -> (Vec<Stretch>, f64) {
     let mut run: Option<(f64, u64, f64)> = None;
     let mut reach = f64::MIN;
     for (i, k) in list.iter().enumerate() {
-        let waited_on_host = i > 0 && k.start > reach && k.call_start > reach;
+        let waited_on_host = i > 0 && super::waits::waited_on_host(reach, k.call_start, k.start);
         if waited_on_host {
             let gap = k.start - reach;
             host_wait += gap;

@@ -25,6 +25,13 @@ use trace::model::Trace;
 /// times in µs, so 30 µs is what it applies; this is that figure.
 pub const LAUNCH_GAP_US: f64 = 30.0;
 
+/// The host-wait test, one definition for the idle split, the launch cost and the launches an
+/// opportunity removes: the stream went idle at `idle_from`, and the event that ended the gap
+/// (starting at `start`) was launched by a call made after that, so the stream waited on the host.
+pub(crate) fn waited_on_host(idle_from: f64, call_start: f64, start: f64) -> bool {
+    start > idle_from && call_start > idle_from
+}
+
 /// Idle time between kernels, by cause, µs.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct WaitTimes {
@@ -243,7 +250,7 @@ fn stream_waits(events: &[(f64, f64, Option<f64>)], mut gap: impl FnMut(f64, f64
         if length <= 0.0 {
             continue;
         }
-        let cause = if launch.is_some_and(|l| l > prev_end) {
+        let cause = if launch.is_some_and(|l| waited_on_host(prev_end, l, start)) {
             Cause::Host
         } else if length < LAUNCH_GAP_US {
             Cause::Kernel
