@@ -31,6 +31,16 @@ pub fn preset_of_device(device: &str) -> Option<&'static str> {
         } else {
             "mi325x"
         }
+    } else if has("computecapability90") && has("132cores") && (has("139gib") || has("140gib") || has("141gib")) {
+        // An XLA profile's NVIDIA GPU: Hopper (compute capability 9.0) with 132 SMs is an H100
+        // SXM (80 GB), H100 NVL (94 GB) or H200 (141 GB, reported as 139.8 GiB).
+        "h200"
+    } else if has("computecapability90") && has("132cores") && (has("79gib") || has("80gib")) {
+        "h100"
+    } else if has("computecapability90") && has("132cores") && (has("93gib") || has("94gib")) {
+        "h100nvl"
+    } else if has("computecapability90") && has("114cores") {
+        "h100pcie"
     } else if has("mi250x") || has("mi250") {
         "mi250x"
     } else if has("h200") {
@@ -113,6 +123,10 @@ mod tests {
         assert_eq!(preset_of_device("AMD Instinct MI350X"), Some("mi350x"));
         assert_eq!(preset_of_device("AMD GPU (compute capability 9.4, 304 cores, 192 GiB)"), Some("mi300x"));
         assert_eq!(preset_of_device("AMD GPU (compute capability 9.4, 228 cores, 128 GiB)"), None);
+        // The H200 that made tests/data/compiled/jax_*_cuda.xplane.pb, as its plane's stats name it.
+        assert_eq!(preset_of_device("Nvidia GPU (compute capability 9.0, 132 cores, 140 GiB)"), Some("h200"));
+        assert_eq!(preset_of_device("Nvidia GPU (compute capability 9.0, 132 cores, 80 GiB)"), Some("h100"));
+        assert_eq!(preset_of_device("Nvidia GPU (compute capability 8.0, 108 cores, 80 GiB)"), None);
         assert_eq!(preset_of_device("AMD Instinct MI355X"), Some("mi355x"));
         assert_eq!(preset_of_device("NVIDIA H800"), Some("h800"));
         assert_eq!(preset_of_device("Tesla V100-SXM2-32GB"), Some("v100"));

@@ -74,9 +74,13 @@ fn component_kind(c: Category) -> Kind {
 
 /// The re-prediction, or `None` when the trace has no Inductor kernel.
 pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
-    // An Inductor kernel is known by its launch op (`triton_…`, recent PyTorch) or its own name.
+    // An Inductor kernel is known by its launch op (`triton_…`, recent PyTorch) or its own name;
+    // XLA's Triton fusions (`triton_softmax_8`) bear the prefix too, but their HLO says so.
     let inductor_name = |gi: usize| -> Option<String> {
         let grp = &g.groups[gi];
+        if grp.how == How::Hlo {
+            return None;
+        }
         [grp.launched_by.as_deref(), Some(grp.kernel.as_str())]
             .into_iter()
             .flatten()

@@ -74,11 +74,25 @@ impl Programs {
         Programs { modules, by_name, made: FxHashMap::default() }
     }
 
+    /// The program a kernel ran in: its `program_id`, else the module it names.
+    fn program_of(&self, program: Option<i64>, module: Option<&str>) -> Option<i64> {
+        program.filter(|p| self.modules.contains_key(p)).or_else(|| self.by_name.get(module?).copied())
+    }
+
+    /// The HLO op a kernel ran for, as [`hlo::Module::instruction_of`] reads it in its
+    /// program's module; `hlo_op` as recorded where the profile has no module for it.
+    fn op_of(&self, program: Option<i64>, module: Option<&str>, hlo_op: String, kernel: &str) -> String {
+        let module = self.program_of(program, module).and_then(|p| self.modules.get(&p));
+        match module.and_then(|m| m.instruction_of(&hlo_op, kernel)) {
+            Some(op) if op != hlo_op => op.to_string(),
+            _ => hlo_op,
+        }
+    }
+
     /// The compiled group of `op` in the program `program` (else the module named `module`),
     /// added to `compiled` the first time it is asked for.
     fn group(&mut self, program: Option<i64>, module: Option<&str>, op: &str, compiled: &mut Compiled) -> Option<u32> {
-        let program =
-            program.filter(|p| self.modules.contains_key(p)).or_else(|| self.by_name.get(module?).copied())?;
+        let program = self.program_of(program, module)?;
         let modules = &self.modules;
         *self
             .made
@@ -137,7 +151,8 @@ fn emit_plane<S: EventSink>(
         name: device_name(vendor.as_deref(), major.zip(minor), cores, memory),
         // NVIDIA GPUs run warps of 32; AMD's gfx9 family (GCN, CDNA: MI50 to MI355X, compute
         // capability 9.x in XLA's terms) waves of 64. Other AMD GPUs (RDNA) run either.
-        warp_size: match (vendor.as_deref(), major) {
+        // The vendor stat is spelled as the plugin likes: `Nvidia` by JAX's CUDA plugin.
+        warp_size: match (vendor.as_deref().map(str::to_ascii_uppercase).as_deref(), major) {
             (Some("NVIDIA"), _) => Some(32),
             (Some("AMD"), Some(9)) => Some(64),
             _ => None,
@@ -177,6 +192,8 @@ fn emit_plane<S: EventSink>(
             }
             let fallback = format!("event #{}", event.metadata_id);
             let name = if raw_name.is_empty() { &fallback } else { raw_name };
+            let kernel = name.strip_suffix(".kd").unwrap_or(name);
+            let hlo_op = hlo_op.map(|op| programs.op_of(program, hlo_module.as_deref(), op, kernel));
             // A kernel of another name right after one of the same HLO op, in the same program,
             // is the next kernel of the same execution: it joins that op.
             let same_op = match (&run, hlo_op.as_deref()) {

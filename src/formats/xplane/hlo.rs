@@ -337,6 +337,16 @@ pub struct Module {
     by_name: FxHashMap<String, (usize, usize)>,
     /// Per computation: instruction id → index (operands refer to instructions by id).
     ids: Vec<FxHashMap<i64, usize>>,
+    /// A fusion's kernel name (its instruction name as XLA names the kernel it emits:
+    /// `gemm_fusion_dot.2` runs `gemm_fusion_dot_2`) → the instruction; `None` where two
+    /// instructions would name the same kernel.
+    by_kernel: FxHashMap<String, Option<String>>,
+}
+
+/// The kernel name XLA gives an instruction's emitted code: every character that may not
+/// stand in a symbol (`.`, `-`) becomes `_`.
+fn kernel_name(instruction: &str) -> String {
+    instruction.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
 impl Module {
@@ -347,14 +357,32 @@ impl Module {
         }
         let computations = proto.computations.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
         let mut by_name = FxHashMap::default();
+        let mut by_kernel: FxHashMap<String, Option<String>> = FxHashMap::default();
         let mut ids = Vec::with_capacity(proto.computations.len());
         for (c, comp) in proto.computations.iter().enumerate() {
             for (i, inst) in comp.instructions.iter().enumerate() {
                 by_name.entry(inst.name.clone()).or_insert((c, i));
+                if inst.opcode == "fusion" {
+                    by_kernel
+                        .entry(kernel_name(&inst.name))
+                        .and_modify(|named| *named = None)
+                        .or_insert_with(|| Some(inst.name.clone()));
+                }
             }
             ids.push(comp.instructions.iter().enumerate().map(|(i, x)| (x.id, i)).collect());
         }
-        Ok(Module { proto, computations, by_name, ids })
+        Ok(Module { proto, computations, by_name, ids, by_kernel })
+    }
+
+    /// The instruction a kernel ran for. A kernel's `hlo_op` names it, except inside a command
+    /// buffer (XLA's CUDA graph of several thunks), where `hlo_op` is the buffer's name
+    /// (`command_buffer_1`), which is no instruction: there the fusion whose kernel name the
+    /// kernel bears is the one it ran. `None`: neither names an instruction of this module.
+    pub fn instruction_of<'a>(&'a self, hlo_op: &'a str, kernel: &str) -> Option<&'a str> {
+        if self.by_name.contains_key(hlo_op) {
+            return Some(hlo_op);
+        }
+        self.by_kernel.get(kernel)?.as_deref()
     }
 
     pub fn name(&self) -> &str {

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use rustc_hash::FxHashMap;
 
-use super::{Launch, Trace};
+use super::{Launch, Trace, TraceFormat};
 
 impl Trace {
     /// The CPU op that launched each kernel (index into `cpu_ops`): by the kernel's op id,
@@ -57,11 +57,17 @@ pub struct LinkIndex {
     ids_are_correlations: bool,
 }
 
-/// Whether the trace is of the older form whose GPU events' `External id` is only their
-/// correlation id: nine in ten of its kernels and copies with both ids have them equal. In a
-/// current trace the two are counted apart (op ids from the op counter, correlations from the
-/// runtime's) and equal only by chance.
+/// Whether the trace is of the older PyTorch-profiler form whose GPU events' `External id` is
+/// only their correlation id: nine in ten of its kernels and copies with both ids have them
+/// equal. In a current trace the two are counted apart (op ids from the op counter,
+/// correlations from the runtime's) and equal only by chance. Only Kineto JSON has that form:
+/// the other readers number their ops themselves, and an XLA profile's op ids (one per HLO op
+/// run, counted from 1) match its CUPTI correlation ids (counted from 1, one per kernel) on
+/// every kernel of a profile where each op runs one kernel.
 pub fn ids_are_correlations(trace: &Trace) -> bool {
+    if trace.format != TraceFormat::Kineto {
+        return false;
+    }
     let ids = trace
         .kernels
         .iter()
