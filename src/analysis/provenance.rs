@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::fusion::TraceFusion;
-use trace::model::compiled::{CompiledGroup, CompiledOp, Compiler};
+use trace::model::compiled::{CompiledGroup, CompiledOp, Compiler, Estimate};
 use trace::model::Trace;
 
 /// One kernel of the log with what the trace measured of it.
@@ -37,6 +37,8 @@ pub struct JoinedKernel {
     /// The ids of the CPU ops that ran or launched it ([`trace::model::CpuOp::external_id`]).
     #[serde(skip)]
     pub ops: Vec<u64>,
+    /// Inductor's own estimate of one call, as its launch recorded it (`benchmark_kernel`).
+    pub estimate: Option<Estimate>,
 }
 
 /// A CPU op that looks like a generated kernel but matched none of the log's.
@@ -203,8 +205,10 @@ pub fn join(trace: &Trace, log: &CompileLog) -> Joined {
                     cpu_us: 0.0,
                     gpu_kernels: Vec::new(),
                     ops: Vec::new(),
+                    estimate: None,
                 });
                 entry.calls += 1;
+                entry.estimate = entry.estimate.or_else(|| trace.compiled.estimate_of(cpu.external_id).copied());
                 entry.ops.push(cpu.external_id);
                 entry.cpu_us += cpu.dur;
                 for &gk in gpu_of.get(&cpu.external_id).into_iter().flatten() {
@@ -354,6 +358,9 @@ pub struct KernelRow {
     pub model_ops: Vec<String>,
     pub fused_bytes: Option<u64>,
     pub unfused_bytes: Option<u64>,
+    /// Inductor's own estimate of one call, where the joined trace's launches record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inductor_estimate: Option<Estimate>,
     /// The group the fusion analysis inferred for it without the log (from its name and the
     /// launch's buffers), where the trace ran it: what the exact group corrects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -417,6 +424,7 @@ impl CompiledKernels {
                     model_ops: graph.model_ops_of(kernel).into_iter().map(str::to_string).collect(),
                     fused_bytes: kernel.fused_bytes,
                     unfused_bytes: kernel.unfused_bytes,
+                    inductor_estimate: measured.flatten().and_then(|m| m.estimate),
                     inferred: None,
                 }
             })

@@ -84,9 +84,8 @@ pub fn split_key(key: &str) -> (&str, Option<u32>) {
     }
 }
 
-/// The kernel of `key` over `names`, its nodes found in `graph`.
-pub fn kernel(graph: &Graph, consumers: &[Vec<u32>], key: &str, names: &[String]) -> Kernel {
-    let (name, handle) = split_key(key);
+/// The nodes of `graph` that `names` name, sorted, each once; and the names it does not have.
+pub fn resolve(graph: &Graph, names: &[String]) -> (Vec<u32>, Vec<String>) {
     let mut nodes = Vec::new();
     let mut missing = Vec::new();
     for n in names {
@@ -97,7 +96,43 @@ pub fn kernel(graph: &Graph, consumers: &[Vec<u32>], key: &str, names: &[String]
         }
     }
     nodes.sort_unstable();
-    let (fused_bytes, unfused_bytes) = bytes(graph, consumers, &nodes);
+    (nodes, missing)
+}
+
+/// Which kernels of a graph hold each node. Inductor recomputes a node in every kernel whose
+/// provenance lists it (the bias add of a fused QKV projection is in each of the q, k and v
+/// kernels), so a node's value that flows only into kernels holding that node too is never
+/// written to memory.
+pub struct Membership(Vec<Vec<u32>>);
+
+impl Membership {
+    /// Over the node sets of every kernel of a graph of `node_count` nodes.
+    pub fn of<'a>(node_count: usize, kernels: impl Iterator<Item = &'a [u32]>) -> Membership {
+        let mut of_node = vec![Vec::new(); node_count];
+        for (k, nodes) in kernels.enumerate() {
+            for &n in nodes {
+                if let Some(held) = of_node.get_mut(n as usize) {
+                    held.push(k as u32);
+                }
+            }
+        }
+        Membership(of_node)
+    }
+
+    /// Whether some kernel holds both `consumer` and `producer`: there the consumer reads a
+    /// value its own kernel recomputes.
+    fn recomputes(&self, consumer: u32, producer: u32) -> bool {
+        let of = |n: u32| self.0.get(n as usize).map_or(&[][..], Vec::as_slice);
+        of(consumer).iter().any(|k| of(producer).contains(k))
+    }
+}
+
+/// The kernel of `key` over `names`, its nodes found in `graph`; `membership` is every kernel
+/// of the graph's ([`Membership::of`]).
+pub fn kernel(graph: &Graph, consumers: &[Vec<u32>], membership: &Membership, key: &str, names: &[String]) -> Kernel {
+    let (name, handle) = split_key(key);
+    let (nodes, missing) = resolve(graph, names);
+    let (fused_bytes, unfused_bytes) = bytes(graph, consumers, membership, &nodes);
     Kernel { name: name.to_string(), handle, kind: KernelKind::of(name), nodes, missing, fused_bytes, unfused_bytes }
 }
 
@@ -105,7 +140,7 @@ pub fn kernel(graph: &Graph, consumers: &[Vec<u32>], key: &str, names: &[String]
 const ALIAS_DEPTH: usize = 64;
 
 /// Fused and unfused bytes of the node set `set` (sorted indices).
-fn bytes(graph: &Graph, consumers: &[Vec<u32>], set: &[u32]) -> (Option<u64>, Option<u64>) {
+fn bytes(graph: &Graph, consumers: &[Vec<u32>], membership: &Membership, set: &[u32]) -> (Option<u64>, Option<u64>) {
     let inside = |i: u32| set.binary_search(&i).is_ok();
     let node = |i: u32| &graph.nodes[i as usize];
     let size = |i: u32| node(i).tensor.as_ref().and_then(|t| t.bytes());
@@ -157,12 +192,13 @@ fn bytes(graph: &Graph, consumers: &[Vec<u32>], set: &[u32]) -> (Option<u64>, Op
             Some(u) => u,
             None => return (None, None),
         };
+        let reach = Reach { graph, consumers, membership, inside: &inside, producer: i };
         let escaping = match &n.tensor {
-            Some(_) if escapes(graph, consumers, &inside, i, 0) => out,
+            Some(_) if reach.escapes(i, 0) => out,
             Some(_) => 0,
             None => consumers[i as usize]
                 .iter()
-                .filter(|&&g| node(g).target == "getitem" && escapes(graph, consumers, &inside, g, 0))
+                .filter(|&&g| node(g).target == "getitem" && reach.escapes(g, 0))
                 .map(|&g| size(g).unwrap_or(0))
                 .sum(),
         };
@@ -190,21 +226,34 @@ fn tuple_bytes(graph: &Graph, consumers: &[Vec<u32>], i: u32) -> Option<u64> {
         .try_fold(0u64, |sum, &g| sum.checked_add(graph.nodes[g as usize].tensor.as_ref()?.bytes()?))
 }
 
-/// Whether node `i`'s value is read outside the set or returned, looking through views.
-fn escapes(graph: &Graph, consumers: &[Vec<u32>], inside: &impl Fn(u32) -> bool, i: u32, depth: usize) -> bool {
-    if graph.outputs.contains(&i) {
-        return true;
+/// Where one node's value goes, for [`Reach::escapes`].
+struct Reach<'a, F: Fn(u32) -> bool> {
+    graph: &'a Graph,
+    consumers: &'a [Vec<u32>],
+    membership: &'a Membership,
+    inside: &'a F,
+    /// The node whose value it is (`escapes` follows its views).
+    producer: u32,
+}
+
+impl<F: Fn(u32) -> bool> Reach<'_, F> {
+    /// Whether node `i`'s value (the producer's, or a view of it) is returned, or read outside
+    /// the set by a kernel that does not recompute the producer, looking through views.
+    fn escapes(&self, i: u32, depth: usize) -> bool {
+        if self.graph.outputs.contains(&i) {
+            return true;
+        }
+        self.consumers[i as usize].iter().any(|&c| {
+            let n = &self.graph.nodes[c as usize];
+            if (self.inside)(c) && !n.is_alias() {
+                return false;
+            }
+            if n.is_alias() && depth < ALIAS_DEPTH {
+                return self.escapes(c, depth + 1);
+            }
+            !(self.inside)(c) && !self.membership.recomputes(c, self.producer)
+        })
     }
-    consumers[i as usize].iter().any(|&c| {
-        let n = &graph.nodes[c as usize];
-        if inside(c) && !n.is_alias() {
-            return false;
-        }
-        if n.is_alias() && depth < ALIAS_DEPTH {
-            return escapes(graph, consumers, inside, c, depth + 1);
-        }
-        !inside(c)
-    })
 }
 
 #[cfg(test)]
@@ -229,7 +278,9 @@ mod tests {
     fn a_pointwise_kernel_reads_its_inputs_once_and_writes_what_leaves() {
         let g = Graph::parse(GRAPH, 100).unwrap();
         let c = g.consumers();
-        let k = kernel(&g, &c, "triton_poi_fused_addmm_relu_sigmoid_0:1", &names(&["sigmoid", "relu", "add_tensor_1"]));
+        let set = names(&["sigmoid", "relu", "add_tensor_1"]);
+        let m = Membership::of(g.nodes.len(), [resolve(&g, &set).0.as_slice()].into_iter());
+        let k = kernel(&g, &c, &m, "triton_poi_fused_addmm_relu_sigmoid_0:1", &set);
         assert_eq!(
             (k.name.as_str(), k.handle, k.kind),
             ("triton_poi_fused_addmm_relu_sigmoid_0", Some(1), KernelKind::TritonPointwise)
@@ -245,7 +296,9 @@ mod tests {
     fn a_library_kernel_reads_a_view_as_the_memory_it_spans() {
         let g = Graph::parse(GRAPH, 100).unwrap();
         let c = g.consumers();
-        let k = kernel(&g, &c, "extern_kernels.mm", &names(&["mm_default_1", "nonexistent"]));
+        let set = names(&["mm_default_1", "nonexistent"]);
+        let m = Membership::of(g.nodes.len(), [resolve(&g, &set).0.as_slice()].into_iter());
+        let k = kernel(&g, &c, &m, "extern_kernels.mm", &set);
         assert_eq!(k.kind, KernelKind::Library);
         assert_eq!(k.missing, ["nonexistent"]);
         // x (320 B) and the transposed weight (640 B) in, 512 B out.

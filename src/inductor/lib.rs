@@ -180,8 +180,10 @@ impl CompileLog {
 fn finish(p: Pending) -> Option<CompiledGraph> {
     let (provenance, map) = p.kernels?;
     let consumers = p.graph.consumers();
+    let sets: Vec<Vec<u32>> = map.values().map(|nodes| kernels::resolve(&p.graph, nodes).0).collect();
+    let membership = kernels::Membership::of(p.graph.nodes.len(), sets.iter().map(Vec::as_slice));
     let mut kernels: Vec<Kernel> =
-        map.iter().map(|(key, nodes)| kernels::kernel(&p.graph, &consumers, key, nodes)).collect();
+        map.iter().map(|(key, nodes)| kernels::kernel(&p.graph, &consumers, &membership, key, nodes)).collect();
     kernels.sort_by(|a, b| (a.handle, a.nodes.first(), &a.name).cmp(&(b.handle, b.nodes.first(), &b.name)));
     let model_ops = p
         .graph

@@ -7,6 +7,7 @@ use table::{Cell, DataTable};
 use units::format_bytes;
 
 use crate::provenance::{CompiledKernels, Inferred, Unjoined};
+use trace::model::compiled::Estimate;
 
 /// Widest list of nodes or model ops shown in a cell (the JSON has them whole).
 const LIST_WIDTH: usize = 90;
@@ -25,6 +26,10 @@ pub fn kernels_table(c: &CompiledKernels) -> DataTable {
         ("post-grad nodes", false),
         ("model ops", false),
     ]);
+    let estimated = c.kernels.iter().any(|k| k.inductor_estimate.is_some());
+    if estimated {
+        columns.push(("Inductor's estimate", true));
+    }
     let inferred = c.kernels.iter().any(|k| k.inferred.is_some());
     if inferred {
         columns.push(("inferred from its name", false));
@@ -55,6 +60,9 @@ pub fn kernels_table(c: &CompiledKernels) -> DataTable {
             Cell::long_text(&k.nodes.join("; "), LIST_WIDTH),
             Cell::long_text(&k.model_ops.join(", "), LIST_WIDTH),
         ]);
+        if estimated {
+            row.push(Cell::text(k.inductor_estimate.map_or_else(String::new, |e| estimate_text(&e, k.fused_bytes))));
+        }
         if inferred {
             row.push(Cell::long_text(
                 &k.inferred.as_ref().map_or_else(String::new, |i| inferred_text(i, k.fused_bytes)),
@@ -77,6 +85,24 @@ pub fn unjoined_table(unjoined: &[Unjoined]) -> DataTable {
         t.rows.push(vec![Cell::long_text(&u.name, 70), Cell::count(u.calls), Cell::text(u.why.clone())]);
     }
     t
+}
+
+/// Inductor's estimate of one call beside the exact bytes: its bytes, how far from ours, and
+/// its FLOPs where it counted any (it writes 0 for the kernels it does not count).
+fn estimate_text(e: &Estimate, exact: Option<u64>) -> String {
+    let mut text = match (e.bytes, exact) {
+        (Some(b), Some(x)) if b == x => format!("{}, the exact bytes", format_bytes(b)),
+        (Some(b), Some(x)) => {
+            let sign = if b > x { "+" } else { "−" };
+            format!("{} ({sign}{})", format_bytes(b), format_bytes(b.abs_diff(x)))
+        }
+        (Some(b), None) => format_bytes(b),
+        (None, _) => "bytes not estimated".to_string(),
+    };
+    if let Some(f) = e.flops.filter(|&f| f > 0) {
+        text += &format!("; {}", units::format_flops(f as f64));
+    }
+    text
 }
 
 /// A name-inferred group beside the exact one: how, its parts, its bytes and how far they are

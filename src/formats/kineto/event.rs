@@ -11,6 +11,7 @@ use super::raw::{Num, RawArgs, RawDevice, RawEvent, RawJson};
 use super::scan::{Item, ItemSink, Offer, Taken};
 use super::structural::{self, BLOCK};
 use limits::TRACE_NAME_BYTES;
+use trace::model::compiled::Estimate;
 use trace::model::intern::{NameId, NameTable};
 use trace::model::{
     Annotation, CpuOp, DeviceProperties, Distributed, Kernel, Launch, RecordedShapes, Transfer, TransferKind,
@@ -273,7 +274,7 @@ impl<S: EventSink> Builder<S> {
             return;
         }
         let (Some(cat), Some(name)) = (e.cat.as_str(), e.name.as_str()) else { return };
-        let (names, sink) = (&mut self.header.names, &mut self.sink);
+        let (names, compiled, sink) = (&mut self.header.names, &mut self.header.compiled, &mut self.sink);
         let ts = e.ts.0.unwrap_or(0.0);
         let dur = e.dur.0.filter(|d| *d >= 0.0).unwrap_or(0.0);
         let no_args;
@@ -326,6 +327,9 @@ impl<S: EventSink> Builder<S> {
                     });
                 }
                 if let Some(external_id) = args.external_id.id() {
+                    if let Some(estimate) = inductor_estimate(args) {
+                        compiled.estimate(external_id, estimate);
+                    }
                     sink.cpu_op(CpuOp {
                         name: names.intern(name),
                         ts,
@@ -531,4 +535,12 @@ mod tests {
         assert!(!is_dropped_category(br#"{"cat": "cuda_runtime_x", "ph": "X"}"#, false));
         assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#, false));
     }
+}
+
+/// Inductor's own estimate on a Triton launch's op (`kernel_num_gb`, `kernel_flop`), where
+/// the launch records one: GB as Inductor writes them (10⁹ bytes), rounded to whole bytes.
+fn inductor_estimate(args: &RawArgs<'_>) -> Option<Estimate> {
+    let bytes = args.kernel_num_gb.0.filter(|gb| gb.is_finite() && *gb >= 0.0 && *gb < 1.8e10);
+    let estimate = Estimate { bytes: bytes.map(|gb| (gb * 1e9).round() as u64), flops: args.kernel_flop.id() };
+    (estimate.bytes.is_some() || estimate.flops.is_some()).then_some(estimate)
 }

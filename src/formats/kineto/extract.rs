@@ -315,6 +315,8 @@ impl<'a> Parser<'a> {
                 b"Process Group Name" => 15,
                 b"Process Group Description" => 16,
                 b"Process Group Ranks" => 17,
+                b"kernel_num_gb" => 18,
+                b"kernel_flop" => 19,
                 _ => return p.skip_value(),
             };
             if seen & (1 << field) != 0 {
@@ -339,7 +341,9 @@ impl<'a> Parser<'a> {
                 14 => a.dtype = p.text()?,
                 15 => a.pg_name = p.text()?,
                 16 => a.pg_desc = p.text()?,
-                _ => a.pg_ranks = p.text()?,
+                17 => a.pg_ranks = p.text()?,
+                18 => a.kernel_num_gb = p.num()?,
+                _ => a.kernel_flop = p.num()?,
             }
             Some(())
         })?;

@@ -188,6 +188,11 @@ pub struct RawArgs<'a> {
     pub pg_desc: Text<'a>,
     #[serde(default, borrow, rename = "Process Group Ranks")]
     pub pg_ranks: Text<'a>,
+    // ---- Inductor's own estimates on a Triton launch's op (`benchmark_kernel` on).
+    #[serde(default)]
+    pub kernel_num_gb: Num,
+    #[serde(default)]
+    pub kernel_flop: Num,
 }
 
 impl RawArgs<'_> {

@@ -64,11 +64,25 @@ pub struct CompiledOp {
     pub source: Option<String>,
 }
 
+/// A compiler's own estimate of one launch of a kernel, as the launch records it (Inductor's
+/// `kernel_num_gb` and `kernel_flop` on the profiler op of a Triton launch): shown beside the
+/// bytes and FLOPs fusionscope counts, never in place of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// Bytes one call moves (`kernel_num_gb` × 10⁹, rounded).
+    pub bytes: Option<u64>,
+    /// FLOPs one call does (`kernel_flop`; Inductor writes 0 for kernels it does not count).
+    pub flops: Option<u64>,
+}
+
 /// The compiled groups of a trace, and which CPU op (by its id) each belongs to.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Compiled {
     groups: Vec<CompiledGroup>,
     of_op: FxHashMap<u64, u32>,
+    /// The compiler's estimates, by the id of the CPU op that launched the kernel.
+    #[serde(default)]
+    estimates: FxHashMap<u64, Estimate>,
 }
 
 impl Compiled {
@@ -87,6 +101,16 @@ impl Compiled {
     pub fn of_op(&self, external_id: u64) -> Option<(u32, &CompiledGroup)> {
         let i = *self.of_op.get(&external_id)?;
         self.groups.get(i as usize).map(|g| (i, g))
+    }
+
+    /// Records the compiler's estimate of the launch by CPU op `external_id`.
+    pub fn estimate(&mut self, external_id: u64, estimate: Estimate) {
+        self.estimates.insert(external_id, estimate);
+    }
+
+    /// The compiler's estimate of the launch by CPU op `external_id`, where it recorded one.
+    pub fn estimate_of(&self, external_id: u64) -> Option<&Estimate> {
+        self.estimates.get(&external_id)
     }
 
     pub fn is_empty(&self) -> bool {
