@@ -31,6 +31,7 @@ mod trace_capture;
 mod trace_classify;
 mod trace_cli;
 mod trace_compare;
+mod trace_compiled_gpu;
 mod trace_critical_path;
 mod trace_formats;
 mod trace_fusion;

@@ -53,10 +53,10 @@ fn dump(text: &str) -> (FxHashMap<String, Computation>, String) {
             };
             let opcode = after_shape.split('(').next().unwrap().to_string();
             // A fusion's called computation; a custom call's target stands in that place.
-            let calls = rhs
-                .split_once("calls=%")
-                .map(|(_, c)| c.split([',', ' ', '}']).next().unwrap().to_string())
-                .or_else(|| rhs.split_once("custom_call_target=\"").map(|(_, t)| t.split('"').next().unwrap().to_string()));
+            let calls =
+                rhs.split_once("calls=%").map(|(_, c)| c.split([',', ' ', '}']).next().unwrap().to_string()).or_else(
+                    || rhs.split_once("custom_call_target=\"").map(|(_, t)| t.split('"').next().unwrap().to_string()),
+                );
             computations.get_mut(c).unwrap().push((name.to_string(), opcode, calls));
         }
     }
