@@ -187,6 +187,16 @@ pub fn readable_name(name: &str, width: usize) -> String {
     }
 }
 
+/// A kernel name for a drawn box, at most `width` characters: [`readable_name`], but PyTorch's
+/// own kernels without the library's label and the word `kernel`, which their names already
+/// make plain ("vectorized_elementwise: mul").
+pub fn box_name(name: &str, width: usize) -> String {
+    match family(name) {
+        Some(f) if f.library == PYTORCH => cut(f.detail.replacen("_kernel", "", 1), width),
+        _ => readable_name(name, width),
+    }
+}
+
 /// A kernel name for a table cell, at most `width` characters: a vendor library's kernel read
 /// out ([`readable_name`]: the library, the tile, the epilogue, where the name's middle would
 /// otherwise be cut), else the name shortened as tables do. Triton's and PyTorch's own names

@@ -88,10 +88,14 @@ pub const MAX_DRAWN_OPS: usize = 2000;
 /// with edges between each, and the edges drawn are the data that crosses group boundaries,
 /// which is the traffic fusion cannot save.
 pub fn group_drawing(gg: &GroupGraph, ops_per_group: &[usize]) -> Layout {
-    let sizes: Vec<Size> = ops_per_group
-        .iter()
-        .map(|&ops| Size { width: metrics::BOX_WIDTH, height: BoxRows::for_ops(ops).height() })
-        .collect();
+    let heights: Vec<f64> = ops_per_group.iter().map(|&ops| BoxRows::for_ops(ops).height()).collect();
+    group_drawing_heights(gg, &heights)
+}
+
+/// [`group_drawing`] of boxes of the given heights (and the one width), for boxes that draw
+/// more than their ops (a trace's kernel groups: their name on two lines, their traffic).
+pub fn group_drawing_heights(gg: &GroupGraph, heights: &[f64]) -> Layout {
+    let sizes: Vec<Size> = heights.iter().map(|&height| Size { width: metrics::BOX_WIDTH, height }).collect();
     let spacing = Spacing { node_gap: 18.0, layer_gap: 40.0, dummy_width: 6.0, margin: 12.0 };
     layered_layout(&sizes, &gg.edges(), spacing).expect("a group graph is acyclic and its edges name its groups")
 }

@@ -246,6 +246,12 @@ pub fn pair_report(
         add_fusion(&mut fusion, k0, f0);
         add_fusion(&mut fusion, k1, f1);
     }
+    let names = analysis::findings::pair_side_names(c);
+    if let Some(svg) = c.layer_alignment.first().and_then(|a| {
+        analysis::view::aligned_layer::aligned_layer_svg(a, [k0, k1], [names[0].as_str(), names[1].as_str()])
+    }) {
+        fusion.figures.push(svg);
+    }
     kernels.figures.push(comparison_chart(c));
     for t in comparison_tables(c) {
         match t.id {

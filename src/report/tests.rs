@@ -91,6 +91,13 @@ fn the_pair_report_opens_with_the_overview_then_each_view() {
     }
     assert!(html.contains("@media print") && html.contains("break-before: page"));
     assert!(!tags(&html).iter().any(|t| t == "script"));
+    // The fusion view draws the aligned layer, its one difference marked, inside the view.
+    let rows = c.layer_alignment[0].rows.len();
+    assert_eq!(html.matches("class=\"aligned-row\"").count(), rows);
+    let differs = c.layer_alignment[0].rows.iter().filter(|r| r.difference.is_some()).count();
+    assert_eq!(html.matches("data-differs=\"true\"").count(), differs);
+    assert!(at("id=\"fusion\"") < at("aligned-row") && at("aligned-row") < at("id=\"kernels\""));
+    assert!(html.contains("MI300X (AMD)") && html.contains("H100 SXM (NVIDIA)"));
 }
 
 #[test]

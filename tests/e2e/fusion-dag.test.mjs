@@ -35,6 +35,16 @@ test('the boxes of every Qwen layer equal the CLI, and a click shows the group\'
     assert.deepEqual(shown.map((b) => b.kernel), w.boxes.map((b) => b.kernel), w.label);
     assert.deepEqual(shown.map((b) => b.group), w.boxes.map((b) => b.group), w.label);
     assert.equal(await page.getByTestId('dag-boxes').locator('path.dag-edge').count(), w.edges.length, w.label);
+    // Every box's text fits its box: the name, wrapped onto at most two lines, the traffic
+    // line and the op lines all end inside its 196 px.
+    const overflow = await page.getByTestId('dag-boxes').locator('g.dag-group').evaluateAll((gs) =>
+      gs.flatMap((g) => [...g.querySelectorAll('text')]
+        .filter((t) => t.getAttribute('x') === '8' && 8 + t.getComputedTextLength() > 192)
+        .map((t) => `${g.dataset.box}: ${t.textContent}`)));
+    assert.deepEqual(overflow, [], w.label);
+    // Each box with known bytes draws its fused bytes against its unfused ones.
+    const known = w.boxes.filter((x) => j.fusion.groups[x.group].unfused_bytes_per_call > 0).length;
+    assert.equal(await page.getByTestId('dag-boxes').locator('rect.dag-bar-fused').count(), known, w.label);
   }
   // The second layer's third box: its group's ops, bytes per call and how they were known.
   await picker.selectOption('1');
@@ -73,6 +83,16 @@ test('a pair shows both sides\' aligned layer with their traffic, and a differen
   // Where the alignment rotated the second side's layer, the label says where it lines up.
   const rotation = c.layer_alignment[0].rotation;
   assert.equal(label.includes(`The alignment reads ${c.platforms[1].key}'s layer from its box ${rotation + 1}`), rotation > 0, label);
+  // The aligned layer drawn kernel by kernel: one row per row of the CLI's alignment, the rows
+  // where the sides run different numbers of kernels marked with both counts.
+  const rows = c.layer_alignment[0].rows;
+  const aligned = page.getByTestId('aligned-layer');
+  assert.equal(await aligned.locator('g.aligned-row').count(), rows.length);
+  const marked = rows.filter((r) => r.difference);
+  assert.ok(marked.length > 0);
+  assert.deepEqual(await aligned.locator('g.aligned-row[data-differs="true"] text[text-anchor="middle"] title').allTextContents(),
+    marked.map((r) => r.difference));
+  await aligned.screenshot({ path: path.join(screenshotDir, 'fusion-aligned-layer.png') });
   const bars = await page.getByTestId('chart-fusion-pair').locator('g > title').allTextContents();
   assert.equal(bars.filter((t) => t.startsWith('fused: ')).length, 2, bars.join('|'));
   // Each difference counts the other side's kernels in words that agree with the count.

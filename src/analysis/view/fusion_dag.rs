@@ -4,7 +4,7 @@
 
 use crate::fusion::dag::{DagWindow, BOX_LINE_CHARS};
 use crate::fusion::{KernelGroup, TraceFusion};
-use draw::group_graph::{group_drawing, BoxRows, GroupGraph};
+use draw::group_graph::{group_drawing_heights, BoxRows, GroupGraph};
 use draw::layout::{longest_path_layers, Layout};
 
 /// The lines a group's box lists: its ops; a library kernel that fused several parts under one
@@ -23,6 +23,55 @@ pub fn box_lines(g: &KernelGroup) -> Vec<String> {
     }]
 }
 
+/// Characters of the label font one line of a box holds (its 196 px less the margins, at
+/// 11.5 px system-ui): what the head's name is wrapped to.
+const LINE_CHARS: usize = 29;
+
+/// The head of box `number` (from 1): its number and its kernel's name read out
+/// ([`classify::family::box_name`]: the library, the tile, the ops), wrapped at word ends onto
+/// at most two lines, so that no box cuts a name in the middle.
+pub fn head_lines(number: usize, kernel: &str) -> Vec<String> {
+    let text = format!("{number} {}", classify::family::box_name(kernel, 2 * LINE_CHARS - 2));
+    wrap(&text, LINE_CHARS, 2)
+}
+
+/// `text` in lines of at most `width` characters, broken after a space, `_`, `,` or `:` in
+/// the line's second half, else anywhere; at most `max` lines, the last ending in an ellipsis
+/// if the text goes on.
+fn wrap(text: &str, width: usize, max: usize) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut lines = Vec::new();
+    let mut at = 0;
+    while at < chars.len() && lines.len() < max {
+        if chars.len() - at <= width {
+            lines.push(chars[at..].iter().collect::<String>());
+            break;
+        }
+        if lines.len() + 1 == max {
+            let cut: String = chars[at..at + width - 1].iter().collect();
+            lines.push(format!("{}…", cut.trim_end()));
+            break;
+        }
+        let end = (at + width / 2..at + width)
+            .rev()
+            .find(|&i| matches!(chars[i], ' ' | '_' | ',' | ':'))
+            .map_or(at + width, |i| i + 1);
+        lines.push(chars[at..end].iter().collect::<String>().trim_end().to_string());
+        at = end;
+        while at < chars.len() && chars[at] == ' ' {
+            at += 1;
+        }
+    }
+    lines
+}
+
+/// A box's height: its head (one or two lines), its traffic line, and its op lines as the
+/// op-graph drawing caps them.
+fn box_height(head_lines: usize, ops: usize) -> f64 {
+    use draw::group_graph::metrics::OP_ROW_HEIGHT;
+    shown_lines(ops).height() + head_lines.max(1) as f64 * OP_ROW_HEIGHT
+}
+
 /// The graph and layout of a window: boxes sized by their lines, layered by the data edges.
 pub fn window_drawing(w: &DagWindow, fusion: &TraceFusion) -> (GroupGraph, Layout) {
     let n = w.boxes.len();
@@ -37,9 +86,16 @@ pub fn window_drawing(w: &DagWindow, fusion: &TraceFusion) -> (GroupGraph, Layou
     // Edges go from a launch to a later one, so there is no cycle.
     let layer = longest_path_layers(n, &edges).unwrap_or_else(|_| vec![0; n]);
     let gg = GroupGraph { preds, succs, layer };
-    let sizes: Vec<usize> =
-        w.boxes.iter().map(|b| fusion.groups.get(b.group).map_or(1, |g| box_lines(g).len())).collect();
-    let layout = group_drawing(&gg, &sizes);
+    let heights: Vec<f64> = w
+        .boxes
+        .iter()
+        .enumerate()
+        .map(|(i, b)| match fusion.groups.get(b.group) {
+            Some(g) => box_height(head_lines(i + 1, &g.kernel).len(), box_lines(g).len()),
+            None => box_height(1, 1),
+        })
+        .collect();
+    let layout = group_drawing_heights(&gg, &heights);
     (gg, layout)
 }
 
@@ -50,8 +106,9 @@ pub fn shown_lines(lines: usize) -> BoxRows {
 
 /// A window drawn as SVG text (as the page's charts are: text is far smaller in the page's
 /// bundle than a component tree): one `g.dag-group` per box (`data-box` from 1, `data-group`,
-/// `data-kernel`), its head, its lines, and a `path.dag-edge` per edge. `marked` groups get the
-/// `marked` class, the `selected` box the `selected` class.
+/// `data-kernel`), its head (number and name), its traffic (fused bytes of one call, the call's
+/// time, and a bar of fused against unfused bytes), its lines, and a `path.dag-edge` per edge.
+/// `marked` groups get the `marked` class, the `selected` box the `selected` class.
 pub fn window_svg(
     w: &DagWindow,
     fusion: &TraceFusion,
@@ -91,16 +148,17 @@ pub fn window_svg(
         let Some(g) = fusion.groups.get(b.group) else { continue };
         let lines = box_lines(g);
         let rows = shown_lines(lines.len());
+        let head = head_lines(i + 1, &g.kernel);
+        let head_height = HEAD_HEIGHT + head.len().saturating_sub(1) as f64 * OP_ROW_HEIGHT;
         let class = format!(
             "dag-group {}{}{}",
             g.kind.id(),
             if selected == Some(i) { " selected" } else { "" },
             if marked.contains(&b.group) { " marked" } else { "" }
         );
-        let fused = g.fused_bytes_per_call.map_or_else(|| "? B".to_string(), format_bytes);
         let _ = write!(
             s,
-            r#"<g class="{class}" data-box="{}" data-group="{}" data-kernel="{}" transform="translate({:.1},{:.1})"><rect class="dag-box" width="{}" height="{}" rx="6"/><g class="dag-head" role="button" tabindex="0"><title>{} ({} this call; click for its bytes and tensors)</title><rect class="dag-head-bg" width="{}" height="{HEAD_HEIGHT}" rx="6"/><text class="dag-head-text" x="8" y="16">{} {}</text><text class="dag-head-bytes" x="{}" y="16" text-anchor="end">{fused}</text></g>"#,
+            r#"<g class="{class}" data-box="{}" data-group="{}" data-kernel="{}" transform="translate({:.1},{:.1})"><rect class="dag-box" width="{}" height="{}" rx="6"/><g class="dag-head" role="button" tabindex="0"><title>{} ({} this call; click for its bytes and tensors)</title><rect class="dag-head-bg" width="{}" height="{head_height}" rx="6"/>"#,
             i + 1,
             b.group,
             escape_xml(&g.kernel),
@@ -111,16 +169,20 @@ pub fn window_svg(
             escape_xml(&g.kernel),
             units::format_duration_us(b.dur_us),
             p.width,
-            i + 1,
-            escape_xml(&ellipsize(&classify::family::table_name(&g.kernel, 40), head_chars(i + 1, &fused))),
-            BOX_WIDTH - 8.0,
         );
+        for (k, line) in head.iter().enumerate() {
+            let y = 16.0 + k as f64 * OP_ROW_HEIGHT;
+            let _ = write!(s, r#"<text class="dag-head-text" x="8" y="{y}">{}</text>"#, escape_xml(line));
+        }
+        s += "</g>";
+        s += &traffic_line(g, b.dur_us, head_height + 13.0, BOX_WIDTH);
+        let top = head_height + OP_ROW_HEIGHT;
         for (k, line) in lines.iter().take(rows.shown).enumerate() {
-            let y = HEAD_HEIGHT + k as f64 * OP_ROW_HEIGHT + 13.0;
+            let y = top + k as f64 * OP_ROW_HEIGHT + 13.0;
             let _ = write!(s, r#"<text class="op-name" x="8" y="{y}">{}</text>"#, escape_xml(&ellipsize(line, 28)));
         }
         if rows.more > 0 {
-            let y = HEAD_HEIGHT + rows.shown as f64 * OP_ROW_HEIGHT + 13.0;
+            let y = top + rows.shown as f64 * OP_ROW_HEIGHT + 13.0;
             let _ = write!(s, r#"<text class="dag-more" x="8" y="{y}">+ {} more (click the box)</text>"#, rows.more);
         }
         s += "</g>";
@@ -129,13 +191,37 @@ pub fn window_svg(
     s
 }
 
-/// Characters of the kernel's name a box's head has room for beside its number and its bytes
-/// (the head holds about 23 characters of the label font): a two-digit number or a wide byte
-/// figure takes them from the name, so the two never overlap.
-fn head_chars(number: usize, bytes: &str) -> usize {
-    const HEAD: usize = 23;
-    let taken = number.to_string().len() + 1 + bytes.chars().count() + 1;
-    HEAD.saturating_sub(taken).max(4)
+/// Width of a box's traffic bar, px.
+const BAR_WIDTH: f64 = 56.0;
+
+/// A box's traffic line at baseline `y`: the fused bytes of one call and the call's time, and
+/// a bar whose full length is the unfused bytes and whose filled part the fused ones (what the
+/// kernel moves of what its parts would move apart). Bytes not known: said, and no bar.
+fn traffic_line(g: &KernelGroup, dur_us: f64, y: f64, box_width: f64) -> String {
+    use units::{format_bytes, format_duration_us};
+    let Some(fused) = g.fused_bytes_per_call else {
+        return format!(
+            r#"<g class="dag-traffic"><text class="dag-head-bytes" x="8" y="{y}">bytes unknown · {}</text></g>"#,
+            format_duration_us(dur_us)
+        );
+    };
+    let mut s = format!(
+        r#"<g class="dag-traffic"><text class="dag-head-bytes" x="8" y="{y}">{} · {}</text>"#,
+        format_bytes(fused),
+        format_duration_us(dur_us)
+    );
+    if let Some(unfused) = g.unfused_bytes_per_call.filter(|&u| u > 0) {
+        let share = (fused as f64 / unfused as f64).clamp(0.0, 1.0);
+        let (x, top) = (box_width - 8.0 - BAR_WIDTH, y - 7.0);
+        s += &format!(
+            r#"<rect class="dag-bar-unfused" x="{x:.1}" y="{top:.1}" width="{BAR_WIDTH}" height="7" rx="2"><title>fused {} of {} unfused: fusion saves {} a call</title></rect><rect class="dag-bar-fused" x="{x:.1}" y="{top:.1}" width="{:.1}" height="7" rx="2"/>"#,
+            format_bytes(fused),
+            format_bytes(unfused),
+            format_bytes(unfused.saturating_sub(fused)),
+            BAR_WIDTH * share,
+        );
+    }
+    s + "</g>"
 }
 
 /// The details of box `i` of a window as HTML text: its group's kind, calls and time, bytes per
@@ -193,13 +279,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_box_head_gives_its_name_the_room_its_number_and_bytes_leave() {
-        // Box 1 with "52.41 MiB": the 11 characters the head always had; box 39 with "71.01 MiB"
-        // (the Qwen H100 layer where the two overlapped): one fewer; a long byte figure takes more;
-        // never fewer than 4.
-        assert_eq!(head_chars(1, "52.41 MiB"), 11);
-        assert_eq!(head_chars(39, "71.01 MiB"), 10);
-        assert_eq!(head_chars(7, "1,023.99 KiB"), 8);
-        assert_eq!(head_chars(123_456, "1,023.99 KiB"), 4);
+    fn a_box_head_wraps_a_long_name_at_word_ends_onto_two_lines() {
+        // cuBLAS's Hopper GEMM read out: library, op, types, layout and tile, none cut.
+        let name = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
+        let head = head_lines(12, name);
+        assert_eq!(head, ["12 cuBLAS: sm90 GEMM", "bf16bf16 tn, tile 128×128×64"]);
+        assert!(head.iter().all(|l| l.chars().count() <= LINE_CHARS));
+        // PyTorch's own kernel: its name and op, without the library's label.
+        let add = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)";
+        assert_eq!(head_lines(3, add), ["3 vectorized_elementwise: add"]);
+        // A short name stays on one line; a name past two lines ends in an ellipsis.
+        assert_eq!(head_lines(1, "flash_fwd_kernel"), ["1 FlashAttention: forward"]);
+        let long = wrap(&"x".repeat(80), LINE_CHARS, 2);
+        assert_eq!(long.len(), 2);
+        assert!(long[1].ends_with('…') && long[1].chars().count() == LINE_CHARS);
     }
 }

@@ -9,6 +9,7 @@
 //! ranks of one distributed job by [`ranks`]; the overview's verdict and findings by
 //! [`findings`](mod@findings).
 
+pub mod aligned_layer;
 pub mod critical_path;
 pub mod findings;
 pub mod fusion;

@@ -8,8 +8,10 @@
 use yew::prelude::*;
 
 use analysis::compare::Comparison;
+use analysis::findings::pair_side_names;
 use analysis::fusion::dag::{FusionDag, DAG_BOXES};
 use analysis::fusion::TraceFusion;
+use analysis::view::aligned_layer::aligned_layer_svg;
 use analysis::view::fusion_dag::{box_details_html, window_svg};
 use analysis::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
 use classify::name::short_name;
@@ -113,6 +115,13 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
     let picked = use_state_eq(|| None::<usize>);
     let Some(p) = pair.as_ref() else { return html! {} };
     let chart = pair_traffic_chart(p).map(|c| c.to_svg());
+    // The aligned layer the two drawings below show, kernel by kernel, its differences marked.
+    let aligned = {
+        let c = &props.comparison;
+        let keys = [p.sides[0].key.as_str(), p.sides[1].key.as_str()];
+        let names = pair_side_names(c);
+        c.layer_alignment.first().and_then(|a| aligned_layer_svg(a, keys, [names[0].as_str(), names[1].as_str()]))
+    };
     let bytes_unknown = pair_bytes_unknown(p);
     let marked = |side: usize| -> Vec<usize> {
         let Some(d) = (*picked).and_then(|k| p.differences.get(k)) else { return Vec::new() };
@@ -155,6 +164,9 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
                         }
                     }) }
                 </ol>
+            }
+            if let Some(svg) = aligned.as_ref() {
+                <figure class="chart aligned-layer" data-testid="aligned-layer">{ Html::from_html_unchecked(AttrValue::from(svg.clone())) }</figure>
             }
             <div class="dag-pair">
                 { for (0..2).map(|i| html! {

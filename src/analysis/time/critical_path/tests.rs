@@ -10,7 +10,7 @@ use trace::model::{CpuOp, Kernel, Launch, RecordedShapes};
 /// - `k3` (200–210) waits for that launch.
 fn planted() -> Trace {
     let mut t = Trace::default();
-    let mut call = |t: &mut Trace, c: u64, name: &str, ts: f64, dur: f64| {
+    let call = |t: &mut Trace, c: u64, name: &str, ts: f64, dur: f64| {
         let name = t.names.intern(name);
         t.launches.insert(c, Launch { name, kernel: None, external_id: None, ts, dur, tid: 1 });
     };
