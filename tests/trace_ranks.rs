@@ -112,6 +112,43 @@ fn the_synthetic_job_gives_back_its_planted_figures() {
     assert_eq!(r.ranks[1].device.as_deref(), Some("NVIDIA H100 80GB HBM3"));
 }
 
+/// The overview of the synthetic job names what was planted, ranked by the time it explains:
+/// the straggler's caused wait, the longest collective wait, the most exposed communication.
+#[test]
+fn the_overview_ranks_the_planted_straggler_wait_and_exposed_communication() {
+    use fusionscope::analysis::findings::{ranks::ranks_overview, FindingKind};
+    let job = SyntheticJob::small();
+    let r = report(&job, &[0, 1, 2, 3]);
+    let o = ranks_overview(&r);
+    // Rank 2 computes 400 µs more a step: the others wait for it at each all-reduce.
+    assert_eq!(
+        o.verdict.text,
+        "4 ranks of one job (world size 4) over 6.53 ms: the others wait longest for rank 2 (3.48 ms in all, at 3 collectives); each GPU busy 6.30 ms"
+    );
+    assert_eq!(o.verdict.sides[0].name, "rank 2");
+    let of =
+        |k: FindingKind| o.findings.iter().find(|f| f.kind == k).unwrap_or_else(|| panic!("{k:?}: {:?}", o.findings));
+    let s = of(FindingKind::Straggler);
+    assert_eq!(s.time_us, 3480.0);
+    assert_eq!(
+        s.text,
+        "Rank 2 arrived last at 3 collectives: the other ranks waited 3.48 ms for it in all; its lead-in before them was 4.40 ms against their 3.24 ms, 4.20 ms of it computation against their 3.04 ms"
+    );
+    // Each step's all-reduce: 400 + 370 + 0 + 390 µs of waiting; the first of the three is named.
+    let w = of(FindingKind::CollectiveWait);
+    assert_eq!(w.time_us, 1160.0);
+    assert_eq!(
+        w.text,
+        "all_reduce #0 of group 0 kept its ranks waiting 1.16 ms in all for rank 2: they started 400.00 µs apart"
+    );
+    // Rank 0 waits longest: (500 + 400 + 200) µs a step of communication with nothing beside it.
+    let e = of(FindingKind::ExposedCommunication);
+    assert_eq!(e.time_us, 3300.0);
+    assert!(e.text.starts_with("Rank 0 spends 3.30 ms in communication that no computation overlaps"), "{}", e.text);
+    let times: Vec<f64> = o.findings.iter().map(|f| f.time_us).collect();
+    assert!(times.windows(2).all(|p| p[0] >= p[1]), "{times:?}");
+}
+
 #[test]
 fn a_collective_missing_on_one_rank_leaves_its_group_unmatched_and_said() {
     let job = SyntheticJob { drop_allreduce: Some((1, 1)), ..SyntheticJob::small() };
@@ -422,9 +459,18 @@ fn the_cli_prints_the_job_as_json_and_tables() {
     assert_eq!(c["wait_us"]["0"], 400.0);
     assert_eq!(v["stragglers"][0]["rank"], 2);
     assert_eq!(v["stragglers"][0]["caused_wait_us"], 3480.0);
+    // The overview comes first, as the page shows it.
+    let overview = fusionscope::analysis::findings::ranks::ranks_overview(&expected);
+    assert_eq!(v["overview"], serde_json::to_value(&overview).unwrap());
+    let page = fusionscope::analysis::view::ranks::RanksDrawn::of(&expected).unwrap();
+    assert_eq!(page.overview, overview);
 
     let (code, text, err) = run(&args[..args.len() - 1]);
     assert_eq!(code, 0, "{err}");
+    assert!(
+        text.starts_with(&format!("{}\n\nFindings, ranked by the time they explain\n", overview.verdict.text)),
+        "{text}"
+    );
     for heading in
         ["Ranks (busiest device", "Streams", "Collectives matched across ranks (6)", "Stragglers (last to arrive"]
     {

@@ -33,14 +33,14 @@ pub const MAX_FINDINGS: usize = 8;
 const KERNEL_WIDTH: usize = 56;
 
 /// The answer first: the verdict, then the findings, largest time first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Overview {
     pub verdict: Verdict,
     pub findings: Vec<Finding>,
 }
 
 /// Which side is faster (or, for one trace, where its time went), naming the devices.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Verdict {
     /// One sentence: "MI300X (AMD) takes 43.06 ms of GPU time, H100 SXM (NVIDIA) 45.65 ms:
     /// MI300X (AMD) is 1.06× faster (2.58 ms less)".
@@ -86,6 +86,12 @@ pub enum FindingKind {
     Op,
     /// One trace's category that takes the largest share of GPU time.
     Category,
+    /// A rank the other ranks of a job waited for at the collectives it arrived last at.
+    Straggler,
+    /// The collective a job's ranks waited at longest.
+    CollectiveWait,
+    /// Communication no computation overlaps, on the rank that has most of it.
+    ExposedCommunication,
 }
 
 /// Where a finding's evidence is: the view (the page's tab, the CLI's table) holding its rows.
@@ -98,6 +104,8 @@ pub enum Evidence {
     Kernels,
     /// Where the time goes: the timeline, the op table and the gap between two traces.
     Time,
+    /// A job's ranks: the ranks, the collectives matched across them, the stragglers.
+    Ranks,
 }
 
 /// One finding: one sentence with its numbers, the time it explains, and where its evidence is.
@@ -140,6 +148,8 @@ fn cap(kind: FindingKind) -> usize {
         FindingKind::OpGap | FindingKind::Op => 3,
         FindingKind::Opportunity | FindingKind::FusionDifference | FindingKind::Idle => 2,
         FindingKind::CategoryShift | FindingKind::Category => 1,
+        FindingKind::Straggler => 2,
+        FindingKind::CollectiveWait | FindingKind::ExposedCommunication => 1,
     }
 }
 
@@ -180,7 +190,17 @@ fn device_name(p: &PlatformEntry, chip: Option<&str>) -> String {
 /// The names of a pair's sides: their devices across vendors; their file names (or keys)
 /// when both are one vendor's, where the devices may well be the same.
 fn side_names(c: &Comparison, facts: &[SideFacts<'_>; 2]) -> [String; 2] {
-    let chip = |i: usize| facts[i].fusion.and_then(|f| f.chip.as_deref());
+    names_with_chips(c, [0, 1].map(|i| facts[i].fusion.and_then(|f| f.chip.as_deref())))
+}
+
+/// The names the overview gives a pair's sides ("MI300X (AMD)"), for views that have only the
+/// comparison: each device is the one its name detects.
+pub fn pair_side_names(c: &Comparison) -> [String; 2] {
+    names_with_chips(c, [None, None])
+}
+
+fn names_with_chips(c: &Comparison, chips: [Option<&str>; 2]) -> [String; 2] {
+    let chip = |i: usize| chips[i];
     let cross_vendor = c.platforms.len() == 2
         && c.platforms[0].vendor != c.platforms[1].vendor
         && c.platforms.iter().all(|p| p.vendor != Vendor::Unknown);
@@ -574,6 +594,8 @@ pub fn busy_lines(v: &Verdict) -> Vec<String> {
         })
         .collect()
 }
+
+pub mod ranks;
 
 #[cfg(test)]
 mod tests;

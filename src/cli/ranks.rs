@@ -5,9 +5,11 @@
 use std::path::PathBuf;
 
 use analysis::classify;
+use analysis::findings::ranks::ranks_overview;
 use analysis::ranks::job::JobReport;
 use analysis::ranks::{job_report, RankSink, RankSummary};
-use analysis::view::ranks::{ranks_tables, COLLECTIVES_TABLE, RANKS_TABLE, STRAGGLERS_TABLE};
+use analysis::view::findings::overview_text;
+use analysis::view::ranks::{ranks_tables, RanksJson, COLLECTIVES_TABLE, RANKS_TABLE, STRAGGLERS_TABLE};
 use units::group_digits;
 
 use super::io::{print, print_json, CliResult, Output};
@@ -41,10 +43,11 @@ pub fn run(args: Args) -> CliResult {
         summaries.push(super::trace::load_sink(path, RankSink::new(&classify, &name))?);
     }
     let report = job_report(&summaries)?;
+    let overview = ranks_overview(&report);
     if args.output.json {
-        print_json(&report)
+        print_json(&RanksJson { overview: &overview, report: &report })
     } else {
-        print(&report_text(&report))
+        print(&(overview_text(&overview) + &report_text(&report)))
     }
 }
 
@@ -54,7 +57,7 @@ pub fn run(args: Args) -> CliResult {
 fn report_text(r: &JobReport) -> String {
     let mut out = String::new();
     let world = r.world_size.map_or("unknown".to_string(), |w| w.to_string());
-    out += &format!("Job: {} ranks given, world size {world}\n", r.ranks.len());
+    out += &format!("\nJob: {} ranks given, world size {world}\n", r.ranks.len());
     for mut t in ranks_tables(r) {
         let mut title = t.title.clone();
         if t.id == STRAGGLERS_TABLE && t.rows.is_empty() {

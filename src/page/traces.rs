@@ -215,6 +215,8 @@ impl From<Evidence> for ResultsTab {
             Evidence::Fusion => ResultsTab::Fusion,
             Evidence::Kernels => ResultsTab::Kernels,
             Evidence::Time => ResultsTab::Time,
+            // A job's findings are shown by the ranks view, whose tables are all on one page.
+            Evidence::Ranks => ResultsTab::All,
         }
     }
 }

@@ -13,6 +13,7 @@ pub fn evidence_label(e: Evidence) -> &'static str {
         Evidence::Fusion => "Fusion",
         Evidence::Kernels => "Kernels & mapping",
         Evidence::Time => "Where the time goes",
+        Evidence::Ranks => "Ranks",
     }
 }
 

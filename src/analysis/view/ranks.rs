@@ -28,6 +28,10 @@ pub const STRAGGLERS_TABLE: &str = "stragglers";
 /// (its export), as the worker sends it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RanksDrawn {
+    /// The verdict on the slowest rank and the findings ranked by time
+    /// ([`crate::findings::ranks::ranks_overview`]).
+    #[serde(default)]
+    pub overview: crate::findings::Overview,
     pub headline: String,
     /// Each rank's strip ([`strips_svg`]).
     pub strips: Vec<StripRow>,
@@ -130,16 +134,27 @@ impl WireTable {
 impl RanksDrawn {
     pub fn of(r: &JobReport) -> Result<RanksDrawn, serde_json::Error> {
         let notes = r.ranks.iter().flat_map(|e| e.notes.iter().map(move |n| format!("rank {}: {n}", e.rank)));
+        let overview = crate::findings::ranks::ranks_overview(r);
         Ok(RanksDrawn {
+            report_json: serde_json::to_string_pretty(&RanksJson { overview: &overview, report: r })?,
+            overview,
             headline: ranks_headline(r),
             strips: strip_rows(r),
             tables: ranks_tables(r).iter().map(WireTable::of).collect(),
             ranks: r.ranks.iter().map(|e| (e.rank, e.file.clone())).collect(),
             notes: notes.chain(r.notes.iter().cloned()).collect(),
-            report_json: serde_json::to_string_pretty(r)?,
             trimmed: false,
         })
     }
+}
+
+/// What `fusionscope ranks --json` writes and the page exports: the overview first, then the
+/// job report's keys.
+#[derive(Serialize)]
+pub struct RanksJson<'a> {
+    pub overview: &'a crate::findings::Overview,
+    #[serde(flatten)]
+    pub report: &'a JobReport,
 }
 
 /// The headline: how many ranks of what world size, collectives matched, the main straggler.

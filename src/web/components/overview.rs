@@ -23,6 +23,7 @@ fn evidence_selector(e: Evidence) -> &'static str {
         Evidence::Fusion => {
             "[data-testid=\"table-fusion-differences\"], [data-testid^=\"table-opportunities\"], [data-testid=\"table-fusion-groups\"]"
         }
+        Evidence::Ranks => "[data-testid=\"table-stragglers\"], [data-testid=\"table-ranks\"]",
     }
 }
 

@@ -10,6 +10,7 @@ use analysis::view::ranks::{strips_svg, RanksDrawn, RANKS_TABLE};
 use page::Shared;
 use table::DataTable;
 
+use super::overview::{show_evidence, OverviewView};
 use super::share_link::ShareLink;
 use crate::browser;
 
@@ -31,6 +32,7 @@ pub fn ranks_panel(props: &Props) -> Html {
     let d = &props.drawn;
     let tables = use_memo(d.clone(), |d| d.tables.iter().map(|t| Shared::new(t.table())).collect::<Vec<_>>());
     let strips = use_memo(d.clone(), |d| AttrValue::from(strips_svg(&d.strips)));
+    let overview = (*use_memo(d.clone(), |d| Shared::new(d.overview.clone()))).clone();
     let on_strip = {
         let on_rank = props.on_rank.clone();
         Callback::from(move |e: MouseEvent| {
@@ -75,6 +77,7 @@ pub fn ranks_panel(props: &Props) -> Html {
                     "Opened from a share link, which carries the figures without the traces: the collectives table keeps the {} with the largest start skew. Open the rank files for every collective and to open a rank's trace.",
                     share::SHARED_COLLECTIVE_ROWS) }</p>
             }
+            <OverviewView overview={overview} on_evidence={Callback::from(show_evidence)} />
             <p class="headline" data-testid="ranks-headline">{ d.headline.clone() }</p>
             <p class="hint">{ "Click a rank's strip or row to open its trace." }</p>
             <figure class="chart rank-strips" data-testid="chart-ranks" onclick={on_strip}>
