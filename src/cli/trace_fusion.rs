@@ -246,11 +246,12 @@ pub fn fusion_text(f: &TraceFusion) -> String {
     }
     if let Some(r) = &f.reprediction {
         out += &format!(
-            "\nRe-prediction ({} rules on Inductor's unfused ops): {} of {} kernels re-formed exactly{}\n",
+            "\nRe-prediction ({} rules on Inductor's unfused ops): {} of {} kernels re-formed exactly{}{}\n",
             r.rule_set,
             group_digits(r.matched),
             group_digits(r.kernels),
-            r.matched_pct.map_or_else(String::new, |p| format!(" ({})", format_pct(p)))
+            r.matched_pct.map_or_else(String::new, |p| format!(" ({})", format_pct(p))),
+            analysis::view::fusion::exact_clause(r)
         );
         if r.isolated > 0 {
             out += &format!(

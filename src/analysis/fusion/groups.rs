@@ -19,6 +19,7 @@ use crate::exec_trace::{EtLink, ExecTrace};
 use crate::summary::{round3, ClassifiedTrace};
 use classify::category::Category;
 use perf::RawArgs;
+use trace::model::compiled::Compiler;
 use trace::model::intern::NameId;
 use trace::model::{EventOps, RecordedShapes, Trace, TransferKind};
 
@@ -297,6 +298,19 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             };
             let op_name = trace.name(cpu.name);
             group.launched_by = Some(op_name.to_string());
+            let text = |id: Option<NameId>| id.map(|id| trace.name(id));
+            let raw = match from_et {
+                Some(n) => RawArgs {
+                    input_dims: Some(&n.input_dims),
+                    input_type: Some(&n.input_types),
+                    concrete_inputs: Some(&n.concrete_inputs),
+                },
+                None => RawArgs {
+                    input_dims: text(cpu.shapes.dims),
+                    input_type: text(cpu.shapes.types),
+                    concrete_inputs: text(cpu.shapes.concrete),
+                },
+            };
             // What the compiler recorded, where it did, in place of any inference.
             if let Some((_, compiled)) = compiled {
                 let d = described(compiled);
@@ -319,21 +333,15 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                         ),
                     ));
                 }
-                return (group, Flow::default());
+                // The tensors the launch hands on, as without the record: an Inductor kernel's
+                // launch records its buffers, which the data-flow edges (and the re-prediction
+                // over them) read. XLA's kernels record none.
+                let flow = match compiled.compiler {
+                    Compiler::Inductor => describe(op_name, raw).flow,
+                    Compiler::Xla => Flow::default(),
+                };
+                return (group, flow);
             }
-            let text = |id: Option<NameId>| id.map(|id| trace.name(id));
-            let raw = match from_et {
-                Some(n) => RawArgs {
-                    input_dims: Some(&n.input_dims),
-                    input_type: Some(&n.input_types),
-                    concrete_inputs: Some(&n.concrete_inputs),
-                },
-                None => RawArgs {
-                    input_dims: text(cpu.shapes.dims),
-                    input_type: text(cpu.shapes.types),
-                    concrete_inputs: text(cpu.shapes.concrete),
-                },
-            };
             let mut described = describe(op_name, raw);
             let in_context = match context[i] {
                 Some(Context::Step(step)) if from_et.is_none() => {

@@ -30,6 +30,14 @@ pub struct Reprediction {
     pub isolated: u64,
     /// Inductor kernel launches whose names list no op words (`triton__0d1d2d…`): not counted.
     pub not_expandable: u64,
+    /// Of `kernels`, those expanded from the compile log's exact post-grad nodes (joined
+    /// through Inductor's provenance) rather than from their names: the score against truth.
+    #[serde(default)]
+    pub exact: u64,
+    /// Of `exact`, those whose name's op words give other components than their exact nodes
+    /// (the name-inferred expansion would have been wrong).
+    #[serde(default)]
+    pub name_differs: u64,
     /// Per missed kernel name, how often and why (the first reason seen).
     pub misses: Vec<Miss>,
 }
@@ -54,8 +62,22 @@ enum Expansion {
     NotInductor,
     /// An Inductor kernel whose name lists no op words: a barrier, counted apart.
     NotExpandable,
-    /// The kinds of its components, in order.
-    Ops(Vec<Kind>),
+    /// The kinds of its components, in order; whether they come from the compile log's exact
+    /// nodes, and then whether its name would have given others.
+    Ops(Vec<Kind>, Option<bool>),
+}
+
+/// The Triton kernel's kind word (`poi`, `red`, `per`, `tem`) of an Inductor kernel name.
+fn kind_word(name: &str) -> Option<&str> {
+    name.strip_prefix("triton_")?.split('_').next().filter(|w| !w.is_empty())
+}
+
+/// An Inductor kernel's components from its exact post-grad nodes (the group's parts, their
+/// ops): read as a name made of those ops, so that the name's rules (composites such as a
+/// norm's mean and rsqrt, a pointwise kernel reducing nothing) apply to the truth alike.
+fn exact_components(name: &str, parts: &[String]) -> Option<Vec<Category>> {
+    let ops: Vec<&str> = parts.iter().map(|p| p.rsplit('.').next().unwrap_or(p)).collect();
+    inductor::components(&format!("triton_{}_fused_{}_0", kind_word(name)?, ops.join("_")))
 }
 
 /// The kind an Inductor kernel's component has: its copies, casts and indexing are pointwise code
@@ -89,20 +111,30 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
     };
     // Worked out once per group, not per launch: a group's kernels share its name and launch
     // op, and parsing the name was most of the re-prediction's time on a long trace.
+    // A kernel joined to the compile log expands into its exact nodes' components; the others
+    // into their names'.
     let expansions: Vec<Expansion> = (0..g.groups.len())
         .map(|gi| match inductor_name(gi) {
             None => Expansion::NotInductor,
             Some(op_name) => {
                 let components = inductor::components(&op_name);
                 let has_words = inductor::parse(&op_name).is_some_and(|(_, w)| !w.is_empty());
-                match components.filter(|_| has_words) {
-                    Some(components) => Expansion::Ops(components.into_iter().map(component_kind).collect()),
-                    None => Expansion::NotExpandable,
+                let named = components.filter(|_| has_words);
+                let grp = &g.groups[gi];
+                let exact = (grp.how == How::Inductor).then(|| exact_components(&op_name, &grp.parts)).flatten();
+                match (exact, named) {
+                    (Some(exact), named) => {
+                        let differs = named.as_ref() != Some(&exact);
+                        Expansion::Ops(exact.into_iter().map(component_kind).collect(), Some(differs))
+                    }
+                    (None, Some(named)) => Expansion::Ops(named.into_iter().map(component_kind).collect(), None),
+                    (None, None) => Expansion::NotExpandable,
                 }
             }
         })
         .collect();
     let mut kernels = 0u64;
+    let (mut exact, mut name_differs) = (0u64, 0u64);
     let mut not_expandable = 0u64;
     let mut matched = 0u64;
     let mut isolated = 0u64;
@@ -124,7 +156,11 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
                     ops.push(None);
                     continue;
                 }
-                Expansion::Ops(kinds) => kinds,
+                Expansion::Ops(kinds, from_log) => {
+                    exact += u64::from(from_log.is_some());
+                    name_differs += u64::from(*from_log == Some(true));
+                    kinds
+                }
             };
             any = true;
             kernels += 1;
@@ -196,6 +232,8 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
         isolated,
         matched_pct: (kernels > 0).then(|| crate::summary::round3(100.0 * matched as f64 / kernels as f64)),
         not_expandable,
+        exact,
+        name_differs,
         misses,
     })
 }

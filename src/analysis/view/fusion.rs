@@ -91,16 +91,34 @@ pub fn reprediction_line(f: &TraceFusion) -> Option<String> {
     let r = f.reprediction.as_ref()?;
     Some(match r.matched_pct {
         Some(pct) => format!(
-            "Re-prediction: the {} rules re-form {} of {} Inductor kernels exactly ({}).",
+            "Re-prediction: the {} rules re-form {} of {} Inductor kernels exactly ({}){}.",
             r.rule_set,
             group_digits(r.matched),
             group_digits(r.kernels),
-            format_pct(pct)
+            format_pct(pct),
+            exact_clause(r)
         ),
         None => {
             format!("Re-prediction: none of the {} Inductor kernels names its ops.", group_digits(r.not_expandable))
         }
     })
+}
+
+/// How many of the re-predicted kernels were expanded from the compile log's exact nodes, and
+/// how many of those their names would have expanded otherwise; empty without a log.
+pub fn exact_clause(r: &crate::fusion::Reprediction) -> String {
+    match r.exact {
+        0 => String::new(),
+        e if e == r.kernels => format!(
+            ", scored against the compile log's exact nodes (their names alone would give other ops for {})",
+            group_digits(r.name_differs)
+        ),
+        e => format!(
+            ", {} of them from the compile log's exact nodes (their names alone would give other ops for {})",
+            group_digits(e),
+            group_digits(r.name_differs)
+        ),
+    }
 }
 
 /// The execution-trace line of a trace whose fusion used one: how much of it linked, and how
