@@ -595,6 +595,7 @@ pub fn busy_lines(v: &Verdict) -> Vec<String> {
         .collect()
 }
 
+pub mod as_value;
 pub mod ranks;
 
 #[cfg(test)]

@@ -28,9 +28,9 @@ pub const STRAGGLERS_TABLE: &str = "stragglers";
 /// (its export), as the worker sends it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RanksDrawn {
-    /// The verdict on the slowest rank and the findings ranked by time
+    /// The verdict on the job and the findings ranked by time
     /// ([`crate::findings::ranks::ranks_overview`]).
-    #[serde(default)]
+    #[serde(default, with = "crate::findings::as_value")]
     pub overview: crate::findings::Overview,
     pub headline: String,
     /// Each rank's strip ([`strips_svg`]).
