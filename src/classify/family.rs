@@ -20,8 +20,21 @@ pub struct Family {
 /// The kernel's own name: without a leading return type (`void `), the namespaces before it
 /// and its template or argument list (`void at::native::reduce_kernel<…>(…)` → `reduce_kernel`).
 fn base(name: &str) -> &str {
+    const ANONYMOUS: &str = "(anonymous namespace)";
     let name = name.trim().trim_start_matches("void ");
-    let head = &name[..name.find(['<', '(']).unwrap_or(name.len())];
+    // `at::native::(anonymous namespace)::CatArrayBatchedCopy<…>`: that parenthesis is a
+    // namespace, not the argument list.
+    let mut end = name.len();
+    let mut from = 0;
+    while let Some(at) = name[from..].find(['<', '(']).map(|p| from + p) {
+        if name[at..].starts_with(ANONYMOUS) {
+            from = at + ANONYMOUS.len();
+            continue;
+        }
+        end = at;
+        break;
+    }
+    let head = &name[..end];
     match head.rfind("::") {
         Some(i) => &head[i + 2..],
         None => head,
@@ -291,6 +304,14 @@ mod tests {
         assert!(once.starts_with("hipBLASLt/Tensile: GEMM MT 256×192×64"), "{once}");
         assert_eq!(table_name(&once, 60), once);
         assert_eq!(table_name("triton_poi_fused_add_0", 60), "triton_poi_fused_add_0");
+    }
+
+    #[test]
+    fn a_kernel_in_an_anonymous_namespace_is_named_by_itself() {
+        // From the shared Qwen H100 trace: the first parenthesis is the namespace.
+        let cat = "void at::native::(anonymous namespace)::CatArrayBatchedCopy_aligned16_contig<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 128, 1>(at::native::(anonymous namespace)::OpaqueType<2u>*, at::native::(anonymous namespace)::CatArrInputTensorMetadata<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 128, 1>, at::native::(anonymous namespace)::TensorSizeStride<unsigned int, 4u>, int, unsigned int)";
+        assert_eq!(base(cat), "CatArrayBatchedCopy_aligned16_contig");
+        assert!(box_name(cat, 60).starts_with("CatArrayBatchedCopy_aligned16_contig"), "{}", box_name(cat, 60));
     }
 
     #[test]

@@ -28,8 +28,8 @@ const PAD: f64 = 6.0;
 const ROW_GAP: f64 = 4.0;
 /// Characters of a kernel's name a line holds (12 px system-ui).
 const NAME_CHARS: usize = 46;
-/// Where the rows start, under the title and the side labels.
-const TOP: f64 = 48.0;
+/// Where the rows start, under the title and the side labels (two lines each).
+const TOP: f64 = 64.0;
 /// The difference marker's colour.
 const MARK: &str = "#2f81f7";
 
@@ -51,9 +51,10 @@ pub fn aligned_layer_svg(a: &LayerAlignment, keys: [&str; 2], labels: [&str; 2])
     for (i, (x, color)) in [(0.0, BLUE), (RIGHT_X, ORANGE)].into_iter().enumerate() {
         let _ = write!(
             s,
-            r#"<rect x="{x}" y="28" width="12" height="12" fill="{color}"/><text x="{}" y="38" fill="currentColor"><tspan font-weight="600">{}</tspan> · {}</text>"#,
+            r#"<rect x="{x}" y="28" width="12" height="12" fill="{color}"/><text x="{}" y="38" fill="currentColor" font-weight="600">{}</text><text x="{}" y="54" fill="currentColor" fill-opacity="0.8">{}</text>"#,
             x + 16.0,
             escape_xml(labels[i]),
+            x + 16.0,
             escape_xml(&phase_line(a, keys[i]))
         );
     }

@@ -23,41 +23,94 @@ pub fn box_lines(g: &KernelGroup) -> Vec<String> {
     }]
 }
 
-/// Characters of the label font one line of a box holds (its 196 px less the margins, at
-/// 11.5 px system-ui): what the head's name is wrapped to.
-const LINE_CHARS: usize = 29;
+/// Width of a box's text, px: its 196 less the margins.
+const TEXT_WIDTH: f64 = 180.0;
+
+/// Width of `c` in the drawing's label font (11.5 px), px: DejaVu Sans's advances, the widest
+/// of the fonts `system-ui` falls back to (headless Chromium on Linux draws with it), so that
+/// text measured here never runs past a box in a browser.
+fn char_width(c: char) -> f64 {
+    match c {
+        'i' | 'j' | 'l' | 'I' | 'J' | '\'' => 3.3,
+        '.' | ',' | ':' | ';' | '/' | '|' | ' ' => 3.9,
+        'f' => 4.0,
+        'r' | 't' | '(' | ')' | '[' | ']' | '-' | '!' => 4.7,
+        '_' | '*' => 5.8,
+        's' | 'z' | 'c' => 6.4,
+        'k' | 'v' | 'x' | 'y' | '?' => 6.9,
+        'w' => 9.5,
+        'm' => 11.3,
+        'W' => 11.4,
+        'M' => 10.0,
+        'a'..='z' | '0'..='9' => 7.35,
+        'A'..='Z' => 9.1,
+        '×' | '<' | '>' | '+' | '=' | '#' | '&' => 9.7,
+        _ => 11.5,
+    }
+}
+
+/// How much wider bold is than the regular weight (DejaVu Sans Bold, measured: 196 px against
+/// 175 for one line): a head's number is bold, its name regular, so that two lines hold it.
+const BOLD: f64 = 1.13;
+
+/// Width of `s` in the label font, px.
+fn text_width(s: &str) -> f64 {
+    s.chars().map(char_width).sum()
+}
+
+/// `s` cut to `width` px, an ellipsis ending what was cut.
+fn fit(s: &str, width: f64) -> String {
+    if text_width(s) <= width {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut used = char_width('…');
+    for c in s.chars() {
+        used += char_width(c);
+        if used > width {
+            break;
+        }
+        out.push(c);
+    }
+    format!("{}…", out.trim_end())
+}
 
 /// The head of box `number` (from 1): its number and its kernel's name read out
 /// ([`classify::family::box_name`]: the library, the tile, the ops), wrapped at word ends onto
-/// at most two lines, so that no box cuts a name in the middle.
+/// at most two lines of the box's width, so that no box cuts a name in the middle.
 pub fn head_lines(number: usize, kernel: &str) -> Vec<String> {
-    let text = format!("{number} {}", classify::family::box_name(kernel, 2 * LINE_CHARS - 2));
-    wrap(&text, LINE_CHARS, 2)
+    let text = format!("{number} {}", classify::family::box_name(kernel, 80));
+    let bold_extra = text_width(&number.to_string()) * (BOLD - 1.0);
+    wrap(&text, TEXT_WIDTH - bold_extra, 2)
 }
 
-/// `text` in lines of at most `width` characters, broken after a space, `_`, `,` or `:` in
-/// the line's second half, else anywhere; at most `max` lines, the last ending in an ellipsis
-/// if the text goes on.
-fn wrap(text: &str, width: usize, max: usize) -> Vec<String> {
+/// `text` in lines of at most `width` px, broken after a space, `_`, `,` or `:` in the line's
+/// second half, else anywhere; at most `max` lines, the last ending in an ellipsis if the text
+/// goes on.
+fn wrap(text: &str, width: f64, max: usize) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     let mut lines = Vec::new();
     let mut at = 0;
     while at < chars.len() && lines.len() < max {
-        if chars.len() - at <= width {
-            lines.push(chars[at..].iter().collect::<String>());
+        let rest: String = chars[at..].iter().collect();
+        if text_width(&rest) <= width {
+            lines.push(rest);
             break;
         }
         if lines.len() + 1 == max {
-            let cut: String = chars[at..at + width - 1].iter().collect();
-            lines.push(format!("{}…", cut.trim_end()));
+            lines.push(fit(&rest, width));
             break;
         }
-        let end = (at + width / 2..at + width)
-            .rev()
-            .find(|&i| matches!(chars[i], ' ' | '_' | ',' | ':'))
-            .map_or(at + width, |i| i + 1);
+        // The longest prefix that fits, then the last break point in its second half.
+        let (mut end, mut used) = (at, 0.0);
+        while end < chars.len() && used + char_width(chars[end]) <= width {
+            used += char_width(chars[end]);
+            end += 1;
+        }
+        let half = at + (end - at) / 2;
+        let end = (half..end).rev().find(|&i| matches!(chars[i], ' ' | '_' | ',' | ':')).map_or(end, |i| i + 1);
         lines.push(chars[at..end].iter().collect::<String>().trim_end().to_string());
-        at = end;
+        at = end.max(at + 1);
         while at < chars.len() && chars[at] == ' ' {
             at += 1;
         }
@@ -119,7 +172,7 @@ pub fn window_svg(
     use draw::chart::escape_xml;
     use draw::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
     use std::fmt::Write;
-    use units::{ellipsize, format_bytes};
+    use units::format_bytes;
     let (_, layout) = window_drawing(w, fusion);
     let mut s = format!(
         r#"<svg class="dag" data-testid="{test_id}" role="group" aria-label="Kernel groups of the window as a data-flow graph" width="{:.0}" height="{:.0}" viewBox="0 0 {:.1} {:.1}"><defs><marker id="trace-dag-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="dag-arrow"/></marker></defs><g class="dag-edges">"#,
@@ -170,16 +223,25 @@ pub fn window_svg(
             units::format_duration_us(b.dur_us),
             p.width,
         );
+        let number = format!("{} ", i + 1);
         for (k, line) in head.iter().enumerate() {
             let y = 16.0 + k as f64 * OP_ROW_HEIGHT;
-            let _ = write!(s, r#"<text class="dag-head-text" x="8" y="{y}">{}</text>"#, escape_xml(line));
+            let _ = match line.strip_prefix(&number).filter(|_| k == 0) {
+                Some(name) => write!(
+                    s,
+                    r#"<text class="dag-head-text" x="8" y="{y}"><tspan class="dag-number">{}</tspan> {}</text>"#,
+                    i + 1,
+                    escape_xml(name)
+                ),
+                None => write!(s, r#"<text class="dag-head-text" x="8" y="{y}">{}</text>"#, escape_xml(line)),
+            };
         }
         s += "</g>";
         s += &traffic_line(g, b.dur_us, head_height + 13.0, BOX_WIDTH);
         let top = head_height + OP_ROW_HEIGHT;
         for (k, line) in lines.iter().take(rows.shown).enumerate() {
             let y = top + k as f64 * OP_ROW_HEIGHT + 13.0;
-            let _ = write!(s, r#"<text class="op-name" x="8" y="{y}">{}</text>"#, escape_xml(&ellipsize(line, 28)));
+            let _ = write!(s, r#"<text class="op-name" x="8" y="{y}">{}</text>"#, escape_xml(&fit(line, TEXT_WIDTH)));
         }
         if rows.more > 0 {
             let y = top + rows.shown as f64 * OP_ROW_HEIGHT + 13.0;
@@ -191,26 +253,28 @@ pub fn window_svg(
     s
 }
 
-/// Width of a box's traffic bar, px.
-const BAR_WIDTH: f64 = 56.0;
+/// Width of a box's traffic bar, px, and the gap before it.
+const BAR_WIDTH: f64 = 40.0;
+const BAR_GAP: f64 = 6.0;
 
-/// A box's traffic line at baseline `y`: the fused bytes of one call and the call's time, and
-/// a bar whose full length is the unfused bytes and whose filled part the fused ones (what the
-/// kernel moves of what its parts would move apart). Bytes not known: said, and no bar.
+/// A box's traffic line at baseline `y`: the fused bytes of one call and the call's time (the
+/// bytes alone where both would reach the bar), and a bar whose full length is the unfused
+/// bytes and whose filled part the fused ones (what the kernel moves of what its parts would
+/// move apart). Bytes not known: said, and no bar.
 fn traffic_line(g: &KernelGroup, dur_us: f64, y: f64, box_width: f64) -> String {
     use units::{format_bytes, format_duration_us};
     let Some(fused) = g.fused_bytes_per_call else {
         return format!(
-            r#"<g class="dag-traffic"><text class="dag-head-bytes" x="8" y="{y}">bytes unknown · {}</text></g>"#,
-            format_duration_us(dur_us)
+            r#"<g class="dag-traffic"><text class="dag-head-bytes" x="8" y="{y}">{}</text></g>"#,
+            fit(&format!("bytes unknown · {}", format_duration_us(dur_us)), TEXT_WIDTH)
         );
     };
-    let mut s = format!(
-        r#"<g class="dag-traffic"><text class="dag-head-bytes" x="8" y="{y}">{} · {}</text>"#,
-        format_bytes(fused),
-        format_duration_us(dur_us)
-    );
-    if let Some(unfused) = g.unfused_bytes_per_call.filter(|&u| u > 0) {
+    let unfused = g.unfused_bytes_per_call.filter(|&u| u > 0);
+    let room = if unfused.is_some() { TEXT_WIDTH - BAR_WIDTH - BAR_GAP } else { TEXT_WIDTH };
+    let both = format!("{} · {}", format_bytes(fused), format_duration_us(dur_us));
+    let text = if text_width(&both) <= room { both } else { fit(&format_bytes(fused), room) };
+    let mut s = format!(r#"<g class="dag-traffic"><text class="dag-head-bytes" x="8" y="{y}">{text}</text>"#);
+    if let Some(unfused) = unfused {
         let share = (fused as f64 / unfused as f64).clamp(0.0, 1.0);
         let (x, top) = (box_width - 8.0 - BAR_WIDTH, y - 7.0);
         s += &format!(
@@ -279,19 +343,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_box_head_wraps_a_long_name_at_word_ends_onto_two_lines() {
+    fn a_box_head_wraps_a_long_name_at_word_ends_onto_two_lines_of_its_width() {
         // cuBLAS's Hopper GEMM read out: library, op, types, layout and tile, none cut.
         let name = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
         let head = head_lines(12, name);
         assert_eq!(head, ["12 cuBLAS: sm90 GEMM", "bf16bf16 tn, tile 128×128×64"]);
-        assert!(head.iter().all(|l| l.chars().count() <= LINE_CHARS));
         // PyTorch's own kernel: its name and op, without the library's label.
         let add = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)";
-        assert_eq!(head_lines(3, add), ["3 vectorized_elementwise: add"]);
-        // A short name stays on one line; a name past two lines ends in an ellipsis.
+        assert_eq!(head_lines(3, add), ["3 vectorized_elementwise:", "add"]);
         assert_eq!(head_lines(1, "flash_fwd_kernel"), ["1 FlashAttention: forward"]);
-        let long = wrap(&"x".repeat(80), LINE_CHARS, 2);
+        // The widest line measured in a browser overran by a few px at 29 characters.
+        let tensile = "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x128x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_EPS0_GRVWA8_GRVWB8_GSUAMB_IU1_K1_LBSPPA2048_LBSPPB256_LBSPPM0_LPA16_LPB16_LPM0_LRVW16_LWPMn1_MIAV0_MIWT4_4_MO40_NTn1_NTA0_NTB0_NTC0_NTD0_NEPBS16_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO0_SRVW0_SSO0_SVW1_SK0_SKXCCM0_TLDS1_ULSGRO0_USL1_UIOFGRO0_USFGROn1_VSn1_VWA1_VWB1_WSGRA0_WSGRB0_WS64_WG64_4_1";
+        for number in [9, 10, 42] {
+            let head = head_lines(number, tensile);
+            assert_eq!(head.len(), 2, "{head:?}");
+            assert!(head.iter().all(|l| text_width(l) + 3.0 <= TEXT_WIDTH), "{head:?}");
+            assert!(head[0].starts_with(&format!("{number} hipBLASLt/Tensile:")), "{head:?}");
+        }
+        let long = wrap(&"x".repeat(80), TEXT_WIDTH, 2);
         assert_eq!(long.len(), 2);
-        assert!(long[1].ends_with('…') && long[1].chars().count() == LINE_CHARS);
+        assert!(long[1].ends_with('…') && text_width(&long[1]) <= TEXT_WIDTH);
+    }
+
+    #[test]
+    fn widths_follow_the_widest_fallback_font() {
+        // Measured in headless Chromium at 11.5 px: "6 elementwise_manual_unroll:" is 175 px,
+        // 196 px in the heads' bold.
+        let line = "6 elementwise_manual_unroll:";
+        assert!((175.0..=182.0).contains(&text_width(line)), "{}", text_width(line));
+        assert!(text_width(line) * BOLD >= 196.0);
+        assert_eq!(fit("aten::copy_", TEXT_WIDTH), "aten::copy_");
+        assert!(text_width(&fit(&"m".repeat(40), TEXT_WIDTH)) <= TEXT_WIDTH);
     }
 }
