@@ -50,6 +50,28 @@ fn each_path_s_parts_add_up_to_its_length_inside_its_window() {
             let top: f64 = p.top.iter().map(|i| i.time_us).sum();
             assert!(top <= p.length_us + 0.01, "{rel}: {:?}", p.top);
         }
+        // The longest path keeps its events for the drawing: in time order, inside the path,
+        // not overlapping, and (where none was left out) adding up to its kernels' and calls' time.
+        let longest = paths.iter().map(|p| p.length_us).fold(0.0, f64::max);
+        let drawn: Vec<_> = paths.iter().filter(|p| !p.drawn.is_empty()).collect();
+        assert_eq!(drawn.len(), 1, "{rel}");
+        let p = drawn[0];
+        assert_eq!(p.length_us, longest, "{rel}");
+        assert!(p.drawn.len() <= fusionscope::analysis::time::critical_path::DRAWN_EVENTS);
+        for e in &p.drawn {
+            assert!(0.0 <= e.start_us && e.start_us < e.end_us && e.end_us <= p.length_us + 1e-3, "{rel}: {e:?}");
+        }
+        assert!(p.drawn.windows(2).all(|w| w[0].end_us <= w[1].start_us + 1e-3), "{rel}");
+        if p.drawn.len() as u64 == p.kernels + p.calls {
+            let own: f64 = p.drawn.iter().map(|e| e.end_us - e.start_us).sum();
+            let host_between = p.cpu_us
+                - p.drawn
+                    .iter()
+                    .filter(|e| matches!(e.lane, fusionscope::analysis::time::critical_path::Lane::Cpu { .. }))
+                    .map(|e| e.end_us - e.start_us)
+                    .sum::<f64>();
+            assert!((own + host_between + p.launch_us + p.other_us - p.length_us).abs() <= 0.05, "{rel}");
+        }
     }
 }
 

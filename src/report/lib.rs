@@ -202,6 +202,9 @@ pub fn trace_report(file: &str, summary: &TraceSummary, time: Option<&TraceTime>
         if !t.critical_path.is_empty() {
             when.tables.push(analysis::view::critical_path::critical_path_table(&t.critical_path));
         }
+        if let Some(svg) = analysis::view::critical_path::path_svg(&t.critical_path) {
+            when.figures.push(svg);
+        }
         when.tables.push(op_table_view(t));
     }
     if let Some(st) = summary.structure.as_deref() {

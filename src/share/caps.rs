@@ -130,6 +130,7 @@ fn time_limits(t: &TraceTime) -> Result<(), ShareError> {
         name("window", &p.window)?;
         at_most(|| "critical path's names".into(), p.top.len(), SHARED_PATH_NAMES, "names")?;
         p.top.iter().try_for_each(|i| name("path name", &i.name))?;
+        at_most(|| "critical path's drawn events".into(), p.drawn.len(), 0, "events")?;
     }
     for o in &t.ops {
         op_row_names(&o.op, &o.input_dims)?;

@@ -200,6 +200,8 @@ fn trim_waits_and_paths(t: &mut TraceTime) -> bool {
     cut |= t.critical_path.len() > SHARED_STEPS;
     t.critical_path.truncate(SHARED_STEPS);
     for p in &mut t.critical_path {
+        // The drawn events stay with the page that computed them: a link carries the figures.
+        p.drawn.clear();
         cut |= p.top.len() > SHARED_PATH_NAMES;
         p.top.truncate(SHARED_PATH_NAMES);
         cut |= p.top.iter_mut().fold(false, |cut, i| shorten(&mut i.name) | cut);

@@ -29,6 +29,9 @@ const SYNC_SLACK_US: f64 = 5.0;
 /// How many names [`CriticalPath::top`] keeps.
 pub const PATH_NAMES: usize = 5;
 
+/// How many events [`CriticalPath::drawn`] keeps (the longest on the path, where it has more).
+pub const DRAWN_EVENTS: usize = 300;
+
 /// The critical path of one window.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CriticalPath {
@@ -50,6 +53,28 @@ pub struct CriticalPath {
     /// Where the path's time goes, the longest first: kernels by name, calls by name, and the
     /// host's work between calls by the CPU op it ran in.
     pub top: Vec<PathItem>,
+    /// The path's events in time order, for drawing the step with the path marked: only the
+    /// longest path of the trace keeps them (the page draws that step), at most
+    /// [`DRAWN_EVENTS`].
+    pub drawn: Vec<PathEvent>,
+}
+
+/// Where an event of the path ran: a GPU stream or a CPU thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Lane {
+    Cpu { tid: i64 },
+    Gpu { device: i64, stream: i64 },
+}
+
+/// One event of the path: its part on the path (from when what it waited for released it to
+/// when it ended), µs from the path's start, and its name (a kernel read out as tables read
+/// it, a runtime call as the trace names it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathEvent {
+    pub lane: Lane,
+    pub start_us: f64,
+    pub end_us: f64,
+    pub name: String,
 }
 
 /// A name on the path and its time there.
@@ -90,13 +115,40 @@ pub fn critical_paths(trace: &Trace, windows: &[(String, f64, f64)]) -> Vec<Crit
         return Vec::new();
     }
     let graph = Graph::of(trace);
-    if windows.is_empty() {
+    let mut paths: Vec<CriticalPath> = if windows.is_empty() {
         let calls = trace.launches.iter().map(|(_, l)| l.ts);
         let start = trace.kernels.iter().map(|k| k.ts).chain(calls).fold(f64::INFINITY, f64::min);
         let end = trace.kernels.iter().map(|k| k.ts + k.dur).fold(f64::NEG_INFINITY, f64::max);
-        return graph.path(trace, "whole trace", start, end).into_iter().collect();
+        graph.path(trace, "whole trace", start, end).into_iter().collect()
+    } else {
+        windows.iter().filter_map(|(name, start, end)| graph.path(trace, name, *start, *end)).collect()
+    };
+    // The longest path keeps its events (the first of equals): one step is drawn.
+    let longest = paths.iter().enumerate().fold(None, |best: Option<(usize, f64)>, (i, p)| match best {
+        Some((_, l)) if l >= p.length_us => best,
+        _ => Some((i, p.length_us)),
+    });
+    for (i, p) in paths.iter_mut().enumerate() {
+        if Some(i) != longest.map(|(i, _)| i) {
+            p.drawn = Vec::new();
+        }
     }
-    windows.iter().filter_map(|(name, start, end)| graph.path(trace, name, *start, *end)).collect()
+    paths
+}
+
+/// The events kept for drawing: the longest [`DRAWN_EVENTS`] of them, in time order, their
+/// times from `origin`.
+fn drawn_events(mut events: Vec<PathEvent>, origin: f64) -> Vec<PathEvent> {
+    if events.len() > DRAWN_EVENTS {
+        events.sort_by(|a, b| (b.end_us - b.start_us).total_cmp(&(a.end_us - a.start_us)));
+        events.truncate(DRAWN_EVENTS);
+    }
+    events.sort_by(|a, b| a.start_us.total_cmp(&b.start_us));
+    for e in &mut events {
+        e.start_us = round3(e.start_us - origin);
+        e.end_us = round3(e.end_us - origin);
+    }
+    events
 }
 
 /// The events and their dependencies.
@@ -190,7 +242,9 @@ impl Graph {
             kernels: 0,
             calls: 0,
             top: Vec::new(),
+            drawn: Vec::new(),
         };
+        let mut events: Vec<PathEvent> = Vec::new();
         let mut by_name: FxHashMap<(NameId, &'static str), f64> = FxHashMap::default();
         let path_end = match at {
             Event::Kernel(k) => k_end(k),
@@ -231,6 +285,18 @@ impl Graph {
                 Event::Call(c) => (self.calls[c].name, "cpu"),
             };
             let own = cursor - own_from;
+            if own > 0.0 {
+                let (lane, name) = match at {
+                    Event::Kernel(k) => (
+                        Lane::Gpu { device: kernels[k].device, stream: kernels[k].stream },
+                        classify::family::table_name(trace.name(kernels[k].name), 60),
+                    ),
+                    Event::Call(c) => {
+                        (Lane::Cpu { tid: self.calls[c].tid }, trace.name(self.calls[c].name).to_string())
+                    }
+                };
+                events.push(PathEvent { lane, start_us: own_from, end_us: cursor, name });
+            }
             match at {
                 Event::Kernel(_) => {
                     p.gpu_us += own;
@@ -279,6 +345,7 @@ impl Graph {
         top.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.name.cmp(&b.name)));
         top.truncate(PATH_NAMES);
         p.top = top;
+        p.drawn = drawn_events(events, cursor);
         Some(p)
     }
 }

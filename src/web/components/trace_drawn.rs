@@ -111,6 +111,9 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                     tables.push(Shared::new(unattributed_table(t)));
                 }
                 time_charts.push(("chart-timeline", AttrValue::from(timeline_chart(t))));
+                if let Some(svg) = analysis::view::critical_path::path_svg(&t.critical_path) {
+                    time_charts.push(("chart-critical-path", AttrValue::from(svg)));
+                }
                 if let Some(f) = &t.fusion {
                     match no_bytes_statement(f, t.format) {
                         None => {

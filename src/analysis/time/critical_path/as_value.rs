@@ -4,7 +4,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::{CriticalPath, PathItem};
+use super::{CriticalPath, Lane, PathEvent, PathItem};
 use crate::time::json_fields::{f, n, object, text};
 
 fn to_value(p: &CriticalPath) -> Value {
@@ -15,7 +15,7 @@ fn to_value(p: &CriticalPath) -> Value {
             ("time_us", i.time_us.into()),
         ]))
     });
-    Value::Object(object(vec![
+    let mut fields = vec![
         ("window", p.window.as_str().into()),
         ("length_us", p.length_us.into()),
         ("gpu_us", p.gpu_us.into()),
@@ -25,7 +25,34 @@ fn to_value(p: &CriticalPath) -> Value {
         ("kernels", p.kernels.into()),
         ("calls", p.calls.into()),
         ("top", Value::Array(top.collect())),
-    ]))
+    ];
+    if !p.drawn.is_empty() {
+        let drawn = p.drawn.iter().map(|e| {
+            let mut event = match e.lane {
+                Lane::Cpu { tid } => vec![("side", "cpu".into()), ("tid", tid.into())],
+                Lane::Gpu { device, stream } => {
+                    vec![("side", "gpu".into()), ("device", device.into()), ("stream", stream.into())]
+                }
+            };
+            event.extend([
+                ("start_us", e.start_us.into()),
+                ("end_us", e.end_us.into()),
+                ("name", e.name.as_str().into()),
+            ]);
+            Value::Object(object(event))
+        });
+        fields.push(("drawn", Value::Array(drawn.collect())));
+    }
+    Value::Object(object(fields))
+}
+
+fn event_of(e: &Value) -> Option<PathEvent> {
+    let int = |k: &str| e.get(k)?.as_i64();
+    let lane = match e.get("side")?.as_str()? {
+        "gpu" => Lane::Gpu { device: int("device")?, stream: int("stream")? },
+        _ => Lane::Cpu { tid: int("tid")? },
+    };
+    Some(PathEvent { lane, start_us: f(e, "start_us")?, end_us: f(e, "end_us")?, name: text(e, "name")? })
 }
 
 fn from_value(v: &Value) -> Option<CriticalPath> {
@@ -48,6 +75,10 @@ fn from_value(v: &Value) -> Option<CriticalPath> {
         kernels: n(v, "kernels")?,
         calls: n(v, "calls")?,
         top,
+        drawn: match v.get("drawn") {
+            Some(list) => list.as_array()?.iter().map(event_of).collect::<Option<_>>()?,
+            None => Vec::new(),
+        },
     })
 }
 
