@@ -35,6 +35,13 @@ async function assertAgrees(page, r) {
   const stragglers = await allTableRows(page, 'table-stragglers');
   assert.deepEqual(stragglers.map((row) => row.slice(0, 3)),
     r.stragglers.map((s) => [digits(s.rank), duration(s.caused_wait_us), digits(s.late_collectives)]));
+  // The overview first: the CLI's verdict and findings, in its order, each with its time.
+  const panel = page.getByTestId('ranks-panel');
+  assert.equal(await panel.getByTestId('verdict').textContent(), r.overview.verdict.text);
+  const findings = panel.getByTestId('finding');
+  assert.deepEqual(await findings.locator('.finding-text').allTextContents(), r.overview.findings.map((f) => f.text));
+  assert.deepEqual(await findings.evaluateAll((ls) => ls.map((l) => Number(l.dataset.timeUs))),
+    r.overview.findings.map((f) => f.time_us));
   const strips = page.getByTestId('chart-ranks');
   assert.deepEqual(await strips.locator('g[data-rank]').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-rank'))),
     r.ranks.map((e) => String(e.rank)));
@@ -49,6 +56,15 @@ test('the shared ranks dropped together: the Ranks view equals `ranks --json`; a
   const headline = await page.getByTestId('ranks-headline').textContent();
   assert.ok(headline.startsWith(`2 ranks of one job (world size ${r.world_size})`), headline);
   await page.screenshot({ path: path.join(screenshotDir, 'ranks-shared.png'), fullPage: true });
+  // The first screen holds the verdict and at least three findings; a finding's button brings
+  // its table into view.
+  const first = await page.getByTestId('finding').evaluateAll((ls) => ls.map((l) => l.getBoundingClientRect().bottom));
+  assert.ok(first.length >= 3 && first.slice(0, 3).every((b) => b <= 900), JSON.stringify(first));
+  await page.getByTestId('finding').first().locator('button').click();
+  await page.waitForFunction(() => {
+    const t = document.querySelector('[data-testid="table-ranks"]').getBoundingClientRect();
+    return t.top >= -1 && t.top < window.innerHeight;
+  });
   // A rank's strip opens its trace view; the button brings the Ranks view back.
   await page.getByTestId('chart-ranks').locator('g[data-rank="1"] rect').first().click();
   await page.getByTestId('results-title').getByText('Trace hta_sampled_128rank_rank1.json.gz').waitFor();
