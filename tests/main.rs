@@ -42,6 +42,7 @@ mod trace_structure;
 mod trace_summary_only;
 mod trace_time;
 mod trace_waits;
+mod trace_xla_reference;
 mod workload_cli;
 mod workload_fuzz;
 mod workload_models;

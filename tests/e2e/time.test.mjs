@@ -39,6 +39,12 @@ test('one trace: the timeline, the op table and the roofline chart equal the CLI
   const chart = page.getByTestId('chart-roofline');
   assert.equal(await chart.locator('circle[data-op]').count(), modelled.length);
   assert.equal(await chart.locator('[data-role="roof"]').count(), 1);
+  // The step with the longest critical path drawn: one bar per event the CLI's JSON keeps.
+  const drawn = s.critical_path.find((p) => p.drawn);
+  const path_chart = page.getByTestId('chart-critical-path');
+  assert.equal(await path_chart.locator('rect.path-event').count(), drawn.drawn.length);
+  assert.ok((await path_chart.locator('svg > title').textContent()).startsWith(`Critical path of ${drawn.window}: `));
+  await path_chart.screenshot({ path: path.join(screenshotDir, 'time-critical-path.png') });
   await page.screenshot({ path: path.join(screenshotDir, 'time-trace.png'), fullPage: true });
 
   // Another chip: the rows are re-measured as the CLI's --chip measures them.
