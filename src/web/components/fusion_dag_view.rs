@@ -166,7 +166,7 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
                 </ol>
             }
             if let Some(svg) = aligned.as_ref() {
-                <figure class="chart aligned-layer" data-testid="aligned-layer">{ Html::from_html_unchecked(AttrValue::from(svg.clone())) }</figure>
+                <figure class="chart aligned-layer" data-testid="aligned-layer" tabindex="0" role="region" aria-label="One layer aligned kernel by kernel">{ Html::from_html_unchecked(AttrValue::from(svg.clone())) }</figure>
             }
             <div class="dag-pair">
                 { for (0..2).map(|i| html! {
