@@ -92,6 +92,10 @@ pub enum FindingKind {
     CollectiveWait,
     /// Communication no computation overlaps, on the rank that has most of it.
     ExposedCommunication,
+    /// An op graph's fusion group that saves the most traffic.
+    GroupSaving,
+    /// An op graph's fusion group that moves the most after fusion.
+    GroupTraffic,
 }
 
 /// Where a finding's evidence is: the view (the page's tab, the CLI's table) holding its rows.
@@ -150,6 +154,7 @@ fn cap(kind: FindingKind) -> usize {
         FindingKind::CategoryShift | FindingKind::Category => 1,
         FindingKind::Straggler => 2,
         FindingKind::CollectiveWait | FindingKind::ExposedCommunication => 1,
+        FindingKind::GroupSaving | FindingKind::GroupTraffic => 3,
     }
 }
 
@@ -596,6 +601,7 @@ pub fn busy_lines(v: &Verdict) -> Vec<String> {
 }
 
 pub mod as_value;
+pub mod graph;
 pub mod ranks;
 
 #[cfg(test)]

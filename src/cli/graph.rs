@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use analysis::findings::graph::graph_overview;
+use analysis::view::findings::overview_text;
 use fusion::analysis::{write_json, ReportView};
 use fusion::{analyze, parse_graph, summary, Analysis, OpGraph};
 
@@ -46,6 +48,9 @@ pub fn analyse_file(file: &Path) -> Result<(OpGraph, Analysis), Box<dyn std::err
     Ok((graph, analysis))
 }
 
+/// The chip whose bandwidth the overview's times are at: the page's default.
+const DEFAULT_CHIP: &str = "h100";
+
 /// What the tables of `graph FILE` start with.
 pub fn title(file: &Path) -> String {
     format!("{}: ", file.display())
@@ -66,6 +71,11 @@ pub fn write_report(out: &mut impl Write, view: ReportView<'_>, output: &ReportO
         // An I/O error (a closed pipe) comes back as itself, which `main` ends quietly on.
         write_json(&mut *out, &view.json(output.details), view.graph().len()).map_err(std::io::Error::from)?;
     } else {
+        // The answer first, as a trace's: what fusion saves and where the traffic is, at the
+        // page's default chip's bandwidth.
+        let chip = hardware::chip::preset(DEFAULT_CHIP).map_err(|e| e.to_string())?;
+        out.write_all(overview_text(&graph_overview(&view, &chip)).as_bytes())?;
+        out.write_all(b"\n")?;
         out.write_all(title.as_bytes())?;
         summary::write_text_report(out, &view)?;
     }

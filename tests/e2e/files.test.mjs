@@ -44,6 +44,12 @@ test('Open button: a graph file shows its groups, figures and op details', async
   await openExample(page);
   const report = cli(['graph', 'tests/data/graphs/worked_example.json', '--json', '--details']);
   await assertReport(page, report);
+  // The answer first: the command line's verdict and findings (at the page's default chip).
+  const text = cliText(['graph', 'tests/data/graphs/worked_example.json']).split('\n');
+  assert.equal(await page.getByTestId('verdict').textContent(), text[0]);
+  const findings = text.slice(3, text.indexOf('', 3)).map((l) => l.replace(/^ *\d+\. +\S+ \S+ {2}/, '').replace(/ \[Fusion\]$/, ''));
+  assert.ok(findings.length >= 2, text.join('\n'));
+  assert.deepEqual(await page.getByTestId('finding').locator('.finding-text').allTextContents(), findings);
   // Each group box holds exactly that group's ops.
   for (const [g, ops] of report.groups.entries()) {
     const names = await page.locator(`[data-group="${g + 1}"] .op-name`).allTextContents();

@@ -149,7 +149,7 @@ test('every control is reachable with the keyboard', async () => {
   await check();
 });
 
-test('the page bundle a first visit downloads stays within 880 KB gzipped', async () => {
+test('the page bundle a first visit downloads stays within 885 KB gzipped', async () => {
   // A size budget, not a timing: deterministic for a given build. page-bench.mjs prints the
   // figures; this stops a change from quietly pushing the first download over the target.
   const { readdirSync, readFileSync } = await import('node:fs');
@@ -158,7 +158,7 @@ test('the page bundle a first visit downloads stays within 880 KB gzipped', asyn
   const firstLoad = readdirSync(dist).filter((f) => /^fusionscope-[0-9a-f]+(_bg\.wasm|\.js)$/.test(f));
   assert.equal(firstLoad.length, 2, `expected the page's wasm and its glue in ${dist}, found ${firstLoad}`);
   const gz = firstLoad.reduce((n, f) => n + gzipSync(readFileSync(path.join(dist, f)), { level: 9 }).length, 0);
-  assert.ok(gz <= 880_000, `the page's wasm + glue is ${gz} bytes gzipped, over the 880 KB budget`);
+  assert.ok(gz <= 885_000, `the page's wasm + glue is ${gz} bytes gzipped, over the 885 KB budget`);
 });
 
 test('the page has a Content-Security-Policy: no inline script, nothing from another origin', async () => {

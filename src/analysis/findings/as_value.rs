@@ -10,7 +10,7 @@ use super::{Evidence, Finding, FindingKind, Overview, Verdict, VerdictSide};
 use crate::time::json_fields::{f, object, text};
 
 /// Every kind with its JSON name.
-const KINDS: [(FindingKind, &str); 10] = [
+const KINDS: [(FindingKind, &str); 12] = [
     (FindingKind::OpGap, "op_gap"),
     (FindingKind::FusionDifference, "fusion_difference"),
     (FindingKind::Opportunity, "opportunity"),
@@ -21,6 +21,8 @@ const KINDS: [(FindingKind, &str); 10] = [
     (FindingKind::Straggler, "straggler"),
     (FindingKind::CollectiveWait, "collective_wait"),
     (FindingKind::ExposedCommunication, "exposed_communication"),
+    (FindingKind::GroupSaving, "group_saving"),
+    (FindingKind::GroupTraffic, "group_traffic"),
 ];
 
 /// Every evidence with its JSON name.

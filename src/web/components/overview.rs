@@ -21,7 +21,7 @@ fn evidence_selector(e: Evidence) -> &'static str {
         Evidence::Time => "[data-testid=\"table-gap\"], [data-testid=\"table-ops\"]",
         Evidence::Kernels => "[data-testid=\"table-categories\"]",
         Evidence::Fusion => {
-            "[data-testid=\"table-fusion-differences\"], [data-testid^=\"table-opportunities\"], [data-testid=\"table-fusion-groups\"]"
+            "[data-testid=\"table-fusion-differences\"], [data-testid^=\"table-opportunities\"], [data-testid=\"table-fusion-groups\"], [data-testid=\"groups-table\"]"
         }
         Evidence::Ranks => "[data-testid=\"table-stragglers\"], [data-testid=\"table-ranks\"]",
     }

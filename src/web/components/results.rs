@@ -8,6 +8,7 @@ use super::calibration_panel::CalibrationPanel;
 use super::exports::Exports;
 use super::group_view::GroupView;
 use super::groups_table::GroupsTable;
+use super::overview::{show_evidence, OverviewView};
 use super::share_link::ShareLink;
 use super::summary::Summary;
 use super::time_panel::TimePanel;
@@ -44,6 +45,11 @@ pub fn results(props: &Props) -> Html {
     let calibration_panel = state.time.calibration.clone().map(|calibration| {
         html! { <CalibrationPanel {calibration} on_unload={props.on_unload_calibration.clone()} /> }
     });
+    // The verdict and findings at the time model's chip's bandwidth (none for an unusable chip).
+    let overview = state
+        .shown()
+        .zip(state.time.chip().ok())
+        .map(|(c, chip)| page::Shared::new(analysis::findings::graph::graph_overview(&*c.report, &chip)));
     let Some(c) = state.shown().cloned() else {
         return html! { <>
             <section class="panel empty" role="alert">
@@ -60,6 +66,9 @@ pub fn results(props: &Props) -> Html {
             </div>
             if error.is_some() {
                 <p class="stale-note">{ "These figures are for the last valid inputs; fix the input above to update them." }</p>
+            }
+            if let Some(o) = overview {
+                <OverviewView overview={o} on_evidence={Callback::from(show_evidence)} />
             }
             <Summary report={c.report.clone()} />
             <div class="charts">
