@@ -87,18 +87,24 @@ pub fn unjoined_table(unjoined: &[Unjoined]) -> DataTable {
     t
 }
 
-/// Inductor's estimate of one call beside the exact bytes: its bytes, how far from ours, and
-/// its FLOPs where it counted any (it writes 0 for the kernels it does not count).
-fn estimate_text(e: &Estimate, exact: Option<u64>) -> String {
-    let mut text = match (e.bytes, exact) {
+/// Bytes known another way beside the exact ones: "16.50 KiB, the exact bytes", or how far
+/// from them ("16.75 KiB (−16.00 KiB against the exact)"), or `unknown` where there are none.
+fn against_exact(bytes: Option<u64>, exact: Option<u64>, unknown: &str) -> String {
+    match (bytes, exact) {
         (Some(b), Some(x)) if b == x => format!("{}, the exact bytes", format_bytes(b)),
         (Some(b), Some(x)) => {
             let sign = if b > x { "+" } else { "−" };
-            format!("{} ({sign}{})", format_bytes(b), format_bytes(b.abs_diff(x)))
+            format!("{} ({sign}{} against the exact)", format_bytes(b), format_bytes(b.abs_diff(x)))
         }
         (Some(b), None) => format_bytes(b),
-        (None, _) => "bytes not estimated".to_string(),
-    };
+        (None, _) => unknown.to_string(),
+    }
+}
+
+/// Inductor's estimate of one call beside the exact bytes, and its FLOPs where it counted any
+/// (it writes 0 for the kernels it does not count).
+fn estimate_text(e: &Estimate, exact: Option<u64>) -> String {
+    let mut text = against_exact(e.bytes, exact, "bytes not estimated");
     if let Some(f) = e.flops.filter(|&f| f > 0) {
         text += &format!("; {}", units::format_flops(f as f64));
     }
@@ -108,14 +114,6 @@ fn estimate_text(e: &Estimate, exact: Option<u64>) -> String {
 /// A name-inferred group beside the exact one: how, its parts, its bytes and how far they are
 /// from the exact bytes.
 fn inferred_text(i: &Inferred, exact: Option<u64>) -> String {
-    let bytes = match (i.fused_bytes, exact) {
-        (Some(b), Some(e)) if b == e => format!("{}, the exact bytes", format_bytes(b)),
-        (Some(b), Some(e)) => {
-            let sign = if b > e { "+" } else { "−" };
-            format!("{} ({sign}{} against the exact)", format_bytes(b), format_bytes(b.abs_diff(e)))
-        }
-        (Some(b), None) => format_bytes(b),
-        (None, _) => "bytes unknown".to_string(),
-    };
+    let bytes = against_exact(i.fused_bytes, exact, "bytes unknown");
     format!("{}: {}; {bytes}", i.how, i.parts.join(" + "))
 }
