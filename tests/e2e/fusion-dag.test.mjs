@@ -46,6 +46,14 @@ test('the boxes of every Qwen layer equal the CLI, and a click shows the group\'
     const known = w.boxes.filter((x) => j.fusion.groups[x.group].unfused_bytes_per_call > 0).length;
     assert.equal(await page.getByTestId('dag-boxes').locator('rect.dag-bar-fused').count(), known, w.label);
   }
+  // Zoom: the drawing's size follows.
+  const svg = page.getByTestId('dag-boxes');
+  const width = Number(await svg.getAttribute('width'));
+  await page.getByTestId('fusion-dag').getByRole('button', { name: 'Zoom out' }).click();
+  await page.getByTestId('dag-zoom').getByText('85 %').waitFor();
+  assert.ok(Math.abs(Number(await svg.getAttribute('width')) - width * 0.85) <= 1);
+  await page.getByTestId('fusion-dag').getByRole('button', { name: 'Zoom in' }).click();
+  await page.getByTestId('dag-zoom').getByText('100 %').waitFor();
   // The second layer's third box: its group's ops, bytes per call and how they were known.
   await picker.selectOption('1');
   const b = dag.windows[1].boxes[2];

@@ -161,13 +161,15 @@ pub fn shown_lines(lines: usize) -> BoxRows {
 /// bundle than a component tree): one `g.dag-group` per box (`data-box` from 1, `data-group`,
 /// `data-kernel`), its head (number and name), its traffic (fused bytes of one call, the call's
 /// time, and a bar of fused against unfused bytes), its lines, and a `path.dag-edge` per edge.
-/// `marked` groups get the `marked` class, the `selected` box the `selected` class.
+/// `marked` groups get the `marked` class, the `selected` box the `selected` class. `scale`
+/// sizes the drawing on the page (its zoom), the drawing's own units unchanged.
 pub fn window_svg(
     w: &DagWindow,
     fusion: &TraceFusion,
     test_id: &str,
     marked: &[usize],
     selected: Option<usize>,
+    scale: f64,
 ) -> String {
     use draw::chart::escape_xml;
     use draw::group_graph::metrics::{BOX_WIDTH, HEAD_HEIGHT, OP_ROW_HEIGHT};
@@ -176,7 +178,10 @@ pub fn window_svg(
     let (_, layout) = window_drawing(w, fusion);
     let mut s = format!(
         r#"<svg class="dag" data-testid="{test_id}" role="group" aria-label="Kernel groups of the window as a data-flow graph" width="{:.0}" height="{:.0}" viewBox="0 0 {:.1} {:.1}"><defs><marker id="trace-dag-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="8" markerHeight="8" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="dag-arrow"/></marker></defs><g class="dag-edges">"#,
-        layout.width, layout.height, layout.width, layout.height
+        layout.width * scale,
+        layout.height * scale,
+        layout.width,
+        layout.height
     );
     for r in &layout.routes {
         let Some(e) = w.edges.iter().find(|e| e.from == r.from && e.to == r.to) else { continue };

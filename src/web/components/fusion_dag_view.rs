@@ -33,12 +33,17 @@ pub struct Props {
     pub marked: Vec<usize>,
 }
 
+/// The drawing's zoom steps, and the step of its own size.
+const ZOOMS: [f64; 6] = [0.4, 0.55, 0.7, 0.85, 1.0, 1.25];
+const ZOOM_ONE: usize = 4;
+
 #[function_component(FusionDagView)]
 pub fn fusion_dag_view(props: &Props) -> Html {
     let windows = props.dag.windows.len();
     // The parent keys this view by its trace, so a new trace starts at its initial window.
     let picked = use_state_eq(|| props.initial);
     let selected = use_state_eq(|| None::<usize>);
+    let zoom = use_state_eq(|| ZOOM_ONE);
     let w_index = (*picked).min(windows.saturating_sub(1));
     let suffix = if props.side.is_empty() { String::new() } else { format!("-{}", props.side) };
     let Some(w) = props.dag.windows.get(w_index) else {
@@ -47,7 +52,12 @@ pub fn fusion_dag_view(props: &Props) -> Html {
     let f = &props.fusion;
     // The drawing and the details are text from the core (as the charts are), so the page
     // bundle carries string formatting rather than a component tree per box.
-    let svg = window_svg(w, f, &format!("dag-boxes{suffix}"), &props.marked, *selected);
+    let scale = ZOOMS[(*zoom).min(ZOOMS.len() - 1)];
+    let svg = window_svg(w, f, &format!("dag-boxes{suffix}"), &props.marked, *selected, scale);
+    let zoom_to = |z: usize| {
+        let zoom = zoom.clone();
+        Callback::from(move |_: MouseEvent| zoom.set(z))
+    };
     let details = selected.and_then(|i| box_details_html(w, f, i, &suffix));
     let on_pick = {
         let (picked, selected) = (picked.clone(), selected.clone());
@@ -90,7 +100,12 @@ pub fn fusion_dag_view(props: &Props) -> Html {
                 </select>
             </label>
             <p class="hint" data-testid={format!("dag-note{suffix}")}>{ note }</p>
-            <div class="dag-scroll" onclick={on_box}>{ Html::from_html_unchecked(AttrValue::from(svg)) }</div>
+            <div class="dag-toolbar" role="group" aria-label="Zoom the drawing">
+                <button type="button" disabled={*zoom == 0} onclick={zoom_to((*zoom).saturating_sub(1))} aria-label="Zoom out">{ "−" }</button>
+                <span class="dag-zoom" data-testid={format!("dag-zoom{suffix}")}>{ format!("{:.0} %", scale * 100.0) }</span>
+                <button type="button" disabled={*zoom + 1 >= ZOOMS.len()} onclick={zoom_to(*zoom + 1)} aria-label="Zoom in">{ "+" }</button>
+            </div>
+            <div class="dag-scroll" onclick={on_box} tabindex="0" role="region" aria-label="The kernel groups drawn (scrolls)">{ Html::from_html_unchecked(AttrValue::from(svg)) }</div>
             if let Some(d) = details {
                 { Html::from_html_unchecked(AttrValue::from(d)) }
             }
@@ -138,6 +153,9 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
     html! {
         <section class="trace-dag-pair" data-testid="fusion-pair">
             <p class="fusion-line" data-testid="fusion-pair-label">{ p.label.clone() }</p>
+            if let Some(svg) = aligned.as_ref() {
+                <figure class="chart aligned-layer" data-testid="aligned-layer" tabindex="0" role="region" aria-label="One layer aligned kernel by kernel">{ Html::from_html_unchecked(AttrValue::from(svg.clone())) }</figure>
+            }
             if let Some(chart) = chart {
                 <figure class="chart" data-testid="chart-fusion-pair">{ Html::from_html_unchecked(AttrValue::from(chart)) }</figure>
             }
@@ -164,9 +182,6 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
                         }
                     }) }
                 </ol>
-            }
-            if let Some(svg) = aligned.as_ref() {
-                <figure class="chart aligned-layer" data-testid="aligned-layer" tabindex="0" role="region" aria-label="One layer aligned kernel by kernel">{ Html::from_html_unchecked(AttrValue::from(svg.clone())) }</figure>
             }
             <div class="dag-pair">
                 { for (0..2).map(|i| html! {

@@ -264,14 +264,15 @@ pub fn trace_panel(props: &Props) -> Html {
                 </figure>
             }
             if shows(ResultsTab::Fusion) {
+                // A pair's aligned layer first: what differs is seen before it is told.
+                if let Some((comparison, sides)) = &d.pair {
+                    <FusionPairView key={d.base_name.clone()} comparison={comparison.clone()} sides={sides.clone()} />
+                }
                 { for d.fusion.iter().map(|(id, line)| html! {
                     <p class="fusion-line" data-testid={id.clone()}>{ line.clone() }</p>
                 }) }
                 if let Some((fusion, dag)) = &d.dag {
                     <FusionDagView key={d.base_name.clone()} fusion={fusion.clone()} dag={dag.clone()} />
-                }
-                if let Some((comparison, sides)) = &d.pair {
-                    <FusionPairView key={d.base_name.clone()} comparison={comparison.clone()} sides={sides.clone()} />
                 }
                 { statements(ResultsTab::Fusion) }
                 { charts(ResultsTab::Fusion) }

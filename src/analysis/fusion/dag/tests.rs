@@ -148,7 +148,7 @@ fn the_svg_draws_a_box_per_launch_an_edge_per_hand_off_and_the_details_name_the_
     let (fusion, dag) = fusion_with_dag(&side, &options());
     let w = &dag.unwrap().windows[1];
     let marked = [w.boxes[2].group];
-    let svg = window_svg(w, &fusion, "dag-boxes", &marked, Some(0));
+    let svg = window_svg(w, &fusion, "dag-boxes", &marked, Some(0), 1.0);
     assert_eq!(svg.matches("data-box=\"").count(), w.boxes.len());
     assert_eq!(svg.matches("class=\"dag-edge\"").count(), w.edges.len());
     // Every launch of the marked group is marked (a layer runs some kernels more than once).
