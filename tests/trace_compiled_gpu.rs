@@ -83,14 +83,19 @@ fn triton_kernels_of_an_h200_run_join_their_provenance_beside_inductors_estimate
         assert_eq!(g["how"], "Inductor provenance", "{g}");
     }
     // The re-prediction scored against the truth: each Triton kernel expanded from its exact
-    // post-grad nodes. The rules re-form 17 of the 27 launches so; from the names alone, 14,
+    // post-grad nodes. The rules re-form 21 of the 27 launches so; from the names alone, 18,
     // where the softmax kernel's words (`_softmax_amax_div_mul_sub`) read as a softmax and a
-    // separate reduction, which the rules will not fuse after it.
+    // separate reduction, which the rules will not fuse after it. The six misses left are the
+    // q and k kernels sliced out of one projection, which the rules would fuse; the residual
+    // add ending one call of the graph and the norm starting the next are never fused (a
+    // barrier between calls).
     let exact = &v["fusion"]["reprediction"];
     assert_eq!((exact["kernels"].as_u64(), exact["exact"].as_u64()), (Some(27), Some(27)), "{exact}");
-    assert_eq!((exact["matched"].as_u64(), exact["name_differs"].as_u64()), (Some(17), Some(12)), "{exact}");
+    assert_eq!((exact["matched"].as_u64(), exact["name_differs"].as_u64()), (Some(21), Some(12)), "{exact}");
+    let misses: Vec<&str> = exact["misses"].as_array().unwrap().iter().map(|m| m["kernel"].as_str().unwrap()).collect();
+    assert!(misses.iter().all(|m| m.contains("_split_transpose_view_")), "{misses:?}");
     let named = &trace("torch_block_cuda.trace.json.gz", &[])["fusion"]["reprediction"];
-    assert_eq!((named["matched"].as_u64(), named["exact"].as_u64()), (Some(14), Some(0)), "{named}");
+    assert_eq!((named["matched"].as_u64(), named["exact"].as_u64()), (Some(18), Some(0)), "{named}");
     let softmax = "triton_per_fused__softmax_amax_div_mul_sub_view_3";
     assert!(named["misses"].as_array().unwrap().iter().any(|m| m["kernel"] == softmax));
     assert!(!exact["misses"].as_array().unwrap().iter().any(|m| m["kernel"] == softmax));

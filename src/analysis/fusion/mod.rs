@@ -189,7 +189,8 @@ pub(crate) fn analyze_then<T>(
     });
     let opportunities =
         whatif::opportunities(&grouping, &options.rules, options.chip, options.calibration, options.structure);
-    let reprediction = repredict::repredict(&grouping, &BuiltIn::Inductor.rules());
+    let calls = repredict::compiled_calls(side.trace, &grouping);
+    let reprediction = repredict::repredict(&grouping, &BuiltIn::Inductor.rules(), &calls);
     let totals = totals(side.trace, &grouping, &opportunities);
     let op_times = op_times::op_times(side.trace, grouping.instances.iter().map(|i| (i.dur, i.op)));
     // Longest first; the permutation is kept for `then`.

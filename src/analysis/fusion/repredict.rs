@@ -15,6 +15,7 @@ use super::kind::Kind;
 use super::rules::{RuleSet, Run};
 use classify::category::Category;
 use classify::inductor;
+use trace::model::Trace;
 
 /// How many Inductor kernels the rules re-form exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,7 +96,37 @@ fn component_kind(c: Category) -> Kind {
 }
 
 /// The re-prediction, or `None` when the trace has no Inductor kernel.
-pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
+/// The name torch.compile gives the range of one call of a compiled graph.
+const COMPILED_CALL: &str = "Torch-Compiled Region: ";
+
+/// Per instance, the call of a compiled graph its launching op ran in (an index among the
+/// trace's `Torch-Compiled Region` ranges), where it ran in one. Inductor compiles one call at
+/// a time, so two kernels of two calls are never one of its kernels, however adjacent.
+pub(crate) fn compiled_calls(trace: &Trace, g: &Grouping) -> Vec<Option<usize>> {
+    let mut by_tid: FxHashMap<i64, Vec<(f64, f64, usize)>> = FxHashMap::default();
+    for (i, op) in trace.cpu_ops.iter().enumerate() {
+        if trace.name(op.name).starts_with(COMPILED_CALL) {
+            by_tid.entry(op.tid).or_default().push((op.ts, op.ts + op.dur, i));
+        }
+    }
+    if by_tid.is_empty() {
+        return vec![None; g.instances.len()];
+    }
+    for ranges in by_tid.values_mut() {
+        ranges.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    g.instances
+        .iter()
+        .map(|inst| {
+            let op = &trace.cpu_ops[inst.op?];
+            let ranges = by_tid.get(&op.tid)?;
+            let at = ranges.partition_point(|r| r.0 <= op.ts);
+            ranges[..at].last().filter(|r| op.ts <= r.1).map(|r| r.2)
+        })
+        .collect()
+}
+
+pub(crate) fn repredict(g: &Grouping, rules: &RuleSet, calls: &[Option<usize>]) -> Option<Reprediction> {
     // An Inductor kernel is known by its launch op (`triton_…`, recent PyTorch) or its own name;
     // XLA's Triton fusions (`triton_softmax_8`) bear the prefix too, but their HLO says so.
     let inductor_name = |gi: usize| -> Option<String> {
@@ -184,7 +215,12 @@ pub(crate) fn repredict(g: &Grouping, rules: &RuleSet) -> Option<Reprediction> {
                 let same_kernel = prev.instance == op.instance;
                 let connected = same_kernel || {
                     let (a, b) = (&g.instances[prev.instance], &g.instances[op.instance]);
-                    same_stream(a, b) && handoff(g, a, b).0.is_some()
+                    let call = |i: usize| calls.get(i).copied().flatten();
+                    let one_call = match (call(prev.instance), call(op.instance)) {
+                        (Some(x), Some(y)) => x == y,
+                        _ => true,
+                    };
+                    one_call && same_stream(a, b) && handoff(g, a, b).0.is_some()
                 };
                 match rules.joins_in(run, op.kind, space, same_kernel).filter(|_| connected) {
                     Some(rule) => {
