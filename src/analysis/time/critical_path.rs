@@ -115,40 +115,60 @@ pub fn critical_paths(trace: &Trace, windows: &[(String, f64, f64)]) -> Vec<Crit
         return Vec::new();
     }
     let graph = Graph::of(trace);
-    let mut paths: Vec<CriticalPath> = if windows.is_empty() {
+    let whole = || {
         let calls = trace.launches.iter().map(|(_, l)| l.ts);
         let start = trace.kernels.iter().map(|k| k.ts).chain(calls).fold(f64::INFINITY, f64::min);
         let end = trace.kernels.iter().map(|k| k.ts + k.dur).fold(f64::NEG_INFINITY, f64::max);
-        graph.path(trace, "whole trace", start, end).into_iter().collect()
-    } else {
-        windows.iter().filter_map(|(name, start, end)| graph.path(trace, name, *start, *end)).collect()
+        ("whole trace".to_string(), start, end)
     };
-    // The longest path keeps its events (the first of equals): one step is drawn.
-    let longest = paths.iter().enumerate().fold(None, |best: Option<(usize, f64)>, (i, p)| match best {
-        Some((_, l)) if l >= p.length_us => best,
-        _ => Some((i, p.length_us)),
-    });
-    for (i, p) in paths.iter_mut().enumerate() {
-        if Some(i) != longest.map(|(i, _)| i) {
-            p.drawn = Vec::new();
+    let windows: Vec<(String, f64, f64)> = if windows.is_empty() { vec![whole()] } else { windows.to_vec() };
+    let mut paths: Vec<CriticalPath> = Vec::with_capacity(windows.len());
+    // Only the longest path keeps its events (the first of equals): one step is drawn, and
+    // its events' names are read only for it.
+    let mut longest: Option<(usize, Vec<RawEvent>, f64)> = None;
+    for (name, start, end) in &windows {
+        let Some((p, events, origin)) = graph.path(trace, name, *start, *end) else { continue };
+        if longest.as_ref().is_none_or(|(i, ..)| p.length_us > paths[*i].length_us) {
+            longest = Some((paths.len(), events, origin));
         }
+        paths.push(p);
+    }
+    if let Some((i, events, origin)) = longest {
+        paths[i].drawn = drawn_events(trace, events, origin);
     }
     paths
 }
 
+/// An event of a path as the walk finds it; named only when it is drawn.
+#[derive(Debug, Clone, Copy)]
+struct RawEvent {
+    lane: Lane,
+    start: f64,
+    end: f64,
+    name: NameId,
+    kernel: bool,
+}
+
 /// The events kept for drawing: the longest [`DRAWN_EVENTS`] of them, in time order, their
-/// times from `origin`.
-fn drawn_events(mut events: Vec<PathEvent>, origin: f64) -> Vec<PathEvent> {
+/// times from `origin`, their names read out.
+fn drawn_events(trace: &Trace, mut events: Vec<RawEvent>, origin: f64) -> Vec<PathEvent> {
     if events.len() > DRAWN_EVENTS {
-        events.sort_by(|a, b| (b.end_us - b.start_us).total_cmp(&(a.end_us - a.start_us)));
+        events.sort_by(|a, b| (b.end - b.start).total_cmp(&(a.end - a.start)));
         events.truncate(DRAWN_EVENTS);
     }
-    events.sort_by(|a, b| a.start_us.total_cmp(&b.start_us));
-    for e in &mut events {
-        e.start_us = round3(e.start_us - origin);
-        e.end_us = round3(e.end_us - origin);
-    }
+    events.sort_by(|a, b| a.start.total_cmp(&b.start));
     events
+        .into_iter()
+        .map(|e| PathEvent {
+            lane: e.lane,
+            start_us: round3(e.start - origin),
+            end_us: round3(e.end - origin),
+            name: match e.kernel {
+                true => classify::family::table_name(trace.name(e.name), 60),
+                false => trace.name(e.name).to_string(),
+            },
+        })
+        .collect()
 }
 
 /// The events and their dependencies.
@@ -218,7 +238,8 @@ impl Graph {
         list[..at].iter().rev().take(64).map(|&i| &trace.cpu_ops[i]).find(|o| o.ts + o.dur >= t).map(|o| o.name)
     }
 
-    fn path(&self, trace: &Trace, window: &str, start: f64, end: f64) -> Option<CriticalPath> {
+    /// The path of one window, with its events as found and where it starts.
+    fn path(&self, trace: &Trace, window: &str, start: f64, end: f64) -> Option<(CriticalPath, Vec<RawEvent>, f64)> {
         let kernels = &trace.kernels;
         let k_end = |i: usize| kernels[i].ts + kernels[i].dur;
         // The event that ends last inside the window.
@@ -244,7 +265,7 @@ impl Graph {
             top: Vec::new(),
             drawn: Vec::new(),
         };
-        let mut events: Vec<PathEvent> = Vec::new();
+        let mut events: Vec<RawEvent> = Vec::new();
         let mut by_name: FxHashMap<(NameId, &'static str), f64> = FxHashMap::default();
         let path_end = match at {
             Event::Kernel(k) => k_end(k),
@@ -286,16 +307,12 @@ impl Graph {
             };
             let own = cursor - own_from;
             if own > 0.0 {
-                let (lane, name) = match at {
-                    Event::Kernel(k) => (
-                        Lane::Gpu { device: kernels[k].device, stream: kernels[k].stream },
-                        classify::family::table_name(trace.name(kernels[k].name), 60),
-                    ),
-                    Event::Call(c) => {
-                        (Lane::Cpu { tid: self.calls[c].tid }, trace.name(self.calls[c].name).to_string())
-                    }
+                let lane = match at {
+                    Event::Kernel(k) => Lane::Gpu { device: kernels[k].device, stream: kernels[k].stream },
+                    Event::Call(c) => Lane::Cpu { tid: self.calls[c].tid },
                 };
-                events.push(PathEvent { lane, start_us: own_from, end_us: cursor, name });
+                let kernel = matches!(at, Event::Kernel(_));
+                events.push(RawEvent { lane, start: own_from, end: cursor, name, kernel });
             }
             match at {
                 Event::Kernel(_) => {
@@ -345,8 +362,7 @@ impl Graph {
         top.sort_by(|a, b| b.time_us.total_cmp(&a.time_us).then_with(|| a.name.cmp(&b.name)));
         top.truncate(PATH_NAMES);
         p.top = top;
-        p.drawn = drawn_events(events, cursor);
-        Some(p)
+        Some((p, events, cursor))
     }
 }
 
