@@ -10,7 +10,7 @@
 //! | [`compare`](mod@compare) | two traces: the AMD-vs-NVIDIA kernel mapping, fusion differences, aligned layers, which two to pair |
 //! | [`structure`] | serving traces: steps, phases, decoder layers; the sequence alignment they use |
 //! | [`documents`] | the JSON documents of `trace --json` and `compare --json` (and the page's JSON export) |
-//! | [`findings`] | the overview: a verdict naming the devices, and findings ranked by the time they explain |
+//! | [`findings`] | the overview of a trace, a pair, a job's ranks or an op graph: a verdict, and findings ranked by the time they explain |
 //! | [`capture`] | graph-capture traces joined to their replays |
 //! | [`ranks`] | the ranks of one distributed job: per-rank fold, collectives matched across ranks, clocks, stragglers (`docs/ranks.md`) |
 //! | [`fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
