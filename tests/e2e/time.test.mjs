@@ -99,7 +99,10 @@ test('two traces: the headline and the gap table equal the CLI, both chips on on
   const g = c.gap;
   const faster = g.headline.faster;
   const headline = await page.getByTestId('gap-headline').textContent();
-  assert.ok(headline.startsWith(`${faster} is faster: amd ${duration(g.headline.gpu_time_us.amd)} vs nvidia ${duration(g.headline.gpu_time_us.nvidia)}`), headline);
+  // The sides named by their devices, as the verdict names them.
+  const name = Object.fromEntries(c.verdict.sides.map((s) => [s.key, s.name]));
+  assert.ok(headline.startsWith(`${name[faster]} is faster: ${name.amd} ${duration(g.headline.gpu_time_us.amd)} vs ${name.nvidia} ${duration(g.headline.gpu_time_us.nvidia)}`), headline);
+  assert.ok(name.amd === 'MI300X (AMD)' && name.nvidia === 'H100 SXM (NVIDIA)', JSON.stringify(name));
   // In "Where the time goes" the gap table comes first, every row plus the unattributed row,
   // in the CLI's order.
   await page.getByRole('tab', { name: 'Where the time goes' }).click();

@@ -202,11 +202,14 @@ pub fn gap_table(g: &Gap, keys: [&str; 2]) -> DataTable {
     t
 }
 
-/// "nvidia is faster: 327.1 ms vs 551.0 ms of GPU time (223.9 ms less, 1.68×)".
-pub fn gap_headline(g: &Gap) -> String {
+/// "H100 SXM (NVIDIA) is faster: MI300X (AMD) 551.0 ms vs H100 SXM (NVIDIA) 327.1 ms of GPU
+/// time (223.9 ms less, 1.68×)", each side by its name in `names` (key, name), else its key.
+pub fn gap_headline(g: &Gap, names: &[(&str, &str)]) -> String {
     let h = &g.headline;
-    let times: Vec<String> = h.gpu_time_us.iter().map(|(k, t)| format!("{k} {}", format_duration_us(*t))).collect();
-    match (&h.faster, h.ratio) {
+    let name = |k: &str| names.iter().find(|(key, _)| *key == k).map_or(k, |(_, n)| n).to_string();
+    let times: Vec<String> =
+        h.gpu_time_us.iter().map(|(k, t)| format!("{} {}", name(k), format_duration_us(*t))).collect();
+    match (h.faster.as_deref().map(name), h.ratio) {
         (Some(f), Some(r)) => format!(
             "{f} is faster: {} of GPU time ({} less, {r:.2}×)",
             times.join(" vs "),

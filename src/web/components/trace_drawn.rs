@@ -176,7 +176,7 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                 view: view.clone(),
             }
         }
-        TraceView::Comparison { files, comparison, gap, .. } => {
+        TraceView::Comparison { files, comparison, gap, overview, .. } => {
             let keys: Vec<&str> = comparison.platforms.iter().map(|p| p.key.as_str()).collect();
             let mut tables: Vec<Shared<DataTable>> = Vec::new();
             let mut time_charts = Vec::new();
@@ -274,7 +274,12 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                 chip: None,
                 coverage: None,
                 capture: None,
-                headline: gap.as_ref().map(|g| gap_headline(&g.gap)),
+                headline: gap.as_ref().map(|g| {
+                    // The sides named as the verdict names them (their devices, across vendors).
+                    let names: Vec<(&str, &str)> =
+                        overview.verdict.sides.iter().map(|s| (s.key.as_str(), s.name.as_str())).collect();
+                    gap_headline(&g.gap, &names)
+                }),
                 fusion,
                 dag: None,
                 pair,
