@@ -50,7 +50,7 @@ fn opened(rel: &str) -> (Trace, TraceSummary, serde_json::Value) {
     match open_whole(name, &data_bytes(rel)) {
         Ok(Imported::Trace { trace, summary, time, .. }) => {
             // The page's export: its overview, computed as the page computes it, first.
-            let overview = fusionscope::analysis::findings::trace_overview(&summary, Some(&time));
+            let overview = fusionscope::analysis::findings::single::trace_overview(&summary, Some(&time));
             let page = serde_json::to_value(fusionscope::analysis::documents::TraceJson {
                 overview: Some(&overview),
                 summary: &summary,

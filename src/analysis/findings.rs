@@ -16,10 +16,9 @@ use units::{format_bytes, format_duration_us, group_digits};
 
 use crate::compare::Comparison;
 use crate::fusion::TraceFusion;
-use crate::summary::{round3, PlatformEntry, TraceSummary};
+use crate::summary::{round3, PlatformEntry};
 use crate::time::gap::{Gap, GapRow};
 use crate::time::launch_cost::LaunchCost;
-use crate::time::op_table::OpRow;
 use crate::time::report::TraceTime;
 use crate::time::timeline::Timeline;
 use crate::time::waits::Waits;
@@ -521,70 +520,6 @@ pub fn pair_overview(c: &Comparison, gap: Option<&Gap>, facts: [SideFacts<'_>; 2
     Overview { verdict, findings: rank(candidates) }
 }
 
-fn top_op(row: &OpRow, gpu_time_us: f64) -> Finding {
-    let rate = match (row.tflops_per_s, row.roofline_pct) {
-        (Some(t), Some(p)) if t > 0.0 => format!(" at {t:.1} TFLOP/s, {p:.1} % of its roofline"),
-        (_, Some(p)) => format!(", {p:.1} % of its roofline"),
-        _ => String::new(),
-    };
-    let share = if gpu_time_us > 0.0 {
-        format!(" ({:.1} % of GPU time)", 100.0 * row.kernel_time_us / gpu_time_us)
-    } else {
-        String::new()
-    };
-    Finding {
-        kind: FindingKind::Op,
-        time_us: row.kernel_time_us,
-        text: format!(
-            "{}{} takes {} in {} calls{share}{rate}",
-            row.op,
-            dims(&row.input_dims),
-            format_duration_us(row.kernel_time_us),
-            group_digits(row.calls)
-        ),
-        evidence: Evidence::Time,
-    }
-}
-
-/// The overview of one trace: its device and GPU time, its costliest ops, the fusion left on
-/// the table, its idle time and its largest category.
-pub fn trace_overview(summary: &TraceSummary, time: Option<&TraceTime>) -> Overview {
-    let platform = summary.platforms.first();
-    let chip = time.and_then(|t| t.chip.as_ref().map(|c| c.name.as_str()));
-    let name = platform.map_or_else(|| "unknown device".to_string(), |p| device_name(p, chip));
-    let gpu = platform.map_or(0.0, |p| p.gpu_time_us);
-    let timeline = time.and_then(|t| t.timeline.as_ref());
-    let side = verdict_side("trace", &name, gpu, timeline);
-    let kernels = platform.map_or(0, |p| p.kernels);
-    let busy = busy_clause(&side);
-    let text = format!(
-        "{name}: {} of GPU time in {} kernels{}",
-        format_duration_us(gpu),
-        group_digits(kernels as u64),
-        if busy.is_empty() { String::new() } else { format!("; {busy}") }
-    );
-    let mut candidates: Vec<Finding> = Vec::new();
-    if let Some(t) = time {
-        candidates.extend(t.ops.iter().take(cap(FindingKind::Op)).map(|r| top_op(r, gpu)));
-        candidates.extend(t.fusion.as_ref().map(|f| opportunities(f, None)).unwrap_or_default());
-    }
-    let launch = time.and_then(|t| t.launch_cost.as_ref()).map(|l| &l.whole);
-    candidates.extend(timeline.and_then(|t| idle(t, time.and_then(|t| t.waits.as_ref()), launch, None)));
-    candidates.extend(summary.categories.first().map(|row| Finding {
-        kind: FindingKind::Category,
-        time_us: row.trace.time_us,
-        text: format!(
-            "{} kernels are {:.1} % of GPU time: {} in {} kernels",
-            row.category,
-            row.trace.share_pct,
-            format_duration_us(row.trace.time_us),
-            group_digits(row.trace.count)
-        ),
-        evidence: Evidence::Kernels,
-    }));
-    Overview { verdict: Verdict { text, sides: vec![side] }, findings: rank(candidates) }
-}
-
 /// The lines after a pair's verdict for the page and the text output: each side's busy and
 /// idle time (one trace's verdict says them itself).
 pub fn busy_lines(v: &Verdict) -> Vec<String> {
@@ -603,6 +538,7 @@ pub fn busy_lines(v: &Verdict) -> Vec<String> {
 pub mod as_value;
 pub mod graph;
 pub mod ranks;
+pub mod single;
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,8 @@
 use super::shared::Shared;
 use analysis::compare::pairing::default_pair;
 use analysis::compare::swapped;
-use analysis::findings::{pair_overview, trace_overview, Evidence, Overview, SideFacts};
+use analysis::findings::single::trace_overview;
+use analysis::findings::{pair_overview, Evidence, Overview, SideFacts};
 use analysis::fusion::TraceFusion;
 use analysis::time::gap::{gap, Gap};
 use analysis::time::report::TraceTime;

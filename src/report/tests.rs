@@ -1,7 +1,8 @@
 use super::*;
 use analysis::classify;
 use analysis::compare::compare_classified;
-use analysis::findings::{pair_overview, trace_overview, SideFacts};
+use analysis::findings::single::trace_overview;
+use analysis::findings::{pair_overview, SideFacts};
 use analysis::summary::{summarize_classified, ClassifiedTrace};
 use analysis::time::gap::gap;
 use analysis::time::report::opened_report;

@@ -1,6 +1,8 @@
+use super::single::trace_overview;
 use super::*;
 use crate::classify;
 use crate::compare::compare_classified;
+use crate::summary::TraceSummary;
 use crate::summary::{summarize_classified, ClassifiedTrace};
 use crate::time::gap::gap;
 use crate::time::report::opened_report;
