@@ -128,15 +128,16 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
     let s = &props.sides;
     let pair = aligned_pair(&props.comparison, [(&s[0].0, &s[0].1), (&s[1].0, &s[1].1)]);
     let picked = use_state_eq(|| None::<usize>);
+    // The aligned layer the two drawings below show, kernel by kernel, its differences marked:
+    // drawn once per comparison, not again on each difference picked.
+    let aligned = use_memo(props.comparison.clone(), |c| {
+        let keys: Vec<&str> = c.platforms.iter().map(|p| p.key.as_str()).collect();
+        let names = pair_side_names(c);
+        let keys = [keys.first().copied().unwrap_or("a"), keys.get(1).copied().unwrap_or("b")];
+        c.layer_alignment.first().and_then(|a| aligned_layer_svg(a, keys, [names[0].as_str(), names[1].as_str()]))
+    });
     let Some(p) = pair.as_ref() else { return html! {} };
     let chart = pair_traffic_chart(p).map(|c| c.to_svg());
-    // The aligned layer the two drawings below show, kernel by kernel, its differences marked.
-    let aligned = {
-        let c = &props.comparison;
-        let keys = [p.sides[0].key.as_str(), p.sides[1].key.as_str()];
-        let names = pair_side_names(c);
-        c.layer_alignment.first().and_then(|a| aligned_layer_svg(a, keys, [names[0].as_str(), names[1].as_str()]))
-    };
     let bytes_unknown = pair_bytes_unknown(p);
     let marked = |side: usize| -> Vec<usize> {
         let Some(d) = (*picked).and_then(|k| p.differences.get(k)) else { return Vec::new() };

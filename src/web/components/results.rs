@@ -45,11 +45,15 @@ pub fn results(props: &Props) -> Html {
     let calibration_panel = state.time.calibration.clone().map(|calibration| {
         html! { <CalibrationPanel {calibration} on_unload={props.on_unload_calibration.clone()} /> }
     });
-    // The verdict and findings at the time model's chip's bandwidth (none for an unusable chip).
-    let overview = state
-        .shown()
-        .zip(state.time.chip().ok())
-        .map(|(c, chip)| page::Shared::new(analysis::findings::graph::graph_overview(&*c.report, &chip)));
+    // The verdict and findings at the time model's chip's bandwidth (none for an unusable chip),
+    // made again only when the report or the chip changes, not on every selection.
+    let overview = (*use_memo((state.shown().map(|c| c.report.clone()), state.time.chip().ok()), |(report, chip)| {
+        report
+            .as_ref()
+            .zip(chip.as_ref())
+            .map(|(r, chip)| page::Shared::new(analysis::findings::graph::graph_overview(&**r, chip)))
+    }))
+    .clone();
     let Some(c) = state.shown().cloned() else {
         return html! { <>
             <section class="panel empty" role="alert">
