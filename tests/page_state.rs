@@ -326,11 +326,7 @@ mod traces {
         assert_eq!(fusionscope::analysis::capture::captured_graph_count(&capture), Some(1));
         let (joined, report) = fusionscope::analysis::capture::attribute(&replay, &capture).unwrap();
         let side = fusionscope::analysis::summary::ClassifiedTrace::new(&joined, &fusionscope::analysis::classify);
-        let mut time = fusionscope::analysis::time::report::time_report(
-            &side,
-            None,
-            &fusionscope::analysis::time::report::recorded_cost,
-        );
+        let mut time = fusionscope::analysis::pipeline::time_report(&side, &Default::default());
         time.capture = Some(report);
         let s = reduce(
             s,
@@ -387,7 +383,7 @@ mod traces {
         let Ok(Imported::ExecTrace(et)) = open_whole("add_et.json.gz", &et_bytes) else { panic!("exec trace") };
         let side = fusionscope::analysis::summary::ClassifiedTrace::new(&trace, &fusionscope::analysis::classify);
         let mut linked = time.clone();
-        fusionscope::analysis::time::report::add_exec_trace(
+        fusionscope::analysis::pipeline::add_exec_trace(
             &mut linked,
             &side,
             summary.structure.as_deref(),

@@ -11,7 +11,7 @@ use crate::common::{gunzip, json, run, trace_bytes};
 use fusionscope::analysis::capture::{attribute, CaptureError};
 use fusionscope::analysis::compare::Method;
 use fusionscope::analysis::summary::ClassifiedTrace;
-use fusionscope::analysis::time::report::{recorded_cost, time_report};
+use fusionscope::analysis::pipeline::{time_report, Choices};
 use fusionscope::analysis::{classify, compare, Input};
 use fusionscope::formats::read_trace;
 use fusionscope::trace::Trace;
@@ -27,9 +27,9 @@ fn joined(pair: &str) -> (Trace, fusionscope::analysis::capture::CaptureReport) 
 }
 
 /// The report of the replay joined to its capture.
-fn joined_time(pair: &str) -> fusionscope::analysis::time::report::TraceTime {
+fn joined_time(pair: &str) -> fusionscope::analysis::pipeline::TraceTime {
     let (trace, _) = joined(pair);
-    time_report(&ClassifiedTrace::new(&trace, &classify), None, &recorded_cost)
+    time_report(&ClassifiedTrace::new(&trace, &classify), &Choices::default())
 }
 
 #[track_caller]

@@ -502,7 +502,7 @@ fn the_cli_on_the_shared_ranks() {
 
 #[test]
 fn every_device_and_stream_of_one_trace_gets_its_figures() {
-    use fusionscope::analysis::ranks::streams::device_streams;
+    use fusionscope::analysis::time::streams::device_streams;
     use fusionscope::analysis::summary::ClassifiedTrace;
     // One process driving four GPUs: the synthetic ranks' events in one trace, one clock.
     let job = SyntheticJob { offsets_us: vec![0; 4], ..SyntheticJob::small() };
@@ -542,7 +542,7 @@ fn every_device_and_stream_of_one_trace_gets_its_figures() {
 
 #[test]
 fn the_whole_trace_streams_equal_the_streamed_folds_on_real_traces() {
-    use fusionscope::analysis::ranks::streams::device_streams;
+    use fusionscope::analysis::time::streams::device_streams;
     use fusionscope::analysis::summary::ClassifiedTrace;
     for rel in [
         "multirank/hta_sampled_128rank_rank0.json.gz",

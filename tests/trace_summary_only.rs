@@ -5,7 +5,7 @@
 use crate::common::{data, json, run, trace_bytes};
 use fusionscope::analysis::summary::ClassifiedTrace;
 use fusionscope::analysis::summary_only::{SummaryOnly, SummarySink, LEFT_OUT};
-use fusionscope::analysis::time::report::{recorded_cost, time_report};
+use fusionscope::analysis::pipeline::{time_report, Choices};
 use fusionscope::analysis::{classify, summarize};
 use fusionscope::formats::{read_trace, Reader};
 use fusionscope::trace::Vendor;
@@ -56,7 +56,7 @@ fn the_fold_gives_the_whole_summarys_totals_on_every_real_trace() {
         }
         assert_eq!(s.kernels.iter().map(|k| k.count).sum::<u64>(), trace.kernels.len() as u64, "{rel}");
         // The whole-trace timeline of each device, busiest first.
-        let time = time_report(&ClassifiedTrace::new(&trace, &classify), None, &recorded_cost);
+        let time = time_report(&ClassifiedTrace::new(&trace, &classify), &Choices::default());
         assert!(s.notes.is_empty(), "{rel}: {:?}", s.notes);
         assert_eq!(s.timeline, time.timeline, "{rel}");
         assert_eq!(s.other_devices, time.other_devices, "{rel}");

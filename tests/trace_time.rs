@@ -142,13 +142,13 @@ fn the_qwen_pairs_gemm_and_sdpa_rows_match_tracelens_flops_bytes_and_kernel_time
 
 #[test]
 fn a_trace_without_record_shapes_says_so_once_and_keeps_its_timeline_and_op_times() {
-    use fusionscope::analysis::time::report::{recorded_cost, time_report};
+    use fusionscope::analysis::pipeline::{time_report, Choices};
     use fusionscope::analysis::view::time::{coverage_line, time_text};
     let text = String::from_utf8(gunzip(&trace_bytes("nvidia/hf_bert-small_eager_h100.json.gz"))).unwrap();
     // The same trace as if recorded without `record_shapes=True`.
     let stripped = text.replace("\"Input Dims\"", "\"Input Dimz\"").replace("\"Input type\"", "\"Input typz\"");
     let (with, without) = (read_trace(text.as_bytes()).unwrap(), read_trace(stripped.as_bytes()).unwrap());
-    let report = |t| time_report(&ClassifiedTrace::new(t, &classify), None, &recorded_cost);
+    let report = |t| time_report(&ClassifiedTrace::new(t, &classify), &Choices::default());
     let (a, b) = (report(&with), report(&without));
     assert!(a.shapes_recorded && !b.shapes_recorded);
     assert_eq!(a.timeline, b.timeline);
@@ -198,7 +198,7 @@ fn enclosing_ops_from_json(text: &[u8]) -> Vec<(String, Option<String>)> {
 
 #[test]
 fn an_older_traces_kernels_link_to_the_op_enclosing_their_launch_not_the_op_their_correlation_id_names() {
-    use fusionscope::analysis::time::report::{recorded_cost, time_report};
+    use fusionscope::analysis::pipeline::{time_report, Choices};
     // PyTorch 1.x: every kernel's and launch call's `External id` is its correlation id, which
     // as an op id names unrelated ops (the GEMMs landed on `aten::t`).
     let text = gunzip(&crate::common::data_bytes("exec-trace/param_linear_kineto.json.gz"));
@@ -223,7 +223,7 @@ fn an_older_traces_kernels_link_to_the_op_enclosing_their_launch_not_the_op_thei
     let gemm_ops: Vec<&str> = want.keys().filter(|(g, _)| *g).filter_map(|(_, o)| o.as_deref()).collect();
     assert_eq!(gemm_ops, vec!["aten::addmm", "aten::mm"]);
     // The op table: GEMM time on `aten::mm`/`aten::addmm`, none on `aten::t` or `aten::transpose`.
-    let report = time_report(&ClassifiedTrace::new(&trace, &classify), None, &recorded_cost);
+    let report = time_report(&ClassifiedTrace::new(&trace, &classify), &Choices::default());
     let row = |op: &str| report.ops.iter().find(|r| r.op == op);
     assert!(row("aten::t").is_none() && row("aten::transpose").is_none());
     // One GEMM per call.

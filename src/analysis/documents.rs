@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::capture::CaptureReport;
 use crate::fusion::TraceFusion;
-use crate::time::report::TraceTime;
+use crate::pipeline::TraceTime;
 
 /// `fusionscope trace --json` (and the page's JSON export): the overview, the summary and where
 /// the time goes, in one object.

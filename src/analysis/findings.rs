@@ -19,7 +19,7 @@ use crate::fusion::TraceFusion;
 use crate::summary::{round3, PlatformEntry};
 use crate::time::gap::{Gap, GapRow};
 use crate::time::launch_cost::LaunchCost;
-use crate::time::report::TraceTime;
+use crate::pipeline::TraceTime;
 use crate::time::timeline::Timeline;
 use crate::time::waits::Waits;
 use trace::model::platform::Vendor;

@@ -16,7 +16,8 @@
 //! | [`fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
 //! | [`provenance`] | Inductor's compile log (the `inductor` crate) joined to a trace of the same run: each generated kernel's calls and time |
 //! | [`exec_trace`] | PyTorch Execution Traces (Chakra ET JSON): exact tensor data flow for the fusion groups |
-//! | [`time`] | where the time goes: GPU timeline, why the GPU waits (idle time between kernels by cause), per-op table (priced by the `perf` crate's per-op models), the gap between two traces, the time report |
+//! | [`time`] | where the time goes: GPU timeline, why the GPU waits (idle time between kernels by cause), per-op table (priced by the `perf` crate's per-op models), the gap between two traces, every stream's figures, the critical path |
+//! | [`pipeline`] | one trace through every analysis, the same for the command line and the page: the report `trace --json` prints (`TraceTime`), the choices it is made with |
 //! | [`view`] | the results as the page and its exports draw them: tables, charts, Markdown |
 //! | [`synthetic`] | synthetic traces (eager and serving) for tests and benchmarks |
 
@@ -26,6 +27,7 @@ pub mod documents;
 pub mod exec_trace;
 pub mod findings;
 pub mod fusion;
+pub mod pipeline;
 pub mod provenance;
 pub mod ranks;
 pub mod structure;

@@ -60,7 +60,7 @@ pub struct KernelRange {
 }
 
 /// `fusionscope trace --summary-only [--json]`: the parts of the summary ([`crate::TraceSummary`])
-/// and of the timeline ([`crate::time::report::TraceTime`]) that a fold can give, under the same
+/// and of the timeline ([`crate::pipeline::TraceTime`]) that a fold can give, under the same
 /// keys, with every kernel's range and what was left out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SummaryOnly {

@@ -33,7 +33,7 @@ mod tests {
     use super::*;
     use crate::classify;
     use crate::summary::{summarize_classified, ClassifiedTrace};
-    use crate::time::report::{recorded_cost, time_report};
+    use crate::pipeline::{time_report, Choices};
     use formats::read_trace;
 
     const QWEN: &[u8] = include_bytes!(concat!(
@@ -46,7 +46,7 @@ mod tests {
         let trace = read_trace(QWEN).unwrap();
         let results = |t: &Trace| {
             let side = ClassifiedTrace::new(t, &classify);
-            (summarize_classified(&side, None), time_report(&side, None, &recorded_cost))
+            (summarize_classified(&side, None), time_report(&side, &Choices::default()))
         };
         let bytes = to_bytes(&trace, None).unwrap();
         assert!(bytes.len() < QWEN.len() * 4, "{} bytes", bytes.len());

@@ -23,7 +23,7 @@ use analysis::summary::{summarize_classified, ClassifiedTrace};
 use analysis::summary_only::SummarySink;
 use analysis::synthetic::serving::{write_serving_trace, ServingSpec};
 use analysis::synthetic::{write_trace, Flavor, Length};
-use analysis::time::report::{recorded_cost, time_report};
+use analysis::pipeline::{time_report, Choices};
 use analysis::{classify, compare, Input};
 use formats::{Reader, TraceReader};
 use fusion::analyze;
@@ -301,7 +301,7 @@ fn trace(size_mb: u64, dir: &Path, with_compare: bool) -> CliResult {
     let t = Instant::now();
     let side = ClassifiedTrace::new(&trace, &classify);
     let summary = summarize_classified(&side, Some("nvidia"));
-    let time = time_report(&side, None, &recorded_cost);
+    let time = time_report(&side, &Choices::default());
     let analysis = t.elapsed().as_secs_f64();
     print(&format!(
         "trace:   read + summary + timeline + op table in {:.2} s = {:.0} MB/s ({:.2} s analysing; {} categories, {} op rows, {} steps)\n",

@@ -10,9 +10,9 @@ use analysis::compare::{compare_classified, swapped, Comparison};
 use analysis::findings::single::trace_overview;
 use analysis::findings::{pair_overview, Overview, SideFacts};
 use analysis::provenance;
-use analysis::summary::{structure_of, summarize_classified, ClassifiedTrace, TraceSummary};
+use analysis::summary::{structure_of, ClassifiedTrace, TraceSummary};
 use analysis::time::gap::{gap, Gap};
-use analysis::time::report::{recorded_cost, time_report, time_report_with, TraceTime};
+use analysis::pipeline::{analyse, fusion, report, TraceTime};
 use hardware::DetectedChip;
 use trace::Trace;
 
@@ -41,6 +41,7 @@ pub(super) struct OneInput<'a> {
 pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std::error::Error>> {
     let chip = given_chip(args.chip)?;
     let setup = FusionSetup::new(args.fusion)?.with_exec_trace(args.exec_trace)?;
+    let choices = setup.choices(chip.as_ref());
     let (mut trace, capture) = load_with_capture(args.file, args.capture)?;
     // The log's groups go into the trace before any analysis reads it.
     let compiled_kernels = match args.compile_log {
@@ -49,22 +50,16 @@ pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std:
             // The groups the analysis infers without the log, for "inferred vs exact".
             let before = {
                 let side = ClassifiedTrace::new(&trace, &classify);
-                let structure = structure_of(&side);
-                setup.analyze(&side, chip.as_ref(), structure.as_deref()).0
+                fusion(&side, structure_of(&side).as_deref(), &choices).0
             };
             Some(provenance::apply(&mut trace, &file_name(path), &log, Some(&before)))
         }
         None => None,
     };
-    // One structure search (the side's) for the summary and the fusion's windows.
+    // The page's pipeline, with the flags' choices.
     let side = ClassifiedTrace::new(&trace, &classify);
-    let summary = summarize_classified(&side, Some(&file_name(args.file)));
-    let (fusion, dag) = setup.analyze(&side, chip.as_ref(), summary.structure.as_deref());
-    let mut time = time_report_with(&side, chip, &recorded_cost, setup.exec_trace());
+    let (summary, mut time) = analyse(&side, Some(&file_name(args.file)), &choices);
     time.capture = capture;
-    // In the report, as the page's export has it: `fusion` (and `fusion_dag`) beside the time keys.
-    time.fusion = Some(fusion);
-    time.fusion_dag = dag;
     time.compiled_kernels = compiled_kernels;
     let overview = trace_overview(&summary, Some(&time));
     Ok(OneTrace { summary, time, overview })
@@ -99,12 +94,8 @@ pub(super) fn analyse_pair(args: PairInput<'_>) -> Result<Pair, Box<dyn std::err
         let side = ClassifiedTrace::new(&trace, &classify);
         // Per step and layer as the trace's own view has them; the search is kept for the
         // comparison, which would otherwise run it again.
-        let structure = structure_of(&side);
-        let (fusion, dag) = setup.analyze(&side, chip.as_ref(), structure.as_deref());
-        let mut time = time_report(&side, chip, &recorded_cost);
+        let mut time = report(&side, structure_of(&side).as_deref(), &setup.choices(chip.as_ref()));
         time.capture = capture;
-        time.fusion = Some(fusion);
-        time.fusion_dag = dag;
         let vendor = side.platform.vendor;
         let found = side.into_search();
         Ok((trace, vendor, time, found))

@@ -4,13 +4,11 @@
 use std::path::PathBuf;
 
 use analysis::exec_trace::{parse_exec_trace, ExecTrace};
-use analysis::fusion::dag::{fusion_with_dag, FusionDag};
-use analysis::fusion::{parse_rules, BuiltIn, FusionOptions, RuleError, RuleSet, TraceFusion};
-use analysis::structure::Structure;
-use analysis::summary::ClassifiedTrace;
+use analysis::fusion::{parse_rules, BuiltIn, RuleError, RuleSet, TraceFusion};
+use analysis::pipeline::Choices;
 use analysis::view::fusion::coverage_text;
 use calib::{parse_calibration, CalibrationFile, CalibrationProfile};
-use hardware::{detect_chip, DetectedChip};
+use hardware::DetectedChip;
 use table::Table;
 use units::{format_bytes, format_duration_us, format_pct, group_digits};
 
@@ -91,32 +89,14 @@ impl FusionSetup {
         Ok(self)
     }
 
-    /// The execution trace `--exec-trace` named, for the op table's shapes.
-    pub fn exec_trace(&self) -> Option<&ExecTrace> {
-        self.exec_trace.as_ref().map(|(et, _)| et)
-    }
-
-    /// The analysis of one side, against the chip given or detected, with the group drawing's
-    /// windows (its layers or steps) as the page has them.
-    pub fn analyze(
-        &self,
-        side: &ClassifiedTrace<'_>,
-        chip: Option<&DetectedChip>,
-        structure: Option<&Structure>,
-    ) -> (TraceFusion, Option<FusionDag>) {
-        let detected = match chip {
-            Some(_) => None,
-            None => detect_chip(&side.platform.devices).ok(),
-        };
-        let chip = chip.or(detected.as_ref()).map(|c| &c.chip);
-        let options = FusionOptions {
-            rules: self.rules.clone(),
+    /// The choices the flags make for one side, against the chip given (`None`: detected).
+    pub fn choices<'a>(&'a self, chip: Option<&'a DetectedChip>) -> Choices<'a> {
+        Choices {
             chip,
+            rules: self.rules.clone(),
             calibration: self.calibration.as_ref(),
             exec_trace: self.exec_trace.as_ref().map(|(et, name)| (et, name.as_str())),
-            structure,
-        };
-        fusion_with_dag(side, &options)
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use analysis::exec_trace::{parse_exec_trace, EtError, ExecTrace};
 use analysis::ranks::{RankSink, RankSummary};
 use analysis::structure::TraceStructure;
 use analysis::summary::{summarize_classified, ClassifiedTrace};
-use analysis::time::report::{opened_report, TraceTime};
+use analysis::pipeline::{report, Choices, TraceTime};
 use analysis::{classify, TraceSummary};
 use calib::{parse_calibration, CalibError, CalibrationFile};
 use formats::registry::{Format, FormatError, FormatReader, Registry, BUILTIN};
@@ -393,7 +393,7 @@ fn trace_results(trace: &Trace, file_name: &str, exec_trace: ExecTraceOf<'_>) ->
     // comparison.
     let side = ClassifiedTrace::new(trace, &classify);
     let summary = summarize_classified(&side, Some(file_name));
-    let time = opened_report(&side, summary.structure.as_deref(), exec_trace);
+    let time = report(&side, summary.structure.as_deref(), &Choices::with_exec_trace(exec_trace));
     (summary, time, side.into_search().map(Box::new))
 }
 

@@ -10,7 +10,7 @@ use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, PairSide, ResultsTab};
 use analysis::provenance::CompiledKernels;
-use analysis::time::report::TraceTime;
+use analysis::pipeline::TraceTime;
 use analysis::view::ranks::RanksDrawn;
 use analysis::Comparison;
 use fusion::{AnalysisReport, OpGraph};

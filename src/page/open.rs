@@ -9,7 +9,7 @@ use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, TraceHeld};
 use analysis::provenance::CompiledKernels;
-use analysis::time::report::TraceTime;
+use analysis::pipeline::TraceTime;
 use analysis::TraceSummary;
 use import::{FileKind, Imported};
 use workload::ModelChoice;

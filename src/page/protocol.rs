@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use analysis::provenance::CompiledKernels;
 use analysis::ranks::RankSummary;
-use analysis::time::report::TraceTime;
+use analysis::pipeline::TraceTime;
 use analysis::view::ranks::RanksDrawn;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;

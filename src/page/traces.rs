@@ -8,7 +8,7 @@ use analysis::findings::single::trace_overview;
 use analysis::findings::{pair_overview, Evidence, Overview, SideFacts};
 use analysis::fusion::TraceFusion;
 use analysis::time::gap::{gap, Gap};
-use analysis::time::report::TraceTime;
+use analysis::pipeline::TraceTime;
 use analysis::view::findings::evidence_label;
 use analysis::view::ranks::RanksDrawn;
 use analysis::{classify, compare, Comparison, Input, TraceSummary};

@@ -3,9 +3,9 @@ use analysis::classify;
 use analysis::compare::compare_classified;
 use analysis::findings::single::trace_overview;
 use analysis::findings::{pair_overview, SideFacts};
-use analysis::summary::{summarize_classified, ClassifiedTrace};
+use analysis::summary::ClassifiedTrace;
 use analysis::time::gap::gap;
-use analysis::time::report::opened_report;
+use analysis::pipeline::{analyse, Choices};
 use draw::chart::escape_xml;
 use formats::read_trace;
 use trace::Trace;
@@ -17,10 +17,7 @@ fn read(path: &str) -> Trace {
 }
 
 fn report(trace: &Trace, file: &str) -> (TraceSummary, TraceTime) {
-    let side = ClassifiedTrace::new(trace, &classify);
-    let summary = summarize_classified(&side, Some(file));
-    let time = opened_report(&side, summary.structure.as_deref(), None);
-    (summary, time)
+    analyse(&ClassifiedTrace::new(trace, &classify), Some(file), &Choices::default())
 }
 
 /// Every element the file opens, in order, with no script anywhere: the names of a stranger's

@@ -19,7 +19,7 @@ use analysis::structure::Structure;
 use analysis::summary::{PlatformEntry, SideStats};
 use analysis::time::gap::Gap;
 use analysis::time::launch_cost::SMALL_KERNEL_NAMES;
-use analysis::time::report::TraceTime;
+use analysis::pipeline::TraceTime;
 use limits::LAYER_MAX_KERNELS;
 use limits::RANKS_FILES;
 use limits::{

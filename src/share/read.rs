@@ -21,7 +21,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::state::SharedView;
 use analysis::time::gap::Gap;
-use analysis::time::report::TraceTime;
+use analysis::pipeline::TraceTime;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;
 use fusion::transformer::TransformerConfig;

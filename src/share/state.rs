@@ -8,7 +8,7 @@ use thiserror::Error;
 use analysis::findings::Overview;
 use analysis::fusion::TraceFusion;
 use analysis::time::gap::Gap;
-use analysis::time::report::TraceTime;
+use analysis::pipeline::TraceTime;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::{to_file, GraphFile};
 use fusion::transformer::TransformerConfig;

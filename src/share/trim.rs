@@ -10,7 +10,7 @@ use classify::family::table_name;
 use analysis::fusion::TraceFusion;
 use analysis::structure::Structure;
 use analysis::time::gap::Gap;
-use analysis::time::report::TraceTime;
+use analysis::pipeline::TraceTime;
 use analysis::{Comparison, TraceSummary};
 
 /// Distinct kernel names a shared trace view keeps per category (the summary's kernel

@@ -67,7 +67,7 @@ use analysis::provenance::{self, CompileLog, CompiledKernels};
 use analysis::ranks::RankSummary;
 use analysis::structure::{Structure, TraceStructure};
 use analysis::summary::ClassifiedTrace;
-use analysis::time::report::{add_exec_trace, add_fusion_with, opened_report, TraceTime};
+use analysis::pipeline::{add_exec_trace, report, set_fusion, Choices, TraceTime};
 use analysis::view::ranks::RanksDrawn;
 use analysis::wire;
 use analysis::{classify, TraceSummary};
@@ -434,7 +434,7 @@ fn joined_report(
     EXEC_TRACES.with(|e| {
         let ets = e.borrow();
         let et = exec_trace.and_then(|i| ets.get(i)).map(|h| (&h.et, h.name.as_str()));
-        add_fusion_with(&mut time, &side, structure, et);
+        set_fusion(&mut time, &side, structure, &Choices::with_exec_trace(et));
     });
     time.compiled_kernels = Some(kernels);
     Some(time)
@@ -459,14 +459,14 @@ fn with_held_compile_log(
 /// `trace` joined to `capture` and its new report, if the capture holds its graphs; its op
 /// table and fusion with the held execution trace `et`, if it has one.
 fn join(trace: &Trace, capture: &Trace, et: Option<usize>) -> Option<(Trace, TraceTime)> {
-    let (joined, report) = attribute(trace, capture).ok()?;
+    let (joined, captured) = attribute(trace, capture).ok()?;
     let side = ClassifiedTrace::new(&joined, &classify);
     let time = EXEC_TRACES.with(|e| {
         let ets = e.borrow();
         let et = et.and_then(|i| ets.get(i)).map(|h| (&h.et, h.name.as_str()));
-        opened_report(&side, None, et)
+        report(&side, None, &Choices::with_exec_trace(et))
     });
-    Some((joined, TraceTime { capture: Some(report), ..time }))
+    Some((joined, TraceTime { capture: Some(captured), ..time }))
 }
 
 /// A capture trace is kept (not listed as a trace) and joined to every held trace it matches.

@@ -22,7 +22,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::reader_worker::describe as js_error;
 use analysis::provenance::CompiledKernels;
 use analysis::ranks::RankSummary;
-use analysis::time::report::TraceTime;
+use analysis::pipeline::TraceTime;
 use analysis::view::ranks::RanksDrawn;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;

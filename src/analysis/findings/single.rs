@@ -9,7 +9,7 @@ use super::{
 };
 use crate::summary::TraceSummary;
 use crate::time::op_table::OpRow;
-use crate::time::report::TraceTime;
+use crate::pipeline::TraceTime;
 
 fn top_op(row: &OpRow, gpu_time_us: f64) -> Finding {
     let rate = match (row.tflops_per_s, row.roofline_pct) {

@@ -3,9 +3,9 @@ use super::*;
 use crate::classify;
 use crate::compare::compare_classified;
 use crate::summary::TraceSummary;
-use crate::summary::{summarize_classified, ClassifiedTrace};
+use crate::summary::ClassifiedTrace;
 use crate::time::gap::gap;
-use crate::time::report::opened_report;
+use crate::pipeline::{analyse, Choices};
 use formats::read_trace;
 use trace::Trace;
 
@@ -17,10 +17,7 @@ fn read(path: &str) -> Trace {
 
 /// A trace's summary and time report with its fusion analysis, as `fusionscope trace` makes them.
 fn report(trace: &Trace, file: &str) -> (TraceSummary, TraceTime) {
-    let side = ClassifiedTrace::new(trace, &classify);
-    let summary = summarize_classified(&side, Some(file));
-    let time = opened_report(&side, summary.structure.as_deref(), None);
-    (summary, time)
+    analyse(&ClassifiedTrace::new(trace, &classify), Some(file), &Choices::default())
 }
 
 /// The H100 and MI300X traces of one Qwen model, compared as `fusionscope compare` does.

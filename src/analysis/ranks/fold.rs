@@ -11,6 +11,7 @@ use super::collectives::{message_bytes, CollectiveKind};
 use super::identity::DistributedInfo;
 use super::spans::SpanSet;
 use crate::summary::{round3, Classifier};
+use crate::time::streams::StreamFigures;
 use crate::time::timeline::{Intervals, SpanPart as Part, StreamedDevice, StreamedUnion, Timeline};
 use classify::category::Category;
 use limits::{
@@ -66,16 +67,6 @@ pub struct CollectiveRecord {
     /// Computation (union of compute kernels and memsets) in that lead-in; `None` when the
     /// device's computation spans passed [`RANKS_COMPUTE_SPANS`].
     pub compute_before_us: Option<f64>,
-}
-
-/// One stream's figures (kernels only: the trace model keeps no stream for copies).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StreamFigures {
-    pub stream: i64,
-    pub kernels: u64,
-    pub busy_us: f64,
-    pub computation_us: f64,
-    pub communication_us: f64,
 }
 
 /// One device of a rank: its whole-trace timeline and its streams, busiest first.

@@ -34,7 +34,6 @@ pub mod job;
 pub mod matching;
 mod spans;
 pub mod stragglers;
-pub mod streams;
 pub mod synthetic;
 
 pub use fold::{RankSink, RankSummary};

@@ -324,7 +324,7 @@ pub fn op_times_table(f: &TraceFusion, id: &'static str, title: &str) -> DataTab
 mod tests {
     use super::*;
     use crate::summary::ClassifiedTrace;
-    use crate::time::report::{add_fusion, recorded_cost, time_report};
+    use crate::pipeline::{set_fusion, time_report, Choices};
     use crate::{classify, summarize};
     use formats::read_trace;
 
@@ -339,8 +339,8 @@ mod tests {
         let trace = read_trace(&bytes).unwrap();
         let side = ClassifiedTrace::new(&trace, &classify);
         let summary = summarize(&trace, None, &classify);
-        let mut time = time_report(&side, None, &recorded_cost);
-        add_fusion(&mut time, &side, summary.structure.as_deref());
+        let mut time = time_report(&side, &Choices::default());
+        set_fusion(&mut time, &side, summary.structure.as_deref(), &Choices::default());
         time.fusion.unwrap()
     }
 

@@ -7,7 +7,7 @@ use units::{format_duration_us, format_pct, group_digits};
 use crate::capture::CaptureReport;
 use crate::time::gap::Gap;
 use crate::time::op_table::{Bound, OpRow, ShapesFrom};
-use crate::time::report::TraceTime;
+use crate::pipeline::TraceTime;
 use crate::time::timeline::Timeline;
 use trace::model::TraceFormat;
 
@@ -525,7 +525,7 @@ mod tests {
     use crate::classify;
     use crate::exec_trace::parse_exec_trace;
     use crate::summary::ClassifiedTrace;
-    use crate::time::report::{add_fusion_with, recorded_cost, time_report_with};
+    use crate::pipeline::{report, time_report, Choices};
     use formats::read_trace;
 
     #[test]
@@ -547,8 +547,7 @@ mod tests {
         )
         .unwrap();
         let side = ClassifiedTrace::new(&trace, &classify);
-        let mut time = time_report_with(&side, None, &recorded_cost, Some(&et));
-        add_fusion_with(&mut time, &side, None, Some((&et, "et.json")));
+        let time = report(&side, None, &Choices::with_exec_trace(Some((&et, "et.json"))));
         assert_eq!(time.ops[0].bytes_per_call, Some(3 * 16 * 4));
         assert!(coverage_line(&time).ends_with(
             "The trace was recorded without record_shapes. 1 op row takes its shapes from the execution trace et.json \
@@ -556,7 +555,7 @@ mod tests {
              and roofline figures are the models' on those shapes."
         ));
         // Without it, the sentence of a trace without shapes.
-        let plain = time_report_with(&side, None, &recorded_cost, None);
+        let plain = time_report(&side, &Choices::default());
         assert!(coverage_line(&plain).ends_with("ops have times but no FLOPs or bytes."));
         assert_eq!(
             no_roofline_statement(&plain),

@@ -77,7 +77,7 @@ fn an_execution_trace_is_read_whole_and_a_broken_one_names_the_file() {
 #[test]
 fn a_trace_opened_with_its_execution_trace_is_classified_and_analysed_once() {
     use analysis::summary::CLASSIFIED;
-    use analysis::time::report::{add_fusion_with, recorded_cost, time_report_with, FUSIONS_MADE};
+    use analysis::pipeline::{report, Choices, FUSIONS_MADE};
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/exec-trace/");
     let read = |f: &str| std::fs::read(format!("{dir}{f}")).unwrap();
     let (kineto, et_bytes) = (read("param_linear_kineto.json.gz"), read("param_linear_et.json.gz"));
@@ -106,8 +106,7 @@ fn a_trace_opened_with_its_execution_trace_is_classified_and_analysed_once() {
     // The report is the command line's (`trace K --exec-trace ET`): the op table and the
     // fusion with the execution trace.
     let side = ClassifiedTrace::new(&trace, &classify);
-    let mut expected = time_report_with(&side, None, &recorded_cost, Some(&et));
-    add_fusion_with(&mut expected, &side, summary.structure.as_deref(), Some((&et, "et.json.gz")));
+    let expected = report(&side, summary.structure.as_deref(), &Choices::with_exec_trace(Some((&et, "et.json.gz"))));
     assert_eq!(time, expected);
 }
 

@@ -39,8 +39,7 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     // As opening the file on the page gives it: with the fusion analysis.
     let report = |t| {
         let side = analysis::summary::ClassifiedTrace::new(t, &classify);
-        let mut time = analysis::time::report::time_report(&side, None, &analysis::time::report::recorded_cost);
-        analysis::time::report::add_fusion(&mut time, &side, None);
+        let time = analysis::pipeline::report(&side, None, &Default::default());
         time
     };
     let mut sizes = Vec::new();
@@ -337,7 +336,7 @@ fn a_trace_opened_with_its_execution_trace_makes_a_link_under_8_kb_that_round_tr
         let text = import::text(&bytes, usize::MAX).unwrap();
         let et = parse_exec_trace(&text, "et.json.gz").unwrap();
         let side = analysis::summary::ClassifiedTrace::new(&t, &classify);
-        let time = analysis::time::report::opened_report(&side, None, Some((&et, "et.json.gz")));
+        let time = analysis::pipeline::report(&side, None, &analysis::pipeline::Choices::with_exec_trace(Some((&et, "et.json.gz"))));
         let (summary, trimmed) = trim_summary(&summarize(&t, Some(run), &classify));
         let (time, time_cut) = trim_time(&time);
         let view = SharedView::TraceSummary {

@@ -7,7 +7,7 @@ use yew::prelude::*;
 use analysis::compare::Comparison;
 use analysis::fusion::dag::FusionDag;
 use analysis::fusion::TraceFusion;
-use analysis::time::report::TraceTime;
+use analysis::pipeline::TraceTime;
 use analysis::view::fusion::{
     exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
     op_times_table, opportunities_table, reprediction_line,

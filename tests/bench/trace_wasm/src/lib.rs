@@ -5,7 +5,7 @@
 #[cfg(target_arch = "wasm32")]
 mod entry {
     use fusionscope::analysis::summary::{summarize_classified, ClassifiedTrace};
-    use fusionscope::analysis::time::report::{recorded_cost, time_report};
+    use fusionscope::analysis::pipeline::{time_report, Choices};
     use fusionscope::analysis::{classify, compare, Input};
     use fusionscope::trace::Trace;
     use fusionscope::formats::TraceReader;
@@ -51,7 +51,7 @@ mod entry {
             let Some(t) = self.traces.last() else { return Err(JsError::new("read a trace first")) };
             let side = ClassifiedTrace::new(t, &classify);
             let summary = summarize_classified(&side, None);
-            let time = time_report(&side, None, &recorded_cost);
+            let time = time_report(&side, &Choices::default());
             std::hint::black_box(&summary);
             Ok(time.ops.len() as u32)
         }

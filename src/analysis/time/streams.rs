@@ -1,6 +1,6 @@
 //! Every stream of every device of one whole trace (`fusionscope trace`): each stream's kernel
 //! count and the unions of its kernels — busy, computation, communication — by the same rules
-//! as the ranks fold's streams ([`super::fold::StreamFigures`]), so the two agree
+//! as the ranks fold's streams (`crate::ranks::fold`), so the two agree
 //! (`docs/ranks.md`, "Reading a rank"). Copies have no stream in the trace model: memcpy stays
 //! per device, in the device timelines.
 
@@ -8,11 +8,20 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::fold::StreamFigures;
 use crate::summary::{round3, ClassifiedTrace};
-use crate::time::timeline::Intervals;
+use super::timeline::Intervals;
 use classify::category::Category;
 use trace::model::platform::device_names;
+
+/// One stream's figures (kernels only: the trace model keeps no stream for copies).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamFigures {
+    pub stream: i64,
+    pub kernels: u64,
+    pub busy_us: f64,
+    pub computation_us: f64,
+    pub communication_us: f64,
+}
 
 /// One device's streams, busiest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,23 +1,28 @@
-//! Where one trace's time goes: the chip it ran on, its GPU timeline (whole trace and per
-//! step) and its per-op table, as `fusionscope trace --json` and the page show them; on the
-//! page also its kernels as fusion groups ([`add_fusion`]), which travel with the report.
+//! One trace through every analysis, the same for the command line and the page: [`analyse`]
+//! makes its summary and its report ([`TraceTime`], what `fusionscope trace --json` prints and
+//! the page shows): the chip it ran on, its GPU timelines (whole trace and per step), streams,
+//! waits, launch cost, critical paths, per-op table, and every kernel as a fusion group. The
+//! [`Choices`] are the user's flags, or the defaults when the page opens a file.
+//!
+//! It sits above the `time` and `fusion` folders, which do not import each other back.
 
 use serde::{Deserialize, Serialize};
 
-use super::critical_path::{critical_paths, CriticalPath};
-use super::launch_cost::{launch_cost, LaunchReport};
-use super::op_table::{op_table_linked, set_roofline, Cost, CostModel, Coverage, OpRow, ShapeText, Unattributed};
-use super::timeline::{step_windows, timelines, Timeline};
-use super::waits::{waits, Waits};
 use crate::capture::CaptureReport;
 use crate::exec_trace::{link, ExecTrace};
 use crate::fusion::dag::{fusion_with_dag, FusionDag};
-use crate::fusion::{BuiltIn, FusionOptions, TraceFusion};
-use crate::ranks::streams::{device_streams, DeviceStreams};
+use crate::fusion::{BuiltIn, FusionOptions, RuleSet, TraceFusion};
 use crate::structure::Structure;
-use crate::summary::ClassifiedTrace;
-use hardware::{detect_chip, DetectedChip, PeakKey, Precision};
-use perf::{cost_from_trace, has_model, DType, Family, RawArgs};
+use crate::summary::{summarize_classified, ClassifiedTrace, TraceSummary};
+use crate::time::cost_model::recorded_cost;
+use crate::time::critical_path::{critical_paths, CriticalPath};
+use crate::time::launch_cost::{launch_cost, LaunchReport};
+use crate::time::op_table::{op_table_linked, set_roofline, Coverage, OpRow, OpTable, Unattributed};
+use crate::time::streams::{device_streams, DeviceStreams};
+use crate::time::timeline::{step_windows, timelines, Timeline};
+use crate::time::waits::{waits, Waits};
+use calib::CalibrationProfile;
+use hardware::{detect_chip, DetectedChip};
 use trace::model::TraceFormat;
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
@@ -37,20 +42,20 @@ pub struct TraceTime {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_devices: Vec<Timeline>,
     /// Every stream of every device that ran kernels: kernels, busy, computation and
-    /// communication ([`crate::ranks::streams`]).
+    /// communication ([`crate::time::streams`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub streams: Vec<DeviceStreams>,
-    /// The idle time between kernels on every stream, by cause ([`super::waits`]); `null`
+    /// The idle time between kernels on every stream, by cause ([`crate::time::waits`]); `null`
     /// when no kernel ran.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "super::waits::as_value")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::time::waits::as_value")]
     pub waits: Option<Waits>,
-    /// What launching kernels costs the host, whole trace and per step ([`super::launch_cost`]);
+    /// What launching kernels costs the host, whole trace and per step ([`crate::time::launch_cost`]);
     /// `null` when the trace records no kernel's launch call.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "super::launch_cost::as_value")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::time::launch_cost::as_value")]
     pub launch_cost: Option<LaunchReport>,
     /// The critical path of each step (of the whole trace without steps): the chain of calls and
-    /// kernels that decided when its last work ended ([`super::critical_path`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "super::critical_path::as_value")]
+    /// kernels that decided when its last work ended ([`crate::time::critical_path`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "crate::time::critical_path::as_value")]
     pub critical_path: Vec<CriticalPath>,
     pub ops: Vec<OpRow>,
     pub unattributed: Unattributed,
@@ -66,7 +71,7 @@ pub struct TraceTime {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capture: Option<CaptureReport>,
     /// Every kernel as a fusion group and the fusion left on the table
-    /// ([`fusion`]), where it was computed with the report ([`add_fusion`]).
+    /// ([`fusion()`]), where it was computed with the report ([`set_fusion`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fusion: Option<TraceFusion>,
     /// The kernel groups of each layer (or step) as boxes and data edges, for the group
@@ -104,22 +109,58 @@ impl ChipUsed {
     }
 }
 
-/// The report of one classified trace. `chip` is the user's choice; without one the chip is
-/// detected from the device names ([`detect_chip`]).
-pub fn time_report(side: &ClassifiedTrace<'_>, chip: Option<DetectedChip>, model: CostModel<'_>) -> TraceTime {
-    time_report_with(side, chip, model, None)
+/// The choices one trace is analysed with: a user's flags on the command line, the defaults
+/// when the page opens a file ([`Choices::default`]). Both run [`analyse`] with them, so the two
+/// give the same report.
+pub struct Choices<'a> {
+    /// The chip the user named; `None`: detected from the trace's devices ([`detect_chip`]).
+    pub chip: Option<&'a DetectedChip>,
+    /// The rule set that finds the fusion left on the table.
+    pub rules: RuleSet,
+    /// A calibration profile: each opportunity whose pattern it measured gets its speedup.
+    pub calibration: Option<&'a CalibrationProfile>,
+    /// An execution trace of the same run and its file name: exact data flow for the fusion
+    /// groups, shapes for ops that recorded none.
+    pub exec_trace: Option<(&'a ExecTrace, &'a str)>,
 }
 
-/// [`time_report`] with an execution trace of the run: ops that recorded no shapes take those
-/// of the node linked to them (`fusionscope trace K --exec-trace ET`).
-pub fn time_report_with(
-    side: &ClassifiedTrace<'_>,
-    chip: Option<DetectedChip>,
-    model: CostModel<'_>,
-    exec_trace: Option<&ExecTrace>,
-) -> TraceTime {
-    let (chip, chip_note) = match chip {
-        Some(c) => (Some(c), None),
+impl Default for Choices<'_> {
+    /// What opening a file gives: the chip detected, the Inductor-like rules the command line
+    /// uses by default, no calibration, no execution trace.
+    fn default() -> Self {
+        Choices { chip: None, rules: BuiltIn::Inductor.rules(), calibration: None, exec_trace: None }
+    }
+}
+
+impl<'a> Choices<'a> {
+    /// The defaults with an execution trace of the run (`None`: without one).
+    pub fn with_exec_trace(exec_trace: Option<(&'a ExecTrace, &'a str)>) -> Self {
+        Choices { exec_trace, ..Choices::default() }
+    }
+}
+
+/// One trace through every analysis: its summary (with the structure search the side makes
+/// once), and its report with the fusion groups per step and layer.
+pub fn analyse(side: &ClassifiedTrace<'_>, file: Option<&str>, choices: &Choices<'_>) -> (TraceSummary, TraceTime) {
+    let summary = summarize_classified(side, file);
+    let time = report(side, summary.structure.as_deref(), choices);
+    (summary, time)
+}
+
+/// The report of one classified trace, its fusion groups included; per step and layer where
+/// `structure` is known.
+pub fn report(side: &ClassifiedTrace<'_>, structure: Option<&Structure>, choices: &Choices<'_>) -> TraceTime {
+    let mut time = time_report(side, choices);
+    set_fusion(&mut time, side, structure, choices);
+    time
+}
+
+/// The report without its fusion groups: the chip (the one chosen, or detected from the
+/// device names), the timelines, streams, waits, launch cost, critical paths and the op table,
+/// priced by the per-op models over the recorded shapes ([`recorded_cost`]).
+pub fn time_report(side: &ClassifiedTrace<'_>, choices: &Choices<'_>) -> TraceTime {
+    let (chip, chip_note) = match choices.chip {
+        Some(c) => (Some(c.clone()), None),
         None => match detect_chip(&side.platform.devices) {
             Ok(c) => (Some(c), None),
             Err(seen) => (None, Some(unknown_chip_note(&seen))),
@@ -133,15 +174,7 @@ pub fn time_report_with(
         (Some(first.whole), first.steps)
     };
     let windows = step_windows(side);
-    let linked = exec_trace.map(|et| (et, link(side.trace, et)));
-    let links = (&side.links(), side.event_ops());
-    let table = op_table_linked(
-        side.trace,
-        links,
-        chip.as_ref().map(|c| &c.chip),
-        model,
-        linked.as_ref().map(|(et, l)| (*et, l)),
-    );
+    let table = op_table_of(side, chip.as_ref(), choices);
     TraceTime {
         chip: chip.as_ref().map(ChipUsed::of),
         chip_note,
@@ -164,79 +197,66 @@ pub fn time_report_with(
     }
 }
 
-/// The report as opening a trace gives it (the page's worker, and the `import` crate): the
-/// chip detected, the op table and, by [`add_fusion_with`], the fusion, both with the
-/// execution trace of the run if one is given, so that each is made once.
-pub fn opened_report(
-    side: &ClassifiedTrace<'_>,
-    structure: Option<&Structure>,
-    exec_trace: Option<(&ExecTrace, &str)>,
-) -> TraceTime {
-    let mut time = time_report_with(side, None, &recorded_cost, exec_trace.map(|(et, _)| et));
-    add_fusion_with(&mut time, side, structure, exec_trace);
-    time
+/// The op table against `chip`, with the execution trace's shapes where it has one.
+fn op_table_of(side: &ClassifiedTrace<'_>, chip: Option<&DetectedChip>, choices: &Choices<'_>) -> OpTable {
+    let linked = choices.exec_trace.map(|(et, _)| (et, link(side.trace, et)));
+    let links = (&side.links(), side.event_ops());
+    op_table_linked(side.trace, links, chip.map(|c| &c.chip), &recorded_cost, linked.as_ref().map(|(et, l)| (*et, l)))
 }
 
 /// `time`'s op table and fusion made again with an execution trace of the run that came after
 /// the report (the page's worker: an execution trace dropped onto an opened trace); the chip
-/// detected as [`opened_report`] detects it, the rest of the report (timeline, streams,
-/// capture join) kept, since the execution trace does not change it.
+/// detected as [`time_report`] detects it, the rest of the report (timeline, streams, capture
+/// join) kept, since the execution trace does not change it.
 pub fn add_exec_trace(
     time: &mut TraceTime,
     side: &ClassifiedTrace<'_>,
     structure: Option<&Structure>,
     exec_trace: (&ExecTrace, &str),
 ) {
+    let choices = Choices::with_exec_trace(Some(exec_trace));
     let chip = detect_chip(&side.platform.devices).ok();
-    let linked = link(side.trace, exec_trace.0);
-    let links = (&side.links(), side.event_ops());
-    let table = op_table_linked(
-        side.trace,
-        links,
-        chip.as_ref().map(|c| &c.chip),
-        &recorded_cost,
-        Some((exec_trace.0, &linked)),
-    );
+    let table = op_table_of(side, chip.as_ref(), &choices);
     (time.ops, time.unattributed, time.op_coverage) = (table.rows, table.unattributed, table.coverage);
-    add_fusion_with(time, side, structure, Some(exec_trace));
+    set_fusion(time, side, structure, &choices);
 }
 
-/// Adds the fusion analysis to `time` as opening a file gives it: the rule set the command
-/// line uses by default (Inductor-like), the chip detected from the trace's devices, no
-/// calibration profile; per step and layer where `structure` is known.
-pub fn add_fusion(time: &mut TraceTime, side: &ClassifiedTrace<'_>, structure: Option<&Structure>) {
-    add_fusion_with(time, side, structure, None)
-}
-
-/// [`add_fusion`] with an execution trace of the run and its file name (the page's worker,
-/// when one is dropped with or onto its Kineto trace): as `trace --exec-trace ET` gives it. The
-/// group drawing's windows come from the side's structure search.
-pub fn add_fusion_with(
-    time: &mut TraceTime,
+/// Every kernel as a fusion group and the fusion left on the table, against the chip chosen
+/// or detected; with the group drawing's boxes per layer (or step) where `structure` is known.
+pub fn fusion(
     side: &ClassifiedTrace<'_>,
     structure: Option<&Structure>,
-    exec_trace: Option<(&ExecTrace, &str)>,
-) {
-    let chip = detect_chip(&side.platform.devices).ok();
+    choices: &Choices<'_>,
+) -> (TraceFusion, Option<FusionDag>) {
+    let detected = match choices.chip {
+        Some(_) => None,
+        None => detect_chip(&side.platform.devices).ok(),
+    };
     let options = FusionOptions {
-        rules: BuiltIn::Inductor.rules(),
-        chip: chip.as_ref().map(|c| &c.chip),
-        calibration: None,
-        exec_trace,
+        rules: choices.rules.clone(),
+        chip: choices.chip.or(detected.as_ref()).map(|c| &c.chip),
+        calibration: choices.calibration,
+        exec_trace: choices.exec_trace,
         structure,
     };
     #[cfg(any(test, feature = "test-counters"))]
     FUSIONS_MADE.with(|n| n.set(n.get() + 1));
-    let (fusion, dag) = fusion_with_dag(side, &options);
-    time.fusion = Some(fusion);
-    time.fusion_dag = dag;
+    fusion_with_dag(side, &options)
+}
+
+/// Puts [`fusion()`]'s groups and drawing into `time`.
+pub fn set_fusion(time: &mut TraceTime, side: &ClassifiedTrace<'_>, structure: Option<&Structure>, choices: &Choices<'_>) {
+    (time.fusion, time.fusion_dag) = {
+        let (fusion, dag) = fusion(side, structure, choices);
+        (Some(fusion), dag)
+    };
 }
 
 // Counted in this crate's tests and where a dependent's tests ask (feature `test-counters`).
 #[cfg(any(test, feature = "test-counters"))]
 thread_local! {
-    /// Fusion analyses [`add_fusion_with`] made on this thread: tests check that opening a trace
-    /// with its execution trace analyses it once.
+    /// Fusion analyses [`fusion()`] made on this thread: tests check that opening a trace with
+    /// its execution trace analyses it once.
     pub static FUSIONS_MADE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
@@ -255,60 +275,13 @@ impl TraceTime {
     }
 
     /// The op table part, for the gap.
-    pub fn op_table(&self) -> super::op_table::OpTable {
-        super::op_table::OpTable {
+    pub fn op_table(&self) -> OpTable {
+        OpTable {
             rows: self.ops.clone(),
             unattributed: self.unattributed.clone(),
             coverage: self.op_coverage.clone(),
             shapes_recorded: self.shapes_recorded,
         }
-    }
-}
-
-/// The production cost model: the performance models of [`perf`] over the recorded
-/// shapes (`docs/perf-models.md`).
-pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
-    let raw = RawArgs { input_dims: shapes.dims, input_type: shapes.types, concrete_inputs: shapes.concrete };
-    if shapes.dims.is_none() && has_model(op) {
-        return Err("Input Dims not recorded".into());
-    }
-    let c = cost_from_trace(op, raw).map_err(|e| e.to_string())?;
-    Ok(Cost {
-        model: family_name(c.family),
-        flops: c.flops,
-        bytes: c.bytes,
-        peak: PeakKey::new(c.unit, precision(c.dtype)),
-        estimate: c.estimate,
-    })
-}
-
-/// The model family as the op table names it.
-fn family_name(f: Family) -> &'static str {
-    match f {
-        Family::Gemm => "GEMM",
-        Family::Attention => "attention",
-        Family::Conv => "convolution",
-        Family::Elementwise => "elementwise",
-        Family::Norm => "norm",
-        Family::Softmax => "softmax",
-        Family::Reduce => "reduction",
-        Family::Embedding => "embedding",
-        Family::Copy => "copy",
-        Family::Triton => "Triton",
-    }
-}
-
-/// The peak precision of an element type. fp32 matrix work is counted against the fp32 matrix
-/// peak (PyTorch leaves TF32 off for matmuls by default); integer and bool ops run on the
-/// vector units and have no datasheet peak of their own, so they use the fp32 one.
-fn precision(d: DType) -> Precision {
-    match d {
-        DType::BF16 => Precision::Bf16,
-        DType::F16 => Precision::Fp16,
-        DType::F32 => Precision::Fp32,
-        DType::F64 => Precision::Fp64,
-        DType::F8E4M3FN | DType::F8E4M3FNUZ | DType::F8E5M2 | DType::F8E5M2FNUZ => Precision::Fp8,
-        _ => Precision::Fp32,
     }
 }
 
