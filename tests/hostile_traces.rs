@@ -5,11 +5,12 @@
 //! real ones of `fusionscope::limits`: the hostile files are generated on the fly, a megabyte
 //! at a time, and compress about 1000:1, so the test data stays small.
 
+use fusionscope::analysis::summary::ClassifiedTrace;
 use std::io::Write;
 
 use crate::common::{gunzip, run, temp_dir, trace_bytes};
 use fusionscope::analysis::view::{comparison_chart, summary_markdown, summary_tables};
-use fusionscope::analysis::{classify, compare, summarize, Input};
+use fusionscope::analysis::{compare, summarize, Input};
 use fusionscope::formats::kineto::scan::Part;
 use fusionscope::formats::{read_trace, TraceError, TraceReader};
 use fusionscope::import::{open_in_slices, open_whole, FileKind, FileOpener, Imported, DETECT_BYTES};
@@ -197,7 +198,7 @@ const HOSTILE_NAMES: &str = r#"{"traceEvents": [
 #[test]
 fn hostile_names_export_safely() {
     let trace = read_trace(HOSTILE_NAMES.as_bytes()).unwrap();
-    let s = summarize(&trace, Some("hostile.json"), &classify);
+    let s = summarize(&ClassifiedTrace::new(&trace), Some("hostile.json"));
     // CSV: no cell starts a formula; the names are kept, behind a `'`.
     let kernels = &summary_tables(&s)[1];
     let csv = kernels.exact_table().to_csv();
@@ -220,11 +221,7 @@ fn hostile_names_export_safely() {
     }
     // SVG: names from files (here the file names, as the same-vendor comparison labels its
     // sides) never put a character XML forbids in the document.
-    let c = compare(
-        Input { trace: &trace, file: Some("a\u{1}.json") },
-        Input { trace: &trace, file: Some("b\u{1b}[31m.json") },
-        &classify,
-    );
+    let c = compare(Input::new(&trace, Some("a\u{1}.json")), Input::new(&trace, Some("b\u{1b}[31m.json")));
     let svg = comparison_chart(&c);
     assert!(svg.contains("a\u{fffd}.json") && svg.contains("b\u{fffd}[31m.json"), "{svg}");
     let forbidden =

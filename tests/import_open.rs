@@ -2,7 +2,8 @@
 //! is the command line's (same core, any slicing), and no cut or slicing of a real file panics.
 
 use crate::common::{trace_bytes, trace_kind};
-use fusionscope::analysis::{classify, summarize};
+use fusionscope::analysis::summarize;
+use fusionscope::analysis::summary::ClassifiedTrace;
 use fusionscope::formats::read_trace;
 use fusionscope::import::{open_in_slices, Imported};
 use proptest::prelude::*;
@@ -23,7 +24,7 @@ const TRACES: [&str; 9] = [
 fn every_shared_trace_opened_in_slices_gives_the_whole_files_summary() {
     for rel in TRACES {
         let bytes = trace_bytes(rel);
-        let expected = summarize(&read_trace(&bytes).unwrap(), Some(rel), &classify);
+        let expected = summarize(&ClassifiedTrace::new(&read_trace(&bytes).unwrap()), Some(rel));
         // Slices smaller than the detection prefix: the worker's 4 MiB slices hold these
         // files whole, so this is the harder case.
         match open_in_slices(rel, &bytes, 10_000) {

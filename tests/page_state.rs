@@ -325,7 +325,7 @@ mod traces {
         };
         assert_eq!(fusionscope::analysis::capture::captured_graph_count(&capture), Some(1));
         let (joined, report) = fusionscope::analysis::capture::attribute(&replay, &capture).unwrap();
-        let side = fusionscope::analysis::summary::ClassifiedTrace::new(&joined, &fusionscope::analysis::classify);
+        let side = fusionscope::analysis::summary::ClassifiedTrace::new(&joined);
         let mut time = fusionscope::analysis::pipeline::time_report(&side, &Default::default());
         time.capture = Some(report);
         let s = reduce(
@@ -381,7 +381,7 @@ mod traces {
             panic!("trace")
         };
         let Ok(Imported::ExecTrace(et)) = open_whole("add_et.json.gz", &et_bytes) else { panic!("exec trace") };
-        let side = fusionscope::analysis::summary::ClassifiedTrace::new(&trace, &fusionscope::analysis::classify);
+        let side = fusionscope::analysis::summary::ClassifiedTrace::new(&trace);
         let mut linked = time.clone();
         fusionscope::analysis::pipeline::add_exec_trace(
             &mut linked,

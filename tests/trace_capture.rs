@@ -10,9 +10,9 @@ use crate::common::tracelens::{csv, python_list_to_json, reference_timeline, tim
 use crate::common::{gunzip, json, run, trace_bytes};
 use fusionscope::analysis::capture::{attribute, CaptureError};
 use fusionscope::analysis::compare::Method;
-use fusionscope::analysis::summary::ClassifiedTrace;
 use fusionscope::analysis::pipeline::{time_report, Choices};
-use fusionscope::analysis::{classify, compare, Input};
+use fusionscope::analysis::summary::ClassifiedTrace;
+use fusionscope::analysis::{compare, Input};
 use fusionscope::formats::read_trace;
 use fusionscope::trace::Trace;
 
@@ -29,7 +29,7 @@ fn joined(pair: &str) -> (Trace, fusionscope::analysis::capture::CaptureReport) 
 /// The report of the replay joined to its capture.
 fn joined_time(pair: &str) -> fusionscope::analysis::pipeline::TraceTime {
     let (trace, _) = joined(pair);
-    time_report(&ClassifiedTrace::new(&trace, &classify), &Choices::default())
+    time_report(&ClassifiedTrace::new(&trace), &Choices::default())
 }
 
 #[track_caller]
@@ -126,11 +126,7 @@ fn the_join_leaves_the_timeline_as_tracelens_reports_it() {
 fn joined_replays_compare_op_by_op() {
     let (full, _) = joined(PAIRS[0]);
     let (piecewise, _) = joined(PAIRS[1]);
-    let c = compare(
-        Input { trace: &full, file: Some("full") },
-        Input { trace: &piecewise, file: Some("piecewise") },
-        &classify,
-    );
+    let c = compare(Input::new(&full, Some("full")), Input::new(&piecewise, Some("piecewise")));
     let addmm = c.op_mapping.iter().find(|r| r.op == "aten::addmm").expect("an aten::addmm row");
     assert_eq!(addmm.method, Method::OpAnchored);
     assert_eq!((addmm.sides["a"].calls, addmm.sides["b"].calls), (72, 72));
@@ -139,11 +135,7 @@ fn joined_replays_compare_op_by_op() {
     assert!(anchored >= 421, "the replayed kernels are op-anchored: {anchored}");
     // Without the capture, the same replay has no op for its graph kernels.
     let bare = read(&format!("{}_replay", PAIRS[0]));
-    let c = compare(
-        Input { trace: &bare, file: Some("full") },
-        Input { trace: &piecewise, file: Some("piecewise") },
-        &classify,
-    );
+    let c = compare(Input::new(&bare, Some("full")), Input::new(&piecewise, Some("piecewise")));
     assert!(c.op_mapping.iter().all(|r| r.op != "aten::addmm" || r.sides["a"].calls == 0));
 }
 

@@ -3,7 +3,8 @@
 
 use crate::common::trace_bytes;
 use fusionscope::analysis::compare::Method;
-use fusionscope::analysis::{classify, compare, summarize, Category, Comparison, Input};
+use fusionscope::analysis::summary::ClassifiedTrace;
+use fusionscope::analysis::{compare, summarize, Category, Comparison, Input};
 use fusionscope::formats::read_trace;
 use fusionscope::trace::Trace;
 
@@ -17,7 +18,7 @@ fn file(path: &str) -> &str {
 
 fn pair(a: &str, b: &str) -> Comparison {
     let (ta, tb) = (load(a), load(b));
-    compare(Input { trace: &ta, file: Some(file(a)) }, Input { trace: &tb, file: Some(file(b)) }, &classify)
+    compare(Input::new(&ta, Some(file(a))), Input::new(&tb, Some(file(b))))
 }
 
 const QWEN_NV: &str = "nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz";
@@ -105,7 +106,7 @@ fn hip_graph_replay_maps_by_sequence() {
 
 #[test]
 fn torch_compile_triton_kernels_are_fused_with_components() {
-    let s = summarize(&load("amd/torch_compile_triton_mi300x.json.gz"), None, &classify);
+    let s = summarize(&ClassifiedTrace::new(&load("amd/torch_compile_triton_mi300x.json.gz")), None);
     let fused: Vec<(&str, &[Category])> =
         s.fused_kernels.iter().map(|k| (k.name.as_str(), k.components.as_slice())).collect();
     assert!(
@@ -140,7 +141,7 @@ fn trace_summary_snapshots() {
     for (name, path) in
         [("summary_torch_compile_mi300x", "amd/torch_compile_triton_mi300x.json.gz"), ("summary_bert_h100", BERT_NV)]
     {
-        insta::assert_json_snapshot!(name, summarize(&load(path), Some(file(path)), &classify));
+        insta::assert_json_snapshot!(name, summarize(&ClassifiedTrace::new(&load(path)), Some(file(path))));
     }
 }
 
@@ -187,7 +188,7 @@ fn compiled_rmsnorm_is_a_fusion_difference_against_eager_kernels() {
     let nv = synthetic("cupti_version", 3, &nv_layer);
     // Graph replay on AMD: no ops, so the comparison aligns kernel sequences.
     let amd = synthetic("roctracer_version", 3, &[(gemm_amd, None), (fused.clone(), None)]);
-    let c = compare(Input { trace: &nv, file: None }, Input { trace: &amd, file: None }, &classify);
+    let c = compare(Input::new(&nv, None), Input::new(&amd, None));
     assert!(c.op_mapping.iter().all(|r| r.method == Method::Sequence));
     assert_eq!(c.fusion_differences.len(), 1, "{:#?}", c.fusion_differences);
     let d = &c.fusion_differences[0];
@@ -266,7 +267,7 @@ fn the_gap_rows_add_up_to_the_one_gpu_time_of_the_headline_and_platform_line() {
 fn the_platform_line_gives_gpu_time_with_copies_and_the_kernels_own() {
     use fusionscope::analysis::view::platform_line;
     let path = "nvidia/hf_bert-small_eager_h100.json.gz";
-    let s = summarize(&load(path), Some(file(path)), &classify);
+    let s = summarize(&ClassifiedTrace::new(&load(path)), Some(file(path)));
     let p = &s.platforms[0];
     let line = platform_line(p);
     // 307.197 µs of kernels and one 2.24 µs memcpy.
@@ -283,27 +284,26 @@ fn the_platform_line_gives_gpu_time_with_copies_and_the_kernels_own() {
 /// either side searched beforehand.
 #[test]
 fn reusing_the_structure_searches_leaves_the_comparison_unchanged() {
-    use fusionscope::analysis::compare::compare_classified;
+    use fusionscope::analysis::compare::{compare, Input};
     use fusionscope::analysis::summary::ClassifiedTrace;
     const VLLM_FULL: &str = "amd/vllm_decode_graph_full_replay.json.gz";
     const VLLM_PIECEWISE: &str = "amd/vllm_prefilldecode_graph_piecewise_replay.json.gz";
     let mut aligned = 0;
     for (a, b) in [(QWEN_NV, QWEN_AMD), (QWEN_AMD, QWEN_NV), (BERT_NV, BERT_AMD), (VLLM_FULL, VLLM_PIECEWISE)] {
         let (ta, tb) = (load(a), load(b));
-        let searched = |t: &Trace| ClassifiedTrace::new(t, &classify).into_search();
+        let searched = |t: &Trace| ClassifiedTrace::new(t).into_search();
         let (fa, fb) = (searched(&ta), searched(&tb));
-        let fresh =
-            compare(Input { trace: &ta, file: Some(file(a)) }, Input { trace: &tb, file: Some(file(b)) }, &classify);
+        let fresh = compare(Input::new(&ta, Some(file(a))), Input::new(&tb, Some(file(b))));
         // Each side handed its search, or searching itself.
         for (given_a, given_b) in [(true, true), (true, false), (false, true)] {
-            let (mut sa, mut sb) = (ClassifiedTrace::new(&ta, &classify), ClassifiedTrace::new(&tb, &classify));
+            let (mut sa, mut sb) = (ClassifiedTrace::new(&ta), ClassifiedTrace::new(&tb));
             if given_a {
                 sa = sa.with_search(fa.as_ref());
             }
             if given_b {
                 sb = sb.with_search(fb.as_ref());
             }
-            let reused = compare_classified([(sa, Some(file(a))), (sb, Some(file(b)))]);
+            let reused = compare(Input { side: sa, file: Some(file(a)) }, Input { side: sb, file: Some(file(b)) });
             assert_eq!(reused, fresh, "{a} vs {b}, searches handed: {given_a}, {given_b}");
         }
         aligned += usize::from(!fresh.layer_alignment.is_empty());

@@ -587,23 +587,19 @@ fn formats_without_shapes_get_no_zero_byte_bar_but_say_why() {
     use fusionscope::analysis::fusion::{BuiltIn, FusionOptions};
     use fusionscope::analysis::summary::ClassifiedTrace;
     use fusionscope::analysis::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
-    use fusionscope::analysis::{classify, compare, Input};
+    use fusionscope::analysis::{compare, Input};
     let open = |path: &str| match open_whole(path, &data_bytes(path)).unwrap() {
         Imported::Trace { trace, .. } => trace,
         other => panic!("{path}: {other:?}"),
     };
     let traces = [open(NSYS), open(ROCPROF)];
-    let c = compare(
-        Input { trace: &traces[0], file: Some("a.sqlite") },
-        Input { trace: &traces[1], file: Some("b.json.gz") },
-        &classify,
-    );
+    let c = compare(Input::new(&traces[0], Some("a.sqlite")), Input::new(&traces[1], Some("b.json.gz")));
     let order: Vec<usize> =
         c.platforms.iter().map(|p| if p.file.as_deref() == Some("a.sqlite") { 0 } else { 1 }).collect();
     let analysed: Vec<_> = order
         .iter()
         .map(|&i| {
-            let side = ClassifiedTrace::new(&traces[i], &classify);
+            let side = ClassifiedTrace::new(&traces[i]);
             let (f, d) = fusion_with_dag(&side, &FusionOptions::rules_only(BuiltIn::Inductor.rules()));
             (f, d.unwrap())
         })

@@ -3,7 +3,6 @@
 //! and the invariants on random traces.
 
 use crate::common::{data, json, run, temp_dir, trace_bytes};
-use fusionscope::analysis::classify;
 use fusionscope::analysis::fusion::{analyze, BuiltIn, Cause, FusionOptions, How, Kind, TraceFusion};
 use fusionscope::analysis::summary::ClassifiedTrace;
 use fusionscope::formats::read_trace;
@@ -12,7 +11,7 @@ use fusionscope::trace::Trace;
 use proptest::prelude::*;
 
 fn fusion_of(trace: &Trace, rules: BuiltIn, chip: Option<&str>) -> TraceFusion {
-    let side = ClassifiedTrace::new(trace, &classify);
+    let side = ClassifiedTrace::new(trace);
     let chip = chip.map(|c| preset(c).expect("preset"));
     analyze(
         &side,

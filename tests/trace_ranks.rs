@@ -18,7 +18,7 @@ use proptest::prelude::*;
 /// Rank `r` of `job`, read as the CLI reads a file (in odd-sized slices).
 fn summary(job: &SyntheticJob, r: u32) -> RankSummary {
     let text = job.rank_trace(r);
-    read_rank(&classify, &format!("job/rank{r}.json"), text.as_bytes().chunks(7919)).unwrap()
+    read_rank(&format!("job/rank{r}.json"), text.as_bytes().chunks(7919)).unwrap()
 }
 
 fn report(job: &SyntheticJob, ranks: &[u32]) -> JobReport {
@@ -303,7 +303,7 @@ proptest! {
 fn the_two_ranks_of_the_128_rank_job() {
     let read = |r: u32| {
         let rel = format!("multirank/hta_sampled_128rank_rank{r}.json.gz");
-        read_rank(&classify, &rel, data_bytes(&rel).chunks(65_536)).unwrap()
+        read_rank(&rel, data_bytes(&rel).chunks(65_536)).unwrap()
     };
     let (r0, r1) = (read(0), read(1));
     let r = job_report(&[r1.clone(), r0.clone()]).unwrap();
@@ -355,7 +355,7 @@ fn the_two_ranks_of_the_128_rank_job() {
 #[test]
 fn rank_0_of_the_a100_job_with_its_process_group() {
     let rel = "multirank/hta_nccl_a100_rank0_of2.json.gz";
-    let s = read_rank(&classify, rel, data_bytes(rel).chunks(100_000)).unwrap();
+    let s = read_rank(rel, data_bytes(rel).chunks(100_000)).unwrap();
     let info = s.distributed.as_ref().unwrap();
     assert_eq!((info.rank, info.world_size, info.nccl_version.as_deref()), (Some(0), Some(2), Some("2.17.1")));
     assert_eq!(s.groups.len(), 1);
@@ -502,8 +502,8 @@ fn the_cli_on_the_shared_ranks() {
 
 #[test]
 fn every_device_and_stream_of_one_trace_gets_its_figures() {
-    use fusionscope::analysis::time::streams::device_streams;
     use fusionscope::analysis::summary::ClassifiedTrace;
+    use fusionscope::analysis::time::streams::device_streams;
     // One process driving four GPUs: the synthetic ranks' events in one trace, one clock.
     let job = SyntheticJob { offsets_us: vec![0; 4], ..SyntheticJob::small() };
     let mut events = Vec::new();
@@ -514,7 +514,7 @@ fn every_device_and_stream_of_one_trace_gets_its_figures() {
         devices.extend(v["deviceProperties"].as_array().unwrap().iter().cloned());
     }
     let text = serde_json::json!({"deviceProperties": devices, "traceEvents": events}).to_string();
-    let merged = read_rank(&classify, "merged.json", text.as_bytes().chunks(4096)).unwrap();
+    let merged = read_rank("merged.json", text.as_bytes().chunks(4096)).unwrap();
     assert_eq!(merged.devices.iter().map(|d| d.pid).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
     for (d, r) in merged.devices.iter().zip(0..) {
         let alone = summary(&job, r);
@@ -523,7 +523,7 @@ fn every_device_and_stream_of_one_trace_gets_its_figures() {
     }
     // The whole-trace path gives each stream the same figures as the fold.
     let trace = read_trace(text.as_bytes()).unwrap();
-    let side = ClassifiedTrace::new(&trace, &classify);
+    let side = ClassifiedTrace::new(&trace);
     let whole = device_streams(&side);
     assert_eq!(whole.len(), 4);
     for (w, d) in whole.iter().zip(&merged.devices) {
@@ -542,8 +542,8 @@ fn every_device_and_stream_of_one_trace_gets_its_figures() {
 
 #[test]
 fn the_whole_trace_streams_equal_the_streamed_folds_on_real_traces() {
-    use fusionscope::analysis::time::streams::device_streams;
     use fusionscope::analysis::summary::ClassifiedTrace;
+    use fusionscope::analysis::time::streams::device_streams;
     for rel in [
         "multirank/hta_sampled_128rank_rank0.json.gz",
         "multirank/hta_nccl_a100_rank0_of2.json.gz",
@@ -551,9 +551,9 @@ fn the_whole_trace_streams_equal_the_streamed_folds_on_real_traces() {
         "traces/amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz",
     ] {
         let bytes = data_bytes(rel);
-        let folded = read_rank(&classify, rel, bytes.chunks(50_000)).unwrap();
+        let folded = read_rank(rel, bytes.chunks(50_000)).unwrap();
         let trace = read_trace(&bytes).unwrap();
-        let whole = device_streams(&ClassifiedTrace::new(&trace, &classify));
+        let whole = device_streams(&ClassifiedTrace::new(&trace));
         assert_eq!(whole.len(), folded.devices.len(), "{rel}");
         for (w, d) in whole.iter().zip(&folded.devices) {
             assert_eq!(w.streams, d.streams, "{rel}");
@@ -603,9 +603,8 @@ fn odd_args_and_missing_identity_read_without_a_wrong_figure() {
             kernel(200.0, r#","In msg nelems":1e30,"dtype":"Float""#)
         )
     };
-    let a = read_rank(&classify, "dir/job_rank1.json", text("").as_bytes().chunks(17)).unwrap();
-    let b =
-        read_rank(&classify, "dir/other.json", text(r#""distributedInfo": [1, 2], "#).as_bytes().chunks(17)).unwrap();
+    let a = read_rank("dir/job_rank1.json", text("").as_bytes().chunks(17)).unwrap();
+    let b = read_rank("dir/other.json", text(r#""distributedInfo": [1, 2], "#).as_bytes().chunks(17)).unwrap();
     assert_eq!(
         b.notes,
         vec!["distributedInfo is not an object of rank, world_size and pg_config: ignored".to_string()]

@@ -9,6 +9,7 @@
 use crate::common::trace_bytes;
 use fusionscope::analysis::compare::LAYER_EVIDENCE;
 use fusionscope::analysis::structure::{analyse, Structure};
+use fusionscope::analysis::summary::ClassifiedTrace;
 use fusionscope::analysis::synthetic::serving::{write_serving_trace, ServingSpec};
 use fusionscope::analysis::{classify, compare, summarize, Category, Comparison, Input};
 use fusionscope::formats::read_trace;
@@ -19,7 +20,7 @@ fn load(rel: &str) -> Trace {
 }
 
 fn structure(t: &Trace) -> Structure {
-    *summarize(t, None, &classify).structure.expect("a structure")
+    *summarize(&ClassifiedTrace::new(t), None).structure.expect("a structure")
 }
 
 fn synthetic(spec: &ServingSpec) -> Trace {
@@ -29,7 +30,7 @@ fn synthetic(spec: &ServingSpec) -> Trace {
 }
 
 fn pair(a: &Trace, b: &Trace) -> Comparison {
-    compare(Input { trace: a, file: Some("a.json") }, Input { trace: b, file: Some("b.json") }, &classify)
+    compare(Input::new(a, Some("a.json")), Input::new(b, Some("b.json")))
 }
 
 /// Kernel names of a phase's layer.
@@ -120,7 +121,7 @@ fn eager_hf_traces_have_their_layers_too() {
     assert_eq!((s.steps.len(), s.phases.len(), s.phases[0].layers_per_step), (5, 1, 0));
     // Nothing repeats: no structure.
     let t = load("amd/torch_compile_triton_mi300x.json.gz");
-    assert!(summarize(&t, None, &classify).structure.is_none());
+    assert!(summarize(&ClassifiedTrace::new(&t), None).structure.is_none());
 }
 
 #[test]
@@ -350,7 +351,7 @@ fn no_repeat_no_structure_and_no_alignment() {
         events.push(format!(r#"{{"ph":"X","cat":"kernel","name":"kernel_{i}","pid":0,"ts":{},"dur":2}}"#, i * 10));
     }
     let t = read_trace(format!(r#"{{"traceEvents":[{}]}}"#, events.join(",")).as_bytes()).unwrap();
-    assert!(summarize(&t, None, &classify).structure.is_none());
+    assert!(summarize(&ClassifiedTrace::new(&t), None).structure.is_none());
     let s = analyse(&t, &|id| classify(t.name(id)).category).unwrap();
     assert_eq!((s.steps.steps.len(), s.phases.len()), (1, 1));
     assert!(s.phases[0].layer.is_none());

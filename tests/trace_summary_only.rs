@@ -3,10 +3,10 @@
 //! of the whole trace, on the real traces of both vendors.
 
 use crate::common::{data, json, run, trace_bytes};
+use fusionscope::analysis::pipeline::{time_report, Choices};
+use fusionscope::analysis::summarize;
 use fusionscope::analysis::summary::ClassifiedTrace;
 use fusionscope::analysis::summary_only::{SummaryOnly, SummarySink, LEFT_OUT};
-use fusionscope::analysis::pipeline::{time_report, Choices};
-use fusionscope::analysis::{classify, summarize};
 use fusionscope::formats::{read_trace, Reader};
 use fusionscope::trace::Vendor;
 
@@ -28,7 +28,7 @@ const TRACES: [&str; 12] = [
 
 /// The summary-only fold of a stored trace, fed in odd-sized slices as a file read would be.
 fn fold(rel: &str) -> SummaryOnly {
-    let mut reader = Reader::with_sink(SummarySink::new(&classify, Some("f")));
+    let mut reader = Reader::with_sink(SummarySink::new(Some("f")));
     for chunk in trace_bytes(rel).chunks(100_003) {
         reader.feed(chunk).unwrap();
     }
@@ -41,7 +41,7 @@ fn the_fold_gives_the_whole_summarys_totals_on_every_real_trace() {
     for rel in TRACES {
         let s = fold(rel);
         let trace = read_trace(&trace_bytes(rel)).unwrap();
-        let whole = summarize(&trace, Some("f"), &classify);
+        let whole = summarize(&ClassifiedTrace::new(&trace), Some("f"));
         assert_eq!(s.platforms, whole.platforms, "{rel}: platform, kernel count, GPU time, copies");
         assert_eq!(s.categories, whole.categories, "{rel}: categories and every kernel's total");
         assert_eq!(s.fused_kernels, whole.fused_kernels, "{rel}");
@@ -56,7 +56,7 @@ fn the_fold_gives_the_whole_summarys_totals_on_every_real_trace() {
         }
         assert_eq!(s.kernels.iter().map(|k| k.count).sum::<u64>(), trace.kernels.len() as u64, "{rel}");
         // The whole-trace timeline of each device, busiest first.
-        let time = time_report(&ClassifiedTrace::new(&trace, &classify), &Choices::default());
+        let time = time_report(&ClassifiedTrace::new(&trace), &Choices::default());
         assert!(s.notes.is_empty(), "{rel}: {:?}", s.notes);
         assert_eq!(s.timeline, time.timeline, "{rel}");
         assert_eq!(s.other_devices, time.other_devices, "{rel}");

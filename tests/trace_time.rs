@@ -5,7 +5,6 @@
 
 use crate::common::tracelens::{reference_timeline, timeline_figures};
 use crate::common::{gunzip, trace_bytes};
-use fusionscope::analysis::classify;
 use fusionscope::analysis::summary::ClassifiedTrace;
 use fusionscope::analysis::time::timeline::timelines;
 use fusionscope::formats::read_trace;
@@ -23,7 +22,7 @@ fn the_qwen_pairs_step_timeline_matches_tracelens_within_half_a_percent() {
         ("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz", "qwen1.5-0.5b_mi300x"),
     ] {
         let trace = read_trace(&gunzip(&trace_bytes(file))).unwrap();
-        let side = ClassifiedTrace::new(&trace, &classify);
+        let side = ClassifiedTrace::new(&trace);
         let devices = timelines(&side);
         assert_eq!(devices.len(), 1, "{file}: one device");
         // TraceLens's window is the GPU-side ProfilerStep#6 range.
@@ -148,7 +147,7 @@ fn a_trace_without_record_shapes_says_so_once_and_keeps_its_timeline_and_op_time
     // The same trace as if recorded without `record_shapes=True`.
     let stripped = text.replace("\"Input Dims\"", "\"Input Dimz\"").replace("\"Input type\"", "\"Input typz\"");
     let (with, without) = (read_trace(text.as_bytes()).unwrap(), read_trace(stripped.as_bytes()).unwrap());
-    let report = |t| time_report(&ClassifiedTrace::new(t, &classify), &Choices::default());
+    let report = |t| time_report(&ClassifiedTrace::new(t), &Choices::default());
     let (a, b) = (report(&with), report(&without));
     assert!(a.shapes_recorded && !b.shapes_recorded);
     assert_eq!(a.timeline, b.timeline);
@@ -223,7 +222,7 @@ fn an_older_traces_kernels_link_to_the_op_enclosing_their_launch_not_the_op_thei
     let gemm_ops: Vec<&str> = want.keys().filter(|(g, _)| *g).filter_map(|(_, o)| o.as_deref()).collect();
     assert_eq!(gemm_ops, vec!["aten::addmm", "aten::mm"]);
     // The op table: GEMM time on `aten::mm`/`aten::addmm`, none on `aten::t` or `aten::transpose`.
-    let report = time_report(&ClassifiedTrace::new(&trace, &classify), &Choices::default());
+    let report = time_report(&ClassifiedTrace::new(&trace), &Choices::default());
     let row = |op: &str| report.ops.iter().find(|r| r.op == op);
     assert!(row("aten::t").is_none() && row("aten::transpose").is_none());
     // One GEMM per call.

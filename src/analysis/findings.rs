@@ -16,10 +16,10 @@ use units::{format_bytes, format_duration_us, group_digits};
 
 use crate::compare::Comparison;
 use crate::fusion::TraceFusion;
+use crate::pipeline::TraceTime;
 use crate::summary::{round3, PlatformEntry};
 use crate::time::gap::{Gap, GapRow};
 use crate::time::launch_cost::LaunchCost;
-use crate::pipeline::TraceTime;
 use crate::time::timeline::Timeline;
 use crate::time::waits::Waits;
 use trace::model::platform::Vendor;

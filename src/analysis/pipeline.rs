@@ -13,7 +13,7 @@ use crate::exec_trace::{link, ExecTrace};
 use crate::fusion::dag::{fusion_with_dag, FusionDag};
 use crate::fusion::{BuiltIn, FusionOptions, RuleSet, TraceFusion};
 use crate::structure::Structure;
-use crate::summary::{summarize_classified, ClassifiedTrace, TraceSummary};
+use crate::summary::{summarize, ClassifiedTrace, TraceSummary};
 use crate::time::cost_model::recorded_cost;
 use crate::time::critical_path::{critical_paths, CriticalPath};
 use crate::time::launch_cost::{launch_cost, LaunchReport};
@@ -142,7 +142,7 @@ impl<'a> Choices<'a> {
 /// One trace through every analysis: its summary (with the structure search the side makes
 /// once), and its report with the fusion groups per step and layer.
 pub fn analyse(side: &ClassifiedTrace<'_>, file: Option<&str>, choices: &Choices<'_>) -> (TraceSummary, TraceTime) {
-    let summary = summarize_classified(side, file);
+    let summary = summarize(side, file);
     let time = report(side, summary.structure.as_deref(), choices);
     (summary, time)
 }
@@ -245,7 +245,12 @@ pub fn fusion(
 }
 
 /// Puts [`fusion()`]'s groups and drawing into `time`.
-pub fn set_fusion(time: &mut TraceTime, side: &ClassifiedTrace<'_>, structure: Option<&Structure>, choices: &Choices<'_>) {
+pub fn set_fusion(
+    time: &mut TraceTime,
+    side: &ClassifiedTrace<'_>,
+    structure: Option<&Structure>,
+    choices: &Choices<'_>,
+) {
     (time.fusion, time.fusion_dag) = {
         let (fusion, dag) = fusion(side, structure, choices);
         (Some(fusion), dag)

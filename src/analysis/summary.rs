@@ -18,6 +18,10 @@ use trace::model::{EventOps, LinkIndex, OpLinks, Trace, TransferKind};
 /// Classifies a kernel name; [`super::classify()`] in production, a stand-in in tests.
 pub type Classifier<'c> = &'c dyn Fn(&str) -> Classification;
 
+/// The built-in classifier: the rule table of the `classify` crate. Every trace is classified
+/// with it; a test may plant another ([`ClassifiedTrace::with_classifier`]).
+pub const BUILT_IN: Classifier<'static> = &classify::classify;
+
 /// One distinct kernel name of a group: how often it ran, for how long.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelStat {
@@ -143,7 +147,13 @@ pub struct ClassifiedTrace<'t> {
 }
 
 impl<'t> ClassifiedTrace<'t> {
-    pub fn new(trace: &'t Trace, classifier: Classifier<'_>) -> Self {
+    /// `trace` classified by the built-in rules ([`BUILT_IN`]).
+    pub fn new(trace: &'t Trace) -> Self {
+        Self::with_classifier(trace, BUILT_IN)
+    }
+
+    /// `trace` classified by `classifier` (tests plant one).
+    pub fn with_classifier(trace: &'t Trace, classifier: Classifier<'_>) -> Self {
         #[cfg(any(test, feature = "test-counters"))]
         CLASSIFIED.with(|n| n.set(n.get() + 1));
         let other = Classification { category: Category::Other, components: vec![Category::Other], rule: None };
@@ -308,13 +318,9 @@ pub fn structure_of(side: &ClassifiedTrace<'_>) -> Option<Box<Structure>> {
     side.structure_search().and_then(|s| report(side.trace, s, &category)).map(Box::new)
 }
 
-pub fn summarize(trace: &Trace, file: Option<&str>, classifier: Classifier<'_>) -> TraceSummary {
-    summarize_classified(&ClassifiedTrace::new(trace, classifier), file)
-}
-
-/// Summarises a trace already classified (which the time report needs too); its structure
-/// search is the side's ([`ClassifiedTrace::structure_search`]).
-pub fn summarize_classified(side: &ClassifiedTrace<'_>, file: Option<&str>) -> TraceSummary {
+/// Summarises a classified trace; its structure search is the side's
+/// ([`ClassifiedTrace::structure_search`]), made once for the summary and every later step.
+pub fn summarize(side: &ClassifiedTrace<'_>, file: Option<&str>) -> TraceSummary {
     let trace = side.trace;
     let mut categories: Vec<SummaryRow> =
         side.by_category().into_iter().map(|(category, acc)| SummaryRow { category, trace: acc.stats(side) }).collect();
@@ -373,7 +379,10 @@ pub(crate) mod tests {
             ev("fusednorm_x", 5.0),
             ev("odd", 5.0)
         );
-        let s = summarize(&read_trace(text.as_bytes()).unwrap(), Some("t.json"), &by_prefix);
+        let s = summarize(
+            &ClassifiedTrace::with_classifier(&read_trace(text.as_bytes()).unwrap(), &by_prefix),
+            Some("t.json"),
+        );
         assert_eq!(s.platforms[0].kernels, 5);
         // GPU time holds the memset; the shares are of the kernels alone.
         assert_eq!((s.platforms[0].gpu_time_us, s.platforms[0].kernel_time_us), (60.5, 60.0));

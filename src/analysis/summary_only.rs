@@ -15,7 +15,7 @@
 //! use fusionscope_analysis::summary_only::SummarySink;
 //! use formats::Reader;
 //! let text = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "pid": 0}]}"#;
-//! let mut reader = Reader::with_sink(SummarySink::new(&classify, Some("t.json")));
+//! let mut reader = Reader::with_sink(SummarySink::new(Some("t.json")));
 //! reader.feed(text).unwrap();
 //! let summary = reader.finish().unwrap();
 //! assert_eq!(summary.platforms[0].kernels, 1);
@@ -121,8 +121,16 @@ pub struct SummarySink<'c> {
     gpu_time: f64,
 }
 
+impl SummarySink<'static> {
+    /// The sink of `file`, its kernels classified by the built-in rules.
+    pub fn new(file: Option<&str>) -> Self {
+        SummarySink::with_classifier(crate::summary::BUILT_IN, file)
+    }
+}
+
 impl<'c> SummarySink<'c> {
-    pub fn new(classifier: Classifier<'c>, file: Option<&str>) -> Self {
+    /// The sink of `file`, its kernels classified by `classifier` (tests plant one).
+    pub fn with_classifier(classifier: Classifier<'c>, file: Option<&str>) -> Self {
         SummarySink {
             classifier,
             file: file.map(str::to_string),
@@ -320,6 +328,7 @@ mod tests {
     use super::*;
     use crate::summarize;
     use crate::summary::tests::by_prefix;
+    use crate::summary::ClassifiedTrace;
     use formats::{read_trace, Reader};
 
     fn kernel(name: &str, pid: i64, ts: f64, dur: f64) -> String {
@@ -327,7 +336,7 @@ mod tests {
     }
 
     fn summary_only(text: &str, chunk: usize) -> SummaryOnly {
-        let mut r = Reader::with_sink(SummarySink::new(&by_prefix, Some("t.json")));
+        let mut r = Reader::with_sink(SummarySink::with_classifier(&by_prefix, Some("t.json")));
         for c in text.as_bytes().chunks(chunk) {
             r.feed(c).unwrap();
         }
@@ -348,7 +357,10 @@ mod tests {
         ];
         let text = format!(r#"{{"cupti_version":1,"traceEvents":[{}]}}"#, events.join(","));
         let s = summary_only(&text, 7);
-        let whole = summarize(&read_trace(text.as_bytes()).unwrap(), Some("t.json"), &by_prefix);
+        let whole = summarize(
+            &ClassifiedTrace::with_classifier(&read_trace(text.as_bytes()).unwrap(), &by_prefix),
+            Some("t.json"),
+        );
         assert_eq!(s.platforms, whole.platforms);
         assert_eq!(s.categories, whole.categories);
         assert_eq!(s.fused_kernels, whole.fused_kernels);
@@ -388,8 +400,8 @@ mod tests {
             c
         };
         let trace = read_trace(text.as_bytes()).unwrap();
-        let whole = timelines(&ClassifiedTrace::new(&trace, &classes));
-        let mut r = Reader::with_sink(SummarySink::new(&classes, None));
+        let whole = timelines(&ClassifiedTrace::with_classifier(&trace, &classes));
+        let mut r = Reader::with_sink(SummarySink::with_classifier(&classes, None));
         for c in text.as_bytes().chunks(1 << 12) {
             r.feed(c).unwrap();
         }
@@ -418,7 +430,7 @@ mod tests {
                 header.names.len()
             }
         }
-        let mut r = Reader::with_sink(Count(SummarySink::new(&by_prefix, None)));
+        let mut r = Reader::with_sink(Count(SummarySink::with_classifier(&by_prefix, None)));
         r.feed(text.as_bytes()).unwrap();
         assert_eq!(r.finish().unwrap(), 1, "only the kernel's name");
     }

@@ -31,9 +31,9 @@ pub fn from_bytes(bytes: &[u8]) -> Result<(Trace, Option<TraceStructure>), WireE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify;
-    use crate::summary::{summarize_classified, ClassifiedTrace};
+
     use crate::pipeline::{time_report, Choices};
+    use crate::summary::{summarize, ClassifiedTrace};
     use formats::read_trace;
 
     const QWEN: &[u8] = include_bytes!(concat!(
@@ -45,8 +45,8 @@ mod tests {
     fn a_trace_comes_back_whole_and_gives_the_same_results() {
         let trace = read_trace(QWEN).unwrap();
         let results = |t: &Trace| {
-            let side = ClassifiedTrace::new(t, &classify);
-            (summarize_classified(&side, None), time_report(&side, &Choices::default()))
+            let side = ClassifiedTrace::new(t);
+            (summarize(&side, None), time_report(&side, &Choices::default()))
         };
         let bytes = to_bytes(&trace, None).unwrap();
         assert!(bytes.len() < QWEN.len() * 4, "{} bytes", bytes.len());
@@ -66,7 +66,7 @@ mod tests {
     /// that takes it equals one that searches again.
     #[test]
     fn a_structure_search_comes_back_with_its_trace() {
-        use crate::compare::{compare, compare_classified, Input};
+        use crate::compare::{compare, Input};
         use crate::synthetic::serving::{write_serving_trace, ServingSpec};
         let (amd, nvidia) = ServingSpec::vendor_pair();
         let [a, b] = [amd, nvidia].map(|spec| {
@@ -74,16 +74,15 @@ mod tests {
             write_serving_trace(&mut json, &spec).unwrap();
             read_trace(&json).unwrap()
         });
-        let search = ClassifiedTrace::new(&b, &classify).into_search().expect("the serving trace has layers");
+        let search = ClassifiedTrace::new(&b).into_search().expect("the serving trace has layers");
         assert!(search.phases.iter().any(|p| p.layer.is_some()));
         let (back, back_search) = from_bytes(&to_bytes(&b, Some(&search)).unwrap()).unwrap();
         assert_eq!(back_search.as_ref(), Some(&search));
-        let input = |t| Input { trace: t, file: None };
-        let fresh = compare(input(&a), input(&b), &classify);
-        let reused = compare_classified([
-            (ClassifiedTrace::new(&a, &classify), None),
-            (ClassifiedTrace::new(&back, &classify).with_search(back_search.as_ref()), None),
-        ]);
+        let fresh = compare(Input::new(&a, None), Input::new(&b, None));
+        let reused = compare(
+            Input::new(&a, None),
+            Input { side: ClassifiedTrace::new(&back).with_search(back_search.as_ref()), file: None },
+        );
         assert_eq!(serde_json::to_string(&reused).unwrap(), serde_json::to_string(&fresh).unwrap());
     }
 

@@ -18,12 +18,12 @@ use std::io::{BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use analysis::pipeline::{time_report, Choices};
 use analysis::structure::analyse;
-use analysis::summary::{summarize_classified, ClassifiedTrace};
+use analysis::summary::{summarize, ClassifiedTrace};
 use analysis::summary_only::SummarySink;
 use analysis::synthetic::serving::{write_serving_trace, ServingSpec};
 use analysis::synthetic::{write_trace, Flavor, Length};
-use analysis::pipeline::{time_report, Choices};
 use analysis::{classify, compare, Input};
 use formats::{Reader, TraceReader};
 use fusion::analyze;
@@ -265,7 +265,7 @@ fn trace(size_mb: u64, dir: &Path, with_compare: bool) -> CliResult {
     // The summary-only mode first, so that its peak is not the whole read's freed heap.
     reset_hwm();
     let t = Instant::now();
-    let sink = SummarySink::new(&classify, Some("nvidia"));
+    let sink = SummarySink::new(Some("nvidia"));
     let folded = super::trace::load_sink(&nv_path, sink)?;
     let secs = t.elapsed().as_secs_f64();
     let peak = vm_hwm().unwrap_or(0);
@@ -299,8 +299,8 @@ fn trace(size_mb: u64, dir: &Path, with_compare: bool) -> CliResult {
     ))?;
     // What `fusionscope trace` adds to the read: the summary and where the time goes.
     let t = Instant::now();
-    let side = ClassifiedTrace::new(&trace, &classify);
-    let summary = summarize_classified(&side, Some("nvidia"));
+    let side = ClassifiedTrace::new(&trace);
+    let summary = summarize(&side, Some("nvidia"));
     let time = time_report(&side, &Choices::default());
     let analysis = t.elapsed().as_secs_f64();
     print(&format!(
@@ -322,7 +322,7 @@ fn trace(size_mb: u64, dir: &Path, with_compare: bool) -> CliResult {
     let a = read(&nv_path)?;
     let b = read(&amd_path)?;
     let read_secs = t.elapsed().as_secs_f64();
-    let c = compare(Input { trace: &a, file: Some("nvidia") }, Input { trace: &b, file: Some("amd") }, &classify);
+    let c = compare(Input::new(&a, Some("nvidia")), Input::new(&b, Some("amd")));
     let secs = t.elapsed().as_secs_f64();
     let peak = vm_hwm().unwrap_or(0);
     let total = nv_size + amd_size;
@@ -371,8 +371,7 @@ fn serving(steps: usize, layers: usize, runs: usize, dir: &Path, keep: bool) -> 
             };
             let (a, b) = (joined(a)?, joined(b)?);
             let read = t.elapsed().as_secs_f64();
-            let c =
-                compare(Input { trace: &a, file: Some("amd") }, Input { trace: &b, file: Some("nvidia") }, &classify);
+            let c = compare(Input::new(&a, Some("amd")), Input::new(&b, Some("nvidia")));
             let total = t.elapsed().as_secs_f64();
             let t = Instant::now();
             for tr in [&a, &b] {
@@ -454,8 +453,7 @@ fn ranks_bench(ranks: u32, size_mb: u64) -> CliResult {
     let mut bytes = 0u64;
     for r in 0..job.world_size {
         let name = format!("rank{r}");
-        let mut feed =
-            std::io::BufWriter::with_capacity(1 << 20, Feed(Reader::with_sink(RankSink::new(&classify, &name))));
+        let mut feed = std::io::BufWriter::with_capacity(1 << 20, Feed(Reader::with_sink(RankSink::new(&name))));
         bytes += job.write_rank(r, &mut feed)?;
         feed.flush()?;
         let reader = feed.into_inner().map_err(|e| e.into_error())?.0;

@@ -5,14 +5,13 @@
 use std::path::Path;
 
 use analysis::capture::{attribute, CaptureReport};
-use analysis::classify;
-use analysis::compare::{compare_classified, swapped, Comparison};
+use analysis::compare::{compare, swapped, Comparison, Input};
 use analysis::findings::single::trace_overview;
 use analysis::findings::{pair_overview, Overview, SideFacts};
+use analysis::pipeline::{analyse, fusion, report, TraceTime};
 use analysis::provenance;
 use analysis::summary::{structure_of, ClassifiedTrace, TraceSummary};
 use analysis::time::gap::{gap, Gap};
-use analysis::pipeline::{analyse, fusion, report, TraceTime};
 use hardware::DetectedChip;
 use trace::Trace;
 
@@ -49,7 +48,7 @@ pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std:
             let log = read_log(path)?;
             // The groups the analysis infers without the log, for "inferred vs exact".
             let before = {
-                let side = ClassifiedTrace::new(&trace, &classify);
+                let side = ClassifiedTrace::new(&trace);
                 fusion(&side, structure_of(&side).as_deref(), &choices).0
             };
             Some(provenance::apply(&mut trace, &file_name(path), &log, Some(&before)))
@@ -57,7 +56,7 @@ pub(super) fn analyse_trace(args: OneInput<'_>) -> Result<OneTrace, Box<dyn std:
         None => None,
     };
     // The page's pipeline, with the flags' choices.
-    let side = ClassifiedTrace::new(&trace, &classify);
+    let side = ClassifiedTrace::new(&trace);
     let (summary, mut time) = analyse(&side, Some(&file_name(args.file)), &choices);
     time.capture = capture;
     time.compiled_kernels = compiled_kernels;
@@ -91,7 +90,7 @@ pub(super) fn analyse_pair(args: PairInput<'_>) -> Result<Pair, Box<dyn std::err
     // comparison's time, and the reports do not depend on each other.
     let side = |file: &Path, capture: Option<&Path>, chip: Option<DetectedChip>| -> Result<_, String> {
         let (trace, capture) = load_with_capture(file, capture)?;
-        let side = ClassifiedTrace::new(&trace, &classify);
+        let side = ClassifiedTrace::new(&trace);
         // Per step and layer as the trace's own view has them; the search is kept for the
         // comparison, which would otherwise run it again.
         let mut time = report(&side, structure_of(&side).as_deref(), &setup.choices(chip.as_ref()));
@@ -108,10 +107,10 @@ pub(super) fn analyse_pair(args: PairInput<'_>) -> Result<Pair, Box<dyn std::err
     let joined = |r: std::thread::Result<Result<_, String>>| r.unwrap_or_else(|_| Err("a reader thread failed".into()));
     let (a, b) = (joined(a)?, joined(b)?);
     let (na, nb) = (file_name(args.files[0]), file_name(args.files[1]));
-    let comparison = compare_classified([
-        (ClassifiedTrace::new(&a.0, &classify).with_search(a.3.as_ref()), Some(&na)),
-        (ClassifiedTrace::new(&b.0, &classify).with_search(b.3.as_ref()), Some(&nb)),
-    ]);
+    let comparison = compare(
+        Input { side: ClassifiedTrace::new(&a.0).with_search(a.3.as_ref()), file: Some(&na) },
+        Input { side: ClassifiedTrace::new(&b.0).with_search(b.3.as_ref()), file: Some(&nb) },
+    );
     // The comparison puts AMD first: follow its order.
     let times = if swapped(a.1, b.1) { [b.2, a.2] } else { [a.2, b.2] };
     let keys = [&comparison.platforms[0].key, &comparison.platforms[1].key];

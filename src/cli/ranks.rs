@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use analysis::classify;
 use analysis::findings::ranks::ranks_overview;
 use analysis::ranks::job::JobReport;
 use analysis::ranks::{job_report, RankSink, RankSummary};
@@ -40,7 +39,7 @@ pub fn run(args: Args) -> CliResult {
     let mut summaries: Vec<RankSummary> = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let name = path.display().to_string();
-        summaries.push(super::trace::load_sink(path, RankSink::new(&classify, &name))?);
+        summaries.push(super::trace::load_sink(path, RankSink::new(&name))?);
     }
     let report = job_report(&summaries)?;
     let overview = ranks_overview(&report);

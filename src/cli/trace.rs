@@ -3,14 +3,13 @@
 
 use std::path::PathBuf;
 
-use analysis::classify;
 use analysis::compare::{Comparison, LayerAlignment, OpSide};
 use analysis::documents::{CompareJson, TraceJson};
-use analysis::time::streams::StreamFigures;
-use analysis::time::streams::DeviceStreams;
 use analysis::structure::{LayerKernel, Structure};
 use analysis::summary::{KernelStat, PlatformEntry, SideStats, SummaryRow, TraceSummary};
 use analysis::summary_only::{SummaryOnly, SummarySink};
+use analysis::time::streams::DeviceStreams;
+use analysis::time::streams::StreamFigures;
 use analysis::view::findings::overview_text;
 use analysis::view::time::{capture_line, gap_text, time_text, timeline_table_of};
 use table::Table;
@@ -89,7 +88,7 @@ const SHOWN_OUTSIDE: usize = 8;
 
 pub fn run_trace(args: TraceArgs) -> CliResult {
     if args.summary_only {
-        let sink = SummarySink::new(&classify, Some(&file_name(&args.file)));
+        let sink = SummarySink::new(Some(&file_name(&args.file)));
         let s = load_sink(&args.file, sink)?;
         return if args.output.json { print_json(&s) } else { print(&summary_only_text(&s)) };
     }

@@ -16,11 +16,11 @@
 use thiserror::Error;
 
 use analysis::exec_trace::{parse_exec_trace, EtError, ExecTrace};
+use analysis::pipeline::{report, Choices, TraceTime};
 use analysis::ranks::{RankSink, RankSummary};
 use analysis::structure::TraceStructure;
-use analysis::summary::{summarize_classified, ClassifiedTrace};
-use analysis::pipeline::{report, Choices, TraceTime};
-use analysis::{classify, TraceSummary};
+use analysis::summary::{summarize, ClassifiedTrace};
+use analysis::TraceSummary;
 use calib::{parse_calibration, CalibError, CalibrationFile};
 use formats::registry::{Format, FormatError, FormatReader, Registry, BUILTIN};
 use fusion::{analyze, AnalysisReport, OpGraph};
@@ -254,7 +254,7 @@ fn stage_for(registry: Registry, head: Vec<u8>, file_name: &str, ranks: bool) ->
     let detected = detect_in(registry, &head[..head.len().min(DETECT_BYTES)]);
     if let (FileKind::Trace(format), true) = (detected.kind, READS_LARGE_KINDS) {
         let mut reader = if ranks {
-            let sink = TraceAndRank { trace: Trace::default(), rank: RankSink::new(&classify, file_name) };
+            let sink = TraceAndRank { trace: Trace::default(), rank: RankSink::new(file_name) };
             TraceReaders::WithRanks(FormatReader::new(format, sink))
         } else {
             TraceReaders::Plain(FormatReader::new(format, Trace::default()))
@@ -391,8 +391,8 @@ type TraceResults = (TraceSummary, TraceTime, Option<Box<TraceStructure>>);
 fn trace_results(trace: &Trace, file_name: &str, exec_trace: ExecTraceOf<'_>) -> TraceResults {
     // One structure search (the side's) for the summary, the fusion's windows and a later
     // comparison.
-    let side = ClassifiedTrace::new(trace, &classify);
-    let summary = summarize_classified(&side, Some(file_name));
+    let side = ClassifiedTrace::new(trace);
+    let summary = summarize(&side, Some(file_name));
     let time = report(&side, summary.structure.as_deref(), &Choices::with_exec_trace(exec_trace));
     (summary, time, side.into_search().map(Box::new))
 }

@@ -4,7 +4,6 @@
 use thiserror::Error;
 
 use analysis::ranks::{RankSink, RankSummary};
-use analysis::summary::Classifier;
 use formats::registry::{Format, FormatError, FormatReader, KINETO};
 use trace::model::intern::NameTable;
 use trace::model::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
@@ -101,16 +100,12 @@ pub struct RankReadError {
 
 /// Reads one rank's file, given as slices of its bytes (plain or gzip, in any format of the
 /// registry, told by the first slice), into the summary the job report folds.
-pub fn read_rank<'b>(
-    classifier: Classifier<'static>,
-    file: &str,
-    chunks: impl IntoIterator<Item = &'b [u8]>,
-) -> Result<RankSummary, RankReadError> {
+pub fn read_rank<'b>(file: &str, chunks: impl IntoIterator<Item = &'b [u8]>) -> Result<RankSummary, RankReadError> {
     let named = |source| RankReadError { file: file.to_string(), source };
     let mut chunks = chunks.into_iter().peekable();
     let first = chunks.peek().copied().unwrap_or_default();
     let format = super::detect(first).kind.format().unwrap_or(&KINETO);
-    let mut reader = FormatReader::new(format, RankSink::new(classifier, file));
+    let mut reader = FormatReader::new(format, RankSink::new(file));
     for chunk in chunks {
         reader.feed(chunk).map_err(named)?;
     }

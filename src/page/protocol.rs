@@ -14,9 +14,9 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use analysis::pipeline::TraceTime;
 use analysis::provenance::CompiledKernels;
 use analysis::ranks::RankSummary;
-use analysis::pipeline::TraceTime;
 use analysis::view::ranks::RanksDrawn;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;

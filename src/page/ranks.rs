@@ -26,7 +26,7 @@ pub fn job_of<'a>(summaries: impl IntoIterator<Item = &'a RankSummary>) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analysis::classify;
+
     use analysis::ranks::synthetic::SyntheticJob;
     use import::read_rank;
 
@@ -34,7 +34,7 @@ mod tests {
     fn two_or_more_ranks_make_a_job_whatever_else_was_opened() {
         let job = SyntheticJob::small();
         let mut summaries: Vec<RankSummary> = (0..job.world_size)
-            .map(|r| read_rank(&classify, &format!("rank{r}.json"), [job.rank_trace(r).as_bytes()]).unwrap())
+            .map(|r| read_rank(&format!("rank{r}.json"), [job.rank_trace(r).as_bytes()]).unwrap())
             .collect();
         let all = job_report(&summaries).unwrap();
         // A trace with no rank identity is left out, not an error.

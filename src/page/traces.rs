@@ -7,11 +7,11 @@ use analysis::compare::swapped;
 use analysis::findings::single::trace_overview;
 use analysis::findings::{pair_overview, Evidence, Overview, SideFacts};
 use analysis::fusion::TraceFusion;
-use analysis::time::gap::{gap, Gap};
 use analysis::pipeline::TraceTime;
+use analysis::time::gap::{gap, Gap};
 use analysis::view::findings::evidence_label;
 use analysis::view::ranks::RanksDrawn;
-use analysis::{classify, compare, Comparison, Input, TraceSummary};
+use analysis::{compare, Comparison, Input, TraceSummary};
 use hardware::DetectedChip;
 use trace::{Trace, Vendor};
 
@@ -381,9 +381,5 @@ pub fn compare_on_page(a: &LoadedTrace, b: &LoadedTrace) -> Option<Comparison> {
         return None;
     }
     let (TraceHeld::Page(ta), TraceHeld::Page(tb)) = (&a.held, &b.held) else { return None };
-    Some(compare(
-        Input { trace: ta, file: Some(&a.file_name) },
-        Input { trace: tb, file: Some(&b.file_name) },
-        &classify,
-    ))
+    Some(compare(Input::new(ta, Some(&a.file_name)), Input::new(tb, Some(&b.file_name))))
 }

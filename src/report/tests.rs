@@ -1,11 +1,10 @@
 use super::*;
-use analysis::classify;
-use analysis::compare::compare_classified;
+use analysis::compare::{compare, Input};
 use analysis::findings::single::trace_overview;
 use analysis::findings::{pair_overview, SideFacts};
+use analysis::pipeline::{analyse, Choices};
 use analysis::summary::ClassifiedTrace;
 use analysis::time::gap::gap;
-use analysis::pipeline::{analyse, Choices};
 use draw::chart::escape_xml;
 use formats::read_trace;
 use trace::Trace;
@@ -17,7 +16,7 @@ fn read(path: &str) -> Trace {
 }
 
 fn report(trace: &Trace, file: &str) -> (TraceSummary, TraceTime) {
-    analyse(&ClassifiedTrace::new(trace, &classify), Some(file), &Choices::default())
+    analyse(&ClassifiedTrace::new(trace), Some(file), &Choices::default())
 }
 
 /// Every element the file opens, in order, with no script anywhere: the names of a stranger's
@@ -64,10 +63,7 @@ fn a_hostile_kernel_name_stays_text_and_the_file_allows_no_script() {
 fn the_pair_report_opens_with_the_overview_then_each_view() {
     let (nv, amd) =
         (read("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"), read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"));
-    let c = compare_classified([
-        (ClassifiedTrace::new(&nv, &classify), Some("h100.json.gz")),
-        (ClassifiedTrace::new(&amd, &classify), Some("mi300x.json.gz")),
-    ]);
+    let c = compare(Input::new(&nv, Some("h100.json.gz")), Input::new(&amd, Some("mi300x.json.gz")));
     let ((_, ta), (_, tn)) = (report(&amd, "mi300x.json.gz"), report(&nv, "h100.json.gz"));
     let g = gap(("amd", &ta.op_table()), ("nvidia", &tn.op_table()));
     let o = pair_overview(&c, Some(&g), [SideFacts::of(&ta), SideFacts::of(&tn)]);
@@ -101,10 +97,7 @@ fn the_pair_report_opens_with_the_overview_then_each_view() {
 #[test]
 fn a_pair_from_a_share_link_has_its_fusion_but_no_roofline() {
     let (nv, amd) = (read("nvidia/hf_bert-small_eager_h100.json.gz"), read("amd/hf_bert-small_eager_mi300x.json.gz"));
-    let c = compare_classified([
-        (ClassifiedTrace::new(&nv, &classify), None),
-        (ClassifiedTrace::new(&amd, &classify), None),
-    ]);
+    let c = compare(Input::new(&nv, None), Input::new(&amd, None));
     let ((_, ta), (_, tn)) = (report(&amd, "a"), report(&nv, "n"));
     let fusion = [ta.fusion.as_ref().unwrap(), tn.fusion.as_ref().unwrap()];
     let o = pair_overview(&c, None, [SideFacts::default(); 2]);

@@ -15,11 +15,11 @@ use super::trim::{
 };
 use analysis::findings::{Overview, MAX_FINDINGS};
 use analysis::fusion::TraceFusion;
+use analysis::pipeline::TraceTime;
 use analysis::structure::Structure;
 use analysis::summary::{PlatformEntry, SideStats};
 use analysis::time::gap::Gap;
 use analysis::time::launch_cost::SMALL_KERNEL_NAMES;
-use analysis::pipeline::TraceTime;
 use limits::LAYER_MAX_KERNELS;
 use limits::RANKS_FILES;
 use limits::{

@@ -499,7 +499,7 @@ pub mod compact_or_full {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use analysis::{classify, compare, Input};
+    use analysis::{compare, Input};
     use formats::read_trace;
 
     fn comparison() -> Comparison {
@@ -508,7 +508,7 @@ mod tests {
             read_trace(&std::fs::read(path).unwrap()).unwrap()
         };
         let (n, a) = (read("nvidia/hf_bert-small_eager_h100.json.gz"), read("amd/hf_bert-small_eager_mi300x.json.gz"));
-        compare(Input { trace: &n, file: Some("n") }, Input { trace: &a, file: Some("a") }, &classify)
+        compare(Input::new(&n, Some("n")), Input::new(&a, Some("a")))
     }
 
     #[test]

@@ -20,8 +20,8 @@ use serde::de::{self, DeserializeSeed, EnumAccess, IgnoredAny, IntoDeserializer,
 use serde::{Deserialize, Deserializer};
 
 use super::state::SharedView;
-use analysis::time::gap::Gap;
 use analysis::pipeline::TraceTime;
+use analysis::time::gap::Gap;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;
 use fusion::transformer::TransformerConfig;

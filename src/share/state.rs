@@ -7,8 +7,8 @@ use thiserror::Error;
 
 use analysis::findings::Overview;
 use analysis::fusion::TraceFusion;
-use analysis::time::gap::Gap;
 use analysis::pipeline::TraceTime;
+use analysis::time::gap::Gap;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::{to_file, GraphFile};
 use fusion::transformer::TransformerConfig;

@@ -17,11 +17,10 @@ fn trace(rel: &str) -> trace::Trace {
 
 #[test]
 fn trace_comparison_round_trips_trimmed_and_small() {
-    use analysis::{classify, compare, Input};
+    use analysis::{compare, Input};
     let (n, a) =
         (trace("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"), trace("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"));
-    let c =
-        compare(Input { trace: &n, file: Some("n.json.gz") }, Input { trace: &a, file: Some("a.json.gz") }, &classify);
+    let c = compare(Input::new(&n, Some("n.json.gz")), Input::new(&a, Some("a.json.gz")));
     let (small, trimmed) = trim_comparison(&c);
     assert!(trimmed);
     // Totals stay whole; only kernel lists are shortened.
@@ -58,7 +57,7 @@ fn trace_comparison_round_trips_trimmed_and_small() {
 #[test]
 fn trace_summary_round_trips() {
     let t = trace("amd/torch_compile_triton_mi300x.json.gz");
-    let s = analysis::summarize(&t, Some("t.json.gz"), &analysis::classify);
+    let s = analysis::summarize(&analysis::summary::ClassifiedTrace::new(&t), Some("t.json.gz"));
     let (small, trimmed) = trim_summary(&s);
     assert!(!trimmed, "a 12-kernel trace keeps every kernel");
     assert_eq!(small, s);
@@ -298,7 +297,7 @@ fn per_view_limits_are_enforced_on_opening() {
     // A summary with more kernels in a category than trimming keeps (as a hand-made link
     // could hold).
     let t = trace("nvidia/hf_bert-small_eager_h100.json.gz");
-    let mut summary = analysis::summarize(&t, Some("h100"), &analysis::classify);
+    let mut summary = analysis::summarize(&analysis::summary::ClassifiedTrace::new(&t), Some("h100"));
     let gemm = &mut summary.categories[0].trace.kernels;
     *gemm = vec![gemm[0].clone(); SHARED_KERNELS_PER_CATEGORY + 1];
     let link = encode(

@@ -8,9 +8,9 @@ use analysis::view::NAME_WIDTH;
 use classify::family::table_name;
 
 use analysis::fusion::TraceFusion;
+use analysis::pipeline::TraceTime;
 use analysis::structure::Structure;
 use analysis::time::gap::Gap;
-use analysis::pipeline::TraceTime;
 use analysis::{Comparison, TraceSummary};
 
 /// Distinct kernel names a shared trace view keeps per category (the summary's kernel

@@ -61,16 +61,16 @@ use web_sys::{Blob, DedicatedWorkerGlobalScope, MessageEvent};
 
 use super::file_bytes::FileBytes;
 use analysis::capture::{attribute, captured_graph_count};
-use analysis::compare::compare_classified;
+use analysis::compare::{compare, Input};
 use analysis::exec_trace::{link, ExecTrace};
+use analysis::pipeline::{add_exec_trace, report, set_fusion, Choices, TraceTime};
 use analysis::provenance::{self, CompileLog, CompiledKernels};
 use analysis::ranks::RankSummary;
 use analysis::structure::{Structure, TraceStructure};
 use analysis::summary::ClassifiedTrace;
-use analysis::pipeline::{add_exec_trace, report, set_fusion, Choices, TraceTime};
 use analysis::view::ranks::RanksDrawn;
 use analysis::wire;
-use analysis::{classify, TraceSummary};
+use analysis::TraceSummary;
 use fusion::json::to_file;
 use import::FileKind;
 use import::{FileOpener, Imported};
@@ -337,7 +337,7 @@ fn pick_exec_trace(ets: &[HeldEt], trace: &Trace) -> Option<usize> {
 fn with_held_exec_trace(time: &mut TraceTime, trace: &Trace, structure: Option<&Structure>, et: usize) {
     EXEC_TRACES.with(|e| {
         if let Some(h) = e.borrow().get(et) {
-            let side = ClassifiedTrace::new(trace, &classify);
+            let side = ClassifiedTrace::new(trace);
             add_exec_trace(time, &side, structure, (&h.et, h.name.as_str()));
         }
     })
@@ -360,7 +360,7 @@ fn exec_trace_reply(job: u32, name: String, et: ExecTrace) -> Reply {
                 unlinked.push(held.name.clone());
                 continue;
             }
-            let side = ClassifiedTrace::new(&held.trace, &classify);
+            let side = ClassifiedTrace::new(&held.trace);
             let mut time = held.time.clone();
             add_exec_trace(&mut time, &side, held.structure.as_deref(), (&et, name.as_str()));
             match Json::encode(&time) {
@@ -430,7 +430,7 @@ fn joined_report(
         return None;
     }
     let mut time = time.clone();
-    let side = ClassifiedTrace::new(trace, &classify);
+    let side = ClassifiedTrace::new(trace);
     EXEC_TRACES.with(|e| {
         let ets = e.borrow();
         let et = exec_trace.and_then(|i| ets.get(i)).map(|h| (&h.et, h.name.as_str()));
@@ -460,7 +460,7 @@ fn with_held_compile_log(
 /// table and fusion with the held execution trace `et`, if it has one.
 fn join(trace: &Trace, capture: &Trace, et: Option<usize>) -> Option<(Trace, TraceTime)> {
     let (joined, captured) = attribute(trace, capture).ok()?;
-    let side = ClassifiedTrace::new(&joined, &classify);
+    let side = ClassifiedTrace::new(&joined);
     let time = EXEC_TRACES.with(|e| {
         let ets = e.borrow();
         let et = et.and_then(|i| ets.get(i)).map(|h| (&h.et, h.name.as_str()));
@@ -578,16 +578,12 @@ fn compare_held(a: u32, b: u32) -> Result<Json<analysis::Comparison>, String> {
         let (a, b) = (get(a)?, get(b)?);
         // Each trace's structure search was made as it was opened (held traces keep theirs; a
         // trace joined to its capture searches again).
-        fn side(h: &Held) -> (ClassifiedTrace<'_>, Option<&str>) {
-            let c = ClassifiedTrace::new(&h.trace, &classify);
-            let file = Some(h.name.as_str());
-            if h.joined {
-                (c, file)
-            } else {
-                (c.with_search(h.search.as_deref()), file)
-            }
+        fn side(h: &Held) -> Input<'_> {
+            let c = ClassifiedTrace::new(&h.trace);
+            let side = if h.joined { c } else { c.with_search(h.search.as_deref()) };
+            Input { side, file: Some(h.name.as_str()) }
         }
-        let comparison = compare_classified([side(a), side(b)]);
+        let comparison = compare(side(a), side(b));
         Json::encode(&comparison).map_err(|e| format!("the comparison cannot be sent: {e}"))
     })
 }

@@ -23,8 +23,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::DedicatedWorkerGlobalScope;
 
-use analysis::classify;
-use analysis::compare::compare_classified;
+use analysis::compare::{compare, Input};
 use analysis::summary::ClassifiedTrace;
 use analysis::synthetic::serving::gzipped_vendor_pair;
 use analysis::wire;
@@ -88,10 +87,10 @@ pub async fn warm_up() {
     }
     yield_to_events().await;
     if let ([(a, search_a), (b, search_b)], false) = (traces.as_slice(), interrupted()) {
-        let c = compare_classified([
-            (ClassifiedTrace::new(a, &classify).with_search(search_a.as_ref()), Some("warm-up-amd")),
-            (ClassifiedTrace::new(b, &classify).with_search(search_b.as_ref()), Some("warm-up-nvidia")),
-        ]);
+        let c = compare(
+            Input { side: ClassifiedTrace::new(a).with_search(search_a.as_ref()), file: Some("warm-up-amd") },
+            Input { side: ClassifiedTrace::new(b).with_search(search_b.as_ref()), file: Some("warm-up-nvidia") },
+        );
         let _ = Json::encode(&c);
     }
 }

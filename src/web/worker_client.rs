@@ -20,9 +20,9 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::reader_worker::describe as js_error;
+use analysis::pipeline::TraceTime;
 use analysis::provenance::CompiledKernels;
 use analysis::ranks::RankSummary;
-use analysis::pipeline::TraceTime;
 use analysis::view::ranks::RanksDrawn;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;

@@ -17,7 +17,7 @@ pub mod pairing;
 mod side;
 
 use crate::structure::align::{align, Step};
-use crate::summary::{ClassifiedTrace, Classifier, PlatformEntry, SideAcc, SideStats};
+use crate::summary::{ClassifiedTrace, PlatformEntry, SideAcc, SideStats};
 use classify::category::Category;
 pub use fusion::FusionDifference;
 use fusion::FusionFinder;
@@ -88,26 +88,24 @@ pub struct Comparison {
     pub layer_alignment: Vec<LayerAlignment>,
 }
 
-/// One input of the comparison.
+/// One input of the comparison: a classified trace and its file name (shown for same-vendor
+/// pairs). A side handed its structure search when the trace was opened
+/// ([`ClassifiedTrace::with_search`]) is not searched again.
 pub struct Input<'t> {
-    pub trace: &'t Trace,
-    /// File name, shown for same-vendor pairs.
+    pub side: ClassifiedTrace<'t>,
     pub file: Option<&'t str>,
 }
 
-/// Compares two traces; see the module docs for keys and ordering.
-pub fn compare(a: Input<'_>, b: Input<'_>, classifier: Classifier<'_>) -> Comparison {
-    compare_classified([
-        (ClassifiedTrace::new(a.trace, classifier), a.file),
-        (ClassifiedTrace::new(b.trace, classifier), b.file),
-    ])
+impl<'t> Input<'t> {
+    /// `trace` classified by the built-in rules, named `file`.
+    pub fn new(trace: &'t Trace, file: Option<&'t str>) -> Self {
+        Input { side: ClassifiedTrace::new(trace), file }
+    }
 }
 
-/// [`compare`] of two traces classified already, each with its file name: a side handed its
-/// structure search when the trace was opened ([`ClassifiedTrace::with_search`]) is not
-/// searched again.
-pub fn compare_classified<'t>(inputs: [(ClassifiedTrace<'t>, Option<&'t str>); 2]) -> Comparison {
-    let mut sides = inputs.map(|(c, file)| {
+/// Compares two traces; see the module docs for keys and ordering.
+pub fn compare<'t>(a: Input<'t>, b: Input<'t>) -> Comparison {
+    let mut sides = [a, b].map(|Input { side: c, file }| {
         let ops = c.trace.kernel_ops();
         Side { c, key: String::new(), label: String::new(), file, ops }
     });
@@ -420,7 +418,10 @@ mod tests {
     fn keys_amd_first_whatever_the_order() {
         let nv = trace("cupti_version", &[("gemm_nv", "aten::mm")]);
         let amd = trace("roctracer_version", &[("gemm_amd", "aten::mm"), ("add_x", "aten::add")]);
-        let c = compare(Input { trace: &nv, file: Some("n") }, Input { trace: &amd, file: Some("a") }, &by_prefix);
+        let c = compare(
+            Input { side: ClassifiedTrace::with_classifier(&nv, &by_prefix), file: Some("n") },
+            Input { side: ClassifiedTrace::with_classifier(&amd, &by_prefix), file: Some("a") },
+        );
         assert_eq!(c.platforms.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), vec!["amd", "nvidia"]);
         assert_eq!(c.time_ratio, "amd / nvidia");
         let gemm = c.categories.iter().find(|r| r.category == Category::Gemm).unwrap();
@@ -442,7 +443,10 @@ mod tests {
         );
         let amd =
             trace("roctracer_version", &[("gemm_c", "aten::mm"), ("norm_y", "vllm::rms_norm"), ("gemm_d", "aten::mm")]);
-        let c = compare(Input { trace: &nv, file: None }, Input { trace: &amd, file: None }, &by_prefix);
+        let c = compare(
+            Input { side: ClassifiedTrace::with_classifier(&nv, &by_prefix), file: None },
+            Input { side: ClassifiedTrace::with_classifier(&amd, &by_prefix), file: None },
+        );
         let ops: Vec<&str> = c.op_mapping.iter().map(|r| r.op.as_str()).collect();
         assert_eq!(ops, ["aten::mm", "vllm::rms_norm / aten::_fused_rms_norm"]);
         let norm = &c.op_mapping[1];
@@ -455,8 +459,10 @@ mod tests {
     #[test]
     fn same_vendor_pairs_are_a_and_b() {
         let t = trace("cupti_version", &[("gemm_x", "aten::mm")]);
-        let c =
-            compare(Input { trace: &t, file: Some("before") }, Input { trace: &t, file: Some("after") }, &by_prefix);
+        let c = compare(
+            Input { side: ClassifiedTrace::with_classifier(&t, &by_prefix), file: Some("before") },
+            Input { side: ClassifiedTrace::with_classifier(&t, &by_prefix), file: Some("after") },
+        );
         assert_eq!(c.platforms.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
         assert_eq!(c.platforms[1].file.as_deref(), Some("after"));
         assert!(c.fusion_differences.is_empty());
@@ -467,7 +473,10 @@ mod tests {
         // Graph replays (no ops): a fused add+norm against add and norm.
         let fused = trace("cupti_version", &[("gemm_1", ""), ("fusednorm_x", ""), ("gemm_2", "")]);
         let split = trace("roctracer_version", &[("gemm_1", ""), ("add_y", ""), ("norm_z", ""), ("gemm_2", "")]);
-        let c = compare(Input { trace: &fused, file: None }, Input { trace: &split, file: None }, &by_prefix);
+        let c = compare(
+            Input { side: ClassifiedTrace::with_classifier(&fused, &by_prefix), file: None },
+            Input { side: ClassifiedTrace::with_classifier(&split, &by_prefix), file: None },
+        );
         assert!(c.op_mapping.iter().all(|r| r.method == Method::Sequence));
         assert_eq!(c.fusion_differences.len(), 1, "{:#?}", c.fusion_differences);
         let d = &c.fusion_differences[0];
@@ -487,7 +496,10 @@ mod tests {
         let split_op =
             read_trace(format!(r#"{{"roctracer_version":1,"traceEvents":[{}]}}"#, ev.join(",")).as_bytes()).unwrap();
         let fused_op = trace("cupti_version", &[("fusednorm_x", "aten::layer_norm")]);
-        let c = compare(Input { trace: &fused_op, file: None }, Input { trace: &split_op, file: None }, &by_prefix);
+        let c = compare(
+            Input { side: ClassifiedTrace::with_classifier(&fused_op, &by_prefix), file: None },
+            Input { side: ClassifiedTrace::with_classifier(&split_op, &by_prefix), file: None },
+        );
         assert_eq!(c.fusion_differences.len(), 1);
         assert!(c.fusion_differences[0].evidence.starts_with("op-anchored"));
         assert!(c.fusion_differences[0].confidence > d.confidence);

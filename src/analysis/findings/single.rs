@@ -7,9 +7,9 @@ use super::{
     busy_clause, cap, device_name, dims, idle, opportunities, rank, verdict_side, Evidence, Finding, FindingKind,
     Overview, Verdict,
 };
+use crate::pipeline::TraceTime;
 use crate::summary::TraceSummary;
 use crate::time::op_table::OpRow;
-use crate::pipeline::TraceTime;
 
 fn top_op(row: &OpRow, gpu_time_us: f64) -> Finding {
     let rate = match (row.tflops_per_s, row.roofline_pct) {

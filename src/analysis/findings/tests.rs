@@ -1,11 +1,10 @@
 use super::single::trace_overview;
 use super::*;
-use crate::classify;
-use crate::compare::compare_classified;
-use crate::summary::TraceSummary;
-use crate::summary::ClassifiedTrace;
-use crate::time::gap::gap;
+use crate::compare::{compare, Input};
 use crate::pipeline::{analyse, Choices};
+use crate::summary::ClassifiedTrace;
+use crate::summary::TraceSummary;
+use crate::time::gap::gap;
 use formats::read_trace;
 use trace::Trace;
 
@@ -17,7 +16,7 @@ fn read(path: &str) -> Trace {
 
 /// A trace's summary and time report with its fusion analysis, as `fusionscope trace` makes them.
 fn report(trace: &Trace, file: &str) -> (TraceSummary, TraceTime) {
-    analyse(&ClassifiedTrace::new(trace, &classify), Some(file), &Choices::default())
+    analyse(&ClassifiedTrace::new(trace), Some(file), &Choices::default())
 }
 
 /// The H100 and MI300X traces of one Qwen model, compared as `fusionscope compare` does.
@@ -25,7 +24,8 @@ fn qwen_pair() -> Overview {
     let (nv, amd) =
         (read("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"), read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"));
     let (files, traces) = (["h100.json.gz", "mi300x.json.gz"], [&nv, &amd]);
-    let c = compare_classified([0, 1].map(|i| (ClassifiedTrace::new(traces[i], &classify), Some(files[i]))));
+    let [a, b] = [0, 1].map(|i| Input::new(traces[i], Some(files[i])));
+    let c = compare(a, b);
     assert_eq!(c.platforms[0].key, "amd", "the comparison puts AMD first");
     let (_, t_amd) = report(&amd, files[1]);
     let (_, t_nv) = report(&nv, files[0]);
@@ -106,10 +106,7 @@ fn one_trace_has_a_verdict_and_its_costliest_op_first_among_ops() {
 fn without_a_timeline_or_fusion_the_pair_still_has_findings_from_the_comparison() {
     // A share link from before links carried the reports: the comparison and the gap alone.
     let (nv, amd) = (read("nvidia/hf_bert-small_eager_h100.json.gz"), read("amd/hf_bert-small_eager_mi300x.json.gz"));
-    let c = compare_classified([
-        (ClassifiedTrace::new(&nv, &classify), None),
-        (ClassifiedTrace::new(&amd, &classify), None),
-    ]);
+    let c = compare(Input::new(&nv, None), Input::new(&amd, None));
     let (_, ta) = report(&amd, "amd");
     let (_, tn) = report(&nv, "nv");
     let g = gap(("amd", &ta.op_table()), ("nvidia", &tn.op_table()));

@@ -176,8 +176,16 @@ pub struct RankSink<'c> {
     member_lists_dropped: u64,
 }
 
+impl RankSink<'static> {
+    /// The sink of one rank's `file`, its kernels classified by the built-in rules.
+    pub fn new(file: &str) -> Self {
+        RankSink::with_classifier(crate::summary::BUILT_IN, file)
+    }
+}
+
 impl<'c> RankSink<'c> {
-    pub fn new(classifier: Classifier<'c>, file: &str) -> Self {
+    /// The sink of one rank's `file`, its kernels classified by `classifier` (tests plant one).
+    pub fn with_classifier(classifier: Classifier<'c>, file: &str) -> Self {
         RankSink {
             classifier,
             file: file.to_string(),

@@ -17,7 +17,7 @@
 //! let job = SyntheticJob::small();
 //! let summaries: Vec<_> = (0..job.world_size)
 //!     .map(|r| {
-//!         let mut reader = Reader::with_sink(RankSink::new(&classify, &format!("rank{r}.json")));
+//!         let mut reader = Reader::with_sink(RankSink::new(&format!("rank{r}.json")));
 //!         reader.feed(job.rank_trace(r).as_bytes()).unwrap();
 //!         reader.finish().unwrap()
 //!     })

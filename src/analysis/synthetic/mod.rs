@@ -254,7 +254,7 @@ pub fn write_trace<W: Write>(out: W, flavor: Flavor, length: Length) -> std::io:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{classify, compare, Input};
+    use crate::{compare, Input};
     use formats::read_trace;
     use trace::Vendor;
 
@@ -269,7 +269,7 @@ mod tests {
         // Per layer: NVIDIA 1 fused norm + 4 ops, AMD 5 norm kernels + 4 ops.
         assert_eq!(a.kernels.len(), 16 * 5);
         assert_eq!(b.kernels.len(), 16 * 9);
-        let c = compare(Input { trace: &a, file: None }, Input { trace: &b, file: None }, &classify);
+        let c = compare(Input::new(&a, None), Input::new(&b, None));
         assert_eq!(c.platforms.iter().map(|p| p.vendor).collect::<Vec<_>>(), vec![Vendor::Amd, Vendor::Nvidia]);
         assert!(
             c.fusion_differences.iter().any(|d| d.fused_kernel.starts_with("triton_red_fused")),

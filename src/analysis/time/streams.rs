@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::summary::{round3, ClassifiedTrace};
 use super::timeline::Intervals;
+use crate::summary::{round3, ClassifiedTrace};
 use classify::category::Category;
 use trace::model::platform::device_names;
 

@@ -323,9 +323,9 @@ pub fn op_times_table(f: &TraceFusion, id: &'static str, title: &str) -> DataTab
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::ClassifiedTrace;
     use crate::pipeline::{set_fusion, time_report, Choices};
-    use crate::{classify, summarize};
+    use crate::summarize;
+    use crate::summary::ClassifiedTrace;
     use formats::read_trace;
 
     /// The torch.compile MI300X trace's fusion as opening its file on the page gives it.
@@ -337,8 +337,8 @@ mod tests {
     fn opened(path: &str) -> TraceFusion {
         let bytes = std::fs::read(format!("{}/{path}", concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))).unwrap();
         let trace = read_trace(&bytes).unwrap();
-        let side = ClassifiedTrace::new(&trace, &classify);
-        let summary = summarize(&trace, None, &classify);
+        let side = ClassifiedTrace::new(&trace);
+        let summary = summarize(&ClassifiedTrace::new(&trace), None);
         let mut time = time_report(&side, &Choices::default());
         set_fusion(&mut time, &side, summary.structure.as_deref(), &Choices::default());
         time.fusion.unwrap()
@@ -442,7 +442,7 @@ mod tests {
         ))
         .unwrap();
         let trace = read_trace(&bytes).unwrap();
-        let side = ClassifiedTrace::new(&trace, &classify);
+        let side = ClassifiedTrace::new(&trace);
         let mi300x = preset("mi300x").unwrap();
         let with = |chip| {
             analyze(

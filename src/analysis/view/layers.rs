@@ -172,16 +172,17 @@ pub fn alignment_table(alignments: &[LayerAlignment], keys: [&str; 2]) -> DataTa
 mod tests {
     use super::*;
     use crate::summarize;
+    use crate::summary::ClassifiedTrace;
     use crate::synthetic::serving::{write_serving_trace, ServingSpec};
     use crate::synthetic::Flavor;
-    use crate::{classify, compare, Input};
+    use crate::{compare, Input};
     use formats::read_trace;
 
     fn summary_of(spec: &ServingSpec) -> (trace::Trace, crate::TraceSummary) {
         let mut bytes = Vec::new();
         write_serving_trace(&mut bytes, spec).unwrap();
         let trace = read_trace(&bytes).unwrap();
-        let s = summarize(&trace, Some("t.json"), &classify);
+        let s = summarize(&ClassifiedTrace::new(&trace), Some("t.json"));
         (trace, s)
     }
 
@@ -206,7 +207,7 @@ mod tests {
         // The AMD side splits attention in 3 kernels and its norms are not fused.
         let amd = ServingSpec { attention_kernels: 3, fused_add_norm: false, ..ServingSpec::new(Flavor::Amd) };
         let (tb, _) = summary_of(&amd);
-        let c = compare(Input { trace: &ta, file: Some("a") }, Input { trace: &tb, file: Some("b") }, &classify);
+        let c = compare(Input::new(&ta, Some("a")), Input::new(&tb, Some("b")));
         let keys = [c.platforms[0].key.as_str(), c.platforms[1].key.as_str()];
         let t = alignment_table(&c.layer_alignment, keys);
         let rows: usize = c.layer_alignment.iter().map(|a| a.rows.len()).sum();

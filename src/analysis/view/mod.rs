@@ -396,7 +396,8 @@ pub fn comparison_markdown(c: &Comparison, overview: Option<&Overview>) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{classify, compare, summarize, Input};
+    use crate::summary::ClassifiedTrace;
+    use crate::{compare, summarize, Input};
     use formats::read_trace;
     use table::SortBy;
 
@@ -408,7 +409,7 @@ mod tests {
     #[test]
     fn summary_tables_cover_every_kernel_with_full_names() {
         let t = load("amd/torch_compile_triton_mi300x.json.gz");
-        let s = summarize(&t, Some("torch_compile_triton_mi300x.json.gz"), &classify);
+        let s = summarize(&ClassifiedTrace::new(&t), Some("torch_compile_triton_mi300x.json.gz"));
         let tables = summary_tables(&s);
         let kernels = &tables[1];
         let distinct: usize = s.categories.iter().map(|r| r.trace.kernels.len()).sum();
@@ -438,7 +439,7 @@ mod tests {
     #[test]
     fn view_filters_and_sorts_stably() {
         let t = load("amd/torch_compile_triton_mi300x.json.gz");
-        let s = summarize(&t, None, &classify);
+        let s = summarize(&ClassifiedTrace::new(&t), None);
         let kernels = &summary_tables(&s)[1];
         let all = kernels.view(None, "");
         assert_eq!(all, (0..kernels.rows.len()).collect::<Vec<_>>());
@@ -456,11 +457,7 @@ mod tests {
     fn comparison_tables_and_chart_name_both_vendors() {
         let n = load("nvidia/hf_bert-small_eager_h100.json.gz");
         let a = load("amd/hf_bert-small_eager_mi300x.json.gz");
-        let c = compare(
-            Input { trace: &n, file: Some("n.json.gz") },
-            Input { trace: &a, file: Some("a.json.gz") },
-            &classify,
-        );
+        let c = compare(Input::new(&n, Some("n.json.gz")), Input::new(&a, Some("a.json.gz")));
         let tables = comparison_tables(&c);
         assert_eq!(tables[0].rows.len(), c.categories.len());
         assert_eq!(tables[0].columns[1].header, "amd kernels");
@@ -480,7 +477,7 @@ mod tests {
     #[test]
     fn category_chart_has_one_bar_per_category_and_escapes() {
         let t = load("amd/torch_compile_triton_mi300x.json.gz");
-        let s = summarize(&t, Some("a<b>.json"), &classify);
+        let s = summarize(&ClassifiedTrace::new(&t), Some("a<b>.json"));
         let svg = category_chart(&s);
         assert_eq!(svg.matches("height=\"14\"").count(), s.categories.len());
         let cats = summary_tables(&s).remove(0);
@@ -499,7 +496,7 @@ mod tests {
         #[test]
         fn view_is_a_filtered_permutation(filter in "\\PC{0,12}", column in 0usize..12, descending: bool) {
             let t = load("amd/torch_compile_triton_mi300x.json.gz");
-            let s = summarize(&t, None, &classify);
+            let s = summarize(&ClassifiedTrace::new(&t), None);
             for table in summary_tables(&s) {
                 let rows = table.view(Some(SortBy { column, descending }), &filter);
                 let mut seen = rows.clone();

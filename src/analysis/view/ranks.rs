@@ -404,7 +404,7 @@ pub fn strips_svg(rows: &[StripRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify;
+
     use crate::ranks::synthetic::SyntheticJob;
     use crate::ranks::{job_report, RankSink};
 
@@ -412,7 +412,7 @@ mod tests {
         let job = SyntheticJob::small();
         let summaries: Vec<_> = (0..job.world_size)
             .map(|r| {
-                let mut reader = formats::Reader::with_sink(RankSink::new(&classify, &format!("rank{r}.json")));
+                let mut reader = formats::Reader::with_sink(RankSink::new(&format!("rank{r}.json")));
                 reader.feed(job.rank_trace(r).as_bytes()).unwrap();
                 reader.finish().unwrap()
             })

@@ -5,9 +5,9 @@ use table::{Cell, DataTable};
 use units::{format_duration_us, format_pct, group_digits};
 
 use crate::capture::CaptureReport;
+use crate::pipeline::TraceTime;
 use crate::time::gap::Gap;
 use crate::time::op_table::{Bound, OpRow, ShapesFrom};
-use crate::pipeline::TraceTime;
 use crate::time::timeline::Timeline;
 use trace::model::TraceFormat;
 
@@ -522,10 +522,10 @@ fn bound_color(b: Option<Bound>) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify;
+
     use crate::exec_trace::parse_exec_trace;
-    use crate::summary::ClassifiedTrace;
     use crate::pipeline::{report, time_report, Choices};
+    use crate::summary::ClassifiedTrace;
     use formats::read_trace;
 
     #[test]
@@ -546,7 +546,7 @@ mod tests {
             "et.json",
         )
         .unwrap();
-        let side = ClassifiedTrace::new(&trace, &classify);
+        let side = ClassifiedTrace::new(&trace);
         let time = report(&side, None, &Choices::with_exec_trace(Some((&et, "et.json"))));
         assert_eq!(time.ops[0].bytes_per_call, Some(3 * 16 * 4));
         assert!(coverage_line(&time).ends_with(

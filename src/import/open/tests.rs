@@ -21,7 +21,7 @@ fn a_trace_opened_with_ranks_folds_the_rank_summary_of_the_command_line_in_the_s
         "/../../tests/data/multirank/hta_sampled_128rank_rank0.json.gz"
     ));
     let name = "hta_sampled_128rank_rank0.json.gz";
-    let expected = crate::read_rank(&classify, name, [&rank0[..]]).unwrap();
+    let expected = crate::read_rank(name, [&rank0[..]]).unwrap();
     let plain = open_in_slices(name, rank0, 100_000).unwrap();
     let mut opener = FileOpener::with_ranks(name);
     for slice in rank0.chunks(100_000) {
@@ -43,7 +43,7 @@ fn a_trace_opened_with_ranks_folds_the_rank_summary_of_the_command_line_in_the_s
 #[test]
 fn a_trace_fed_in_any_slices_gives_the_summary_of_the_whole_file() {
     let whole = read_trace(QWEN).unwrap();
-    let expected = summarize(&whole, Some("q.json.gz"), &classify);
+    let expected = summarize(&ClassifiedTrace::new(&whole), Some("q.json.gz"));
     for n in [7, 4096, 100_000, QWEN.len()] {
         match open_in_slices("q.json.gz", QWEN, n).unwrap() {
             Imported::Trace { trace, summary, .. } => {
@@ -76,8 +76,8 @@ fn an_execution_trace_is_read_whole_and_a_broken_one_names_the_file() {
 
 #[test]
 fn a_trace_opened_with_its_execution_trace_is_classified_and_analysed_once() {
-    use analysis::summary::CLASSIFIED;
     use analysis::pipeline::{report, Choices, FUSIONS_MADE};
+    use analysis::summary::CLASSIFIED;
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/exec-trace/");
     let read = |f: &str| std::fs::read(format!("{dir}{f}")).unwrap();
     let (kineto, et_bytes) = (read("param_linear_kineto.json.gz"), read("param_linear_et.json.gz"));
@@ -105,7 +105,7 @@ fn a_trace_opened_with_its_execution_trace_is_classified_and_analysed_once() {
     assert!(time.ops.iter().any(|r| r.shapes_from == analysis::time::op_table::ShapesFrom::ExecutionTrace));
     // The report is the command line's (`trace K --exec-trace ET`): the op table and the
     // fusion with the execution trace.
-    let side = ClassifiedTrace::new(&trace, &classify);
+    let side = ClassifiedTrace::new(&trace);
     let expected = report(&side, summary.structure.as_deref(), &Choices::with_exec_trace(Some((&et, "et.json.gz"))));
     assert_eq!(time, expected);
 }

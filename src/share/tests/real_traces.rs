@@ -24,7 +24,7 @@ fn c_vendor(t: &trace::Trace) -> trace::Vendor {
 #[test]
 fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     use analysis::view::comparison_tables;
-    use analysis::{classify, compare, summarize, Input};
+    use analysis::{compare, summarize, Input};
     let traces: Vec<_> = SHARED_TRACES.iter().map(|n| trace(n)).collect();
     let shown = |tables: Vec<table::DataTable>| tables.iter().map(|t| t.shown_table()).collect::<Vec<_>>();
     // Every state within the limits a link is opened with, with room (the largest and the
@@ -38,7 +38,7 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     };
     // As opening the file on the page gives it: with the fusion analysis.
     let report = |t| {
-        let side = analysis::summary::ClassifiedTrace::new(t, &classify);
+        let side = analysis::summary::ClassifiedTrace::new(t);
         let time = analysis::pipeline::report(&side, None, &Default::default());
         time
     };
@@ -47,7 +47,7 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     let mut fewest_fusion_groups = usize::MAX;
     let mut totals_only = Vec::new();
     for (t, name) in traces.iter().zip(SHARED_TRACES) {
-        let (summary, trimmed) = trim_summary(&summarize(t, Some(name), &classify));
+        let (summary, trimmed) = trim_summary(&summarize(&analysis::summary::ClassifiedTrace::new(t), Some(name)));
         let (time, time_cut) = trim_time(&report(t));
         let (time, trimmed) = (Some(Box::new(time)), trimmed || time_cut);
         for r in &summary.categories {
@@ -69,11 +69,7 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     for i in 0..traces.len() {
         for j in i + 1..traces.len() {
             let (a, b) = (SHARED_TRACES[i], SHARED_TRACES[j]);
-            let c = compare(
-                Input { trace: &traces[i], file: Some(a) },
-                Input { trace: &traces[j], file: Some(b) },
-                &classify,
-            );
+            let c = compare(Input::new(&traces[i], Some(a)), Input::new(&traces[j], Some(b)));
             let (small, trimmed) = trim_comparison(&c);
             let (ti, tj) = (report(&traces[i]), report(&traces[j]));
             let (k0, k1) = (c.platforms[0].key.as_str(), c.platforms[1].key.as_str());
@@ -169,9 +165,9 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
 #[test]
 fn serving_links_carry_the_structure_and_the_aligned_layers() {
     use analysis::view::layers::{alignment_table, layer_table, phase_table};
-    use analysis::{classify, compare, summarize, Input};
+    use analysis::{compare, summarize, Input};
     let t = trace("amd/vllm_decode_graph_full_replay.json.gz");
-    let (summary, trimmed) = trim_summary(&summarize(&t, Some("v.json.gz"), &classify));
+    let (summary, trimmed) = trim_summary(&summarize(&analysis::summary::ClassifiedTrace::new(&t), Some("v.json.gz")));
     let view = fit_time_rows(
         SharedView::TraceSummary { file_name: "v".into(), summary, trimmed, time: None, overview: None }.into(),
     );
@@ -187,7 +183,7 @@ fn serving_links_carry_the_structure_and_the_aligned_layers() {
     assert_eq!(layer_table(st), layer_table(sent));
 
     let (a, b) = (trace(SHARED_TRACES[7]), trace("amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz"));
-    let c = compare(Input { trace: &a, file: Some("d") }, Input { trace: &b, file: Some("p") }, &classify);
+    let c = compare(Input::new(&a, Some("d")), Input::new(&b, Some("p")));
     assert!(!c.layer_alignment.is_empty());
     let (small, trimmed) = trim_comparison(&c);
     let view = fit_time_rows(
@@ -261,7 +257,6 @@ proptest::proptest! {
 
 /// An eight-rank synthetic job's Ranks view, as the page's worker draws it.
 fn eight_ranks() -> analysis::view::ranks::RanksDrawn {
-    use analysis::classify;
     use analysis::ranks::job_report;
     use analysis::ranks::synthetic::SyntheticJob;
     use import::read_rank;
@@ -275,7 +270,7 @@ fn eight_ranks() -> analysis::view::ranks::RanksDrawn {
     let summaries: Vec<_> = (0..8)
         .map(|r| {
             let name = format!("job_0123456789/trace_rank{r}.json.gz");
-            read_rank(&classify, &name, [job.rank_trace(r).as_bytes()]).unwrap()
+            read_rank(&name, [job.rank_trace(r).as_bytes()]).unwrap()
         })
         .collect();
     analysis::view::ranks::RanksDrawn::of(&job_report(&summaries).unwrap()).unwrap()
@@ -324,8 +319,8 @@ fn a_ranks_link_with_a_row_of_the_wrong_width_or_report_text_is_refused() {
 #[test]
 fn a_trace_opened_with_its_execution_trace_makes_a_link_under_8_kb_that_round_trips() {
     use analysis::exec_trace::parse_exec_trace;
+    use analysis::summarize;
     use analysis::time::op_table::ShapesFrom;
-    use analysis::{classify, summarize};
     for run in ["param_linear", "hta_simple_add"] {
         let t = trace(&format!("../exec-trace/{run}_kineto.json.gz"));
         let bytes = std::fs::read(format!(
@@ -335,9 +330,13 @@ fn a_trace_opened_with_its_execution_trace_makes_a_link_under_8_kb_that_round_tr
         .unwrap();
         let text = import::text(&bytes, usize::MAX).unwrap();
         let et = parse_exec_trace(&text, "et.json.gz").unwrap();
-        let side = analysis::summary::ClassifiedTrace::new(&t, &classify);
-        let time = analysis::pipeline::report(&side, None, &analysis::pipeline::Choices::with_exec_trace(Some((&et, "et.json.gz"))));
-        let (summary, trimmed) = trim_summary(&summarize(&t, Some(run), &classify));
+        let side = analysis::summary::ClassifiedTrace::new(&t);
+        let time = analysis::pipeline::report(
+            &side,
+            None,
+            &analysis::pipeline::Choices::with_exec_trace(Some((&et, "et.json.gz"))),
+        );
+        let (summary, trimmed) = trim_summary(&summarize(&analysis::summary::ClassifiedTrace::new(&t), Some(run)));
         let (time, time_cut) = trim_time(&time);
         let view = SharedView::TraceSummary {
             file_name: run.into(),

@@ -1,7 +1,6 @@
 use super::*;
-use crate::classify;
 use crate::fusion::BuiltIn;
-use crate::summary::summarize_classified;
+use crate::summary::summarize;
 use crate::view::fusion_dag::*;
 use formats::read_trace;
 use trace::Trace;
@@ -32,8 +31,8 @@ fn stream_kernels_between(trace: &Trace, device: i64, stream: i64, start: f64, e
 #[test]
 fn the_boxes_of_each_qwen_layer_are_that_layers_kernels_in_launch_order() {
     let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
-    let side = ClassifiedTrace::new(&trace, &classify);
-    let structure = summarize_classified(&side, None).structure.unwrap();
+    let side = ClassifiedTrace::new(&trace);
+    let structure = summarize(&side, None).structure.unwrap();
     let (fusion, dag) = fusion_with_dag(&side, &options());
     let dag = dag.unwrap();
     // The report's first step, cut after its kernels before the layers into layers of the
@@ -76,7 +75,7 @@ fn the_boxes_of_each_qwen_layer_are_that_layers_kernels_in_launch_order() {
 #[test]
 fn a_trace_without_layers_draws_its_step_on_the_main_stream_in_order() {
     let trace = read("amd/torch_compile_triton_mi300x.json.gz");
-    let side = ClassifiedTrace::new(&trace, &classify);
+    let side = ClassifiedTrace::new(&trace);
     let (fusion, dag) = fusion_with_dag(&side, &options());
     let dag = dag.unwrap();
     assert_eq!(dag.windows.len(), 1);
@@ -112,7 +111,7 @@ fn a_trace_without_layers_draws_its_step_on_the_main_stream_in_order() {
 #[test]
 fn a_long_window_is_cut_at_the_box_cap_and_counts_the_rest() {
     let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
-    let side = ClassifiedTrace::new(&trace, &classify);
+    let side = ClassifiedTrace::new(&trace);
     let n = 3 * DAG_BOXES;
     let (fusion, w) = analyze_then(&side, &options(), |g, p| {
         let of_kernel = instance_of_kernel(&trace, g, 0..n);
@@ -129,13 +128,13 @@ fn a_long_window_is_cut_at_the_box_cap_and_counts_the_rest() {
 #[test]
 fn box_lines_list_ops_or_a_library_kernels_parts_or_say_no_op() {
     let trace = read("amd/torch_compile_triton_mi300x.json.gz");
-    let side = ClassifiedTrace::new(&trace, &classify);
+    let side = ClassifiedTrace::new(&trace);
     let fusion = crate::fusion::analyze(&side, &options());
     let attn = fusion.groups.iter().find(|g| g.kernel == "attn_fwd").unwrap();
     assert!(attn.parts.len() >= 2, "{:?}", attn.parts);
     assert_eq!(box_lines(attn), attn.parts);
     let qwen = read("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz");
-    let side = ClassifiedTrace::new(&qwen, &classify);
+    let side = ClassifiedTrace::new(&qwen);
     let fusion = crate::fusion::analyze(&side, &options());
     let orphan = fusion.groups.iter().find(|g| g.ops.is_empty() && g.launched_by.is_none()).unwrap();
     assert_eq!(box_lines(orphan), ["no CPU op"]);
@@ -144,7 +143,7 @@ fn box_lines_list_ops_or_a_library_kernels_parts_or_say_no_op() {
 #[test]
 fn the_svg_draws_a_box_per_launch_an_edge_per_hand_off_and_the_details_name_the_groups_ops() {
     let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
-    let side = ClassifiedTrace::new(&trace, &classify);
+    let side = ClassifiedTrace::new(&trace);
     let (fusion, dag) = fusion_with_dag(&side, &options());
     let w = &dag.unwrap().windows[1];
     let marked = [w.boxes[2].group];
@@ -173,7 +172,7 @@ fn the_json_form_round_trips_and_has_the_documented_keys() {
         fusion_dag: Option<FusionDag>,
     }
     let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
-    let side = ClassifiedTrace::new(&trace, &classify);
+    let side = ClassifiedTrace::new(&trace);
     let (_, dag) = fusion_with_dag(&side, &options());
     let text = serde_json::to_string(&Holder { fusion_dag: dag.clone() }).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -196,15 +195,15 @@ fn the_windows_from_the_summarys_search_are_those_of_searching_again() {
     // that searches itself, and the summary from it equals the summary that searches.
     for path in ["amd/vllm_prefilldecode_graph_piecewise_replay.json.gz", "nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"] {
         let trace = read(path);
-        let side = ClassifiedTrace::new(&trace, &classify);
+        let side = ClassifiedTrace::new(&trace);
         let found = side.structure_search().cloned();
         assert!(found.is_some(), "{path}");
-        let handed = ClassifiedTrace::new(&trace, &classify).with_search(found.as_ref());
-        let summary = summarize_classified(&handed, None);
-        assert_eq!(summary, summarize_classified(&side, None), "{path}");
+        let handed = ClassifiedTrace::new(&trace).with_search(found.as_ref());
+        let summary = summarize(&handed, None);
+        assert_eq!(summary, summarize(&side, None), "{path}");
         let options = FusionOptions { structure: summary.structure.as_deref(), ..options() };
         let reused = fusion_with_dag(&handed, &options);
-        let searched = fusion_with_dag(&ClassifiedTrace::new(&trace, &classify), &options);
+        let searched = fusion_with_dag(&ClassifiedTrace::new(&trace), &options);
         assert!(reused.1.as_ref().is_some_and(|d| !d.windows.is_empty()), "{path}");
         assert_eq!(reused, searched, "{path}");
     }

@@ -1,11 +1,10 @@
 //! Tests of `fold`.
 
 use super::*;
-use crate::classify;
 use formats::Reader;
 
 fn read(text: &str, chunk: usize) -> RankSummary {
-    let mut r = Reader::with_sink(RankSink::new(&classify, "t.json"));
+    let mut r = Reader::with_sink(RankSink::new("t.json"));
     for c in text.as_bytes().chunks(chunk) {
         r.feed(c).unwrap();
     }

@@ -1,5 +1,4 @@
 use super::*;
-use crate::classify;
 use crate::compare::{compare, Input};
 use crate::fusion::dag::fusion_with_dag;
 use crate::fusion::{BuiltIn, FusionOptions};
@@ -14,7 +13,7 @@ fn read(path: &str) -> Trace {
 }
 
 fn fusion_of(trace: &Trace) -> (TraceFusion, FusionDag) {
-    let side = ClassifiedTrace::new(trace, &classify);
+    let side = ClassifiedTrace::new(trace);
     let options = FusionOptions::rules_only(BuiltIn::Inductor.rules());
     let (f, d) = fusion_with_dag(&side, &options);
     (f, d.unwrap())
@@ -24,11 +23,7 @@ fn fusion_of(trace: &Trace) -> (TraceFusion, FusionDag) {
 fn the_qwen_pair_shows_each_sides_aligned_layer_and_marks_the_differences_kernels() {
     let files = ["nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz", "amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"];
     let traces = files.map(read);
-    let c = compare(
-        Input { trace: &traces[0], file: Some("nv.json.gz") },
-        Input { trace: &traces[1], file: Some("amd.json.gz") },
-        &classify,
-    );
+    let c = compare(Input::new(&traces[0], Some("nv.json.gz")), Input::new(&traces[1], Some("amd.json.gz")));
     // The comparison's sides in its order, each with its own trace's analysis.
     let order: Vec<usize> =
         c.platforms.iter().map(|p| if p.file.as_deref() == Some("nv.json.gz") { 0 } else { 1 }).collect();

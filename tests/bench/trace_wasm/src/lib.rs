@@ -4,7 +4,7 @@
 
 #[cfg(target_arch = "wasm32")]
 mod entry {
-    use fusionscope::analysis::summary::{summarize_classified, ClassifiedTrace};
+    use fusionscope::analysis::summary::{summarize, ClassifiedTrace};
     use fusionscope::analysis::pipeline::{time_report, Choices};
     use fusionscope::analysis::{classify, compare, Input};
     use fusionscope::trace::Trace;
@@ -49,8 +49,8 @@ mod entry {
         /// opened; returns the number of op rows.
         pub fn analyse(&self) -> Result<u32, JsError> {
             let Some(t) = self.traces.last() else { return Err(JsError::new("read a trace first")) };
-            let side = ClassifiedTrace::new(t, &classify);
-            let summary = summarize_classified(&side, None);
+            let side = ClassifiedTrace::new(t);
+            let summary = summarize(&side, None);
             let time = time_report(&side, &Choices::default());
             std::hint::black_box(&summary);
             Ok(time.ops.len() as u32)
@@ -61,7 +61,7 @@ mod entry {
             let [.., a, b] = self.traces.as_slice() else {
                 return Err(JsError::new("read two traces first"));
             };
-            let c = compare(Input { trace: a, file: None }, Input { trace: b, file: None }, &classify);
+            let c = compare(Input::new(a, None), Input::new(b, None));
             Ok(c.op_mapping.len() as u32)
         }
     }
