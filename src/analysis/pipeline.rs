@@ -17,7 +17,7 @@ use crate::summary::{summarize, ClassifiedTrace, TraceSummary};
 use crate::time::cost_model::recorded_cost;
 use crate::time::critical_path::{critical_paths, CriticalPath};
 use crate::time::launch_cost::{launch_cost, LaunchReport};
-use crate::time::op_table::{op_table_linked, set_roofline, Coverage, OpRow, OpTable, Unattributed};
+use crate::time::op_table::{op_table, set_roofline, Coverage, OpRow, OpTable, Unattributed};
 use crate::time::streams::{device_streams, DeviceStreams};
 use crate::time::timeline::{step_windows, timelines, Timeline};
 use crate::time::waits::{waits, Waits};
@@ -200,8 +200,7 @@ pub fn time_report(side: &ClassifiedTrace<'_>, choices: &Choices<'_>) -> TraceTi
 /// The op table against `chip`, with the execution trace's shapes where it has one.
 fn op_table_of(side: &ClassifiedTrace<'_>, chip: Option<&DetectedChip>, choices: &Choices<'_>) -> OpTable {
     let linked = choices.exec_trace.map(|(et, _)| (et, link(side.trace, et)));
-    let links = (&side.links(), side.event_ops());
-    op_table_linked(side.trace, links, chip.map(|c| &c.chip), &recorded_cost, linked.as_ref().map(|(et, l)| (*et, l)))
+    op_table(side, chip.map(|c| &c.chip), &recorded_cost, linked.as_ref().map(|(et, l)| (*et, l)))
 }
 
 /// `time`'s op table and fusion made again with an execution trace of the run that came after

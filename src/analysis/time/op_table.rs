@@ -18,11 +18,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::exec_trace::{EtLink, ExecTrace};
-use crate::summary::round3;
+use crate::summary::{round3, ClassifiedTrace};
 use hardware::{Chip, PeakKey, Precision, Unit};
 use trace::model::compiled::Compiler;
 use trace::model::intern::NameId;
-use trace::model::{EventOps, OpLinks, RecordedShapes, Trace};
+use trace::model::{OpLinks, RecordedShapes, Trace};
 
 /// What a performance model says about one call of an op.
 #[derive(Debug, Clone, PartialEq)]
@@ -237,28 +237,17 @@ impl<'t> OpShapes<'t> {
     }
 }
 
-/// Builds the table. `chip` gives the roofline figures; without one they are `None`. With an
-/// execution trace of the run, ops that recorded no shapes take their linked node's.
+/// Builds the table of a classified trace, with the op links it keeps (made once for the op
+/// table and the fusion groups: [`ClassifiedTrace::event_ops`]). `chip` gives the roofline
+/// figures; without one they are `None`. With an execution trace of the run, ops that recorded
+/// no shapes take their linked node's.
 pub fn op_table(
-    trace: &Trace,
+    side: &ClassifiedTrace<'_>,
     chip: Option<&Chip>,
     model: CostModel<'_>,
     exec_trace: Option<LinkedExecTrace<'_>>,
 ) -> OpTable {
-    let links = OpLinks::new(trace);
-    op_table_linked(trace, (&links, &links.event_ops()), chip, model, exec_trace)
-}
-
-/// [`op_table`] with the trace's op links and its events' ops made before (a report makes them
-/// once for the op table and the fusion groups:
-/// [`crate::summary::ClassifiedTrace::event_ops`]).
-pub fn op_table_linked(
-    trace: &Trace,
-    (links, event_ops): (&OpLinks<'_>, &EventOps),
-    chip: Option<&Chip>,
-    model: CostModel<'_>,
-    exec_trace: Option<LinkedExecTrace<'_>>,
-) -> OpTable {
+    let (trace, links, event_ops) = (side.trace, &side.links(), side.event_ops());
     let mut shapes = OpShapes { trace, exec_trace, et_texts: FxHashMap::default() };
     // (op, start, end) of every attributed event; the rest are unattributed.
     let mut spans: Vec<(usize, f64, f64)> = Vec::with_capacity(trace.kernels.len() + trace.transfers.len());
