@@ -5,7 +5,7 @@ use crate::common::{data, json, run, temp_dir};
 use fusionscope::fusion::analysis::PRETTY_JSON_MAX_OPS;
 use fusionscope::fusion::json::to_file;
 use fusionscope::fusion::random::random_graph;
-use fusionscope::fusion::{analyze, parse_graph};
+use fusionscope::fusion::{analyse, parse_graph};
 use serde_json::Value;
 
 fn traffic(v: &Value) -> [u64; 4] {
@@ -106,7 +106,7 @@ fn json_has_the_contract_keys_and_details_on_request() {
     let detailed = stdout(&["graph", &file, "--json", "--details"]);
     assert_eq!(keys(&detailed), [&CONTRACT_KEYS[..], &DETAIL_KEYS[..]].concat());
     let g = parse_graph(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    let report = analyze(&g).report(&g);
+    let report = analyse(&g).report(&g);
     assert_eq!(detailed, serde_json::to_string_pretty(&report).unwrap() + "\n");
     assert_eq!(detailed, fusionscope::fusion::analysis::report_json_text(&report));
     let t = ["transformer", "--seq-len", "128", "--hidden", "256", "--heads", "4", "--json"];
@@ -128,7 +128,7 @@ fn a_large_graph_prints_compact_json() {
     std::fs::write(&file, serde_json::to_string(&to_file(&random_graph(n, 7))).unwrap()).unwrap();
     let file = file.to_str().unwrap();
     let g = parse_graph(&std::fs::read_to_string(file).unwrap()).unwrap();
-    let report = serde_json::to_value(analyze(&g).report(&g)).unwrap();
+    let report = serde_json::to_value(analyse(&g).report(&g)).unwrap();
     for details in [false, true] {
         let args = if details { vec!["graph", file, "--json", "--details"] } else { vec!["graph", file, "--json"] };
         let text = stdout(&args);

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use fusionscope::fusion::json::{build as build_file, parse_file, parse_graph, to_file};
-use fusionscope::fusion::{analyze, GraphBuilder, OpGraph, OpSpec, OpType};
+use fusionscope::fusion::{analyse, GraphBuilder, OpGraph, OpSpec, OpType};
 use proptest::prelude::*;
 
 /// One generated op: its type, inputs as "earlier op k" or "external tensor e", and shape.
@@ -143,7 +143,7 @@ proptest! {
     #[test]
     fn grouping_matches_the_literal_rules(ops in prop::collection::vec(gen_op(), 1..40)) {
         let g = build(&specs(&ops), false);
-        let a = analyze(&g);
+        let a = analyse(&g);
         let got = names(&g, &a.grouping.groups.iter().map(|gr| gr.ops.clone()).collect::<Vec<_>>());
         prop_assert_eq!(got, reference_groups(&g));
     }
@@ -151,7 +151,7 @@ proptest! {
     #[test]
     fn invariants_hold(ops in prop::collection::vec(gen_op(), 1..60), declare in any::<bool>()) {
         let g = build(&specs(&ops), declare);
-        let a = analyze(&g);
+        let a = analyse(&g);
         // Every op in exactly one group, and op_group agrees with the group lists.
         let mut count = vec![0; g.len()];
         for (gi, grp) in a.grouping.groups.iter().enumerate() {
@@ -225,16 +225,16 @@ proptest! {
             shuffled.swap(i, j);
         }
         let g = build(&shuffled, true);
-        let a = analyze(&g);
+        let a = analyse(&g);
         let rewritten: Vec<OpSpec> = g.order().iter().map(|&o| {
             shuffled.iter().find(|s| s.name == g.op(o).name).unwrap().clone()
         }).collect();
         let g2 = build(&rewritten, true);
         prop_assert_eq!(g2.order().iter().map(|o| o.0).collect::<Vec<_>>(), (0..g2.len() as u32).collect::<Vec<_>>());
-        let a2 = analyze(&g2);
+        let a2 = analyse(&g2);
         prop_assert_eq!(a.report(&g).groups, a2.report(&g2).groups);
         prop_assert_eq!(a.traffic.fused, a2.traffic.fused);
-        let base = analyze(&build(&ordered, true));
+        let base = analyse(&build(&ordered, true));
         prop_assert_eq!(a.traffic.unfused, base.traffic.unfused);
     }
 
@@ -244,7 +244,7 @@ proptest! {
         let g = build(&specs(&ops), declare);
         let text = serde_json::to_string(&to_file(&g)).unwrap();
         let g2 = parse_graph(&text).unwrap();
-        let (r1, r2) = (analyze(&g).report(&g), analyze(&g2).report(&g2));
+        let (r1, r2) = (analyse(&g).report(&g), analyse(&g2).report(&g2));
         prop_assert_eq!(r1, r2);
     }
 
@@ -320,7 +320,7 @@ proptest! {
 #[test]
 fn random_generator_graphs_are_grouped_like_the_literal_rules() {
     let g = fusionscope::fusion::random::random_graph(400, 7);
-    let a = analyze(&g);
+    let a = analyse(&g);
     let got = names(&g, &a.grouping.groups.iter().map(|gr| gr.ops.clone()).collect::<Vec<_>>());
     assert_eq!(got, reference_groups(&g));
 }
@@ -384,7 +384,7 @@ proptest! {
             Err(e) => prop_assert!(false, "unexpected error {e}"),
             Ok(g) => {
                 prop_assert!(read + written <= max);
-                let r = analyze(&g).report(&g);
+                let r = analyse(&g).report(&g);
                 prop_assert_eq!(u128::from(r.unfused.bytes_read), read);
                 prop_assert_eq!(u128::from(r.unfused.bytes_written), written);
                 prop_assert_eq!(u128::from(r.unfused.total), read + written);

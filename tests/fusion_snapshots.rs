@@ -2,7 +2,7 @@
 //! in its group.
 
 use fusionscope::fusion::transformer::{transformer_block, TransformerConfig};
-use fusionscope::fusion::{analyze, parse_graph, summary};
+use fusionscope::fusion::{analyse, parse_graph, summary};
 use fusionscope::table::Table;
 
 fn reasons_table(report: &fusionscope::fusion::AnalysisReport) -> String {
@@ -16,7 +16,7 @@ fn reasons_table(report: &fusionscope::fusion::AnalysisReport) -> String {
 #[test]
 fn transformer_report() {
     let g = transformer_block(TransformerConfig::default()).unwrap();
-    let r = analyze(&g).report(&g);
+    let r = analyse(&g).report(&g);
     insta::assert_snapshot!("transformer_report", summary::text_report(&r));
     insta::assert_snapshot!("transformer_reasons", reasons_table(&r));
     insta::assert_snapshot!("transformer_markdown", summary::markdown_report(&r));
@@ -34,7 +34,7 @@ fn cycle_rule_is_explained() {
     ]"#,
     )
     .unwrap();
-    let r = analyze(&g).report(&g);
+    let r = analyse(&g).report(&g);
     assert_eq!(r.groups, vec![vec!["a".to_string()], vec!["b".to_string(), "c".to_string()]]);
     insta::assert_snapshot!("cycle_reasons", reasons_table(&r));
 }

@@ -11,7 +11,7 @@
 //! the file and line, never die of a signal.
 
 use crate::common::{run, temp_dir};
-use fusionscope::fusion::{analyze, parse_graph, GraphError};
+use fusionscope::fusion::{analyse, parse_graph, GraphError};
 use fusionscope::import::{open_whole, FileKind, Imported, OpenError, ReadError};
 use fusionscope::limits::{OPTRACE_LINE_BYTES, OPTRACE_NESTING, OPTRACE_RECORDS, SIM_CSV_FIELDS, SIM_CSV_ROWS};
 use fusionscope::optrace::{analyze_optrace, parse_optrace};
@@ -314,7 +314,7 @@ fn an_op_graph_op_reading_200000_chained_tensors_is_grouped_in_one_pass() {
     ));
     let text = format!("[{}]", ops.join(",\n"));
     let graph = parse_graph(&text).unwrap();
-    let analysis = analyze(&graph);
+    let analysis = analyse(&graph);
     assert_eq!(analysis.grouping.groups.len(), n);
     assert_eq!(analysis.grouping.decisions[n].rejected.len(), n - 1);
     assert!(matches!(open_whole("wide.json", text.as_bytes()), Ok(Imported::Graph { .. })));

@@ -1141,7 +1141,7 @@ fn no_import_cycle_between_files_of_a_crate() {
 #[test]
 fn resolver_sees_known_dependencies_in_src() {
     for (krate, from, to, how) in [
-        ("analysis", "src/summary.rs", "src/structure/analysis.rs", "uses super::structure::analyse"),
+        ("analysis", "src/summary.rs", "src/structure/analysis.rs", "uses super::structure::search"),
         ("fusion", "src/analysis.rs", "src/graph.rs", "uses super::graph::OpGraph"),
         ("cli", "src/graph.rs", "src/io.rs", "uses super::io::read_parsed"),
     ] {

@@ -3,7 +3,7 @@
 //! and the invariants on random traces.
 
 use crate::common::{data, json, run, temp_dir, trace_bytes};
-use fusionscope::analysis::fusion::{analyze, BuiltIn, Cause, FusionOptions, How, Kind, TraceFusion};
+use fusionscope::analysis::fusion::{analyse, BuiltIn, Cause, FusionOptions, How, Kind, TraceFusion};
 use fusionscope::analysis::summary::ClassifiedTrace;
 use fusionscope::formats::read_trace;
 use fusionscope::hardware::preset;
@@ -13,7 +13,7 @@ use proptest::prelude::*;
 fn fusion_of(trace: &Trace, rules: BuiltIn, chip: Option<&str>) -> TraceFusion {
     let side = ClassifiedTrace::new(trace);
     let chip = chip.map(|c| preset(c).expect("preset"));
-    analyze(
+    analyse(
         &side,
         &FusionOptions {
             rules: rules.rules(),

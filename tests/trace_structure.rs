@@ -8,7 +8,7 @@
 
 use crate::common::trace_bytes;
 use fusionscope::analysis::compare::LAYER_EVIDENCE;
-use fusionscope::analysis::structure::{analyse, Structure};
+use fusionscope::analysis::structure::{search, Structure};
 use fusionscope::analysis::summary::ClassifiedTrace;
 use fusionscope::analysis::synthetic::serving::{write_serving_trace, ServingSpec};
 use fusionscope::analysis::{classify, compare, summarize, Category, Comparison, Input};
@@ -352,13 +352,13 @@ fn no_repeat_no_structure_and_no_alignment() {
     }
     let t = read_trace(format!(r#"{{"traceEvents":[{}]}}"#, events.join(",")).as_bytes()).unwrap();
     assert!(summarize(&ClassifiedTrace::new(&t), None).structure.is_none());
-    let s = analyse(&t, &|id| classify(t.name(id)).category).unwrap();
+    let s = search(&t, &|id| classify(t.name(id)).category).unwrap();
     assert_eq!((s.steps.steps.len(), s.phases.len()), (1, 1));
     assert!(s.phases[0].layer.is_none());
     let (amd, _) = vendor_pair();
     let c = pair(&t, &synthetic(&amd));
     assert!(c.layer_alignment.is_empty());
-    assert!(analyse(&read_trace(br#"{"traceEvents":[]}"#).unwrap(), &|_| Category::Other).is_none());
+    assert!(search(&read_trace(br#"{"traceEvents":[]}"#).unwrap(), &|_| Category::Other).is_none());
 }
 
 mod props {
@@ -420,7 +420,7 @@ mod props {
             streams in proptest::collection::vec(prop_oneof![Just(false), Just(false), Just(false), Just(true)], 0..400),
         ) {
             let tr = trace(&t, &gaps, &streams);
-            let Some(s) = analyse(&tr, &|id| if tr.name(id).len().is_multiple_of(2) { Category::Gemm } else { Category::Norm }) else {
+            let Some(s) = search(&tr, &|id| if tr.name(id).len().is_multiple_of(2) { Category::Gemm } else { Category::Norm }) else {
                 prop_assert!(t.is_empty());
                 return Ok(());
             };

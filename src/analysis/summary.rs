@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::structure::{analyse, report, Structure, TraceStructure};
+use super::structure::{report, search, Structure, TraceStructure};
 use classify::category::Category;
 use classify::Classification;
 use trace::model::intern::NameId;
@@ -184,11 +184,11 @@ impl<'t> ClassifiedTrace<'t> {
         self
     }
 
-    /// The structure search ([`analyse`] with these classes), made on first use.
+    /// The structure search ([`search`] with these classes), made on first use.
     pub fn structure_search(&self) -> Option<&TraceStructure> {
         match self.given_search {
             Some(found) => found,
-            None => self.search.get_or_init(|| analyse(self.trace, &|id| self.class(id).category)).as_ref(),
+            None => self.search.get_or_init(|| search(self.trace, &|id| self.class(id).category)).as_ref(),
         }
     }
 

@@ -19,14 +19,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use analysis::pipeline::{time_report, Choices};
-use analysis::structure::analyse;
+use analysis::structure::search;
 use analysis::summary::{summarize, ClassifiedTrace};
 use analysis::summary_only::SummarySink;
 use analysis::synthetic::serving::{write_serving_trace, ServingSpec};
 use analysis::synthetic::{write_trace, Flavor, Length};
 use analysis::{classify, compare, Input};
 use formats::{Reader, TraceReader};
-use fusion::analyze;
+use fusion::analyse;
 use fusion::random::random_graph;
 use trace::Trace;
 
@@ -129,7 +129,7 @@ fn fusion(sizes: &[usize], runs: usize) -> CliResult {
         let mut groups = 0;
         for _ in 0..runs.max(1) {
             let t = Instant::now();
-            let a = analyze(&graph);
+            let a = analyse(&graph);
             let secs = t.elapsed().as_secs_f64();
             groups = a.grouping.groups.len();
             best = best.min(secs);
@@ -375,7 +375,7 @@ fn serving(steps: usize, layers: usize, runs: usize, dir: &Path, keep: bool) -> 
             let total = t.elapsed().as_secs_f64();
             let t = Instant::now();
             for tr in [&a, &b] {
-                std::hint::black_box(analyse(tr, &|id| classify(tr.name(id)).category));
+                std::hint::black_box(search(tr, &|id| classify(tr.name(id)).category));
             }
             let search = t.elapsed().as_secs_f64();
             kernels = [a.kernels.len(), b.kernels.len()];

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use analysis::findings::graph::graph_overview;
 use analysis::view::findings::overview_text;
 use fusion::analysis::{write_json, ReportView};
-use fusion::{analyze, parse_graph, summary, Analysis, OpGraph};
+use fusion::{analyse, parse_graph, summary, Analysis, OpGraph};
 
 use super::io::{read_parsed, CliResult};
 
@@ -44,7 +44,7 @@ pub fn run(args: Args) -> CliResult {
 /// Reads and analyses a graph file, naming it in any error.
 pub fn analyse_file(file: &Path) -> Result<(OpGraph, Analysis), Box<dyn std::error::Error>> {
     let graph = read_parsed(file, parse_graph)?;
-    let analysis = analyze(&graph);
+    let analysis = analyse(&graph);
     Ok((graph, analysis))
 }
 

@@ -1,6 +1,6 @@
 //! `fusionscope transformer --seq-len S --hidden H --heads N [--dtype-bytes B] [--json [--details]]`
 
-use fusion::analyze;
+use fusion::analyse;
 use fusion::transformer::{transformer_block, TransformerConfig};
 
 use super::graph::{print_report, ReportOutput};
@@ -32,7 +32,7 @@ pub fn run(args: Args) -> CliResult {
         dtype_bytes: args.dtype_bytes,
     };
     let graph = transformer_block(config)?;
-    let analysis = analyze(&graph);
+    let analysis = analyse(&graph);
     let title = format!(
         "transformer block (S={}, H={}, NH={}, {} bytes/element): ",
         config.seq_len, config.hidden_dim, config.num_heads, config.dtype_bytes

@@ -274,12 +274,12 @@ pub fn total_traffic_chart(r: &AnalysisReport) -> BarChart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fusion::analyze;
+    use fusion::analyse;
     use fusion::transformer::{transformer_block, TransformerConfig};
 
     fn report() -> AnalysisReport {
         let g = transformer_block(TransformerConfig::default()).unwrap();
-        analyze(&g).report(&g)
+        analyse(&g).report(&g)
     }
 
     #[test]
@@ -360,7 +360,7 @@ mod tests {
     #[test]
     fn large_graphs_chart_their_heaviest_groups_in_order() {
         let g = fusion::random::random_graph(2000, 3);
-        let r = analyze(&g).report(&g);
+        let r = analyse(&g).report(&g);
         assert!(r.group_details.len() > MAX_CHART_GROUPS);
         let chart = group_traffic_chart(&r);
         assert_eq!(chart.rows.len(), MAX_CHART_GROUPS);

@@ -111,7 +111,7 @@ fn edge_list(succs: &[Vec<usize>]) -> Vec<(usize, usize)> {
 ///
 /// # Panics
 /// If `op_group` is not one group per op, or the groups have a cycle; neither happens for a
-/// grouping made by [`fusion::analyze`], which keeps the group graph acyclic.
+/// grouping made by [`fusion::analyse`], which keeps the group graph acyclic.
 pub fn group_graph(graph: &OpGraph, op_group: &[usize]) -> GroupGraph {
     assert_eq!(op_group.len(), graph.len(), "one group per op");
     let n = op_group.iter().max().map_or(0, |&m| m + 1);
@@ -142,7 +142,7 @@ mod tests {
     use super::*;
     use fusion::random::random_graph;
     use fusion::transformer::{transformer_block, TransformerConfig};
-    use fusion::{analyze, parse_graph, AnalysisReport};
+    use fusion::{analyse, parse_graph, AnalysisReport};
 
     fn groups_of(r: &AnalysisReport) -> Vec<usize> {
         r.op_details.iter().map(|d| d.group).collect()
@@ -155,7 +155,7 @@ mod tests {
             "/../../tests/data/graphs/worked_example.json"
         )))
         .unwrap();
-        let r = analyze(&g).report(&g);
+        let r = analyse(&g).report(&g);
         let gg = group_graph(&g, &groups_of(&r));
         assert_eq!(gg.preds, vec![vec![], vec![0]]);
         assert_eq!(gg.succs, vec![vec![1], vec![]]);
@@ -165,7 +165,7 @@ mod tests {
     #[test]
     fn transformer_block_is_a_chain_with_a_skip() {
         let g = transformer_block(TransformerConfig::default()).unwrap();
-        let r = analyze(&g).report(&g);
+        let r = analyse(&g).report(&g);
         let gg = group_graph(&g, &groups_of(&r));
         // Nine groups, one per layer; group 4 (attn_output) also reads v from group 1.
         assert_eq!(gg.layer, (0..9).collect::<Vec<_>>());
@@ -184,7 +184,7 @@ mod tests {
     #[test]
     fn transformer_drawing_follows_the_groups_layers() {
         let g = transformer_block(TransformerConfig::default()).unwrap();
-        let r = analyze(&g).report(&g);
+        let r = analyse(&g).report(&g);
         let gg = group_graph(&g, &groups_of(&r));
         let sizes: Vec<usize> = r.group_details.iter().map(|d| d.ops.len()).collect();
         let d = group_drawing(&gg, &sizes);
@@ -201,7 +201,7 @@ mod tests {
     #[test]
     fn a_500_op_drawing_has_few_crossings() {
         let g = random_graph(500, 7);
-        let r = analyze(&g).report(&g);
+        let r = analyse(&g).report(&g);
         let gg = group_graph(&g, &groups_of(&r));
         let sizes: Vec<usize> = r.group_details.iter().map(|d| d.ops.len()).collect();
         let d = group_drawing(&gg, &sizes);
@@ -216,7 +216,7 @@ mod tests {
     fn every_edge_goes_to_a_later_layer_on_random_graphs() {
         for seed in 0..20 {
             let g = random_graph(300, seed);
-            let r = analyze(&g).report(&g);
+            let r = analyse(&g).report(&g);
             let gg = group_graph(&g, &groups_of(&r));
             for (a, succ) in gg.succs.iter().enumerate() {
                 for &b in succ {

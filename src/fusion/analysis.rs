@@ -16,7 +16,7 @@ pub struct Analysis {
 }
 
 /// Groups the graph and computes its traffic.
-pub fn analyze(graph: &OpGraph) -> Analysis {
+pub fn analyse(graph: &OpGraph) -> Analysis {
     let grouping = group(graph);
     let traffic = traffic(graph, &grouping);
     Analysis { grouping, traffic }
@@ -347,7 +347,7 @@ mod tests {
     #[test]
     fn the_view_writes_what_the_report_holds() {
         for g in graphs() {
-            let a = analyze(&g);
+            let a = analyse(&g);
             let (report, view) = (a.report(&g), a.view(&g));
             assert_eq!(serde_json::to_string(&view.json(true)).unwrap(), serde_json::to_string(&report).unwrap());
             assert_eq!(
@@ -369,7 +369,7 @@ mod tests {
     #[test]
     fn reasons_name_the_groups_passed_over() {
         let g = random_graph(3_000, 11);
-        let r = analyze(&g).report(&g);
+        let r = analyse(&g).report(&g);
         let passed = r.op_details.iter().find(|d| !d.decision.rejected.is_empty()).expect("a rejection");
         let first = match passed.decision.rejected[0] {
             crate::group::Rejection::ClosedByReduction { group }
@@ -382,12 +382,12 @@ mod tests {
     #[test]
     fn json_is_indented_up_to_the_limit() {
         let small = random_graph(PRETTY_JSON_MAX_OPS, 1);
-        let a = analyze(&small);
+        let a = analyse(&small);
         let mut out = Vec::new();
         write_json(&mut out, &a.view(&small).json(false), small.len()).unwrap();
         assert!(out.ends_with(b"\n}\n"));
         let large = random_graph(PRETTY_JSON_MAX_OPS + 1, 1);
-        let a = analyze(&large);
+        let a = analyse(&large);
         out.clear();
         write_json(&mut out, &a.view(&large).json(false), large.len()).unwrap();
         assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 1);

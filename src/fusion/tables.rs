@@ -77,7 +77,7 @@ pub fn ops_table(r: &AnalysisReport) -> DataTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyze;
+    use crate::analyse;
     use crate::random::random_graph;
     use crate::transformer::{transformer_block, TransformerConfig};
     use table::SortBy;
@@ -85,7 +85,7 @@ mod tests {
     #[test]
     fn transformer_tables_match_the_report() {
         let g = transformer_block(TransformerConfig::default()).unwrap();
-        let r = analyze(&g).report(&g);
+        let r = analyse(&g).report(&g);
         let groups = groups_table(&r);
         assert_eq!(groups.rows.len(), r.group_details.len());
         for (row, d) in groups.rows.iter().zip(&r.group_details) {
@@ -107,7 +107,7 @@ mod tests {
     #[test]
     fn a_100k_op_table_sorts_and_filters_every_row() {
         let g = random_graph(100_000, 3);
-        let r = analyze(&g).report(&g);
+        let r = analyse(&g).report(&g);
         let ops = ops_table(&r);
         assert_eq!(ops.rows.len(), 100_000);
         // Largest group number first: the last op's group leads, every row is kept.

@@ -69,7 +69,7 @@ mod tests {
     use super::*;
     use crate::{estimate, preset};
     use calib::{parse_calibration, CalibrationFile};
-    use fusion::{analyze, parse_graph};
+    use fusion::{analyse, parse_graph};
 
     /// The worked example of `docs/fusion-rules.md`: [[matmul1, bias1, relu], [matmul2]].
     const EXAMPLE: &str = r#"[
@@ -88,7 +88,7 @@ mod tests {
     #[test]
     fn matching_group_takes_the_measured_speedup() {
         let g = parse_graph(EXAMPLE).unwrap();
-        let a = analyze(&g);
+        let a = analyse(&g);
         let chip = preset("h100").unwrap();
         let mut t = estimate(&g, &a, &chip).unwrap();
         let roofline_fused = t.groups[0].fused_us;
@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn a_profile_without_patterns_changes_nothing() {
         let g = parse_graph(EXAMPLE).unwrap();
-        let a = analyze(&g);
+        let a = analyse(&g);
         let chip = preset("a100").unwrap();
         let mut t = estimate(&g, &a, &chip).unwrap();
         let before = t.clone();

@@ -395,7 +395,7 @@ pub fn roofline_chart(report: &TimeReport, chip: &Chip) -> RooflineChart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fusion::{analyze, parse_graph};
+    use fusion::{analyse, parse_graph};
 
     fn chip() -> Chip {
         // 1 TFLOP/s, 1 GB/s: a µs is a MFLOP or a KB.
@@ -436,7 +436,7 @@ mod tests {
     #[test]
     fn group_times_follow_the_roofline() {
         let g = parse_graph(EXAMPLE).unwrap();
-        let a = analyze(&g);
+        let a = analyse(&g);
         let r = estimate(&g, &a, &chip()).unwrap();
         assert_eq!(r.groups.len(), 1);
         let grp = &r.groups[0];
@@ -466,7 +466,7 @@ mod tests {
         .unwrap();
         let e = op_flops(&g, OpId(0)).unwrap_err();
         assert_eq!(e.to_string(), "op \"mm\" does more FLOPs (2 · M · N · K) than 64 bits can count");
-        assert_eq!(estimate(&g, &analyze(&g), &chip()), Err(e));
+        assert_eq!(estimate(&g, &analyse(&g), &chip()), Err(e));
     }
 
     #[test]

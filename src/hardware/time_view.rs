@@ -149,7 +149,7 @@ mod tests {
     use crate::{estimate, roofline_chart};
     use draw::chart::escape_xml;
     use draw::roofline::{MAX_ROOFLINE_POINTS, PLOT};
-    use fusion::{analyze, parse_graph};
+    use fusion::{analyse, parse_graph};
     use limits::ROOFLINE_DECADES;
 
     const EXAMPLE: &str =
@@ -157,7 +157,7 @@ mod tests {
 
     fn report(chip: &Chip) -> TimeReport {
         let g = parse_graph(EXAMPLE).unwrap();
-        estimate(&g, &analyze(&g), chip).unwrap()
+        estimate(&g, &analyse(&g), chip).unwrap()
     }
 
     #[test]

@@ -23,7 +23,7 @@ use analysis::summary::{summarize, ClassifiedTrace};
 use analysis::TraceSummary;
 use calib::{parse_calibration, CalibError, CalibrationFile};
 use formats::registry::{Format, FormatError, FormatReader, Registry, BUILTIN};
-use fusion::{analyze, AnalysisReport, OpGraph};
+use fusion::{analyse, AnalysisReport, OpGraph};
 use hardware::{parse_chip, Chip, ChipError};
 use optrace::{analyze_optrace_with_graph, OptraceError, OptraceReport};
 use simcsv::{infer_setup, parse_sim_csv, InferredSetup, SimCsvError, SimTable};
@@ -324,7 +324,7 @@ fn parse_with<'e>(
         }
         FileKind::OpGraph => {
             let graph = read_graph(bytes).map_err(|e| fail(e.into()))?;
-            let report = analyze(&graph).report(&graph);
+            let report = analyse(&graph).report(&graph);
             Imported::Graph { graph, report }
         }
         FileKind::OpTrace => {

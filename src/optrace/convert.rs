@@ -276,13 +276,13 @@ fn to_i64(shape: &[u64], id: u64, line: usize) -> Result<Vec<i64>, ConvertError>
 mod tests {
     use super::*;
     use crate::parse::parse_optrace;
-    use fusion::analyze;
+    use fusion::analyse;
 
     fn groups(text: &str) -> Result<Vec<Vec<String>>, ConvertError> {
         let trace = parse_optrace(text).unwrap();
         let (tensors, _) = TensorTable::build(&trace);
         let conv = to_graph(&trace, &tensors)?;
-        Ok(analyze(&conv.graph).report(&conv.graph).groups)
+        Ok(analyse(&conv.graph).report(&conv.graph).groups)
     }
 
     #[test]
@@ -314,7 +314,7 @@ mod tests {
         let trace = parse_optrace(text).unwrap();
         let (tensors, _) = TensorTable::build(&trace);
         let conv = to_graph(&trace, &tensors).unwrap();
-        let report = analyze(&conv.graph).report(&conv.graph);
+        let report = analyse(&conv.graph).report(&conv.graph);
         // The add may not join the dot's group: the mystery op lies between them.
         assert_eq!(
             report.groups,
@@ -332,14 +332,14 @@ mod tests {
         let trace = parse_optrace(text).unwrap();
         let (tensors, _) = TensorTable::build(&trace);
         let conv = to_graph(&trace, &tensors).unwrap();
-        let report = analyze(&conv.graph).report(&conv.graph);
+        let report = analyse(&conv.graph).report(&conv.graph);
         assert_eq!(report.unfused.bytes_read, 16 + 64, "4 indices of 4 bytes, 4 rows of 8 f16");
         let text = "0:0:0 %1:<1000x8xf16> = n.1.gelu(%9:<1000x8xf16>)\n\
                     0:0:0 %2:<1x4x8xf16> = n.1.embedding(%0:<1x4xi32>, %1:<1000x8xf16>)\n";
         let trace = parse_optrace(text).unwrap();
         let (tensors, _) = TensorTable::build(&trace);
         let conv = to_graph(&trace, &tensors).unwrap();
-        let report = analyze(&conv.graph).report(&conv.graph);
+        let report = analyse(&conv.graph).report(&conv.graph);
         assert_eq!(report.unfused.bytes_read, 16_000 + 16 + 16_000);
     }
 

@@ -8,7 +8,7 @@
 //! 2. [`address`]: every tensor id placed by Nova's bump allocator from 5 TiB;
 //! 3. [`case`]: per instruction, the case type and case shape (unknown ops listed as
 //!    unmapped, never fatal);
-//! 4. [`convert`]: the trace as a fusion op graph, which [`fusion::analyze`] groups.
+//! 4. [`convert`]: the trace as a fusion op graph, which [`fusion::analyse`] groups.
 //!
 //! [`analyze_optrace`] runs them all and returns the [`OptraceReport`] that the command line
 //! prints and the page shows.
@@ -41,7 +41,7 @@ pub use convert::{to_graph, Conversion, ConvertError, GraphOp, Role};
 pub use dtype::Dtype;
 pub use parse::{looks_like_optrace, parse_optrace, OpTrace, ParseError, Record, TensorRef, Value};
 
-use fusion::{analyze, AnalysisReport, OpGraph};
+use fusion::{analyse, AnalysisReport, OpGraph};
 use table::Table;
 
 /// Why an op trace cannot be analysed.
@@ -84,7 +84,7 @@ pub fn analyze_optrace_with_graph(text: &str) -> Result<(OptraceReport, OpGraph)
     let (tensors, warnings) = TensorTable::build(&trace);
     let view = CaseView::build(&trace, &tensors);
     let conversion = to_graph(&trace, &tensors)?;
-    let analysis = analyze(&conversion.graph).report(&conversion.graph);
+    let analysis = analyse(&conversion.graph).report(&conversion.graph);
     let report = OptraceReport {
         unmapped: view.unmapped_ops(),
         cases: view.cases,

@@ -8,7 +8,7 @@ use super::time_model::TimeModel;
 use super::traces::{TraceView, Traces};
 use analysis::view::fusion::exec_trace_line;
 use analysis::view::time::capture_line;
-use fusion::analyze;
+use fusion::analyse;
 use fusion::transformer::TransformerConfig;
 use units::plural;
 
@@ -167,7 +167,7 @@ impl State {
                 let title = format!("Op graph {file_name}");
                 // The report comes from the worker; the time model's grouping is recomputed here
                 // (linear and a small share of the whole: ~60 ms at 100 k ops, natively).
-                let analysis = Shared::new(analyze(&graph));
+                let analysis = Shared::new(analyse(&graph));
                 let computed = Computed { title, graph: graph.clone(), report, analysis, workload: None };
                 let traces = self.traces.hidden();
                 return State {

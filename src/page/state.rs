@@ -13,7 +13,7 @@ use super::shared::Shared;
 use super::time_model::TimeModel;
 use super::traces::Traces;
 use fusion::transformer::{transformer_block, TransformerConfig};
-use fusion::{analyze, Analysis, AnalysisReport, OpGraph};
+use fusion::{analyse, Analysis, AnalysisReport, OpGraph};
 use optrace::OptraceReport;
 use simcsv::SimTable;
 use workload::Workload;
@@ -138,7 +138,7 @@ fn compute(source: &Source) -> Result<Computed, String> {
             title: format!("Op trace {file_name}: fusion groups of its op graph"),
             graph: graph.clone(),
             report: Shared::new(report.analysis.clone()),
-            analysis: Shared::new(analyze(graph)),
+            analysis: Shared::new(analyse(graph)),
             workload: None,
         }),
         Source::Model(form) => {
@@ -156,7 +156,7 @@ fn compute(source: &Source) -> Result<Computed, String> {
 }
 
 fn computed(title: String, graph: Shared<OpGraph>) -> Computed {
-    let analysis = analyze(&graph);
+    let analysis = analyse(&graph);
     let report = Shared::new(analysis.report(&graph));
     Computed { title, graph, report, analysis: Shared::new(analysis), workload: None }
 }

@@ -4,7 +4,7 @@ use super::trim::trim_comparison_lists;
 use super::*;
 use fusion::random::random_graph;
 use fusion::transformer::TransformerConfig;
-use fusion::{analyze, parse_graph};
+use fusion::{analyse, parse_graph};
 use hardware::ChipChoice;
 use workload::ModelSpec;
 
@@ -96,7 +96,7 @@ fn graph_round_trip_gives_the_same_analysis() {
     let SharedView::Graph { file_name, graph: file } = back.view else { panic!("not a graph") };
     assert_eq!(file_name, "wörked example.json");
     let back = graph_of(&file).unwrap();
-    assert_eq!(analyze(&back).report(&back), analyze(&graph).report(&graph));
+    assert_eq!(analyse(&back).report(&back), analyse(&graph).report(&graph));
 }
 
 #[test]
@@ -210,7 +210,7 @@ fn format_1_links_still_open() {
     let SharedView::Graph { graph, .. } = g.view else { panic!("not a graph") };
     let example = parse_graph(EXAMPLE).unwrap();
     let back = graph_of(&graph).unwrap();
-    assert_eq!(analyze(&back).report(&back), analyze(&example).report(&example));
+    assert_eq!(analyse(&back).report(&back), analyse(&example).report(&example));
     let SharedView::TraceSummary { summary, .. } = decode(&fixture("v1-trace-summary.txt")).unwrap().view else {
         panic!("not a summary")
     };

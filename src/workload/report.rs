@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ResolvedParams, Workload};
-use fusion::{analyze, Analysis, AnalysisReport, OpType};
+use fusion::{analyse, Analysis, AnalysisReport, OpType};
 use hardware::roofline::{estimate_repeated, roofline_chart, Bound, GroupTime, RooflineChart, TimeError, TimeReport};
 use hardware::Chip;
 use table::Table;
@@ -60,7 +60,7 @@ pub struct ModelReport {
 /// calibrates the times does so between this and [`model_report_from`]. (A built workload's
 /// FLOPs fit in 64 bits, so the error is only the time model's guarantee made visible.)
 pub fn model_time(w: &Workload, chip: &Chip) -> Result<(Analysis, TimeReport), TimeError> {
-    let analysis = analyze(&w.graph);
+    let analysis = analyse(&w.graph);
     let time = estimate_repeated(&w.graph, &analysis, chip, &w.op_repeat)?;
     Ok((analysis, time))
 }

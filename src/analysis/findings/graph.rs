@@ -99,8 +99,8 @@ mod tests {
     #[test]
     fn the_transformer_block_s_overview_names_its_savings_and_its_traffic() {
         let graph = transformer_block(TransformerConfig::default()).unwrap();
-        let r = fusion::analysis::analyze(&graph).report(&graph);
-        let analysis = fusion::analysis::analyze(&graph);
+        let r = fusion::analysis::analyse(&graph).report(&graph);
+        let analysis = fusion::analysis::analyse(&graph);
         // The command line's view of the report gives the same overview as the page's report.
         assert_eq!(
             graph_overview(&analysis.view(&graph), &hardware::chip::preset("h100").unwrap()),

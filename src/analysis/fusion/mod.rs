@@ -3,7 +3,7 @@
 //! opportunities), and, on a torch.compile trace, how many of Inductor's kernels the rules
 //! re-form (the re-prediction).
 //!
-//! [`analyze`] is the one entry point: a classified trace and [`FusionOptions`] in, a
+//! [`analyse`] is the one entry point: a classified trace and [`FusionOptions`] in, a
 //! [`TraceFusion`] out (serde-serialisable as the `fusion` key of `fusionscope trace --json`).
 //! Browser- and terminal-free, so the page runs the same code.
 //!
@@ -162,11 +162,11 @@ impl TraceFusion {
 }
 
 /// Groups, opportunities and re-prediction of a trace.
-pub fn analyze(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> TraceFusion {
+pub fn analyse(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> TraceFusion {
     analyze_then(side, options, |_, _| ()).0
 }
 
-/// [`analyze`], also handing `then` the grouping with every GPU event in it (one instance per
+/// [`analyse`], also handing `then` the grouping with every GPU event in it (one instance per
 /// kernel, in `trace.kernels` order, then the copies) and, for each of its groups, the group's
 /// index in the result's `groups`: for views that walk the events (the group drawing of a
 /// layer) without grouping the trace a second time.

@@ -49,7 +49,7 @@ pub fn kernel_categories(trace: &Trace, category: &dyn Fn(NameId) -> Category) -
 
 /// The steps, phases and layers of `trace`, with `category` giving each kernel name's
 /// category; `None` for a trace without kernels.
-pub fn analyse(trace: &Trace, category: &dyn Fn(NameId) -> Category) -> Option<TraceStructure> {
+pub fn search(trace: &Trace, category: &dyn Fn(NameId) -> Category) -> Option<TraceStructure> {
     let stream = main_stream(trace)?;
     let categories = kernel_categories(trace, category);
     let view = StreamView { trace, stream: &stream, categories: &categories };

@@ -3,7 +3,7 @@
 //! the repeating decoder layer, found from the kernel stream alone so that CUDA/HIP-graph
 //! replays, whose kernels link to no CPU op, can still be read and compared layer by layer.
 //!
-//! [`analyse`] runs the search on a trace ([`stream`] picks the kernels, [`steps`] the passes,
+//! [`search`] runs the search on a trace ([`stream`] picks the kernels, [`steps`] the passes,
 //! [`layers`] the repeating unit, [`phases`] the groups) and keeps ids for the comparison's
 //! layer alignment; [`report()`] writes it as the `"structure"` of `fusionscope trace --json`.
 
@@ -15,5 +15,5 @@ pub mod report;
 pub mod steps;
 pub mod stream;
 
-pub use analysis::{analyse, TraceStructure};
+pub use analysis::{search, TraceStructure};
 pub use report::{report, LayerKernel, PhaseEntry, Regularity, Spread, StepEntry, Structure, VariantEntry};

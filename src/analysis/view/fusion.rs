@@ -434,7 +434,7 @@ mod tests {
 
     #[test]
     fn picking_a_chip_re_measures_the_opportunities_as_analysing_with_it_does() {
-        use crate::fusion::{analyze, BuiltIn, FusionOptions};
+        use crate::fusion::{analyse, BuiltIn, FusionOptions};
         use hardware::preset;
         let bytes = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -445,7 +445,7 @@ mod tests {
         let side = ClassifiedTrace::new(&trace);
         let mi300x = preset("mi300x").unwrap();
         let with = |chip| {
-            analyze(
+            analyse(
                 &side,
                 &FusionOptions {
                     rules: BuiltIn::Inductor.rules(),

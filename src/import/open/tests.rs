@@ -114,7 +114,7 @@ fn a_trace_opened_with_its_execution_trace_is_classified_and_analysed_once() {
 fn a_graph_is_parsed_and_analysed() {
     let Imported::Graph { graph, report } = open_in_slices("g.json", GRAPH, 100).unwrap() else { panic!() };
     assert_eq!(graph.len(), 4);
-    assert_eq!(report, analyze(&graph).report(&graph));
+    assert_eq!(report, analyse(&graph).report(&graph));
 }
 
 #[test]

@@ -129,13 +129,13 @@ fn a_long_window_is_cut_at_the_box_cap_and_counts_the_rest() {
 fn box_lines_list_ops_or_a_library_kernels_parts_or_say_no_op() {
     let trace = read("amd/torch_compile_triton_mi300x.json.gz");
     let side = ClassifiedTrace::new(&trace);
-    let fusion = crate::fusion::analyze(&side, &options());
+    let fusion = crate::fusion::analyse(&side, &options());
     let attn = fusion.groups.iter().find(|g| g.kernel == "attn_fwd").unwrap();
     assert!(attn.parts.len() >= 2, "{:?}", attn.parts);
     assert_eq!(box_lines(attn), attn.parts);
     let qwen = read("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz");
     let side = ClassifiedTrace::new(&qwen);
-    let fusion = crate::fusion::analyze(&side, &options());
+    let fusion = crate::fusion::analyse(&side, &options());
     let orphan = fusion.groups.iter().find(|g| g.ops.is_empty() && g.launched_by.is_none()).unwrap();
     assert_eq!(box_lines(orphan), ["no CPU op"]);
 }
