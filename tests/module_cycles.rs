@@ -885,73 +885,57 @@ impl Tree {
         }
     }
 
-    /// Strongly connected components of the file graph with more than one file (Tarjan).
+    /// Strongly connected components of the file graph with more than one file.
     fn cycles(&self) -> Vec<Vec<usize>> {
-        let n = self.files.len();
-        let mut next: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut next: Vec<Vec<usize>> = vec![Vec::new(); self.files.len()];
         for &(a, b) in self.edges.keys() {
             next[a].push(b);
         }
-        struct Tarjan<'a> {
-            next: &'a [Vec<usize>],
-            index: Vec<Option<usize>>,
-            low: Vec<usize>,
-            on_stack: Vec<bool>,
-            stack: Vec<usize>,
-            counter: usize,
-            out: Vec<Vec<usize>>,
-        }
-        impl Tarjan<'_> {
-            fn visit(&mut self, v: usize) {
-                self.index[v] = Some(self.counter);
-                self.low[v] = self.counter;
-                self.counter += 1;
-                self.stack.push(v);
-                self.on_stack[v] = true;
-                for &w in &self.next[v] {
-                    match self.index[w] {
-                        None => {
-                            self.visit(w);
-                            self.low[v] = self.low[v].min(self.low[w]);
-                        }
-                        Some(iw) if self.on_stack[w] => self.low[v] = self.low[v].min(iw),
-                        Some(_) => {}
-                    }
-                }
-                if Some(self.low[v]) == self.index[v] {
-                    let mut component = Vec::new();
-                    loop {
-                        let w = self.stack.pop().expect("v is on the stack");
-                        self.on_stack[w] = false;
-                        component.push(w);
-                        if w == v {
-                            break;
-                        }
-                    }
-                    if component.len() > 1 {
-                        component.sort();
-                        self.out.push(component);
-                    }
+        components(&next)
+    }
+
+    /// The folder (or single file) at the crate's top level each file is in: `src/time/waits.rs`
+    /// and `src/time.rs` are both `time`; the crate's root (`src/lib.rs`) is none.
+    fn top_module(&self, file: usize) -> Option<String> {
+        let rest = self.files[file].path.strip_prefix("src/")?;
+        let first = rest.split('/').next()?.trim_end_matches(".rs");
+        (first != "lib" && first != "main").then(|| first.to_string())
+    }
+
+    /// Cycles between the crate's top-level modules (folders), each as the modules in it and
+    /// one file edge per pair that makes it: a folder is one idea that a lower one must not
+    /// reach back into.
+    fn folder_cycle_report(&self) -> String {
+        let names: BTreeSet<String> = (0..self.files.len()).filter_map(|f| self.top_module(f)).collect();
+        let names: Vec<String> = names.into_iter().collect();
+        let index = |f: usize| self.top_module(f).and_then(|n| names.iter().position(|m| *m == n));
+        let mut example: BTreeMap<(usize, usize), (usize, usize)> = BTreeMap::new();
+        for &(a, b) in self.edges.keys() {
+            if let (Some(x), Some(y)) = (index(a), index(b)) {
+                if x != y {
+                    example.entry((x, y)).or_insert((a, b));
                 }
             }
         }
-        let mut t = Tarjan {
-            next: &next,
-            index: vec![None; n],
-            low: vec![0; n],
-            on_stack: vec![false; n],
-            stack: Vec::new(),
-            counter: 0,
-            out: Vec::new(),
-        };
-        // Every file starts a search unless an earlier one reached it.
-        (0..n).for_each(|v| {
-            if t.index[v].is_none() {
-                t.visit(v);
+        let mut next: Vec<Vec<usize>> = vec![Vec::new(); names.len()];
+        for &(x, y) in example.keys() {
+            next[x].push(y);
+        }
+        let mut out = String::new();
+        for component in components(&next) {
+            let inside: BTreeSet<usize> = component.iter().copied().collect();
+            let listed: Vec<&str> = component.iter().map(|&m| names[m].as_str()).collect();
+            out.push_str(&format!("{}:\n", listed.join(", ")));
+            for (&(x, y), &(a, b)) in &example {
+                if inside.contains(&x) && inside.contains(&y) {
+                    out.push_str(&format!(
+                        "  {} -> {} ({} -> {})\n",
+                        names[x], names[y], self.files[a].path, self.files[b].path
+                    ));
+                }
             }
-        });
-        t.out.sort();
-        t.out
+        }
+        out
     }
 
     /// The cycles, as chains `a.rs -> b.rs -> a.rs` covering every edge inside each component,
@@ -1076,6 +1060,71 @@ fn drop_unit_test_files(sources: &mut BTreeMap<String, String>) {
     }
 }
 
+/// Strongly connected components with more than one node of the graph `next` (Tarjan).
+fn components(next: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = next.len();
+    struct Tarjan<'a> {
+        next: &'a [Vec<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        counter: usize,
+        out: Vec<Vec<usize>>,
+    }
+    impl Tarjan<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index[v] = Some(self.counter);
+            self.low[v] = self.counter;
+            self.counter += 1;
+            self.stack.push(v);
+            self.on_stack[v] = true;
+            for &w in &self.next[v] {
+                match self.index[w] {
+                    None => {
+                        self.visit(w);
+                        self.low[v] = self.low[v].min(self.low[w]);
+                    }
+                    Some(iw) if self.on_stack[w] => self.low[v] = self.low[v].min(iw),
+                    Some(_) => {}
+                }
+            }
+            if Some(self.low[v]) == self.index[v] {
+                let mut component = Vec::new();
+                loop {
+                    let w = self.stack.pop().expect("v is on the stack");
+                    self.on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.out.push(component);
+                }
+            }
+        }
+    }
+    let mut t = Tarjan {
+        next,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        counter: 0,
+        out: Vec::new(),
+    };
+    // Every node starts a search unless an earlier one reached it.
+    (0..n).for_each(|v| {
+        if t.index[v].is_none() {
+            t.visit(v);
+        }
+    });
+    t.out.sort();
+    t.out
+}
+
 /// Each crate of the workspace (a folder of `src/` with a `Cargo.toml`), read once for all tests
 /// in this file: its folder and its module tree, whose files are named as in a package of their
 /// own (`src/analysis/lib.rs` is the tree's `src/lib.rs`). Cargo keeps the crates from importing
@@ -1138,6 +1187,21 @@ fn no_import_cycle_between_files_of_a_crate() {
 /// by seeing nothing. Each is a `super::` `use` from a file at a crate's root into a module of
 /// the same crate. If one of these files stops using the item, pick another dependency that
 /// does exist. Paths are named from the crate's folder (`src/lib.rs` is the crate's root).
+#[test]
+fn no_import_cycle_between_folders_of_a_crate() {
+    let report: String = crate_trees()
+        .iter()
+        .map(|(dir, tree)| (dir, tree.folder_cycle_report()))
+        .filter(|(_, r)| !r.is_empty())
+        .map(|(dir, r)| format!("{dir}: {r}"))
+        .collect();
+    assert!(
+        report.is_empty(),
+        "top-level modules of a crate import each other (each line one file edge that does it); move what \
+         both need into the lower one:\n{report}"
+    );
+}
+
 #[test]
 fn resolver_sees_known_dependencies_in_src() {
     for (krate, from, to, how) in [

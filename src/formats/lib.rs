@@ -11,6 +11,7 @@
 //! | [`kineto`] | the PyTorch profiler's (Kineto) JSON reader: the only code that knows Kineto's keys |
 //! | `nsys` | Nsight Systems SQLite exports: kernels, copies, runtime calls, NVTX ranges, GPUs; opens every SQLite file (natively, and in the page's worker: feature `sqlite`) |
 //! | `rocpd` | rocprofv3's rocpd SQLite database, through its `kernels`, `memory_copies` and `rocpd_info_agent` views (as `nsys`) |
+//! | `sqlite` | what both SQLite formats share: a database opened read-only from its bytes, rows by column name within the budgets, the error type |
 //! | [`rocprof`] | rocprofv3's results JSON reader: kernel dispatches, kernel symbols, agents, memory copies |
 //! | [`xla_json`] | XLA's trace-event JSON (JAX's `perfetto_trace.json.gz`, TensorBoard's `*.trace.json.gz`): the profile converted to JSON, read as the protobuf is |
 //! | [`xplane`] | XLA/JAX profiles (`*.xplane.pb`, XSpace protobuf): GPU planes, stream lines, kernels and copies, HLO ops, and each program's optimized HLO (the kernels' exact fusion groups); the schemas and their licence beside it |
@@ -26,6 +27,8 @@ pub mod registry;
 #[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
 pub mod rocpd;
 pub mod rocprof;
+#[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
+pub mod sqlite;
 pub mod xla_json;
 pub mod xplane;
 

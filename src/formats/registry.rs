@@ -147,7 +147,7 @@ pub enum FormatError {
     Xplane(#[from] XplaneError),
     #[cfg(any(not(target_arch = "wasm32"), feature = "sqlite"))]
     #[error(transparent)]
-    Sqlite(#[from] crate::nsys::NsysError),
+    Sqlite(#[from] crate::sqlite::SqliteError),
     /// This build does not read the format: why, and where it can be read.
     #[error("{0}")]
     NotBuilt(&'static str),

@@ -24,15 +24,11 @@
 //! [`limits::NSYS_TABLE_ROWS`]; the file to [`SQLITE_BYTES`]. Natively, and on wasm32 with
 //! the `sqlite` feature (the page's analysis worker: SQLite compiled by clang, see Cargo.toml).
 
-pub(crate) mod sqlite;
-
 use rustc_hash::FxHashMap;
 
 use crate::interface::{Incremental, Readable};
+use crate::sqlite::{get, open, span, Export, SqliteError};
 use limits::{SQLITE_BYTES, SQLITE_STEPS, TRACE_NAME_BYTES};
-use sqlite::open;
-pub use sqlite::NsysError;
-use sqlite::{get, span, Export};
 use trace::model::intern::NameId;
 use trace::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
 use trace::read::inflate::Gathered;
@@ -42,12 +38,12 @@ use trace::read::{EventSink, TraceHeader};
 pub use crate::interface::SQLITE_MAGIC;
 
 /// Reads a whole export held in memory (plain or gzip) into a [`Trace`].
-pub fn read_nsys(bytes: &[u8]) -> Result<Trace, NsysError> {
+pub fn read_nsys(bytes: &[u8]) -> Result<Trace, SqliteError> {
     read_nsys_into(bytes, Trace::default(), SQLITE_BYTES)
 }
 
 /// [`read_nsys`] into any sink, with the database's byte budget.
-pub fn read_nsys_into<S: EventSink>(bytes: &[u8], sink: S, limit: usize) -> Result<S::Output, NsysError> {
+pub fn read_nsys_into<S: EventSink>(bytes: &[u8], sink: S, limit: usize) -> Result<S::Output, SqliteError> {
     let mut reader = Reader { input: Gathered::new(limit), sink };
     for chunk in bytes.chunks(1 << 20) {
         reader.input.feed(chunk)?;
@@ -60,7 +56,7 @@ pub fn read_nsys_into<S: EventSink>(bytes: &[u8], sink: S, limit: usize) -> Resu
 pub struct Sqlite;
 
 impl Readable for Sqlite {
-    type Error = NsysError;
+    type Error = SqliteError;
     type Reader<S: EventSink + 'static> = Reader<S>;
     fn reader<S: EventSink + 'static>(sink: S) -> Reader<S> {
         Reader { input: Gathered::new(SQLITE_BYTES), sink }
@@ -75,7 +71,7 @@ pub struct Reader<S> {
 }
 
 impl<S: EventSink> Reader<S> {
-    fn finish_db(self) -> Result<S::Output, NsysError> {
+    fn finish_db(self) -> Result<S::Output, SqliteError> {
         let db = self.input.finish()?;
         let conn = open(&db, SQLITE_STEPS)?;
         let db_bytes = db.len() as u64;
@@ -89,11 +85,11 @@ impl<S: EventSink> Reader<S> {
 }
 
 impl<S: EventSink> Incremental<S> for Reader<S> {
-    type Error = NsysError;
-    fn feed(&mut self, chunk: &[u8]) -> Result<(), NsysError> {
+    type Error = SqliteError;
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), SqliteError> {
         Ok(self.input.feed(chunk)?)
     }
-    fn finish(self) -> Result<S::Output, NsysError> {
+    fn finish(self) -> Result<S::Output, SqliteError> {
         self.finish_db()
     }
 }
@@ -114,7 +110,7 @@ const COPY_KINDS: [&str; 11] = [
 ];
 
 impl Export {
-    fn read<S: EventSink>(self, mut sink: S, db_bytes: u64) -> Result<S::Output, NsysError> {
+    fn read<S: EventSink>(self, mut sink: S, db_bytes: u64) -> Result<S::Output, SqliteError> {
         let mut header = TraceHeader { json_bytes: db_bytes, format: TraceFormat::Nsys, ..TraceHeader::default() };
         // StringIds: id → text, interned only when an event names it.
         let mut strings: FxHashMap<i64, String> = FxHashMap::default();
@@ -124,7 +120,7 @@ impl Export {
             if let (Some(id), Some(value)) = (id, value) {
                 string_bytes = string_bytes.saturating_add(value.len());
                 if string_bytes > TRACE_NAME_BYTES {
-                    return Err(NsysError::TooManyNames { table: "StringIds".into(), limit: TRACE_NAME_BYTES });
+                    return Err(SqliteError::TooManyNames { table: "StringIds".into(), limit: TRACE_NAME_BYTES });
                 }
                 strings.insert(id, value);
             }
@@ -161,7 +157,7 @@ impl Export {
         )?;
         let names_full = |h: &TraceHeader, table: &str| {
             if h.names.bytes() > TRACE_NAME_BYTES {
-                Err(NsysError::TooManyNames { table: table.into(), limit: TRACE_NAME_BYTES })
+                Err(SqliteError::TooManyNames { table: table.into(), limit: TRACE_NAME_BYTES })
             } else {
                 Ok(())
             }
@@ -253,8 +249,8 @@ impl Export {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sqlite::open;
     use rusqlite::{Connection, MAIN_DB};
-    use sqlite::open;
 
     /// A kernel as the tests compare it: name, start, duration, device, stream, correlation, graph node.
     type KernelRow<'a> = (&'a str, f64, f64, i64, i64, Option<u64>, bool);
@@ -359,16 +355,16 @@ mod tests {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE customers (id INTEGER); CREATE TABLE orders (id INTEGER);").unwrap();
         let other = conn.serialize(MAIN_DB).unwrap().to_vec();
-        assert_eq!(read_nsys(&other).unwrap_err(), NsysError::NotNsys { tables: "customers, orders".into() });
+        assert_eq!(read_nsys(&other).unwrap_err(), SqliteError::NotNsys { tables: "customers, orders".into() });
         // Cut to its first page: SQLite finds the tables' pages missing.
         let db = export("");
         let e = read_nsys(&db[..4096]).unwrap_err();
-        assert!(matches!(&e, NsysError::Sqlite { .. }), "{e}");
+        assert!(matches!(&e, SqliteError::Sqlite { .. }), "{e}");
         // The magic, then noise.
         let mut noise = SQLITE_MAGIC.to_vec();
         noise.extend((0..8192).map(|i| (i * 31 % 251) as u8));
-        assert!(matches!(read_nsys(&noise).unwrap_err(), NsysError::Sqlite { .. }));
-        assert_eq!(read_nsys_into(&db, Trace::default(), 1000).unwrap_err(), NsysError::TooLarge { limit: 1000 });
+        assert!(matches!(read_nsys(&noise).unwrap_err(), SqliteError::Sqlite { .. }));
+        assert_eq!(read_nsys_into(&db, Trace::default(), 1000).unwrap_err(), SqliteError::TooLarge { limit: 1000 });
     }
 
     #[test]
@@ -395,7 +391,7 @@ mod tests {
         let db = conn.serialize(MAIN_DB).unwrap().to_vec();
         let e = Export::new(open(&db, 1_000_000).unwrap()).unwrap();
         let err = e.read(Trace::default(), 0).unwrap_err();
-        assert_eq!(err, NsysError::TooMuchWork { during: "reading table CUPTI_ACTIVITY_KIND_KERNEL".into() });
+        assert_eq!(err, SqliteError::TooMuchWork { during: "reading table CUPTI_ACTIVITY_KIND_KERNEL".into() });
         assert!(err.to_string().starts_with("SQLite stopped reading table CUPTI_ACTIVITY_KIND_KERNEL: the queries"));
     }
 }

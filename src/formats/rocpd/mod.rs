@@ -15,13 +15,13 @@
 //! with what was being read. What the format lacks here: the CPU side (rocpd keeps HIP API
 //! regions, but no framework ops or shapes; they are not read).
 
-use crate::nsys::sqlite::{get, span, Export, NsysError};
+use crate::sqlite::{get, span, Export, SqliteError};
 use limits::TRACE_NAME_BYTES;
 use trace::model::{DeviceProperties, Kernel, TraceFormat, Transfer, TransferKind};
 use trace::read::{EventSink, TraceHeader};
 
 /// Reads an open rocpd database into the sink.
-pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Result<S::Output, NsysError> {
+pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Result<S::Output, SqliteError> {
     let mut header = TraceHeader { json_bytes: db_bytes, format: TraceFormat::Rocpd, ..TraceHeader::default() };
     let agent_cols = ["type", "logical_index", "absolute_index", "product_name", "name", "extdata"];
     db.rows("rocpd_info_agent", &agent_cols, |r| {
@@ -45,7 +45,7 @@ pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Res
         }
         Ok(())
     })?;
-    let too_many = |view: &str| NsysError::TooManyNames { table: view.to_string(), limit: TRACE_NAME_BYTES };
+    let too_many = |view: &str| SqliteError::TooManyNames { table: view.to_string(), limit: TRACE_NAME_BYTES };
     let kernel_cols =
         ["name", "start", "end", "agent_log_index", "agent_abs_index", "stream_id", "queue_id", "corr_id"];
     db.rows("kernels", &kernel_cols, |r| {

@@ -1,5 +1,5 @@
-//! The SQLite side both SQLite trace formats share (Nsight Systems' export, [`super`], and
-//! rocpd, [`crate::rocpd`]): opening a database read-only from its bytes, its tables and
+//! The SQLite side both SQLite trace formats share (Nsight Systems' export, [`crate::nsys`],
+//! and rocpd, [`crate::rocpd`]): opening a database read-only from its bytes, its tables and
 //! views, rows selected by column name within [`NSYS_TABLE_ROWS`], and the error type. Kept
 //! apart from either reader so that neither imports the other.
 
@@ -14,7 +14,7 @@ use units::{format_bytes, group_digits};
 
 /// Why an SQLite file could not be read as an Nsight Systems export.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum NsysError {
+pub enum SqliteError {
     /// SQLite's own message (`database disk image is malformed`, `file is not a database`),
     /// with what was being done.
     #[error("SQLite cannot read the database ({during}): {message}")]
@@ -47,27 +47,27 @@ pub enum NsysError {
     Poisoned,
 }
 
-impl From<GatherError> for NsysError {
+impl From<GatherError> for SqliteError {
     fn from(e: GatherError) -> Self {
         match e {
-            GatherError::TooLarge { limit } => NsysError::TooLarge { limit },
+            GatherError::TooLarge { limit } => SqliteError::TooLarge { limit },
             GatherError::Gzip(e) => e.into(),
-            GatherError::Poisoned => NsysError::Poisoned,
+            GatherError::Poisoned => SqliteError::Poisoned,
         }
     }
 }
 
-impl From<InflateError> for NsysError {
+impl From<InflateError> for SqliteError {
     fn from(e: InflateError) -> Self {
-        NsysError::Gzip { compressed_offset: e.compressed_offset, message: e.message }
+        SqliteError::Gzip { compressed_offset: e.compressed_offset, message: e.message }
     }
 }
 
-pub(crate) fn sqlite_err(during: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> NsysError {
+pub(crate) fn sqlite_err(during: impl Into<String>) -> impl FnOnce(rusqlite::Error) -> SqliteError {
     let during = during.into();
     move |e| match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::OperationInterrupted) => NsysError::TooMuchWork { during },
-        _ => NsysError::Sqlite { during, message: e.to_string() },
+        Some(rusqlite::ErrorCode::OperationInterrupted) => SqliteError::TooMuchWork { during },
+        _ => SqliteError::Sqlite { during, message: e.to_string() },
     }
 }
 
@@ -77,7 +77,7 @@ const CHECK_EVERY: i32 = 10_000;
 /// The database, read-only, from its bytes, its queries held to `steps` SQLite virtual-machine
 /// steps in all ([`SQLITE_STEPS`]): a table is read in steps proportional to its rows, but a
 /// crafted view (a recursive query with no end) would otherwise run for ever.
-pub(crate) fn open(db: &[u8], steps: u64) -> Result<Connection, NsysError> {
+pub(crate) fn open(db: &[u8], steps: u64) -> Result<Connection, SqliteError> {
     let mut conn = Connection::open_in_memory_with_flags(OpenFlags::SQLITE_OPEN_READ_WRITE)
         .map_err(sqlite_err("opening an in-memory database"))?;
     conn.deserialize_read_exact(MAIN_DB, db, db.len(), true).map_err(sqlite_err("loading the file's bytes"))?;
@@ -100,7 +100,7 @@ pub(crate) struct Export {
 }
 
 impl Export {
-    pub(crate) fn new(conn: Connection) -> Result<Self, NsysError> {
+    pub(crate) fn new(conn: Connection) -> Result<Self, SqliteError> {
         let tables = {
             let during = "listing its tables";
             let mut st = conn
@@ -119,7 +119,7 @@ impl Export {
                 n if n > 8 => format!("{shown}, … {n} in all"),
                 _ => shown,
             };
-            return Err(NsysError::NotNsys { tables });
+            return Err(SqliteError::NotNsys { tables });
         }
         Ok(export)
     }
@@ -134,7 +134,7 @@ impl Export {
     }
 
     /// The table's columns, by name.
-    fn columns(&self, table: &str) -> Result<HashSet<String>, NsysError> {
+    fn columns(&self, table: &str) -> Result<HashSet<String>, SqliteError> {
         let during = format!("reading the columns of {table}");
         let mut st = self.conn.prepare(&format!("PRAGMA table_info(\"{table}\")")).map_err(sqlite_err(&during))?;
         let rows = st.query_map([], |r| r.get::<_, String>(1)).map_err(sqlite_err(&during))?;
@@ -147,8 +147,8 @@ impl Export {
         &self,
         table: &str,
         columns: &[&str],
-        mut row: impl FnMut(&rusqlite::Row<'_>) -> Result<(), NsysError>,
-    ) -> Result<(), NsysError> {
+        mut row: impl FnMut(&rusqlite::Row<'_>) -> Result<(), SqliteError>,
+    ) -> Result<(), SqliteError> {
         if !self.has(table) {
             return Ok(());
         }
@@ -159,7 +159,7 @@ impl Export {
             .map_err(sqlite_err(&during))?;
         let n = u64::try_from(n).unwrap_or(0);
         if n > self.row_limit {
-            return Err(NsysError::TooManyRows { table: table.to_string(), rows: n, limit: self.row_limit });
+            return Err(SqliteError::TooManyRows { table: table.to_string(), rows: n, limit: self.row_limit });
         }
         let present = self.columns(table)?;
         let select: Vec<String> = columns
