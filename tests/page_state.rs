@@ -142,7 +142,7 @@ mod state {
 mod traces {
     use fusionscope::import::{open_whole, Imported};
     use fusionscope::page::form::transformer::TransformerField;
-    use fusionscope::page::{compare_on_page, Action, LoadedTrace, PairSide, Shared, State, TraceHeld, TraceView};
+    use fusionscope::page::{compare_on_page, Action, ByAddress, LoadedTrace, PairSide, State, TraceHeld, TraceView};
     use fusionscope::share;
 
     const H100: &[u8] =
@@ -163,9 +163,9 @@ mod traces {
         LoadedTrace {
             id,
             file_name: name.into(),
-            summary: Shared::new(summary),
-            time: Shared::new(time),
-            held: TraceHeld::Page(Shared::new(trace)),
+            summary: ByAddress::new(summary),
+            time: ByAddress::new(time),
+            held: TraceHeld::Page(ByAddress::new(trace)),
         }
     }
 
@@ -178,7 +178,7 @@ mod traces {
         let (a, b) = s.traces.pair_traces().expect("a pair");
         let comparison = compare_on_page(a, b).expect("both held on the page");
         let files = (a.file_name.clone(), b.file_name.clone());
-        reduce(s.clone(), Action::ShowComparison { files, comparison: Shared::new(comparison) })
+        reduce(s.clone(), Action::ShowComparison { files, comparison: ByAddress::new(comparison) })
     }
 
     const RANK0: &[u8] =
@@ -210,7 +210,7 @@ mod traces {
         let s = open(State::default(), 1, r1, RANK1);
         let s = open(s, 2, r0, RANK0);
         let drawn = fusionscope::analysis::view::ranks::RanksDrawn::of(&report).unwrap();
-        let s = reduce(s, Action::ShowRanks(Shared::new(drawn)));
+        let s = reduce(s, Action::ShowRanks(ByAddress::new(drawn)));
         assert!(s.traces.job_shown && s.traces.view.is_none());
         assert_eq!(s.traces.rank_trace(0).map(|t| t.id), Some(2));
         assert_eq!(s.traces.rank_trace(1).map(|t| t.id), Some(1));
@@ -258,7 +258,7 @@ mod traces {
             .collect();
         let all: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
         let drawn = |files: &[(&str, &[u8])]| {
-            Shared::new(fusionscope::analysis::view::ranks::RanksDrawn::of(&job(files).expect("a job")).unwrap())
+            ByAddress::new(fusionscope::analysis::view::ranks::RanksDrawn::of(&job(files).expect("a job")).unwrap())
         };
         let mut s = State::default();
         for (i, (name, bytes)) in all.iter().enumerate() {
@@ -333,7 +333,7 @@ mod traces {
             Action::CaptureOpened {
                 file_name: "capture.json.gz".into(),
                 graphs: 1,
-                joined: vec![(1, Shared::new(time))],
+                joined: vec![(1, ByAddress::new(time))],
             },
         );
         let joined_time = &s.traces.get(1).unwrap().time;
@@ -397,7 +397,7 @@ mod traces {
             joined,
             unlinked,
         };
-        let s2 = reduce(s.clone(), action(vec![(2, Shared::new(linked))], Vec::new()));
+        let s2 = reduce(s.clone(), action(vec![(2, ByAddress::new(linked))], Vec::new()));
         let notice = s2.notice.clone().unwrap();
         assert!(!notice.is_error);
         assert_eq!(

@@ -2,10 +2,10 @@
 //! each link opened ends in one [`Action`], and [`super::State::apply`] is the one place the
 //! state changes.
 
+use super::by_address::ByAddress;
 use super::form::sim::SetupForm;
 use super::form::transformer::TransformerField;
 use super::form::WorkloadField;
-use super::shared::Shared;
 use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, PairSide, ResultsTab};
@@ -44,7 +44,7 @@ pub enum Action {
     CaptureOpened {
         file_name: String,
         graphs: u32,
-        joined: Vec<(u32, Shared<TraceTime>)>,
+        joined: Vec<(u32, ByAddress<TraceTime>)>,
     },
     /// An execution trace was read (and kept by the analysis worker): the traces it linked to
     /// (by id) have new reports whose fusion takes its data flow; `unlinked` names the opened
@@ -52,7 +52,7 @@ pub enum Action {
     ExecTraceOpened {
         file_name: String,
         ops: u64,
-        joined: Vec<(u32, Shared<TraceTime>)>,
+        joined: Vec<(u32, ByAddress<TraceTime>)>,
         unlinked: Vec<String>,
     },
     /// A torch.compile log was read (and kept by the analysis worker): the traces of its run
@@ -60,16 +60,16 @@ pub enum Action {
     /// kernels, as its own view shows them.
     CompileLogOpened {
         file_name: String,
-        kernels: Shared<CompiledKernels>,
-        joined: Vec<(u32, Shared<TraceTime>)>,
+        kernels: ByAddress<CompiledKernels>,
+        joined: Vec<(u32, ByAddress<TraceTime>)>,
     },
     /// The compile log's own view is closed.
     CloseCompileLog,
     /// An op graph was read and analysed (by the analysis worker).
     OpenAnalysedGraph {
         file_name: String,
-        graph: Shared<OpGraph>,
-        report: Shared<AnalysisReport>,
+        graph: ByAddress<OpGraph>,
+        report: ByAddress<AnalysisReport>,
     },
     /// Show an opened trace's summary.
     ShowTrace(u32),
@@ -82,18 +82,18 @@ pub enum Action {
     /// Two traces compared (by the analysis worker): show the comparison.
     ShowComparison {
         files: (String, String),
-        comparison: Shared<Comparison>,
+        comparison: ByAddress<Comparison>,
     },
     /// Leave the trace view (back to the op graph or transformer block).
     CloseTrace,
     /// The ranks opened make one distributed job: show its report (the Ranks view).
-    ShowRanks(Shared<RanksDrawn>),
+    ShowRanks(ByAddress<RanksDrawn>),
     /// Show the Ranks view of the job report held.
     ShowJob,
     /// The job report made again without a removed rank: held, and shown only if the Ranks
     /// view was showing when the rank was removed.
     RedoneJob {
-        job: Shared<RanksDrawn>,
+        job: ByAddress<RanksDrawn>,
         show: bool,
     },
     /// The analysis worker stopped (out of memory, a bug, or no answer to Cancel) and was
@@ -104,9 +104,9 @@ pub enum Action {
     OpenOpTrace {
         file_name: String,
         /// The trace's text, which a share link carries.
-        text: Shared<String>,
-        report: Shared<OptraceReport>,
-        graph: Shared<OpGraph>,
+        text: ByAddress<String>,
+        report: ByAddress<OptraceReport>,
+        graph: ByAddress<OpGraph>,
     },
     /// A simulator op table was read: show it beside our analysis.
     OpenSimTable(SimView),

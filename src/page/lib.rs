@@ -7,18 +7,18 @@
 //! this state and dispatch actions.
 
 pub mod action;
+pub mod by_address;
 pub mod form;
 pub mod open;
 pub mod protocol;
 pub mod ranks;
 mod reduce;
 pub mod restore;
-pub mod shared;
 pub mod state;
 pub mod time_model;
 pub mod traces;
 
 pub use action::Action;
-pub use shared::Shared;
+pub use by_address::ByAddress;
 pub use state::{Computed, Notice, Reading, SimView, Source, State};
 pub use traces::{compare_on_page, LoadedTrace, PairSide, ResultsTab, TraceHeld, TraceView, Traces};

@@ -3,8 +3,8 @@
 //! does with each kind. Adding a format adds one arm here.
 
 use super::action::Action;
+use super::by_address::ByAddress;
 use super::form::sim::SetupForm;
-use super::shared::Shared;
 use super::state::SimView;
 use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, TraceHeld};
@@ -51,20 +51,20 @@ pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
     let imported = match opened {
         Opened::TraceInWorker { summary, time } => {
             let held = TraceHeld::Worker;
-            let (summary, time) = (Shared::new(summary), Shared::new(time));
+            let (summary, time) = (ByAddress::new(summary), ByAddress::new(time));
             return Action::OpenTrace(LoadedTrace { id, file_name, summary, time, held });
         }
         Opened::CaptureInWorker { graphs, joined } => {
-            let joined = joined.into_iter().map(|(id, time)| (id, Shared::new(time))).collect();
+            let joined = joined.into_iter().map(|(id, time)| (id, ByAddress::new(time))).collect();
             return Action::CaptureOpened { file_name, graphs, joined };
         }
         Opened::ExecTraceInWorker { ops, joined, unlinked } => {
-            let joined = joined.into_iter().map(|(id, time)| (id, Shared::new(time))).collect();
+            let joined = joined.into_iter().map(|(id, time)| (id, ByAddress::new(time))).collect();
             return Action::ExecTraceOpened { file_name, ops, joined, unlinked };
         }
         Opened::CompileLogInWorker { kernels, joined } => {
-            let joined = joined.into_iter().map(|(id, time)| (id, Shared::new(time))).collect();
-            return Action::CompileLogOpened { file_name, kernels: Shared::new(kernels), joined };
+            let joined = joined.into_iter().map(|(id, time)| (id, ByAddress::new(time))).collect();
+            return Action::CompileLogOpened { file_name, kernels: ByAddress::new(kernels), joined };
         }
         Opened::Imported(imported) => imported,
     };
@@ -72,23 +72,23 @@ pub fn action_of(file_name: &str, opened: Opened, id: u32) -> Action {
         Imported::Trace { trace, summary, time, .. } => Action::OpenTrace(LoadedTrace {
             id,
             file_name,
-            summary: Shared::new(summary),
-            time: Shared::new(time),
-            held: TraceHeld::Page(Shared::new(trace)),
+            summary: ByAddress::new(summary),
+            time: ByAddress::new(time),
+            held: TraceHeld::Page(ByAddress::new(trace)),
         }),
         Imported::Graph { graph, report } => {
-            Action::OpenAnalysedGraph { file_name, graph: Shared::new(graph), report: Shared::new(report) }
+            Action::OpenAnalysedGraph { file_name, graph: ByAddress::new(graph), report: ByAddress::new(report) }
         }
         Imported::OpTrace { text, report, graph } => Action::OpenOpTrace {
             file_name,
-            text: Shared::new(text),
-            report: Shared::new(report),
-            graph: Shared::new(graph),
+            text: ByAddress::new(text),
+            report: ByAddress::new(report),
+            graph: ByAddress::new(graph),
         },
         Imported::SimTable { text, table, inferred } => Action::OpenSimTable(SimView {
             file_name,
-            text: Shared::new(text),
-            table: Shared::new(table),
+            text: ByAddress::new(text),
+            table: ByAddress::new(table),
             form: SetupForm::from(&inferred.setup),
             notes: inferred.notes,
         }),

@@ -1,8 +1,8 @@
 //! The reducer: how each [`Action`] changes the page's [`State`].
 
 use super::action::Action;
+use super::by_address::ByAddress;
 use super::form::model::ModelForm;
-use super::shared::Shared;
 use super::state::{Computed, Notice, SimView, Source, State};
 use super::time_model::TimeModel;
 use super::traces::{TraceView, Traces};
@@ -167,7 +167,7 @@ impl State {
                 let title = format!("Op graph {file_name}");
                 // The report comes from the worker; the time model's grouping is recomputed here
                 // (linear and a small share of the whole: ~60 ms at 100 k ops, natively).
-                let analysis = Shared::new(analyse(&graph));
+                let analysis = ByAddress::new(analyse(&graph));
                 let computed = Computed { title, graph: graph.clone(), report, analysis, workload: None };
                 let traces = self.traces.hidden();
                 return State {

@@ -2,9 +2,9 @@
 //! and what a link of the page holds ([`State::shared_view`]). A link that cannot be opened
 //! gives the default page with a message saying why, never a blank one.
 
+use super::by_address::ByAddress;
 use super::form::sim::SetupForm;
 use super::form::transformer;
-use super::shared::Shared;
 use super::state::{Computed, Notice, SimView, Source, State};
 use super::traces::{GapView, ResultsTab, TraceView, Traces};
 use analysis::findings::Overview;
@@ -39,7 +39,7 @@ impl State {
         let mut state = match shared.view {
             SharedView::Transformer { config } => State::with_source(Source::Transformer(config.into()), last_good),
             SharedView::Graph { file_name, graph } => match share::graph_of(&graph) {
-                Ok(g) => State::with_source(Source::Graph { file_name, graph: Shared::new(g) }, last_good),
+                Ok(g) => State::with_source(Source::Graph { file_name, graph: ByAddress::new(g) }, last_good),
                 Err(e) => State {
                     notice: Some(Notice {
                         text: format!("This share link holds a graph that is not valid: {e}."),
@@ -49,8 +49,8 @@ impl State {
                 },
             },
             SharedView::TraceSummary { file_name, summary, trimmed, time, overview } => {
-                let time = time.map(|t| Shared::new(*t));
-                let view = TraceView::summary(file_name, Shared::new(summary), time, trimmed)
+                let time = time.map(|t| ByAddress::new(*t));
+                let view = TraceView::summary(file_name, ByAddress::new(summary), time, trimmed)
                     .with_overview(overview.map(|o| *o));
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
@@ -61,21 +61,21 @@ impl State {
                     for s in [&mut a, &mut b] {
                         s.totals.gpu_time_definition = analysis::fusion::GPU_TIME_DEFINITION.to_string();
                     }
-                    [Shared::new(a), Shared::new(b)]
+                    [ByAddress::new(a), ByAddress::new(b)]
                 });
-                let gap = gap.map(|g| GapView { gap: Shared::new(*g), times: None, fusion });
-                let view = TraceView::comparison(files, Shared::new(comparison), gap, trimmed)
+                let gap = gap.map(|g| GapView { gap: ByAddress::new(*g), times: None, fusion });
+                let view = TraceView::comparison(files, ByAddress::new(comparison), gap, trimmed)
                     .with_overview(overview.map(|o| *o));
                 State { traces: Traces { view: Some(view), ..Traces::default() }, ..State::default() }
             }
             SharedView::Model { spec } => State::with_source(Source::Model(spec.into()), last_good),
             SharedView::Ranks { drawn } => {
-                let traces = Traces { job: Some(Shared::new(drawn)), job_shown: true, ..Traces::default() };
+                let traces = Traces { job: Some(ByAddress::new(drawn)), job_shown: true, ..Traces::default() };
                 State { traces, ..State::default() }
             }
             SharedView::SimTable { file_name, text, setup, notes } => match simcsv::parse_sim_csv(&text) {
                 Ok(table) => {
-                    let (text, table, form) = (Shared::new(text), Shared::new(table), SetupForm::from(&setup));
+                    let (text, table, form) = (ByAddress::new(text), ByAddress::new(table), SetupForm::from(&setup));
                     State { sim: Some(SimView { file_name, text, table, form, notes }), ..State::default() }
                 }
                 Err(e) => State {
@@ -88,7 +88,7 @@ impl State {
             },
             SharedView::OpTrace { file_name, text } => match optrace::analyze_optrace_with_graph(&text) {
                 Ok((report, graph)) => {
-                    let (text, report, graph) = (Shared::new(text), Shared::new(report), Shared::new(graph));
+                    let (text, report, graph) = (ByAddress::new(text), ByAddress::new(report), ByAddress::new(graph));
                     State::with_source(Source::OpTrace { file_name, text, report, graph }, last_good)
                 }
                 Err(e) => State {

@@ -6,10 +6,10 @@
 //! the last valid block instead of blanking them. The state changes only in
 //! [`State::apply`].
 
+use super::by_address::ByAddress;
 use super::form::model::{self, ModelForm};
 use super::form::sim::SetupForm;
 use super::form::transformer::{self, TransformerForm};
-use super::shared::Shared;
 use super::time_model::TimeModel;
 use super::traces::Traces;
 use fusion::transformer::{transformer_block, TransformerConfig};
@@ -24,9 +24,9 @@ pub enum Source {
     /// The built-in transformer block with the form's inputs.
     Transformer(TransformerForm),
     /// An op graph read from a file.
-    Graph { file_name: String, graph: Shared<OpGraph> },
+    Graph { file_name: String, graph: ByAddress<OpGraph> },
     /// An op trace (optrace text form): its case view, and its conversion to an op graph.
-    OpTrace { file_name: String, text: Shared<String>, report: Shared<OptraceReport>, graph: Shared<OpGraph> },
+    OpTrace { file_name: String, text: ByAddress<String>, report: ByAddress<OptraceReport>, graph: ByAddress<OpGraph> },
     /// "Model × chip": the op graph a workload generator makes of a model config.
     Model(ModelForm),
 }
@@ -36,8 +36,8 @@ pub enum Source {
 pub struct SimView {
     pub file_name: String,
     /// The CSV as read, which a share link carries.
-    pub text: Shared<String>,
-    pub table: Shared<SimTable>,
+    pub text: ByAddress<String>,
+    pub table: ByAddress<SimTable>,
     pub form: SetupForm,
     /// What was assumed when reading the workload from the file name.
     pub notes: Vec<String>,
@@ -47,13 +47,13 @@ pub struct SimView {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Computed {
     pub title: String,
-    pub graph: Shared<OpGraph>,
-    pub report: Shared<AnalysisReport>,
+    pub graph: ByAddress<OpGraph>,
+    pub report: ByAddress<AnalysisReport>,
     /// The analysis itself, for the time model.
-    pub analysis: Shared<Analysis>,
+    pub analysis: ByAddress<Analysis>,
     /// For "Model × chip": the workload (layers, steps, runs of each op); the time view weights
     /// each op by its runs.
-    pub workload: Option<Shared<Workload>>,
+    pub workload: Option<ByAddress<Workload>>,
 }
 
 /// A file being read, for the progress bar.
@@ -109,7 +109,7 @@ pub struct State {
     pub sim: Option<SimView>,
     /// A torch.compile log opened with no trace of its run: its kernels' view, shown when no
     /// trace view is.
-    pub compile_log: Option<Shared<analysis::provenance::CompiledKernels>>,
+    pub compile_log: Option<ByAddress<analysis::provenance::CompiledKernels>>,
     /// The chip, loaded chips and model configs, and the calibration profile of the time view.
     pub time: TimeModel,
 }
@@ -129,7 +129,7 @@ fn compute(source: &Source) -> Result<Computed, String> {
                     c.dtype_bytes,
                     if c.dtype_bytes == 1 { "" } else { "s" }
                 ),
-                Shared::new(graph),
+                ByAddress::new(graph),
             ))
         }
         Source::Graph { file_name, graph } => Ok(computed(format!("Op graph {file_name}"), graph.clone())),
@@ -137,8 +137,8 @@ fn compute(source: &Source) -> Result<Computed, String> {
         Source::OpTrace { file_name, report, graph, .. } => Ok(Computed {
             title: format!("Op trace {file_name}: fusion groups of its op graph"),
             graph: graph.clone(),
-            report: Shared::new(report.analysis.clone()),
-            analysis: Shared::new(analyse(graph)),
+            report: ByAddress::new(report.analysis.clone()),
+            analysis: ByAddress::new(analyse(graph)),
             workload: None,
         }),
         Source::Model(form) => {
@@ -148,17 +148,17 @@ fn compute(source: &Source) -> Result<Computed, String> {
                 "Model {}, {}: batch {}, {} input tokens, {} output tokens, tensor parallelism {}",
                 workload.model, workload.phase, p.batch, p.seq_len, p.output_len, p.tp
             );
-            let mut c = computed(title, Shared::new(workload.graph.clone()));
-            c.workload = Some(Shared::new(workload));
+            let mut c = computed(title, ByAddress::new(workload.graph.clone()));
+            c.workload = Some(ByAddress::new(workload));
             Ok(c)
         }
     }
 }
 
-fn computed(title: String, graph: Shared<OpGraph>) -> Computed {
+fn computed(title: String, graph: ByAddress<OpGraph>) -> Computed {
     let analysis = analyse(&graph);
-    let report = Shared::new(analysis.report(&graph));
-    Computed { title, graph, report, analysis: Shared::new(analysis), workload: None }
+    let report = ByAddress::new(analysis.report(&graph));
+    Computed { title, graph, report, analysis: ByAddress::new(analysis), workload: None }
 }
 
 impl State {

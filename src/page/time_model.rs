@@ -8,29 +8,29 @@ use hardware::chip::all_presets;
 use hardware::{Chip, ChipChoice};
 use workload::ModelChoice;
 
-use super::shared::Shared;
+use super::by_address::ByAddress;
 
 /// A calibration file as loaded: its report (shown) and its profile if it has one (used by the
 /// calibrated time model; a measured-subgraph file has none).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedCalibration {
     pub file_name: String,
-    pub report: Shared<CalibReport>,
-    pub profile: Option<Shared<CalibrationProfile>>,
+    pub report: ByAddress<CalibReport>,
+    pub profile: Option<ByAddress<CalibrationProfile>>,
 }
 
 impl LoadedCalibration {
     pub fn new(file_name: String, file: CalibrationFile) -> Self {
-        let report = Shared::new(CalibReport::new(&file));
+        let report = ByAddress::new(CalibReport::new(&file));
         let profile = match file {
-            CalibrationFile::Profile(p) => Some(Shared::new(p)),
+            CalibrationFile::Profile(p) => Some(ByAddress::new(p)),
             CalibrationFile::Measured(_) => None,
         };
         LoadedCalibration { file_name, report, profile }
     }
 
     /// The profile the time model applies: only one that measured fusion patterns changes times.
-    pub fn active_profile(&self) -> Option<&Shared<CalibrationProfile>> {
+    pub fn active_profile(&self) -> Option<&ByAddress<CalibrationProfile>> {
         self.profile.as_ref().filter(|p| !p.fusion_patterns.is_empty())
     }
 }

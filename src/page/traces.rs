@@ -1,7 +1,7 @@
 //! The Kineto traces opened on the page: the list (in opening order), the two picked for
 //! comparing, and what the trace panel shows. Pure values: every change returns a new list.
 
-use super::shared::Shared;
+use super::by_address::ByAddress;
 use analysis::compare::pairing::default_pair;
 use analysis::compare::swapped;
 use analysis::findings::single::trace_overview;
@@ -21,7 +21,7 @@ pub enum TraceHeld {
     /// By the analysis worker, under the trace's id (the page has only the summary).
     Worker,
     /// On the page (read without a worker).
-    Page(Shared<Trace>),
+    Page(ByAddress<Trace>),
 }
 
 /// A Kineto trace read from a file: its summary, and where the trace is kept for comparing.
@@ -30,9 +30,9 @@ pub struct LoadedTrace {
     /// Unique for the page's life (the worker's job id).
     pub id: u32,
     pub file_name: String,
-    pub summary: Shared<TraceSummary>,
+    pub summary: ByAddress<TraceSummary>,
     /// Where its time goes (timeline, op table), against the chip detected or picked.
-    pub time: Shared<TraceTime>,
+    pub time: ByAddress<TraceTime>,
     pub held: TraceHeld,
 }
 
@@ -49,22 +49,22 @@ pub enum TraceView {
     /// One trace's summary.
     Summary {
         file_name: String,
-        summary: Shared<TraceSummary>,
+        summary: ByAddress<TraceSummary>,
         /// Where the time goes; `None` from a share link made before links carried it.
-        time: Option<Shared<TraceTime>>,
+        time: Option<ByAddress<TraceTime>>,
         /// From a share link whose kernel lists were shortened.
         trimmed: bool,
         /// The verdict and findings, shown first ([`analysis::findings`]).
-        overview: Shared<Overview>,
+        overview: ByAddress<Overview>,
     },
     /// Two traces side by side.
     Comparison {
         files: (String, String),
-        comparison: Shared<Comparison>,
+        comparison: ByAddress<Comparison>,
         gap: Option<GapView>,
         trimmed: bool,
         /// The verdict and findings, shown first ([`analysis::findings`]).
-        overview: Shared<Overview>,
+        overview: ByAddress<Overview>,
     },
 }
 
@@ -72,11 +72,11 @@ impl TraceView {
     /// One trace's view, its overview computed from its summary and report.
     pub fn summary(
         file_name: String,
-        summary: Shared<TraceSummary>,
-        time: Option<Shared<TraceTime>>,
+        summary: ByAddress<TraceSummary>,
+        time: Option<ByAddress<TraceTime>>,
         trimmed: bool,
     ) -> Self {
-        let overview = Shared::new(trace_overview(&summary, time.as_deref()));
+        let overview = ByAddress::new(trace_overview(&summary, time.as_deref()));
         TraceView::Summary { file_name, summary, time, trimmed, overview }
     }
 
@@ -84,7 +84,7 @@ impl TraceView {
     /// report (or, from a share link, its fusion analysis).
     pub fn comparison(
         files: (String, String),
-        comparison: Shared<Comparison>,
+        comparison: ByAddress<Comparison>,
         gap: Option<GapView>,
         trimmed: bool,
     ) -> Self {
@@ -95,7 +95,7 @@ impl TraceView {
             }
             _ => [SideFacts::default(); 2],
         };
-        let overview = Shared::new(pair_overview(&comparison, gap.as_ref().map(|g| &*g.gap), facts));
+        let overview = ByAddress::new(pair_overview(&comparison, gap.as_ref().map(|g| &*g.gap), facts));
         TraceView::Comparison { files, comparison, gap, trimmed, overview }
     }
 
@@ -104,16 +104,16 @@ impl TraceView {
         let Some(o) = carried else { return self };
         match self {
             TraceView::Summary { file_name, summary, time, trimmed, .. } => {
-                TraceView::Summary { file_name, summary, time, trimmed, overview: Shared::new(o) }
+                TraceView::Summary { file_name, summary, time, trimmed, overview: ByAddress::new(o) }
             }
             TraceView::Comparison { files, comparison, gap, trimmed, .. } => {
-                TraceView::Comparison { files, comparison, gap, trimmed, overview: Shared::new(o) }
+                TraceView::Comparison { files, comparison, gap, trimmed, overview: ByAddress::new(o) }
             }
         }
     }
 
     /// The overview shown first.
-    pub fn overview(&self) -> &Shared<Overview> {
+    pub fn overview(&self) -> &ByAddress<Overview> {
         match self {
             TraceView::Summary { overview, .. } | TraceView::Comparison { overview, .. } => overview,
         }
@@ -124,11 +124,11 @@ impl TraceView {
 /// comparison's order) for the roofline chart; a share link carries the gap only.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GapView {
-    pub gap: Shared<Gap>,
-    pub times: Option<[Shared<TraceTime>; 2]>,
+    pub gap: ByAddress<Gap>,
+    pub times: Option<[ByAddress<TraceTime>; 2]>,
     /// Each side's fusion analysis from a share link (trimmed), which carries no reports;
     /// `None` with `times`, whose reports hold it whole.
-    pub fusion: Option<[Shared<TraceFusion>; 2]>,
+    pub fusion: Option<[ByAddress<TraceFusion>; 2]>,
 }
 
 /// One of the two traces of a comparison.
@@ -147,7 +147,7 @@ pub struct Traces {
     pub pair: Option<(u32, u32)>,
     /// The job report of the opened traces that are ranks of one distributed job (two or
     /// more), computed by the analysis worker.
-    pub job: Option<Shared<RanksDrawn>>,
+    pub job: Option<ByAddress<RanksDrawn>>,
     /// The Ranks view is shown (when no trace view is).
     pub job_shown: bool,
     /// The view (tab) of a trace's or a pair's results that is open; it stays as other traces
@@ -260,7 +260,7 @@ impl Traces {
     }
 
     /// A job report of ranks opened, shown.
-    pub(super) fn with_job(&self, job: Shared<RanksDrawn>) -> Traces {
+    pub(super) fn with_job(&self, job: ByAddress<RanksDrawn>) -> Traces {
         Traces { view: None, job: Some(job), job_shown: true, ..self.clone() }
     }
 
@@ -321,12 +321,12 @@ impl Traces {
         let (first, second) = if swapped(a.vendor(), b.vendor()) { (b, a) } else { (a, b) };
         let keys = (comparison.platforms.first()?.key.as_str(), comparison.platforms.get(1)?.key.as_str());
         let gap = gap((keys.0, &first.time.op_table()), (keys.1, &second.time.op_table()));
-        Some(GapView { gap: Shared::new(gap), times: Some([first.time.clone(), second.time.clone()]), fusion: None })
+        Some(GapView { gap: ByAddress::new(gap), times: Some([first.time.clone(), second.time.clone()]), fusion: None })
     }
 
     /// The traces with these ids given new reports (a capture trace was joined to them); a view
     /// of one of their summaries shows the new report.
-    pub(super) fn with_times(&self, times: &[(u32, Shared<TraceTime>)]) -> Traces {
+    pub(super) fn with_times(&self, times: &[(u32, ByAddress<TraceTime>)]) -> Traces {
         let new_time = |t: &LoadedTrace| times.iter().find(|(id, _)| *id == t.id).map(|(_, time)| time.clone());
         let opened: Vec<LoadedTrace> = self
             .opened
@@ -356,7 +356,7 @@ impl Traces {
         };
         let mut report = TraceTime::clone(time);
         report.with_chip(chip);
-        let report = Shared::new(report);
+        let report = ByAddress::new(report);
         let opened = self
             .opened
             .iter()

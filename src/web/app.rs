@@ -110,8 +110,8 @@ pub fn app() -> Html {
         Callback::from(move |()| state.shared_view().map(|v| share::encode(&v)))
     };
     let on_error = d.to(Action::Fail);
-    // Shared: the sections compare it by identity (they redraw with the page, as before).
-    let snapshot = page::Shared::new((*state).clone());
+    // ByAddress: the sections compare it by identity (they redraw with the page, as before).
+    let snapshot = page::ByAddress::new((*state).clone());
     let view = if let Some(view) = state.sim.clone() {
         html! { <SimPanel {view} on_form={d.to(Action::SetSimForm)} on_close={d.to(|()| Action::CloseSimTable)}
         on_error={on_error.clone()} make_fragment={make_fragment.clone()} /> }

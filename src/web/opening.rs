@@ -18,7 +18,7 @@ use analysis::view::ranks::RanksDrawn;
 use analysis::Comparison;
 use import::{detect, Imported, DETECT_BYTES, READS_LARGE_KINDS};
 use page::open::{action_of, open_bytes, Opened};
-use page::{Action, LoadedTrace, Reading, Shared, TraceHeld};
+use page::{Action, ByAddress, LoadedTrace, Reading, TraceHeld};
 
 /// The page's analysis worker, started on first use and again if it stopped.
 pub type WorkerSlot = Rc<RefCell<Option<AnalysisWorker>>>;
@@ -239,7 +239,7 @@ impl Opening {
             }
             let Ok(worker) = this.worker() else { return };
             match worker.ranks(ids).await {
-                Ok(Some(report)) => this.state.dispatch(Action::RedoneJob { job: Shared::new(report), show }),
+                Ok(Some(report)) => this.state.dispatch(Action::RedoneJob { job: ByAddress::new(report), show }),
                 Ok(None) => {}
                 Err(e) => web_sys::console::warn_1(&format!("fusionscope: no Ranks view: {e}").into()),
             }
@@ -261,7 +261,7 @@ impl Opening {
     fn show_job(&self, report: Result<Option<RanksDrawn>, String>) -> bool {
         match report {
             Ok(Some(report)) => {
-                self.state.dispatch(Action::ShowRanks(Shared::new(report)));
+                self.state.dispatch(Action::ShowRanks(ByAddress::new(report)));
                 true
             }
             Ok(None) => false,
@@ -411,9 +411,10 @@ impl Opening {
     fn show_comparison(&self, a: &LoadedTrace, b: &LoadedTrace, result: Result<Comparison, String>) {
         self.comparing.set(false);
         self.state.dispatch(match result {
-            Ok(c) => {
-                Action::ShowComparison { files: (a.file_name.clone(), b.file_name.clone()), comparison: Shared::new(c) }
-            }
+            Ok(c) => Action::ShowComparison {
+                files: (a.file_name.clone(), b.file_name.clone()),
+                comparison: ByAddress::new(c),
+            },
             Err(e) => Action::Fail(format!("{} and {} cannot be compared: {e}.", a.file_name, b.file_name)),
         });
     }

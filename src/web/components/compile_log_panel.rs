@@ -6,19 +6,19 @@ use yew::prelude::*;
 
 use analysis::provenance::CompiledKernels;
 use analysis::view::provenance::kernels_table;
-use page::Shared;
+use page::ByAddress;
 
 use super::data_table::DataTableView;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub kernels: Shared<CompiledKernels>,
+    pub kernels: ByAddress<CompiledKernels>,
     pub on_close: Callback<()>,
 }
 
 #[function_component(CompileLogPanel)]
 pub fn compile_log_panel(props: &Props) -> Html {
-    let table = use_memo(props.kernels.clone(), |k| Shared::new(kernels_table(k)));
+    let table = use_memo(props.kernels.clone(), |k| ByAddress::new(kernels_table(k)));
     let k = &props.kernels;
     let on_close = props.on_close.clone();
     html! {

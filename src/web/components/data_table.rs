@@ -11,7 +11,7 @@
 
 use yew::prelude::*;
 
-use page::Shared;
+use page::ByAddress;
 use table::window::row_window;
 use table::{DataTable, SortBy};
 use units::group_digits;
@@ -25,7 +25,7 @@ const DEFAULT_VIEW: f64 = 512.0;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub table: Shared<DataTable>,
+    pub table: ByAddress<DataTable>,
     /// Called with a row's index in the table when the row is clicked or Enter is pressed on it.
     #[prop_or_default]
     pub on_activate: Option<Callback<usize>>,

@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use page::Shared;
+use page::ByAddress;
 
 use draw::chart::{group_traffic_chart, total_traffic_chart};
 use fusion::analysis::report_json_text;
@@ -14,7 +14,7 @@ use crate::browser;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub report: Shared<AnalysisReport>,
+    pub report: ByAddress<AnalysisReport>,
     /// File names start with this (e.g. the graph file's name without extension).
     pub base_name: AttrValue,
     /// Where an export that fails says why.

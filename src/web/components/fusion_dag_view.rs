@@ -15,13 +15,13 @@ use analysis::view::aligned_layer::aligned_layer_svg;
 use analysis::view::fusion_dag::{box_details_html, window_svg};
 use analysis::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
 use classify::name::short_name;
-use page::Shared;
+use page::ByAddress;
 use units::{group_digits, plural};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub fusion: Shared<TraceFusion>,
-    pub dag: Shared<FusionDag>,
+    pub fusion: ByAddress<TraceFusion>,
+    pub dag: ByAddress<FusionDag>,
     /// Test-id suffix and heading prefix of a comparison's side ("" for one trace).
     #[prop_or_default]
     pub side: AttrValue,
@@ -115,9 +115,9 @@ pub fn fusion_dag_view(props: &Props) -> Html {
 
 #[derive(Properties, PartialEq)]
 pub struct PairProps {
-    pub comparison: Shared<Comparison>,
+    pub comparison: ByAddress<Comparison>,
     /// Each side's fusion and windows, in the comparison's order.
-    pub sides: [(Shared<TraceFusion>, Shared<FusionDag>); 2],
+    pub sides: [(ByAddress<TraceFusion>, ByAddress<FusionDag>); 2],
 }
 
 /// Both sides' kernel groups of the aligned layer side by side, their traffic for one pass of

@@ -14,7 +14,7 @@ use workload::{ModelChoice, Phase};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub state: page::Shared<State>,
+    pub state: page::ByAddress<State>,
     pub on_transformer_field: Callback<(TransformerField, String)>,
     pub on_reset_transformer: Callback<()>,
     pub on_show_model: Callback<()>,

@@ -6,19 +6,19 @@ use yew::prelude::*;
 
 use fusion::tables::groups_table;
 use fusion::AnalysisReport;
-use page::Shared;
+use page::ByAddress;
 use units::{format_bytes, format_pct};
 
 use super::data_table::DataTableView;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub report: Shared<AnalysisReport>,
+    pub report: ByAddress<AnalysisReport>,
 }
 
 #[function_component(GroupsTable)]
 pub fn groups_table_view(props: &Props) -> Html {
-    let table = use_memo(props.report.clone(), |r| Shared::new(groups_table(r)));
+    let table = use_memo(props.report.clone(), |r| ByAddress::new(groups_table(r)));
     let r = &props.report;
     let footer = format!(
         "Total: unfused {}, fused {} (read {}, written {}), saved {} ({}).",

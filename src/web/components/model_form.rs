@@ -16,7 +16,7 @@ use workload::{model_names, ModelChoice, Phase, Workload};
 use crate::browser;
 use crate::components::chip_picker::ChipPicker;
 use crate::components::number_input::{number_inputs, NumberInputs};
-use page::Shared;
+use page::ByAddress;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -26,7 +26,7 @@ pub struct Props {
     /// Why the inputs give no graph, shown under them.
     pub error: Option<String>,
     /// The workload shown (the last valid one while the inputs are invalid).
-    pub workload: Option<Shared<Workload>>,
+    pub workload: Option<ByAddress<Workload>>,
     /// The time view's chip, for the op table's times; `None` if it cannot be used.
     pub chip: Option<Chip>,
     /// The chips offered (the time view's picker shows the same choice).

@@ -6,7 +6,7 @@ use yew::prelude::*;
 
 use optrace::view::{case_table, headline, report_json, unmapped_table};
 use optrace::OptraceReport;
-use page::Shared;
+use page::ByAddress;
 use table::DataTable;
 
 use super::data_table::DataTableView;
@@ -15,7 +15,7 @@ use super::download_button::DownloadButton;
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub file_name: AttrValue,
-    pub report: Shared<OptraceReport>,
+    pub report: ByAddress<OptraceReport>,
     pub on_close: Callback<()>,
     pub on_error: Callback<String>,
 }
@@ -27,14 +27,14 @@ fn stem(file: &str) -> &str {
 
 #[function_component(OptracePanel)]
 pub fn optrace_panel(props: &Props) -> Html {
-    let tables = use_memo(props.report.clone(), |r| [Shared::new(case_table(r)), Shared::new(unmapped_table(r))]);
+    let tables = use_memo(props.report.clone(), |r| [ByAddress::new(case_table(r)), ByAddress::new(unmapped_table(r))]);
     let r = &props.report;
     let base = stem(&props.file_name).to_string();
     let json = {
         let report = props.report.clone();
         Callback::from(move |()| report_json(&report))
     };
-    let csv = |t: &Shared<DataTable>| {
+    let csv = |t: &ByAddress<DataTable>| {
         let t = t.clone();
         Callback::from(move |()| t.exact_table().to_csv())
     };

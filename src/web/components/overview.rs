@@ -4,13 +4,13 @@
 
 use analysis::findings::{busy_lines, Evidence, Overview};
 use analysis::view::findings::evidence_label;
-use page::Shared;
+use page::ByAddress;
 use units::format_duration_us;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub overview: Shared<Overview>,
+    pub overview: ByAddress<Overview>,
     /// A finding's evidence button: open the view that holds it.
     pub on_evidence: Callback<Evidence>,
 }

@@ -7,7 +7,7 @@
 use yew::prelude::*;
 
 use analysis::view::ranks::{strips_svg, RanksDrawn, RANKS_TABLE};
-use page::Shared;
+use page::ByAddress;
 use table::DataTable;
 
 use super::overview::{show_evidence, OverviewView};
@@ -18,7 +18,7 @@ use super::data_table::DataTableView;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub drawn: Shared<RanksDrawn>,
+    pub drawn: ByAddress<RanksDrawn>,
     /// A rank clicked: open its trace view.
     pub on_rank: Callback<u32>,
     pub on_close: Callback<()>,
@@ -30,9 +30,9 @@ pub struct Props {
 #[function_component(RanksPanel)]
 pub fn ranks_panel(props: &Props) -> Html {
     let d = &props.drawn;
-    let tables = use_memo(d.clone(), |d| d.tables.iter().map(|t| Shared::new(t.table())).collect::<Vec<_>>());
+    let tables = use_memo(d.clone(), |d| d.tables.iter().map(|t| ByAddress::new(t.table())).collect::<Vec<_>>());
     let strips = use_memo(d.clone(), |d| AttrValue::from(strips_svg(&d.strips)));
-    let overview = (*use_memo(d.clone(), |d| Shared::new(d.overview.clone()))).clone();
+    let overview = (*use_memo(d.clone(), |d| ByAddress::new(d.overview.clone()))).clone();
     let on_strip = {
         let on_rank = props.on_rank.clone();
         Callback::from(move |e: MouseEvent| {
@@ -43,7 +43,7 @@ pub fn ranks_panel(props: &Props) -> Html {
             }
         })
     };
-    let table_view = |t: &Shared<DataTable>| {
+    let table_view = |t: &ByAddress<DataTable>| {
         let on_activate = (t.id == RANKS_TABLE).then(|| {
             let (d, on_rank) = (d.clone(), props.on_rank.clone());
             Callback::from(move |row: usize| {

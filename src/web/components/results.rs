@@ -18,7 +18,7 @@ use page::{Source, State};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub state: page::Shared<State>,
+    pub state: page::ByAddress<State>,
     pub make_fragment: Callback<(), Result<String, String>>,
     pub on_select: Callback<Option<usize>>,
     pub on_chip: Callback<ChipChoice>,
@@ -51,7 +51,7 @@ pub fn results(props: &Props) -> Html {
         report
             .as_ref()
             .zip(chip.as_ref())
-            .map(|(r, chip)| page::Shared::new(analysis::findings::graph::graph_overview(&**r, chip)))
+            .map(|(r, chip)| page::ByAddress::new(analysis::findings::graph::graph_overview(&**r, chip)))
     }))
     .clone();
     let Some(c) = state.shown().cloned() else {

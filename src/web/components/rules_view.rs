@@ -7,7 +7,7 @@ use yew::prelude::*;
 use analysis::classify;
 use analysis::view::component_list;
 use analysis::view::rules::rules_table;
-use page::Shared;
+use page::ByAddress;
 use table::DataTable;
 
 use super::data_table::DataTableView;
@@ -21,7 +21,7 @@ pub struct Props {
 
 #[function_component(RulesView)]
 pub fn rules_view(props: &Props) -> Html {
-    let table = use_memo((), |()| Shared::<DataTable>::new(rules_table()));
+    let table = use_memo((), |()| ByAddress::<DataTable>::new(rules_table()));
     let query = use_state_eq(|| props.kernel.as_ref().map(|k| k.to_string()).unwrap_or_default());
     {
         let query = query.clone();

@@ -9,7 +9,7 @@ use crate::components::number_input::{number_inputs, NumberInputs};
 use hardware::{preset, preset_names};
 use page::form::sim::SetupForm;
 use page::form::{NumberField, WorkloadField};
-use page::Shared;
+use page::ByAddress;
 use page::SimView;
 use simcsv::view::{comparison_table, groups_table, headline, DOCS_NOTE};
 use simcsv::{side_by_side, SideBySide};
@@ -32,10 +32,10 @@ pub struct Props {
 }
 
 /// The side-by-side of a form, or why there is none.
-fn compared(table: &simcsv::SimTable, form: &SetupForm) -> Result<(SideBySide, Shared<DataTable>), String> {
+fn compared(table: &simcsv::SimTable, form: &SetupForm) -> Result<(SideBySide, ByAddress<DataTable>), String> {
     let setup = form.setup()?;
     let s = side_by_side(table, &setup).map_err(|e| format!("Our side cannot be built: {e}."))?;
-    let t = Shared::new(comparison_table(&s));
+    let t = ByAddress::new(comparison_table(&s));
     Ok((s, t))
 }
 
@@ -101,10 +101,10 @@ fn setup_form(form: &SetupForm, error: Option<&str>, on_form: &Callback<SetupFor
 #[function_component(SimPanel)]
 pub fn sim_panel(props: &Props) -> Html {
     let v = &props.view;
-    let groups = use_memo(v.table.clone(), |t| Shared::new(groups_table(t)));
+    let groups = use_memo(v.table.clone(), |t| ByAddress::new(groups_table(t)));
     let side = use_memo((v.table.clone(), v.form.clone()), |(t, f)| compared(t, f));
     let base = v.file_name.strip_suffix(".csv").unwrap_or(&v.file_name).to_string();
-    let csv = |t: &Shared<DataTable>| {
+    let csv = |t: &ByAddress<DataTable>| {
         let t = t.clone();
         Callback::from(move |()| t.exact_table().to_csv())
     };

@@ -2,14 +2,14 @@
 
 use yew::prelude::*;
 
-use page::Shared;
+use page::ByAddress;
 
 use fusion::AnalysisReport;
 use units::{format_bytes, format_pct, group_digits};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub report: Shared<AnalysisReport>,
+    pub report: ByAddress<AnalysisReport>,
 }
 
 fn figure(id: &'static str, label: &'static str, bytes: u64) -> Html {

@@ -20,14 +20,14 @@ use crate::browser;
 use crate::components::chip_picker::ChipPicker;
 use crate::components::plain_table::PlainTable;
 use page::time_model::TimeModel;
-use page::Shared;
+use page::ByAddress;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub graph: Shared<OpGraph>,
-    pub analysis: Shared<Analysis>,
+    pub graph: ByAddress<OpGraph>,
+    pub analysis: ByAddress<Analysis>,
     /// For a generated model: the runs of each op (totals cover the whole phase).
-    pub workload: Option<Shared<Workload>>,
+    pub workload: Option<ByAddress<Workload>>,
     pub time: TimeModel,
     pub on_chip: Callback<ChipChoice>,
     pub on_error: Callback<String>,

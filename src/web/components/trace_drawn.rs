@@ -19,13 +19,13 @@ use analysis::view::time::{
 };
 use analysis::view::{category_chart, comparison_chart, comparison_tables, platform_line, side_label, summary_tables};
 use hardware::gpu_preset_names;
-use page::Shared;
+use page::ByAddress;
 use page::TraceView;
 use table::DataTable;
 use trace::model::TraceFormat;
 
 /// One trace's fusion and the windows of its group drawing.
-pub(super) type DagSide = (Shared<TraceFusion>, Shared<FusionDag>);
+pub(super) type DagSide = (ByAddress<TraceFusion>, ByAddress<FusionDag>);
 
 /// Everything the panel draws, computed once per view.
 pub(super) struct Drawn {
@@ -50,8 +50,8 @@ pub(super) struct Drawn {
     /// The kernel groups of a layer or step drawn (a trace's report carries its windows).
     pub(super) dag: Option<DagSide>,
     /// A comparison's two sides' fusion and windows, for the aligned layer side by side.
-    pub(super) pair: Option<(Shared<Comparison>, [DagSide; 2])>,
-    pub(super) tables: Vec<Shared<DataTable>>,
+    pub(super) pair: Option<(ByAddress<Comparison>, [DagSide; 2])>,
+    pub(super) tables: Vec<ByAddress<DataTable>>,
     pub(super) base_name: String,
     pub(super) view: TraceView,
 }
@@ -62,7 +62,7 @@ fn stem(file: &str) -> String {
 
 /// The summary's tables; from a shortened share link, the kernel table says it lists only
 /// each category's longest kernels, and the per-category name count (no longer known) goes.
-fn shared_summary_tables(summary: &analysis::TraceSummary, trimmed: bool) -> Vec<Shared<DataTable>> {
+fn shared_summary_tables(summary: &analysis::TraceSummary, trimmed: bool) -> Vec<ByAddress<DataTable>> {
     let mut tables = summary_tables(summary);
     if trimmed {
         tables[0] = tables[0].clone().without_column("names");
@@ -71,7 +71,7 @@ fn shared_summary_tables(summary: &analysis::TraceSummary, trimmed: bool) -> Vec
             share::SHARED_KERNELS_PER_CATEGORY
         );
     }
-    tables.into_iter().map(Shared::new).collect()
+    tables.into_iter().map(ByAddress::new).collect()
 }
 
 /// The chip line and the preset it is (to select it in the picker).
@@ -92,23 +92,23 @@ fn preset_key(name: &str) -> Option<String> {
 pub(super) fn drawn(view: &TraceView) -> Drawn {
     match view {
         TraceView::Summary { file_name, summary, trimmed, time, .. } => {
-            let mut tables: Vec<Shared<DataTable>> = Vec::new();
+            let mut tables: Vec<ByAddress<DataTable>> = Vec::new();
             let mut time_charts = Vec::new();
             let mut statements = Vec::new();
             if let Some(t) = time {
-                tables.push(Shared::new(timeline_table(t)));
+                tables.push(ByAddress::new(timeline_table(t)));
                 if let Some(w) = &t.waits {
-                    tables.push(Shared::new(analysis::view::waits::waits_table(w)));
+                    tables.push(ByAddress::new(analysis::view::waits::waits_table(w)));
                 }
                 if let Some(l) = &t.launch_cost {
-                    tables.push(Shared::new(analysis::view::launch_cost::launch_cost_table(l)));
+                    tables.push(ByAddress::new(analysis::view::launch_cost::launch_cost_table(l)));
                 }
                 if !t.critical_path.is_empty() {
-                    tables.push(Shared::new(analysis::view::critical_path::critical_path_table(&t.critical_path)));
+                    tables.push(ByAddress::new(analysis::view::critical_path::critical_path_table(&t.critical_path)));
                 }
-                tables.push(Shared::new(op_table_view(t)));
+                tables.push(ByAddress::new(op_table_view(t)));
                 if !t.unattributed.kernels.is_empty() {
-                    tables.push(Shared::new(unattributed_table(t)));
+                    tables.push(ByAddress::new(unattributed_table(t)));
                 }
                 time_charts.push(("chart-timeline", AttrValue::from(timeline_chart(t))));
                 if let Some(svg) = analysis::view::critical_path::path_svg(&t.critical_path) {
@@ -124,16 +124,16 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                         }
                         Some(s) => statements.push(("fusion-bytes-unknown".to_string(), s)),
                     }
-                    tables.push(Shared::new(fusion_groups_table(f, "fusion-groups", "Kernels as fusion groups")));
-                    tables.push(Shared::new(opportunities_table(f, "opportunities", "Fusion left on the table")));
+                    tables.push(ByAddress::new(fusion_groups_table(f, "fusion-groups", "Kernels as fusion groups")));
+                    tables.push(ByAddress::new(opportunities_table(f, "opportunities", "Fusion left on the table")));
                     if !f.op_times.is_empty() {
-                        tables.push(Shared::new(op_times_table(f, "op-times", "Op time both ways")));
+                        tables.push(ByAddress::new(op_times_table(f, "op-times", "Op time both ways")));
                     }
                 }
                 if let Some(c) = &t.compiled_kernels {
-                    tables.push(Shared::new(analysis::view::provenance::kernels_table(c)));
+                    tables.push(ByAddress::new(analysis::view::provenance::kernels_table(c)));
                     if !c.unjoined.is_empty() {
-                        tables.push(Shared::new(analysis::view::provenance::unjoined_table(&c.unjoined)));
+                        tables.push(ByAddress::new(analysis::view::provenance::unjoined_table(&c.unjoined)));
                     }
                 }
                 match op_roofline(&[RooflineSide { label: "ops", time: t, color: "" }]) {
@@ -150,8 +150,8 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
             }
             if let Some(st) = summary.structure.as_deref() {
                 time_charts.push(("chart-steps", AttrValue::from(step_strip(st))));
-                tables.push(Shared::new(phase_table(st)));
-                tables.push(Shared::new(layer_table(st)));
+                tables.push(ByAddress::new(phase_table(st)));
+                tables.push(ByAddress::new(layer_table(st)));
             }
             tables.extend(shared_summary_tables(summary, *trimmed));
             Drawn {
@@ -169,7 +169,7 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                 pair: None,
                 dag: time.as_ref().and_then(|t| {
                     let (f, d) = (t.fusion.as_ref()?, t.fusion_dag.as_ref()?);
-                    Some((Shared::new(f.clone()), Shared::new(d.clone())))
+                    Some((ByAddress::new(f.clone()), ByAddress::new(d.clone())))
                 }),
                 tables,
                 base_name: stem(file_name),
@@ -178,13 +178,13 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
         }
         TraceView::Comparison { files, comparison, gap, overview, .. } => {
             let keys: Vec<&str> = comparison.platforms.iter().map(|p| p.key.as_str()).collect();
-            let mut tables: Vec<Shared<DataTable>> = Vec::new();
+            let mut tables: Vec<ByAddress<DataTable>> = Vec::new();
             let mut time_charts = Vec::new();
             let mut statements = Vec::new();
             let mut fusion = Vec::new();
             let mut pair = None;
             if let (Some(g), [k0, k1]) = (gap, keys.as_slice()) {
-                tables.push(Shared::new(gap_table(&g.gap, [k0, k1])));
+                tables.push(ByAddress::new(gap_table(&g.gap, [k0, k1])));
                 if let Some([t0, t1]) = &g.times {
                     let sides = [
                         RooflineSide { label: k0, time: t0, color: draw::roofline::BLUE },
@@ -206,7 +206,8 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                     if let (Some(f0), Some(f1), Some(d0), Some(d1)) =
                         (&t0.fusion, &t1.fusion, &t0.fusion_dag, &t1.fusion_dag)
                     {
-                        let side = |f: &TraceFusion, d: &FusionDag| (Shared::new(f.clone()), Shared::new(d.clone()));
+                        let side =
+                            |f: &TraceFusion, d: &FusionDag| (ByAddress::new(f.clone()), ByAddress::new(d.clone()));
                         pair = Some((comparison.clone(), [side(f0, d0), side(f1, d1)]));
                     }
                 }
@@ -237,27 +238,27 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                         ("fusion-groups-b", "opportunities-b", k1, f1),
                     ];
                     for (groups, opportunities, key, f) in ids {
-                        tables.push(Shared::new(fusion_groups_table(
+                        tables.push(ByAddress::new(fusion_groups_table(
                             f,
                             groups,
                             &format!("{key}: kernels as fusion groups"),
                         )));
-                        tables.push(Shared::new(opportunities_table(
+                        tables.push(ByAddress::new(opportunities_table(
                             f,
                             opportunities,
                             &format!("{key}: fusion left on the table"),
                         )));
                         if !f.op_times.is_empty() {
                             let id = if groups.ends_with("-a") { "op-times-a" } else { "op-times-b" };
-                            tables.push(Shared::new(op_times_table(f, id, &format!("{key}: op time both ways"))));
+                            tables.push(ByAddress::new(op_times_table(f, id, &format!("{key}: op time both ways"))));
                         }
                     }
                 }
             }
             if let (false, [k0, k1]) = (comparison.layer_alignment.is_empty(), keys.as_slice()) {
-                tables.push(Shared::new(alignment_table(&comparison.layer_alignment, [k0, k1])));
+                tables.push(ByAddress::new(alignment_table(&comparison.layer_alignment, [k0, k1])));
             }
-            tables.extend(comparison_tables(comparison).into_iter().map(Shared::new));
+            tables.extend(comparison_tables(comparison).into_iter().map(ByAddress::new));
             Drawn {
                 title: format!(
                     "{} compared",

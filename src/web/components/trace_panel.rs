@@ -11,7 +11,7 @@ use analysis::documents::{CompareJson, TraceJson};
 use analysis::findings::Evidence;
 use analysis::view::{comparison_markdown, summary_markdown};
 use hardware::gpu_preset_names;
-use page::Shared;
+use page::ByAddress;
 use page::{ResultsTab, TraceView};
 use table::DataTable;
 use wasm_bindgen::JsCast;
@@ -174,7 +174,7 @@ pub fn trace_panel(props: &Props) -> Html {
     // classified that kernel).
     let show_rules = use_state_eq(|| false);
     let rule_kernel = use_state_eq(|| None::<AttrValue>);
-    let table_view = |t: &Shared<DataTable>| {
+    let table_view = |t: &ByAddress<DataTable>| {
         let on_activate = matches!(t.id, "kernels" | "fused").then(|| {
             let (t, show_rules, rule_kernel) = (t.clone(), show_rules.clone(), rule_kernel.clone());
             Callback::from(move |r: usize| {

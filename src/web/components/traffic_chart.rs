@@ -6,7 +6,7 @@ use yew::prelude::*;
 
 use draw::chart::{group_traffic_chart, total_traffic_chart};
 use fusion::AnalysisReport;
-use page::Shared;
+use page::ByAddress;
 
 /// Which chart of an analysis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub enum ChartKind {
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub report: Shared<AnalysisReport>,
+    pub report: ByAddress<AnalysisReport>,
     pub kind: ChartKind,
     /// `data-testid` of the figure, for tests.
     pub id: AttrValue,

@@ -7,7 +7,7 @@ use draw::group_graph::{group_drawing, group_graph, GroupGraph, MAX_DRAWN_OPS};
 use draw::layout::Layout;
 use fusion::tables::ops_table;
 use fusion::{AnalysisReport, OpGraph};
-use page::Shared;
+use page::ByAddress;
 use table::DataTable;
 
 /// What the drawing needs, computed once per analysis.
@@ -17,7 +17,7 @@ pub(super) struct Drawing {
     pub members: Vec<Vec<usize>>,
     /// None above [`MAX_DRAWN_OPS`].
     pub layout: Option<Layout>,
-    pub ops: Shared<DataTable>,
+    pub ops: ByAddress<DataTable>,
 }
 
 pub(super) fn drawing(graph: &OpGraph, report: &AnalysisReport) -> Drawing {
@@ -33,7 +33,7 @@ pub(super) fn drawing(graph: &OpGraph, report: &AnalysisReport) -> Drawing {
         let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
         group_drawing(&groups, &sizes)
     });
-    Drawing { groups, members, layout, ops: Shared::new(ops_table(report)) }
+    Drawing { groups, members, layout, ops: ByAddress::new(ops_table(report)) }
 }
 
 /// Zoom steps of the drawing.

@@ -8,7 +8,7 @@
 
 use yew::prelude::*;
 
-use page::Shared;
+use page::ByAddress;
 
 pub use draw::group_graph::MAX_DRAWN_OPS;
 use fusion::{AnalysisReport, OpGraph};
@@ -25,8 +25,8 @@ use drawing::{drawing, DEFAULT_ZOOM, ZOOMS};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub graph: Shared<OpGraph>,
-    pub report: Shared<AnalysisReport>,
+    pub graph: ByAddress<OpGraph>,
+    pub report: ByAddress<AnalysisReport>,
     pub selected: Option<usize>,
     pub on_select: Callback<Option<usize>>,
 }

@@ -1,4 +1,5 @@
-//! Values shared by the state and the components, compared by identity.
+//! Values shared by the state and the components, compared by address (identity), not by
+//! value. (Share links are the `share` crate: another idea.)
 
 use std::fmt;
 use std::ops::Deref;
@@ -10,34 +11,34 @@ use std::rc::Rc;
 /// same allocation means the same value. Components then skip re-rendering on an unrelated
 /// change (selecting an op, a notice) without comparing a 100,000-op report field by field,
 /// which is what `Rc`'s own `PartialEq` would do.
-pub struct Shared<T>(Rc<T>);
+pub struct ByAddress<T>(Rc<T>);
 
-impl<T> Shared<T> {
+impl<T> ByAddress<T> {
     pub fn new(value: T) -> Self {
-        Shared(Rc::new(value))
+        ByAddress(Rc::new(value))
     }
 }
 
-impl<T> Clone for Shared<T> {
+impl<T> Clone for ByAddress<T> {
     fn clone(&self) -> Self {
-        Shared(Rc::clone(&self.0))
+        ByAddress(Rc::clone(&self.0))
     }
 }
 
-impl<T> Deref for Shared<T> {
+impl<T> Deref for ByAddress<T> {
     type Target = T;
     fn deref(&self) -> &T {
         &self.0
     }
 }
 
-impl<T> PartialEq for Shared<T> {
+impl<T> PartialEq for ByAddress<T> {
     fn eq(&self, other: &Self) -> bool {
         Rc::ptr_eq(&self.0, &other.0)
     }
 }
 
-impl<T: fmt::Debug> fmt::Debug for Shared<T> {
+impl<T: fmt::Debug> fmt::Debug for ByAddress<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
