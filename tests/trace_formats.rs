@@ -583,9 +583,9 @@ fn a_format_without_shapes_says_so_in_place_of_bars_and_roofline() {
 /// the pair's fusion drawing has no 0 B traffic bar, and says why.
 #[test]
 fn formats_without_shapes_get_no_zero_byte_bar_but_say_why() {
-    use fusionscope::analysis::fusion::dag::fusion_with_dag;
-    use fusionscope::analysis::fusion::{BuiltIn, FusionOptions};
     use fusionscope::analysis::summary::ClassifiedTrace;
+    use fusionscope::analysis::trace_fusion::dag::fusion_with_dag;
+    use fusionscope::analysis::trace_fusion::{BuiltIn, FusionOptions};
     use fusionscope::analysis::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
     use fusionscope::analysis::{compare, Input};
     let open = |path: &str| match open_whole(path, &data_bytes(path)).unwrap() {

@@ -3,8 +3,8 @@
 //! and the invariants on random traces.
 
 use crate::common::{data, json, run, temp_dir, trace_bytes};
-use fusionscope::analysis::fusion::{analyse, BuiltIn, Cause, FusionOptions, How, Kind, TraceFusion};
 use fusionscope::analysis::summary::ClassifiedTrace;
+use fusionscope::analysis::trace_fusion::{analyse, BuiltIn, Cause, FusionOptions, How, Kind, TraceFusion};
 use fusionscope::formats::read_trace;
 use fusionscope::hardware::preset;
 use fusionscope::trace::Trace;

@@ -5,8 +5,8 @@
 use serde::Serialize;
 
 use crate::capture::CaptureReport;
-use crate::fusion::TraceFusion;
 use crate::pipeline::TraceTime;
+use crate::trace_fusion::TraceFusion;
 
 /// `fusionscope trace --json` (and the page's JSON export): the overview, the summary and where
 /// the time goes, in one object.

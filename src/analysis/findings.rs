@@ -15,13 +15,13 @@ use classify::family::readable_name;
 use units::{format_bytes, format_duration_us, group_digits};
 
 use crate::compare::Comparison;
-use crate::fusion::TraceFusion;
 use crate::pipeline::TraceTime;
 use crate::summary::{round3, PlatformEntry};
 use crate::time::gap::{Gap, GapRow};
 use crate::time::launch_cost::LaunchCost;
 use crate::time::timeline::Timeline;
 use crate::time::waits::Waits;
+use crate::trace_fusion::TraceFusion;
 use trace::model::platform::Vendor;
 
 /// At most this many findings: the first screen holds them without scrolling.

@@ -13,7 +13,7 @@
 //! | [`findings`] | the overview of a trace, a pair, a job's ranks or an op graph: a verdict, and findings ranked by the time they explain |
 //! | [`capture`] | graph-capture traces joined to their replays |
 //! | [`ranks`] | the ranks of one distributed job: per-rank fold, collectives matched across ranks, clocks, stragglers (`docs/ranks.md`) |
-//! | [`fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
+//! | [`trace_fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
 //! | [`provenance`] | Inductor's compile log (the `inductor` crate) joined to a trace of the same run: each generated kernel's calls and time |
 //! | [`exec_trace`] | PyTorch Execution Traces (Chakra ET JSON): exact tensor data flow for the fusion groups |
 //! | [`time`] | where the time goes: GPU timeline, why the GPU waits (idle time between kernels by cause), per-op table (priced by the `perf` crate's per-op models), the gap between two traces, every stream's figures, the critical path |
@@ -26,7 +26,6 @@ pub mod compare;
 pub mod documents;
 pub mod exec_trace;
 pub mod findings;
-pub mod fusion;
 pub mod pipeline;
 pub mod provenance;
 pub mod ranks;
@@ -35,6 +34,7 @@ pub mod summary;
 pub mod summary_only;
 pub mod synthetic;
 pub mod time;
+pub mod trace_fusion;
 pub mod view;
 pub mod wire;
 

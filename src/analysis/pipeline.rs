@@ -10,8 +10,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::capture::CaptureReport;
 use crate::exec_trace::{link, ExecTrace};
-use crate::fusion::dag::{fusion_with_dag, FusionDag};
-use crate::fusion::{BuiltIn, FusionOptions, RuleSet, TraceFusion};
 use crate::structure::Structure;
 use crate::summary::{summarize, ClassifiedTrace, TraceSummary};
 use crate::time::cost_model::recorded_cost;
@@ -21,6 +19,8 @@ use crate::time::op_table::{op_table, set_roofline, Coverage, OpRow, OpTable, Un
 use crate::time::streams::{device_streams, DeviceStreams};
 use crate::time::timeline::{step_windows, timelines, Timeline};
 use crate::time::waits::{waits, Waits};
+use crate::trace_fusion::dag::{fusion_with_dag, FusionDag};
+use crate::trace_fusion::{BuiltIn, FusionOptions, RuleSet, TraceFusion};
 use calib::CalibrationProfile;
 use hardware::{detect_chip, DetectedChip};
 use trace::model::TraceFormat;
@@ -76,7 +76,7 @@ pub struct TraceTime {
     pub fusion: Option<TraceFusion>,
     /// The kernel groups of each layer (or step) as boxes and data edges, for the group
     /// drawing ([`crate::view::fusion_dag`]); indices into `fusion.groups`.
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::fusion::dag::as_value")]
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::trace_fusion::dag::as_value")]
     pub fusion_dag: Option<FusionDag>,
     /// The torch.compile log of the run, joined to the trace (`crate::provenance`): each of
     /// Inductor's kernels with its exact nodes, bytes, calls and time.

@@ -16,7 +16,7 @@ use inductor::{CompiledGraph, Kernel};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use crate::fusion::TraceFusion;
+use crate::trace_fusion::TraceFusion;
 use trace::model::compiled::{CompiledGroup, CompiledOp, Compiler, Estimate};
 use trace::model::Trace;
 
@@ -256,7 +256,7 @@ pub fn apply(trace: &mut Trace, file: &str, log: &CompileLog, before: Option<&Tr
 }
 
 /// Records the joined kernels' groups in the trace, so that the fusion analysis takes each
-/// profiled kernel's group from the log ([`crate::fusion`], how "Inductor provenance").
+/// profiled kernel's group from the log ([`crate::trace_fusion`], how "Inductor provenance").
 pub fn link(trace: &mut Trace, log: &CompileLog, joined: &Joined) {
     for j in &joined.kernels {
         let graph = &log.graphs[j.graph as usize];

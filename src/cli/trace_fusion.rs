@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use analysis::exec_trace::{parse_exec_trace, ExecTrace};
-use analysis::fusion::{parse_rules, BuiltIn, RuleError, RuleSet, TraceFusion};
 use analysis::pipeline::Choices;
+use analysis::trace_fusion::{parse_rules, BuiltIn, RuleError, RuleSet, TraceFusion};
 use analysis::view::fusion::coverage_text;
 use calib::{parse_calibration, CalibrationFile, CalibrationProfile};
 use hardware::DetectedChip;

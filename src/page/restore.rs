@@ -59,7 +59,7 @@ impl State {
                     let [mut a, mut b] = *f;
                     // A link leaves out the constant definition of GPU time.
                     for s in [&mut a, &mut b] {
-                        s.totals.gpu_time_definition = analysis::fusion::GPU_TIME_DEFINITION.to_string();
+                        s.totals.gpu_time_definition = analysis::trace_fusion::GPU_TIME_DEFINITION.to_string();
                     }
                     [ByAddress::new(a), ByAddress::new(b)]
                 });

@@ -11,10 +11,10 @@
 
 use analysis::compare::Comparison;
 use analysis::findings::{busy_lines, Overview};
-use analysis::fusion::TraceFusion;
 use analysis::pipeline::TraceTime;
 use analysis::summary::TraceSummary;
 use analysis::time::gap::Gap;
+use analysis::trace_fusion::TraceFusion;
 use analysis::view::findings::evidence_label;
 use analysis::view::fusion::{fusion_groups_table, fusion_headline, fusion_total_chart, opportunities_table};
 use analysis::view::layers::{alignment_table, layer_table, phase_table, step_strip};

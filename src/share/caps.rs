@@ -14,12 +14,12 @@ use super::trim::{
     SHARED_STRUCTURE_EDGES, SHARED_STRUCTURE_STEPS, SHARED_UNATTRIBUTED_NAMES,
 };
 use analysis::findings::{Overview, MAX_FINDINGS};
-use analysis::fusion::TraceFusion;
 use analysis::pipeline::TraceTime;
 use analysis::structure::Structure;
 use analysis::summary::{PlatformEntry, SideStats};
 use analysis::time::gap::Gap;
 use analysis::time::launch_cost::SMALL_KERNEL_NAMES;
+use analysis::trace_fusion::TraceFusion;
 use limits::LAYER_MAX_KERNELS;
 use limits::RANKS_FILES;
 use limits::{

@@ -177,7 +177,7 @@ enum ViewFields {
         #[serde(default)]
         gap: Option<Box<Gap>>,
         #[serde(default)]
-        fusion: Option<Box<[analysis::fusion::TraceFusion; 2]>>,
+        fusion: Option<Box<[analysis::trace_fusion::TraceFusion; 2]>>,
         #[serde(default)]
         overview: Option<Box<analysis::findings::Overview>>,
     },

@@ -6,9 +6,9 @@ use serde::Serialize;
 use thiserror::Error;
 
 use analysis::findings::Overview;
-use analysis::fusion::TraceFusion;
 use analysis::pipeline::TraceTime;
 use analysis::time::gap::Gap;
+use analysis::trace_fusion::TraceFusion;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::{to_file, GraphFile};
 use fusion::transformer::TransformerConfig;

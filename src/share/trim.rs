@@ -7,10 +7,10 @@ use analysis::summary::SideStats;
 use analysis::view::NAME_WIDTH;
 use classify::family::table_name;
 
-use analysis::fusion::TraceFusion;
 use analysis::pipeline::TraceTime;
 use analysis::structure::Structure;
 use analysis::time::gap::Gap;
+use analysis::trace_fusion::TraceFusion;
 use analysis::{Comparison, TraceSummary};
 
 /// Distinct kernel names a shared trace view keeps per category (the summary's kernel
@@ -245,7 +245,7 @@ pub fn fusion_pair(sides: [&TraceFusion; 2]) -> ([TraceFusion; 2], bool) {
             cut |= !r.misses.is_empty();
             r.misses.clear();
         }
-        // The definition is a constant ([`analysis::fusion::GPU_TIME_DEFINITION`]), put back
+        // The definition is a constant ([`analysis::trace_fusion::GPU_TIME_DEFINITION`]), put back
         // when the link opens.
         f.totals.gpu_time_definition.clear();
         for g in &mut f.groups {

@@ -1,9 +1,9 @@
-//! The kernel-group windows of a step or decoder layer ([`crate::fusion::dag`]) drawn as the
+//! The kernel-group windows of a step or decoder layer ([`crate::trace_fusion::dag`]) drawn as the
 //! page draws op graphs' group DAG ([`draw::group_graph`]): each box's lines, its SVG, and the
 //! details of a box.
 
-use crate::fusion::dag::{DagWindow, BOX_LINE_CHARS};
-use crate::fusion::{KernelGroup, TraceFusion};
+use crate::trace_fusion::dag::{DagWindow, BOX_LINE_CHARS};
+use crate::trace_fusion::{KernelGroup, TraceFusion};
 use draw::group_graph::{group_drawing_heights, BoxRows, GroupGraph};
 use draw::layout::{longest_path_layers, Layout};
 

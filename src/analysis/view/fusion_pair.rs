@@ -5,11 +5,11 @@
 //! comparison found names, so the page can mark them. Pure, so the pairing is tested natively.
 
 use crate::compare::Comparison;
-use crate::fusion::TraceFusion;
+use crate::trace_fusion::TraceFusion;
 use draw::chart::{traffic_series, Bar, BarChart, BarRow};
 use units::plural;
 
-use crate::fusion::dag::{DagWindow, FusionDag};
+use crate::trace_fusion::dag::{DagWindow, FusionDag};
 
 /// One side of the pair.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,9 +5,9 @@
 use yew::prelude::*;
 
 use analysis::compare::Comparison;
-use analysis::fusion::dag::FusionDag;
-use analysis::fusion::TraceFusion;
 use analysis::pipeline::TraceTime;
+use analysis::trace_fusion::dag::FusionDag;
+use analysis::trace_fusion::TraceFusion;
 use analysis::view::fusion::{
     exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
     op_times_table, opportunities_table, reprediction_line,
@@ -293,7 +293,7 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
 }
 
 /// The fusion headline and re-prediction of one trace (`key` names the side of a comparison).
-fn fusion_lines(f: &analysis::fusion::TraceFusion, key: &str) -> Vec<(String, String)> {
+fn fusion_lines(f: &analysis::trace_fusion::TraceFusion, key: &str) -> Vec<(String, String)> {
     let (id, prefix) = match key {
         "" => (String::new(), String::new()),
         k => (format!("-{k}"), format!("{k}: ")),

@@ -1,6 +1,6 @@
 use super::*;
-use crate::fusion::BuiltIn;
 use crate::summary::summarize;
+use crate::trace_fusion::BuiltIn;
 use crate::view::fusion_dag::*;
 use formats::read_trace;
 use trace::Trace;
@@ -129,13 +129,13 @@ fn a_long_window_is_cut_at_the_box_cap_and_counts_the_rest() {
 fn box_lines_list_ops_or_a_library_kernels_parts_or_say_no_op() {
     let trace = read("amd/torch_compile_triton_mi300x.json.gz");
     let side = ClassifiedTrace::new(&trace);
-    let fusion = crate::fusion::analyse(&side, &options());
+    let fusion = crate::trace_fusion::analyse(&side, &options());
     let attn = fusion.groups.iter().find(|g| g.kernel == "attn_fwd").unwrap();
     assert!(attn.parts.len() >= 2, "{:?}", attn.parts);
     assert_eq!(box_lines(attn), attn.parts);
     let qwen = read("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz");
     let side = ClassifiedTrace::new(&qwen);
-    let fusion = crate::fusion::analyse(&side, &options());
+    let fusion = crate::trace_fusion::analyse(&side, &options());
     let orphan = fusion.groups.iter().find(|g| g.ops.is_empty() && g.launched_by.is_none()).unwrap();
     assert_eq!(box_lines(orphan), ["no CPU op"]);
 }
@@ -168,7 +168,7 @@ fn the_svg_draws_a_box_per_launch_an_edge_per_hand_off_and_the_details_name_the_
 fn the_json_form_round_trips_and_has_the_documented_keys() {
     #[derive(serde::Serialize, serde::Deserialize)]
     struct Holder {
-        #[serde(default, with = "crate::fusion::dag::as_value")]
+        #[serde(default, with = "crate::trace_fusion::dag::as_value")]
         fusion_dag: Option<FusionDag>,
     }
     let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");

@@ -1,5 +1,5 @@
 use super::*;
-use crate::fusion::unknown::Cause;
+use crate::trace_fusion::unknown::Cause;
 
 #[test]
 fn step_annotations_parse_and_odd_ones_do_not() {
