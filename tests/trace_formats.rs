@@ -500,6 +500,12 @@ fn summary_only_gives_each_formats_kernels_and_gpu_time() {
         let gpu = v["platforms"][0]["gpu_time_us"].as_f64().unwrap();
         assert!((gpu - summary.platforms[0].gpu_time_us).abs() < 1e-3, "{rel}: {gpu}");
         assert_eq!(v["platforms"][0]["kernel_time_us"].as_f64().unwrap(), summary.platforms[0].kernel_time_us, "{rel}");
+        // The idle split by cause, streamed, is the whole trace's (less its step windows).
+        let mut whole = json(&["trace", &data(rel), "--json"])["waits"].clone();
+        if let Some(w) = whole.as_object_mut() {
+            w.remove("steps");
+        }
+        assert_eq!(v["waits"], whole, "{rel}");
     }
 }
 

@@ -622,3 +622,37 @@ fn odd_args_and_missing_identity_read_without_a_wrong_figure() {
     assert!(r.collectives.iter().all(|c| c.start_skew_us == 0.0 && c.algbw_gbps.is_none() && c.group_size.is_none()));
     assert!(r.stragglers.is_empty());
 }
+
+/// Each rank's idle split by cause, folded as its file streams, is the whole trace's (which
+/// equals HolisticTraceAnalysis's, `tests/trace_waits.rs`), on the real multirank traces and
+/// the synthetic job; `ranks --json` gives it per rank.
+#[test]
+fn each_ranks_waits_are_its_whole_traces() {
+    use fusionscope::analysis::time::waits::{waits, Waits};
+    let files = [
+        "multirank/hta_nccl_a100_rank0_of2.json.gz",
+        "multirank/hta_sampled_128rank_rank0.json.gz",
+        "multirank/hta_sampled_128rank_rank1.json.gz",
+    ];
+    for rel in files {
+        let bytes = data_bytes(rel);
+        let folded = read_rank(rel, bytes.chunks(65_536)).unwrap();
+        let whole = waits(&read_trace(&bytes).unwrap(), &[]).map(|w| Waits { steps: Vec::new(), ..w });
+        assert!(whole.as_ref().is_some_and(|w| w.host_wait_us > 0.0), "{rel}: some host wait to compare");
+        assert_eq!(folded.waits, whole, "{rel}");
+        assert!(folded.notes.is_empty(), "{rel}: {:?}", folded.notes);
+    }
+    let job = SyntheticJob::small();
+    for r in 0..job.world_size {
+        let whole =
+            waits(&read_trace(job.rank_trace(r).as_bytes()).unwrap(), &[]).map(|w| Waits { steps: Vec::new(), ..w });
+        assert_eq!(summary(&job, r).waits, whole, "synthetic rank {r}");
+    }
+    let v = json(&["ranks", "--json", &data(files[1]), &data(files[2])]);
+    for rank in v["ranks"].as_array().unwrap() {
+        let host = rank["waits"]["host_wait_us"].as_f64().unwrap();
+        let streams: f64 =
+            rank["waits"]["streams"].as_array().unwrap().iter().map(|s| s["host_wait_us"].as_f64().unwrap()).sum();
+        assert!(host > 0.0 && (host - streams).abs() < 1e-2, "{rank}");
+    }
+}

@@ -7,6 +7,7 @@ use fusionscope::analysis::pipeline::{time_report, Choices};
 use fusionscope::analysis::summarize;
 use fusionscope::analysis::summary::ClassifiedTrace;
 use fusionscope::analysis::summary_only::{SummaryOnly, SummarySink, LEFT_OUT};
+use fusionscope::analysis::time::waits::Waits;
 use fusionscope::formats::{read_trace, Reader};
 use fusionscope::trace::Vendor;
 
@@ -60,6 +61,9 @@ fn the_fold_gives_the_whole_summarys_totals_on_every_real_trace() {
         assert!(s.notes.is_empty(), "{rel}: {:?}", s.notes);
         assert_eq!(s.timeline, time.timeline, "{rel}");
         assert_eq!(s.other_devices, time.other_devices, "{rel}");
+        // The idle split by cause, streamed, is the whole trace's (less its step windows).
+        let whole_waits = time.waits.map(|w| Waits { steps: Vec::new(), ..w });
+        assert_eq!(s.waits, whole_waits, "{rel}");
         vendors.push(s.platforms[0].vendor);
     }
     assert!(vendors.contains(&Vendor::Amd) && vendors.contains(&Vendor::Nvidia));

@@ -30,13 +30,15 @@ use serde::{Deserialize, Serialize};
 use crate::summary::{
     round3, Classifier, KernelStat, PlatformEntry, SideStats, SummaryRow, TransferStats, GPU_TIME_DEFINITION,
 };
+use crate::time::streamed_waits::StreamedWaits;
 use crate::time::timeline::{SpanPart as Part, StreamedDevice, Timeline};
+use crate::time::waits::Waits;
 use classify::category::Category;
 use classify::Classification;
 use limits::SUMMARY_ONLY_DEVICES;
 use trace::model::intern::{NameId, NameTable};
 use trace::model::platform::{detect_vendor_of, device_names};
-use trace::model::{Kernel, Transfer, TransferKind};
+use trace::model::{Kernel, Launch, Transfer, TransferKind};
 use trace::{EventSink, TraceHeader};
 use units::group_digits;
 
@@ -79,6 +81,10 @@ pub struct SummaryOnly {
     /// Remarks on the timeline (approximate figures, devices without one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The idle time between kernels on every stream, by cause, folded as the trace streams
+    /// ([`crate::time::streamed_waits`]); no step windows. `null` when no kernel ran.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::time::waits::as_value")]
+    pub waits: Option<Waits>,
     /// What this mode does not compute ([`LEFT_OUT`]).
     pub left_out: Vec<String>,
     /// Events in `traceEvents`, kept or not.
@@ -119,6 +125,7 @@ pub struct SummarySink<'c> {
     untracked: u64,
     kernels: u64,
     gpu_time: f64,
+    waits: StreamedWaits,
 }
 
 impl SummarySink<'static> {
@@ -140,6 +147,7 @@ impl<'c> SummarySink<'c> {
             devices: Vec::new(),
             device_index: FxHashMap::default(),
             untracked: 0,
+            waits: StreamedWaits::default(),
             kernels: 0,
             gpu_time: 0.0,
         }
@@ -165,8 +173,14 @@ impl<'c> SummarySink<'c> {
 impl EventSink for SummarySink<'_> {
     type Output = SummaryOnly;
     const CPU_SIDE: bool = false;
+    const LAUNCHES: bool = true;
+
+    fn launch(&mut self, correlation: u64, launch: Launch) {
+        self.waits.launch(correlation, launch.ts);
+    }
 
     fn kernel(&mut self, names: &NameTable, k: Kernel) {
+        self.waits.event(k.device, k.stream, k.ts, k.ts + k.dur, k.correlation);
         let i = k.name.index();
         if self.names.len() <= i {
             self.names.resize_with(i + 1, || None);
@@ -202,6 +216,9 @@ impl EventSink for SummarySink<'_> {
             // A memset is computation on the timeline (as TraceLens counts it).
             TransferKind::Memset => (&mut self.memset, Part::Computation),
         };
+        if let Some(stream) = t.stream {
+            self.waits.event(t.device, stream, t.ts, t.ts + t.dur, t.correlation);
+        }
         stats.count += 1;
         stats.time_us += t.dur;
         stats.bytes += t.bytes.unwrap_or(0);
@@ -308,6 +325,8 @@ impl EventSink for SummarySink<'_> {
                 group_digits(self.untracked)
             ));
         }
+        let (waits, waits_note) = self.waits.finish();
+        notes.extend(waits_note);
         let mut timelines = timelines.into_iter();
         SummaryOnly {
             platforms: vec![platform],
@@ -317,6 +336,7 @@ impl EventSink for SummarySink<'_> {
             timeline: timelines.next(),
             other_devices: timelines.collect(),
             notes,
+            waits,
             left_out: LEFT_OUT.iter().map(|s| s.to_string()).collect(),
             events: header.event_count,
         }

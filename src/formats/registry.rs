@@ -325,6 +325,9 @@ where
 impl<const CPU: bool> EventSink for AnySink<CPU> {
     type Output = Box<dyn Any>;
     const CPU_SIDE: bool = CPU;
+    /// Launch calls always: the sinks that skip the CPU side (the summary-only mode, the ranks
+    /// fold) take them for the idle split, so that each reader is built twice, not three times.
+    const LAUNCHES: bool = true;
     fn kernel(&mut self, names: &NameTable, kernel: Kernel) {
         self.0.kernel(names, kernel)
     }

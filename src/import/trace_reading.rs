@@ -81,6 +81,7 @@ impl EventSink for TraceAndRank {
         self.trace.annotation(annotation);
     }
     fn launch(&mut self, correlation: u64, launch: Launch) {
+        self.rank.launch(correlation, launch);
         self.trace.launch(correlation, launch);
     }
     fn finish(self, header: TraceHeader) -> (Trace, RankSummary) {

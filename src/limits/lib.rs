@@ -115,6 +115,22 @@ pub const SUMMARY_ONLY_DEVICES: usize = 64;
 /// spans are about 0.5 MB.
 pub const SUMMARY_ONLY_SPANS: usize = 16 * 1024;
 
+/// Kernels and copies each stream holds back while the idle split streams (the summary-only
+/// mode, the ranks fold: `analysis::time::streamed_waits`), to retire them in start order:
+/// as many as a streamed union's spans ([`SUMMARY_ONLY_SPANS`]), about 0.6 MB per stream.
+pub const WAITS_HELD: usize = SUMMARY_ONLY_SPANS;
+
+/// Streams the streamed idle split keeps figures for; events of further streams are left out
+/// and a note says so. Most traces have 1 to 8 streams per device, but a rocprofv3 run can
+/// number a stream per HIP stream object (the shared MI350X results have 570); a stream holds
+/// nothing but its own events, so 4,096 costs nothing until they are used.
+pub const WAITS_STREAMS: usize = 4096;
+
+/// Launch calls the streamed idle split keeps waiting for their kernel (about 40 bytes each:
+/// 2.5 MB); past it the oldest is given up. A real trace's kernels reach the reader within a
+/// few thousand calls of their launch.
+pub const WAITS_LAUNCHES: usize = 1 << 16;
+
 /// The longest top-level key of a trace (`traceEvents`, `deviceProperties`, ...), which the
 /// reader keeps while it reads the key's value. Real keys are at most 20 bytes
 /// (`cuda_runtime_version`); 4 KiB is 200× that.

@@ -11,8 +11,10 @@ use super::collectives::{message_bytes, CollectiveKind};
 use super::identity::DistributedInfo;
 use super::spans::SpanSet;
 use crate::summary::{round3, Classifier};
+use crate::time::streamed_waits::StreamedWaits;
 use crate::time::streams::StreamFigures;
 use crate::time::timeline::{Intervals, SpanPart as Part, StreamedDevice, StreamedUnion, Timeline};
+use crate::time::waits::Waits;
 use classify::category::Category;
 use limits::{
     RANKS_COLLECTIVES, RANKS_COMPUTE_SPANS, RANKS_DEVICES, RANKS_GROUPS, RANKS_GROUP_MEMBERS, RANKS_STREAMS,
@@ -22,7 +24,7 @@ use trace::model::intern::{NameId, NameTable};
 use trace::model::platform::{detect_vendor_of, device_names};
 use trace::model::CollectiveArgs;
 use trace::model::Distributed;
-use trace::model::{Kernel, Transfer, TransferKind};
+use trace::model::{Kernel, Launch, Transfer, TransferKind};
 use trace::read::{EventSink, TraceHeader};
 use units::group_digits;
 
@@ -96,6 +98,10 @@ pub struct RankSummary {
     pub collectives_dropped: u64,
     pub kernels: u64,
     pub events: u64,
+    /// The idle time between kernels on every stream, by cause, folded as the file streams
+    /// ([`crate::time::streamed_waits`]); `null` when no kernel ran.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::time::waits::as_value")]
+    pub waits: Option<Waits>,
     pub notes: Vec<String>,
 }
 
@@ -174,6 +180,7 @@ pub struct RankSink<'c> {
     /// Group members kept so far ([`RANKS_GROUP_MEMBERS`]), and lists not kept past it.
     members_kept: usize,
     member_lists_dropped: u64,
+    waits: StreamedWaits,
 }
 
 impl RankSink<'static> {
@@ -203,6 +210,7 @@ impl<'c> RankSink<'c> {
             kernels: 0,
             members_kept: 0,
             member_lists_dropped: 0,
+            waits: StreamedWaits::default(),
         }
     }
 
@@ -295,6 +303,7 @@ impl<'c> RankSink<'c> {
 
     fn add_kernel(&mut self, names: &NameTable, k: Kernel, args: Option<&CollectiveArgs<'_>>) {
         self.kernels += 1;
+        self.waits.event(k.device, k.stream, k.ts, k.ts + k.dur, k.correlation);
         let comm = args.is_some() || self.is_comm(names, k.name);
         let end = k.ts + k.dur;
         let part = if comm { Part::Communication } else { Part::Computation };
@@ -345,6 +354,11 @@ fn parse_rank_list(text: &str) -> Option<Vec<u32>> {
 impl EventSink for RankSink<'_> {
     type Output = RankSummary;
     const CPU_SIDE: bool = false;
+    const LAUNCHES: bool = true;
+
+    fn launch(&mut self, correlation: u64, launch: Launch) {
+        self.waits.launch(correlation, launch.ts);
+    }
 
     fn kernel(&mut self, names: &NameTable, k: Kernel) {
         self.add_kernel(names, k, None);
@@ -357,6 +371,9 @@ impl EventSink for RankSink<'_> {
     fn transfer(&mut self, _: &NameTable, t: Transfer) {
         // A memset is computation on the timeline (as TraceLens counts it).
         let part = if t.kind == TransferKind::Memcpy { Part::Memcpy } else { Part::Computation };
+        if let Some(stream) = t.stream {
+            self.waits.event(t.device, stream, t.ts, t.ts + t.dur, t.correlation);
+        }
         if let Some(d) = self.device(t.device) {
             d.add(part, t.ts, t.ts + t.dur);
         }
@@ -449,6 +466,8 @@ impl EventSink for RankSink<'_> {
             ));
         }
 
+        let (waits, waits_note) = std::mem::take(&mut self.waits).finish();
+        notes.extend(waits_note);
         let mut pending = std::mem::take(&mut self.collectives);
         pending.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.end.total_cmp(&b.end)));
         let collectives = self.records(&pending, &mut notes);
@@ -475,6 +494,7 @@ impl EventSink for RankSink<'_> {
             collectives_dropped: self.dropped,
             kernels: self.kernels,
             events: header.event_count,
+            waits,
             notes,
         }
     }

@@ -37,6 +37,10 @@ pub struct RankEntry {
     /// Collective kernels the rank ran.
     pub collectives: usize,
     pub kernels: u64,
+    /// The idle time between kernels on each of the rank's streams, by cause
+    /// ([`crate::time::waits`]); `null` when it ran no kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::time::waits::as_value")]
+    pub waits: Option<crate::time::waits::Waits>,
     /// What reading this rank's file noted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -156,6 +160,7 @@ pub fn job_report(summaries: &[RankSummary]) -> Result<JobReport, RanksError> {
             clock,
             collectives: s.collectives.len(),
             kernels: s.kernels,
+            waits: s.waits.clone(),
             notes: s.notes.clone(),
         })
         .collect();

@@ -13,6 +13,7 @@ pub mod gap;
 pub(crate) mod json_fields;
 pub mod launch_cost;
 pub mod op_table;
+pub mod streamed_waits;
 pub mod streams;
 pub mod timeline;
 pub mod waits;

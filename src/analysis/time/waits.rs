@@ -67,7 +67,7 @@ impl WaitTimes {
     }
 
     /// To the ns, as every time the JSON gives (a sum of many floats carries noise digits).
-    fn rounded(self) -> WaitTimes {
+    pub(crate) fn rounded(self) -> WaitTimes {
         WaitTimes {
             host_wait_us: round3(self.host_wait_us),
             kernel_wait_us: round3(self.kernel_wait_us),
@@ -75,7 +75,7 @@ impl WaitTimes {
         }
     }
 
-    fn add(&mut self, other: &WaitTimes) {
+    pub(crate) fn add(&mut self, other: &WaitTimes) {
         self.host_wait_us += other.host_wait_us;
         self.kernel_wait_us += other.kernel_wait_us;
         self.other_us += other.other_us;
@@ -224,14 +224,14 @@ pub fn waits_with(trace: &Trace, windows: &[(String, f64, f64)], clock: Clock) -
 
 /// Why a stream waited through one gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Cause {
+pub(crate) enum Cause {
     Host,
     Kernel,
     Other,
 }
 
 impl WaitTimes {
-    fn add_to(&mut self, cause: Cause, us: f64) {
+    pub(crate) fn add_to(&mut self, cause: Cause, us: f64) {
         match cause {
             Cause::Host => self.host_wait_us += us,
             Cause::Kernel => self.kernel_wait_us += us,
@@ -246,21 +246,30 @@ fn stream_waits(events: &[(f64, f64, Option<f64>)], mut gap: impl FnMut(f64, f64
     let mut w = WaitTimes::default();
     for pair in events.windows(2) {
         let (prev_end, (start, _, launch)) = (pair[0].1, pair[1]);
-        let length = start - prev_end;
-        if length <= 0.0 {
-            continue;
+        if let Some((cause, length)) = gap_cause(prev_end, start, launch) {
+            w.add_to(cause, length);
+            gap(prev_end, start, cause);
         }
-        let cause = if launch.is_some_and(|l| waited_on_host(prev_end, l, start)) {
-            Cause::Host
-        } else if length < LAUNCH_GAP_US {
-            Cause::Kernel
-        } else {
-            Cause::Other
-        };
-        w.add_to(cause, length);
-        gap(prev_end, start, cause);
     }
     w
+}
+
+/// The gap between an event that ended at `prev_end` and the next on its stream, starting at
+/// `start` and launched by a call that started at `launch`: its cause and length; `None` when
+/// the two touch or overlap.
+pub(crate) fn gap_cause(prev_end: f64, start: f64, launch: Option<f64>) -> Option<(Cause, f64)> {
+    let length = start - prev_end;
+    if length <= 0.0 {
+        return None;
+    }
+    let cause = if launch.is_some_and(|l| waited_on_host(prev_end, l, start)) {
+        Cause::Host
+    } else if length < LAUNCH_GAP_US {
+        Cause::Kernel
+    } else {
+        Cause::Other
+    };
+    Some((cause, length))
 }
 
 /// The JSON form of [`Waits`] (the keys of `docs/trace-analysis.md`, "Why the GPU waits"),

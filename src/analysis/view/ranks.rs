@@ -210,6 +210,7 @@ pub fn rank_table(r: &JobReport) -> DataTable {
             ("total", true),
             ("busy", true),
             ("idle", true),
+            ("idle on host", true),
             ("computation", true),
             ("communication", true),
             ("exposed comm.", true),
@@ -229,6 +230,11 @@ pub fn rank_table(r: &JobReport) -> DataTable {
             f(|t| t.total_us),
             f(|t| t.busy_us),
             f(|t| t.idle_us),
+            // The share of its streams' idle time between kernels spent waiting on the host.
+            match e.waits.as_ref().and_then(|w| w.total().host_share()) {
+                Some(p) => Cell::pct(p),
+                None => Cell { text: "—".into(), exact: String::new(), sort: f64::NEG_INFINITY },
+            },
             f(|t| t.computation_us),
             f(|t| t.communication_us),
             f(|t| t.exposed_communication_us),
@@ -432,7 +438,9 @@ mod tests {
         for (row, e) in ranks.rows.iter().zip(&r.ranks) {
             assert_eq!(row[0].exact, e.rank.to_string());
             assert_eq!(row[3].exact, format!("{}", e.timeline.as_ref().unwrap().total_us));
-            assert_eq!(row[10].exact, format!("{}", e.clock.offset_us));
+            assert_eq!(row[11].exact, format!("{}", e.clock.offset_us));
+            let host_share = e.waits.as_ref().and_then(|w| w.total().host_share());
+            assert_eq!(row[6].sort, host_share.unwrap_or(f64::NEG_INFINITY));
         }
         let c = &tables[1];
         assert_eq!(c.rows.len(), r.collectives.len());

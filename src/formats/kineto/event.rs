@@ -28,7 +28,7 @@ pub(super) struct Builder<S> {
 /// most of a trace (Python frames, flows, memory instants; and, for a sink that takes no
 /// CPU-side events, those too): skips parsing them at all. Only a complete
 /// `"cat": "<category>"` member matches, so a name that merely contains the word does not.
-fn is_dropped_category(bytes: &[u8], cpu_side: bool) -> bool {
+fn is_dropped_category(bytes: &[u8], dropped: &[&str]) -> bool {
     let Some(at) = cat_finder().find(bytes) else { return false };
     if !at_top_of_object(&bytes[..at]) {
         return false;
@@ -37,13 +37,14 @@ fn is_dropped_category(bytes: &[u8], cpu_side: bool) -> bool {
     let rest = trim_start(rest);
     let Some(rest) = rest.strip_prefix(b":") else { return false };
     let Some(rest) = trim_start(rest).strip_prefix(b"\"") else { return false };
-    dropped(cpu_side).iter().any(|d| rest.strip_prefix(d.as_bytes()).is_some_and(|r| r.starts_with(b"\"")))
+    dropped.iter().any(|d| rest.strip_prefix(d.as_bytes()).is_some_and(|r| r.starts_with(b"\"")))
 }
 
 /// The categories [`is_dropped_category`] drops unparsed: those no analysis reads, and for a
 /// sink without CPU-side events ([`EventSink::CPU_SIDE`]: the summary-only mode, the ranks
-/// fold) the CPU-side ones as well, which [`Builder::event`] would read only to ignore.
-fn dropped(cpu_side: bool) -> &'static [&'static str] {
+/// fold) the CPU-side ones as well, which [`Builder::event`] would read only to ignore, but
+/// for the launch calls where the sink takes them ([`EventSink::LAUNCHES`]).
+fn dropped(cpu_side: bool, launches: bool) -> &'static [&'static str] {
     const DROPPED: [&str; 9] = [
         "python_function",
         "ac2g",
@@ -56,10 +57,10 @@ fn dropped(cpu_side: bool) -> &'static [&'static str] {
         "cuda_runtime",
         "cuda_driver",
     ];
-    if cpu_side {
-        &DROPPED[..4]
-    } else {
-        &DROPPED
+    match (cpu_side, launches) {
+        (true, _) => &DROPPED[..4],
+        (false, true) => &DROPPED[..7],
+        (false, false) => &DROPPED,
     }
 }
 
@@ -123,16 +124,16 @@ fn at_top_of_object(prefix: &[u8]) -> bool {
 /// (the scan takes over from there, at the event's own level). The same verdict as on the
 /// event's own bytes: the first `"cat"` of the text is the event's first one unless the event
 /// ends before it, which the walk sees.
-fn dropped_head(text: &[u8], depth_limit: u32, cpu_side: bool) -> Option<usize> {
+fn dropped_head(text: &[u8], depth_limit: u32, dropped: &[&str]) -> Option<usize> {
     match kineto_category(text).filter(|_| depth_limit >= 1) {
-        Some(value) => dropped_value(text, value, cpu_side),
-        None => dropped_head_searched(text, depth_limit, cpu_side),
+        Some(value) => dropped_value(text, value, dropped),
+        None => dropped_head_searched(text, depth_limit, dropped),
     }
 }
 
 /// [`dropped_head`] for any event: its first `"cat"` searched for, and the bytes before it
 /// looked at.
-fn dropped_head_searched(text: &[u8], depth_limit: u32, cpu_side: bool) -> Option<usize> {
+fn dropped_head_searched(text: &[u8], depth_limit: u32, dropped: &[&str]) -> Option<usize> {
     let at = cat_finder().find(text)?;
     if !plain_top_level(text, at) || depth_limit < 1 {
         let (mut n, mut deepest) = (Nesting::default(), 0u32);
@@ -150,14 +151,13 @@ fn dropped_head_searched(text: &[u8], depth_limit: u32, cpu_side: bool) -> Optio
     }
     let rest = trim_start(&text[at + 5..]);
     let rest = trim_start(rest.strip_prefix(b":")?).strip_prefix(b"\"")?;
-    dropped_value(text, rest, cpu_side)
+    dropped_value(text, rest, dropped)
 }
 
 /// Where the dropped category whose value starts `value` (after its opening quote; a suffix of
 /// `text`) ends in `text`, if it is one.
-fn dropped_value(text: &[u8], value: &[u8], cpu_side: bool) -> Option<usize> {
-    let name =
-        dropped(cpu_side).iter().find(|d| value.starts_with(d.as_bytes()) && value.get(d.len()) == Some(&b'"'))?;
+fn dropped_value(text: &[u8], value: &[u8], dropped: &[&str]) -> Option<usize> {
+    let name = dropped.iter().find(|d| value.starts_with(d.as_bytes()) && value.get(d.len()) == Some(&b'"'))?;
     Some(text.len() - value.len() + name.len() + 1)
 }
 
@@ -224,7 +224,7 @@ impl<S: EventSink> ItemSink<TraceError> for Builder<S> {
     }
 
     fn head(&mut self, offer: Offer<'_>) -> Result<Taken, TraceError> {
-        if let Some(from) = dropped_head(offer.text, offer.limits.depth, S::CPU_SIDE) {
+        if let Some(from) = dropped_head(offer.text, offer.limits.depth, dropped(S::CPU_SIDE, S::LAUNCHES)) {
             self.header.event_count += 1;
             return Ok(Taken::Skip { from });
         }
@@ -247,7 +247,7 @@ impl<S: EventSink> Builder<S> {
         match item {
             Item::Event { bytes, offset } => {
                 self.header.event_count += 1;
-                if is_dropped_category(bytes, S::CPU_SIDE) {
+                if is_dropped_category(bytes, dropped(S::CPU_SIDE, S::LAUNCHES)) {
                     return Ok(());
                 }
                 // The one-pass extractor when it can vouch for serde's reading, else serde (which
@@ -358,7 +358,7 @@ impl<S: EventSink> Builder<S> {
                     pid: e.pid.int().unwrap_or(-1),
                 });
             }
-            "cuda_runtime" | "cuda_driver" if S::CPU_SIDE => {
+            "cuda_runtime" | "cuda_driver" if S::LAUNCHES => {
                 if let Some(c) = args.correlation.id() {
                     let launch = Launch {
                         name: names.intern(name),
@@ -449,7 +449,7 @@ fn small(n: Num) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::{dropped_head, dropped_head_searched, is_dropped_category, kineto_category};
+    use super::{dropped, dropped_head, dropped_head_searched, is_dropped_category, kineto_category};
     use crate::kineto::{read_trace, TraceError};
     use proptest::prelude::*;
 
@@ -468,12 +468,17 @@ mod tests {
         for text in kineto {
             assert!(kineto_category(text.as_bytes()).is_some(), "{text}");
             for cpu_side in [false, true] {
-                let (fast, searched) =
-                    (dropped_head(text.as_bytes(), 1, cpu_side), dropped_head_searched(text.as_bytes(), 1, cpu_side));
+                let (fast, searched) = (
+                    dropped_head(text.as_bytes(), 1, dropped(cpu_side, false)),
+                    dropped_head_searched(text.as_bytes(), 1, dropped(cpu_side, false)),
+                );
                 assert_eq!(fast, searched, "{text}");
             }
         }
-        assert_eq!(dropped_head(kineto[0].as_bytes(), 64, true), Some(kineto[0].find("n\",").unwrap() + 2));
+        assert_eq!(
+            dropped_head(kineto[0].as_bytes(), 64, dropped(true, true)),
+            Some(kineto[0].find("n\",").unwrap() + 2)
+        );
         // Not the layout: the search decides.
         for text in [
             "{\"ph\": \"\\u0058\", \"cat\": \"ac2g\"}",
@@ -499,8 +504,8 @@ mod tests {
             depth in 0u32..3,
         ) {
             let text = format!("{{{ws}{key}{phase}{sep}{cat}{tail}");
-            let searched = dropped_head_searched(text.as_bytes(), depth, cpu_side);
-            prop_assert_eq!(dropped_head(text.as_bytes(), depth, cpu_side), searched, "{}", text);
+            let searched = dropped_head_searched(text.as_bytes(), depth, dropped(cpu_side, false));
+            prop_assert_eq!(dropped_head(text.as_bytes(), depth, dropped(cpu_side, false)), searched, "{}", text);
         }
     }
 
@@ -523,17 +528,30 @@ mod tests {
 
     #[test]
     fn prefilter_matches_only_the_category_member() {
-        assert!(is_dropped_category(br#"{"ph": "X", "cat" : "python_function", "name": "a.py(1): f"}"#, true));
-        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "python_function"}"#, true));
-        assert!(!is_dropped_category(br#"{"name": "\"cat\": \"ac2g\"", "cat": "kernel"}"#, true));
-        assert!(!is_dropped_category(br#"{"name": "k", "args": {"cat": "ac2g"}, "cat": "kernel"}"#, true));
-        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#, true));
+        assert!(is_dropped_category(
+            br#"{"ph": "X", "cat" : "python_function", "name": "a.py(1): f"}"#,
+            dropped(true, true)
+        ));
+        assert!(!is_dropped_category(
+            br#"{"ph": "X", "cat": "cpu_op", "name": "python_function"}"#,
+            dropped(true, true)
+        ));
+        assert!(!is_dropped_category(br#"{"name": "\"cat\": \"ac2g\"", "cat": "kernel"}"#, dropped(true, true)));
+        assert!(!is_dropped_category(
+            br#"{"name": "k", "args": {"cat": "ac2g"}, "cat": "kernel"}"#,
+            dropped(true, true)
+        ));
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#, dropped(true, true)));
         // CPU-side categories only for a sink without CPU-side events.
-        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#, true));
-        assert!(is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#, false));
-        assert!(is_dropped_category(br#"{"cat": "cuda_runtime", "ph": "X"}"#, false));
-        assert!(!is_dropped_category(br#"{"cat": "cuda_runtime_x", "ph": "X"}"#, false));
-        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#, false));
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#, dropped(true, true)));
+        assert!(is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#, dropped(false, false)));
+        assert!(is_dropped_category(br#"{"cat": "cuda_runtime", "ph": "X"}"#, dropped(false, false)));
+        assert!(!is_dropped_category(br#"{"cat": "cuda_runtime_x", "ph": "X"}"#, dropped(false, false)));
+        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#, dropped(false, false)));
+        // A fold that takes launch calls alone keeps them and drops the rest of the CPU side.
+        assert!(!is_dropped_category(br#"{"cat": "cuda_runtime", "ph": "X"}"#, dropped(false, true)));
+        assert!(!is_dropped_category(br#"{"cat": "cuda_driver", "ph": "X"}"#, dropped(false, true)));
+        assert!(is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#, dropped(false, true)));
     }
 }
 

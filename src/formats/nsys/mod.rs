@@ -211,7 +211,7 @@ impl Export {
                 Ok(())
             })?;
         }
-        if S::CPU_SIDE {
+        if S::LAUNCHES {
             self.rows("CUPTI_ACTIVITY_KIND_RUNTIME", &["start", "correlationId", "nameId", "globalTid", "end"], |r| {
                 header.event_count = header.event_count.saturating_add(1);
                 let Some(c) = get::<i64>(r, 1).and_then(|c| u64::try_from(c).ok()) else { return Ok(()) };
@@ -227,6 +227,8 @@ impl Export {
                 sink.launch(c, launch);
                 names_full(&header, "CUPTI_ACTIVITY_KIND_RUNTIME")
             })?;
+        }
+        if S::CPU_SIDE {
             self.rows("NVTX_EVENTS", &["start", "end", "text", "textId", "globalTid"], |r| {
                 header.event_count = header.event_count.saturating_add(1);
                 // Ranges only: a mark has no end.

@@ -215,7 +215,7 @@ fn emit<S: EventSink>(
     // HIP and RCCL API calls: the launch calls of the kernels with their correlation id.
     header.event_count =
         header.event_count.saturating_add(records.hip_api.len() as u64).saturating_add(records.rccl_api.len() as u64);
-    if S::CPU_SIDE {
+    if S::LAUNCHES {
         let kinds = &tool.strings.buffer_records;
         for call in records.hip_api.iter().chain(&records.rccl_api) {
             let Some(correlation) = nonzero(call.correlation_id.internal) else { continue };

@@ -42,6 +42,10 @@ pub trait EventSink {
     /// reader skips them before interning any of their names or shapes; the Kineto reader
     /// steps over them unparsed, by their category, as it does Python frames.
     const CPU_SIDE: bool = true;
+    /// Whether launch calls are wanted (their start, by correlation id): with every CPU-side
+    /// event, or alone by a fold that skips the rest (the idle split by cause of the
+    /// summary-only mode and the ranks fold needs when each kernel was launched).
+    const LAUNCHES: bool = Self::CPU_SIDE;
     fn kernel(&mut self, names: &NameTable, kernel: Kernel);
     /// A kernel of a collective whose args say which (an NCCL/RCCL kernel recorded with
     /// shapes): by default just a [`Self::kernel`]; the ranks fold keeps the args.

@@ -1,0 +1,262 @@
+//! The idle split by cause ([`super::waits`]) folded as a trace streams past, in bounded memory:
+//! the summary-only mode's and the ranks fold's form of it.
+//!
+//! The whole-trace split sorts each stream's kernels and copies by start and looks up each
+//! one's launch call. Here each stream holds its latest events in a reorder buffer of
+//! [`WAITS_HELD`] (readers hand kernels nearly in time order) and retires the earliest when it
+//! is full, with the same gap rule; launch calls wait by correlation id, at most
+//! [`WAITS_LAUNCHES`] of them, the oldest given up first (a call that launched no kernel, a
+//! synchronisation, is never claimed). An event that starts before the last one retired on its
+//! stream is counted late and left out; a kernel whose launch call had been given up is
+//! classified as one without a recorded launch. Either makes the figures approximate, and
+//! [`StreamedWaits::finish`] says how many there were. On every trace under `tests/data`
+//! neither happens, and the figures equal the whole-trace split to the ns.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+
+use rustc_hash::FxHashMap;
+
+use super::waits::{StreamWaits, WaitTimes, Waits};
+use limits::{WAITS_HELD, WAITS_LAUNCHES, WAITS_STREAMS};
+
+/// One kernel or copy on a stream: ordered by start, then by arrival (the whole-trace split's
+/// stable sort).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Held {
+    start: f64,
+    arrival: u64,
+    end: f64,
+    correlation: Option<u64>,
+    /// The launch call's start, once known.
+    launch: Option<f64>,
+}
+
+impl Eq for Held {}
+
+impl Ord for Held {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.start.total_cmp(&other.start).then(self.arrival.cmp(&other.arrival))
+    }
+}
+
+impl PartialOrd for Held {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// One stream's running split.
+#[derive(Default)]
+struct StreamFold {
+    held: BinaryHeap<Reverse<Held>>,
+    /// Start and end of the last event retired.
+    last: Option<(f64, f64)>,
+    events: u64,
+    times: WaitTimes,
+}
+
+/// The running idle split of every stream; [`StreamedWaits::finish`] gives the [`Waits`].
+#[derive(Default)]
+pub struct StreamedWaits {
+    streams: BTreeMap<(i64, i64), StreamFold>,
+    /// Launch calls not yet claimed by their kernel: start by correlation id, and their arrival
+    /// order for giving up the oldest.
+    launches: FxHashMap<u64, f64>,
+    arrived: VecDeque<u64>,
+    arrivals: u64,
+    /// Events that started before the last one retired on their stream, left out.
+    late: u64,
+    /// Events on streams past [`WAITS_STREAMS`], left out.
+    untracked: u64,
+    /// Launch calls given up before their kernel came.
+    given_up: u64,
+}
+
+impl StreamedWaits {
+    /// A launch call with its correlation id and start.
+    pub fn launch(&mut self, correlation: u64, start: f64) {
+        if self.launches.insert(correlation, start).is_none() {
+            self.arrived.push_back(correlation);
+        }
+        while self.launches.len() > WAITS_LAUNCHES {
+            let Some(oldest) = self.arrived.pop_front() else { break };
+            if self.launches.remove(&oldest).is_some() {
+                self.given_up += 1;
+            }
+        }
+    }
+
+    /// A kernel or copy `[start, end]` on `stream` of `device`, launched by the call
+    /// `correlation` where the trace records it.
+    pub fn event(&mut self, device: i64, stream: i64, start: f64, end: f64, correlation: Option<u64>) {
+        if !(start.is_finite() && end.is_finite()) {
+            return;
+        }
+        if !self.streams.contains_key(&(device, stream)) && self.streams.len() >= WAITS_STREAMS {
+            self.untracked += 1;
+            return;
+        }
+        let launch = correlation.and_then(|c| self.launches.remove(&c));
+        let arrival = self.arrivals;
+        self.arrivals += 1;
+        let fold = self.streams.entry((device, stream)).or_default();
+        fold.held.push(Reverse(Held { start, arrival, end, correlation, launch }));
+        if fold.held.len() > WAITS_HELD {
+            let Reverse(first) = fold.held.pop().expect("the buffer is full");
+            self.late += retire(fold, first, &mut self.launches);
+        }
+    }
+
+    /// The split, with a note when some events were left out or some launch calls given up
+    /// (the figures are then approximate); `None` when no kernel or copy ran.
+    pub fn finish(mut self) -> (Option<Waits>, Option<String>) {
+        for fold in self.streams.values_mut() {
+            let mut rest: Vec<Held> = std::mem::take(&mut fold.held).into_iter().map(|Reverse(h)| h).collect();
+            rest.sort();
+            for h in rest {
+                self.late += retire(fold, h, &mut self.launches);
+            }
+        }
+        let note = self.note();
+        if self.streams.is_empty() {
+            return (None, note);
+        }
+        let mut total = WaitTimes::default();
+        let streams = self
+            .streams
+            .into_iter()
+            .map(|((device, stream), fold)| {
+                total.add(&fold.times);
+                let WaitTimes { host_wait_us, kernel_wait_us, other_us } = fold.times.rounded();
+                StreamWaits { device, stream, events: fold.events, host_wait_us, kernel_wait_us, other_us }
+            })
+            .collect();
+        let WaitTimes { host_wait_us, kernel_wait_us, other_us } = total.rounded();
+        (Some(Waits { host_wait_us, kernel_wait_us, other_us, streams, steps: Vec::new() }), note)
+    }
+
+    fn note(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.late > 0 {
+            parts.push(format!(
+                "{} kernels or copies reached the reader after {} later ones on their stream and are left out",
+                self.late, WAITS_HELD
+            ));
+        }
+        if self.untracked > 0 {
+            parts.push(format!("{} ran on streams past the first {WAITS_STREAMS} and are left out", self.untracked));
+        }
+        if self.given_up > 0 {
+            parts.push(format!(
+                "{} launch calls waited past {} others for their kernel and were given up",
+                self.given_up, WAITS_LAUNCHES
+            ));
+        }
+        (!parts.is_empty()).then(|| format!("the idle split is approximate: {}", parts.join("; ")))
+    }
+}
+
+/// Retires `h` (the earliest held event of `fold`): the gap from the last one retired goes to
+/// its cause. 1 when `h` came too late to be placed, else 0.
+fn retire(fold: &mut StreamFold, h: Held, launches: &mut FxHashMap<u64, f64>) -> u64 {
+    if let Some((last_start, _)) = fold.last {
+        if h.start < last_start {
+            return 1;
+        }
+    }
+    let launch = h.launch.or_else(|| h.correlation.and_then(|c| launches.remove(&c)));
+    if let Some((_, prev_end)) = fold.last {
+        if let Some((cause, length)) = super::waits::gap_cause(prev_end, h.start, launch) {
+            fold.times.add_to(cause, length);
+        }
+    }
+    fold.last = Some((h.start, h.end));
+    fold.events += 1;
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::waits::waits;
+    use trace::model::{Kernel, Launch, Trace};
+
+    /// A trace of two streams with a host wait, a launch gap and a wait on something else, its
+    /// events handed over out of order and its launch calls after their kernels.
+    fn planted() -> Trace {
+        let mut t = Trace::default();
+        let name = t.names.intern("k");
+        let call = t.names.intern("cudaLaunchKernel");
+        // (stream, start, dur, launch call's start)
+        let events = [
+            (7, 0.0, 10.0, 0.0),
+            (7, 15.0, 5.0, 12.0),
+            (7, 24.0, 6.0, 1.0),
+            (7, 130.0, 10.0, 2.0),
+            (9, 5.0, 5.0, 0.5),
+            (9, 50.0, 5.0, 45.0),
+        ];
+        for (i, &(stream, ts, dur, call_ts)) in events.iter().enumerate() {
+            let correlation = Some(i as u64 + 1);
+            t.kernels.push(Kernel {
+                name,
+                ts,
+                dur,
+                device: 0,
+                stream,
+                correlation,
+                external_id: None,
+                graph_node: false,
+            });
+            let launch = Launch { name: call, kernel: Some(name), external_id: None, ts: call_ts, dur: 1.0, tid: 1 };
+            t.launches.insert(i as u64 + 1, launch);
+        }
+        t
+    }
+
+    #[test]
+    fn the_fold_equals_the_whole_trace_split_whatever_the_order() {
+        let t = planted();
+        let whole = waits(&t, &[]).unwrap();
+        assert_eq!((whole.host_wait_us, whole.kernel_wait_us, whole.other_us), (5.0 + 40.0, 4.0, 100.0));
+        // Kernels last-first; each launch call after its kernel, or all of them first.
+        for launches_first in [false, true] {
+            let mut s = StreamedWaits::default();
+            if launches_first {
+                for (c, l) in t.launches.iter() {
+                    s.launch(*c, l.ts);
+                }
+            }
+            for k in t.kernels.iter().rev() {
+                s.event(k.device, k.stream, k.ts, k.ts + k.dur, k.correlation);
+                if !launches_first {
+                    let c = k.correlation.unwrap();
+                    s.launch(c, t.launches.get(&c).unwrap().ts);
+                }
+            }
+            let (streamed, note) = s.finish();
+            assert_eq!(streamed.as_ref(), Some(&whole), "launches first: {launches_first}");
+            assert_eq!(note, None);
+        }
+    }
+
+    #[test]
+    fn late_events_and_given_up_launches_are_said() {
+        let mut s = StreamedWaits::default();
+        for i in 0..=WAITS_HELD as u64 + 1 {
+            s.event(0, 7, 10.0 * i as f64, 10.0 * i as f64 + 1.0, None);
+        }
+        // Before every retired one.
+        s.event(0, 7, -5.0, -4.0, None);
+        for c in 0..=WAITS_LAUNCHES as u64 {
+            s.launch(1_000_000 + c, 0.0);
+        }
+        let (w, note) = s.finish();
+        assert_eq!(w.unwrap().streams[0].events, WAITS_HELD as u64 + 2);
+        let note = note.unwrap();
+        assert!(note.contains("1 kernels or copies reached the reader after"), "{note}");
+        assert!(note.contains("1 launch calls waited past"), "{note}");
+        assert_eq!(StreamedWaits::default().finish(), (None, None));
+    }
+}
