@@ -175,3 +175,34 @@ fn the_page_compiles_no_protobuf_or_sqlite_and_its_worker_does() {
         assert!(worker.contains(heavy), "the worker's build lacks {heavy}: {worker:?}");
     }
 }
+
+/// Every Rust file of `src/` and `tests/` (less installed packages) under `dir`, relative to the
+/// repository root.
+fn rust_files(dir: &Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display())) {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "node_modules" && n != "target") {
+                rust_files(&path, out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path.strip_prefix(root()).unwrap_or(&path).display().to_string());
+        }
+    }
+}
+
+/// A file is one idea a reader can hold: past 600 lines it is split by concept, tests too.
+#[test]
+fn no_rust_file_is_over_600_lines() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    rust_files(&root().join("tests"), &mut files);
+    assert!(files.len() > 300, "only {} files found", files.len());
+    let long: Vec<String> = files
+        .iter()
+        .map(|f| (f, read(f).lines().count()))
+        .filter(|(_, n)| *n > 600)
+        .map(|(f, n)| format!("{f}: {n} lines"))
+        .collect();
+    assert!(long.is_empty(), "split these by concept:\n{}", long.join("\n"));
+}
