@@ -12,8 +12,7 @@
 //! [`StreamedWaits::finish`] says how many there were. On every trace under `tests/data`
 //! neither happens, and the figures equal the whole-trace split to the ns.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap;
 
@@ -49,7 +48,9 @@ impl PartialOrd for Held {
 /// One stream's running split.
 #[derive(Default)]
 struct StreamFold {
-    held: BinaryHeap<Reverse<Held>>,
+    /// In start order: readers hand a stream's events nearly in that order, so each goes in at
+    /// or near the back (a binary search, then a short move).
+    held: VecDeque<Held>,
     /// Start and end of the last event retired.
     last: Option<(f64, f64)>,
     events: u64,
@@ -59,7 +60,9 @@ struct StreamFold {
 /// The running idle split of every stream; [`StreamedWaits::finish`] gives the [`Waits`].
 #[derive(Default)]
 pub struct StreamedWaits {
-    streams: BTreeMap<(i64, i64), StreamFold>,
+    /// By (device, stream), in first-seen order; sorted when finished.
+    streams: Vec<((i64, i64), StreamFold)>,
+    stream_index: FxHashMap<(i64, i64), usize>,
     /// Launch calls not yet claimed by their kernel: start by correlation id, and their arrival
     /// order for giving up the oldest.
     launches: FxHashMap<u64, f64>,
@@ -93,17 +96,27 @@ impl StreamedWaits {
         if !(start.is_finite() && end.is_finite()) {
             return;
         }
-        if !self.streams.contains_key(&(device, stream)) && self.streams.len() >= WAITS_STREAMS {
-            self.untracked += 1;
-            return;
-        }
+        let i = match self.stream_index.get(&(device, stream)) {
+            Some(&i) => i,
+            None if self.streams.len() < WAITS_STREAMS => {
+                self.streams.push(((device, stream), StreamFold::default()));
+                self.stream_index.insert((device, stream), self.streams.len() - 1);
+                self.streams.len() - 1
+            }
+            None => {
+                self.untracked += 1;
+                return;
+            }
+        };
         let launch = correlation.and_then(|c| self.launches.remove(&c));
         let arrival = self.arrivals;
         self.arrivals += 1;
-        let fold = self.streams.entry((device, stream)).or_default();
-        fold.held.push(Reverse(Held { start, arrival, end, correlation, launch }));
+        let fold = &mut self.streams[i].1;
+        let h = Held { start, arrival, end, correlation, launch };
+        let at = fold.held.partition_point(|x| *x <= h);
+        fold.held.insert(at, h);
         if fold.held.len() > WAITS_HELD {
-            let Reverse(first) = fold.held.pop().expect("the buffer is full");
+            let first = fold.held.pop_front().expect("the buffer is full");
             self.late += retire(fold, first, &mut self.launches);
         }
     }
@@ -111,10 +124,9 @@ impl StreamedWaits {
     /// The split, with a note when some events were left out or some launch calls given up
     /// (the figures are then approximate); `None` when no kernel or copy ran.
     pub fn finish(mut self) -> (Option<Waits>, Option<String>) {
-        for fold in self.streams.values_mut() {
-            let mut rest: Vec<Held> = std::mem::take(&mut fold.held).into_iter().map(|Reverse(h)| h).collect();
-            rest.sort();
-            for h in rest {
+        self.streams.sort_by_key(|s| s.0);
+        for (_, fold) in &mut self.streams {
+            for h in std::mem::take(&mut fold.held) {
                 self.late += retire(fold, h, &mut self.launches);
             }
         }
