@@ -24,6 +24,7 @@ pub use simcsv;
 pub use table;
 pub use trace;
 pub use units;
+pub use view;
 pub use workload;
 
 #[cfg(target_arch = "wasm32")]

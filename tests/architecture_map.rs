@@ -70,7 +70,7 @@ fn every_path_the_maps_name_exists() {
         }
         for span in path_spans(&text) {
             checked += 1;
-            // A path may name a module the way Rust does (`src/analysis/view/fusion_pair` for its file).
+            // A path may name a module the way Rust does (`src/view/fusion_pair` for its file).
             let p = root().join(&span);
             if !p.exists() && !p.with_extension("rs").exists() {
                 missing.push(format!("{file}: `{span}`"));

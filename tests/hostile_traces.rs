@@ -9,12 +9,12 @@ use fusionscope::analysis::summary::ClassifiedTrace;
 use std::io::Write;
 
 use crate::common::{gunzip, run, temp_dir, trace_bytes};
-use fusionscope::analysis::view::{comparison_chart, summary_markdown, summary_tables};
 use fusionscope::analysis::{compare, summarize, Input};
 use fusionscope::formats::kineto::scan::Part;
 use fusionscope::formats::{read_trace, TraceError, TraceReader};
 use fusionscope::import::{open_in_slices, open_whole, FileKind, FileOpener, Imported, DETECT_BYTES};
 use fusionscope::limits::{TRACE_ITEM_BYTES, TRACE_NAME_BYTES, WHOLE_FILE_TEXT_BYTES};
+use fusionscope::view::{comparison_chart, summary_markdown, summary_tables};
 
 /// Where the event starts in [`gzip_trace_with_string`]'s text: after `{"traceEvents": [`.
 const EVENT_OFFSET: u64 = 17;

@@ -209,7 +209,7 @@ mod traces {
         assert_eq!(report.ranks.iter().map(|e| e.rank).collect::<Vec<_>>(), vec![0, 1]);
         let s = open(State::default(), 1, r1, RANK1);
         let s = open(s, 2, r0, RANK0);
-        let drawn = fusionscope::analysis::view::ranks::RanksDrawn::of(&report).unwrap();
+        let drawn = fusionscope::view::ranks::RanksDrawn::of(&report).unwrap();
         let s = reduce(s, Action::ShowRanks(ByAddress::new(drawn)));
         assert!(s.traces.job_shown && s.traces.view.is_none());
         assert_eq!(s.traces.rank_trace(0).map(|t| t.id), Some(2));
@@ -258,7 +258,7 @@ mod traces {
             .collect();
         let all: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
         let drawn = |files: &[(&str, &[u8])]| {
-            ByAddress::new(fusionscope::analysis::view::ranks::RanksDrawn::of(&job(files).expect("a job")).unwrap())
+            ByAddress::new(fusionscope::view::ranks::RanksDrawn::of(&job(files).expect("a job")).unwrap())
         };
         let mut s = State::default();
         for (i, (name, bytes)) in all.iter().enumerate() {

@@ -265,7 +265,7 @@ fn the_gap_rows_add_up_to_the_one_gpu_time_of_the_headline_and_platform_line() {
 
 #[test]
 fn the_platform_line_gives_gpu_time_with_copies_and_the_kernels_own() {
-    use fusionscope::analysis::view::platform_line;
+    use fusionscope::view::platform_line;
     let path = "nvidia/hf_bert-small_eager_h100.json.gz";
     let s = summarize(&ClassifiedTrace::new(&load(path)), Some(file(path)));
     let p = &s.platforms[0];

@@ -312,8 +312,8 @@ fn what_each_format_lacks_is_said_once_naming_the_format() {
 /// roofline would be, instead of drawing 0 B bars or an empty chart.
 #[test]
 fn a_format_without_shapes_says_so_in_place_of_bars_and_roofline() {
-    use fusionscope::analysis::view::fusion::no_bytes_statement;
-    use fusionscope::analysis::view::time::{no_roofline_statement, op_roofline, RooflineSide};
+    use fusionscope::view::fusion::no_bytes_statement;
+    use fusionscope::view::time::{no_roofline_statement, op_roofline, RooflineSide};
     for (path, words) in [(ROCPROF, "a rocprofv3 results file")] {
         let Ok(Imported::Trace { time, .. }) = open_whole(path, &data_bytes(path)) else { panic!("{path}") };
         let f = time.fusion.as_ref().unwrap();
@@ -338,8 +338,8 @@ fn formats_without_shapes_get_no_zero_byte_bar_but_say_why() {
     use fusionscope::analysis::summary::ClassifiedTrace;
     use fusionscope::analysis::trace_fusion::dag::fusion_with_dag;
     use fusionscope::analysis::trace_fusion::{BuiltIn, FusionOptions};
-    use fusionscope::analysis::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
     use fusionscope::analysis::{compare, Input};
+    use fusionscope::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
     let open = |path: &str| match open_whole(path, &data_bytes(path)).unwrap() {
         Imported::Trace { trace, .. } => trace,
         other => panic!("{path}: {other:?}"),

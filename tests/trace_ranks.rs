@@ -345,7 +345,7 @@ fn the_cli_prints_the_job_as_json_and_tables() {
     // The overview comes first, as the page shows it.
     let overview = fusionscope::analysis::findings::ranks::ranks_overview(&expected);
     assert_eq!(v["overview"], serde_json::to_value(&overview).unwrap());
-    let page = fusionscope::analysis::view::ranks::RanksDrawn::of(&expected).unwrap();
+    let page = fusionscope::view::ranks::RanksDrawn::of(&expected).unwrap();
     assert_eq!(page.overview, overview);
 
     let (code, text, err) = run(&args[..args.len() - 1]);

@@ -142,7 +142,7 @@ fn the_qwen_pairs_gemm_and_sdpa_rows_match_tracelens_flops_bytes_and_kernel_time
 #[test]
 fn a_trace_without_record_shapes_says_so_once_and_keeps_its_timeline_and_op_times() {
     use fusionscope::analysis::pipeline::{time_report, Choices};
-    use fusionscope::analysis::view::time::{coverage_line, time_text};
+    use fusionscope::view::time::{coverage_line, time_text};
     let text = String::from_utf8(gunzip(&trace_bytes("nvidia/hf_bert-small_eager_h100.json.gz"))).unwrap();
     // The same trace as if recorded without `record_shapes=True`.
     let stripped = text.replace("\"Input Dims\"", "\"Input Dimz\"").replace("\"Input type\"", "\"Input typz\"");

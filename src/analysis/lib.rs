@@ -1,4 +1,4 @@
-//! The analyses of a GPU trace and their views (`docs/trace-analysis.md`). Every analysis takes
+//! The analyses of a GPU trace (`docs/trace-analysis.md`); the `view` crate draws their results. Every analysis takes
 //! a [`trace::Trace`] (or a sink's fold of one) and never a file format: the readers are the
 //! `formats` crate, below this one.
 //!
@@ -18,7 +18,6 @@
 //! | [`exec_trace`] | PyTorch Execution Traces (Chakra ET JSON): exact tensor data flow for the fusion groups |
 //! | [`time`] | where the time goes: GPU timeline, why the GPU waits (idle time between kernels by cause), per-op table (priced by the `perf` crate's per-op models), the gap between two traces, every stream's figures, the critical path |
 //! | [`pipeline`] | one trace through every analysis, the same for the command line and the page: the report `trace --json` prints (`TraceTime`), the choices it is made with |
-//! | [`view`] | the results as the page and its exports draw them: tables, charts, Markdown |
 //! | [`synthetic`] | synthetic traces (eager and serving) for tests and benchmarks |
 
 pub mod capture;
@@ -35,7 +34,6 @@ pub mod summary_only;
 pub mod synthetic;
 pub mod time;
 pub mod trace_fusion;
-pub mod view;
 pub mod wire;
 
 pub use classify::category::Category;

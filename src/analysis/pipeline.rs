@@ -75,7 +75,7 @@ pub struct TraceTime {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fusion: Option<TraceFusion>,
     /// The kernel groups of each layer (or step) as boxes and data edges, for the group
-    /// drawing ([`crate::view::fusion_dag`]); indices into `fusion.groups`.
+    /// drawing (the `view` crate's `fusion_dag`); indices into `fusion.groups`.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "crate::trace_fusion::dag::as_value")]
     pub fusion_dag: Option<FusionDag>,
     /// The torch.compile log of the run, joined to the trace (`crate::provenance`): each of

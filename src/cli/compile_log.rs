@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use analysis::documents::CompileLogDoc;
 use analysis::provenance::{join, CompiledKernels};
-use analysis::view::provenance::{kernels_table, unjoined_table};
+use view::provenance::{kernels_table, unjoined_table};
 
 use super::io::{print, print_json, CliResult, Output};
 use super::pipeline::file_name;

@@ -5,9 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use analysis::findings::graph::graph_overview;
-use analysis::view::findings::overview_text;
 use fusion::analysis::{write_json, ReportView};
 use fusion::{analyse, parse_graph, summary, Analysis, OpGraph};
+use view::findings::overview_text;
 
 use super::io::{read_parsed, CliResult};
 

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use analysis::findings::ranks::ranks_overview;
 use analysis::ranks::job::JobReport;
 use analysis::ranks::{job_report, RankSink, RankSummary};
-use analysis::view::findings::overview_text;
-use analysis::view::ranks::{ranks_tables, RanksJson, COLLECTIVES_TABLE, RANKS_TABLE, STRAGGLERS_TABLE};
 use units::group_digits;
+use view::findings::overview_text;
+use view::ranks::{ranks_tables, RanksJson, COLLECTIVES_TABLE, RANKS_TABLE, STRAGGLERS_TABLE};
 
 use super::io::{print, print_json, CliResult, Output};
 
@@ -50,7 +50,7 @@ pub fn run(args: Args) -> CliResult {
     }
 }
 
-/// The job as text: the page's tables (`analysis::view::ranks`, so the two cannot drift apart),
+/// The job as text: the page's tables (`view::ranks`, so the two cannot drift apart),
 /// with the collectives cut to [`SHOWN_COLLECTIVES`] rows, plus a per-stream table the page
 /// does not draw, then the notes.
 fn report_text(r: &JobReport) -> String {

@@ -10,10 +10,10 @@ use analysis::summary::{KernelStat, PlatformEntry, SideStats, SummaryRow, TraceS
 use analysis::summary_only::{SummaryOnly, SummarySink};
 use analysis::time::streams::DeviceStreams;
 use analysis::time::streams::StreamFigures;
-use analysis::view::findings::overview_text;
-use analysis::view::time::{capture_line, gap_text, time_text, timeline_table_of};
 use table::Table;
 use units::{format_duration_us, format_pct, group_digits};
+use view::findings::overview_text;
+use view::time::{capture_line, gap_text, time_text, timeline_table_of};
 
 use super::compile_log::compiled_kernels_text;
 use super::io::{print, print_json, CliResult, Output};
@@ -175,7 +175,7 @@ fn short_to(name: &str, width: usize) -> String {
 
 fn platform_line(p: &PlatformEntry) -> String {
     let file = p.file.as_deref().map(|f| format!("{f}: ")).unwrap_or_default();
-    format!("{file}{}\n", analysis::view::platform_line(p))
+    format!("{file}{}\n", view::platform_line(p))
 }
 
 fn top(s: &SideStats) -> String {
@@ -183,7 +183,7 @@ fn top(s: &SideStats) -> String {
 }
 
 fn components(k: &KernelStat) -> String {
-    analysis::view::component_list(&k.components)
+    view::component_list(&k.components)
 }
 
 fn trace_text(s: &TraceSummary) -> String {
@@ -467,7 +467,7 @@ fn compare_text(c: &Comparison) -> String {
             let mut row = vec![
                 d.fused_platform.clone(),
                 short(&d.fused_kernel),
-                analysis::view::component_list(&d.components),
+                view::component_list(&d.components),
                 d.unfused_kernels.iter().map(|n| short(n)).collect::<Vec<_>>().join(" ; "),
                 group_digits(d.count),
             ];

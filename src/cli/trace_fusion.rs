@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use analysis::exec_trace::{parse_exec_trace, ExecTrace};
 use analysis::pipeline::Choices;
 use analysis::trace_fusion::{parse_rules, BuiltIn, RuleError, RuleSet, TraceFusion};
-use analysis::view::fusion::coverage_text;
 use calib::{parse_calibration, CalibrationFile, CalibrationProfile};
 use hardware::DetectedChip;
 use table::Table;
 use units::{format_bytes, format_duration_us, format_pct, group_digits};
+use view::fusion::coverage_text;
 
 use super::io::{read_parsed, read_text};
 
@@ -231,7 +231,7 @@ pub fn fusion_text(f: &TraceFusion) -> String {
             group_digits(r.matched),
             group_digits(r.kernels),
             r.matched_pct.map_or_else(String::new, |p| format!(" ({})", format_pct(p))),
-            analysis::view::fusion::exact_clause(r)
+            view::fusion::exact_clause(r)
         );
         if r.isolated > 0 {
             out += &format!(

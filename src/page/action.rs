@@ -11,12 +11,12 @@ use super::time_model::LoadedCalibration;
 use super::traces::{LoadedTrace, PairSide, ResultsTab};
 use analysis::pipeline::TraceTime;
 use analysis::provenance::CompiledKernels;
-use analysis::view::ranks::RanksDrawn;
 use analysis::Comparison;
 use fusion::{AnalysisReport, OpGraph};
 use hardware::{Chip, ChipChoice};
 use optrace::OptraceReport;
 use share::SharedState;
+use view::ranks::RanksDrawn;
 use workload::{ModelChoice, Phase};
 
 /// Everything that can happen to the page.

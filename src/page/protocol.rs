@@ -17,10 +17,10 @@ use serde::{Deserialize, Serialize};
 use analysis::pipeline::TraceTime;
 use analysis::provenance::CompiledKernels;
 use analysis::ranks::RankSummary;
-use analysis::view::ranks::RanksDrawn;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;
 use fusion::AnalysisReport;
+use view::ranks::RanksDrawn;
 
 /// What the page asks of the worker. Every request names its job (a page-wide unique id); the
 /// replies to it carry the same id.

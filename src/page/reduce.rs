@@ -6,11 +6,11 @@ use super::form::model::ModelForm;
 use super::state::{Computed, Notice, SimView, Source, State};
 use super::time_model::TimeModel;
 use super::traces::{TraceView, Traces};
-use analysis::view::fusion::exec_trace_line;
-use analysis::view::time::capture_line;
 use fusion::analyse;
 use fusion::transformer::TransformerConfig;
 use units::plural;
+use view::fusion::exec_trace_line;
+use view::time::capture_line;
 
 impl State {
     /// The state after `action`: the page's only transition. Pure (no browser call), so every

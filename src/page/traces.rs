@@ -9,11 +9,11 @@ use analysis::findings::{pair_overview, Evidence, Overview, SideFacts};
 use analysis::pipeline::TraceTime;
 use analysis::time::gap::{gap, Gap};
 use analysis::trace_fusion::TraceFusion;
-use analysis::view::findings::evidence_label;
-use analysis::view::ranks::RanksDrawn;
 use analysis::{compare, Comparison, Input, TraceSummary};
 use hardware::DetectedChip;
 use trace::{Trace, Vendor};
+use view::findings::evidence_label;
+use view::ranks::RanksDrawn;
 
 /// Where an opened trace is kept, for comparing it with another.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,14 +15,14 @@ use analysis::pipeline::TraceTime;
 use analysis::summary::TraceSummary;
 use analysis::time::gap::Gap;
 use analysis::trace_fusion::TraceFusion;
-use analysis::view::findings::evidence_label;
-use analysis::view::fusion::{fusion_groups_table, fusion_headline, fusion_total_chart, opportunities_table};
-use analysis::view::layers::{alignment_table, layer_table, phase_table, step_strip};
-use analysis::view::time::{gap_table, op_roofline, op_table_view, timeline_chart, timeline_table, RooflineSide};
-use analysis::view::{category_chart, comparison_chart, comparison_tables, platform_line, side_label, summary_tables};
 use draw::chart::escape_xml;
 use table::DataTable;
 use units::{format_duration_us, group_digits};
+use view::findings::evidence_label;
+use view::fusion::{fusion_groups_table, fusion_headline, fusion_total_chart, opportunities_table};
+use view::layers::{alignment_table, layer_table, phase_table, step_strip};
+use view::time::{gap_table, op_roofline, op_table_view, timeline_chart, timeline_table, RooflineSide};
+use view::{category_chart, comparison_chart, comparison_tables, platform_line, side_label, summary_tables};
 
 /// Rows a table of the report shows; the rest are counted under it (the JSON export has every
 /// row): a review reads the top of each table, and a printout stays a few pages.
@@ -194,15 +194,15 @@ pub fn trace_report(file: &str, summary: &TraceSummary, time: Option<&TraceTime>
         }
         when.tables.push(timeline_table(t));
         if let Some(w) = &t.waits {
-            when.tables.push(analysis::view::waits::waits_table(w));
+            when.tables.push(view::waits::waits_table(w));
         }
         if let Some(l) = &t.launch_cost {
-            when.tables.push(analysis::view::launch_cost::launch_cost_table(l));
+            when.tables.push(view::launch_cost::launch_cost_table(l));
         }
         if !t.critical_path.is_empty() {
-            when.tables.push(analysis::view::critical_path::critical_path_table(&t.critical_path));
+            when.tables.push(view::critical_path::critical_path_table(&t.critical_path));
         }
-        if let Some(svg) = analysis::view::critical_path::path_svg(&t.critical_path) {
+        if let Some(svg) = view::critical_path::path_svg(&t.critical_path) {
             when.figures.push(svg);
         }
         when.tables.push(op_table_view(t));
@@ -250,9 +250,11 @@ pub fn pair_report(
         add_fusion(&mut fusion, k1, f1);
     }
     let names = analysis::findings::pair_side_names(c);
-    if let Some(svg) = c.layer_alignment.first().and_then(|a| {
-        analysis::view::aligned_layer::aligned_layer_svg(a, [k0, k1], [names[0].as_str(), names[1].as_str()])
-    }) {
+    if let Some(svg) = c
+        .layer_alignment
+        .first()
+        .and_then(|a| view::aligned_layer::aligned_layer_svg(a, [k0, k1], [names[0].as_str(), names[1].as_str()]))
+    {
         fusion.figures.push(svg);
     }
     kernels.figures.push(comparison_chart(c));

@@ -346,7 +346,7 @@ const SHARED_RANKS_COLUMNS: usize = 16;
 /// A shared Ranks view: no report text, ranks within [`RANKS_FILES`], the tables within what
 /// trimming leaves (the ranks and stragglers tables have a row per rank at most), every row as
 /// wide as its columns, every text within the name limit.
-fn ranks_limits(d: &analysis::view::ranks::RanksDrawn) -> Result<(), ShareError> {
+fn ranks_limits(d: &view::ranks::RanksDrawn) -> Result<(), ShareError> {
     text("job report", &d.report_json, 0)?;
     name("headline", &d.headline)?;
     at_most(|| "rank list".into(), d.ranks.len(), RANKS_FILES, "ranks")?;

@@ -196,7 +196,7 @@ enum ViewFields {
         notes: Vec<String>,
     },
     Ranks {
-        drawn: analysis::view::ranks::RanksDrawn,
+        drawn: view::ranks::RanksDrawn,
     },
 }
 

@@ -92,7 +92,7 @@ pub enum SharedView {
     /// The Ranks view of one distributed job: its drawing (text cells and the strips'
     /// figures, never markup), the collectives table shortened ([`crate::trim_ranks`]).
     /// Format 2 on (an older page refuses it as made by a newer version).
-    Ranks { drawn: analysis::view::ranks::RanksDrawn },
+    Ranks { drawn: view::ranks::RanksDrawn },
 }
 
 impl SharedView {

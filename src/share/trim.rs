@@ -4,8 +4,8 @@
 //! must stay under. Totals, counts and fusion differences stay whole.
 
 use analysis::summary::SideStats;
-use analysis::view::NAME_WIDTH;
 use classify::family::table_name;
+use view::NAME_WIDTH;
 
 use analysis::pipeline::TraceTime;
 use analysis::structure::Structure;
@@ -73,7 +73,7 @@ pub fn trim_summary(summary: &TraceSummary) -> (TraceSummary, bool) {
 }
 
 /// Kernel names a shared comparison carries are what the page's tables show
-/// ([`analysis::view::NAME_WIDTH`] characters by [`table_name`]: a library kernel read out, any
+/// ([`view::NAME_WIDTH`] characters by [`table_name`]: a library kernel read out, any
 /// other shortened, so the link's tables read as the page's did): full names of templated
 /// kernels run to hundreds of characters, enough to push a comparison's link (the A100-vs-B200
 /// pair's, for one) well past the 8 KB a typical link must stay under.
@@ -332,8 +332,8 @@ pub const SHARED_UNMATCHED_ROWS: usize = 4;
 /// A Ranks view for a link: no report text (the export), the collectives table cut to the
 /// [`SHARED_COLLECTIVE_ROWS`] with the largest start skew (in their order), the unmatched table
 /// to its first [`SHARED_UNMATCHED_ROWS`], notes to [`limits::SHARED_NOTES`].
-pub fn trim_ranks(d: &analysis::view::ranks::RanksDrawn) -> analysis::view::ranks::RanksDrawn {
-    use analysis::view::ranks::{COLLECTIVES_TABLE, UNMATCHED_TABLE};
+pub fn trim_ranks(d: &view::ranks::RanksDrawn) -> view::ranks::RanksDrawn {
+    use view::ranks::{COLLECTIVES_TABLE, UNMATCHED_TABLE};
     let mut d = d.clone();
     d.report_json.clear();
     for t in &mut d.tables {

@@ -14,11 +14,11 @@ use super::browser;
 use super::worker_client::{next_job_id, AnalysisWorker, OpenReply, CANCELLED, STOPPED, UNAVAILABLE};
 use crate::page_state::PageState;
 use analysis::compare::pairing::default_pair;
-use analysis::view::ranks::RanksDrawn;
 use analysis::Comparison;
 use import::{detect, Imported, DETECT_BYTES, READS_LARGE_KINDS};
 use page::open::{action_of, open_bytes, Opened};
 use page::{Action, ByAddress, LoadedTrace, Reading, TraceHeld};
+use view::ranks::RanksDrawn;
 
 /// The page's analysis worker, started on first use and again if it stopped.
 pub type WorkerSlot = Rc<RefCell<Option<AnalysisWorker>>>;

@@ -68,7 +68,6 @@ use analysis::provenance::{self, CompileLog, CompiledKernels};
 use analysis::ranks::RankSummary;
 use analysis::structure::{Structure, TraceStructure};
 use analysis::summary::ClassifiedTrace;
-use analysis::view::ranks::RanksDrawn;
 use analysis::wire;
 use analysis::TraceSummary;
 use fusion::json::to_file;
@@ -76,6 +75,7 @@ use import::FileKind;
 use import::{FileOpener, Imported};
 use page::protocol::{Json, Reply, Request};
 use trace::Trace;
+use view::ranks::RanksDrawn;
 
 /// A read's progress is posted at most this often (and at its last slice). Each post costs the
 /// page a render and a paint of the whole document (about 8 ms of its thread); posted once per

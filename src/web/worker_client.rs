@@ -23,12 +23,12 @@ use super::reader_worker::describe as js_error;
 use analysis::pipeline::TraceTime;
 use analysis::provenance::CompiledKernels;
 use analysis::ranks::RankSummary;
-use analysis::view::ranks::RanksDrawn;
 use analysis::{Comparison, TraceSummary};
 use fusion::json::GraphFile;
 use fusion::AnalysisReport;
 use page::protocol::{Json, Reply, Request};
 use units::format_bytes;
+use view::ranks::RanksDrawn;
 
 /// The worker's script, next to the page (trunk writes it there).
 const WORKER_SCRIPT: &str = "./fusionscope-reader_loader.js";

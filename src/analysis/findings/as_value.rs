@@ -1,5 +1,5 @@
 //! The overview's JSON form written and read by hand through `serde_json::Value`, for the
-//! ranks view's drawing (`crate::view::ranks::RanksDrawn`): the page reads it, and derived
+//! ranks view's drawing (`view::ranks::RanksDrawn`): the page reads it, and derived
 //! serde code for the overview's five types would be several KB of its download. The keys are
 //! the derived ones (`docs/ranks.md`, "JSON").
 

@@ -1,7 +1,7 @@
 //! The kernel groups of one step or decoder layer as windows of boxes: one box per kernel
 //! launch, in launch order, listing the ops its group ran; one edge per data hand-off between
 //! consecutive launches ([`super::flow`]: exact with an execution trace, else inferred from sizes).
-//! `crate::view::fusion_dag` draws them with the group DAG of op graphs.
+//! `view::fusion_dag` draws them with the group DAG of op graphs.
 //!
 //! Which windows: where the structure search ([`crate::structure`]) finds decoder layers,
 //! each layer of the first step of each phase that has them; a phase without layers gives its
@@ -34,7 +34,7 @@ pub const DAG_WINDOWS: usize = 48;
 /// decoder layer runs 10–60 kernels; a window without structure is cut here.
 pub const DAG_BOXES: usize = 64;
 /// Characters kept of a box line (an op or part name; the page cuts it further to the box).
-pub(crate) const BOX_LINE_CHARS: usize = 40;
+pub const BOX_LINE_CHARS: usize = 40;
 
 /// One box: one kernel launch of the window.
 #[derive(Debug, Clone, PartialEq)]

@@ -23,8 +23,8 @@ fn c_vendor(t: &trace::Trace) -> trace::Vendor {
 
 #[test]
 fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
-    use analysis::view::comparison_tables;
     use analysis::{compare, summarize, Input};
+    use view::comparison_tables;
     let traces: Vec<_> = SHARED_TRACES.iter().map(|n| trace(n)).collect();
     let shown = |tables: Vec<table::DataTable>| tables.iter().map(|t| t.shown_table()).collect::<Vec<_>>();
     // Every state within the limits a link is opened with, with room (the largest and the
@@ -164,8 +164,8 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
 /// aligned layers, within 8 KB, and they open to the same tables.
 #[test]
 fn serving_links_carry_the_structure_and_the_aligned_layers() {
-    use analysis::view::layers::{alignment_table, layer_table, phase_table};
     use analysis::{compare, summarize, Input};
+    use view::layers::{alignment_table, layer_table, phase_table};
     let t = trace("amd/vllm_decode_graph_full_replay.json.gz");
     let (summary, trimmed) = trim_summary(&summarize(&analysis::summary::ClassifiedTrace::new(&t), Some("v.json.gz")));
     let view = fit_time_rows(
@@ -256,7 +256,7 @@ proptest::proptest! {
 }
 
 /// An eight-rank synthetic job's Ranks view, as the page's worker draws it.
-fn eight_ranks() -> analysis::view::ranks::RanksDrawn {
+fn eight_ranks() -> view::ranks::RanksDrawn {
     use analysis::ranks::job_report;
     use analysis::ranks::synthetic::SyntheticJob;
     use import::read_rank;
@@ -273,7 +273,7 @@ fn eight_ranks() -> analysis::view::ranks::RanksDrawn {
             read_rank(&name, [job.rank_trace(r).as_bytes()]).unwrap()
         })
         .collect();
-    analysis::view::ranks::RanksDrawn::of(&job_report(&summaries).unwrap()).unwrap()
+    view::ranks::RanksDrawn::of(&job_report(&summaries).unwrap()).unwrap()
 }
 
 #[test]

@@ -5,8 +5,8 @@
 use yew::prelude::*;
 
 use analysis::provenance::CompiledKernels;
-use analysis::view::provenance::kernels_table;
 use page::ByAddress;
+use view::provenance::kernels_table;
 
 use super::data_table::DataTableView;
 

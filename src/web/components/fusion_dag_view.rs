@@ -3,7 +3,7 @@
 //! to the next. A picker chooses the layer or step; clicking a box shows its group's tensors,
 //! bytes per call, calls, time and how they were known. The windows, boxes and edges are the
 //! core's ([`analysis::trace_fusion::dag`], computed in the worker, and drawn by
-//! `analysis::view::fusion_dag`); this only shows them.
+//! `view::fusion_dag`); this only shows them.
 
 use yew::prelude::*;
 
@@ -11,12 +11,12 @@ use analysis::compare::Comparison;
 use analysis::findings::pair_side_names;
 use analysis::trace_fusion::dag::{FusionDag, DAG_BOXES};
 use analysis::trace_fusion::TraceFusion;
-use analysis::view::aligned_layer::aligned_layer_svg;
-use analysis::view::fusion_dag::{box_details_html, window_svg};
-use analysis::view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
 use classify::name::short_name;
 use page::ByAddress;
 use units::{group_digits, plural};
+use view::aligned_layer::aligned_layer_svg;
+use view::fusion_dag::{box_details_html, window_svg};
+use view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -3,9 +3,9 @@
 //! button that brings its evidence into view.
 
 use analysis::findings::{busy_lines, Evidence, Overview};
-use analysis::view::findings::evidence_label;
 use page::ByAddress;
 use units::format_duration_us;
+use view::findings::evidence_label;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]

@@ -2,13 +2,13 @@
 //! strip per rank of where its time went, the ranks, the collectives matched across ranks
 //! (sortable, virtualised), what could not be matched and the stragglers. Clicking a rank (its
 //! strip or its row) opens that rank's trace view. The worker draws all of it
-//! (`analysis::view::ranks::RanksDrawn`); this only lays it out.
+//! (`view::ranks::RanksDrawn`); this only lays it out.
 
 use yew::prelude::*;
 
-use analysis::view::ranks::{strips_svg, RanksDrawn, RANKS_TABLE};
 use page::ByAddress;
 use table::DataTable;
+use view::ranks::{strips_svg, RanksDrawn, RANKS_TABLE};
 
 use super::overview::{show_evidence, OverviewView};
 use super::share_link::ShareLink;

@@ -1,14 +1,14 @@
-//! The trace classifier's rules ([`analysis::view::rules::rules_table`]) as a table, with a box
+//! The trace classifier's rules ([`view::rules::rules_table`]) as a table, with a box
 //! that says which rule classifies a kernel name: typed in, or sent by clicking a kernel row of
 //! the trace tables (`kernel`). The rule that decides is marked in the table.
 
 use yew::prelude::*;
 
 use analysis::classify;
-use analysis::view::component_list;
-use analysis::view::rules::rules_table;
 use page::ByAddress;
 use table::DataTable;
+use view::component_list;
+use view::rules::rules_table;
 
 use super::data_table::DataTableView;
 

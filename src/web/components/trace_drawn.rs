@@ -8,21 +8,21 @@ use analysis::compare::Comparison;
 use analysis::pipeline::TraceTime;
 use analysis::trace_fusion::dag::FusionDag;
 use analysis::trace_fusion::TraceFusion;
-use analysis::view::fusion::{
-    exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
-    op_times_table, opportunities_table, reprediction_line,
-};
-use analysis::view::layers::{alignment_table, layer_table, phase_table, step_strip};
-use analysis::view::time::{
-    capture_line, coverage_line, gap_headline, gap_table, no_roofline_statement, op_roofline, op_table_view,
-    timeline_chart, timeline_table, unattributed_table, RooflineSide,
-};
-use analysis::view::{category_chart, comparison_chart, comparison_tables, platform_line, side_label, summary_tables};
 use hardware::gpu_preset_names;
 use page::ByAddress;
 use page::TraceView;
 use table::DataTable;
 use trace::model::TraceFormat;
+use view::fusion::{
+    exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
+    op_times_table, opportunities_table, reprediction_line,
+};
+use view::layers::{alignment_table, layer_table, phase_table, step_strip};
+use view::time::{
+    capture_line, coverage_line, gap_headline, gap_table, no_roofline_statement, op_roofline, op_table_view,
+    timeline_chart, timeline_table, unattributed_table, RooflineSide,
+};
+use view::{category_chart, comparison_chart, comparison_tables, platform_line, side_label, summary_tables};
 
 /// One trace's fusion and the windows of its group drawing.
 pub(super) type DagSide = (ByAddress<TraceFusion>, ByAddress<FusionDag>);
@@ -98,20 +98,20 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
             if let Some(t) = time {
                 tables.push(ByAddress::new(timeline_table(t)));
                 if let Some(w) = &t.waits {
-                    tables.push(ByAddress::new(analysis::view::waits::waits_table(w)));
+                    tables.push(ByAddress::new(view::waits::waits_table(w)));
                 }
                 if let Some(l) = &t.launch_cost {
-                    tables.push(ByAddress::new(analysis::view::launch_cost::launch_cost_table(l)));
+                    tables.push(ByAddress::new(view::launch_cost::launch_cost_table(l)));
                 }
                 if !t.critical_path.is_empty() {
-                    tables.push(ByAddress::new(analysis::view::critical_path::critical_path_table(&t.critical_path)));
+                    tables.push(ByAddress::new(view::critical_path::critical_path_table(&t.critical_path)));
                 }
                 tables.push(ByAddress::new(op_table_view(t)));
                 if !t.unattributed.kernels.is_empty() {
                     tables.push(ByAddress::new(unattributed_table(t)));
                 }
                 time_charts.push(("chart-timeline", AttrValue::from(timeline_chart(t))));
-                if let Some(svg) = analysis::view::critical_path::path_svg(&t.critical_path) {
+                if let Some(svg) = view::critical_path::path_svg(&t.critical_path) {
                     time_charts.push(("chart-critical-path", AttrValue::from(svg)));
                 }
                 if let Some(f) = &t.fusion {
@@ -131,9 +131,9 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                     }
                 }
                 if let Some(c) = &t.compiled_kernels {
-                    tables.push(ByAddress::new(analysis::view::provenance::kernels_table(c)));
+                    tables.push(ByAddress::new(view::provenance::kernels_table(c)));
                     if !c.unjoined.is_empty() {
-                        tables.push(ByAddress::new(analysis::view::provenance::unjoined_table(&c.unjoined)));
+                        tables.push(ByAddress::new(view::provenance::unjoined_table(&c.unjoined)));
                     }
                 }
                 match op_roofline(&[RooflineSide { label: "ops", time: t, color: "" }]) {

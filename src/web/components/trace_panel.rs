@@ -9,11 +9,11 @@ use yew::prelude::*;
 use crate::browser;
 use analysis::documents::{CompareJson, TraceJson};
 use analysis::findings::Evidence;
-use analysis::view::{comparison_markdown, summary_markdown};
 use hardware::gpu_preset_names;
 use page::ByAddress;
 use page::{ResultsTab, TraceView};
 use table::DataTable;
+use view::{comparison_markdown, summary_markdown};
 use wasm_bindgen::JsCast;
 
 use super::data_table::DataTableView;

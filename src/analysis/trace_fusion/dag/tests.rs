@@ -1,7 +1,6 @@
 use super::*;
 use crate::summary::summarize;
 use crate::trace_fusion::BuiltIn;
-use crate::view::fusion_dag::*;
 use formats::read_trace;
 use trace::Trace;
 
@@ -73,42 +72,6 @@ fn the_boxes_of_each_qwen_layer_are_that_layers_kernels_in_launch_order() {
 }
 
 #[test]
-fn a_trace_without_layers_draws_its_step_on_the_main_stream_in_order() {
-    let trace = read("amd/torch_compile_triton_mi300x.json.gz");
-    let side = ClassifiedTrace::new(&trace);
-    let (fusion, dag) = fusion_with_dag(&side, &options());
-    let dag = dag.unwrap();
-    assert_eq!(dag.windows.len(), 1);
-    let w = &dag.windows[0];
-    // One step without layers: every kernel of the busiest (device, stream), in start order.
-    let mut count: std::collections::BTreeMap<(i64, i64), usize> = Default::default();
-    for k in &trace.kernels {
-        *count.entry((k.device, k.stream)).or_default() += 1;
-    }
-    let (&(device, stream), _) = count.iter().max_by_key(|(_, &n)| n).unwrap();
-    let kernels = stream_kernels_between(&trace, device, stream, f64::MIN, f64::MAX);
-    let names: Vec<&str> = kernels.iter().map(|&k| trace.name(trace.kernels[k].name)).collect();
-    let boxes: Vec<&str> = w.boxes.iter().map(|b| b.kernel.as_str()).collect();
-    assert_eq!(boxes, names);
-    assert_eq!((w.kernels, w.hidden), (names.len(), 0));
-    // Every Inductor kernel's box lists its op words.
-    for b in &w.boxes {
-        let g = &fusion.groups[b.group];
-        if g.kernel.starts_with("triton_") {
-            assert_eq!(box_lines(g), g.ops.iter().map(|o| o.op.clone()).collect::<Vec<_>>());
-            assert!(box_lines(g).len() >= 2);
-        }
-    }
-    // The drawing has a box per launch and a route per edge.
-    let (gg, layout) = window_drawing(w, &fusion);
-    assert_eq!(layout.nodes.len(), w.boxes.len());
-    assert_eq!(layout.routes.len(), w.edges.len());
-    for e in &w.edges {
-        assert!(gg.layer[e.to] > gg.layer[e.from]);
-    }
-}
-
-#[test]
 fn a_long_window_is_cut_at_the_box_cap_and_counts_the_rest() {
     let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
     let side = ClassifiedTrace::new(&trace);
@@ -123,45 +86,6 @@ fn a_long_window_is_cut_at_the_box_cap_and_counts_the_rest() {
     for (b, k) in w.boxes.iter().zip(&trace.kernels) {
         assert_eq!(fusion.groups[b.group].kernel, trace.name(k.name));
     }
-}
-
-#[test]
-fn box_lines_list_ops_or_a_library_kernels_parts_or_say_no_op() {
-    let trace = read("amd/torch_compile_triton_mi300x.json.gz");
-    let side = ClassifiedTrace::new(&trace);
-    let fusion = crate::trace_fusion::analyse(&side, &options());
-    let attn = fusion.groups.iter().find(|g| g.kernel == "attn_fwd").unwrap();
-    assert!(attn.parts.len() >= 2, "{:?}", attn.parts);
-    assert_eq!(box_lines(attn), attn.parts);
-    let qwen = read("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz");
-    let side = ClassifiedTrace::new(&qwen);
-    let fusion = crate::trace_fusion::analyse(&side, &options());
-    let orphan = fusion.groups.iter().find(|g| g.ops.is_empty() && g.launched_by.is_none()).unwrap();
-    assert_eq!(box_lines(orphan), ["no CPU op"]);
-}
-
-#[test]
-fn the_svg_draws_a_box_per_launch_an_edge_per_hand_off_and_the_details_name_the_groups_ops() {
-    let trace = read("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
-    let side = ClassifiedTrace::new(&trace);
-    let (fusion, dag) = fusion_with_dag(&side, &options());
-    let w = &dag.unwrap().windows[1];
-    let marked = [w.boxes[2].group];
-    let svg = window_svg(w, &fusion, "dag-boxes", &marked, Some(0), 1.0);
-    assert_eq!(svg.matches("data-box=\"").count(), w.boxes.len());
-    assert_eq!(svg.matches("class=\"dag-edge\"").count(), w.edges.len());
-    // Every launch of the marked group is marked (a layer runs some kernels more than once).
-    let marked_boxes = w.boxes.iter().filter(|b| b.group == marked[0]).count();
-    assert_eq!(svg.matches(" marked\"").count(), marked_boxes);
-    assert_eq!(svg.matches(" selected").count(), 1);
-    assert!(svg.contains(&format!("data-box=\"3\" data-group=\"{}\"", w.boxes[2].group)));
-    let g = &fusion.groups[w.boxes[2].group];
-    let details = box_details_html(w, &fusion, 2, "").unwrap();
-    for o in &g.ops {
-        assert!(details.contains(&format!("<code>{}</code>", o.op)), "{details}");
-    }
-    assert!(details.contains(&format!("Known from: {}", g.how.text())));
-    assert!(box_details_html(w, &fusion, w.boxes.len(), "").is_none());
 }
 
 #[test]

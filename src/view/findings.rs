@@ -5,7 +5,7 @@
 use table::{Cell, DataTable};
 use units::format_duration_us;
 
-use crate::findings::{busy_lines, Evidence, Overview};
+use analysis::findings::{busy_lines, Evidence, Overview};
 
 /// Where a finding's evidence is, in words (the page's tab of the same name).
 pub fn evidence_label(e: Evidence) -> &'static str {
@@ -61,7 +61,7 @@ pub fn overview_text(o: &Overview) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::findings::{Finding, FindingKind, Verdict, VerdictSide};
+    use analysis::findings::{Finding, FindingKind, Verdict, VerdictSide};
 
     fn overview() -> Overview {
         let side = |key: &str, idle: f64| VerdictSide {

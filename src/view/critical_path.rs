@@ -1,10 +1,10 @@
 //! The critical path of each step, as the page, the report and the command line show it
-//! ([`crate::time::critical_path`]).
+//! ([`analysis::time::critical_path`]).
 
 use table::{Cell, DataTable};
 use units::format_duration_us;
 
-use crate::time::critical_path::{CriticalPath, Lane};
+use analysis::time::critical_path::{CriticalPath, Lane};
 
 /// One row per step: the path's length, its shares, and the names it spends longest on.
 pub fn critical_path_table(paths: &[CriticalPath]) -> DataTable {
@@ -173,7 +173,7 @@ pub fn path_svg(paths: &[CriticalPath]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::critical_path::PathEvent;
+    use analysis::time::critical_path::PathEvent;
 
     fn event(lane: Lane, start_us: f64, end_us: f64, name: &str) -> PathEvent {
         PathEvent { lane, start_us, end_us, name: name.to_string() }

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ranks::job::JobReport;
+use analysis::ranks::job::JobReport;
 use draw::chart::{escape_xml, svg_start};
 use table::{Cell, Column, DataTable};
 use units::{format_duration_us, format_pct};
@@ -29,9 +29,9 @@ pub const STRAGGLERS_TABLE: &str = "stragglers";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RanksDrawn {
     /// The verdict on the job and the findings ranked by time
-    /// ([`crate::findings::ranks::ranks_overview`]).
-    #[serde(default, with = "crate::findings::as_value")]
-    pub overview: crate::findings::Overview,
+    /// ([`analysis::findings::ranks::ranks_overview`]).
+    #[serde(default, with = "analysis::findings::as_value")]
+    pub overview: analysis::findings::Overview,
     pub headline: String,
     /// Each rank's strip ([`strips_svg`]).
     pub strips: Vec<StripRow>,
@@ -134,7 +134,7 @@ impl WireTable {
 impl RanksDrawn {
     pub fn of(r: &JobReport) -> Result<RanksDrawn, serde_json::Error> {
         let notes = r.ranks.iter().flat_map(|e| e.notes.iter().map(move |n| format!("rank {}: {n}", e.rank)));
-        let overview = crate::findings::ranks::ranks_overview(r);
+        let overview = analysis::findings::ranks::ranks_overview(r);
         Ok(RanksDrawn {
             report_json: serde_json::to_string_pretty(&RanksJson { overview: &overview, report: r })?,
             overview,
@@ -152,7 +152,7 @@ impl RanksDrawn {
 /// job report's keys.
 #[derive(Serialize)]
 pub struct RanksJson<'a> {
-    pub overview: &'a crate::findings::Overview,
+    pub overview: &'a analysis::findings::Overview,
     #[serde(flatten)]
     pub report: &'a JobReport,
 }
@@ -222,7 +222,7 @@ pub fn rank_table(r: &JobReport) -> DataTable {
     );
     for e in &r.ranks {
         let tl = e.timeline.as_ref();
-        let f = |g: fn(&crate::time::timeline::Timeline) -> f64| opt_micros(tl.map(g));
+        let f = |g: fn(&analysis::time::timeline::Timeline) -> f64| opt_micros(tl.map(g));
         t.rows.push(vec![
             Cell::count(u64::from(e.rank)),
             Cell::text(e.file.clone()),
@@ -411,8 +411,8 @@ pub fn strips_svg(rows: &[StripRow]) -> String {
 mod tests {
     use super::*;
 
-    use crate::ranks::synthetic::SyntheticJob;
-    use crate::ranks::{job_report, RankSink};
+    use analysis::ranks::synthetic::SyntheticJob;
+    use analysis::ranks::{job_report, RankSink};
 
     fn synthetic() -> (SyntheticJob, JobReport) {
         let job = SyntheticJob::small();

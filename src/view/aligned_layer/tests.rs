@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::compare::RowSide;
+use analysis::compare::RowSide;
 use classify::category::Category;
 
 fn side(kernels: &[&str], time_us: f64) -> Option<RowSide> {

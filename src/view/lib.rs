@@ -27,10 +27,10 @@ use draw::chart::{escape_xml, svg_start};
 use table::{markdown_text, Cell, DataTable};
 use units::{format_duration_us, format_pct, group_digits, positive_zero};
 
-use super::compare::{Comparison, Method};
-use super::findings::Overview;
-use super::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
-use super::Category;
+use analysis::compare::{Comparison, Method};
+use analysis::findings::Overview;
+use analysis::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
+use analysis::Category;
 
 /// Kernel names are shortened to this many characters in cells (the full name is the
 /// cell's `exact` value: tooltip and CSV).
@@ -396,8 +396,8 @@ pub fn comparison_markdown(c: &Comparison, overview: Option<&Overview>) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::ClassifiedTrace;
-    use crate::{compare, summarize, Input};
+    use analysis::summary::ClassifiedTrace;
+    use analysis::{compare, summarize, Input};
     use formats::read_trace;
     use table::SortBy;
 

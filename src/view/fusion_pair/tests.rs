@@ -1,8 +1,8 @@
 use super::*;
-use crate::compare::{compare, Input};
-use crate::summary::ClassifiedTrace;
-use crate::trace_fusion::dag::fusion_with_dag;
-use crate::trace_fusion::{BuiltIn, FusionOptions};
+use analysis::compare::{compare, Input};
+use analysis::summary::ClassifiedTrace;
+use analysis::trace_fusion::dag::fusion_with_dag;
+use analysis::trace_fusion::{BuiltIn, FusionOptions};
 use formats::read_trace;
 use trace::Trace;
 

@@ -1,10 +1,10 @@
 //! What launching kernels costs the host, as the page, the report and the command line show
-//! it ([`crate::time::launch_cost`]): the whole trace, then each step.
+//! it ([`analysis::time::launch_cost`]): the whole trace, then each step.
 
 use table::{Cell, DataTable};
 use units::format_duration_us;
 
-use crate::time::launch_cost::{LaunchCost, LaunchReport, HOST_BOUND_RUN};
+use analysis::time::launch_cost::{LaunchCost, LaunchReport, HOST_BOUND_RUN};
 
 /// One row for the whole trace and one per step.
 pub fn launch_cost_table(r: &LaunchReport) -> DataTable {

@@ -1,9 +1,9 @@
 //! Why the GPU waits, as the page, the report and the command line show it: each stream's idle
-//! time between kernels by cause ([`crate::time::waits`]).
+//! time between kernels by cause ([`analysis::time::waits`]).
 
 use table::{Cell, DataTable};
 
-use crate::time::waits::{WaitTimes, Waits, LAUNCH_GAP_US};
+use analysis::time::waits::{WaitTimes, Waits, LAUNCH_GAP_US};
 
 /// One row per stream, the streams with the most idle time first, and the sum.
 pub fn waits_table(w: &Waits) -> DataTable {

@@ -8,8 +8,8 @@ use table::{Cell, DataTable};
 use units::{format_duration_us, group_digits, plural};
 
 use super::kernel_cell;
-use crate::compare::LayerAlignment;
-use crate::structure::{LayerKernel, Structure};
+use analysis::compare::LayerAlignment;
+use analysis::structure::{LayerKernel, Structure};
 
 /// Phase colours of the step strip, in phase order (repeating past the fourth).
 const PHASE_COLORS: [&str; 4] = ["#d9822b", "#2f81f7", "#3fb950", "#a371f7"];
@@ -171,14 +171,14 @@ pub fn alignment_table(alignments: &[LayerAlignment], keys: [&str; 2]) -> DataTa
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summarize;
-    use crate::summary::ClassifiedTrace;
-    use crate::synthetic::serving::{write_serving_trace, ServingSpec};
-    use crate::synthetic::Flavor;
-    use crate::{compare, Input};
+    use analysis::summarize;
+    use analysis::summary::ClassifiedTrace;
+    use analysis::synthetic::serving::{write_serving_trace, ServingSpec};
+    use analysis::synthetic::Flavor;
+    use analysis::{compare, Input};
     use formats::read_trace;
 
-    fn summary_of(spec: &ServingSpec) -> (trace::Trace, crate::TraceSummary) {
+    fn summary_of(spec: &ServingSpec) -> (trace::Trace, analysis::TraceSummary) {
         let mut bytes = Vec::new();
         write_serving_trace(&mut bytes, spec).unwrap();
         let trace = read_trace(&bytes).unwrap();

@@ -6,7 +6,7 @@ use table::{Cell, DataTable};
 
 use units::format_bytes;
 
-use crate::provenance::{CompiledKernels, Inferred, Unjoined};
+use analysis::provenance::{CompiledKernels, Inferred, Unjoined};
 use trace::model::compiled::Estimate;
 
 /// Widest list of nodes or model ops shown in a cell (the JSON has them whole).

@@ -10,7 +10,7 @@ use draw::chart::{escape_xml, svg_start};
 use draw::roofline::{BLUE, ORANGE};
 use units::format_duration_us;
 
-use crate::compare::{LayerAlignment, LayerRow};
+use analysis::compare::{LayerAlignment, LayerRow};
 
 /// The drawing's width in SVG units (the page scales it to its panel, as its charts).
 const WIDTH: f64 = 760.0;
@@ -116,7 +116,7 @@ fn row_svg(row: &LayerRow, keys: [&str; 2], y: f64, h: f64, longest: f64) -> Str
 /// One side's cell: its kernels, their time per layer, and a bar of that time on the layer's
 /// scale (`longest`: the slowest cell of the layer).
 fn cell_svg(
-    side: Option<&crate::compare::RowSide>,
+    side: Option<&analysis::compare::RowSide>,
     x: f64,
     y: f64,
     h: f64,

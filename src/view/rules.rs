@@ -56,7 +56,7 @@ pub fn rules_table() -> DataTable {
     t
 }
 
-/// The rules in the order [`crate::classify()`] tries them: base-name rules, then namespace
+/// The rules in the order [`analysis::classify()`] tries them: base-name rules, then namespace
 /// rules, then template-argument rules, each scope in table order.
 pub fn rules_in_trial_order() -> impl Iterator<Item = &'static classify::Rule> {
     [Scope::BaseName, Scope::Namespace, Scope::Inner]
@@ -70,7 +70,7 @@ const RULE_TEXT_WIDTH: usize = 48;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify;
+    use analysis::classify;
 
     #[test]
     fn rules_table_lists_every_rule_in_trial_order() {

@@ -3,8 +3,8 @@
 //! as sortable tables. The same figures as `fusionscope trace --json`'s `fusion` key
 //! (`docs/trace-fusion.md`); kept in the core so what the page shows is tested natively.
 
-use crate::trace_fusion::describe::How;
-use crate::trace_fusion::{FusionTotals, KernelGroup, TraceFusion};
+use analysis::trace_fusion::describe::How;
+use analysis::trace_fusion::{FusionTotals, KernelGroup, TraceFusion};
 use draw::chart::{traffic_series, Bar, BarChart, BarRow};
 use table::{Cell, DataTable};
 use trace::model::TraceFormat;
@@ -106,7 +106,7 @@ pub fn reprediction_line(f: &TraceFusion) -> Option<String> {
 
 /// How many of the re-predicted kernels were expanded from the compile log's exact nodes, and
 /// how many of those their names would have expanded otherwise; empty without a log.
-pub fn exact_clause(r: &crate::trace_fusion::Reprediction) -> String {
+pub fn exact_clause(r: &analysis::trace_fusion::Reprediction) -> String {
     match r.exact {
         0 => String::new(),
         e if e == r.kernels => format!(
@@ -323,9 +323,9 @@ pub fn op_times_table(f: &TraceFusion, id: &'static str, title: &str) -> DataTab
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::{set_fusion, time_report, Choices};
-    use crate::summarize;
-    use crate::summary::ClassifiedTrace;
+    use analysis::pipeline::{set_fusion, time_report, Choices};
+    use analysis::summarize;
+    use analysis::summary::ClassifiedTrace;
     use formats::read_trace;
 
     /// The torch.compile MI300X trace's fusion as opening its file on the page gives it.
@@ -434,7 +434,7 @@ mod tests {
 
     #[test]
     fn picking_a_chip_re_measures_the_opportunities_as_analysing_with_it_does() {
-        use crate::trace_fusion::{analyse, BuiltIn, FusionOptions};
+        use analysis::trace_fusion::{analyse, BuiltIn, FusionOptions};
         use hardware::preset;
         let bytes = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),

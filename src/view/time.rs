@@ -4,11 +4,11 @@
 use table::{Cell, DataTable};
 use units::{format_duration_us, format_pct, group_digits};
 
-use crate::capture::CaptureReport;
-use crate::pipeline::TraceTime;
-use crate::time::gap::Gap;
-use crate::time::op_table::{Bound, OpRow, ShapesFrom};
-use crate::time::timeline::Timeline;
+use analysis::capture::CaptureReport;
+use analysis::pipeline::TraceTime;
+use analysis::time::gap::Gap;
+use analysis::time::op_table::{Bound, OpRow, ShapesFrom};
+use analysis::time::timeline::Timeline;
 use trace::model::TraceFormat;
 
 /// Widest input-dims text shown in a cell (the exact value keeps it whole).
@@ -523,9 +523,9 @@ fn bound_color(b: Option<Bound>) -> &'static str {
 mod tests {
     use super::*;
 
-    use crate::exec_trace::parse_exec_trace;
-    use crate::pipeline::{report, time_report, Choices};
-    use crate::summary::ClassifiedTrace;
+    use analysis::exec_trace::parse_exec_trace;
+    use analysis::pipeline::{report, time_report, Choices};
+    use analysis::summary::ClassifiedTrace;
     use formats::read_trace;
 
     #[test]

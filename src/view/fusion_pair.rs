@@ -1,15 +1,15 @@
 //! Two traces' kernel groups of the aligned layer, side by side: which window of each side's
 //! group drawing ([`super::fusion_dag`]) is the layer the comparison aligned
-//! ([`crate::compare::LayerAlignment`]), each side's traffic for one pass of it (unfused
+//! ([`analysis::compare::LayerAlignment`]), each side's traffic for one pass of it (unfused
 //! vs fused, the launches whose bytes are known), and which boxes each fusion difference the
 //! comparison found names, so the page can mark them. Pure, so the pairing is tested natively.
 
-use crate::compare::Comparison;
-use crate::trace_fusion::TraceFusion;
+use analysis::compare::Comparison;
+use analysis::trace_fusion::TraceFusion;
 use draw::chart::{traffic_series, Bar, BarChart, BarRow};
 use units::plural;
 
-use crate::trace_fusion::dag::{DagWindow, FusionDag};
+use analysis::trace_fusion::dag::{DagWindow, FusionDag};
 
 /// One side of the pair.
 #[derive(Debug, Clone, PartialEq)]
