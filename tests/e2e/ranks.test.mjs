@@ -22,10 +22,15 @@ const fixed = (v, places) => (v === null || v === undefined ? '—' : v.toFixed(
 async function assertAgrees(page, r) {
   await page.getByTestId('results-title').getByText(`Ranks of one job (${r.ranks.length})`).waitFor();
   const ranks = await allTableRows(page, 'table-ranks');
-  assert.deepEqual(ranks.map((row) => [row[0], ...row.slice(3, 8), row[10], row[11], row[12]]),
-    r.ranks.map((e) => [digits(e.rank), ...[e.timeline.total_us, e.timeline.busy_us, e.timeline.idle_us,
-      e.timeline.computation_us, e.timeline.communication_us].map(duration), duration(e.clock.offset_us),
-      digits(e.collectives), digits(e.kernels)]));
+  // The share of the rank's streams' idle time spent waiting on the host, as the CLI's waits give it.
+  const hostShare = (w) => {
+    const total = w ? w.host_wait_us + w.kernel_wait_us + w.other_us : 0;
+    return total > 0 ? `${(100 * w.host_wait_us / total).toFixed(2)} %` : '—';
+  };
+  assert.deepEqual(ranks.map((row) => [row[0], ...row.slice(3, 9), row[11], row[12], row[13]]),
+    r.ranks.map((e) => [digits(e.rank), ...[e.timeline.total_us, e.timeline.busy_us, e.timeline.idle_us].map(duration),
+      hostShare(e.waits), ...[e.timeline.computation_us, e.timeline.communication_us].map(duration),
+      duration(e.clock.offset_us), digits(e.collectives), digits(e.kernels)]));
   const collectives = await allTableRows(page, 'table-collectives');
   assert.equal(collectives.length, r.collectives.length);
   assert.ok(r.collectives.length > 0);
