@@ -125,8 +125,10 @@ pub struct PairProps {
 /// boxes on both sides.
 #[function_component(FusionPairView)]
 pub fn fusion_pair_view(props: &PairProps) -> Html {
-    let s = &props.sides;
-    let pair = aligned_pair(&props.comparison, [(&s[0].0, &s[0].1), (&s[1].0, &s[1].1)]);
+    // Aligned once per comparison and pair of sides, not again on each difference picked.
+    let pair = use_memo((props.comparison.clone(), props.sides.clone()), |(c, s)| {
+        aligned_pair(c, [(&s[0].0, &s[0].1), (&s[1].0, &s[1].1)])
+    });
     let picked = use_state_eq(|| None::<usize>);
     // The aligned layer the two drawings below show, kernel by kernel, its differences marked:
     // drawn once per comparison, not again on each difference picked.
@@ -136,7 +138,7 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
         let keys = [keys.first().copied().unwrap_or("a"), keys.get(1).copied().unwrap_or("b")];
         c.layer_alignment.first().and_then(|a| aligned_layer_svg(a, keys, [names[0].as_str(), names[1].as_str()]))
     });
-    let Some(p) = pair.as_ref() else { return html! {} };
+    let Some(p) = pair.as_ref().as_ref() else { return html! {} };
     let chart = pair_traffic_chart(p).map(|c| c.to_svg());
     let bytes_unknown = pair_bytes_unknown(p);
     let marked = |side: usize| -> Vec<usize> {
