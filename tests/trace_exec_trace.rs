@@ -226,3 +226,59 @@ fn summary_only_refuses_an_execution_trace() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("cannot be used with"), "{stderr}");
 }
+
+/// An execution trace that shares no record-function ids with its Kineto trace (PyTorch before
+/// 2.1) is linked by op order on each thread, when it is of the same process: made here from
+/// the shared pair by dropping the ET's `rf_id`s. On the ET's main thread (the forward pass,
+/// where the ids link 171 ops) the order gives the node the ids give; the autograd thread, which
+/// the ids hardly link (46 of its 617 ops share an id and a name with a CPU op), is linked by
+/// order too. An ET of another process links nothing.
+#[test]
+fn an_execution_trace_without_shared_ids_is_linked_by_op_order_in_its_process() {
+    use crate::common::{data_bytes, gunzip};
+    use fusionscope::analysis::exec_trace::{link, parse_exec_trace};
+    use fusionscope::formats::read_trace;
+    let trace = read_trace(&data_bytes("exec-trace/param_linear_kineto.json.gz")).unwrap();
+    let text = String::from_utf8(gunzip(&data_bytes("exec-trace/param_linear_et.json.gz"))).unwrap();
+    let with_ids = parse_exec_trace(&text, "et.json").unwrap();
+    let by_id = link(&trace, &with_ids);
+    assert!(!by_id.by_order && by_id.linked_ops > 200, "{}", by_id.linked_ops);
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for n in v["nodes"].as_array_mut().unwrap() {
+        n.as_object_mut().unwrap().remove("rf_id");
+    }
+    let without_ids = parse_exec_trace(&v.to_string(), "et.json").unwrap();
+    let by_order = link(&trace, &without_ids);
+    assert!(by_order.by_order);
+    // Node indices are the same in both parses: the same op's node wherever the ids linked one
+    // on the main thread.
+    let (mut same, mut linked) = (0, 0);
+    for (a, b) in by_id.by_cpu_op.iter().zip(&by_order.by_cpu_op) {
+        if let Some(a) = a.filter(|&a| with_ids.nodes[a].tid == 1) {
+            linked += 1;
+            same += usize::from(*b == Some(a));
+        }
+    }
+    assert!(linked >= 170 && same * 100 >= linked * 98, "{same} of {linked} ops linked to the node the ids give");
+    assert!(by_order.linked_ops >= by_id.linked_ops, "{} vs {}", by_order.linked_ops, by_id.linked_ops);
+    // The same ET said to be of another process links nothing.
+    v["pid"] = serde_json::json!(1);
+    let other = link(&trace, &parse_exec_trace(&v.to_string(), "et.json").unwrap());
+    assert_eq!((other.linked_ops, other.by_order), (0, false));
+    // The command line says how they were linked.
+    let dir = temp_dir("et-by-order");
+    let et_path = dir.join("et.json");
+    v["pid"] = serde_json::json!(without_ids.pid.unwrap());
+    std::fs::write(&et_path, v.to_string()).unwrap();
+    let out = json(&[
+        "trace",
+        &data("exec-trace/param_linear_kineto.json.gz"),
+        "--exec-trace",
+        et_path.to_str().unwrap(),
+        "--json",
+    ]);
+    let et = &out["fusion"]["exec_trace"];
+    assert_eq!(et["linked_ops"], by_order.linked_ops);
+    assert!(et["note"].as_str().unwrap().contains("linked by their order"), "{et}");
+    std::fs::remove_dir_all(&dir).ok();
+}

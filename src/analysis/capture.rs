@@ -175,6 +175,7 @@ impl Copier<'_> {
             ts: op.ts + delta,
             dur: op.dur,
             tid,
+            pid: op.pid,
             external_id: id,
             annotation: false,
             shapes,

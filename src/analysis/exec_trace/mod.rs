@@ -18,8 +18,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 
+pub mod by_order;
+mod linking;
+
+pub use linking::{link, EtLink};
+
 use limits::{EXEC_TRACE_BYTES, EXEC_TRACE_NODES, EXEC_TRACE_VALUES};
-use trace::model::Trace;
 
 /// Why an execution trace could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -64,6 +68,9 @@ impl EtTensor {
 pub struct EtNode {
     pub id: u64,
     pub parent: u64,
+    /// The ET's own number for the thread that ran it (not the OS thread id).
+    #[serde(default)]
+    pub tid: u64,
     pub rf_id: Option<u64>,
     pub name: String,
     pub inputs: Vec<EtTensor>,
@@ -137,6 +144,7 @@ fn node(n: &Value) -> Result<EtNode, NodeProblem> {
     Ok(EtNode {
         id,
         parent: n.get("parent").and_then(Value::as_u64).unwrap_or(0),
+        tid: n.get("tid").and_then(Value::as_u64).unwrap_or(0),
         rf_id: n.get("rf_id").and_then(Value::as_u64),
         name,
         inputs: tensors(inputs, types),
@@ -226,16 +234,6 @@ fn check_parents(nodes: &[EtNode], file: &str) -> Result<(), EtError> {
     Ok(())
 }
 
-/// How an ET's nodes link to a Kineto trace's CPU ops.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EtLink {
-    /// Per `trace.cpu_ops` index, the linked node's index.
-    pub by_cpu_op: Vec<Option<usize>>,
-    /// The ET's op nodes, and how many of them a CPU op links to.
-    pub ops: u64,
-    pub linked_ops: u64,
-}
-
 /// What the output says of the link.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecTraceSummary {
@@ -245,48 +243,10 @@ pub struct ExecTraceSummary {
     pub linked_pct: f64,
     /// Kernels whose launching op is linked: their hand-offs are exact.
     pub linked_kernels: u64,
-    /// Set when nothing links: the ET is of another run.
+    /// Set when nothing links (the ET is of another run), or when the ops were linked by
+    /// their order for want of shared record-function ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-}
-
-/// Links `et`'s nodes to `trace`'s CPU ops by `rf_id` = `External id` and the same name.
-pub fn link(trace: &Trace, et: &ExecTrace) -> EtLink {
-    let mut by_rf: FxHashMap<u64, usize> = FxHashMap::default();
-    let mut ops = 0u64;
-    for (i, n) in et.nodes.iter().enumerate() {
-        if n.is_op() {
-            ops += 1;
-            if let Some(rf) = n.rf_id {
-                by_rf.entry(rf).or_insert(i);
-            }
-        }
-    }
-    // An ET of another run still shares small ids with the trace: when fewer than one in ten
-    // of the ids found name the same op, nothing is linked.
-    let (mut found, mut agree) = (0usize, 0usize);
-    for op in &trace.cpu_ops {
-        if let Some(&i) = by_rf.get(&op.external_id) {
-            found += 1;
-            agree += usize::from(et.nodes[i].name == trace.name(op.name));
-        }
-    }
-    if agree.saturating_mul(10) < found {
-        return EtLink { by_cpu_op: vec![None; trace.cpu_ops.len()], ops, linked_ops: 0 };
-    }
-    let mut linked_nodes = rustc_hash::FxHashSet::default();
-    let by_cpu_op: Vec<Option<usize>> = trace
-        .cpu_ops
-        .iter()
-        .map(|op| {
-            let i = *by_rf.get(&op.external_id)?;
-            (et.nodes[i].name == trace.name(op.name)).then(|| {
-                linked_nodes.insert(i);
-                i
-            })
-        })
-        .collect();
-    EtLink { by_cpu_op, ops, linked_ops: linked_nodes.len() as u64 }
 }
 
 #[cfg(test)]

@@ -183,9 +183,13 @@ pub(crate) fn analyze_then<T>(
         linked_ops: l.linked_ops,
         linked_pct: if l.ops > 0 { round3(100.0 * l.linked_ops as f64 / l.ops as f64) } else { 0.0 },
         linked_kernels: grouping.instances.iter().filter(|i| i.et.is_some()).count() as u64,
-        note: (l.linked_ops == 0).then(|| {
-            "no execution-trace op has a CPU op of this trace with its record-function id and name: it is of another run, and the data flow is inferred".to_string()
-        }),
+        note: if l.linked_ops == 0 {
+            Some("no execution-trace op has a CPU op of this trace with its record-function id and name, nor is it of this trace's process: it is of another run, and the data flow is inferred".to_string())
+        } else if l.by_order {
+            Some("the trace and the execution trace share no record-function ids (PyTorch before 2.1): their ops are linked by their order on each thread".to_string())
+        } else {
+            None
+        },
     });
     let opportunities =
         whatif::opportunities(&grouping, &options.rules, options.chip, options.calibration, options.structure);

@@ -335,6 +335,7 @@ impl<S: EventSink> Builder<S> {
                         ts,
                         dur,
                         tid: e.tid.int().unwrap_or(-1),
+                        pid: e.pid.int().unwrap_or(-1),
                         external_id,
                         annotation: cat == "user_annotation",
                         shapes: if cat == "cpu_op" {

@@ -96,6 +96,7 @@ impl StreamEvent<'_> {
                             ts,
                             dur,
                             tid: self.stream,
+                            pid: -1,
                             external_id: id,
                             annotation: false,
                             shapes: RecordedShapes::default(),

@@ -77,6 +77,9 @@ pub struct CpuOp {
     pub ts: f64,
     pub dur: f64,
     pub tid: i64,
+    /// The process that ran it, as the trace numbers processes (-1 where the format records
+    /// none): an execution trace of the same process can be linked to it by op order.
+    pub pid: i64,
     pub external_id: u64,
     /// A user's range rather than an operator: only used when no operator has the id.
     pub annotation: bool,

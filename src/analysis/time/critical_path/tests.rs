@@ -38,6 +38,7 @@ fn planted() -> Trace {
         ts: 165.0,
         dur: 35.0,
         tid: 1,
+        pid: 0,
         external_id: 9,
         annotation: false,
         shapes: RecordedShapes::default(),
