@@ -150,8 +150,19 @@ pub fn analyse(side: &ClassifiedTrace<'_>, file: Option<&str>, choices: &Choices
 /// The report of one classified trace, its fusion groups included; per step and layer where
 /// `structure` is known.
 pub fn report(side: &ClassifiedTrace<'_>, structure: Option<&Structure>, choices: &Choices<'_>) -> TraceTime {
-    let mut time = time_report(side, choices);
-    set_fusion(&mut time, side, structure, choices);
+    // The chip detected once, for the op table's roofline and the fusion's bandwidth alike.
+    let detected = match choices.chip {
+        Some(_) => None,
+        None => detect_chip(&side.platform.devices).ok(),
+    };
+    let choices = Choices {
+        chip: choices.chip.or(detected.as_ref()),
+        rules: choices.rules.clone(),
+        calibration: choices.calibration,
+        exec_trace: choices.exec_trace,
+    };
+    let mut time = time_report(side, &choices);
+    set_fusion(&mut time, side, structure, &choices);
     time
 }
 
@@ -213,8 +224,8 @@ pub fn add_exec_trace(
     structure: Option<&Structure>,
     exec_trace: (&ExecTrace, &str),
 ) {
-    let choices = Choices::with_exec_trace(Some(exec_trace));
     let chip = detect_chip(&side.platform.devices).ok();
+    let choices = Choices { chip: chip.as_ref(), ..Choices::with_exec_trace(Some(exec_trace)) };
     let table = op_table_of(side, chip.as_ref(), &choices);
     (time.ops, time.unattributed, time.op_coverage) = (table.rows, table.unattributed, table.coverage);
     set_fusion(time, side, structure, &choices);
@@ -250,10 +261,8 @@ pub fn set_fusion(
     structure: Option<&Structure>,
     choices: &Choices<'_>,
 ) {
-    (time.fusion, time.fusion_dag) = {
-        let (fusion, dag) = fusion(side, structure, choices);
-        (Some(fusion), dag)
-    };
+    let (groups, dag) = fusion(side, structure, choices);
+    (time.fusion, time.fusion_dag) = (Some(groups), dag);
 }
 
 // Counted in this crate's tests and where a dependent's tests ask (feature `test-counters`).
