@@ -10,9 +10,9 @@ use fusionscope::import::{detect_in, FileKind, FileOpener, Imported};
 /// The toy format's folder: `TOYTRACE`, then one line per kernel, `kernel NAME TS DUR DEVICE`.
 mod toy {
     use fusionscope::formats::interface::{About, Incremental, Readable};
-    use fusionscope::trace::model::intern::NameTable;
-    use fusionscope::trace::model::Kernel;
+    use fusionscope::trace::intern::NameTable;
     use fusionscope::trace::read::{EventSink, TraceHeader};
+    use fusionscope::trace::Kernel;
 
     pub const ABOUT: About = About {
         name: "toy",

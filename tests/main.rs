@@ -23,7 +23,7 @@ mod optrace_cli;
 mod optrace_files;
 mod page_state;
 mod page_state_model;
-mod perf_models;
+mod perf_formulas;
 mod perf_props;
 mod ranks_page_data;
 mod simcsv_compare;

@@ -4,7 +4,7 @@
 use fusionscope::calib::parse_calibration;
 use fusionscope::hardware::{Chip, ChipChoice};
 use fusionscope::page::form::WorkloadField;
-use fusionscope::page::time_model::LoadedCalibration;
+use fusionscope::page::time_inputs::LoadedCalibration;
 use fusionscope::page::{Action, Source, State};
 use fusionscope::share;
 use fusionscope::workload::{ModelChoice, Phase};

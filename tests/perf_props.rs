@@ -1,7 +1,7 @@
-//! The per-op performance models (`src/perf/`, `docs/perf-models.md`) by property: no panic on
+//! The per-op cost formulas (`src/perf/`, `docs/cost-formulas.md`) by property: no panic on
 //! any arguments a trace could record, and more work never costs less.
 
-use fusionscope::perf::{cost_from_trace, modelled_ops, op_cost, DType, Input, OpArgs, RawArgs, Shape, Tensor};
+use fusionscope::perf::{cost_from_trace, costed_ops, op_cost, DType, Input, OpArgs, RawArgs, Shape, Tensor};
 use proptest::prelude::*;
 
 const TYPE_NAMES: &[&str] = &[
@@ -71,7 +71,7 @@ fn input() -> impl Strategy<Value = (String, String, String)> {
 }
 
 fn op_name() -> impl Strategy<Value = String> {
-    let mut names: Vec<String> = modelled_ops().into_iter().filter(|n| n != "triton_*").collect();
+    let mut names: Vec<String> = costed_ops().into_iter().filter(|n| n != "triton_*").collect();
     names.extend(
         [
             "triton_poi_fused_add_mul_0",
@@ -156,7 +156,7 @@ proptest! {
 
     /// FBGEMM's sparse-feature and quantization ops cost more with more values, samples or
     /// rows, and the TBE lookup counts exactly its indices, offsets, gathered rows and pooled
-    /// output (`docs/perf-models.md`), for any sizes.
+    /// output (`docs/cost-formulas.md`), for any sizes.
     #[test]
     fn fbgemm_costs_grow_and_the_lookup_adds_up(t in 1u64..200, b in 1u64..5000, n in 0u64..10_000_000, d in 1u64..512, by in 1u64..1000, which in 0usize..4) {
         let int = |dims: Vec<u64>| tensor(dims, DType::I32);

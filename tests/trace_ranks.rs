@@ -46,7 +46,7 @@ pub(crate) fn brute_timeline(trace: &Trace, device: i64) -> (f64, f64, f64) {
         kernels.filter(|k| comm(trace.name(k.name))).map(|k| (k.ts, k.ts + k.dur)).collect();
     for t in trace.transfers.iter().filter(|t| t.device == device) {
         busy.push((t.ts, t.ts + t.dur));
-        if t.kind == fusionscope::trace::model::TransferKind::Memset {
+        if t.kind == fusionscope::trace::TransferKind::Memset {
             computation.push((t.ts, t.ts + t.dur));
         }
     }

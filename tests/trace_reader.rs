@@ -3,7 +3,7 @@
 
 use crate::common::{gunzip, trace_bytes};
 use fusionscope::formats::{read_trace, TraceError, TraceReader};
-use fusionscope::trace::model::platform::{platform, VendorEvidence};
+use fusionscope::trace::platform::{platform, VendorEvidence};
 use fusionscope::trace::{Trace, Vendor};
 use proptest::prelude::*;
 

@@ -315,7 +315,7 @@ fn a_side_stream_is_left_out() {
         .kernels
         .iter()
         .step_by(10)
-        .map(|k| fusionscope::trace::model::Kernel { stream: 99, ts: k.ts + 0.1, dur: 0.2, ..*k })
+        .map(|k| fusionscope::trace::Kernel { stream: 99, ts: k.ts + 0.1, dur: 0.2, ..*k })
         .collect();
     let n = extra.len();
     t.kernels.extend(extra);
@@ -363,7 +363,7 @@ fn no_repeat_no_structure_and_no_alignment() {
 
 mod props {
     use super::*;
-    use fusionscope::trace::model::Kernel;
+    use fusionscope::trace::Kernel;
     use fusionscope::trace::NameTable;
     use proptest::prelude::*;
 

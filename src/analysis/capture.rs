@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use limits::CAPTURE_COPIED_OPS;
-use trace::model::intern::NameId;
-use trace::model::{CpuOp, OpLinks, RecordedShapes, Trace};
+use trace::intern::NameId;
+use trace::{CpuOp, OpLinks, RecordedShapes, Trace};
 
 /// How the replays of one trace were joined to the graphs of a capture trace.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

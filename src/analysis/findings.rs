@@ -22,7 +22,7 @@ use crate::time::launch_cost::LaunchCost;
 use crate::time::timeline::Timeline;
 use crate::time::waits::Waits;
 use crate::trace_fusion::TraceFusion;
-use trace::model::platform::Vendor;
+use trace::platform::Vendor;
 
 /// At most this many findings: the first screen holds them without scrolling.
 pub const MAX_FINDINGS: usize = 8;

@@ -16,7 +16,7 @@
 //! | [`trace_fusion`] | every kernel as a fusion group with its ops and bytes, the fusion a rule set would still add, the Inductor re-prediction (`docs/trace-fusion.md`) |
 //! | [`provenance`] | Inductor's compile log (the `inductor` crate) joined to a trace of the same run: each generated kernel's calls and time |
 //! | [`exec_trace`] | PyTorch Execution Traces (Chakra ET JSON): exact tensor data flow for the fusion groups |
-//! | [`time`] | where the time goes: GPU timeline, why the GPU waits (idle time between kernels by cause), per-op table (priced by the `perf` crate's per-op models), the gap between two traces, every stream's figures, the critical path |
+//! | [`time`] | where the time goes: GPU timeline, why the GPU waits (idle time between kernels by cause), per-op table (priced by the `perf` crate's per-op cost formulas), the gap between two traces, every stream's figures, the critical path |
 //! | [`pipeline`] | one trace through every analysis, the same for the command line and the page: the report `trace --json` prints (`TraceTime`), the choices it is made with |
 //! | [`synthetic`] | synthetic traces (eager and serving) for tests and benchmarks |
 

@@ -12,10 +12,10 @@ use crate::capture::CaptureReport;
 use crate::exec_trace::{link, ExecTrace};
 use crate::structure::Structure;
 use crate::summary::{summarize, ClassifiedTrace, TraceSummary};
-use crate::time::cost_model::recorded_cost;
 use crate::time::critical_path::{critical_paths, CriticalPath};
 use crate::time::launch_cost::{launch_cost, LaunchReport};
 use crate::time::op_table::{op_table, set_roofline, Coverage, OpRow, OpTable, Unattributed};
+use crate::time::recorded_cost::recorded_cost;
 use crate::time::streams::{device_streams, DeviceStreams};
 use crate::time::timeline::{step_windows, timelines, Timeline};
 use crate::time::waits::{waits, Waits};
@@ -23,7 +23,7 @@ use crate::trace_fusion::dag::{fusion_with_dag, FusionDag};
 use crate::trace_fusion::{BuiltIn, FusionOptions, RuleSet, TraceFusion};
 use calib::CalibrationProfile;
 use hardware::{detect_chip, DetectedChip};
-use trace::model::TraceFormat;
+use trace::TraceFormat;
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,7 +168,7 @@ pub fn report(side: &ClassifiedTrace<'_>, structure: Option<&Structure>, choices
 
 /// The report without its fusion groups: the chip (the one chosen, or detected from the
 /// device names), the timelines, streams, waits, launch cost, critical paths and the op table,
-/// priced by the per-op models over the recorded shapes ([`recorded_cost`]).
+/// priced by the per-op cost formulas over the recorded shapes ([`recorded_cost`]).
 pub fn time_report(side: &ClassifiedTrace<'_>, choices: &Choices<'_>) -> TraceTime {
     let (chip, chip_note) = match choices.chip {
         Some(c) => (Some(c.clone()), None),

@@ -17,8 +17,8 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::trace_fusion::TraceFusion;
-use trace::model::compiled::{CompiledGroup, CompiledOp, Compiler, Estimate};
-use trace::model::Trace;
+use trace::compiled::{CompiledGroup, CompiledOp, Compiler, Estimate};
+use trace::Trace;
 
 /// One kernel of the log with what the trace measured of it.
 #[derive(Debug, Clone, Serialize)]
@@ -34,7 +34,7 @@ pub struct JoinedKernel {
     pub cpu_us: f64,
     /// The GPU kernels it launched, by name, each once.
     pub gpu_kernels: Vec<String>,
-    /// The ids of the CPU ops that ran or launched it ([`trace::model::CpuOp::external_id`]).
+    /// The ids of the CPU ops that ran or launched it ([`trace::CpuOp::external_id`]).
     #[serde(skip)]
     pub ops: Vec<u64>,
     /// Inductor's own estimate of one call, as its launch recorded it (`benchmark_kernel`).

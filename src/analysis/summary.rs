@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::structure::{report, search, Structure, TraceStructure};
 use classify::category::Category;
 use classify::Classification;
-use trace::model::intern::NameId;
-use trace::model::platform::{platform, Platform, Vendor, VendorEvidence};
-use trace::model::{EventOps, LinkIndex, OpLinks, Trace, TransferKind};
+use trace::intern::NameId;
+use trace::platform::{platform, Platform, Vendor, VendorEvidence};
+use trace::{EventOps, LinkIndex, OpLinks, Trace, TransferKind};
 
 /// Classifies a kernel name; [`super::classify()`] in production, a stand-in in tests.
 pub type Classifier<'c> = &'c dyn Fn(&str) -> Classification;

@@ -36,10 +36,10 @@ use crate::time::waits::Waits;
 use classify::category::Category;
 use classify::Classification;
 use limits::SUMMARY_ONLY_DEVICES;
-use trace::model::intern::{NameId, NameTable};
-use trace::model::platform::{detect_vendor_of, device_names};
-use trace::model::{Kernel, Launch, Transfer, TransferKind};
+use trace::intern::{NameId, NameTable};
+use trace::platform::{detect_vendor_of, device_names};
 use trace::{EventSink, TraceHeader};
+use trace::{Kernel, Launch, Transfer, TransferKind};
 use units::group_digits;
 
 /// What the summary-only mode does not compute, as its output lists it.

@@ -8,7 +8,7 @@
 use thiserror::Error;
 
 use crate::structure::TraceStructure;
-use trace::model::Trace;
+use trace::Trace;
 
 /// The bytes could not be made or read back (a bug, or bytes that are not a trace's).
 #[derive(Debug, Error)]

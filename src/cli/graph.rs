@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use analysis::findings::graph::graph_overview;
-use fusion::analysis::{write_json, ReportView};
+use fusion::analysis::{write_json, BorrowedReport};
 use fusion::{analyse, parse_graph, summary, Analysis, OpGraph};
 use view::findings::overview_text;
 
@@ -56,9 +56,9 @@ pub fn title(file: &Path) -> String {
     format!("{}: ", file.display())
 }
 
-/// Writes the report to stdout as it is made: JSON ([`ReportView::json`]) or the tables, the
+/// Writes the report to stdout as it is made: JSON ([`BorrowedReport::json`]) or the tables, the
 /// latter after `title`.
-pub fn print_report(view: ReportView<'_>, output: &ReportOutput, title: &str) -> CliResult {
+pub fn print_report(view: BorrowedReport<'_>, output: &ReportOutput, title: &str) -> CliResult {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     write_report(&mut out, view, output, title)?;
     out.flush()?;
@@ -66,7 +66,7 @@ pub fn print_report(view: ReportView<'_>, output: &ReportOutput, title: &str) ->
 }
 
 /// [`print_report`] to any writer (the end-to-end benchmark writes to a sink).
-pub fn write_report(out: &mut impl Write, view: ReportView<'_>, output: &ReportOutput, title: &str) -> CliResult {
+pub fn write_report(out: &mut impl Write, view: BorrowedReport<'_>, output: &ReportOutput, title: &str) -> CliResult {
     if output.json {
         // An I/O error (a closed pipe) comes back as itself, which `main` ends quietly on.
         write_json(&mut *out, &view.json(output.details), view.graph().len()).map_err(std::io::Error::from)?;

@@ -3,7 +3,7 @@
 //! any [`EventSink`] ([`Readable`], [`Incremental`]). The registry ([`crate::registry`]) lists the
 //! formats and dispatches to them; each format's folder depends on this file only.
 //!
-//! [`trace::model::TraceFormat`] is another thing: what the profiler a trace
+//! [`trace::TraceFormat`] is another thing: what the profiler a trace
 //! came from can record, carried with the trace for the views that need it.
 
 use trace::EventSink;

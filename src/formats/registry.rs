@@ -19,9 +19,9 @@ use crate::interface::{About, Incremental, Readable, Sniff};
 use crate::rocprof::RocprofError;
 use crate::xplane::XplaneError;
 use crate::TraceError;
-use trace::model::intern::NameTable;
-use trace::model::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
+use trace::intern::NameTable;
 use trace::read::{EventSink, TraceHeader};
+use trace::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
 
 #[cfg(test)]
 mod tests;

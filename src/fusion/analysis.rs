@@ -35,7 +35,7 @@ impl Analysis {
     }
 
     /// The documented object plus per-group and per-op details, as owned data (the page
-    /// keeps it and sends it between threads; the command line writes [`ReportView`] instead).
+    /// keeps it and sends it between threads; the command line writes [`BorrowedReport`] instead).
     pub fn report(&self, graph: &OpGraph) -> AnalysisReport {
         let view = self.view(graph);
         let names = |ops: &[OpId]| view.names(ops).map(String::from).collect::<Vec<_>>();
@@ -70,21 +70,21 @@ impl Analysis {
     }
 
     /// The report read in place from the graph and this analysis.
-    pub fn view<'a>(&'a self, graph: &'a OpGraph) -> ReportView<'a> {
-        ReportView { graph, analysis: self }
+    pub fn view<'a>(&'a self, graph: &'a OpGraph) -> BorrowedReport<'a> {
+        BorrowedReport { graph, analysis: self }
     }
 }
 
 /// The report of [`Analysis::report`] without copying it out: the figures are computed and
 /// the names borrowed as they are read, so that a million-op graph can be written (as JSON,
-/// [`ReportView::json`], or as tables) as fast as it is read.
+/// [`BorrowedReport::json`], or as tables) as fast as it is read.
 #[derive(Clone, Copy)]
-pub struct ReportView<'a> {
+pub struct BorrowedReport<'a> {
     graph: &'a OpGraph,
     analysis: &'a Analysis,
 }
 
-impl<'a> ReportView<'a> {
+impl<'a> BorrowedReport<'a> {
     pub fn graph(&self) -> &'a OpGraph {
         self.graph
     }
@@ -138,9 +138,9 @@ impl<'a> ReportView<'a> {
     }
 }
 
-/// [`ReportView::json`].
+/// [`BorrowedReport::json`].
 pub struct ReportJson<'a> {
-    view: ReportView<'a>,
+    view: BorrowedReport<'a>,
     details: bool,
 }
 

@@ -2,7 +2,7 @@
 //! prints them as text; the page exports them as Markdown and CSV.
 //!
 //! The tables read a report through [`Tables`]: the page's [`AnalysisReport`], or the command
-//! line's [`ReportView`], which borrows the names from the graph so that a million-op graph
+//! line's [`BorrowedReport`], which borrows the names from the graph so that a million-op graph
 //! is written as it is read ([`write_text_report`]).
 
 use std::fmt;
@@ -11,7 +11,7 @@ use std::io;
 use table::{markdown_text, Table, TextLayout};
 use units::{format_bytes, format_pct, group_digits, Bytes};
 
-use super::analysis::{AnalysisReport, GroupKind, ReportView, TrafficFigures};
+use super::analysis::{AnalysisReport, BorrowedReport, GroupKind, TrafficFigures};
 
 /// What the tables read of a report.
 pub trait Tables {
@@ -62,7 +62,7 @@ impl Tables for AnalysisReport {
     }
 }
 
-impl Tables for ReportView<'_> {
+impl Tables for BorrowedReport<'_> {
     fn op_count(&self) -> usize {
         self.graph().len()
     }
@@ -70,22 +70,22 @@ impl Tables for ReportView<'_> {
         self.analysis().grouping.groups.len()
     }
     fn group_kind(&self, g: usize) -> GroupKind {
-        ReportView::group_kind(self, g)
+        BorrowedReport::group_kind(self, g)
     }
     fn group_ops(&self, g: usize) -> impl Iterator<Item = &str> + Clone {
         self.names(&self.analysis().grouping.groups[g].ops)
     }
     fn group_unfused(&self, g: usize) -> TrafficFigures {
-        ReportView::group_unfused(self, g)
+        BorrowedReport::group_unfused(self, g)
     }
     fn group_fused(&self, g: usize) -> TrafficFigures {
-        ReportView::group_fused(self, g)
+        BorrowedReport::group_fused(self, g)
     }
     fn unfused(&self) -> TrafficFigures {
-        ReportView::unfused(self)
+        BorrowedReport::unfused(self)
     }
     fn fused(&self) -> TrafficFigures {
-        ReportView::fused(self)
+        BorrowedReport::fused(self)
     }
     fn savings_pct(&self) -> f64 {
         self.analysis().savings_pct()

@@ -274,7 +274,7 @@ pub fn parse_chip(text: &str) -> Result<Chip, ChipError> {
 }
 
 /// A `{"matrix_bf16": 708, "vector_fp32": 81, …}` table in TFLOP/s. Keys that are not a
-/// floating-point peak (`matrix_int8`) are skipped: no op model uses them.
+/// floating-point peak (`matrix_int8`) are skipped: no cost formula uses them.
 fn peaks_tflops(table: &Value, field: &'static str) -> Result<Peaks, ChipError> {
     let obj = table.as_object().ok_or(ChipError::BadNumber { field, value: "not an object".into() })?;
     let mut entries = Vec::new();

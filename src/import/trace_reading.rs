@@ -5,10 +5,10 @@ use thiserror::Error;
 
 use analysis::ranks::{RankSink, RankSummary};
 use formats::registry::{Format, FormatError, FormatReader, KINETO};
-use trace::model::intern::NameTable;
-use trace::model::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
+use trace::intern::NameTable;
 use trace::read::{EventSink, TraceHeader};
 use trace::Trace;
+use trace::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
 
 /// Whether this build reads traces and op graphs. Natively and in the page's analysis worker
 /// (feature `page-worker`) it does; the page's own wasm does not: those kinds can be hundreds

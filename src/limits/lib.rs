@@ -192,10 +192,10 @@ pub const SQLITE_STEPS: u64 = 1 << 34;
 /// fits a page's memory next to the parsed result.
 pub const WHOLE_FILE_TEXT_BYTES: usize = 256 * 1024 * 1024;
 
-// ---- recorded op arguments (per-op performance models) ----------------------------------------
+// ---- recorded op arguments (per-op cost formulas) ----------------------------------------
 
 /// The longest text of one recorded op argument (`args["Input Dims"]`, `["Input type"]` or
-/// `["Concrete Inputs"]`) the performance models read. The text is parsed whole into JSON
+/// `["Concrete Inputs"]`) the cost formulas read. The text is parsed whole into JSON
 /// values, several times its length in memory, so it gets its own budget under the event's
 /// ([`TRACE_ITEM_BYTES`]). The longest in tests/data/traces is 1,327 bytes (the Input Dims of
 /// an fbgemm op with 133 inputs in `nvidia/hta_a100_compiled_rank0`); 1 MiB is 790× that.

@@ -7,7 +7,7 @@ use super::form::sim::SetupForm;
 use super::form::transformer::TransformerField;
 use super::form::WorkloadField;
 use super::state::SimView;
-use super::time_model::LoadedCalibration;
+use super::time_inputs::LoadedCalibration;
 use super::traces::{LoadedTrace, PairSide, ResultsTab};
 use analysis::pipeline::TraceTime;
 use analysis::provenance::CompiledKernels;

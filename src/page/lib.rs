@@ -15,7 +15,7 @@ pub mod ranks;
 mod reduce;
 pub mod restore;
 pub mod state;
-pub mod time_model;
+pub mod time_inputs;
 pub mod traces;
 
 pub use action::Action;

@@ -6,7 +6,7 @@ use super::action::Action;
 use super::by_address::ByAddress;
 use super::form::sim::SetupForm;
 use super::state::SimView;
-use super::time_model::LoadedCalibration;
+use super::time_inputs::LoadedCalibration;
 use super::traces::{LoadedTrace, TraceHeld};
 use analysis::pipeline::TraceTime;
 use analysis::provenance::CompiledKernels;

@@ -4,7 +4,7 @@ use super::action::Action;
 use super::by_address::ByAddress;
 use super::form::model::ModelForm;
 use super::state::{Computed, Notice, SimView, Source, State};
-use super::time_model::TimeModel;
+use super::time_inputs::TimeInputs;
 use super::traces::{TraceView, Traces};
 use fusion::analyse;
 use fusion::transformer::TransformerConfig;
@@ -34,19 +34,19 @@ impl State {
                 let traces = self.traces.hidden();
                 return State { traces, time, ..State::with_source(Source::Model(form), last_good) };
             }
-            Action::SetChip(chip) => return State { time: TimeModel { chip, ..self.time.clone() }, ..self.clone() },
+            Action::SetChip(chip) => return State { time: TimeInputs { chip, ..self.time.clone() }, ..self.clone() },
             // A chip or profile acts on the time view: leave the trace view to show it.
             Action::AddChip(chip) => {
                 let traces = self.traces.hidden();
                 return State { time: self.time.with_chip(chip), traces, sim: None, notice: None, ..self.clone() };
             }
             Action::LoadCalibration(calibration) => {
-                let time = TimeModel { calibration: Some(calibration), ..self.time.clone() };
+                let time = TimeInputs { calibration: Some(calibration), ..self.time.clone() };
                 let traces = self.traces.hidden();
                 return State { time, traces, sim: None, notice: None, ..self.clone() };
             }
             Action::UnloadCalibration => {
-                return State { time: TimeModel { calibration: None, ..self.time.clone() }, ..self.clone() }
+                return State { time: TimeInputs { calibration: None, ..self.time.clone() }, ..self.clone() }
             }
             Action::ResetTransformer => Source::Transformer(TransformerConfig::default().into()),
             Action::Fail(text) => return with_notice(text, true),
@@ -65,7 +65,7 @@ impl State {
                     tab: restored.traces.tab,
                     ..self.traces.clone()
                 };
-                let time = TimeModel {
+                let time = TimeInputs {
                     chip: restored.time.chip.clone(),
                     last_model: restored.time.last_model.clone().or(self.time.last_model.clone()),
                     ..self.time.clone()

@@ -10,7 +10,7 @@ use super::by_address::ByAddress;
 use super::form::model::{self, ModelForm};
 use super::form::sim::SetupForm;
 use super::form::transformer::{self, TransformerForm};
-use super::time_model::TimeModel;
+use super::time_inputs::TimeInputs;
 use super::traces::Traces;
 use fusion::transformer::{transformer_block, TransformerConfig};
 use fusion::{analyse, Analysis, AnalysisReport, OpGraph};
@@ -111,7 +111,7 @@ pub struct State {
     /// trace view is.
     pub compile_log: Option<ByAddress<analysis::provenance::CompiledKernels>>,
     /// The chip, loaded chips and model configs, and the calibration profile of the time view.
-    pub time: TimeModel,
+    pub time: TimeInputs,
 }
 
 /// Analyses the source; the error is a sentence for the page.
@@ -175,7 +175,7 @@ impl State {
             traces: Traces::default(),
             sim: None,
             compile_log: None,
-            time: TimeModel::default(),
+            time: TimeInputs::default(),
         }
     }
 

@@ -19,7 +19,7 @@
 use super::args::OpArgs;
 use super::cost::{Family, OpCost, Traffic, Unit};
 use super::dtype::DType;
-use super::error::NoModel;
+use super::error::NoCost;
 
 /// Where an overload's arguments are.
 struct Layout {
@@ -38,14 +38,14 @@ enum TypeFrom {
 }
 
 /// One call of `arange`.
-pub fn arange(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn arange(args: &OpArgs) -> Result<OpCost, NoCost> {
     let layout = match args.len() {
         2 => Layout { start: None, end: 0, step: None, type_from: TypeFrom::Out(1) },
         4 => Layout { start: Some(0), end: 1, step: Some(2), type_from: TypeFrom::Out(3) },
         5 => Layout { start: None, end: 0, step: None, type_from: TypeFrom::Dtype(1) },
         6 => Layout { start: Some(0), end: 1, step: None, type_from: TypeFrom::Dtype(2) },
         7 => Layout { start: Some(0), end: 1, step: Some(2), type_from: TypeFrom::Dtype(3) },
-        n => return Err(NoModel::Unsupported(format!("an arange overload of {n} inputs"))),
+        n => return Err(NoCost::Unsupported(format!("an arange overload of {n} inputs"))),
     };
     let start = layout.start.map(|i| number(args, i, "start")).transpose()?.unwrap_or(Number::Int(0));
     let end = number(args, layout.end, "end")?;
@@ -56,7 +56,7 @@ pub fn arange(args: &OpArgs) -> Result<OpCost, NoModel> {
         TypeFrom::Out(i) => args.tensor(i, "the out tensor")?.dtype(),
         TypeFrom::Dtype(i) => match args.int(i, "dtype")? {
             Some(code) => DType::from_scalar_type_code(code).ok_or_else(|| {
-                NoModel::Unsupported(format!("dtype {code} (input {i}) is not a type with a known size"))
+                NoCost::Unsupported(format!("dtype {code} (input {i}) is not a type with a known size"))
             })?,
             None if whole => DType::I64,
             None => DType::F32,
@@ -73,22 +73,22 @@ enum Number {
     Float(f64),
 }
 
-fn number(args: &OpArgs, i: usize, what: &'static str) -> Result<Number, NoModel> {
-    let text = args.concrete(i, what)?.ok_or(NoModel::Input { input: i, expected: what, found: "absent" })?;
+fn number(args: &OpArgs, i: usize, what: &'static str) -> Result<Number, NoCost> {
+    let text = args.concrete(i, what)?.ok_or(NoCost::Input { input: i, expected: what, found: "absent" })?;
     let t = text.trim();
     if let Ok(v) = t.parse::<i64>() {
         return Ok(Number::Int(v));
     }
     match t.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(Number::Float(v)),
-        _ => Err(NoModel::BadConcrete { input: i, what, text: t.chars().take(40).collect() }),
+        _ => Err(NoCost::BadConcrete { input: i, what, text: t.chars().take(40).collect() }),
     }
 }
 
 /// `⌈(end − start) / step⌉`, as PyTorch computes the size; a zero step, or a step whose sign
 /// goes away from `end`, is an error (PyTorch raises for both).
-fn count(start: Number, end: Number, step: Number) -> Result<u64, NoModel> {
-    let bad = |reason: &str| NoModel::Shapes(format!("arange from {start:?} to {end:?} by {step:?}: {reason}"));
+fn count(start: Number, end: Number, step: Number) -> Result<u64, NoCost> {
+    let bad = |reason: &str| NoCost::Shapes(format!("arange from {start:?} to {end:?} by {step:?}: {reason}"));
     let size = match (start, end, step) {
         (Number::Int(a), Number::Int(b), Number::Int(s)) => {
             let (a, b, s) = (i128::from(a), i128::from(b), i128::from(s));
@@ -127,7 +127,7 @@ fn count(start: Number, end: Number, step: Number) -> Result<u64, NoModel> {
 mod tests {
     use super::*;
 
-    fn run(dims: &str, types: &str, concrete: &str) -> Result<OpCost, NoModel> {
+    fn run(dims: &str, types: &str, concrete: &str) -> Result<OpCost, NoCost> {
         arange(&OpArgs::of_text(dims, types, Some(concrete)))
     }
 

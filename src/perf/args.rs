@@ -24,7 +24,7 @@
 use serde_json::Value;
 
 use super::dtype::DType;
-use super::error::{ArgsError, Field, NoModel, Quantity};
+use super::error::{ArgsError, Field, NoCost, Quantity};
 use super::shape::Shape;
 use limits::{PERF_ARGS_INPUTS, PERF_ARGS_LIST_TENSORS, PERF_ARGS_RANK, PERF_ARGS_TEXT_BYTES};
 
@@ -69,15 +69,15 @@ impl Tensor {
     }
 
     /// Its element count; overflow is an error naming this input.
-    pub fn numel(&self) -> Result<u64, NoModel> {
-        self.shape.numel().ok_or(NoModel::Overflow { what: Quantity::Elements, input: self.index })
+    pub fn numel(&self) -> Result<u64, NoCost> {
+        self.shape.numel().ok_or(NoCost::Overflow { what: Quantity::Elements, input: self.index })
     }
 
     /// Its size in bytes; overflow is an error naming this input.
-    pub fn bytes(&self) -> Result<u64, NoModel> {
+    pub fn bytes(&self) -> Result<u64, NoCost> {
         self.numel()?
             .checked_mul(self.dtype.size_bytes())
-            .ok_or(NoModel::Overflow { what: Quantity::Bytes, input: self.index })
+            .ok_or(NoCost::Overflow { what: Quantity::Bytes, input: self.index })
     }
 }
 
@@ -209,29 +209,27 @@ impl OpArgs {
     }
 
     /// Input `i` as a tensor; `expected` names its role for the error ("the weight").
-    pub fn tensor(&self, i: usize, expected: &'static str) -> Result<&Tensor, NoModel> {
-        self.opt_tensor(i, expected)?.ok_or(NoModel::Input { input: i, expected, found: "absent" })
+    pub fn tensor(&self, i: usize, expected: &'static str) -> Result<&Tensor, NoCost> {
+        self.opt_tensor(i, expected)?.ok_or(NoCost::Input { input: i, expected, found: "absent" })
     }
 
     /// Input `i` as an optional tensor (a bias): `None` when absent or past the end.
-    pub fn opt_tensor(&self, i: usize, expected: &'static str) -> Result<Option<&Tensor>, NoModel> {
+    pub fn opt_tensor(&self, i: usize, expected: &'static str) -> Result<Option<&Tensor>, NoCost> {
         match self.inputs.get(i) {
             None | Some(Input::Absent) => Ok(None),
             Some(Input::Tensor(t)) => Ok(Some(t)),
-            Some(Input::UnknownTensor { type_name }) => {
-                Err(NoModel::UnknownDType { input: i, name: type_name.clone() })
-            }
-            Some(other) => Err(NoModel::Input { input: i, expected, found: other.kind_name() }),
+            Some(Input::UnknownTensor { type_name }) => Err(NoCost::UnknownDType { input: i, name: type_name.clone() }),
+            Some(other) => Err(NoCost::Input { input: i, expected, found: other.kind_name() }),
         }
     }
 
     /// The concrete text of scalar or scalar-list input `i`: `None` when the input is absent
     /// (`None` in the call) or past the end (the signature's default applies). An input the
-    /// profiler wrote no value for is [`NoModel::MissingConcrete`], and so is an absent one
+    /// profiler wrote no value for is [`NoCost::MissingConcrete`], and so is an absent one
     /// when the trace has no Concrete Inputs at all (older profilers write `""` for int lists,
     /// so absent does not mean `None` there).
-    pub fn concrete(&self, i: usize, what: &'static str) -> Result<Option<&str>, NoModel> {
-        let missing = NoModel::MissingConcrete { input: i, what };
+    pub fn concrete(&self, i: usize, what: &'static str) -> Result<Option<&str>, NoCost> {
+        let missing = NoCost::MissingConcrete { input: i, what };
         match self.inputs.get(i) {
             None => Ok(None),
             Some(Input::Absent) if self.concrete_recorded => Ok(None),
@@ -239,12 +237,12 @@ impl OpArgs {
             Some(Input::Scalar(text) | Input::List(List::Scalars(text) | List::Generic(text))) => {
                 text.as_deref().map(Some).ok_or(missing)
             }
-            Some(other) => Err(NoModel::Input { input: i, expected: what, found: other.kind_name() }),
+            Some(other) => Err(NoCost::Input { input: i, expected: what, found: other.kind_name() }),
         }
     }
 
     /// Flag input `i` (`"True"`/`"False"`), `default` when absent or past the end.
-    pub fn flag(&self, i: usize, what: &'static str, default: bool) -> Result<bool, NoModel> {
+    pub fn flag(&self, i: usize, what: &'static str, default: bool) -> Result<bool, NoCost> {
         match self.concrete(i, what)? {
             None => Ok(default),
             Some("True" | "true" | "1") => Ok(true),
@@ -254,13 +252,13 @@ impl OpArgs {
     }
 
     /// Integer input `i`, `None` when absent or past the end.
-    pub fn int(&self, i: usize, what: &'static str) -> Result<Option<i64>, NoModel> {
+    pub fn int(&self, i: usize, what: &'static str) -> Result<Option<i64>, NoCost> {
         self.concrete(i, what)?.map(|text| text.trim().parse::<i64>().map_err(|_| bad(i, what, text))).transpose()
     }
 
     /// Int-list input `i` (`"[1, 1]"`; a single int counts as a list of one), `None` when
     /// absent or past the end.
-    pub fn int_list(&self, i: usize, what: &'static str) -> Result<Option<Vec<i64>>, NoModel> {
+    pub fn int_list(&self, i: usize, what: &'static str) -> Result<Option<Vec<i64>>, NoCost> {
         self.concrete(i, what)?
             .map(|text| {
                 let t = text.trim();
@@ -274,10 +272,10 @@ impl OpArgs {
     }
 }
 
-fn bad(input: usize, what: &'static str, text: &str) -> NoModel {
+fn bad(input: usize, what: &'static str, text: &str) -> NoCost {
     // The text is echoed in a one-line message: keep it short.
     let text: String = text.chars().take(40).collect();
-    NoModel::BadConcrete { input, what, text }
+    NoCost::BadConcrete { input, what, text }
 }
 
 /// The text as a JSON array, `None` when absent or `null`; bounded in length and entries.

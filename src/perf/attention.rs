@@ -19,7 +19,7 @@
 
 use super::args::{OpArgs, Tensor};
 use super::cost::{product, Family, OpCost, Traffic, Unit};
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// Where the causal triangle sits when `Nq ≠ Nkv`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,21 +53,21 @@ struct Sizes {
 
 /// `aten::scaled_dot_product_attention(q, k, v, attn_mask?, dropout_p, is_causal, scale?,
 /// enable_gqa)`.
-pub fn sdpa(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn sdpa(args: &OpArgs) -> Result<OpCost, NoCost> {
     let mask = causal(args, 5)?;
     cost(args, Layout::HeadsFirst, mask, args.opt_tensor(3, "the attention mask")?)
 }
 
 /// `aten::_scaled_dot_product_flash_attention(q, k, v, dropout_p, is_causal, return_debug_mask,
 /// scale?)` (and its `_for_cpu` twin, same leading arguments).
-pub fn sdpa_flash(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn sdpa_flash(args: &OpArgs) -> Result<OpCost, NoCost> {
     cost(args, Layout::HeadsFirst, causal(args, 4)?, None)
 }
 
 /// `aten::_scaled_dot_product_efficient_attention(q, k, v, attn_bias?, compute_log_sumexp,
 /// dropout_p, is_causal, scale?)` and `_scaled_dot_product_cudnn_attention(q, k, v,
 /// attn_bias?, compute_log_sumexp, dropout_p, is_causal, return_debug_mask, scale?)`.
-pub fn sdpa_efficient_or_cudnn(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn sdpa_efficient_or_cudnn(args: &OpArgs) -> Result<OpCost, NoCost> {
     cost(args, Layout::HeadsFirst, causal(args, 6)?, args.opt_tensor(3, "the attention bias")?)
 }
 
@@ -76,11 +76,11 @@ pub fn sdpa_efficient_or_cudnn(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// alibi_slopes?)`, Q/K/V as `[B, N, H, d]`. Packed variable-length batches (cumulative
 /// sequence lengths given) and sliding windows are not modelled: the lengths and the window's
 /// effect are not in the recorded shapes.
-pub fn flash_forward(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn flash_forward(args: &OpArgs) -> Result<OpCost, NoCost> {
     refuse_varlen(args, 3, 4)?;
     for (i, what) in [(11, "window_size_left"), (12, "window_size_right")] {
         if args.int(i, what)?.is_some_and(|w| w >= 0) {
-            return Err(NoModel::Unsupported(format!("sliding-window attention ({what}, input {i}) is not modelled")));
+            return Err(NoCost::Unsupported(format!("sliding-window attention ({what}, input {i}) is not modelled")));
         }
     }
     let mask = if args.flag(8, "is_causal", false)? { Mask::CausalBottomRight } else { Mask::None };
@@ -90,41 +90,41 @@ pub fn flash_forward(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// `aten::_efficient_attention_forward(q, k, v, bias?, cu_seqlens_q?, cu_seqlens_k?,
 /// max_seqlen_q?, max_seqlen_k?, dropout_p, custom_mask_type, …)`, Q/K/V as `[B, N, H, d]`;
 /// `custom_mask_type` 0 is no mask, 1 causal from the top-left, 2 from the bottom-right.
-pub fn efficient_forward(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn efficient_forward(args: &OpArgs) -> Result<OpCost, NoCost> {
     refuse_varlen(args, 4, 5)?;
     let mask = match args.int(9, "custom_mask_type")? {
         None | Some(0) => Mask::None,
         Some(1) => Mask::CausalTopLeft,
         Some(2) => Mask::CausalBottomRight,
-        Some(other) => return Err(NoModel::Unsupported(format!("custom_mask_type {other} (input 9) is not modelled"))),
+        Some(other) => return Err(NoCost::Unsupported(format!("custom_mask_type {other} (input 9) is not modelled"))),
     };
     cost(args, Layout::SeqFirst, mask, args.opt_tensor(3, "the attention bias")?)
 }
 
 /// The mask of an SDPA op whose `is_causal` flag is input `at`.
-fn causal(args: &OpArgs, at: usize) -> Result<Mask, NoModel> {
+fn causal(args: &OpArgs, at: usize) -> Result<Mask, NoCost> {
     Ok(if args.flag(at, "is_causal", false)? { Mask::CausalTopLeft } else { Mask::None })
 }
 
-fn refuse_varlen(args: &OpArgs, q: usize, k: usize) -> Result<(), NoModel> {
+fn refuse_varlen(args: &OpArgs, q: usize, k: usize) -> Result<(), NoCost> {
     if args.opt_tensor(q, "cumulative query lengths")?.is_some()
         || args.opt_tensor(k, "cumulative key lengths")?.is_some()
     {
-        return Err(NoModel::Unsupported(
+        return Err(NoCost::Unsupported(
             "variable-length batch: the sequence lengths are not recorded, only their sum".to_string(),
         ));
     }
     Ok(())
 }
 
-fn cost(args: &OpArgs, layout: Layout, mask: Mask, bias: Option<&Tensor>) -> Result<OpCost, NoModel> {
+fn cost(args: &OpArgs, layout: Layout, mask: Mask, bias: Option<&Tensor>) -> Result<OpCost, NoCost> {
     let q = args.tensor(0, "the query")?;
     let k = args.tensor(1, "the key")?;
     let v = args.tensor(2, "the value")?;
     let s = sizes(layout, q, k, v)?;
     let at = q.index();
     let pairs2 = doubled_pairs(mask, s.nq, s.nkv, at)?;
-    let dsum = s.d.checked_add(s.dv).ok_or(NoModel::Overflow { what: Quantity::Flops, input: at })?;
+    let dsum = s.d.checked_add(s.dv).ok_or(NoCost::Overflow { what: Quantity::Flops, input: at })?;
     let flops = product(&[s.heads, pairs2, dsum], Quantity::Flops, at)?;
     let out = product(&[s.heads, s.nq, s.dv], Quantity::Elements, at)?;
     let bytes = Traffic::new().tensor(q)?.tensor(k)?.tensor(v)?.opt_tensor(bias)?.elements(out, q.dtype(), at)?;
@@ -133,8 +133,8 @@ fn cost(args: &OpArgs, layout: Layout, mask: Mask, bias: Option<&Tensor>) -> Res
 
 /// Twice the number of computed (query, key) scores (twice, so that the half triangles stay
 /// whole numbers).
-fn doubled_pairs(mask: Mask, nq: u64, nkv: u64, at: usize) -> Result<u64, NoModel> {
-    let overflow = NoModel::Overflow { what: Quantity::Flops, input: at };
+fn doubled_pairs(mask: Mask, nq: u64, nkv: u64, at: usize) -> Result<u64, NoCost> {
+    let overflow = NoCost::Overflow { what: Quantity::Flops, input: at };
     let full = product(&[2, nq, nkv], Quantity::Flops, at)?;
     let side = nq.min(nkv);
     let triangle = product(&[side, side], Quantity::Flops, at)?;
@@ -151,15 +151,15 @@ fn doubled_pairs(mask: Mask, nq: u64, nkv: u64, at: usize) -> Result<u64, NoMode
     })
 }
 
-fn sizes(layout: Layout, q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Sizes, NoModel> {
+fn sizes(layout: Layout, q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Sizes, NoCost> {
     let shapes = || format!("input 0 {}, input 1 {}, input 2 {}", q.shape(), k.shape(), v.shape());
-    let bad = |why: &str| NoModel::Shapes(format!("{why}: {}", shapes()));
+    let bad = |why: &str| NoCost::Shapes(format!("{why}: {}", shapes()));
     // (heads in all, sequence length, head size) of one tensor.
-    let split = |t: &Tensor| -> Result<(u64, u64, u64), NoModel> {
+    let split = |t: &Tensor| -> Result<(u64, u64, u64), NoCost> {
         match (layout, t.dims()) {
             (Layout::HeadsFirst, [lead @ .., n, d]) => Ok((product(lead, Quantity::Elements, t.index())?, *n, *d)),
             (Layout::SeqFirst, &[b, n, h, d]) => Ok((product(&[b, h], Quantity::Elements, t.index())?, n, d)),
-            (Layout::SeqFirst, &[_, _, _]) => Err(NoModel::Unsupported(
+            (Layout::SeqFirst, &[_, _, _]) => Err(NoCost::Unsupported(
                 "variable-length batch ([tokens, heads, d]): the sequence lengths are not recorded".to_string(),
             )),
             (Layout::HeadsFirst, _) => Err(bad("needs query, key and value of 2 or more dimensions")),

@@ -15,7 +15,7 @@
 
 use super::args::{OpArgs, Tensor};
 use super::cost::{product, sum, Family, OpCost, Traffic, Unit};
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// Where one convolution op keeps its arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +96,7 @@ pub const MIOPEN_TRANSPOSE: Signature = Signature {
 };
 
 /// The cost of a convolution whose arguments sit where `sig` says.
-pub fn cost(args: &OpArgs, sig: Signature) -> Result<OpCost, NoModel> {
+pub fn cost(args: &OpArgs, sig: Signature) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let w = args.tensor(1, "the weight")?;
     let bias = sig.bias.map(|i| args.opt_tensor(i, "the bias")).transpose()?.flatten();
@@ -118,12 +118,12 @@ pub fn cost(args: &OpArgs, sig: Signature) -> Result<OpCost, NoModel> {
         None => vec![0; spatial],
     };
     if stride.iter().chain(&dilation).any(|&v| v < 1) || padding.iter().chain(&output_padding).any(|&p| p < 0) {
-        return Err(NoModel::Shapes("stride and dilation must be positive, padding not negative".to_string()));
+        return Err(NoCost::Shapes("stride and dilation must be positive, padding not negative".to_string()));
     }
     let (n, c_in) = (xd[0], xd[1]);
     // Non-transposed weight [C_out, C_in/groups, kernel…]; transposed [C_in, C_out/groups, kernel…].
     let (c_out, channels_fit) = if transposed {
-        let c_out = wd[1].checked_mul(groups).ok_or(NoModel::Overflow { what: Quantity::Size, input: w.index() })?;
+        let c_out = wd[1].checked_mul(groups).ok_or(NoCost::Overflow { what: Quantity::Size, input: w.index() })?;
         (c_out, wd[0] == c_in && c_in % groups == 0)
     } else {
         (wd[0], wd[1].checked_mul(groups) == Some(c_in) && wd[0] % groups == 0)
@@ -137,10 +137,10 @@ pub fn cost(args: &OpArgs, sig: Signature) -> Result<OpCost, NoModel> {
         let p = Params { stride: stride[s], pad: padding[s], dilation: dilation[s], out_pad: output_padding[s] };
         match out_size(xd[2 + s], kernel[s], p, transposed) {
             Some(size) if size >= 1 => {
-                out.push(u64::try_from(size).map_err(|_| NoModel::Overflow { what: Quantity::Size, input: x.index() })?)
+                out.push(u64::try_from(size).map_err(|_| NoCost::Overflow { what: Quantity::Size, input: x.index() })?)
             }
             Some(_) => return Err(shapes(x, w, "the output would have no positions")),
-            None => return Err(NoModel::Overflow { what: Quantity::Size, input: x.index() }),
+            None => return Err(NoCost::Overflow { what: Quantity::Size, input: x.index() }),
         }
     }
     let at = x.index();
@@ -186,26 +186,26 @@ fn out_size(input: u64, kernel: u64, p: Params, transposed: bool) -> Option<i128
 }
 
 /// A per-dimension list argument, one value repeated, or `default` when absent.
-fn per_dim(args: &OpArgs, i: usize, what: &'static str, spatial: usize, default: i64) -> Result<Vec<i64>, NoModel> {
+fn per_dim(args: &OpArgs, i: usize, what: &'static str, spatial: usize, default: i64) -> Result<Vec<i64>, NoCost> {
     match args.int_list(i, what)? {
         None => Ok(vec![default; spatial]),
         Some(v) if v.len() == 1 => Ok(vec![v[0]; spatial]),
         Some(v) if v.len() == spatial => Ok(v),
         Some(v) => {
-            Err(NoModel::Shapes(format!("{what} (input {i}) has {} values for {spatial} spatial dimensions", v.len())))
+            Err(NoCost::Shapes(format!("{what} (input {i}) has {} values for {spatial} spatial dimensions", v.len())))
         }
     }
 }
 
-fn positive(value: i64, i: usize, what: &'static str) -> Result<u64, NoModel> {
+fn positive(value: i64, i: usize, what: &'static str) -> Result<u64, NoCost> {
     u64::try_from(value)
         .ok()
         .filter(|&v| v >= 1)
-        .ok_or_else(|| NoModel::Shapes(format!("{what} (input {i}) is {value}, not a positive count")))
+        .ok_or_else(|| NoCost::Shapes(format!("{what} (input {i}) is {value}, not a positive count")))
 }
 
-fn shapes(x: &Tensor, w: &Tensor, why: &str) -> NoModel {
-    NoModel::Shapes(format!("{why}: input 0 {}, input 1 {}", x.shape(), w.shape()))
+fn shapes(x: &Tensor, w: &Tensor, why: &str) -> NoCost {
+    NoCost::Shapes(format!("{why}: input 0 {}, input 1 {}", x.shape(), w.shape()))
 }
 
 #[cfg(test)]

@@ -11,11 +11,11 @@
 use super::args::{Input, List, OpArgs, Tensor};
 use super::cost::{sum, Family, OpCost, Traffic, Unit};
 use super::dtype::DType;
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 use super::shape::Shape;
 
 /// `copy_(self, src, non_blocking)`: `src` read, `self` written.
-pub fn copy(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn copy(args: &OpArgs) -> Result<OpCost, NoCost> {
     let dst = args.tensor(0, "the destination")?;
     let src = args.tensor(1, "the source")?;
     let bytes = Traffic::new().tensor(src)?.tensor(dst)?;
@@ -23,26 +23,26 @@ pub fn copy(args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// `clone(self, memory_format?)` and `contiguous(self, memory_format)`.
-pub fn clone(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn clone(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     Ok(moved(x.dtype(), Traffic::new().tensor(x)?.tensor(x)?))
 }
 
 /// `fill_(self, value)` and `zero_(self)`: `self` written.
-pub fn fill(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn fill(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the tensor filled")?;
     Ok(moved(x.dtype(), Traffic::new().tensor(x)?))
 }
 
 /// `_to_copy(self, dtype?, layout?, device?, pin_memory?, non_blocking, memory_format?)`.
-pub fn to_copy(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn to_copy(args: &OpArgs) -> Result<OpCost, NoCost> {
     convert(args, 1)
 }
 
 /// `to`: its overloads differ by arity: `to.dtype_layout(self, dtype?, layout?, device?, …)`
 /// has 8 inputs, `to.device(self, device, dtype, …)` 6, and with 5 `to.other(self, other, …)`
 /// takes the type of the tensor `other`, `to.dtype(self, dtype, …)` the type given.
-pub fn to(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn to(args: &OpArgs) -> Result<OpCost, NoCost> {
     match (args.len(), args.input(1)) {
         (6, _) => convert(args, 2),
         (_, Some(Input::Tensor(other))) => {
@@ -54,18 +54,18 @@ pub fn to(args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// A copy of input 0 into the type given by input `dtype_at` (its own when absent).
-fn convert(args: &OpArgs, dtype_at: usize) -> Result<OpCost, NoModel> {
+fn convert(args: &OpArgs, dtype_at: usize) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let out = match args.int(dtype_at, "dtype")? {
         None => x.dtype(),
         Some(code) => DType::from_scalar_type_code(code).ok_or_else(|| {
-            NoModel::Unsupported(format!("dtype {code} (input {dtype_at}) is not a type with a known size"))
+            NoCost::Unsupported(format!("dtype {code} (input {dtype_at}) is not a type with a known size"))
         })?,
     };
     converted(x, out)
 }
 
-fn converted(x: &Tensor, out: DType) -> Result<OpCost, NoModel> {
+fn converted(x: &Tensor, out: DType) -> Result<OpCost, NoCost> {
     let bytes = Traffic::new().tensor(x)?.elements(x.numel()?, out, x.index())?;
     Ok(moved(x.dtype(), bytes))
 }
@@ -73,11 +73,11 @@ fn converted(x: &Tensor, out: DType) -> Result<OpCost, NoModel> {
 /// `cat(tensors, dim)` and `stack(tensors, dim)`, with an optional `out=` tensor after them.
 /// The profiler records a tensor list's shapes but not its element type, so the type comes from
 /// the `out=` tensor, and without one there is no model.
-pub fn cat(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn cat(args: &OpArgs) -> Result<OpCost, NoCost> {
     let shapes = match args.input(0) {
         Some(Input::List(List::Tensors(shapes))) => shapes,
         other => {
-            return Err(NoModel::Input {
+            return Err(NoCost::Input {
                 input: 0,
                 expected: "a tensor list",
                 found: other.map_or("absent", Input::kind_name),
@@ -85,14 +85,14 @@ pub fn cat(args: &OpArgs) -> Result<OpCost, NoModel> {
         }
     };
     if shapes.is_empty() {
-        return Err(NoModel::ListShapes { input: 0 });
+        return Err(NoCost::ListShapes { input: 0 });
     }
     let Some(out) = args.tensors().find(|t| t.index() >= 2) else {
-        return Err(NoModel::ListDType { input: 0 });
+        return Err(NoCost::ListDType { input: 0 });
     };
     let counts = shapes
         .iter()
-        .map(|s| s.numel().ok_or(NoModel::Overflow { what: Quantity::Elements, input: 0 }))
+        .map(|s| s.numel().ok_or(NoCost::Overflow { what: Quantity::Elements, input: 0 }))
         .collect::<Result<Vec<u64>, _>>()?;
     let elements = sum(&counts, Quantity::Elements, 0)?;
     let bytes = Traffic::new().elements(elements, out.dtype(), 0)?.elements(elements, out.dtype(), 0)?;
@@ -101,22 +101,22 @@ pub fn cat(args: &OpArgs) -> Result<OpCost, NoModel> {
 
 /// `constant_pad_nd(self, pad, value)`: `pad` holds (before, after) pairs from the last
 /// dimension backwards; negative pads crop.
-pub fn constant_pad(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn constant_pad(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
-    let pad = args.int_list(1, "pad")?.ok_or(NoModel::Input { input: 1, expected: "pad", found: "absent" })?;
+    let pad = args.int_list(1, "pad")?.ok_or(NoCost::Input { input: 1, expected: "pad", found: "absent" })?;
     let rank = x.shape().rank();
     if pad.len() % 2 != 0 || pad.len() / 2 > rank {
-        return Err(NoModel::Shapes(format!("pad {pad:?} (input 1) does not fit input 0 {}", x.shape())));
+        return Err(NoCost::Shapes(format!("pad {pad:?} (input 1) does not fit input 0 {}", x.shape())));
     }
     let mut out = x.dims().to_vec();
     for (k, pair) in pad.chunks(2).enumerate() {
         let d = &mut out[rank - 1 - k];
         let size = i128::from(*d) + i128::from(pair[0]) + i128::from(pair[1]);
         *d = u64::try_from(size).map_err(|_| {
-            NoModel::Shapes(format!("pad {pad:?} (input 1) leaves a negative size of input 0 {}", x.shape()))
+            NoCost::Shapes(format!("pad {pad:?} (input 1) leaves a negative size of input 0 {}", x.shape()))
         })?;
     }
-    let outputs = Shape::new(out).numel().ok_or(NoModel::Overflow { what: Quantity::Elements, input: 0 })?;
+    let outputs = Shape::new(out).numel().ok_or(NoCost::Overflow { what: Quantity::Elements, input: 0 })?;
     let bytes = Traffic::new().tensor(x)?.elements(outputs, x.dtype(), x.index())?;
     Ok(moved(x.dtype(), bytes))
 }
@@ -125,23 +125,23 @@ pub fn constant_pad(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// one input element, so it reads the input once and writes the output; no arithmetic. The
 /// output's last `spatial` sizes are `output_size` (the `.vec` overload called with scale
 /// factors only records none, and has no model).
-pub fn upsample_nearest(args: &OpArgs, spatial: usize) -> Result<OpCost, NoModel> {
+pub fn upsample_nearest(args: &OpArgs, spatial: usize) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
-    let size = args.int_list(1, "output_size")?.ok_or(NoModel::Input {
+    let size = args.int_list(1, "output_size")?.ok_or(NoCost::Input {
         input: 1,
         expected: "output_size",
         found: "absent (scale factors only)",
     })?;
     let rank = x.shape().rank();
     if size.len() != spatial || rank < spatial {
-        return Err(NoModel::Shapes(format!("output_size {size:?} (input 1) does not fit input 0 {}", x.shape())));
+        return Err(NoCost::Shapes(format!("output_size {size:?} (input 1) does not fit input 0 {}", x.shape())));
     }
     let mut out = x.dims().to_vec();
     for (d, s) in out[rank - spatial..].iter_mut().zip(&size) {
         *d = u64::try_from(*s)
-            .map_err(|_| NoModel::Shapes(format!("output_size {size:?} (input 1) has a negative size")))?;
+            .map_err(|_| NoCost::Shapes(format!("output_size {size:?} (input 1) has a negative size")))?;
     }
-    let outputs = Shape::new(out).numel().ok_or(NoModel::Overflow { what: Quantity::Elements, input: 0 })?;
+    let outputs = Shape::new(out).numel().ok_or(NoCost::Overflow { what: Quantity::Elements, input: 0 })?;
     let bytes = Traffic::new().tensor(x)?.elements(outputs, x.dtype(), x.index())?;
     Ok(moved(x.dtype(), bytes))
 }

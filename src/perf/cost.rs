@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::args::Tensor;
 use super::dtype::DType;
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// The kind of work, for grouping rows and choosing how to read them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -33,7 +33,7 @@ pub use hardware::peaks::Unit;
 
 /// The work of one op call: floating-point (or integer) operations, and the minimum bytes it
 /// moves to and from device memory (each input read once, each output written once;
-/// `docs/perf-models.md`).
+/// `docs/cost-formulas.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct OpCost {
     pub family: Family,
@@ -54,14 +54,14 @@ impl OpCost {
     }
 }
 
-/// The product of `factors`; overflow is [`NoModel::Overflow`] of `what`, naming `input`.
-pub fn product(factors: &[u64], what: Quantity, input: usize) -> Result<u64, NoModel> {
-    factors.iter().try_fold(1u64, |p, &f| p.checked_mul(f)).ok_or(NoModel::Overflow { what, input })
+/// The product of `factors`; overflow is [`NoCost::Overflow`] of `what`, naming `input`.
+pub fn product(factors: &[u64], what: Quantity, input: usize) -> Result<u64, NoCost> {
+    factors.iter().try_fold(1u64, |p, &f| p.checked_mul(f)).ok_or(NoCost::Overflow { what, input })
 }
 
-/// The sum of `terms`; overflow is [`NoModel::Overflow`] of `what`, naming `input`.
-pub fn sum(terms: &[u64], what: Quantity, input: usize) -> Result<u64, NoModel> {
-    terms.iter().try_fold(0u64, |s, &t| s.checked_add(t)).ok_or(NoModel::Overflow { what, input })
+/// The sum of `terms`; overflow is [`NoCost::Overflow`] of `what`, naming `input`.
+pub fn sum(terms: &[u64], what: Quantity, input: usize) -> Result<u64, NoCost> {
+    terms.iter().try_fold(0u64, |s, &t| s.checked_add(t)).ok_or(NoCost::Overflow { what, input })
 }
 
 /// Bytes moved, added up tensor by tensor; the first overflow names the tensor whose bytes
@@ -75,12 +75,12 @@ impl Traffic {
     }
 
     /// Adds a whole tensor (read once or written once).
-    pub fn tensor(self, t: &Tensor) -> Result<Traffic, NoModel> {
+    pub fn tensor(self, t: &Tensor) -> Result<Traffic, NoCost> {
         self.add(t.bytes()?, t.index())
     }
 
     /// Adds an optional tensor (a bias that may be absent).
-    pub fn opt_tensor(self, t: Option<&Tensor>) -> Result<Traffic, NoModel> {
+    pub fn opt_tensor(self, t: Option<&Tensor>) -> Result<Traffic, NoCost> {
         match t {
             Some(t) => self.tensor(t),
             None => Ok(self),
@@ -89,19 +89,19 @@ impl Traffic {
 
     /// Adds `elements` of `dtype` (an output, or the part of an input that is read); an
     /// overflow names `input`, the tensor the elements belong to or are computed from.
-    pub fn elements(self, elements: u64, dtype: DType, input: usize) -> Result<Traffic, NoModel> {
+    pub fn elements(self, elements: u64, dtype: DType, input: usize) -> Result<Traffic, NoCost> {
         let bytes = product(&[elements, dtype.size_bytes()], Quantity::Bytes, input)?;
         self.add(bytes, input)
     }
 
     /// Adds another tally (bytes counted apart, e.g. a norm's parameters); an overflow names
     /// `input`.
-    pub fn plus(self, other: Traffic, input: usize) -> Result<Traffic, NoModel> {
+    pub fn plus(self, other: Traffic, input: usize) -> Result<Traffic, NoCost> {
         self.add(other.0, input)
     }
 
-    fn add(self, bytes: u64, input: usize) -> Result<Traffic, NoModel> {
-        self.0.checked_add(bytes).map(Traffic).ok_or(NoModel::Overflow { what: Quantity::Bytes, input })
+    fn add(self, bytes: u64, input: usize) -> Result<Traffic, NoCost> {
+        self.0.checked_add(bytes).map(Traffic).ok_or(NoCost::Overflow { what: Quantity::Bytes, input })
     }
 
     pub fn total(self) -> u64 {
@@ -124,7 +124,7 @@ mod tests {
         );
         assert_eq!(
             sum(&[u64::MAX, 1], Quantity::Bytes, 2).unwrap_err(),
-            NoModel::Overflow { what: Quantity::Bytes, input: 2 }
+            NoCost::Overflow { what: Quantity::Bytes, input: 2 }
         );
         let t = Tensor::new(0, Shape::new(vec![2, 3]), DType::BF16);
         assert_eq!(Traffic::new().tensor(&t).unwrap().elements(5, DType::F32, 0).unwrap().total(), 32);

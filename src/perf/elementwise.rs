@@ -13,7 +13,7 @@
 use super::args::{Input, OpArgs, Tensor};
 use super::cost::{Family, OpCost, Traffic, Unit};
 use super::dtype::DType;
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 use super::shape::broadcast;
 
 /// What type a pointwise op's output has.
@@ -164,7 +164,7 @@ pub fn find(op: &str) -> Option<(&'static Pointwise, bool)> {
 }
 
 /// The cost of one call of `op`.
-pub fn cost(op: &Pointwise, inplace: bool, args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn cost(op: &Pointwise, inplace: bool, args: &OpArgs) -> Result<OpCost, NoCost> {
     let mut tensors: Vec<&Tensor> = Vec::new();
     let mut float_number = false;
     for i in 0..op.operands.min(args.len()) {
@@ -175,7 +175,7 @@ pub fn cost(op: &Pointwise, inplace: bool, args: &OpArgs) -> Result<OpCost, NoMo
         }
     }
     let Some(&first) = tensors.first() else {
-        return Err(NoModel::Input {
+        return Err(NoCost::Input {
             input: 0,
             expected: "a tensor operand",
             found: args.input(0).map_or("absent", Input::kind_name),
@@ -183,9 +183,9 @@ pub fn cost(op: &Pointwise, inplace: bool, args: &OpArgs) -> Result<OpCost, NoMo
     };
     let shape = broadcast(tensors.iter().map(|t| t.shape())).ok_or_else(|| {
         let shapes: Vec<String> = tensors.iter().map(|t| format!("input {} {}", t.index(), t.shape())).collect();
-        NoModel::Shapes(format!("operands do not broadcast: {}", shapes.join(", ")))
+        NoCost::Shapes(format!("operands do not broadcast: {}", shapes.join(", ")))
     })?;
-    let outputs = shape.numel().ok_or(NoModel::Overflow { what: Quantity::Elements, input: first.index() })?;
+    let outputs = shape.numel().ok_or(NoCost::Overflow { what: Quantity::Elements, input: first.index() })?;
     let compute = promoted(&tensors, float_number);
     let out_tensor = args.tensors().find(|t| t.index() >= op.operands && t.shape() == &shape);
     let out = match (out_tensor, inplace) {
@@ -238,7 +238,7 @@ mod tests {
     use super::*;
     use crate::shape::Shape;
 
-    fn run(name: &str, dims: &str, types: &str, concrete: &str) -> Result<OpCost, NoModel> {
+    fn run(name: &str, dims: &str, types: &str, concrete: &str) -> Result<OpCost, NoCost> {
         let args = OpArgs::of_text(dims, types, Some(concrete));
         let (op, inplace) = find(name).unwrap();
         cost(op, inplace, &args)

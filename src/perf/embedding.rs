@@ -6,18 +6,16 @@
 
 use super::args::OpArgs;
 use super::cost::{product, Family, OpCost, Traffic, Unit};
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// `embedding(weight[V, D…], indices, padding_idx, scale_grad_by_freq, sparse)`: one row of
 /// the table per index.
-pub fn embedding(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn embedding(args: &OpArgs) -> Result<OpCost, NoCost> {
     let table = args.tensor(0, "the table")?;
     let indices = args.tensor(1, "the indices")?;
     let row = match table.dims() {
         [_, rest @ ..] => product(rest, Quantity::Elements, table.index())?,
-        [] => {
-            return Err(NoModel::Shapes("embedding needs a table of 1 or more dimensions: input 0 is []".to_string()))
-        }
+        [] => return Err(NoCost::Shapes("embedding needs a table of 1 or more dimensions: input 0 is []".to_string())),
     };
     let outputs = product(&[indices.numel()?, row], Quantity::Elements, indices.index())?;
     gathered(args, 0, 1, outputs)
@@ -25,13 +23,13 @@ pub fn embedding(args: &OpArgs) -> Result<OpCost, NoModel> {
 
 /// `index_select(self, dim, index)`: the input with dimension `dim` cut down to the indexed
 /// entries.
-pub fn index_select(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn index_select(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let index = args.tensor(2, "the index")?;
-    let dim = args.int(1, "dim")?.ok_or(NoModel::Input { input: 1, expected: "dim", found: "absent" })?;
+    let dim = args.int(1, "dim")?.ok_or(NoCost::Input { input: 1, expected: "dim", found: "absent" })?;
     let axis = x.shape().axis(dim).or((x.shape().rank() == 0).then_some(0));
     let Some(axis) = axis else {
-        return Err(NoModel::Shapes(format!("dim {dim} (input 1) is out of range for input 0 {}", x.shape())));
+        return Err(NoCost::Shapes(format!("dim {dim} (input 1) is out of range for input 0 {}", x.shape())));
     };
     let mut out = x.dims().to_vec();
     if let Some(d) = out.get_mut(axis) {
@@ -42,12 +40,12 @@ pub fn index_select(args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// `gather(self, dim, index, sparse_grad)`: one element per index.
-pub fn gather(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn gather(args: &OpArgs) -> Result<OpCost, NoCost> {
     let index = args.tensor(2, "the index")?;
     gathered(args, 0, 2, index.numel()?)
 }
 
-fn gathered(args: &OpArgs, source: usize, indices: usize, outputs: u64) -> Result<OpCost, NoModel> {
+fn gathered(args: &OpArgs, source: usize, indices: usize, outputs: u64) -> Result<OpCost, NoCost> {
     let src = args.tensor(source, "the source")?;
     let idx = args.tensor(indices, "the indices")?;
     let moved = product(&[outputs, 2], Quantity::Elements, src.index())?;

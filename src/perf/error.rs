@@ -1,5 +1,5 @@
 //! Why an op's arguments could not be read ([`ArgsError`]) and why an op has no cost
-//! ([`NoModel`]). Each message is a short reason for the op's row in a table, so it names
+//! ([`NoCost`]). Each message is a short reason for the op's row in a table, so it names
 //! the input (by position, as the trace lists them) and what was wrong with it.
 
 use thiserror::Error;
@@ -75,7 +75,7 @@ impl std::fmt::Display for Quantity {
 
 /// Why an op has no cost. `Display` is the reason shown in the op's row.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum NoModel {
+pub enum NoCost {
     #[error("no model for {0}")]
     UnknownOp(String),
     #[error(transparent)]

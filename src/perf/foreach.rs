@@ -10,7 +10,7 @@
 
 use super::args::{Input, List, OpArgs};
 use super::cost::OpCost;
-use super::error::NoModel;
+use super::error::NoCost;
 
 const PREFIX: &str = "aten::_foreach_";
 
@@ -21,12 +21,12 @@ pub fn is_foreach(op: &str) -> bool {
 
 /// Why one call has no cost: its first input must be a tensor list, whose element type the trace
 /// does not record.
-pub fn cost(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn cost(args: &OpArgs) -> Result<OpCost, NoCost> {
     match args.input(0) {
-        Some(Input::List(List::Tensors(shapes))) if shapes.is_empty() => Err(NoModel::ListShapes { input: 0 }),
-        Some(Input::List(List::Tensors(_))) => Err(NoModel::ListDType { input: 0 }),
+        Some(Input::List(List::Tensors(shapes))) if shapes.is_empty() => Err(NoCost::ListShapes { input: 0 }),
+        Some(Input::List(List::Tensors(_))) => Err(NoCost::ListDType { input: 0 }),
         other => {
-            Err(NoModel::Input { input: 0, expected: "a tensor list", found: other.map_or("absent", Input::kind_name) })
+            Err(NoCost::Input { input: 0, expected: "a tensor list", found: other.map_or("absent", Input::kind_name) })
         }
     }
 }
@@ -62,7 +62,7 @@ mod tests {
             r#"["TensorList", "TensorList", "Scalar"]"#,
             Some(r#"["", "", "False"]"#),
         );
-        assert_eq!(cost(&args).unwrap_err(), NoModel::ListDType { input: 0 });
+        assert_eq!(cost(&args).unwrap_err(), NoCost::ListDType { input: 0 });
         let args = OpArgs::of_text("[[], []]", r#"["TensorList", "Scalar"]"#, None);
         assert_eq!(cost(&args).unwrap_err().to_string(), "the trace records no shapes for tensor list input 0");
         let args = OpArgs::of_text("[[4]]", r#"["float"]"#, None);

@@ -13,7 +13,7 @@
 use super::args::{OpArgs, Tensor};
 use super::cost::{product, sum, Family, OpCost, Traffic, Unit};
 use super::dtype::DType;
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 use super::shape::{broadcast, Shape};
 
 /// The sizes of one (batched) matrix product.
@@ -26,7 +26,7 @@ struct Product {
 }
 
 /// `aten::mm(self[M,K], mat2[K,N])`.
-pub fn mm(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn mm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let (a, b) = (args.tensor(0, "the first matrix")?, args.tensor(1, "the second matrix")?);
     let p = matrices(a, b)?;
     cost(p, a, b, None, out_dtype(args, 2, a.dtype()))
@@ -34,7 +34,7 @@ pub fn mm(args: &OpArgs) -> Result<OpCost, NoModel> {
 
 /// `aten::addmm(bias, mat1[M,K], mat2[K,N], beta, alpha)`: `mm` plus the bias added to each
 /// output (`+M·N` FLOPs, the bias read once).
-pub fn addmm(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn addmm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let bias = args.tensor(0, "the bias")?;
     let (a, b) = (args.tensor(1, "the first matrix")?, args.tensor(2, "the second matrix")?);
     let p = matrices(a, b)?;
@@ -42,14 +42,14 @@ pub fn addmm(args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// `aten::bmm(self[B,M,K], mat2[B,K,N])`.
-pub fn bmm(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn bmm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let (a, b) = (args.tensor(0, "the first batch")?, args.tensor(1, "the second batch")?);
     let p = batches(a, b)?;
     cost(p, a, b, None, out_dtype(args, 2, a.dtype()))
 }
 
 /// `aten::baddbmm(bias, batch1[B,M,K], batch2[B,K,N], beta, alpha)`.
-pub fn baddbmm(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn baddbmm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let bias = args.tensor(0, "the bias")?;
     let (a, b) = (args.tensor(1, "the first batch")?, args.tensor(2, "the second batch")?);
     let p = batches(a, b)?;
@@ -59,13 +59,13 @@ pub fn baddbmm(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// `aten::_scaled_mm(self[M,K], mat2[K,N], scale_a, scale_b, bias?, scale_result?, out_dtype?,
 /// use_fast_accum)` (the signature since PyTorch 2.4): an fp8 `mm` whose scales are read too
 /// and whose output type is `out_dtype` (the input's when absent).
-pub fn scaled_mm(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn scaled_mm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let (a, b) = (args.tensor(0, "the first matrix")?, args.tensor(1, "the second matrix")?);
     let p = matrices(a, b)?;
     let out = match args.int(6, "out_dtype")? {
         None => out_dtype(args, 8, a.dtype()),
         Some(code) => DType::from_scalar_type_code(code).ok_or_else(|| {
-            NoModel::Unsupported(format!("out_dtype {code} (input 6) is not a type with a known size"))
+            NoCost::Unsupported(format!("out_dtype {code} (input 6) is not a type with a known size"))
         })?,
     };
     let bias = args.opt_tensor(4, "the bias")?;
@@ -80,12 +80,12 @@ pub fn scaled_mm(args: &OpArgs) -> Result<OpCost, NoModel> {
 
 /// `aten::linear(input[…, K], weight[N, K], bias?[N])`: every row of the input (all dimensions
 /// but the last, M of them) times the transposed weight.
-pub fn linear(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn linear(args: &OpArgs) -> Result<OpCost, NoCost> {
     let (x, w) = (args.tensor(0, "the input")?, args.tensor(1, "the weight")?);
     let bias = args.opt_tensor(2, "the bias")?;
     let (xd, wd) = (x.dims(), w.dims());
     let (Some((&k, rows)), 1..=2) = (xd.split_last(), wd.len()) else {
-        return Err(NoModel::Shapes(format!(
+        return Err(NoCost::Shapes(format!(
             "linear needs an input of 1 or more dimensions and a 1- or 2-D weight: input 0 is {}, input 1 is {}",
             x.shape(),
             w.shape()
@@ -102,11 +102,11 @@ pub fn linear(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// `aten::matmul(a, b)` with NumPy semantics: a 1-D operand is a row (first) or a column
 /// (second) vector, the last two dimensions multiply, and the leading ones broadcast into the
 /// batch. Each operand is read once however often broadcasting reuses it.
-pub fn matmul(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn matmul(args: &OpArgs) -> Result<OpCost, NoCost> {
     let (a, b) = (args.tensor(0, "the first operand")?, args.tensor(1, "the second operand")?);
     let (ad, bd) = (a.dims(), b.dims());
     if ad.is_empty() || bd.is_empty() {
-        return Err(NoModel::Shapes(format!(
+        return Err(NoCost::Shapes(format!(
             "matmul needs operands of 1 or more dimensions: input 0 is {}, input 1 is {}",
             a.shape(),
             b.shape()
@@ -127,14 +127,14 @@ pub fn matmul(args: &OpArgs) -> Result<OpCost, NoModel> {
         return Err(inner_mismatch(a, b));
     }
     let lead = broadcast([&Shape::new(a_lead.to_vec()), &Shape::new(b_lead.to_vec())]).ok_or_else(|| {
-        NoModel::Shapes(format!("batch dimensions do not broadcast: input 0 {} and input 1 {}", a.shape(), b.shape()))
+        NoCost::Shapes(format!("batch dimensions do not broadcast: input 0 {} and input 1 {}", a.shape(), b.shape()))
     })?;
-    let batch = lead.numel().ok_or(NoModel::Overflow { what: Quantity::Elements, input: a.index() })?;
+    let batch = lead.numel().ok_or(NoCost::Overflow { what: Quantity::Elements, input: a.index() })?;
     cost(Product { batch, m, n, k }, a, b, None, out_dtype(args, 2, a.dtype()))
 }
 
 /// FLOPs and bytes of a product; `bias`, when given, is added to every output element.
-fn cost(p: Product, a: &Tensor, b: &Tensor, bias: Option<&Tensor>, out: DType) -> Result<OpCost, NoModel> {
+fn cost(p: Product, a: &Tensor, b: &Tensor, bias: Option<&Tensor>, out: DType) -> Result<OpCost, NoCost> {
     let at = a.index();
     let outputs = product(&[p.batch, p.m, p.n], Quantity::Elements, at)?;
     let mut flops = product(&[2, p.batch, p.m, p.n, p.k], Quantity::Flops, at)?;
@@ -151,11 +151,11 @@ fn out_dtype(args: &OpArgs, from: usize, default: DType) -> DType {
 }
 
 /// `[M,K]` × `[K,N]`.
-fn matrices(a: &Tensor, b: &Tensor) -> Result<Product, NoModel> {
+fn matrices(a: &Tensor, b: &Tensor) -> Result<Product, NoCost> {
     match (a.dims(), b.dims()) {
         (&[m, k], &[kb, n]) if k == kb => Ok(Product { batch: 1, m, n, k }),
         (&[_, _], &[_, _]) => Err(inner_mismatch(a, b)),
-        _ => Err(NoModel::Shapes(format!(
+        _ => Err(NoCost::Shapes(format!(
             "needs two 2-D matrices: input {} is {}, input {} is {}",
             a.index(),
             a.shape(),
@@ -166,17 +166,17 @@ fn matrices(a: &Tensor, b: &Tensor) -> Result<Product, NoModel> {
 }
 
 /// `[B,M,K]` × `[B,K,N]`.
-fn batches(a: &Tensor, b: &Tensor) -> Result<Product, NoModel> {
+fn batches(a: &Tensor, b: &Tensor) -> Result<Product, NoCost> {
     match (a.dims(), b.dims()) {
         (&[batch, m, k], &[bb, kb, n]) if k == kb && batch == bb => Ok(Product { batch, m, n, k }),
-        (&[_, _, _], &[_, _, _]) => Err(NoModel::Shapes(format!(
+        (&[_, _, _], &[_, _, _]) => Err(NoCost::Shapes(format!(
             "batch or inner dimensions differ: input {} {} and input {} {}",
             a.index(),
             a.shape(),
             b.index(),
             b.shape()
         ))),
-        _ => Err(NoModel::Shapes(format!(
+        _ => Err(NoCost::Shapes(format!(
             "needs two 3-D batches: input {} is {}, input {} is {}",
             a.index(),
             a.shape(),
@@ -186,8 +186,8 @@ fn batches(a: &Tensor, b: &Tensor) -> Result<Product, NoModel> {
     }
 }
 
-fn inner_mismatch(a: &Tensor, b: &Tensor) -> NoModel {
-    NoModel::Shapes(format!(
+fn inner_mismatch(a: &Tensor, b: &Tensor) -> NoCost {
+    NoCost::Shapes(format!(
         "inner dimensions differ: input {} {} and input {} {}",
         a.index(),
         a.shape(),

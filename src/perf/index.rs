@@ -8,16 +8,16 @@
 
 use super::args::{Input, List, OpArgs};
 use super::cost::OpCost;
-use super::error::NoModel;
+use super::error::NoCost;
 
-pub fn index(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn index(args: &OpArgs) -> Result<OpCost, NoCost> {
     args.tensor(0, "the tensor indexed")?;
     match args.input(1) {
-        Some(Input::List(List::Tensors(shapes))) if !shapes.is_empty() => Err(NoModel::ListDType { input: 1 }),
+        Some(Input::List(List::Tensors(shapes))) if !shapes.is_empty() => Err(NoCost::ListDType { input: 1 }),
         // A list recorded as `[]` with no type reads as an absent input.
-        Some(Input::List(List::Tensors(_)) | Input::Absent) => Err(NoModel::ListShapes { input: 1 }),
+        Some(Input::List(List::Tensors(_)) | Input::Absent) => Err(NoCost::ListShapes { input: 1 }),
         other => {
-            Err(NoModel::Input { input: 1, expected: "a tensor list", found: other.map_or("absent", Input::kind_name) })
+            Err(NoCost::Input { input: 1, expected: "a tensor list", found: other.map_or("absent", Input::kind_name) })
         }
     }
 }
@@ -32,8 +32,8 @@ mod tests {
         // vLLM's decode capture (tests/data/traces/amd/vllm_decode_graph_full_capture.json.gz):
         // the index list recorded as `[]`.
         let a = OpArgs::recorded("[[32, 2880], []]", r#"["c10::BFloat16", ""]"#);
-        assert_eq!(op_cost("aten::index", &a).err(), Some(NoModel::ListShapes { input: 1 }));
+        assert_eq!(op_cost("aten::index", &a).err(), Some(NoCost::ListShapes { input: 1 }));
         let a = OpArgs::recorded("[[32, 2880], [[32]]]", r#"["c10::BFloat16", "TensorList"]"#);
-        assert_eq!(op_cost("aten::index", &a).err(), Some(NoModel::ListDType { input: 1 }));
+        assert_eq!(op_cost("aten::index", &a).err(), Some(NoCost::ListDType { input: 1 }));
     }
 }

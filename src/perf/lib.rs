@@ -1,4 +1,4 @@
-//! Per-op performance models: FLOPs and minimum memory traffic of one op call, from the
+//! Per-op cost formulas: FLOPs and minimum memory traffic of one op call, from the
 //! shapes, types and scalar arguments a trace records for it (`record_shapes=True`), so that
 //! each op's measured kernel time can be placed on a roofline ("where the time goes").
 //!
@@ -6,8 +6,8 @@
 //! (`args["Input Dims"]`, `args["Input type"]`, `args["Concrete Inputs"]`), reads them into a
 //! typed [`OpArgs`] and returns an [`OpCost`]: FLOPs, bytes, the [`Family`] of work, and the
 //! [`Unit`] and [`DType`] that say which chip peak the op is measured against; or a
-//! [`NoModel`] whose message says why not, for the op's row. Formulas, what "bytes" means and
-//! how these figures differ from TraceLens's: `docs/perf-models.md`.
+//! [`NoCost`] whose message says why not, for the op's row. Formulas, what "bytes" means and
+//! how these figures differ from TraceLens's: `docs/cost-formulas.md`.
 //!
 //! One file per family of ops (`gemm`, `attention`, `conv`, `elementwise`, `norm`, `softmax`,
 //! `reduce`, `embedding`, `scatter`, `copy`, `arange`, `loss`, `quantize`, FBGEMM's
@@ -18,6 +18,7 @@
 pub mod arange;
 pub mod args;
 pub mod attention;
+pub mod by_name;
 pub mod conv;
 pub mod copy;
 pub mod cost;
@@ -29,7 +30,6 @@ pub mod foreach;
 pub mod gemm;
 pub mod index;
 pub mod loss;
-pub mod model;
 pub mod norm;
 pub mod quantize;
 pub mod reduce;
@@ -41,8 +41,8 @@ pub mod tbe;
 pub mod triton;
 
 pub use args::{Input, List, OpArgs, RawArgs, Tensor};
+pub use by_name::{cost_from_trace, costed_ops, has_formula, op_cost};
 pub use cost::{Family, OpCost, Unit};
 pub use dtype::DType;
-pub use error::{ArgsError, NoModel};
-pub use model::{cost_from_trace, has_model, modelled_ops, op_cost};
+pub use error::{ArgsError, NoCost};
 pub use shape::Shape;

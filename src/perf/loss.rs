@@ -8,7 +8,7 @@
 
 use super::args::OpArgs;
 use super::cost::{product, Family, OpCost, Traffic, Unit};
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 use super::shape::broadcast;
 
 /// PyTorch's `reduction` codes (`torch.nn._reduction`).
@@ -19,22 +19,22 @@ const REDUCTION_SUM: i64 = 2;
 /// `mse_loss(self, target, reduction = mean)`: `(self − target)²`, averaged or summed to one
 /// element unless `reduction` is none. Needs `reduction` from Concrete Inputs when the trace
 /// recorded it as a value.
-pub fn mse_loss(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn mse_loss(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let target = args.tensor(1, "the target")?;
     let shape = broadcast([x.shape(), target.shape()]).ok_or_else(|| {
-        NoModel::Shapes(format!(
+        NoCost::Shapes(format!(
             "the input (input 0) {} and the target (input 1) {} do not broadcast",
             x.shape(),
             target.shape()
         ))
     })?;
-    let elements = shape.numel().ok_or(NoModel::Overflow { what: Quantity::Elements, input: 0 })?;
+    let elements = shape.numel().ok_or(NoCost::Overflow { what: Quantity::Elements, input: 0 })?;
     let reduction = args.int(2, "reduction")?.unwrap_or(REDUCTION_MEAN);
     let (outputs, per_element, family) = match reduction {
         REDUCTION_NONE => (elements, 2, Family::Elementwise),
         REDUCTION_MEAN | REDUCTION_SUM => (1, 3, Family::Reduce),
-        other => return Err(NoModel::BadConcrete { input: 2, what: "reduction", text: other.to_string() }),
+        other => return Err(NoCost::BadConcrete { input: 2, what: "reduction", text: other.to_string() }),
     };
     let dtype = x.dtype().promote(target.dtype());
     let traffic = Traffic::new().tensor(x)?.tensor(target)?.elements(outputs, dtype, x.index())?;
@@ -46,7 +46,7 @@ pub fn mse_loss(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// (the output tensor as input 4, written, not read): the gradient, `self`'s shape, in the
 /// `grad_input` tensor's type or `self`'s. `grad_output` is read at its recorded size (one
 /// element after a reduced loss), so `reduction` is not needed.
-pub fn mse_loss_backward(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn mse_loss_backward(args: &OpArgs) -> Result<OpCost, NoCost> {
     let grad = args.tensor(0, "the output's gradient")?;
     let x = args.tensor(1, "the input")?;
     let target = args.tensor(2, "the target")?;

@@ -20,7 +20,7 @@
 use super::args::{OpArgs, Tensor};
 use super::cost::{product, Family, OpCost, Traffic, Unit};
 use super::dtype::DType;
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// FLOPs per element of a LayerNorm with weight and bias (the table above): what an Inductor
 /// kernel that lists a LayerNorm, GroupNorm or BatchNorm is counted with.
@@ -30,7 +30,7 @@ pub const LAYER_NORM_FLOPS_PER_ELEMENT: u64 = 7;
 pub const RMS_NORM_FLOPS_PER_ELEMENT: u64 = 4;
 
 /// `native_layer_norm(input, normalized_shape, weight?, bias?, eps)`.
-pub fn layer_norm(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn layer_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let (w, b) = (args.opt_tensor(2, "the weight")?, args.opt_tensor(3, "the bias")?);
     let rows = rows(args, x, w)?;
@@ -40,7 +40,7 @@ pub fn layer_norm(args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// `_fused_rms_norm(input, normalized_shape, weight?, eps)`: the output and 1/rms per row.
-pub fn fused_rms_norm(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn fused_rms_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let w = args.opt_tensor(2, "the weight")?;
     let rows = rows(args, x, w)?;
@@ -49,7 +49,7 @@ pub fn fused_rms_norm(args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// vLLM `_C::rms_norm(out, input, weight, eps)`: no statistics saved.
-pub fn vllm_rms_norm(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn vllm_rms_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(1, "the input")?;
     let w = args.tensor(2, "the weight")?;
     finish(x, 4, Traffic::new().tensor(w)?, Traffic::new())
@@ -57,7 +57,7 @@ pub fn vllm_rms_norm(args: &OpArgs) -> Result<OpCost, NoModel> {
 
 /// vLLM `_C::fused_add_rms_norm(input, residual, weight, eps)`: `residual += input`, then
 /// `input = rms_norm(residual)`, both in place.
-pub fn vllm_fused_add_rms_norm(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn vllm_fused_add_rms_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let r = args.tensor(1, "the residual")?;
     let w = args.tensor(2, "the weight")?;
@@ -67,12 +67,12 @@ pub fn vllm_fused_add_rms_norm(args: &OpArgs) -> Result<OpCost, NoModel> {
 
 /// `native_group_norm(input, weight?, bias?, N, C, HxW, group, eps)`: statistics per sample and
 /// group.
-pub fn group_norm(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn group_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let (w, b) = (args.opt_tensor(1, "the weight")?, args.opt_tensor(2, "the bias")?);
     let groups =
-        args.int(6, "group")?.ok_or(NoModel::Input { input: 6, expected: "the group count", found: "absent" })?;
-    let groups = u64::try_from(groups).map_err(|_| NoModel::Shapes(format!("group (input 6) is {groups}")))?;
+        args.int(6, "group")?.ok_or(NoCost::Input { input: 6, expected: "the group count", found: "absent" })?;
+    let groups = u64::try_from(groups).map_err(|_| NoCost::Shapes(format!("group (input 6) is {groups}")))?;
     let n = x.dims().first().copied().unwrap_or(1);
     let stats_count = product(&[n, groups], Quantity::Elements, x.index())?;
     let stats = Traffic::new().elements(stats_count, stats_dtype(x), x.index())?.elements(
@@ -94,7 +94,7 @@ pub enum Training {
 /// BatchNorm ops whose first five inputs are `(input, weight?, bias?, running_mean?,
 /// running_var?)`; `_native_batch_norm_legit`'s `no_stats` overload (6 inputs, `training` at 3)
 /// has no running statistics.
-pub fn batch_norm(args: &OpArgs, training: Training) -> Result<OpCost, NoModel> {
+pub fn batch_norm(args: &OpArgs, training: Training) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let (w, b) = (args.opt_tensor(1, "the weight")?, args.opt_tensor(2, "the bias")?);
     let no_stats = training == Training::At(5) && args.len() == 6;
@@ -109,7 +109,7 @@ pub fn batch_norm(args: &OpArgs, training: Training) -> Result<OpCost, NoModel> 
     };
     let channels = match x.dims() {
         [_, c, ..] => *c,
-        _ => return Err(NoModel::Shapes(format!("batch norm needs an input [N, C, …]: input 0 is {}", x.shape()))),
+        _ => return Err(NoCost::Shapes(format!("batch norm needs an input [N, C, …]: input 0 is {}", x.shape()))),
     };
     let params = Traffic::new().opt_tensor(w)?.opt_tensor(b)?.opt_tensor(running_mean)?.opt_tensor(running_var)?;
     let affine = u64::from(w.is_some()) + u64::from(b.is_some());
@@ -127,20 +127,19 @@ pub fn batch_norm(args: &OpArgs, training: Training) -> Result<OpCost, NoModel> 
 
 /// Rows of a norm over the last dimensions: the input's elements over those of
 /// `normalized_shape` (input 1), or of the weight when the shape was not recorded.
-fn rows(args: &OpArgs, x: &Tensor, weight: Option<&Tensor>) -> Result<u64, NoModel> {
+fn rows(args: &OpArgs, x: &Tensor, weight: Option<&Tensor>) -> Result<u64, NoCost> {
     let row_len = match (args.int_list(1, "normalized_shape"), weight) {
         (Ok(Some(dims)), _) => {
             let dims = dims
                 .iter()
                 .map(|&d| {
-                    u64::try_from(d).map_err(|_| {
-                        NoModel::Shapes(format!("normalized_shape {dims:?} (input 1) has a negative size"))
-                    })
+                    u64::try_from(d)
+                        .map_err(|_| NoCost::Shapes(format!("normalized_shape {dims:?} (input 1) has a negative size")))
                 })
                 .collect::<Result<Vec<u64>, _>>()?;
             product(&dims, Quantity::Elements, 1)?
         }
-        (Err(NoModel::MissingConcrete { .. }) | Ok(None), Some(w)) => w.numel()?,
+        (Err(NoCost::MissingConcrete { .. }) | Ok(None), Some(w)) => w.numel()?,
         (Err(e), _) => return Err(e),
         (Ok(None), None) => x.dims().last().copied().unwrap_or(1),
     };
@@ -148,7 +147,7 @@ fn rows(args: &OpArgs, x: &Tensor, weight: Option<&Tensor>) -> Result<u64, NoMod
     match (n.checked_div(row_len), n.checked_rem(row_len)) {
         (Some(rows), Some(0)) => Ok(rows),
         (None, _) => Ok(0),
-        _ => Err(NoModel::Shapes(format!("normalized size {row_len} does not divide input 0 {}", x.shape()))),
+        _ => Err(NoCost::Shapes(format!("normalized size {row_len} does not divide input 0 {}", x.shape()))),
     }
 }
 
@@ -162,7 +161,7 @@ fn stats_dtype(x: &Tensor) -> DType {
 }
 
 /// Input read and output written once, plus `params` (read) and `saved` (written).
-fn finish(x: &Tensor, per_element: u64, params: Traffic, saved: Traffic) -> Result<OpCost, NoModel> {
+fn finish(x: &Tensor, per_element: u64, params: Traffic, saved: Traffic) -> Result<OpCost, NoCost> {
     let n = x.numel()?;
     let flops = product(&[n, per_element], Quantity::Flops, x.index())?;
     let bytes =

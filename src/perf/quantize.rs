@@ -14,18 +14,18 @@
 use super::args::{OpArgs, Tensor};
 use super::cost::{product, Family, OpCost, Traffic, Unit};
 use super::dtype::DType;
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// The bytes a rowwise-quantized row keeps after its values: its scale and a pad, `fp32` each.
 const ROW_PARAMS_BYTES: u64 = 8;
 
 /// `FloatToFP8RowwiseQuantized(t[…, n], forward)`: each row of the last dimension scaled by its
 /// own factor into one byte per value; output `uint8 [… , ⌈n/4⌉·4 + 8]`.
-pub fn float_to_fp8_rowwise(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn float_to_fp8_rowwise(args: &OpArgs) -> Result<OpCost, NoCost> {
     let t = args.tensor(0, "the input")?;
     let (rows, n) = rows_and_columns(t)?;
     let columns = n.div_ceil(4).checked_mul(4).and_then(|c| c.checked_add(ROW_PARAMS_BYTES));
-    let columns = columns.ok_or(NoModel::Overflow { what: Quantity::Size, input: t.index() })?;
+    let columns = columns.ok_or(NoCost::Overflow { what: Quantity::Size, input: t.index() })?;
     let out = product(&[rows, columns], Quantity::Bytes, t.index())?;
     let traffic = Traffic::new().tensor(t)?.elements(out, DType::U8, t.index())?;
     let flops = product(&[t.numel()?, 2], Quantity::Flops, t.index())?;
@@ -35,11 +35,11 @@ pub fn float_to_fp8_rowwise(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// `FP8RowwiseQuantizedToFloat(input uint8[…, m], forward, output_dtype = FP32)`: each row's
 /// `m − 8` values scaled back; the output type is FBGEMM's `SparseType` code (0 `fp32`,
 /// 1 `fp16`, 5 `bf16`), `fp32` when the argument is absent (older FBGEMM has none).
-pub fn fp8_rowwise_to_float(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn fp8_rowwise_to_float(args: &OpArgs) -> Result<OpCost, NoCost> {
     let t = args.tensor(0, "the quantized input")?;
     let (rows, m) = rows_and_columns(t)?;
     let Some(n) = m.checked_sub(ROW_PARAMS_BYTES) else {
-        return Err(NoModel::Shapes(format!(
+        return Err(NoCost::Shapes(format!(
             "a rowwise-quantized row holds at least its {ROW_PARAMS_BYTES} bytes of parameters: input 0 is {}",
             t.shape()
         )));
@@ -48,7 +48,7 @@ pub fn fp8_rowwise_to_float(args: &OpArgs) -> Result<OpCost, NoModel> {
         None | Some(0) => DType::F32,
         Some(1) => DType::F16,
         Some(5) => DType::BF16,
-        Some(other) => return Err(NoModel::BadConcrete { input: 2, what: "output_dtype", text: other.to_string() }),
+        Some(other) => return Err(NoCost::BadConcrete { input: 2, what: "output_dtype", text: other.to_string() }),
     };
     let out = product(&[rows, n], Quantity::Elements, t.index())?;
     let traffic = Traffic::new().tensor(t)?.elements(out, out_type, t.index())?;
@@ -56,7 +56,7 @@ pub fn fp8_rowwise_to_float(args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// `FloatToHFP8Quantized(input, ebits, exponent_bias, max_pos)`: one byte per value.
-pub fn float_to_hfp8(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn float_to_hfp8(args: &OpArgs) -> Result<OpCost, NoCost> {
     let t = args.tensor(0, "the input")?;
     let n = t.numel()?;
     let traffic = Traffic::new().tensor(t)?.elements(n, DType::U8, t.index())?;
@@ -64,7 +64,7 @@ pub fn float_to_hfp8(args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// `HFP8QuantizedToFloat(input uint8, ebits, exponent_bias)`: one `fp32` per byte.
-pub fn hfp8_to_float(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn hfp8_to_float(args: &OpArgs) -> Result<OpCost, NoCost> {
     let t = args.tensor(0, "the quantized input")?;
     let n = t.numel()?;
     let traffic = Traffic::new().tensor(t)?.elements(n, DType::F32, t.index())?;
@@ -74,12 +74,12 @@ pub fn hfp8_to_float(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// vLLM `_C::static_scaled_fp8_quant(result!, input, scale)`: `result = fp8(input / scale)`
 /// with a scale given as a tensor. Reads the input and the scale, writes the result (at its own
 /// type; it is not read).
-pub fn static_scaled_fp8_quant(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn static_scaled_fp8_quant(args: &OpArgs) -> Result<OpCost, NoCost> {
     let result = args.tensor(0, "the result")?;
     let input = args.tensor(1, "the input")?;
     let scale = args.tensor(2, "the scale")?;
     if result.numel()? != input.numel()? {
-        return Err(NoModel::Shapes(format!(
+        return Err(NoCost::Shapes(format!(
             "the result (input 0) {} and the input (input 1) {} differ in size",
             result.shape(),
             input.shape()
@@ -91,7 +91,7 @@ pub fn static_scaled_fp8_quant(args: &OpArgs) -> Result<OpCost, NoModel> {
 
 /// Rows (the product of all dimensions but the last) and columns (the last; a 0-dim tensor is
 /// one row of one) of `t`.
-fn rows_and_columns(t: &Tensor) -> Result<(u64, u64), NoModel> {
+fn rows_and_columns(t: &Tensor) -> Result<(u64, u64), NoCost> {
     match t.dims().split_last() {
         Some((&last, rest)) => Ok((product(rest, Quantity::Elements, t.index())?, last)),
         None => Ok((1, 1)),

@@ -13,7 +13,7 @@
 use super::args::OpArgs;
 use super::cost::{product, Family, OpCost, Traffic, Unit};
 use super::dtype::{DType, Kind};
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// What a reduction writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub fn find(op: &str) -> Option<&'static Reduction> {
 }
 
 /// The cost of one call of `r`.
-pub fn cost(r: &Reduction, args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn cost(r: &Reduction, args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let at = x.index();
     let inputs = x.numel()?;
@@ -111,7 +111,7 @@ pub fn cost(r: &Reduction, args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// The output's element count: the input's with the reduced dimensions taken out.
-fn reduced_elements(r: &Reduction, args: &OpArgs) -> Result<u64, NoModel> {
+fn reduced_elements(r: &Reduction, args: &OpArgs) -> Result<u64, NoCost> {
     let x = args.tensor(0, "the input")?;
     let shape = x.shape();
     let dims = if args.len() < r.dim_overload_inputs {
@@ -120,7 +120,7 @@ fn reduced_elements(r: &Reduction, args: &OpArgs) -> Result<u64, NoModel> {
         match args.int_list(r.dim_at, "dim") {
             // A vector (or a 0-dim tensor) reduces to one element whatever its valid `dim`
             // (0, -1, or the empty list for all), so an unrecorded `dim` does not matter.
-            Err(NoModel::MissingConcrete { .. }) if shape.rank() <= 1 => None,
+            Err(NoCost::MissingConcrete { .. }) if shape.rank() <= 1 => None,
             other => other?,
         }
     };
@@ -133,14 +133,14 @@ fn reduced_elements(r: &Reduction, args: &OpArgs) -> Result<u64, NoModel> {
             if d.iter().all(|&v| v == 0 || v == -1) {
                 vec![]
             } else {
-                return Err(NoModel::Shapes(format!("dim {d:?} (input {}) is out of range for input 0 []", r.dim_at)));
+                return Err(NoCost::Shapes(format!("dim {d:?} (input {}) is out of range for input 0 []", r.dim_at)));
             }
         }
         Some(d) => d
             .iter()
             .map(|&v| {
                 shape.axis(v).ok_or_else(|| {
-                    NoModel::Shapes(format!("dim {v} (input {}) is out of range for input 0 {shape}", r.dim_at))
+                    NoCost::Shapes(format!("dim {v} (input {}) is out of range for input 0 {shape}", r.dim_at))
                 })
             })
             .collect::<Result<_, _>>()?,
@@ -155,7 +155,7 @@ fn reduced_elements(r: &Reduction, args: &OpArgs) -> Result<u64, NoModel> {
 mod tests {
     use super::*;
 
-    fn run(name: &str, dims: &str, types: &str, concrete: Option<&str>) -> Result<OpCost, NoModel> {
+    fn run(name: &str, dims: &str, types: &str, concrete: Option<&str>) -> Result<OpCost, NoCost> {
         let args = OpArgs::of_text(dims, types, concrete);
         cost(find(name).unwrap(), &args)
     }

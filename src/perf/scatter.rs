@@ -15,21 +15,21 @@
 
 use super::args::{Input, OpArgs};
 use super::cost::{product, Family, OpCost, Traffic, Unit};
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// One call of `scatter_add` (`inplace: false`) or `scatter_add_`.
-pub fn scatter_add(args: &OpArgs, inplace: bool) -> Result<OpCost, NoModel> {
+pub fn scatter_add(args: &OpArgs, inplace: bool) -> Result<OpCost, NoCost> {
     cost(args, inplace, true)
 }
 
 /// One call of `scatter` (`inplace: false`) or `scatter_`: its `.src` and `.value` overloads
 /// have 4 inputs; `.reduce` and `.value_reduce` a fifth, the `reduce` string (which the
 /// profiler does not record: its arity tells them apart), and accumulate as `scatter_add` does.
-pub fn scatter(args: &OpArgs, inplace: bool) -> Result<OpCost, NoModel> {
+pub fn scatter(args: &OpArgs, inplace: bool) -> Result<OpCost, NoCost> {
     cost(args, inplace, args.len() >= 5)
 }
 
-fn cost(args: &OpArgs, inplace: bool, accumulates: bool) -> Result<OpCost, NoModel> {
+fn cost(args: &OpArgs, inplace: bool, accumulates: bool) -> Result<OpCost, NoCost> {
     let target = args.tensor(0, "the tensor scattered into")?;
     let index = args.tensor(2, "the index")?;
     let src = match args.input(3) {
@@ -38,7 +38,7 @@ fn cost(args: &OpArgs, inplace: bool, accumulates: bool) -> Result<OpCost, NoMod
     };
     if let Some(src) = src {
         if index.shape().rank() != src.shape().rank() || index.dims().iter().zip(src.dims()).any(|(i, s)| i > s) {
-            return Err(NoModel::Shapes(format!(
+            return Err(NoCost::Shapes(format!(
                 "the index (input 2) {} is larger than the source (input 3) {}",
                 index.shape(),
                 src.shape()

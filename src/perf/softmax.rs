@@ -10,7 +10,7 @@
 use super::args::OpArgs;
 use super::cost::{product, Family, OpCost, Traffic, Unit};
 use super::dtype::DType;
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// FLOPs per element (module documentation).
 pub const FLOPS_PER_ELEMENT: u64 = 5;
@@ -23,13 +23,13 @@ pub const BACKWARD_FLOPS_PER_ELEMENT: u64 = 4;
 /// `_log_softmax_backward_data`: the gradient and the forward's output read, the input's
 /// gradient written in `input_dtype` (the forward input's type, which differs from the
 /// gradient's after a `half_to_float` softmax), so it needs that code from Concrete Inputs.
-pub fn backward(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn backward(args: &OpArgs) -> Result<OpCost, NoCost> {
     let grad = args.tensor(0, "the output's gradient")?;
     let y = args.tensor(1, "the forward's output")?;
     let code =
-        args.int(3, "input_dtype")?.ok_or(NoModel::Input { input: 3, expected: "input_dtype", found: "absent" })?;
+        args.int(3, "input_dtype")?.ok_or(NoCost::Input { input: 3, expected: "input_dtype", found: "absent" })?;
     let out = DType::from_scalar_type_code(code)
-        .ok_or_else(|| NoModel::Unsupported(format!("dtype {code} (input 3) is not a type with a known size")))?;
+        .ok_or_else(|| NoCost::Unsupported(format!("dtype {code} (input 3) is not a type with a known size")))?;
     let n = grad.numel()?;
     let flops = product(&[n, BACKWARD_FLOPS_PER_ELEMENT], Quantity::Flops, grad.index())?;
     let bytes = Traffic::new().tensor(grad)?.tensor(y)?.elements(n, out, grad.index())?;
@@ -37,24 +37,24 @@ pub fn backward(args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// `_softmax(self, dim, half_to_float)` and `_log_softmax`.
-pub fn internal(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn internal(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let out = if args.flag(2, "half_to_float", false)? { DType::F32 } else { x.dtype() };
     cost(args, out)
 }
 
 /// `softmax(self, dim, dtype?)`, `log_softmax` and `_safe_softmax`.
-pub fn public(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn public(args: &OpArgs) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let out = match args.int(2, "dtype")? {
         None => x.dtype(),
         Some(code) => DType::from_scalar_type_code(code)
-            .ok_or_else(|| NoModel::Unsupported(format!("dtype {code} (input 2) is not a type with a known size")))?,
+            .ok_or_else(|| NoCost::Unsupported(format!("dtype {code} (input 2) is not a type with a known size")))?,
     };
     cost(args, out)
 }
 
-fn cost(args: &OpArgs, out: DType) -> Result<OpCost, NoModel> {
+fn cost(args: &OpArgs, out: DType) -> Result<OpCost, NoCost> {
     let x = args.tensor(0, "the input")?;
     let n = x.numel()?;
     let flops = product(&[n, FLOPS_PER_ELEMENT], Quantity::Flops, x.index())?;

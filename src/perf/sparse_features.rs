@@ -14,7 +14,7 @@
 
 use super::args::{OpArgs, Tensor};
 use super::cost::{product, sum, Family, OpCost, Traffic, Unit};
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// `permute_2D_sparse_data(permute[T'], lengths[T, B], values[N], weights?[N],
 /// permuted_lengths_sum?)` and `permute_1D_sparse_data` (the same with `lengths[T]`, one
@@ -26,18 +26,18 @@ use super::error::{NoModel, Quantity};
 /// `N' = N` (what the op's name and its TorchRec callers mean); a `permute` that repeats or
 /// drops features gives no `N'` in the shapes, and the model says so. The values and weights
 /// read are the `N'` gathered ones, the lengths read the `T'` permuted rows.
-pub fn permute_sparse_data(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn permute_sparse_data(args: &OpArgs) -> Result<OpCost, NoCost> {
     permuted(args, Some(4))
 }
 
 /// `permute_sparse_features(permute, lengths, indices, weights?)`: `permute_2D_sparse_data`
 /// without the `permuted_lengths_sum` argument.
-pub fn permute_sparse_features(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn permute_sparse_features(args: &OpArgs) -> Result<OpCost, NoCost> {
     permuted(args, None)
 }
 
 /// `sum_at`: where the op takes `permuted_lengths_sum`, if it does.
-fn permuted(args: &OpArgs, sum_at: Option<usize>) -> Result<OpCost, NoModel> {
+fn permuted(args: &OpArgs, sum_at: Option<usize>) -> Result<OpCost, NoCost> {
     let permute = args.tensor(0, "the permute list")?;
     let lengths = args.tensor(1, "the lengths")?;
     let values = args.tensor(2, "the values")?;
@@ -60,15 +60,15 @@ fn permuted(args: &OpArgs, sum_at: Option<usize>) -> Result<OpCost, NoModel> {
     }
     const SUM: &str = "permuted_lengths_sum";
     let recorded_sum = match sum_at.map(|i| args.int(i, SUM)) {
-        None | Some(Err(NoModel::MissingConcrete { .. })) => None,
+        None | Some(Err(NoCost::MissingConcrete { .. })) => None,
         Some(other) => other?,
     };
     let n_out = match (recorded_sum, sum_at) {
         (Some(s), _) => u64::try_from(s).map_err(|_| shapes(format!("{SUM} (input 4) is {s}")))?,
         (None, _) if t_out == t_in => n_in,
-        (None, Some(i)) if !args.concrete_recorded() => return Err(NoModel::MissingConcrete { input: i, what: SUM }),
+        (None, Some(i)) if !args.concrete_recorded() => return Err(NoCost::MissingConcrete { input: i, what: SUM }),
         (None, _) => {
-            return Err(NoModel::NotRecorded(format!(
+            return Err(NoCost::NotRecorded(format!(
                 "the permute list (input 0) has {t_out} entries for {t_in} features (input 1 {}): with features \
                  repeated or dropped, the number of permuted values is not in the recorded shapes",
                 lengths.shape()
@@ -95,12 +95,12 @@ fn permuted(args: &OpArgs, sum_at: Option<usize>) -> Result<OpCost, NoModel> {
 /// weights (when given), the positions (with `bucketize_pos`, the indices' type) and the
 /// unbucketize permutation (with `sequence`, the indices' type). So it needs `my_size` and the
 /// two flags from Concrete Inputs.
-pub fn block_bucketize_sparse_features(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn block_bucketize_sparse_features(args: &OpArgs) -> Result<OpCost, NoCost> {
     let lengths = args.tensor(0, "the lengths")?;
     let indices = args.tensor(1, "the indices")?;
     let block_sizes = args.tensor(4, "the block sizes")?;
     let weights = args.opt_tensor(6, "the weights")?;
-    let my_size = args.int(5, "my_size")?.ok_or(NoModel::MissingConcrete { input: 5, what: "my_size" })?;
+    let my_size = args.int(5, "my_size")?.ok_or(NoCost::MissingConcrete { input: 5, what: "my_size" })?;
     let my_size = u64::try_from(my_size).map_err(|_| shapes(format!("my_size (input 5) is {my_size}")))?;
     let bucketize_pos = required_flag(args, 2, "bucketize_pos")?;
     let sequence = required_flag(args, 3, "sequence")?;
@@ -127,7 +127,7 @@ pub fn block_bucketize_sparse_features(args: &OpArgs) -> Result<OpCost, NoModel>
 /// counts, the indices and the offsets; the weights' values are not read (only their length
 /// is checked). It writes only to repair an index out of range (and the one-element warning
 /// counter), which a correct input never needs: nothing written is counted.
-pub fn bounds_check_indices(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn bounds_check_indices(args: &OpArgs) -> Result<OpCost, NoCost> {
     let rows = args.tensor(0, "the rows per table")?;
     let indices = args.tensor(1, "the indices")?;
     let offsets = args.tensor(2, "the offsets")?;
@@ -146,7 +146,7 @@ pub enum Cumsum {
 
 /// FBGEMM's cumsums of a 1-D tensor (the complete one also of each row of a 2-D one): one add
 /// per element; the input read once and the output written once, in the input's type.
-pub fn cumsum(args: &OpArgs, kind: Cumsum) -> Result<OpCost, NoModel> {
+pub fn cumsum(args: &OpArgs, kind: Cumsum) -> Result<OpCost, NoCost> {
     let t = args.tensor(0, "the input")?;
     let n = t.numel()?;
     let rows = match t.dims() {
@@ -163,7 +163,7 @@ pub fn cumsum(args: &OpArgs, kind: Cumsum) -> Result<OpCost, NoModel> {
 }
 
 /// The length of a 1-D tensor; `what` names it in the error.
-fn one_dim(t: &Tensor, what: &str) -> Result<u64, NoModel> {
+fn one_dim(t: &Tensor, what: &str) -> Result<u64, NoCost> {
     match t.dims() {
         [n] => Ok(*n),
         _ => Err(shapes(format!("{what} (input {}) must be 1-D: it is {}", t.index(), t.shape()))),
@@ -171,13 +171,13 @@ fn one_dim(t: &Tensor, what: &str) -> Result<u64, NoModel> {
 }
 
 /// A flag without a default here: its value changes which outputs are written.
-fn required_flag(args: &OpArgs, i: usize, what: &'static str) -> Result<bool, NoModel> {
-    args.concrete(i, what)?.ok_or(NoModel::MissingConcrete { input: i, what })?;
+fn required_flag(args: &OpArgs, i: usize, what: &'static str) -> Result<bool, NoCost> {
+    args.concrete(i, what)?.ok_or(NoCost::MissingConcrete { input: i, what })?;
     args.flag(i, what, false)
 }
 
-fn shapes(reason: String) -> NoModel {
-    NoModel::Shapes(reason)
+fn shapes(reason: String) -> NoCost {
+    NoCost::Shapes(reason)
 }
 
 #[cfg(test)]
@@ -219,7 +219,7 @@ mod tests {
         let dims = "[[1390], [1334, 2048], [64162701], [], []]";
         let types = r#"["int", "int", "int", "", "Scalar"]"#;
         let e = permute_sparse_data(&args(dims, types, None)).unwrap_err();
-        assert_eq!(e, NoModel::MissingConcrete { input: 4, what: "permuted_lengths_sum" });
+        assert_eq!(e, NoCost::MissingConcrete { input: 4, what: "permuted_lengths_sum" });
         // The same call with the sum recorded (as PyTorch 2.x traces would): 1,390·2,048
         // lengths read and written, 70,000,000 values gathered and written.
         let c = permute_sparse_data(&args(dims, types, Some(r#"["", "", "", "", "70000000"]"#))).unwrap();

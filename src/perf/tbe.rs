@@ -25,7 +25,7 @@
 use super::args::OpArgs;
 use super::cost::{product, Family, OpCost, Traffic, Unit};
 use super::dtype::DType;
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 
 /// Which TBE op a name is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub fn find(op: &str) -> Option<Tbe> {
 }
 
 /// The cost of one call of the TBE op `kind`.
-pub fn cost(kind: Tbe, args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn cost(kind: Tbe, args: &OpArgs) -> Result<OpCost, NoCost> {
     match kind {
         Tbe::Lookup => lookup(args),
         Tbe::LookupBackward => lookup_backward(args),
@@ -82,7 +82,7 @@ pub fn cost(kind: Tbe, args: &OpArgs) -> Result<OpCost, NoModel> {
 /// after the optimizer's own, at a position that varies with the optimizer, and is not read: a
 /// half-precision output is counted at twice its size). Needs `total_D`, `max_D` and
 /// `pooling_mode` from Concrete Inputs and tables of one dim.
-fn lookup(args: &OpArgs) -> Result<OpCost, NoModel> {
+fn lookup(args: &OpArgs) -> Result<OpCost, NoCost> {
     let dev = args.tensor(1, "the device weights")?;
     let uvm = args.tensor(2, "the UVM weights")?;
     let d_offsets = args.tensor(6, "D_offsets")?;
@@ -91,13 +91,13 @@ fn lookup(args: &OpArgs) -> Result<OpCost, NoModel> {
     let per_sample = args.opt_tensor(14, "the per-sample weights")?;
     let total_d = concrete_size(args, 7, "total_D")?;
     let max_d = concrete_size(args, 8, "max_D")?;
-    let pooling = args.int(13, "pooling_mode")?.ok_or(NoModel::MissingConcrete { input: 13, what: "pooling_mode" })?;
+    let pooling = args.int(13, "pooling_mode")?.ok_or(NoCost::MissingConcrete { input: 13, what: "pooling_mode" })?;
     let tables = match d_offsets.dims() {
         [n] if *n >= 1 => n - 1,
-        _ => return Err(NoModel::Shapes(format!("D_offsets (input 6) {} is not [T + 1]", d_offsets.shape()))),
+        _ => return Err(NoCost::Shapes(format!("D_offsets (input 6) {} is not [T + 1]", d_offsets.shape()))),
     };
     if Some(total_d) != tables.checked_mul(max_d) {
-        return Err(NoModel::NotRecorded(format!(
+        return Err(NoCost::NotRecorded(format!(
             "tables of different embedding dims (total_D {total_d} over {tables} tables, max_D {max_d}): the \
              size of the row each index gathers depends on its table, which the trace does not record"
         )));
@@ -105,7 +105,7 @@ fn lookup(args: &OpArgs) -> Result<OpCost, NoModel> {
     let bags = match (offsets.dims(), tables) {
         ([n], t) if t > 0 && *n >= 1 && (n - 1) % t == 0 => (n - 1) / t,
         _ => {
-            return Err(NoModel::Shapes(format!(
+            return Err(NoCost::Shapes(format!(
                 "offsets (input 12) {} is not [T · B + 1] for T = {tables} tables",
                 offsets.shape()
             )))
@@ -118,7 +118,7 @@ fn lookup(args: &OpArgs) -> Result<OpCost, NoModel> {
     let outputs = match pooling {
         0 | 1 => product(&[bags, total_d], Quantity::Elements, offsets.index())?,
         2 => gathered,
-        other => return Err(NoModel::BadConcrete { input: 13, what: "pooling_mode", text: other.to_string() }),
+        other => return Err(NoCost::BadConcrete { input: 13, what: "pooling_mode", text: other.to_string() }),
     };
     let traffic = Traffic::new()
         .tensor(indices)?
@@ -134,9 +134,9 @@ fn lookup(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// row the forward's indices touched, reads and writes the row and its optimizer state. Its
 /// recorded input is the gradient alone (`[B, total_D]`): the indices are saved from the
 /// forward, not recorded, so the rows it updates are not in the trace.
-fn lookup_backward(args: &OpArgs) -> Result<OpCost, NoModel> {
+fn lookup_backward(args: &OpArgs) -> Result<OpCost, NoCost> {
     let grad = args.tensor(0, "the output's gradient")?;
-    Err(NoModel::NotRecorded(format!(
+    Err(NoCost::NotRecorded(format!(
         "the embedding backward updates the rows its forward's indices picked, and its recorded inputs (the \
          gradient {}) do not include them",
         grad.shape()
@@ -147,7 +147,7 @@ fn lookup_backward(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// inv_offset_dim_list[T+1], inv_permute_list[T])` and `permute_pooled_embs_auto_grad`:
 /// moves each table's column block of the pooled output to its permuted place. Bytes: the
 /// pooled tensor read and the output (its shape and type) written, the four lists read.
-pub fn permute_pooled(args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn permute_pooled(args: &OpArgs) -> Result<OpCost, NoCost> {
     let pooled = args.tensor(0, "the pooled embeddings")?;
     let mut traffic = Traffic::new().tensor(pooled)?.tensor(pooled)?;
     for i in 1..5 {
@@ -160,16 +160,16 @@ pub fn permute_pooled(args: &OpArgs) -> Result<OpCost, NoModel> {
 /// input is the gradient; the offset and permute lists it also reads were saved from the
 /// forward and are not recorded (`T + 1` integers each, a few KiB beside a gradient of MiBs),
 /// so they are left out.
-fn permute_pooled_backward(args: &OpArgs) -> Result<OpCost, NoModel> {
+fn permute_pooled_backward(args: &OpArgs) -> Result<OpCost, NoCost> {
     let grad = args.tensor(0, "the gradient")?;
     let traffic = Traffic::new().tensor(grad)?.tensor(grad)?;
     Ok(OpCost::exact(Family::Copy, Unit::Vector, grad.dtype(), 0, traffic.total()))
 }
 
 /// A non-negative size scalar that must come from Concrete Inputs.
-fn concrete_size(args: &OpArgs, i: usize, what: &'static str) -> Result<u64, NoModel> {
-    let v = args.int(i, what)?.ok_or(NoModel::MissingConcrete { input: i, what })?;
-    u64::try_from(v).map_err(|_| NoModel::BadConcrete { input: i, what, text: v.to_string() })
+fn concrete_size(args: &OpArgs, i: usize, what: &'static str) -> Result<u64, NoCost> {
+    let v = args.int(i, what)?.ok_or(NoCost::MissingConcrete { input: i, what })?;
+    u64::try_from(v).map_err(|_| NoCost::BadConcrete { input: i, what, text: v.to_string() })
 }
 
 #[cfg(test)]

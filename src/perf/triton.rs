@@ -22,7 +22,7 @@
 
 use super::args::{Input, List, OpArgs, Tensor};
 use super::cost::{product, sum, Family, OpCost, Traffic, Unit};
-use super::error::{NoModel, Quantity};
+use super::error::{NoCost, Quantity};
 use super::norm;
 use super::softmax;
 use classify::category::Category;
@@ -34,11 +34,11 @@ pub fn is_triton(op: &str) -> bool {
 }
 
 /// The cost of one launch of the Triton kernel `op`.
-pub fn cost(op: &str, args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn cost(op: &str, args: &OpArgs) -> Result<OpCost, NoCost> {
     let buffers = buffers(args)?;
     let Some(largest) = buffers.iter().copied().reduce(|a, b| if b.numel().ok() > a.numel().ok() { b } else { a })
     else {
-        return Err(NoModel::Unsupported("no tensor arguments recorded for this Triton kernel".to_string()));
+        return Err(NoCost::Unsupported("no tensor arguments recorded for this Triton kernel".to_string()));
     };
     let mut traffic = Traffic::new();
     for b in &buffers {
@@ -70,15 +70,15 @@ pub fn cost(op: &str, args: &OpArgs) -> Result<OpCost, NoModel> {
 }
 
 /// Every buffer argument; an argument of unknown type, or a list, has no size.
-fn buffers(args: &OpArgs) -> Result<Vec<&Tensor>, NoModel> {
+fn buffers(args: &OpArgs) -> Result<Vec<&Tensor>, NoCost> {
     let mut out = Vec::new();
     for (i, input) in args.inputs().iter().enumerate() {
         match input {
             Input::Tensor(t) => out.push(t),
             Input::UnknownTensor { type_name } => {
-                return Err(NoModel::UnknownDType { input: i, name: type_name.clone() })
+                return Err(NoCost::UnknownDType { input: i, name: type_name.clone() })
             }
-            Input::List(List::Tensors(shapes)) if !shapes.is_empty() => return Err(NoModel::ListDType { input: i }),
+            Input::List(List::Tensors(shapes)) if !shapes.is_empty() => return Err(NoCost::ListDType { input: i }),
             _ => {}
         }
     }
@@ -87,7 +87,7 @@ fn buffers(args: &OpArgs) -> Result<Vec<&Tensor>, NoModel> {
 
 /// `xnumel` (pointwise) or `xnumel · r0_numel` (reductions): the last one or two of the
 /// trailing whole-number scalars; `None` when they are not recorded.
-fn iteration_elements(args: &OpArgs, kind: InductorKind) -> Result<Option<u64>, NoModel> {
+fn iteration_elements(args: &OpArgs, kind: InductorKind) -> Result<Option<u64>, NoCost> {
     let mut trailing = Vec::new();
     for input in args.inputs().iter().rev() {
         match input {
@@ -130,9 +130,9 @@ fn flops_per_element(word: &str) -> u64 {
 }
 
 /// A template (GEMM) kernel: the first pair of buffers that multiply, plus its epilogue.
-fn template(op: &str, buffers: &[&Tensor], words: &[&str], bytes: u64) -> Result<OpCost, NoModel> {
+fn template(op: &str, buffers: &[&Tensor], words: &[&str], bytes: u64) -> Result<OpCost, NoCost> {
     if op.contains("attention") {
-        return Err(NoModel::Unsupported(
+        return Err(NoCost::Unsupported(
             "Triton flex-attention template: the attention sizes are not recorded in a form read here".to_string(),
         ));
     }
@@ -142,7 +142,7 @@ fn template(op: &str, buffers: &[&Tensor], words: &[&str], bytes: u64) -> Result
         _ => None,
     });
     let Some((a, batch, m, n, k)) = gemm else {
-        return Err(NoModel::Unsupported(
+        return Err(NoCost::Unsupported(
             "Triton template kernel: no pair of buffers shaped [M, K], [K, N] to read the GEMM from".to_string(),
         ));
     };
@@ -163,7 +163,7 @@ mod tests {
     use super::*;
     use crate::dtype::DType;
 
-    fn run(name: &str, dims: &str, types: &str, concrete: Option<&str>) -> Result<OpCost, NoModel> {
+    fn run(name: &str, dims: &str, types: &str, concrete: Option<&str>) -> Result<OpCost, NoCost> {
         let args = OpArgs::of_text(dims, types, concrete);
         cost(name, &args)
     }

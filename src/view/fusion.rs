@@ -7,7 +7,7 @@ use analysis::trace_fusion::describe::How;
 use analysis::trace_fusion::{FusionTotals, KernelGroup, TraceFusion};
 use draw::chart::{traffic_series, Bar, BarChart, BarRow};
 use table::{Cell, DataTable};
-use trace::model::TraceFormat;
+use trace::TraceFormat;
 use units::{format_bytes, format_duration_us, format_pct, group_digits, plural};
 
 /// Kernel groups drawn in the per-group chart (the longest with known bytes).

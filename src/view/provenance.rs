@@ -7,7 +7,7 @@ use table::{Cell, DataTable};
 use units::format_bytes;
 
 use analysis::provenance::{CompiledKernels, Inferred, Unjoined};
-use trace::model::compiled::Estimate;
+use trace::compiled::Estimate;
 
 /// Widest list of nodes or model ops shown in a cell (the JSON has them whole).
 const LIST_WIDTH: usize = 90;

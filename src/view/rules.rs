@@ -4,13 +4,13 @@ use classify::{rules, Pattern, Scope};
 use table::{Cell, DataTable};
 
 use super::{component_list, kernel_cell};
-use trace::model::platform::{vendor_of_name, Vendor};
+use trace::platform::{vendor_of_name, Vendor};
 
 /// The classifier's rule table ([`classify::rules()`]) as the page shows it: one row per
 /// rule in the order they are tried (base-name rules first, then namespace and template
 /// argument rules, each scope first match wins), with where and how it matches, the
 /// categories it decides, the vendor whose library names its example kernel (by the vendor
-/// hints of [`trace::model::platform`]; the rules themselves apply to every vendor) and what it is for.
+/// hints of [`trace::platform`]; the rules themselves apply to every vendor) and what it is for.
 pub fn rules_table() -> DataTable {
     let mut t = DataTable::new(
         "rules",

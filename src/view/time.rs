@@ -9,7 +9,7 @@ use analysis::pipeline::TraceTime;
 use analysis::time::gap::Gap;
 use analysis::time::op_table::{Bound, OpRow, ShapesFrom};
 use analysis::time::timeline::Timeline;
-use trace::model::TraceFormat;
+use trace::TraceFormat;
 
 /// Widest input-dims text shown in a cell (the exact value keeps it whole).
 const DIMS_WIDTH: usize = 48;

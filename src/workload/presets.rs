@@ -4,7 +4,7 @@
 use super::config::{parse_model_config, ModelConfig};
 use super::WorkloadError;
 
-const MODELS: [(&str, &str); 11] = [
+const FORMULAS: [(&str, &str); 11] = [
     ("llama2-13b", include_str!("../../tests/data/models/models/llama2-13b.json")),
     ("llama3-8b", include_str!("../../tests/data/models/models/llama3-8b.json")),
     ("llama3-70b", include_str!("../../tests/data/models/models/llama3-70b.json")),
@@ -20,13 +20,13 @@ const MODELS: [(&str, &str); 11] = [
 
 /// Names of the built-in model configs.
 pub fn model_names() -> Vec<&'static str> {
-    MODELS.iter().map(|(n, _)| *n).collect()
+    FORMULAS.iter().map(|(n, _)| *n).collect()
 }
 
 /// A built-in model config by name (case-insensitive; `llama3.1-405b` = `llama3_1-405b`).
 pub fn preset_model(name: &str) -> Result<ModelConfig, WorkloadError> {
     let key = name.to_ascii_lowercase().replace('.', "_");
-    let (_, text) = MODELS.iter().find(|(n, _)| *n == key).ok_or_else(|| {
+    let (_, text) = FORMULAS.iter().find(|(n, _)| *n == key).ok_or_else(|| {
         WorkloadError::Config(format!("unknown model `{name}`; built-in models: {}", model_names().join(", ")))
     })?;
     parse_model_config(text)

@@ -11,7 +11,7 @@ use crate::structure::align::Step;
 use crate::summary::round3;
 use classify::category::Category;
 use classify::Classification;
-use trace::model::intern::NameId;
+use trace::intern::NameId;
 
 /// One place where a side runs one kernel for what the other runs as several.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,7 +20,7 @@ use crate::structure::TraceStructure;
 use crate::summary::round3;
 use classify::category::Category;
 use classify::Classification;
-use trace::model::intern::NameId;
+use trace::intern::NameId;
 
 /// Evidence of a difference found here starts with this (the others start `op-anchored` or
 /// `sequence`).

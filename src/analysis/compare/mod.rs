@@ -24,8 +24,8 @@ use fusion::FusionFinder;
 use layers::{align_layers, merge};
 pub use layers::{LayerAlignment, LayerRow, RowSide, EVIDENCE_PREFIX as LAYER_EVIDENCE};
 use side::{align_kernels, ratio, two, Side, MAX_ALIGN_CELLS};
-use trace::model::platform::Vendor;
-use trace::model::Trace;
+use trace::platform::Vendor;
+use trace::Trace;
 
 /// A side whose kernels are at least this share op-anchored is mapped by op.
 const MIN_ANCHORED_SHARE: f64 = 0.5;

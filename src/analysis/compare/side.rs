@@ -10,7 +10,7 @@ use crate::structure::align::{align, Step};
 use crate::summary::ClassifiedTrace;
 use classify::category::Category;
 use classify::Classification;
-use trace::model::intern::NameId;
+use trace::intern::NameId;
 
 pub(super) struct Side<'t> {
     pub c: ClassifiedTrace<'t>,

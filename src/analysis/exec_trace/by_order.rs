@@ -16,7 +16,7 @@
 use rustc_hash::FxHashMap;
 
 use super::ExecTrace;
-use trace::model::Trace;
+use trace::Trace;
 
 /// Kineto ops looked at for the next ET op before it is taken as one the trace did not record.
 pub const LOOKAHEAD: usize = 64;
@@ -124,7 +124,7 @@ fn ordered(dur: f64) -> i64 {
 mod tests {
     use super::*;
     use crate::exec_trace::EtNode;
-    use trace::model::{CpuOp, RecordedShapes};
+    use trace::{CpuOp, RecordedShapes};
 
     fn node(id: u64, tid: u64, name: &str) -> EtNode {
         EtNode {

@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 
 use super::by_order;
 use super::ExecTrace;
-use trace::model::Trace;
+use trace::Trace;
 
 /// How an ET's nodes link to a Kineto trace's CPU ops.
 #[derive(Debug, Clone, PartialEq)]

@@ -76,7 +76,7 @@ pub struct EtNode {
     pub inputs: Vec<EtTensor>,
     pub outputs: Vec<EtTensor>,
     /// `Input Dims`, `Input type` and `Concrete Inputs` texts as a Kineto op records them, made
-    /// from the node's `input_shapes`, `input_types` and `inputs`, for the performance models.
+    /// from the node's `input_shapes`, `input_types` and `inputs`, for the cost formulas.
     pub input_dims: String,
     pub input_types: String,
     pub concrete_inputs: String,

@@ -20,12 +20,12 @@ use limits::{
     RANKS_COLLECTIVES, RANKS_COMPUTE_SPANS, RANKS_DEVICES, RANKS_GROUPS, RANKS_GROUP_MEMBERS, RANKS_STREAMS,
     RANKS_STREAM_SPANS,
 };
-use trace::model::intern::{NameId, NameTable};
-use trace::model::platform::{detect_vendor_of, device_names};
-use trace::model::CollectiveArgs;
-use trace::model::Distributed;
-use trace::model::{Kernel, Launch, Transfer, TransferKind};
+use trace::intern::{NameId, NameTable};
+use trace::platform::{detect_vendor_of, device_names};
 use trace::read::{EventSink, TraceHeader};
+use trace::CollectiveArgs;
+use trace::Distributed;
+use trace::{Kernel, Launch, Transfer, TransferKind};
 use units::group_digits;
 
 /// One process group of a rank, or, when the trace does not record groups, one stream of

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use trace::model::{DistributedInfo, PgConfig};
+pub use trace::{DistributedInfo, PgConfig};
 
 /// The rank a file name gives: the digits after the last `rank` (any case), optionally
 /// separated by `_`, `-` or `.`; `None` when the name has no such part.

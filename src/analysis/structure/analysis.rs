@@ -4,13 +4,13 @@
 
 use super::layers::Budget;
 use super::phases::{phases, step_layers, PhaseFound};
-use super::steps::{steps, StepsFound, StreamView};
+use super::steps::{steps, StepsFound, StreamKernels};
 use super::stream::{main_stream, StreamChoice};
 use classify::category::Category;
 use limits::LAYER_SEARCH_CELLS;
 use serde::{Deserialize, Serialize};
-use trace::model::intern::NameId;
-use trace::model::Trace;
+use trace::intern::NameId;
+use trace::Trace;
 
 /// What the search found in one trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,7 +52,7 @@ pub fn kernel_categories(trace: &Trace, category: &dyn Fn(NameId) -> Category) -
 pub fn search(trace: &Trace, category: &dyn Fn(NameId) -> Category) -> Option<TraceStructure> {
     let stream = main_stream(trace)?;
     let categories = kernel_categories(trace, category);
-    let view = StreamView { trace, stream: &stream, categories: &categories };
+    let view = StreamKernels { trace, stream: &stream, categories: &categories };
     let mut budget = Budget::new(LAYER_SEARCH_CELLS);
     let found_steps = steps(&view, &mut budget);
     let found = step_layers(&view, &found_steps.steps, &mut budget);

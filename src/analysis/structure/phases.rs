@@ -8,8 +8,8 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::layers::{find, Budget, Found, Tokens};
-use super::steps::{StepSpan, StreamView};
-use trace::model::intern::NameId;
+use super::steps::{StepSpan, StreamKernels};
+use trace::intern::NameId;
 
 /// A phase: its steps and, if its steps have layers, the layer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,7 +58,7 @@ impl PhaseLayer {
 
 /// The layers of each step (remembered per distinct kernel sequence, so a thousand identical
 /// decode steps are searched once).
-pub fn step_layers(view: &StreamView<'_>, steps: &[StepSpan], budget: &mut Budget) -> Vec<Option<Found>> {
+pub fn step_layers(view: &StreamKernels<'_>, steps: &[StepSpan], budget: &mut Budget) -> Vec<Option<Found>> {
     let mut known: FxHashMap<Vec<u32>, Option<Found>> = FxHashMap::default();
     steps
         .iter()
@@ -104,7 +104,7 @@ pub fn annotation_label(name: &str) -> Option<&'static str> {
 }
 
 /// Groups steps into phases and gathers each phase's layer statistics.
-pub fn phases(view: &StreamView<'_>, steps: &[StepSpan], found: &[Option<Found>]) -> (Vec<PhaseFound>, Vec<usize>) {
+pub fn phases(view: &StreamKernels<'_>, steps: &[StepSpan], found: &[Option<Found>]) -> (Vec<PhaseFound>, Vec<usize>) {
     let mut by_unit: FxHashMap<Vec<u32>, usize> = FxHashMap::default();
     let mut by_sequence: FxHashMap<Vec<u32>, usize> = FxHashMap::default();
     let mut phases: Vec<PhaseFound> = Vec::new();
@@ -168,7 +168,7 @@ fn guess_prefill_decode(phases: &mut [PhaseFound]) {
 
 /// The layer statistics of one phase's steps.
 fn phase_layer(
-    view: &StreamView<'_>,
+    view: &StreamKernels<'_>,
     steps: &[StepSpan],
     found: &[Option<Found>],
     members: &[usize],

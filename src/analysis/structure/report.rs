@@ -10,8 +10,8 @@ use super::steps::STEP_MARKERS;
 use crate::structure::align::{align, Step};
 use classify::category::Category;
 use classify::name::short_name;
-use trace::model::intern::NameId;
-use trace::model::Trace;
+use trace::intern::NameId;
+use trace::Trace;
 
 /// Variants listed per phase; the rest are counted in a note.
 pub const MAX_VARIANTS: usize = 8;

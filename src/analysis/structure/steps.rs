@@ -16,8 +16,8 @@ use rustc_hash::FxHashMap;
 use super::layers::{find, Budget, Tokens};
 use super::stream::StreamChoice;
 use classify::category::Category;
-use trace::model::intern::NameId;
-use trace::model::Trace;
+use trace::intern::NameId;
+use trace::Trace;
 
 /// Annotation names that mark a step, by prefix, with what they are called in reports.
 pub const STEP_MARKERS: [(&str, &str); 3] =
@@ -62,14 +62,14 @@ pub struct StepsFound {
 }
 
 /// A stream's kernels as the step and layer searches read them.
-pub struct StreamView<'a> {
+pub struct StreamKernels<'a> {
     pub trace: &'a Trace,
     pub stream: &'a StreamChoice,
     /// Category of each name, by name index.
     pub categories: &'a [Category],
 }
 
-impl StreamView<'_> {
+impl StreamKernels<'_> {
     pub fn len(&self) -> usize {
         self.stream.kernels.len()
     }
@@ -78,7 +78,7 @@ impl StreamView<'_> {
         self.stream.kernels.is_empty()
     }
 
-    pub fn kernel(&self, pos: usize) -> &trace::model::Kernel {
+    pub fn kernel(&self, pos: usize) -> &trace::Kernel {
         &self.trace.kernels[self.stream.kernels[pos]]
     }
 
@@ -98,7 +98,7 @@ impl StreamView<'_> {
 }
 
 /// The steps of the stream; see the module docs.
-pub fn steps(view: &StreamView<'_>, budget: &mut Budget) -> StepsFound {
+pub fn steps(view: &StreamKernels<'_>, budget: &mut Budget) -> StepsFound {
     let mut known = KnownCores::default();
     if let Some((marker, ranges)) = annotated(view) {
         let covered: usize = ranges.iter().map(|s| s.kernels.len()).sum();
@@ -142,7 +142,7 @@ pub fn steps(view: &StreamView<'_>, budget: &mut Budget) -> StepsFound {
 
 /// The step ranges of the marking annotations that hold the most steps (then the most kernels;
 /// GPU ranges before CPU ones, then the order of [`STEP_MARKERS`]), each with its kernels.
-fn annotated(view: &StreamView<'_>) -> Option<(Marker, Vec<StepSpan>)> {
+fn annotated(view: &StreamKernels<'_>) -> Option<(Marker, Vec<StepSpan>)> {
     let mut best: Option<(Marker, Vec<StepSpan>, usize)> = None;
     for gpu in [true, false] {
         for kind in 0..STEP_MARKERS.len() {
@@ -163,10 +163,10 @@ fn annotated(view: &StreamView<'_>) -> Option<(Marker, Vec<StepSpan>)> {
 
 /// The stream's kernels in the ranges of one marker: each kernel in the innermost range (the
 /// latest-starting one) that holds its start on the GPU, or its launch call on the CPU.
-fn assign(view: &StreamView<'_>, marker: Marker) -> Vec<StepSpan> {
+fn assign(view: &StreamKernels<'_>, marker: Marker) -> Vec<StepSpan> {
     let trace = view.trace;
     let prefix = STEP_MARKERS[marker.kind].0;
-    let ranges: Vec<&trace::model::Annotation> = trace
+    let ranges: Vec<&trace::Annotation> = trace
         .annotations
         .iter()
         .filter(|a| a.gpu == marker.gpu && (!a.gpu || a.pid == view.stream.device))
@@ -195,7 +195,7 @@ fn assign(view: &StreamView<'_>, marker: Marker) -> Vec<StepSpan> {
 }
 
 /// Correlation ids shared by two or more kernels of the stream: graph replays.
-fn replays(view: &StreamView<'_>) -> FxHashMap<u64, usize> {
+fn replays(view: &StreamKernels<'_>) -> FxHashMap<u64, usize> {
     let mut counts: FxHashMap<u64, usize> = FxHashMap::default();
     for pos in 0..view.len() {
         if let Some(c) = view.kernel(pos).correlation {
@@ -208,7 +208,7 @@ fn replays(view: &StreamView<'_>) -> FxHashMap<u64, usize> {
 
 /// The idle gap that ends a burst: [`STEP_GAP_US`], or [`STEP_GAP_FACTOR`] × the median gap
 /// when that is longer (a stream that idles between all its kernels).
-fn gap_threshold(view: &StreamView<'_>) -> f64 {
+fn gap_threshold(view: &StreamKernels<'_>) -> f64 {
     let mut gaps: Vec<f64> = (1..view.len()).map(|i| view.gap(i - 1, i)).collect();
     if gaps.is_empty() {
         return STEP_GAP_US;
@@ -218,7 +218,7 @@ fn gap_threshold(view: &StreamView<'_>) -> f64 {
     STEP_GAP_US.max(STEP_GAP_FACTOR * *median)
 }
 
-fn is_boundary(view: &StreamView<'_>, replay: &FxHashMap<u64, usize>, threshold: f64, a: usize, b: usize) -> bool {
+fn is_boundary(view: &StreamKernels<'_>, replay: &FxHashMap<u64, usize>, threshold: f64, a: usize, b: usize) -> bool {
     let same_replay = match (view.kernel(a).correlation, view.kernel(b).correlation) {
         (Some(x), Some(y)) => x == y && replay.contains_key(&x),
         _ => false,
@@ -227,7 +227,7 @@ fn is_boundary(view: &StreamView<'_>, replay: &FxHashMap<u64, usize>, threshold:
 }
 
 /// The stream cut at long idle gaps (never inside a graph replay).
-fn bursts(view: &StreamView<'_>) -> Vec<Range<usize>> {
+fn bursts(view: &StreamKernels<'_>) -> Vec<Range<usize>> {
     let threshold = gap_threshold(view);
     let replay = replays(view);
     let mut out = Vec::new();
@@ -272,12 +272,17 @@ type CoreSearch = (Vec<u32>, usize, usize);
 /// The runs of layers in `positions` that are cores of passes, as ranges of indices into
 /// `positions`, in order: those of the layer that covers the most, then, in the stretches
 /// between and around them, those of other layers (a prefill pass between decode passes).
-fn cores(view: &StreamView<'_>, positions: &[usize], budget: &mut Budget, known: &mut KnownCores) -> Vec<Range<usize>> {
+fn cores(
+    view: &StreamKernels<'_>,
+    positions: &[usize],
+    budget: &mut Budget,
+    known: &mut KnownCores,
+) -> Vec<Range<usize>> {
     cores_within(view, positions, budget, known, CORE_DEPTH, 0)
 }
 
 fn cores_within(
-    view: &StreamView<'_>,
+    view: &StreamKernels<'_>,
     positions: &[usize],
     budget: &mut Budget,
     known: &mut KnownCores,
@@ -302,7 +307,7 @@ fn cores_within(
 
 /// [`cores_within`]'s search itself, on the sequence's `tokens`.
 fn cores_searched(
-    view: &StreamView<'_>,
+    view: &StreamKernels<'_>,
     positions: &[usize],
     tokens: &[u32],
     budget: &mut Budget,
@@ -343,7 +348,7 @@ fn cores_searched(
 /// piece up to the longest idle gap between them (where a new graph replay starts, on equal
 /// gaps; else the first), those before the first core to the first piece and after the last to
 /// the last.
-fn divide(view: &StreamView<'_>, positions: &[usize], cores: &[Range<usize>]) -> Vec<Vec<usize>> {
+fn divide(view: &StreamKernels<'_>, positions: &[usize], cores: &[Range<usize>]) -> Vec<Vec<usize>> {
     if cores.len() < 2 {
         return vec![positions.to_vec()];
     }
@@ -373,7 +378,7 @@ fn divide(view: &StreamView<'_>, positions: &[usize], cores: &[Range<usize>]) ->
 mod tests {
     use super::*;
     use crate::structure::stream::main_stream;
-    use trace::model::{Annotation, Kernel, Launch};
+    use trace::{Annotation, Kernel, Launch};
 
     /// Kernels `k0`, `k1`, … on `device`, 10 µs apart (1 µs long), with `gap` more µs before
     /// each kernel listed in `after_gap`; correlation id = index.
@@ -403,7 +408,7 @@ mod tests {
     fn found(t: &Trace) -> StepsFound {
         let stream = main_stream(t).unwrap();
         let categories = vec![Category::Other; t.names.len()];
-        steps(&StreamView { trace: t, stream: &stream, categories: &categories }, &mut Budget::new(1 << 20))
+        steps(&StreamKernels { trace: t, stream: &stream, categories: &categories }, &mut Budget::new(1 << 20))
     }
 
     #[test]
@@ -459,7 +464,7 @@ mod tests {
     fn remembered_cores_are_those_of_searching_every_burst_whatever_the_budget() {
         let (t, categories) = serving();
         let stream = main_stream(&t).unwrap();
-        let view = StreamView { trace: &t, stream: &stream, categories: &categories };
+        let view = StreamKernels { trace: &t, stream: &stream, categories: &categories };
         let bursts: Vec<Vec<usize>> = bursts(&view).into_iter().map(|b| b.collect()).collect();
         assert!(bursts.len() >= 12, "{}", bursts.len());
         // What searching every burst afresh costs, then budgets that run out part of the way.

@@ -6,7 +6,7 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use trace::model::Trace;
+use trace::Trace;
 
 /// The kernels the structure is read from, and what was left out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,8 +20,8 @@ mod tests;
 use rustc_hash::FxHashMap;
 
 use crate::summary::round3;
-use trace::model::intern::NameId;
-use trace::model::Trace;
+use trace::intern::NameId;
+use trace::Trace;
 
 /// A call that returned this close after a kernel's end waited for that kernel, µs.
 const SYNC_SLACK_US: f64 = 5.0;

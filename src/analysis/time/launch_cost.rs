@@ -31,8 +31,8 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use crate::summary::round3;
-use trace::model::intern::NameId;
-use trace::model::Trace;
+use trace::intern::NameId;
+use trace::Trace;
 
 /// A host-bound stretch is at least this many kernels in a row, each launched after its stream
 /// went idle: one or two such kernels are a pause, a run of them is a host that cannot keep up.

@@ -1,5 +1,5 @@
 //! The per-op table: one row per distinct (op, input dims, input types), with the GPU time its
-//! calls took and, where a performance model knows the op, its FLOPs, bytes, achieved rates and
+//! calls took and, where a cost formula knows the op, its FLOPs, bytes, achieved rates and
 //! distance from the chip's roofline (`docs/trace-analysis.md`, "Where the time goes").
 //!
 //! Every GPU event (kernel, memcpy, memset) is attributed to exactly one op, the innermost
@@ -20,11 +20,11 @@ use serde_json::Value;
 use crate::exec_trace::{EtLink, ExecTrace};
 use crate::summary::{round3, ClassifiedTrace};
 use hardware::{Chip, PeakKey, Precision, Unit};
-use trace::model::compiled::Compiler;
-use trace::model::intern::NameId;
-use trace::model::{OpLinks, RecordedShapes, Trace};
+use trace::compiled::Compiler;
+use trace::intern::NameId;
+use trace::{OpLinks, RecordedShapes, Trace};
 
-/// What a performance model says about one call of an op.
+/// What a cost formula says about one call of an op.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cost {
     /// The model's family, shown in the table (`GEMM`, `attention`, `elementwise`, …).
@@ -45,9 +45,9 @@ pub struct ShapeText<'a> {
     pub concrete: Option<&'a str>,
 }
 
-/// The performance models: op name and recorded shapes in, one call's cost or the reason there
+/// The cost formulas: op name and recorded shapes in, one call's cost or the reason there
 /// is none out. [`perf`] in production, a stand-in in tests.
-pub type CostModel<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
+pub type CostLookup<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
 
 /// Where a row's shapes came from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -244,7 +244,7 @@ impl<'t> OpShapes<'t> {
 pub fn op_table(
     side: &ClassifiedTrace<'_>,
     chip: Option<&Chip>,
-    model: CostModel<'_>,
+    model: CostLookup<'_>,
     exec_trace: Option<LinkedExecTrace<'_>>,
 ) -> OpTable {
     let (trace, links, event_ops) = (side.trace, &side.links(), side.event_ops());
@@ -397,7 +397,7 @@ const NESTED_WALK: usize = 64;
 /// Each distinct (op, dims, types)'s cost, computed once.
 struct CostCache<'t, 'm> {
     shapes: OpShapes<'t>,
-    model: CostModel<'m>,
+    model: CostLookup<'m>,
     by_key: FxHashMap<RowKey, Result<Cost, String>>,
 }
 

@@ -192,7 +192,7 @@ fn retire(fold: &mut StreamFold, h: Held, launches: &mut FxHashMap<u64, f64>) ->
 mod tests {
     use super::*;
     use crate::time::waits::waits;
-    use trace::model::{Kernel, Launch, Trace};
+    use trace::{Kernel, Launch, Trace};
 
     /// A trace of two streams with a host wait, a launch gap and a wait on something else, its
     /// events handed over out of order and its launch calls after their kernels.

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::timeline::Intervals;
 use crate::summary::{round3, ClassifiedTrace};
 use classify::category::Category;
-use trace::model::platform::device_names;
+use trace::platform::device_names;
 
 /// One stream's figures (kernels only: the trace model keeps no stream for copies).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::summary::{round3, ClassifiedTrace};
 use crate::time::disjoint_spans::DisjointSpans;
 use classify::category::Category;
-use trace::model::TransferKind;
+use trace::TransferKind;
 
 /// Sorted, disjoint intervals with the running total of their lengths.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -263,7 +263,7 @@ pub fn timelines(side: &ClassifiedTrace<'_>) -> Vec<DeviceTimeline> {
         trace.kernels.iter().map(|k| k.device).chain(trace.transfers.iter().map(|t| t.device)).collect();
     devices.sort_unstable();
     devices.dedup();
-    let names = trace::model::platform::device_names(&trace.devices, side.platform.vendor, &devices);
+    let names = trace::platform::device_names(&trace.devices, side.platform.vendor, &devices);
     let windows = step_windows(side);
     let mut out: Vec<DeviceTimeline> = devices
         .iter()

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use crate::summary::round3;
-use trace::model::Trace;
+use trace::Trace;
 
 /// HTA's `consecutive_kernel_delay`: a gap shorter than this, after a launch that came in time,
 /// is the cost of launching back to back. HTA documents it as 30 ns, but compares it with
@@ -412,7 +412,7 @@ mod tests {
 
     #[test]
     fn each_step_gets_the_part_of_each_gap_inside_it() {
-        use trace::model::Kernel;
+        use trace::Kernel;
         let mut t = Trace::default();
         let name = t.names.intern("k");
         for (ts, dur) in [(0.0, 10.0), (15.0, 5.0), (130.0, 10.0)] {

@@ -1,4 +1,4 @@
-//! What an op-level byte model says of one call: fused and unfused bytes, kind, parts and data
+//! What an op-level byte formula says of one call: fused and unfused bytes, kind, parts and data
 //! flow. Its own file because the models that produce it (serving engines' fused ops,
 //! collectives, vLLM's MoE and attention) and the group description that takes it must not
 //! import each other.

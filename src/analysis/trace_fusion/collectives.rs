@@ -7,8 +7,8 @@ use super::call_bytes::CallBytes;
 use super::kind::Kind;
 use super::unknown::Unknown;
 use perf::{OpArgs, RawArgs};
-use trace::model::intern::NameId;
-use trace::model::{RecordedShapes, Trace};
+use trace::intern::NameId;
+use trace::{RecordedShapes, Trace};
 
 /// The c10d ops whose first two inputs are the output and the input buffer of one collective.
 const OUTPUT_INPUT: [(&str, &[&str]); 3] = [

@@ -1,13 +1,13 @@
-//! A kernel's group where the compiler recorded it (XLA's HLO, `trace::model::compiled`): the
+//! A kernel's group where the compiler recorded it (XLA's HLO, `trace::compiled`): the
 //! group as recorded, and which of an op's kernels its bytes are counted at.
 
 use rustc_hash::FxHashMap;
 
 use super::describe::{Described, Flow, GroupOp, How};
 use super::unknown::Unknown;
-use trace::model::compiled::{CompiledGroup, Compiler};
-use trace::model::intern::NameId;
-use trace::model::Trace;
+use trace::compiled::{CompiledGroup, Compiler};
+use trace::intern::NameId;
+use trace::Trace;
 
 /// Per compiled group: the kernel name that takes the most time in all, where the group ran
 /// more than one kernel name.

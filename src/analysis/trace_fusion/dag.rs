@@ -19,13 +19,13 @@ use super::{analyze_then, FusionOptions, TraceFusion};
 use crate::structure::analysis::kernel_categories;
 use crate::structure::layers::Budget;
 use crate::structure::phases::step_layers;
-use crate::structure::steps::StreamView;
+use crate::structure::steps::StreamKernels;
 use crate::structure::TraceStructure;
 use crate::summary::ClassifiedTrace;
 use classify::category::Category;
 use limits::LAYER_SEARCH_CELLS;
-use trace::model::intern::NameId;
-use trace::model::Trace;
+use trace::intern::NameId;
+use trace::Trace;
 
 /// Windows kept (layers first, phase by phase): a picker of a few dozen entries is still usable,
 /// and a thousand-step trace must not grow its report by a window per step.
@@ -227,7 +227,7 @@ fn spans_of(
 ) -> (String, Vec<Span>, usize) {
     let trace = side.trace;
     let categories = kernel_categories(trace, category);
-    let view = StreamView { trace, stream: &s.stream, categories: &categories };
+    let view = StreamKernels { trace, stream: &s.stream, categories: &categories };
     let mut budget = Budget::new(LAYER_SEARCH_CELLS);
     let mut spans: Vec<Span> = Vec::new();
     let mut left_out = 0usize;

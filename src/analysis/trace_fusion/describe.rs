@@ -1,6 +1,6 @@
 //! What one launching op says about the kernel it launched: its ops, the parts its unfused
 //! form runs as separate kernels, its kind for the rules, its fused and unfused bytes per call
-//! (from the op's performance model, an Inductor kernel's op words or a serving engine's fused
+//! (from the op's cost formula, an Inductor kernel's op words or a serving engine's fused
 //! op), and the data flow the what-if follows (`docs/trace-fusion.md`, "Groups").
 
 use serde::{Deserialize, Serialize};
@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::call_bytes::CallBytes;
 use super::kind::{Composite, Kind};
 use super::serving_ops::{serving_cost, why_unknown};
-use super::unknown::{of_model, Unknown};
+use super::unknown::{of_no_cost, Unknown};
 use classify::inductor;
-use perf::{op_cost, Family, Input, List, NoModel, OpArgs, OpCost, RawArgs};
+use perf::{op_cost, Family, Input, List, NoCost, OpArgs, OpCost, RawArgs};
 
 /// One op a group ran, with the shapes the launch recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,7 +26,7 @@ pub struct GroupOp {
 /// How a group's ops and bytes were known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum How {
-    /// The launching op's recorded shapes and dtypes, through its performance model.
+    /// The launching op's recorded shapes and dtypes, through its cost formula.
     #[serde(rename = "recorded shapes")]
     RecordedShapes,
     /// The op words of an Inductor kernel name, with the launch's recorded buffers.
@@ -132,7 +132,7 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
     let args = if raw.input_dims.is_none() {
         Err(Unknown::not_recorded("the trace was recorded without record_shapes: no Input Dims"))
     } else {
-        OpArgs::parse(raw).map_err(|e| of_model(&NoModel::from(e)).prefixed(op))
+        OpArgs::parse(raw).map_err(|e| of_no_cost(&NoCost::from(e)).prefixed(op))
     };
     if let Some(words) = inductor::parse(&op.to_ascii_lowercase()) {
         // An Inductor kernel: its op words, each with the launch's buffers.
@@ -164,7 +164,7 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
                 }
                 Ok((c.bytes, unfused))
             }
-            Err(e) => Err(of_model(&e).prefixed(op)),
+            Err(e) => Err(of_no_cost(&e).prefixed(op)),
         };
         return d;
     }
@@ -186,7 +186,7 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
         return d;
     }
     match op_cost(op, &args) {
-        Err(e) => d.bytes = Err(why_unknown(op, &args).unwrap_or_else(|| of_model(&e))),
+        Err(e) => d.bytes = Err(why_unknown(op, &args).unwrap_or_else(|| of_no_cost(&e))),
         Ok(c) => {
             d.kind = Some(Kind::of_family(c.family));
             d.flow = eager_flow(op, &c, &args);
@@ -280,7 +280,7 @@ fn composite_unfused(comp: Composite, c: &OpCost, flow: &Flow, args: &OpArgs) ->
 }
 
 /// Tensor-input bytes, the iteration space and the output of an eager op whose model counts
-/// each tensor input once and one output (`docs/perf-models.md`): the output is the rest.
+/// each tensor input once and one output (`docs/cost-formulas.md`): the output is the rest.
 /// In-place ops that overwrite their first tensor without reading it.
 const OVERWRITES: &[&str] = &[
     "aten::fill_",

@@ -19,9 +19,9 @@ use crate::exec_trace::{EtLink, ExecTrace};
 use crate::summary::{round3, ClassifiedTrace};
 use classify::category::Category;
 use perf::RawArgs;
-use trace::model::compiled::Compiler;
-use trace::model::intern::NameId;
-use trace::model::{EventOps, RecordedShapes, Trace, TransferKind};
+use trace::compiled::Compiler;
+use trace::intern::NameId;
+use trace::{EventOps, RecordedShapes, Trace, TransferKind};
 
 /// One kernel (or copy) group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -13,7 +13,7 @@
 //! - [`kind`]: what the rules see a kernel as, and the parts of library-fused ops;
 //! - [`flow`]: producer→consumer edges inferred from order and sizes;
 //! - [`rules`]: the built-in rule sets and the user rule file;
-//! - [`serving_ops`], [`vllm_ops`]: the byte models of serving engines' fused ops;
+//! - [`serving_ops`], [`vllm_ops`]: the byte formulas of serving engines' fused ops;
 //! - [`collectives`]: a collective kernel's bytes from its c10d op;
 //! - [`whatif`]: the opportunities; [`repredict`]: the check against Inductor.
 
@@ -51,7 +51,7 @@ use crate::structure::Structure;
 use crate::summary::{gpu_time_us, round3, ClassifiedTrace};
 use calib::CalibrationProfile;
 use hardware::Chip;
-use trace::model::Trace;
+use trace::Trace;
 
 /// The GPU time whose bytes are unknown, µs, by whose gap it is ([`Cause`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::summary::round3;
-use trace::model::intern::NameId;
-use trace::model::Trace;
+use trace::intern::NameId;
+use trace::Trace;
 
 /// How far up the op tree one event's time is carried: real nesting is a few tens deep (module
 /// wrappers, `aten::linear` → `aten::addmm`); a deeper chain is cut, its top ops then undercount.

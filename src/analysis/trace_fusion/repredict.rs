@@ -15,7 +15,7 @@ use super::kind::Kind;
 use super::rules::{RuleSet, Run};
 use classify::category::Category;
 use classify::inductor;
-use trace::model::Trace;
+use trace::Trace;
 
 /// How many Inductor kernels the rules re-form exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

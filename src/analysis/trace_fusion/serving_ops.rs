@@ -1,5 +1,5 @@
 //! Bytes of the fused custom ops serving engines call (SGLang's `sgl_kernel`, AMD's `aiter`,
-//! vLLM's `_C`), which the per-op performance models do not know: each is a library fusion whose
+//! vLLM's `_C`), which the per-op cost formulas do not know: each is a library fusion whose
 //! parts are known (`docs/trace-fusion.md`, "Serving engines' fused ops"). Each input read once,
 //! each output written once, at the recorded shapes and types; an output buffer passed in is
 //! written, not read.

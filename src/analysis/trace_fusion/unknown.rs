@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use perf::{ArgsError, NoModel};
+use perf::{ArgsError, NoCost};
 
 /// Whose gap an unknown byte figure is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -16,10 +16,10 @@ pub enum Cause {
     /// op reads, a concrete argument the size depends on.
     #[serde(rename = "not recorded")]
     NotRecorded,
-    /// The trace records the op's arguments, but fusionscope has no byte model for the op (or
+    /// The trace records the op's arguments, but fusionscope has no byte formula for the op (or
     /// for this form of it).
     #[serde(rename = "no model")]
-    NoModel,
+    NoCost,
     /// What the trace records does not fit the op: malformed or absurd shapes, sizes that
     /// overflow 64 bits.
     #[serde(rename = "bad input")]
@@ -39,7 +39,7 @@ impl Cause {
     pub fn text(self) -> &'static str {
         match self {
             Cause::NotRecorded => "not recorded",
-            Cause::NoModel => "no model",
+            Cause::NoCost => "no model",
             Cause::BadInput => "bad input",
             Cause::CountedElsewhere => "counted at another kernel",
             Cause::Unstated => "unstated",
@@ -70,7 +70,7 @@ impl Unknown {
         Unknown::new(Cause::NotRecorded, why)
     }
     pub fn no_model(why: impl Into<String>) -> Unknown {
-        Unknown::new(Cause::NoModel, why)
+        Unknown::new(Cause::NoCost, why)
     }
     pub fn bad_input(why: impl Into<String>) -> Unknown {
         Unknown::new(Cause::BadInput, why)
@@ -88,28 +88,28 @@ impl std::fmt::Display for Unknown {
     }
 }
 
-/// Whose gap a performance model's refusal is.
-pub fn cause_of(e: &NoModel) -> Cause {
+/// Whose gap a cost formula's refusal is.
+pub fn cause_of(e: &NoCost) -> Cause {
     match e {
-        NoModel::UnknownOp(_) | NoModel::Unsupported(_) => Cause::NoModel,
-        NoModel::Args(ArgsError::MissingDims | ArgsError::MissingTypes) => Cause::NotRecorded,
-        NoModel::ListDType { .. }
-        | NoModel::ListShapes { .. }
-        | NoModel::MissingConcrete { .. }
-        | NoModel::NotRecorded(_) => Cause::NotRecorded,
+        NoCost::UnknownOp(_) | NoCost::Unsupported(_) => Cause::NoCost,
+        NoCost::Args(ArgsError::MissingDims | ArgsError::MissingTypes) => Cause::NotRecorded,
+        NoCost::ListDType { .. }
+        | NoCost::ListShapes { .. }
+        | NoCost::MissingConcrete { .. }
+        | NoCost::NotRecorded(_) => Cause::NotRecorded,
         // An argument of a form the model does not take (a scalar where it expects a tensor,
         // an absent optional input): a form of the op it does not model.
-        NoModel::Input { .. } => Cause::NoModel,
-        NoModel::Args(_)
-        | NoModel::UnknownDType { .. }
-        | NoModel::BadConcrete { .. }
-        | NoModel::Shapes(_)
-        | NoModel::Overflow { .. } => Cause::BadInput,
+        NoCost::Input { .. } => Cause::NoCost,
+        NoCost::Args(_)
+        | NoCost::UnknownDType { .. }
+        | NoCost::BadConcrete { .. }
+        | NoCost::Shapes(_)
+        | NoCost::Overflow { .. } => Cause::BadInput,
     }
 }
 
-/// A performance model's refusal as a typed reason, its words unchanged.
-pub fn of_model(e: &NoModel) -> Unknown {
+/// A cost formula's refusal as a typed reason, its words unchanged.
+pub fn of_no_cost(e: &NoCost) -> Unknown {
     Unknown::new(cause_of(e), e.to_string())
 }
 
@@ -119,13 +119,13 @@ mod tests {
 
     #[test]
     fn the_cause_says_whose_gap_it_is() {
-        assert_eq!(cause_of(&NoModel::UnknownOp("aten::foo".into())), Cause::NoModel);
-        assert_eq!(cause_of(&NoModel::Args(ArgsError::MissingDims)), Cause::NotRecorded);
-        assert_eq!(cause_of(&NoModel::ListShapes { input: 1 }), Cause::NotRecorded);
-        assert_eq!(cause_of(&NoModel::MissingConcrete { input: 2, what: "dim" }), Cause::NotRecorded);
-        assert_eq!(cause_of(&NoModel::Shapes("bad".into())), Cause::BadInput);
-        assert_eq!(cause_of(&NoModel::NotRecorded("rows".into())), Cause::NotRecorded);
-        assert!(Cause::CountedElsewhere.covered() && !Cause::NoModel.covered());
+        assert_eq!(cause_of(&NoCost::UnknownOp("aten::foo".into())), Cause::NoCost);
+        assert_eq!(cause_of(&NoCost::Args(ArgsError::MissingDims)), Cause::NotRecorded);
+        assert_eq!(cause_of(&NoCost::ListShapes { input: 1 }), Cause::NotRecorded);
+        assert_eq!(cause_of(&NoCost::MissingConcrete { input: 2, what: "dim" }), Cause::NotRecorded);
+        assert_eq!(cause_of(&NoCost::Shapes("bad".into())), Cause::BadInput);
+        assert_eq!(cause_of(&NoCost::NotRecorded("rows".into())), Cause::NotRecorded);
+        assert!(Cause::CountedElsewhere.covered() && !Cause::NoCost.covered());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::call_bytes::CallBytes;
 use super::kind::Kind;
 use super::unknown::Unknown;
 use perf::{DType, OpArgs, RawArgs, Tensor};
-use trace::model::Trace;
+use trace::Trace;
 
 /// The attention work of one engine step, as vLLM's detailed step annotation records it
 /// (`execute_{tokens}_context_{n}(sq…sk…sqsq…sqsk…)_generation_{n}(sq…sk…sqsq…sqsk…)`): per
@@ -133,8 +133,8 @@ pub(crate) fn kv_cache_type(trace: &Trace) -> Result<DType, Unknown> {
     }
 }
 
-fn parse_args(trace: &Trace, shapes: trace::model::RecordedShapes) -> Option<OpArgs> {
-    let text = |id: Option<trace::model::intern::NameId>| id.map(|id| trace.name(id));
+fn parse_args(trace: &Trace, shapes: trace::RecordedShapes) -> Option<OpArgs> {
+    let text = |id: Option<trace::intern::NameId>| id.map(|id| trace.name(id));
     OpArgs::parse(RawArgs {
         input_dims: text(shapes.dims),
         input_type: text(shapes.types),

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use trace::model::{DistributedInfo, PgConfig};
+use trace::{DistributedInfo, PgConfig};
 
 /// Reads `distributedInfo`'s JSON text. A value of another shape (or with keys of other types)
 /// reads as `None`: the rank then comes from the file name, and a note says why.

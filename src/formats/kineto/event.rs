@@ -11,12 +11,10 @@ use super::raw::{Num, RawArgs, RawDevice, RawEvent, RawJson};
 use super::scan::{Item, ItemSink, Offer, Taken};
 use super::structural::{self, BLOCK};
 use limits::TRACE_NAME_BYTES;
-use trace::model::compiled::Estimate;
-use trace::model::intern::{NameId, NameTable};
-use trace::model::{
-    Annotation, CpuOp, DeviceProperties, Distributed, Kernel, Launch, RecordedShapes, Transfer, TransferKind,
-};
+use trace::compiled::Estimate;
+use trace::intern::{NameId, NameTable};
 use trace::read::{EventSink, TraceHeader};
+use trace::{Annotation, CpuOp, DeviceProperties, Distributed, Kernel, Launch, RecordedShapes, Transfer, TransferKind};
 
 /// Turns items, as the scanner finds them, into the header and the sink's events.
 pub(super) struct Builder<S> {

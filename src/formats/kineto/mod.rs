@@ -41,9 +41,9 @@ use event::Builder;
 use scan::Scanner;
 
 use crate::interface::{readable, About};
-use trace::model::Trace;
 use trace::read::inflate::Inflate;
 use trace::read::{EventSink, TraceHeader};
+use trace::Trace;
 
 /// Incremental reader into any [`EventSink`]; see the module docs.
 pub struct Reader<S> {

@@ -11,7 +11,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use trace::model::CollectiveArgs;
+use trace::CollectiveArgs;
 
 /// Visitor methods that read a value of a kind the field does not take as absent (`$absent`),
 /// consuming it whole so that parsing goes on.

@@ -29,10 +29,10 @@ use rustc_hash::FxHashMap;
 use crate::interface::{Incremental, Readable};
 use crate::sqlite::{get, open, span, Export, SqliteError};
 use limits::{SQLITE_BYTES, SQLITE_STEPS, TRACE_NAME_BYTES};
-use trace::model::intern::NameId;
-use trace::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
+use trace::intern::NameId;
 use trace::read::inflate::Gathered;
 use trace::read::{EventSink, TraceHeader};
+use trace::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
 
 /// The first 16 bytes of every SQLite database file.
 pub use crate::interface::SQLITE_MAGIC;
@@ -335,7 +335,7 @@ mod tests {
             ("NVIDIA H100 80GB HBM3", Some(32), Some(132))
         );
         assert!(t.cpu_ops.is_empty());
-        let p = trace::model::platform::platform(&t);
+        let p = trace::platform::platform(&t);
         assert_eq!((p.vendor, p.devices), (trace::Vendor::Nvidia, vec!["NVIDIA H100 80GB HBM3".to_string()]));
     }
 

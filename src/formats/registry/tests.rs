@@ -1,6 +1,6 @@
 use super::*;
 use crate::interface::Sniff;
-use trace::model::Trace;
+use trace::Trace;
 
 #[test]
 fn every_builtin_format_has_its_own_name() {

@@ -17,8 +17,8 @@
 
 use crate::sqlite::{get, span, Export, SqliteError};
 use limits::TRACE_NAME_BYTES;
-use trace::model::{DeviceProperties, Kernel, TraceFormat, Transfer, TransferKind};
 use trace::read::{EventSink, TraceHeader};
+use trace::{DeviceProperties, Kernel, TraceFormat, Transfer, TransferKind};
 
 /// Reads an open rocpd database into the sink.
 pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Result<S::Output, SqliteError> {
@@ -99,7 +99,7 @@ pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Res
 mod tests {
     use rusqlite::{Connection, MAIN_DB};
 
-    use trace::model::TransferKind;
+    use trace::TransferKind;
 
     /// A kernel as the test compares it: name, start, duration, device, stream, correlation.
     type KernelRow<'a> = (&'a str, f64, f64, i64, i64, Option<u64>);
@@ -169,7 +169,7 @@ mod tests {
                 (Some(2), "AMD Instinct MI355X", Some(64), Some(256))
             ]
         );
-        let p = trace::model::platform::platform(&t);
+        let p = trace::platform::platform(&t);
         assert_eq!((p.vendor, p.devices), (trace::Vendor::Amd, vec!["AMD Instinct MI355X".to_string()]));
     }
 }

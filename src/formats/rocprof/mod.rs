@@ -40,10 +40,10 @@ use thiserror::Error;
 
 use crate::interface::{readable, About};
 use limits::{ROCPROF_JSON_BYTES, TRACE_NAME_BYTES};
-use trace::model::intern::NameId;
-use trace::model::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
+use trace::intern::NameId;
 use trace::read::inflate::{GatherError, Gathered};
 use trace::read::{EventSink, TraceHeader};
+use trace::{Annotation, DeviceProperties, Kernel, Launch, Trace, TraceFormat, Transfer, TransferKind};
 use units::{format_bytes, group_digits};
 
 /// Why a rocprofv3 results file could not be read; offsets count bytes of the JSON text
@@ -409,7 +409,7 @@ mod tests {
         let [copy] = t.transfers.as_slice() else { panic!("{:?}", t.transfers) };
         assert_eq!((t.name(copy.name), copy.ts, copy.dur, copy.device), ("MEMORY_COPY_HOST_TO_DEVICE", 0.5, 0.4, 2));
         assert_eq!(copy.bytes, Some(4096));
-        let p = trace::model::platform::platform(&t);
+        let p = trace::platform::platform(&t);
         assert_eq!(p.vendor, trace::Vendor::Amd);
         assert_eq!(p.devices, vec!["AMD Instinct MI355X"]);
     }

@@ -42,10 +42,10 @@ use crate::kineto::scan::{Item, Scanner};
 use crate::xplane::stream::{gpu_number, line_kind, LineKind, StreamEvent};
 use crate::TraceError;
 use limits::TRACE_NAME_BYTES;
-use trace::model::intern::NameId;
-use trace::model::{DeviceProperties, Trace, TraceFormat};
+use trace::intern::NameId;
 use trace::read::inflate::Inflate;
 use trace::read::{EventSink, TraceHeader};
+use trace::{DeviceProperties, Trace, TraceFormat};
 
 /// One element of `traceEvents`, leniently: a field of another type reads as absent.
 #[derive(Deserialize)]
@@ -344,7 +344,7 @@ pub fn looks_like_xla_json(head: &[u8], top_level_keys: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trace::model::TransferKind;
+    use trace::TransferKind;
 
     /// The top-level keys of a JSON object, as detection scans them from a file's head.
     fn top_level_keys(text: &[u8]) -> Vec<String> {

@@ -13,9 +13,9 @@ use super::hlo;
 use super::proto::{Value, XPlane, XSpace};
 use super::stream::{gpu_number, line_kind, LineKind, StreamEvent};
 use limits::TRACE_NAME_BYTES;
-use trace::model::compiled::Compiled;
-use trace::model::{DeviceProperties, TraceFormat};
+use trace::compiled::Compiled;
 use trace::read::{EventSink, TraceHeader};
+use trace::{DeviceProperties, TraceFormat};
 
 /// The profile's GPU events into `sink`.
 pub(super) fn read<S: EventSink>(bytes: &[u8], mut sink: S) -> Result<S::Output, XplaneError> {

@@ -11,7 +11,7 @@
 
 use rustc_hash::FxHashMap;
 
-use trace::model::compiled::{CompiledGroup, CompiledOp, Compiler};
+use trace::compiled::{CompiledGroup, CompiledOp, Compiler};
 
 /// How deep fusions may nest inside each other (XLA nests them one or two deep).
 pub const FUSION_DEPTH: usize = 16;

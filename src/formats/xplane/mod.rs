@@ -35,9 +35,9 @@ pub use error::XplaneError;
 
 use crate::interface::{readable, About};
 use limits::XPLANE_BYTES;
-use trace::model::Trace;
 use trace::read::inflate::Gathered;
 use trace::read::EventSink;
+use trace::Trace;
 
 /// Incremental reader into any [`EventSink`]: bytes in, the sink's result out at `finish`.
 pub struct Reader<S> {

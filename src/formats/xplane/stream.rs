@@ -2,9 +2,9 @@
 //! and the trace-event JSON reader ([`crate::xla_json`]), which names its threads by the same
 //! lines.
 
-use trace::model::intern::NameTable;
-use trace::model::{CpuOp, Kernel, RecordedShapes, Transfer, TransferKind};
+use trace::intern::NameTable;
 use trace::read::EventSink;
+use trace::{CpuOp, Kernel, RecordedShapes, Transfer, TransferKind};
 
 /// `N` of a `/device:GPU:N` plane.
 pub(crate) fn gpu_number(name: &str) -> Option<i64> {

@@ -4,7 +4,7 @@ use prost::Message;
 
 use super::proto::*;
 use super::*;
-use trace::model::TransferKind;
+use trace::TransferKind;
 
 fn stat(id: i64, value: Value) -> XStat {
     XStat { metadata_id: id, value: Some(value) }

@@ -18,7 +18,7 @@ const SHARED_TRACES: [&str; 9] = [
 /// link under 8 KB that opens to the same view: equal state, and tables that read as the
 /// untrimmed names did.
 fn c_vendor(t: &trace::Trace) -> trace::Vendor {
-    trace::model::platform::detect_vendor(t).0
+    trace::platform::detect_vendor(t).0
 }
 
 #[test]

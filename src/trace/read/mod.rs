@@ -5,9 +5,9 @@
 
 pub mod inflate;
 
-use super::model::compiled::Compiled;
-use super::model::intern::NameTable;
-use super::model::{
+use crate::compiled::Compiled;
+use crate::intern::NameTable;
+use crate::{
     Annotation, CollectiveArgs, CpuOp, DeviceProperties, Distributed, Kernel, Launch, Trace, TraceFormat, Transfer,
     VersionKeys,
 };

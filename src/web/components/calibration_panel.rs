@@ -5,7 +5,7 @@
 use yew::prelude::*;
 
 use crate::components::plain_table::PlainTable;
-use page::time_model::LoadedCalibration;
+use page::time_inputs::LoadedCalibration;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

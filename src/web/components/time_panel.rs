@@ -19,7 +19,7 @@ use workload::Workload;
 use crate::browser;
 use crate::components::chip_picker::ChipPicker;
 use crate::components::plain_table::PlainTable;
-use page::time_model::TimeModel;
+use page::time_inputs::TimeInputs;
 use page::ByAddress;
 
 #[derive(Properties, PartialEq)]
@@ -28,7 +28,7 @@ pub struct Props {
     pub analysis: ByAddress<Analysis>,
     /// For a generated model: the runs of each op (totals cover the whole phase).
     pub workload: Option<ByAddress<Workload>>,
-    pub time: TimeModel,
+    pub time: TimeInputs,
     pub on_chip: Callback<ChipChoice>,
     pub on_error: Callback<String>,
     /// Export file names start with this.

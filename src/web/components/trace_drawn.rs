@@ -12,7 +12,7 @@ use hardware::gpu_preset_names;
 use page::ByAddress;
 use page::TraceView;
 use table::DataTable;
-use trace::model::TraceFormat;
+use trace::TraceFormat;
 use view::fusion::{
     exec_trace_line, fusion_group_chart, fusion_groups_table, fusion_headline, fusion_total_chart, no_bytes_statement,
     op_times_table, opportunities_table, reprediction_line,
@@ -39,7 +39,7 @@ pub(super) struct Drawn {
     pub(super) statements: Vec<(String, String)>,
     /// The chip line ("H100 SXM, from device name …" or why there is none), and its preset.
     pub(super) chip: Option<(String, Option<String>)>,
-    /// How much of the GPU time the op models explain, for one trace.
+    /// How much of the GPU time the cost formulas explain, for one trace.
     pub(super) coverage: Option<String>,
     /// How a graph-capture trace was joined to the trace, if one was.
     pub(super) capture: Option<String>,

@@ -1,5 +1,5 @@
 use super::*;
-use trace::model::{CpuOp, Kernel, Launch, RecordedShapes};
+use trace::{CpuOp, Kernel, Launch, RecordedShapes};
 
 /// A step on one thread and one stream: three launches, a synchronisation, host work, and a
 /// kernel launched only after it:

@@ -1,5 +1,5 @@
 use super::*;
-use trace::model::{Kernel, Launch};
+use trace::{Kernel, Launch};
 
 /// Stream 7 of a planted trace: `(start, dur, call start, call dur)` per kernel, each with its
 /// own launch call but for `None`.

@@ -115,7 +115,7 @@ fn moe_gemms_read_the_active_experts_weights() {
     let up = moe_kernel(&s, MoeKernel::Gemm(0), "x_swiglu_matmul_ogs", true).unwrap();
     assert_eq!(up.fused, 32 * 3072 * 2 + ((32 * 1536 * 5888) as f64 * f).round() as u64 + 32 * 4 * 2944 * 2);
     let e = moe_kernel(&s, MoeKernel::Gemm(2), "matmul_ogs", true).err().unwrap();
-    assert!(e.why.contains("GEMM 3") && e.cause == Cause::NoModel, "{e:?}");
+    assert!(e.why.contains("GEMM 3") && e.cause == Cause::NoCost, "{e:?}");
 }
 
 type Op<'a> = (&'a str, &'a str, &'a str, &'a str);

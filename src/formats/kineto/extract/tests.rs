@@ -392,8 +392,8 @@ proptest! {
 use crate::kineto::event::Builder;
 use crate::kineto::scan::ScanLimits;
 use crate::kineto::TraceError;
-use trace::model::Trace;
 use trace::read::{EventSink, TraceHeader};
+use trace::Trace;
 
 /// Reads `text` in `chunk`-byte slices under `limits`, either as the reader does (events
 /// offered to the builder, read in one pass where they can be) or the two-pass way (every event
@@ -410,10 +410,10 @@ struct GpuSide(Trace);
 impl EventSink for GpuSide {
     type Output = Trace;
     const CPU_SIDE: bool = false;
-    fn kernel(&mut self, names: &trace::model::intern::NameTable, kernel: trace::model::Kernel) {
+    fn kernel(&mut self, names: &trace::intern::NameTable, kernel: trace::Kernel) {
         self.0.kernel(names, kernel);
     }
-    fn transfer(&mut self, names: &trace::model::intern::NameTable, transfer: trace::model::Transfer) {
+    fn transfer(&mut self, names: &trace::intern::NameTable, transfer: trace::Transfer) {
         self.0.transfer(names, transfer);
     }
     fn finish(self, header: TraceHeader) -> Trace {

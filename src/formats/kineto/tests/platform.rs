@@ -1,7 +1,7 @@
-//! Vendor and device detection (`trace::model::platform`) on Kineto traces: the rules in the
+//! Vendor and device detection (`trace::platform`) on Kineto traces: the rules in the
 //! order the format documentation gives them, read from real Kineto JSON.
 
-use trace::model::platform::{detect_vendor, kernel_devices, Vendor, VendorEvidence};
+use trace::platform::{detect_vendor, kernel_devices, Vendor, VendorEvidence};
 use trace::Trace;
 
 use crate::read_trace;

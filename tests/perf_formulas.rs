@@ -1,4 +1,4 @@
-//! The per-op performance models (`src/perf/`, `docs/perf-models.md`) checked three ways:
+//! The per-op cost formulas (`src/perf/`, `docs/cost-formulas.md`) checked three ways:
 //! against TraceLens's report of the same two Qwen1.5-0.5B traces (FLOPs and bytes within 1 %
 //! on every GEMM and SDPA row; the pointwise and reduction rows differ only where the docs say
 //! why); on the arguments real traces record (every op TraceLens saw launch kernels gets a cost
@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::common::tracelens::{csv, python_list_to_json, python_tuple_to_json};
-use fusionscope::perf::{cost_from_trace, DType, Family, NoModel, OpCost, RawArgs};
+use fusionscope::perf::{cost_from_trace, DType, Family, NoCost, OpCost, RawArgs};
 
 // ---- TraceLens's report ------------------------------------------------------------------------
 
@@ -27,7 +27,7 @@ struct Row {
 }
 
 impl Row {
-    fn cost(&self) -> Result<OpCost, NoModel> {
+    fn cost(&self) -> Result<OpCost, NoCost> {
         cost_from_trace(
             &self.name,
             RawArgs {
@@ -97,7 +97,7 @@ fn gemm_and_sdpa_rows_match_tracelens_within_one_percent() {
 }
 
 /// Where the pointwise and reduction models count differently from TraceLens, and why
-/// (`docs/perf-models.md`, "Differences from TraceLens").
+/// (`docs/cost-formulas.md`, "Differences from TraceLens").
 fn documented_difference(row: &Row, ours: &OpCost) -> Option<&'static str> {
     match row.name.as_str() {
         "aten::copy_" if ours.flops == 0 => Some("a copy or conversion moves data and does no arithmetic: 0 FLOPs"),
@@ -186,7 +186,7 @@ struct RecordedOp {
 }
 
 impl RecordedOp {
-    fn cost(&self) -> Result<OpCost, NoModel> {
+    fn cost(&self) -> Result<OpCost, NoCost> {
         cost_from_trace(
             &self.name,
             RawArgs {
@@ -269,7 +269,7 @@ fn every_cpu_op_of_every_test_trace_is_costed_or_refused_with_a_one_line_reason(
                         "{rel} {}: {text:?}",
                         op.name
                     );
-                    if !matches!(e, NoModel::UnknownOp(_)) {
+                    if !matches!(e, NoCost::UnknownOp(_)) {
                         *reasons.entry(format!("{}: {text}", op.name)).or_default() += 1;
                     }
                 }

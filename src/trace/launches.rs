@@ -162,7 +162,7 @@ impl<'de> Deserialize<'de> for Launches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::intern::NameTable;
+    use crate::intern::NameTable;
     use proptest::prelude::*;
     use std::collections::HashMap;
 

@@ -2,7 +2,7 @@
 
 use super::args::{Input, OpArgs, RawArgs};
 use super::cost::OpCost;
-use super::error::NoModel;
+use super::error::NoCost;
 use super::foreach;
 use super::index;
 use super::norm::Training;
@@ -12,11 +12,11 @@ use super::{
     arange, attention, conv, copy, elementwise, embedding, gemm, loss, norm, quantize, reduce, scatter, softmax, triton,
 };
 
-type Model = fn(&OpArgs) -> Result<OpCost, NoModel>;
+type Formula = fn(&OpArgs) -> Result<OpCost, NoCost>;
 
 /// Ops modelled by exact name (pointwise ops and reductions are looked up in their own tables,
 /// Triton kernels by prefix).
-const MODELS: &[(&str, Model)] = &[
+const FORMULAS: &[(&str, Formula)] = &[
     ("aten::mm", gemm::mm),
     ("aten::addmm", gemm::addmm),
     ("aten::bmm", gemm::bmm),
@@ -103,11 +103,11 @@ const MODELS: &[(&str, Model)] = &[
 ];
 
 /// The cost of one call of `op` with `args`, or why there is none.
-pub fn op_cost(op: &str, args: &OpArgs) -> Result<OpCost, NoModel> {
+pub fn op_cost(op: &str, args: &OpArgs) -> Result<OpCost, NoCost> {
     if triton::is_triton(op) {
         return triton::cost(op, args);
     }
-    if let Some((_, model)) = MODELS.iter().find(|(name, _)| *name == op) {
+    if let Some((_, model)) = FORMULAS.iter().find(|(name, _)| *name == op) {
         return model(args);
     }
     if let Some(kind) = tbe::find(op) {
@@ -129,25 +129,25 @@ pub fn op_cost(op: &str, args: &OpArgs) -> Result<OpCost, NoModel> {
     if let Some((p, inplace)) = elementwise::find(op) {
         return elementwise::cost(p, inplace, args);
     }
-    Err(NoModel::UnknownOp(op.to_string()))
+    Err(NoCost::UnknownOp(op.to_string()))
 }
 
 /// [`op_cost`] from the three raw texts of a trace's `cpu_op` (`args["Input Dims"]`,
 /// `["Input type"]`, `["Concrete Inputs"]`). An op without a model says so before its
 /// arguments are read, so that "no model for aten::view" is not hidden behind a missing
 /// `Input Dims`.
-pub fn cost_from_trace(op: &str, raw: RawArgs<'_>) -> Result<OpCost, NoModel> {
-    if !has_model(op) {
-        return Err(NoModel::UnknownOp(op.to_string()));
+pub fn cost_from_trace(op: &str, raw: RawArgs<'_>) -> Result<OpCost, NoCost> {
+    if !has_formula(op) {
+        return Err(NoCost::UnknownOp(op.to_string()));
     }
     op_cost(op, &OpArgs::parse(raw)?)
 }
 
 /// Whether `op` has a model (its arguments may still make it fail), or a reason of its own why
 /// it has no cost (the multi-tensor `_foreach_*` ops, whose lists' element type is not recorded).
-pub fn has_model(op: &str) -> bool {
+pub fn has_formula(op: &str) -> bool {
     triton::is_triton(op)
-        || MODELS.iter().any(|(name, _)| *name == op)
+        || FORMULAS.iter().any(|(name, _)| *name == op)
         || tbe::find(op).is_some()
         || foreach::is_foreach(op)
         || reduce::find(op).is_some()
@@ -157,8 +157,8 @@ pub fn has_model(op: &str) -> bool {
 /// Every op name with a model (pointwise ops also in their in-place `_` form), `triton_*` for
 /// Inductor's kernels, and FBGEMM's table-batched-embedding ops as patterns (`*` the
 /// optimizer).
-pub fn modelled_ops() -> Vec<String> {
-    let mut names: Vec<String> = MODELS.iter().map(|(name, _)| name.to_string()).collect();
+pub fn costed_ops() -> Vec<String> {
+    let mut names: Vec<String> = FORMULAS.iter().map(|(name, _)| name.to_string()).collect();
     names.extend(reduce::OPS.iter().map(|r| format!("aten::{}", r.name)));
     for p in elementwise::OPS {
         names.push(format!("aten::{}", p.name));
@@ -175,14 +175,14 @@ mod tests {
 
     #[test]
     fn dispatch_by_name() {
-        assert!(has_model("aten::mm"));
-        assert!(has_model("aten::add_"));
-        assert!(has_model("aten::sum"));
-        assert!(has_model("triton_poi_fused_add_0"));
-        assert!(!has_model("aten::view"));
-        assert!(has_model("fbgemm::permute_2D_sparse_data"));
-        assert!(has_model("torch::autograd::CppNode<SplitLookupFunction_rowwise_adagrad_Op>"));
-        assert!(!has_model("torch::autograd::CppNode<SomethingElse>"));
+        assert!(has_formula("aten::mm"));
+        assert!(has_formula("aten::add_"));
+        assert!(has_formula("aten::sum"));
+        assert!(has_formula("triton_poi_fused_add_0"));
+        assert!(!has_formula("aten::view"));
+        assert!(has_formula("fbgemm::permute_2D_sparse_data"));
+        assert!(has_formula("torch::autograd::CppNode<SplitLookupFunction_rowwise_adagrad_Op>"));
+        assert!(!has_formula("torch::autograd::CppNode<SomethingElse>"));
         assert_eq!(
             cost_from_trace("aten::view", RawArgs::default()).unwrap_err().to_string(),
             "no model for aten::view"
@@ -191,8 +191,8 @@ mod tests {
             cost_from_trace("aten::mm", RawArgs::default()).unwrap_err().to_string(),
             "Input Dims missing (trace recorded without record_shapes)"
         );
-        for name in modelled_ops().iter().filter(|n| *n != "triton_*") {
-            assert!(has_model(name), "{name}");
+        for name in costed_ops().iter().filter(|n| *n != "triton_*") {
+            assert!(has_formula(name), "{name}");
         }
     }
 

@@ -36,7 +36,7 @@ impl LoadedCalibration {
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct TimeModel {
+pub struct TimeInputs {
     pub chip: ChipChoice,
     /// Chips read from files, newest last.
     pub custom_chips: Vec<Chip>,
@@ -47,7 +47,7 @@ pub struct TimeModel {
     pub last_model: Option<ModelForm>,
 }
 
-impl TimeModel {
+impl TimeInputs {
     /// The chip the time view uses, or why it cannot (an unknown preset in an edited link).
     pub fn chip(&self) -> Result<Chip, String> {
         self.chip.chip().map_err(|e| format!("The chip cannot be used: {e}."))
@@ -71,7 +71,7 @@ impl TimeModel {
     }
 
     /// A chip read from a file: offered (replacing one of the same name) and chosen.
-    pub fn with_chip(&self, chip: Chip) -> TimeModel {
+    pub fn with_chip(&self, chip: Chip) -> TimeInputs {
         let mut t = self.clone();
         t.custom_chips.retain(|c| c.name != chip.name);
         t.custom_chips.push(chip.clone());
@@ -80,7 +80,7 @@ impl TimeModel {
     }
 
     /// A model config read from a file: offered (replacing one of the same file name).
-    pub fn with_model_file(&self, choice: ModelChoice) -> TimeModel {
+    pub fn with_model_file(&self, choice: ModelChoice) -> TimeInputs {
         let mut t = self.clone();
         t.model_files.retain(|m| m.label() != choice.label());
         t.model_files.push(choice);

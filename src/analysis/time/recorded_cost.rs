@@ -1,15 +1,15 @@
-//! The production cost model of the op table: the per-op performance models of the `perf`
-//! crate over an op's recorded shapes (`docs/perf-models.md`).
+//! The production cost lookup of the op table: the per-op cost formulas of the `perf`
+//! crate over an op's recorded shapes (`docs/cost-formulas.md`).
 
 use super::op_table::{Cost, ShapeText};
 use hardware::{PeakKey, Precision};
-use perf::{cost_from_trace, has_model, DType, Family, RawArgs};
+use perf::{cost_from_trace, has_formula, DType, Family, RawArgs};
 
-/// The production cost model: the performance models of [`perf`] over the recorded
-/// shapes (`docs/perf-models.md`).
+/// The production cost lookup: the cost formulas of [`perf`] over the recorded
+/// shapes (`docs/cost-formulas.md`).
 pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
     let raw = RawArgs { input_dims: shapes.dims, input_type: shapes.types, concrete_inputs: shapes.concrete };
-    if shapes.dims.is_none() && has_model(op) {
+    if shapes.dims.is_none() && has_formula(op) {
         return Err("Input Dims not recorded".into());
     }
     let c = cost_from_trace(op, raw).map_err(|e| e.to_string())?;
