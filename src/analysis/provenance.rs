@@ -8,8 +8,9 @@
 //! debug handles, `…:N`) and each is given the next unjoined CPU op of its name: the C++
 //! kernel's range (`graph_0_cpp_fused_…`, with `enable_kernel_profile`), the op a Triton
 //! kernel's launch records (its own name), the ATen op of a library call (`extern_kernels.mm`
-//! → `aten::mm`). The GPU kernels that op launched carry the kernel's time on a GPU; on a CPU
-//! run the op's own range is the kernel.
+//! → `aten::mm`). The kernels linked to that op carry the kernel's time: on a GPU those it
+//! launched, on a CPU run the C++ kernel's range itself, which the Kineto reader also reads as a
+//! kernel of the CPU device.
 
 pub use inductor::CompileLog;
 use inductor::{CompiledGraph, Kernel};
@@ -28,11 +29,13 @@ pub struct JoinedKernel {
     pub kernel: u32,
     /// Calls the trace recorded.
     pub calls: u64,
-    /// Time of its GPU kernels, µs (0 on a CPU run).
+    /// Time of its kernels, µs: those it launched on a GPU, or on a CPU run the C++ kernel's
+    /// own range, which the reader makes a kernel of the CPU device (0 for a library call on
+    /// the CPU, which runs no kernel).
     pub gpu_us: f64,
     /// Time of the CPU op that ran or launched it, µs.
     pub cpu_us: f64,
-    /// The GPU kernels it launched, by name, each once.
+    /// Its kernels (as `gpu_us` counts them), by name, each once.
     pub gpu_kernels: Vec<String>,
     /// The ids of the CPU ops that ran or launched it ([`trace::CpuOp::external_id`]).
     #[serde(skip)]

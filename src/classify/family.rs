@@ -151,6 +151,10 @@ fn triton(b: &str) -> Option<Family> {
         InductorKind::PersistentReduction => "persistent reduction",
         InductorKind::Template => "template",
         InductorKind::Foreach => "foreach",
+        InductorKind::Cpp => {
+            let ops = if ops.is_empty() { "fused".to_string() } else { ops.join(", ") };
+            return Some(Family { library: CPP, detail: ops });
+        }
     };
     let ops = if ops.is_empty() { String::new() } else { format!(": {}", ops.join(", ")) };
     Some(Family { library: TRITON, detail: format!("{kind}{ops}") })
@@ -245,6 +249,7 @@ const TENSILE: &str = "hipBLASLt/Tensile";
 const NCCL: &str = "NCCL/RCCL";
 const FLASH: &str = "FlashAttention";
 const TRITON: &str = "Triton (Inductor)";
+const CPP: &str = "C++ (Inductor)";
 const PYTORCH: &str = "PyTorch";
 
 #[cfg(test)]

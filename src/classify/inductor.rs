@@ -1,4 +1,6 @@
-//! TorchInductor kernel names: `triton_{poi,red,per,tem}_fused_<op1>_<op2>_…_<n>`.
+//! TorchInductor kernel names: `triton_{poi,red,per,tem}_fused_<op1>_<op2>_…_<n>`, and the C++
+//! kernels of a CPU graph, `cpp_fused_<op1>_…_<n>` (`graph_<N>_cpp_fused_…` as the profiler
+//! records them with `enable_kernel_profile`).
 //!
 //! Inductor names a generated Triton kernel after the ATen nodes it fuses, so the op words
 //! give the components: `triton_red_fused_add_mean_mul_pow_rsqrt_0` is a residual add plus an
@@ -30,6 +32,8 @@ pub enum InductorKind {
     Template,
     /// `for`: a combo/foreach kernel of several pointwise ops.
     Foreach,
+    /// `cpp_fused_…`: a C++ kernel of a CPU graph, pointwise or reducing (its name does not say).
+    Cpp,
 }
 
 impl InductorKind {
@@ -50,6 +54,7 @@ impl InductorKind {
             InductorKind::Pointwise | InductorKind::Foreach => Elementwise,
             InductorKind::Reduction | InductorKind::PersistentReduction => Reduction,
             InductorKind::Template => Gemm,
+            InductorKind::Cpp => Elementwise,
         }
     }
 }
@@ -296,9 +301,14 @@ const MAX_OP_WORDS: usize = 4;
 /// The kind and op words of an Inductor kernel name (lowercase), or None if `base` is not one.
 /// Op words are the [`OPS`] entries found, longest match first; unknown words are dropped.
 pub fn parse(base: &str) -> Option<(InductorKind, Vec<&'static str>)> {
-    let rest = base.strip_prefix("triton_")?;
-    let (kind_word, rest) = rest.split_once('_').unwrap_or((rest, ""));
-    let kind = InductorKind::from_word(kind_word)?;
+    let (kind, rest) = match cpp_kernel(base) {
+        Some(rest) => (InductorKind::Cpp, rest),
+        None => {
+            let rest = base.strip_prefix("triton_")?;
+            let (kind_word, rest) = rest.split_once('_').unwrap_or((rest, ""));
+            (InductorKind::from_word(kind_word)?, rest)
+        }
+    };
     let ops = rest.strip_prefix("fused").unwrap_or(rest);
     // Drop the trailing kernel index `_<n>`.
     let ops = match ops.rsplit_once('_') {
@@ -321,6 +331,18 @@ pub fn parse(base: &str) -> Option<(InductorKind, Vec<&'static str>)> {
         }
     }
     Some((kind, found))
+}
+
+/// What follows `cpp_` in a C++ kernel's name, with or without the profiler's `graph_<N>_`.
+fn cpp_kernel(base: &str) -> Option<&str> {
+    let name = match base.strip_prefix("graph_") {
+        Some(rest) => {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            rest[digits..].strip_prefix('_').filter(|_| digits > 0)?
+        }
+        None => base,
+    };
+    name.strip_prefix("cpp_")
 }
 
 fn lookup(phrase: &str) -> Option<&'static str> {

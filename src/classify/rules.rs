@@ -77,7 +77,9 @@ impl Pattern {
             Pattern::Contains(v) => format!("contains {}", list(v, " or ")),
             Pattern::AllOf(v) => format!("contains {}", list(v, " and ")),
             Pattern::Word(v) => format!("has the word {}", list(v, " or ")),
-            Pattern::Inductor => "is triton_{poi,red,per,tem,for}_fused_<ops>_<n>".to_string(),
+            Pattern::Inductor => {
+                "is triton_{poi,red,per,tem,for}_fused_<ops>_<n> or [graph_<N>_]cpp_fused_<ops>_<n>".to_string()
+            }
             Pattern::InductorLegacy => "is triton__ followed by an argument signature (0d1d2d…)".to_string(),
         }
     }

@@ -194,6 +194,20 @@ pub struct DeviceProperties {
     pub num_sms: Option<u32>,
 }
 
+impl DeviceProperties {
+    /// The CPU of a process (`pid`) whose compiled C++ kernels a trace records as kernels.
+    pub fn cpu(pid: i64) -> Self {
+        DeviceProperties {
+            id: Some(pid),
+            name: "CPU".to_string(),
+            warp_size: None,
+            compute_major: None,
+            compute_minor: None,
+            num_sms: None,
+        }
+    }
+}
+
 /// The profiler's and runtime's versions, as recorded (numbers or strings): the strongest
 /// evidence of the vendor ([`platform::detect_vendor`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -72,11 +72,13 @@ impl Kind {
             InductorKind::Template if components.contains(&Category::Attention) => Kind::Attention,
             InductorKind::Template => Kind::Matmul,
             InductorKind::Pointwise | InductorKind::Foreach => Kind::Elementwise,
-            InductorKind::Reduction | InductorKind::PersistentReduction => {
+            InductorKind::Reduction | InductorKind::PersistentReduction | InductorKind::Cpp => {
                 if components.contains(&Category::Softmax) {
                     Kind::Softmax
                 } else if components.contains(&Category::Norm) {
                     Kind::Norm
+                } else if kind == InductorKind::Cpp && !components.contains(&Category::Reduction) {
+                    Kind::Elementwise
                 } else {
                     Kind::Reduction
                 }

@@ -7,9 +7,9 @@
 
 use super::error::{error_offset, strip, TraceError};
 use super::extract;
+use super::prefilter::{cpu_kernel, dropped, dropped_head, may_be_cpu_kernel, skip_unparsed};
 use super::raw::{Num, RawArgs, RawDevice, RawEvent, RawJson};
 use super::scan::{Item, ItemSink, Offer, Taken};
-use super::structural::{self, BLOCK};
 use limits::TRACE_NAME_BYTES;
 use trace::compiled::Estimate;
 use trace::intern::{NameId, NameTable};
@@ -20,196 +20,32 @@ use trace::{Annotation, CpuOp, DeviceProperties, Distributed, Kernel, Launch, Re
 pub(super) struct Builder<S> {
     pub(super) header: TraceHeader,
     pub(super) sink: S,
+    /// The processes whose C++ kernels ran as kernels of a CPU device ([`cpu_kernel`]), each once.
+    pub(super) cpu_devices: Vec<i64>,
 }
 
-/// Cheap test on an event's raw bytes for the categories the analysis drops and that make up
-/// most of a trace (Python frames, flows, memory instants; and, for a sink that takes no
-/// CPU-side events, those too): skips parsing them at all. Only a complete
-/// `"cat": "<category>"` member matches, so a name that merely contains the word does not.
-fn is_dropped_category(bytes: &[u8], dropped: &[&str]) -> bool {
-    let Some(at) = cat_finder().find(bytes) else { return false };
-    if !at_top_of_object(&bytes[..at]) {
-        return false;
+impl<S> Builder<S> {
+    pub(super) fn new(sink: S) -> Self {
+        Builder { header: TraceHeader::default(), sink, cpu_devices: Vec::new() }
     }
-    let rest = &bytes[at + 5..];
-    let rest = trim_start(rest);
-    let Some(rest) = rest.strip_prefix(b":") else { return false };
-    let Some(rest) = trim_start(rest).strip_prefix(b"\"") else { return false };
-    dropped.iter().any(|d| rest.strip_prefix(d.as_bytes()).is_some_and(|r| r.starts_with(b"\"")))
-}
 
-/// The categories [`is_dropped_category`] drops unparsed: those no analysis reads, and for a
-/// sink without CPU-side events ([`EventSink::CPU_SIDE`]: the summary-only mode, the ranks
-/// fold) the CPU-side ones as well, which [`Builder::event`] would read only to ignore, but
-/// for the launch calls where the sink takes them ([`EventSink::LAUNCHES`]).
-fn dropped(cpu_side: bool, launches: bool) -> &'static [&'static str] {
-    const DROPPED: [&str; 9] = [
-        "python_function",
-        "ac2g",
-        "cpu_instant_event",
-        "fwdbwd",
-        // Read only for a sink that takes CPU-side events.
-        "cpu_op",
-        "user_annotation",
-        "gpu_user_annotation",
-        "cuda_runtime",
-        "cuda_driver",
-    ];
-    match (cpu_side, launches) {
-        (true, _) => &DROPPED[..4],
-        (false, true) => &DROPPED[..7],
-        (false, false) => &DROPPED,
-    }
-}
-
-/// JSON nesting followed byte by byte: strings (with their escapes) are stepped over, and
-/// brackets outside them counted.
-#[derive(Default)]
-struct Nesting {
-    depth: u32,
-    in_string: bool,
-    escape: bool,
-}
-
-/// What one byte did to the nesting.
-#[derive(PartialEq)]
-enum Step {
-    Opened,
-    Closed,
-    Other,
-}
-
-impl Nesting {
-    #[inline]
-    fn step(&mut self, b: u8) -> Step {
-        if self.in_string {
-            match (self.escape, b) {
-                (true, _) => self.escape = false,
-                (false, b'\\') => self.escape = true,
-                (false, b'"') => self.in_string = false,
-                _ => {}
-            }
-            return Step::Other;
-        }
-        match b {
-            b'"' => self.in_string = true,
-            b'{' | b'[' => {
-                self.depth += 1;
-                return Step::Opened;
-            }
-            b'}' | b']' => {
-                self.depth = self.depth.saturating_sub(1);
-                return Step::Closed;
-            }
-            _ => {}
-        }
-        Step::Other
-    }
-}
-
-/// Whether the end of `prefix` (the start of an event) is directly inside the event object,
-/// not inside a string or a nested object such as `args`.
-fn at_top_of_object(prefix: &[u8]) -> bool {
-    let mut n = Nesting::default();
-    prefix.iter().for_each(|&b| {
-        n.step(b);
-    });
-    n.depth == 1 && !n.in_string
-}
-
-/// [`is_dropped_category`] for an event at the head of a longer text: where its dropped
-/// category's value ends, if it has one and the bytes before nest no deeper than `depth_limit`
-/// (the scan takes over from there, at the event's own level). The same verdict as on the
-/// event's own bytes: the first `"cat"` of the text is the event's first one unless the event
-/// ends before it, which the walk sees.
-fn dropped_head(text: &[u8], depth_limit: u32, dropped: &[&str]) -> Option<usize> {
-    match kineto_category(text).filter(|_| depth_limit >= 1) {
-        Some(value) => dropped_value(text, value, dropped),
-        None => dropped_head_searched(text, depth_limit, dropped),
-    }
-}
-
-/// [`dropped_head`] for any event: its first `"cat"` searched for, and the bytes before it
-/// looked at.
-fn dropped_head_searched(text: &[u8], depth_limit: u32, dropped: &[&str]) -> Option<usize> {
-    let at = cat_finder().find(text)?;
-    if !plain_top_level(text, at) || depth_limit < 1 {
-        let (mut n, mut deepest) = (Nesting::default(), 0u32);
-        for &b in &text[..at] {
-            match n.step(b) {
-                Step::Opened => deepest = deepest.max(n.depth),
-                // The event ended with no `"cat"` in it (or the text closed more than it opened).
-                Step::Closed if n.depth == 0 => return None,
-                _ => {}
+    /// The header and the sink at the end, a CPU device listed for each process that ran C++
+    /// kernels (unless the trace lists a device of that id).
+    pub(super) fn into_parts(self) -> (TraceHeader, S) {
+        let Builder { mut header, sink, cpu_devices } = self;
+        for pid in cpu_devices {
+            if !header.devices.iter().any(|d| d.id == Some(pid)) {
+                header.devices.push(DeviceProperties::cpu(pid));
             }
         }
-        if n.depth != 1 || n.in_string || deepest > depth_limit {
-            return None;
-        }
+        (header, sink)
     }
-    let rest = trim_start(&text[at + 5..]);
-    let rest = trim_start(rest.strip_prefix(b":")?).strip_prefix(b"\"")?;
-    dropped_value(text, rest, dropped)
 }
 
-/// Where the dropped category whose value starts `value` (after its opening quote; a suffix of
-/// `text`) ends in `text`, if it is one.
-fn dropped_value(text: &[u8], value: &[u8], dropped: &[&str]) -> Option<usize> {
-    let name = dropped.iter().find(|d| value.starts_with(d.as_bytes()) && value.get(d.len()) == Some(&b'"'))?;
-    Some(text.len() - value.len() + name.len() + 1)
-}
-
-/// The category's value (after its opening quote) of an event that starts as PyTorch's profiler
-/// writes every event, `{"ph": "X", "cat": "` (any whitespace after the brace, any one-letter
-/// phase). Then its first `"cat"` is this one, directly in the event, and [`dropped_head`] needs
-/// neither the search nor the look at the bytes before it, which were a tenth of reading a
-/// trace in WebAssembly.
-fn kineto_category(text: &[u8]) -> Option<&[u8]> {
-    let rest = trim_start(text.strip_prefix(b"{")?).strip_prefix(b"\"ph\": \"")?;
-    let (_, rest) = rest.split_first().filter(|(phase, _)| phase.is_ascii_alphabetic())?;
-    rest.strip_prefix(b"\", \"cat\": \"")
-}
-
-/// Whether `prefix` is an event's `{` followed by no bracket, no backslash and an even number of
-/// quotes: then its end is directly inside the event, outside any string, one level deep (the
-/// verdict of the byte-by-byte [`Nesting`] walk, which only the rare other prefixes need). The
-/// bytes are looked at a block at a time where `text` (the prefix and what follows it) holds
-/// whole blocks.
-fn plain_top_level(text: &[u8], prefix: usize) -> bool {
-    if text.first() != Some(&b'{') {
-        return false;
-    }
-    let (mut quotes, mut start) = (0u32, 0usize);
-    while start < prefix {
-        let Some(block) = text[start..].first_chunk::<BLOCK>() else { break };
-        let m = structural::masks(block);
-        let within = if prefix - start >= BLOCK { u64::MAX } else { (1u64 << (prefix - start)) - 1 };
-        let opening = u64::from(start == 0); // the event's own `{`
-        if (m.open | m.close | m.backslash) & within & !opening != 0 {
-            return false;
-        }
-        quotes += (m.quote & within).count_ones();
-        start += BLOCK;
-    }
-    for &b in text.get(start.max(1)..prefix).unwrap_or_default() {
-        quotes += u32::from(b == b'"');
-        if matches!(b | 0x20, b'{' | b'}') || b == b'\\' {
-            return false;
-        }
-    }
-    quotes % 2 == 0
-}
-
-fn cat_finder() -> &'static memchr::memmem::Finder<'static> {
-    // One searcher for the whole run: building one per event cost as much as the search.
-    static CAT: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
-    CAT.get_or_init(|| memchr::memmem::Finder::new(b"\"cat\""))
-}
-
-fn trim_start(b: &[u8]) -> &[u8] {
-    let n = b.iter().take_while(|c| matches!(c, b' ' | b'\n' | b'\r' | b'\t')).count();
-    &b[n..]
-}
+/// The processes listed as CPU devices, at most (a trace is one process; the bound keeps a
+/// stranger's file of many from making the list's search quadratic). Kernels of more processes
+/// are still read; their device is not named.
+const CPU_DEVICES: usize = 64;
 
 /// The scanner offers each event where it starts: a dropped one is counted and left to the scan
 /// to step over, a kept one is read in one pass ([`extract::read_head`]), which also finds its
@@ -223,8 +59,10 @@ impl<S: EventSink> ItemSink<TraceError> for Builder<S> {
 
     fn head(&mut self, offer: Offer<'_>) -> Result<Taken, TraceError> {
         if let Some(from) = dropped_head(offer.text, offer.limits.depth, dropped(S::CPU_SIDE, S::LAUNCHES)) {
-            self.header.event_count += 1;
-            return Ok(Taken::Skip { from });
+            if !may_be_cpu_kernel(offer.text, from) {
+                self.header.event_count += 1;
+                return Ok(Taken::Skip { from });
+            }
         }
         let mut event = RawEvent::default();
         let Some(head) = extract::read_head(offer.text, &mut event) else { return Ok(Taken::Nothing) };
@@ -245,7 +83,7 @@ impl<S: EventSink> Builder<S> {
         match item {
             Item::Event { bytes, offset } => {
                 self.header.event_count += 1;
-                if is_dropped_category(bytes, dropped(S::CPU_SIDE, S::LAUNCHES)) {
+                if skip_unparsed(bytes, dropped(S::CPU_SIDE, S::LAUNCHES)) {
                     return Ok(());
                 }
                 // The one-pass extractor when it can vouch for serde's reading, else serde (which
@@ -283,6 +121,25 @@ impl<S: EventSink> Builder<S> {
                 &no_args
             }
         };
+        if cat == "cpu_op" && cpu_kernel(name) {
+            // The process is the CPU device, the thread its stream; the range's own id links
+            // the kernel to the range as a CPU op (the op that "launched" it).
+            let pid = e.pid.int().unwrap_or(-1);
+            if self.cpu_devices.len() < CPU_DEVICES && !self.cpu_devices.contains(&pid) {
+                self.cpu_devices.push(pid);
+            }
+            let kernel = Kernel {
+                name: names.intern(name),
+                ts,
+                dur,
+                device: pid,
+                stream: e.tid.int().unwrap_or(-1),
+                correlation: None,
+                external_id: args.external_id.id(),
+                graph_node: false,
+            };
+            sink.kernel(names, kernel);
+        }
         match cat {
             "kernel" => {
                 let kernel = Kernel {
@@ -444,114 +301,6 @@ fn array_text(names: &mut NameTable, value: Option<RawJson<'_>>) -> Option<NameI
 
 fn small(n: Num) -> Option<u32> {
     n.int().and_then(|v| u32::try_from(v).ok())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{dropped, dropped_head, dropped_head_searched, is_dropped_category, kineto_category};
-    use crate::kineto::{read_trace, TraceError};
-    use proptest::prelude::*;
-
-    /// The shortcut for PyTorch's event layout gives the verdict of the search, on that layout
-    /// and on texts close to it.
-    #[test]
-    fn kineto_layout_shortcut_agrees_with_the_search() {
-        let kineto = [
-            "{\n    \"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"f\"},",
-            "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\"}",
-            "{ \"ph\": \"f\", \"cat\": \"ac2g\", \"id\": 1}",
-            "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"args\": {\"cat\": \"ac2g\"}}",
-            "{\"ph\": \"X\", \"cat\": \"ac2gx\"}",
-            "{\"ph\": \"X\", \"cat\": \"cuda_runtime\"",
-        ];
-        for text in kineto {
-            assert!(kineto_category(text.as_bytes()).is_some(), "{text}");
-            for cpu_side in [false, true] {
-                let (fast, searched) = (
-                    dropped_head(text.as_bytes(), 1, dropped(cpu_side, false)),
-                    dropped_head_searched(text.as_bytes(), 1, dropped(cpu_side, false)),
-                );
-                assert_eq!(fast, searched, "{text}");
-            }
-        }
-        assert_eq!(
-            dropped_head(kineto[0].as_bytes(), 64, dropped(true, true)),
-            Some(kineto[0].find("n\",").unwrap() + 2)
-        );
-        // Not the layout: the search decides.
-        for text in [
-            "{\"ph\": \"\\u0058\", \"cat\": \"ac2g\"}",
-            "{\"ph\": \"XX\", \"cat\": \"ac2g\"}",
-            "[\"ph\": \"X\", \"cat\": \"ac2g\"]",
-        ] {
-            assert!(kineto_category(text.as_bytes()).is_none(), "{text}");
-        }
-    }
-
-    proptest! {
-        /// On event heads in the layout and near it (other spacing, phases, keys, categories),
-        /// both ways agree.
-        #[test]
-        fn shortcut_never_changes_the_verdict(
-            ws in prop::sample::select(vec!["", " ", "\n    "]),
-            key in prop::sample::select(vec!["\"ph\": \"", "\"ph\":\"", "\"name\": \""]),
-            phase in prop::sample::select(vec!["X", "f", "XX", "\\u0058", "{", ""]),
-            sep in prop::sample::select(vec!["\", \"cat\": \"", "\", \"cat\" : \"", "\",\"cat\":\"", "\", \"args\": {\"cat\": \""]),
-            cat in prop::sample::select(vec!["python_function", "ac2g", "cpu_op", "cuda_runtime", "kernel", "ac2gx", ""]),
-            tail in prop::sample::select(vec!["\"}", "\", \"name\": \"k\"}", "", "x\"}"]),
-            cpu_side in any::<bool>(),
-            depth in 0u32..3,
-        ) {
-            let text = format!("{{{ws}{key}{phase}{sep}{cat}{tail}");
-            let searched = dropped_head_searched(text.as_bytes(), depth, dropped(cpu_side, false));
-            prop_assert_eq!(dropped_head(text.as_bytes(), depth, dropped(cpu_side, false)), searched, "{}", text);
-        }
-    }
-
-    /// The extractor stopping at a dropped category keeps the prefilter's verdicts: a dropped
-    /// event is never parsed (so its malformed rest is no error), unless the prefilter does not
-    /// see it as dropped, when serde judges it as before.
-    #[test]
-    fn dropped_categories_read_as_the_prefilter_drops_them() {
-        let trace = |event: &str| read_trace(format!("{{\"traceEvents\": [{event}]}}").as_bytes());
-        assert_eq!(trace(r#"{"ph": "X", "cat": "python_function", "name": tru}"#).unwrap().event_count, 1);
-        assert_eq!(trace(r#"{"ph": "X", "cat": "fwdbwd", "args": {,}}"#).unwrap().event_count, 1);
-        // The first `"cat"` is a name, so the prefilter does not drop the event: serde reads it.
-        assert!(matches!(
-            trace(r#"{"name": "cat", "cat": "python_function", "x": tru}"#),
-            Err(TraceError::Event { message, .. }) if message == "expected ident"
-        ));
-        assert_eq!(trace(r#"{"name": "cat", "cat": "ac2g", "ph": "X"}"#).unwrap().kernels.len(), 0);
-        assert!(trace(r#"{"ph": "X", "cat": "kernel", "name": tru}"#).is_err());
-    }
-
-    #[test]
-    fn prefilter_matches_only_the_category_member() {
-        assert!(is_dropped_category(
-            br#"{"ph": "X", "cat" : "python_function", "name": "a.py(1): f"}"#,
-            dropped(true, true)
-        ));
-        assert!(!is_dropped_category(
-            br#"{"ph": "X", "cat": "cpu_op", "name": "python_function"}"#,
-            dropped(true, true)
-        ));
-        assert!(!is_dropped_category(br#"{"name": "\"cat\": \"ac2g\"", "cat": "kernel"}"#, dropped(true, true)));
-        assert!(!is_dropped_category(
-            br#"{"name": "k", "args": {"cat": "ac2g"}, "cat": "kernel"}"#,
-            dropped(true, true)
-        ));
-        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#, dropped(true, true)));
-        // CPU-side categories only for a sink without CPU-side events.
-        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#, dropped(true, true)));
-        assert!(is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#, dropped(false, false)));
-        assert!(is_dropped_category(br#"{"cat": "cuda_runtime", "ph": "X"}"#, dropped(false, false)));
-        assert!(!is_dropped_category(br#"{"cat": "cuda_runtime_x", "ph": "X"}"#, dropped(false, false)));
-        assert!(!is_dropped_category(br#"{"ph": "X", "cat": "kernel"}"#, dropped(false, false)));
-        // A fold that takes launch calls alone keeps them and drops the rest of the CPU side.
-        assert!(!is_dropped_category(br#"{"cat": "cuda_runtime", "ph": "X"}"#, dropped(false, true)));
-        assert!(!is_dropped_category(br#"{"cat": "cuda_driver", "ph": "X"}"#, dropped(false, true)));
-        assert!(is_dropped_category(br#"{"ph": "X", "cat": "cpu_op", "name": "aten::mm"}"#, dropped(false, true)));
-    }
 }
 
 /// Inductor's own estimate on a Triton launch's op (`kernel_num_gb`, `kernel_flop`), where

@@ -32,6 +32,7 @@ pub mod distributed;
 pub mod error;
 mod event;
 pub mod extract;
+mod prefilter;
 pub mod raw;
 pub mod scan;
 mod structural;
@@ -42,7 +43,7 @@ use scan::Scanner;
 
 use crate::interface::{readable, About};
 use trace::read::inflate::Inflate;
-use trace::read::{EventSink, TraceHeader};
+use trace::read::EventSink;
 use trace::Trace;
 
 /// Incremental reader into any [`EventSink`]; see the module docs.
@@ -71,12 +72,7 @@ impl<S: EventSink + Default> Reader<S> {
 impl<S: EventSink> Reader<S> {
     /// A reader handing the events to `sink`.
     pub fn with_sink(sink: S) -> Self {
-        Reader {
-            inflate: Inflate::new(),
-            scanner: Scanner::new(),
-            builder: Builder { header: TraceHeader::default(), sink },
-            failed: false,
-        }
+        Reader { inflate: Inflate::new(), scanner: Scanner::new(), builder: Builder::new(sink), failed: false }
     }
 
     /// Bytes of input fed so far (of the file as given, compressed or not): for progress bars.
@@ -116,7 +112,7 @@ impl<S: EventSink> Reader<S> {
         if !self.scanner.has_events_array() {
             return Err(TraceError::NoEvents);
         }
-        let Builder { mut header, sink } = self.builder;
+        let (mut header, sink) = self.builder.into_parts();
         header.json_bytes = self.scanner.bytes_seen();
         Ok(sink.finish(header))
     }

@@ -1,5 +1,6 @@
 //! The Kineto reader's own tests; vendor and device detection on Kineto traces in [`platform`].
 
+mod cpu_kernels;
 mod platform;
 
 use std::io::Write;

@@ -432,7 +432,7 @@ where
     S::Output: std::fmt::Debug,
 {
     let mut scanner = Scanner::with_limits(limits);
-    let mut builder = Builder { header: TraceHeader::default(), sink: S::default() };
+    let mut builder = Builder::new(S::default());
     for c in text.chunks(chunk.max(1)) {
         if one_pass {
             scanner.feed_to(c, &mut builder)?;
@@ -441,7 +441,7 @@ where
         }
     }
     scanner.finish()?;
-    let Builder { header, sink } = builder;
+    let (header, sink) = builder.into_parts();
     let events = header.event_count;
     Ok(format!("{events} events: {:?}", sink.finish(header)))
 }
