@@ -443,4 +443,23 @@ mod tests {
         // The same words in a reduction kernel keep their meaning.
         assert_eq!(components("triton_red_fused_add_mean_1").unwrap(), vec![Elementwise, Reduction]);
     }
+
+    #[test]
+    fn a_cpp_kernel_is_read_as_the_profiler_records_it_or_the_log_names_it() {
+        // The real C++ kernels of tests/data/compiled/torch_block_cpu: a norm is a norm (a C++
+        // kernel may reduce), with or without the profiler's `graph_<N>_`.
+        for name in ["graph_0_cpp_fused_native_layer_norm_0", "cpp_fused_native_layer_norm_0"] {
+            assert_eq!(parse(name).unwrap().0, InductorKind::Cpp, "{name}");
+            assert_eq!(components(name).unwrap(), vec![Norm], "{name}");
+        }
+        assert_eq!(components("graph_0_cpp_fused__unsafe_view_add_3").unwrap(), vec![Elementwise]);
+        assert_eq!(components("graph_7_cpp_fused_0").unwrap(), vec![Elementwise]);
+        for not in ["graph_cpp_fused_add_0", "graph_x_cpp_fused_add_0", "cppfused_add_0"] {
+            assert!(parse(not).is_none(), "{not}");
+        }
+        assert_eq!(
+            crate::family::readable_name("graph_0_cpp_fused__unsafe_view_gelu_2", 80),
+            "C++ (Inductor): unsafe_view, gelu"
+        );
+    }
 }
