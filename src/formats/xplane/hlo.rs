@@ -34,6 +34,9 @@ pub struct HloModuleProto {
     pub id: i64,
     #[prost(int64, tag = "6")]
     pub entry_computation_id: i64,
+    /// Backend configs interned once per module ([`Payload::id`] indexes them).
+    #[prost(bytes = "vec", repeated, tag = "22")]
+    pub payloads: Vec<Vec<u8>>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -74,6 +77,22 @@ pub struct HloInstructionProto {
     pub operand_ids: Vec<i64>,
     #[prost(int64, repeated, tag = "38")]
     pub called_computation_ids: Vec<i64>,
+    /// The backend's settings (on a GPU, JSON: a cuBLAS call's dot dimensions, a cuDNN
+    /// convolution's algorithm), as older XLA writes them.
+    #[prost(bytes = "vec", tag = "43")]
+    pub backend_config: Vec<u8>,
+    /// The same, as newer XLA writes it: inline or an index into the module's payloads.
+    #[prost(message, optional, tag = "99")]
+    pub backend_config_payload: Option<Payload>,
+}
+
+/// A value kept inline or by its index into [`HloModuleProto::payloads`].
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Payload {
+    #[prost(bytes = "vec", tag = "1")]
+    pub value: Vec<u8>,
+    #[prost(int64, tag = "2")]
+    pub id: i64,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
@@ -268,9 +287,10 @@ const MOVEMENT: [&str; 17] = [
 
 /// FLOPs of one instruction from its shapes, as XLA's cost analysis counts them: one per output
 /// element for elementwise ops, one per input element for a reduction, 2 × output elements ×
-/// the contracted size for a dot or a convolution (cuDNN's convolution custom calls included);
-/// none for data movement; `None` for an op with no count here (a cuBLAS call, a sort).
-pub fn op_flops(x: &HloInstructionProto, operands: &[Option<&ShapeProto>]) -> Option<u64> {
+/// the contracted size for a dot or a convolution (cuDNN's convolution custom calls included,
+/// and cuBLAS's, whose contracted dimensions are in `config`, the instruction's backend
+/// config); none for data movement; `None` for an op with no count here (a sort).
+pub fn op_flops(x: &HloInstructionProto, config: &[u8], operands: &[Option<&ShapeProto>]) -> Option<u64> {
     let out = || elements(x.shape.as_ref()?);
     let operand = |i: usize| operands.get(i).copied().flatten();
     let opcode = x.opcode.as_str();
@@ -282,18 +302,43 @@ pub fn op_flops(x: &HloInstructionProto, operands: &[Option<&ShapeProto>]) -> Op
     }
     match opcode {
         "reduce" | "reduce-window" => elements(operand(0)?),
-        "dot" => {
-            let lhs = operand(0)?;
-            let dims = x.dot_dimension_numbers.as_ref()?;
-            let k = dims.lhs_contracting_dimensions.iter().try_fold(1u64, |n, &d| {
-                n.checked_mul(u64::try_from(*lhs.dimensions.get(usize::try_from(d).ok()?)?).ok()?)
-            })?;
-            out()?.checked_mul(k)?.checked_mul(2)
-        }
+        "dot" => dot_flops(&x.dot_dimension_numbers.as_ref()?.lhs_contracting_dimensions, operand(0)?, out()?),
         "convolution" => conv_flops(x, operand(1)?, out()?),
         "custom-call" if x.custom_call_target.starts_with("__cudnn$conv") => conv_flops(x, operand(1)?, out()?),
+        "custom-call" if x.custom_call_target.starts_with("__cublas$") => {
+            dot_flops(&gemm_contracting(config)?, operand(0)?, out()?)
+        }
         _ => None,
     }
+}
+
+/// 2 × output elements × the product of the left operand's contracted dimensions.
+fn dot_flops(contracting: &[i64], lhs: &ShapeProto, out: u64) -> Option<u64> {
+    let k = contracting
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(*lhs.dimensions.get(usize::try_from(d).ok()?)?).ok()?))?;
+    out.checked_mul(k)?.checked_mul(2)
+}
+
+/// The longest backend config read: a cuBLAS call's is a few hundred bytes.
+const BACKEND_CONFIG_BYTES: usize = 64 << 10;
+
+/// The left operand's contracted dimensions of a cuBLAS call, from its backend config (XLA's
+/// `GpuBackendConfig` as JSON: `gemm_backend_config.dot_dimension_numbers`, each dimension a
+/// number or, as protobuf's JSON writes 64-bit integers, a string).
+fn gemm_contracting(config: &[u8]) -> Option<Vec<i64>> {
+    if config.len() > BACKEND_CONFIG_BYTES {
+        return None;
+    }
+    let config: serde_json::Value = serde_json::from_slice(config).ok()?;
+    let dims = config.get("gemm_backend_config")?.get("dot_dimension_numbers")?.get("lhs_contracting_dimensions")?;
+    dims.as_array()?
+        .iter()
+        .map(|d| match d {
+            serde_json::Value::String(s) => s.parse().ok(),
+            d => d.as_i64(),
+        })
+        .collect()
 }
 
 /// 2 × output elements × what each reads of the kernel: its elements over its output features.
@@ -331,7 +376,7 @@ impl std::fmt::Display for HloError {
 
 /// One module, indexed: its computations by id and each instruction by name.
 pub struct Module {
-    proto: HloModuleProto,
+    pub(super) proto: HloModuleProto,
     computations: FxHashMap<i64, usize>,
     /// Instruction name → (computation, instruction) indices.
     by_name: FxHashMap<String, (usize, usize)>,
@@ -389,6 +434,21 @@ impl Module {
         &self.proto.name
     }
 
+    /// An instruction's backend config, wherever the module keeps it: in the instruction (as
+    /// older XLA writes it, and newer XLA inline) or interned among the module's payloads.
+    pub fn backend_config<'a>(&'a self, x: &'a HloInstructionProto) -> &'a [u8] {
+        if !x.backend_config.is_empty() {
+            return &x.backend_config;
+        }
+        match &x.backend_config_payload {
+            Some(p) if !p.value.is_empty() => &p.value,
+            Some(p) => {
+                usize::try_from(p.id).ok().and_then(|i| self.proto.payloads.get(i)).map_or(&[], |v| v.as_slice())
+            }
+            None => &[],
+        }
+    }
+
     /// The group of the instruction named `op`: a fusion's instructions, or the instruction
     /// alone; `None` when the module has no instruction of that name.
     pub fn group(&self, op: &str) -> Option<CompiledGroup> {
@@ -413,7 +473,7 @@ impl Module {
         // The element type the work runs in: a matmul's left operand, else the output's.
         let mut matrix: Option<String> = None;
         let mut count = |x: &HloInstructionProto, shapes: &[Option<&ShapeProto>]| {
-            flops = flops.and_then(|f| f.checked_add(op_flops(x, shapes)?));
+            flops = flops.and_then(|f| f.checked_add(op_flops(x, self.backend_config(x), shapes)?));
             if matrix.is_none() && is_matrix(x) {
                 matrix = Some(shapes.first().copied().flatten().map_or_else(String::new, element_name));
             }

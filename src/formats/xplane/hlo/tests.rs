@@ -166,7 +166,7 @@ fn flops_are_counted_as_xlas_cost_analysis_counts_them() {
         ..inst(3, "dot.1", "dot", bf16(&[64, 32]), &[1, 2])
     };
     let (a, b) = (bf16(&[64, 128]).unwrap(), bf16(&[128, 32]).unwrap());
-    assert_eq!(op_flops(&dot, &[Some(&a), Some(&b)]), Some(2 * 64 * 32 * 128));
+    assert_eq!(op_flops(&dot, &[], &[Some(&a), Some(&b)]), Some(2 * 64 * 32 * 128));
     // A convolution: 2 × output elements × the kernel's elements per output feature.
     let conv = HloInstructionProto {
         convolution_dimension_numbers: Some(ConvolutionDimensionNumbers { kernel_output_feature_dimension: 0 }),
@@ -180,16 +180,79 @@ fn flops_are_counted_as_xlas_cost_analysis_counts_them() {
     };
     let conv = HloInstructionProto { shape: Some(out), ..conv };
     let (input, kernel) = (bf16(&[1, 4, 10, 10]).unwrap(), bf16(&[8, 4, 3, 3]).unwrap());
-    assert_eq!(op_flops(&conv, &[Some(&input), Some(&kernel)]), Some(2 * 800 * 4 * 9));
+    assert_eq!(op_flops(&conv, &[], &[Some(&input), Some(&kernel)]), Some(2 * 800 * 4 * 9));
     // Elementwise: one per output element; a reduction: one per input element; movement: none.
     let x = shape(F32, &[16, 10]);
-    assert_eq!(op_flops(&inst(5, "add.1", "add", x.clone(), &[]), &[]), Some(160));
+    assert_eq!(op_flops(&inst(5, "add.1", "add", x.clone(), &[]), &[], &[]), Some(160));
     let reduce = inst(6, "reduce.1", "reduce", shape(F32, &[16]), &[]);
-    assert_eq!(op_flops(&reduce, &[x.as_ref()]), Some(160));
-    assert_eq!(op_flops(&inst(7, "t.1", "transpose", x.clone(), &[]), &[]), Some(0));
-    // No count here: a sort, a cuBLAS call whose dimensions are in its backend config.
-    assert_eq!(op_flops(&inst(8, "sort.1", "sort", x, &[]), &[]), None);
+    assert_eq!(op_flops(&reduce, &[], &[x.as_ref()]), Some(160));
+    assert_eq!(op_flops(&inst(7, "t.1", "transpose", x.clone(), &[]), &[], &[]), Some(0));
+    // No count here: a sort.
+    assert_eq!(op_flops(&inst(8, "sort.1", "sort", x, &[]), &[], &[]), None);
     // A group's FLOPs add up its ops', and say the work is on the matrix units.
     let g = add_exp().group("loop_add_fusion").unwrap();
     assert_eq!((g.flops, g.matrix, g.element.as_deref()), (Some(160 + 160), false, Some("f32")));
+}
+
+/// A cuBLAS call as XLA's GPU compiler writes it: a batched bf16 matmul whose dot dimensions
+/// are in its backend config (`GpuBackendConfig` as JSON, 64-bit integers as strings), the
+/// result beside its workspace.
+fn cublas(backend_config: Vec<u8>, payload: Option<Payload>) -> HloInstructionProto {
+    let out = ShapeProto {
+        element_type: 13,
+        dimensions: vec![],
+        tuple_shapes: vec![shape(16, &[2, 64, 16]).unwrap(), shape(6, &[4096]).unwrap()],
+    };
+    HloInstructionProto {
+        custom_call_target: "__cublas$lt$matmul".into(),
+        backend_config,
+        backend_config_payload: payload,
+        ..inst(3, "cublas-gemm.1", "custom-call", Some(out), &[1, 2])
+    }
+}
+
+const GEMM_CONFIG: &str = r#"{"operation_queue_id":"0","gemm_backend_config":{"alpha_real":1,"beta":0,
+    "dot_dimension_numbers":{"lhs_contracting_dimensions":["2"],"rhs_contracting_dimensions":["1"],
+    "lhs_batch_dimensions":["0"],"rhs_batch_dimensions":["0"]},"epilogue":"DEFAULT"}}"#;
+
+#[test]
+fn a_cublas_calls_flops_come_from_its_backend_config_wherever_the_module_keeps_it() {
+    let module_of = |x: HloInstructionProto, payloads: Vec<Vec<u8>>| {
+        let lhs = inst(1, "p0", "parameter", shape(16, &[2, 64, 32]), &[]);
+        let rhs = inst(2, "p1", "parameter", shape(16, &[2, 32, 16]), &[]);
+        Module::new(HloModuleProto {
+            name: "jit_mm".into(),
+            computations: vec![computation(1, vec![lhs, rhs, x])],
+            payloads,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    let config = GEMM_CONFIG.as_bytes().to_vec();
+    // 2 × (2·64·16 outputs) × 32 contracted.
+    let want = Some(2 * 2048 * 32);
+    for (x, payloads) in [
+        (cublas(config.clone(), None), vec![]),
+        (cublas(vec![], Some(Payload { value: config.clone(), id: 0 })), vec![]),
+        (cublas(vec![], Some(Payload { value: vec![], id: 1 })), vec![b"{}".to_vec(), config.clone()]),
+    ] {
+        let g = module_of(x, payloads).group("cublas-gemm.1").unwrap();
+        assert_eq!((g.flops, g.matrix, g.element.as_deref()), (want, true, Some("bf16")));
+    }
+    // No dot dimensions, broken JSON, a dimension the operand does not have, a config past the
+    // budget: no count, never a guess.
+    let (lhs, rhs) = (shape(16, &[2, 64, 32]).unwrap(), shape(16, &[2, 32, 16]).unwrap());
+    let operands = [Some(&lhs), Some(&rhs)];
+    let x = cublas(vec![], None);
+    for bad in [
+        &b"{}"[..],
+        b"{\"gemm_backend_config\": {",
+        br#"{"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["7"]}}}"#,
+        br#"{"gemm_backend_config":{"dot_dimension_numbers":{"lhs_contracting_dimensions":["x"]}}}"#,
+    ] {
+        assert_eq!(op_flops(&x, bad, &operands), None, "{}", String::from_utf8_lossy(bad));
+    }
+    let long = format!("{GEMM_CONFIG}{}", " ".repeat(64 << 10));
+    assert_eq!(op_flops(&x, long.as_bytes(), &operands), None);
+    assert_eq!(op_flops(&x, GEMM_CONFIG.as_bytes(), &operands), want);
 }
