@@ -9,6 +9,7 @@ mod architecture_map;
 mod calib_cli;
 mod calib_files;
 mod compile_log_cli;
+mod fleet_cli;
 mod format_registry;
 mod fusion_cli;
 mod fusion_props;

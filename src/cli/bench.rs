@@ -9,6 +9,7 @@
 //! * `serving`: writes a synthetic serving trace of each vendor (graph-replayed decode passes),
 //!   then times `fusionscope compare` on them as the command runs it (both files read at once)
 //!   and, apart, the structure search and the layer alignment.
+//! * `fleet`: `bench_fleet.rs`.
 //! * `ranks`: `--ranks` synthetic ranks of `--size-mb` MB each, streamed from the generator
 //!   into the ranks fold one after another (no files), then the job report: MB/s, peak memory,
 //!   what was matched and the straggler named.
@@ -17,6 +18,8 @@ use std::fs::File;
 use std::io::{BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+use super::peak_memory::{mb, reset_hwm, vm_hwm};
 
 use analysis::pipeline::{time_report, Choices};
 use analysis::structure::search;
@@ -107,6 +110,25 @@ pub enum What {
         #[arg(long, default_value_t = 50)]
         size_mb: u64,
     },
+    /// `fusionscope export` on a synthetic job's ranks against the ranks fold, then `fleet`'s
+    /// reports over many exported traces
+    Fleet {
+        /// Ranks in the job
+        #[arg(long, default_value_t = 8)]
+        ranks: u32,
+        /// JSON text per rank in MB (10^6 bytes); 1000 for the 8 × 1 GB figure
+        #[arg(long, default_value_t = 50)]
+        size_mb: u64,
+        /// Small traces exported into one folder and queried
+        #[arg(long, default_value_t = 1000)]
+        traces: u32,
+        /// JSON text per small trace in MB
+        #[arg(long, default_value_t = 1)]
+        trace_mb: u64,
+        /// Folder for the exported files (removed afterwards)
+        #[arg(long, default_value = "/tmp")]
+        dir: PathBuf,
+    },
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -116,6 +138,9 @@ pub fn run(args: Args) -> CliResult {
         What::Trace { size_mb, dir, no_compare } => trace(size_mb, &dir, !no_compare),
         What::Serving { steps, layers, runs, dir, keep } => serving(steps, layers, runs, &dir, keep),
         What::Ranks { ranks, size_mb } => ranks_bench(ranks, size_mb),
+        What::Fleet { ranks, size_mb, traces, trace_mb, dir } => {
+            super::bench_fleet::fleet_bench(ranks, size_mb, traces, trace_mb, &dir)
+        }
     }
 }
 
@@ -217,18 +242,6 @@ fn generate(path: &Path, flavor: Flavor, length: Length) -> Result<(u64, usize),
     Ok(write_trace(BufWriter::with_capacity(1 << 20, file), flavor, length)?)
 }
 
-/// Peak resident memory of this process in bytes (Linux; `None` elsewhere).
-fn vm_hwm() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
-}
-
-/// Resets the peak, so that the next phase's VmHWM is its own.
-fn reset_hwm() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
 /// Reads a trace file in 1 MiB slices, as the page's worker reads a `File`.
 fn read(path: &Path) -> Result<Trace, Box<dyn std::error::Error>> {
     let mut file = File::open(path)?;
@@ -242,10 +255,6 @@ fn read(path: &Path) -> Result<Trace, Box<dyn std::error::Error>> {
         reader.feed(&buf[..n]).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(reader.finish().map_err(|e| format!("{}: {e}", path.display()))?)
-}
-
-fn mb(bytes: u64) -> f64 {
-    bytes as f64 / 1e6
 }
 
 fn trace(size_mb: u64, dir: &Path, with_compare: bool) -> CliResult {

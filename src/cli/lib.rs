@@ -10,12 +10,15 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod bench_fleet;
 mod calib;
 mod compile_log;
+mod fleet;
 mod graph;
 mod io;
 mod model;
 mod optrace;
+mod peak_memory;
 mod pipeline;
 mod ranks;
 mod report;
@@ -63,6 +66,10 @@ enum Command {
     Calib(calib::Args),
     /// NPU simulator (NeuSim) op table: fusion-index groups with times and bound
     Simcsv(simcsv::Args),
+    /// Every trace's facts (traces, kernels, ops, fusion groups, missing fusions) as Parquet tables
+    Export(fleet::ExportArgs),
+    /// Query exported traces with DataFusion: canned reports or read-only SQL
+    Fleet(fleet::FleetArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -86,6 +93,8 @@ pub fn main() -> ExitCode {
         Command::Model(args) => model::run(args),
         Command::Calib(args) => calib::run(args),
         Command::Simcsv(args) => simcsv::run(args),
+        Command::Export(args) => fleet::run_export(args),
+        Command::Fleet(args) => fleet::run_fleet(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -309,6 +309,10 @@ pub struct Trace {
     /// The kernels' groups as the compiler recorded them (XLA's HLO), where the file has them.
     #[serde(default)]
     pub compiled: compiled::Compiled,
+    /// The rank's distributed identity, where the trace records one (not sent between the
+    /// page's workers: the page reads ranks with their own fold).
+    #[serde(skip)]
+    pub distributed: Option<Distributed>,
 }
 
 impl Trace {

@@ -73,6 +73,11 @@ impl How {
             How::Unknown => "unknown",
         }
     }
+
+    /// Whether the compiler recorded the group (exact) rather than fusionscope inferring it.
+    pub fn is_exact(self) -> bool {
+        matches!(self, How::Hlo | How::Inductor)
+    }
 }
 
 /// What the data-flow inference needs of a group (not part of the output).

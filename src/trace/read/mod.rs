@@ -3,6 +3,7 @@
 //! The whole [`Trace`] is one sink; the analyses' summary-only fold another, whose memory grows
 //! with distinct names, not events.
 
+pub mod both;
 pub mod inflate;
 
 use crate::compiled::Compiled;
@@ -80,9 +81,10 @@ impl EventSink for Trace {
         self.launches.insert(correlation, launch);
     }
     fn finish(mut self, header: TraceHeader) -> Trace {
-        let TraceHeader { names, devices, versions, event_count, json_bytes, format, compiled, .. } = header;
+        let TraceHeader { names, devices, versions, event_count, json_bytes, format, compiled, distributed } = header;
         (self.names, self.devices, self.versions, self.event_count, self.json_bytes, self.format, self.compiled) =
             (names, devices, versions, event_count, json_bytes, format, compiled);
+        self.distributed = distributed;
         let by_ts = |a: &f64, b: &f64| a.total_cmp(b);
         self.kernels.sort_by(|a, b| by_ts(&a.ts, &b.ts));
         self.transfers.sort_by(|a, b| by_ts(&a.ts, &b.ts));

@@ -1,0 +1,158 @@
+//! `fusionscope export TRACE… -o DIR [--job NAME]` and `fusionscope fleet DIR… [--report NAME |
+//! --sql QUERY] [--baseline DIR…] [--json|--csv]`: every trace's facts as Parquet tables, and
+//! queries over any number of exported traces with DataFusion embedded (docs/fleet.md).
+
+use std::path::{Path, PathBuf};
+
+use analysis::pipeline::{analyse, Choices};
+use analysis::ranks::RankSink;
+use analysis::summary::ClassifiedTrace;
+use fleet::facts::{tables, TraceId, TraceRow};
+use fleet::files::{file_stem, write_tables};
+use fleet::query::{report, Fleet, QueryResult, REPORTS};
+use fleet::schema::FactTable;
+use fleet::streamed::{finish, KernelRows};
+use fleet::WHOLE_TRACE_FILE_BYTES;
+use table::Table;
+use trace::read::both::Both;
+use trace::Trace;
+use units::format_bytes;
+
+use super::io::{print, print_json, CliResult};
+use super::trace_file::load_sink;
+
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// Traces of any profiler format the page reads
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Folder the tables go into (`DIR/<table>/<trace>.parquet`); created if missing
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: PathBuf,
+    /// The job the traces belong to (default: each trace's folder name)
+    #[arg(long, value_name = "NAME")]
+    pub job: Option<String>,
+    /// Stream every trace (kernels and collectives in bounded memory; no launching ops, op
+    /// table or fusion groups), as traces over 256 MiB are
+    #[arg(long)]
+    pub streamed: bool,
+}
+
+#[derive(clap::Args)]
+pub struct FleetArgs {
+    /// Folders `fusionscope export` wrote
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// A canned report: categories, kernels, fusions, devices, stragglers, regressions (needs --baseline)
+    #[arg(long, value_name = "NAME", conflicts_with = "sql")]
+    pub report: Option<String>,
+    /// Any read-only SQL over the tables traces, kernels, ops, fusion_groups, opportunities,
+    /// collectives (it may start with an SQL comment, `-- …`)
+    #[arg(long, value_name = "QUERY", allow_hyphen_values = true)]
+    pub sql: Option<String>,
+    /// Export folders of the set to compare against, as tables baseline_<table>
+    #[arg(long, value_name = "DIR")]
+    pub baseline: Vec<PathBuf>,
+    /// Print the result as JSON (columns and rows)
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print the result as CSV
+    #[arg(long)]
+    pub csv: bool,
+}
+
+pub fn run_export(args: ExportArgs) -> CliResult {
+    let (mut read, mut failed) = (0usize, 0usize);
+    let mut stems: Vec<String> = Vec::with_capacity(args.files.len());
+    for (n, path) in args.files.iter().enumerate() {
+        let shown = path.display().to_string();
+        let job = args
+            .job
+            .clone()
+            .or_else(|| path.parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()));
+        let id = TraceId { trace: shown.clone(), job };
+        let mut stem = file_stem(&shown);
+        // Two inputs of one path (or one name after cleaning) keep two sets of files.
+        while stems.contains(&stem) {
+            stem.push('_');
+        }
+        stems.push(stem.clone());
+        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let streamed = args.streamed || size > WHOLE_TRACE_FILE_BYTES;
+        let how = if streamed { "streamed" } else { "whole" };
+        eprintln!("fusionscope: exporting {} of {} ({how}, {}): {shown}", n + 1, args.files.len(), format_bytes(size));
+        let facts = if streamed { export_streamed(path, &args.out, &stem, &id) } else { export_whole(path, &id) };
+        let facts = match facts {
+            Ok(facts) => {
+                read += 1;
+                facts
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("fusionscope: {e} (listed in traces with its error)");
+                vec![TraceRow::failed(&e).table(&id)]
+            }
+        };
+        write_tables(&args.out, &stem, facts)?;
+    }
+    eprintln!("fusionscope: {read} traces exported to {}, {failed} failed to read", args.out.display());
+    Ok(())
+}
+
+/// A trace read whole and analysed as `trace` does, its rank folded as `ranks` does, in one
+/// reading.
+fn export_whole(path: &Path, id: &TraceId) -> Result<Vec<FactTable>, String> {
+    let (trace, rank) = load_sink(path, Both(Trace::default(), RankSink::new(&id.trace)))?;
+    let side = ClassifiedTrace::new(&trace);
+    let (summary, time) = analyse(&side, Some(&id.trace), &Choices::default());
+    Ok(tables(id, &side, &summary, &time, &rank))
+}
+
+/// A trace exported as it is read: its kernel rows written as they come, its rank folded.
+fn export_streamed(path: &Path, out: &Path, stem: &str, id: &TraceId) -> Result<Vec<FactTable>, String> {
+    let rows = KernelRows::create(out, stem, &id.trace).map_err(|e| e.to_string())?;
+    let (rows, rank) = load_sink(path, Both(rows, RankSink::new(&id.trace)))?;
+    finish(rows, &rank, id).map_err(|e| e.to_string())
+}
+
+pub fn run_fleet(args: FleetArgs) -> CliResult {
+    let sql = match (&args.report, &args.sql) {
+        (_, Some(sql)) => sql.clone(),
+        (Some(name), None) => {
+            let r = report(name).ok_or_else(|| {
+                let names: Vec<&str> = REPORTS.iter().map(|r| r.name).collect();
+                format!("no report {name:?}: the reports are {}", names.join(", "))
+            })?;
+            if r.needs_baseline && args.baseline.is_empty() {
+                return Err(format!("the {} report compares against a baseline: give --baseline DIR", r.name).into());
+            }
+            r.sql.to_string()
+        }
+        (None, None) => {
+            let mut text = String::from("Reports (fleet DIR… --report NAME), or --sql QUERY:\n");
+            for r in REPORTS {
+                text.push_str(&format!("  {:<12} {}\n", r.name, r.about));
+            }
+            return print(&text);
+        }
+    };
+    let fleet = Fleet::open(&args.dirs, &args.baseline)?;
+    eprintln!("fusionscope: querying {} Parquet files", fleet.files);
+    let result = fleet.query(&sql)?;
+    if args.json {
+        print_json(&result)
+    } else if args.csv {
+        print(&table_of(&result).to_csv())
+    } else {
+        print(&table_of(&result).to_text())
+    }
+}
+
+fn table_of(result: &QueryResult) -> Table {
+    let headers: Vec<&str> = result.columns.iter().map(String::as_str).collect();
+    let mut table = Table::new(&headers);
+    for row in &result.rows {
+        table.row(row.iter().map(|c| c.text()));
+    }
+    table
+}

@@ -1,0 +1,154 @@
+//! Where an export's tables go and how they are written: `DIR/<table>/<trace>.parquet`, one
+//! file per trace and table (so traces export in parallel and a re-export replaces one trace's
+//! files alone), zstd-compressed, strings dictionary-encoded, the schema version in each
+//! file's metadata. The same trace exported twice gives the same bytes.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::file::metadata::KeyValue;
+use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+
+use crate::schema::{FactTable, SCHEMA_VERSION, TABLES, VERSION_KEY};
+use crate::FleetError;
+
+/// Rows per row group: large enough for zstd and dictionaries to pay, small enough that a
+/// reader holds one at a time.
+pub(crate) const ROW_GROUP: usize = 1 << 17;
+
+/// The file name of a trace's tables: its path as given, every character other than a letter,
+/// digit, `.`, `-` or `_` made `_`, so that two traces of one name in two folders stay apart
+/// (`runs/a/rank0.json` → `runs_a_rank0.json`).
+pub fn file_stem(trace: &str) -> String {
+    let stem: String = trace
+        .trim_start_matches("./")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+        .collect();
+    let stem = stem.trim_start_matches('.');
+    if stem.is_empty() {
+        "trace".to_string()
+    } else {
+        stem.to_string()
+    }
+}
+
+pub(crate) fn properties() -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_dictionary_enabled(true)
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        .set_key_value_metadata(Some(vec![KeyValue::new(VERSION_KEY.to_string(), SCHEMA_VERSION.to_string())]))
+        .build()
+}
+
+/// Where a file is written before it is renamed to `path`: a reader never sees half a file.
+pub(crate) fn partial_of(path: &Path) -> PathBuf {
+    path.with_extension("parquet.partial")
+}
+
+/// Writes one trace's tables under `dir`; returns the files written.
+pub fn write_tables(dir: &Path, stem: &str, tables: Vec<FactTable>) -> Result<Vec<PathBuf>, FleetError> {
+    let mut written = Vec::with_capacity(tables.len());
+    for table in tables {
+        let folder = dir.join(table.name);
+        std::fs::create_dir_all(&folder).map_err(|e| FleetError::io(&folder, e))?;
+        let path = folder.join(format!("{stem}.parquet"));
+        let batch =
+            table.into_batch().map_err(|e| FleetError::Parquet { file: path.clone(), message: e.to_string() })?;
+        let parquet = |e: datafusion::parquet::errors::ParquetError| FleetError::Parquet {
+            file: path.clone(),
+            message: e.to_string(),
+        };
+        let partial = partial_of(&path);
+        let file = File::create(&partial).map_err(|e| FleetError::io(&partial, e))?;
+        let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties())).map_err(parquet)?;
+        writer.write(&batch).map_err(parquet)?;
+        writer.close().map_err(parquet)?;
+        std::fs::rename(&partial, &path).map_err(|e| FleetError::io(&path, e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Every Parquet file of an export folder's tables, by table, sorted; an error naming the
+/// first file that is no Parquet file of this schema version (damaged, cut off, or written by
+/// another version).
+pub fn checked_files(dir: &Path) -> Result<Vec<(&'static str, Vec<PathBuf>)>, FleetError> {
+    if !dir.is_dir() {
+        return Err(FleetError::NotAnExport { dir: dir.to_path_buf() });
+    }
+    let mut out = Vec::new();
+    for table in TABLES {
+        let folder = dir.join(table);
+        let mut files = Vec::new();
+        if folder.is_dir() {
+            for entry in std::fs::read_dir(&folder).map_err(|e| FleetError::io(&folder, e))? {
+                let path = entry.map_err(|e| FleetError::io(&folder, e))?.path();
+                if path.extension().is_some_and(|e| e == "parquet") {
+                    check_version(&path)?;
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        out.push((table, files));
+    }
+    if out.iter().all(|(_, f)| f.is_empty()) {
+        return Err(FleetError::NotAnExport { dir: dir.to_path_buf() });
+    }
+    Ok(out)
+}
+
+/// The file's footer read and its schema version compared with this build's.
+fn check_version(path: &Path) -> Result<(), FleetError> {
+    let file = File::open(path).map_err(|e| FleetError::io(path, e))?;
+    let reader = SerializedFileReader::new(file)
+        .map_err(|e| FleetError::Parquet { file: path.into(), message: e.to_string() })?;
+    let meta = reader.metadata().file_metadata().key_value_metadata();
+    let version = meta.and_then(|kv| kv.iter().find(|k| k.key == VERSION_KEY)).and_then(|k| k.value.clone());
+    match version.as_deref() {
+        Some(SCHEMA_VERSION) => Ok(()),
+        other => Err(FleetError::Version { file: path.into(), found: other.map(str::to_string) }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Values;
+
+    fn table(name: &'static str) -> FactTable {
+        FactTable { name, columns: vec![("trace", Values::Text(vec![Some("a.json".into())]))] }
+    }
+
+    #[test]
+    fn names_stay_apart_and_plain() {
+        assert_eq!(file_stem("runs/a/rank0.json.gz"), "runs_a_rank0.json.gz");
+        assert_eq!(file_stem("./x y/ü.json"), "x_y__.json");
+        assert_eq!(file_stem("..."), "trace");
+    }
+
+    #[test]
+    fn a_file_of_another_schema_version_is_named_and_refused() {
+        let dir = std::env::temp_dir().join(format!("fleet-version-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        write_tables(&dir, "a", vec![table("traces")]).unwrap();
+        assert_eq!(checked_files(&dir).unwrap()[0].1.len(), 1);
+        // The same table written as another version would.
+        let path = dir.join("traces/b.parquet");
+        let batch = table("traces").into_batch().unwrap();
+        let props = WriterProperties::builder()
+            .set_key_value_metadata(Some(vec![KeyValue::new(VERSION_KEY.to_string(), "0".to_string())]))
+            .build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let e = checked_files(&dir).unwrap_err().to_string();
+        assert!(e.contains("b.parquet: written with schema version 0") && e.contains("reads version 1"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

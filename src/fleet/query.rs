@@ -1,0 +1,215 @@
+//! Queries over exported traces with Apache DataFusion, embedded: each table's Parquet files
+//! of every export folder registered as one table (a baseline's as `baseline_<table>`), the
+//! canned reports' SQL ([`REPORTS`], in `src/fleet/sql/`, the same text Spark SQL runs), and a
+//! user's SQL, read-only: no DDL, no DML, no statement that sets anything.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, UInt64Type};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
+use datafusion::execution::context::{SQLOptions, SessionContext};
+use serde::Serialize;
+
+use crate::files::checked_files;
+use crate::FleetError;
+
+/// A canned report: its name (`fleet --report NAME`), what it answers, and its SQL.
+#[derive(Debug, Clone, Copy)]
+pub struct Report {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub sql: &'static str,
+    /// It compares against a baseline set (`--baseline DIR`).
+    pub needs_baseline: bool,
+}
+
+/// The canned reports, in the order `fleet` lists them.
+pub const REPORTS: [Report; 6] = [
+    Report {
+        name: "categories",
+        about: "kernel time by category",
+        sql: include_str!("sql/categories.sql"),
+        needs_baseline: false,
+    },
+    Report {
+        name: "kernels",
+        about: "the kernels with the most time",
+        sql: include_str!("sql/kernels.sql"),
+        needs_baseline: false,
+    },
+    Report {
+        name: "fusions",
+        about: "missing fusions by time saved",
+        sql: include_str!("sql/fusions.sql"),
+        needs_baseline: false,
+    },
+    Report {
+        name: "devices",
+        about: "the same op on each set of devices",
+        sql: include_str!("sql/devices.sql"),
+        needs_baseline: false,
+    },
+    Report {
+        name: "stragglers",
+        about: "each rank's busy time against its job's mean",
+        sql: include_str!("sql/stragglers.sql"),
+        needs_baseline: false,
+    },
+    Report {
+        name: "regressions",
+        about: "kernel time per trace by category against the baseline",
+        sql: include_str!("sql/regressions.sql"),
+        needs_baseline: true,
+    },
+];
+
+/// The canned report of a name.
+pub fn report(name: &str) -> Option<&'static Report> {
+    REPORTS.iter().find(|r| r.name == name)
+}
+
+/// One cell of a result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Cell {
+    Null,
+    Int(i64),
+    Count(u64),
+    Real(f64),
+    Text(String),
+}
+
+impl Cell {
+    /// The cell as a table shows it: reals to three decimals, nothing for null.
+    pub fn text(&self) -> String {
+        match self {
+            Cell::Null => String::new(),
+            Cell::Int(n) => n.to_string(),
+            Cell::Count(n) => n.to_string(),
+            Cell::Real(x) => format!("{x:.3}"),
+            Cell::Text(s) => s.clone(),
+        }
+    }
+}
+
+/// A query's result: its columns and rows, in the order the query gives.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryResult {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// The export folders a query reads: the current set and, optionally, a baseline.
+pub struct Fleet {
+    ctx: SessionContext,
+    runtime: tokio::runtime::Runtime,
+    /// Parquet files registered, for the progress line.
+    pub files: usize,
+}
+
+impl Fleet {
+    /// Registers every table of `dirs` (and `baseline`'s as `baseline_<table>`), after checking
+    /// that each file is a Parquet file of this schema version.
+    pub fn open(dirs: &[PathBuf], baseline: &[PathBuf]) -> Result<Fleet, FleetError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| FleetError::Query { message: e.to_string() })?;
+        let ctx = SessionContext::new();
+        let mut files = 0;
+        for (prefix, set) in [("", dirs), ("baseline_", baseline)] {
+            let mut by_table: Vec<(&'static str, Vec<PathBuf>)> = Vec::new();
+            for dir in set {
+                for (table, paths) in checked_files(dir)? {
+                    match by_table.iter_mut().find(|(t, _)| *t == table) {
+                        Some((_, all)) => all.extend(paths),
+                        None => by_table.push((table, paths)),
+                    }
+                }
+            }
+            for (table, paths) in by_table.into_iter().filter(|(_, p)| !p.is_empty()) {
+                files += paths.len();
+                let name = format!("{prefix}{table}");
+                runtime.block_on(register(&ctx, &name, &paths))?;
+            }
+        }
+        Ok(Fleet { ctx, runtime, files })
+    }
+
+    /// Runs `sql` read-only over the registered tables.
+    pub fn query(&self, sql: &str) -> Result<QueryResult, FleetError> {
+        let options = SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false);
+        let query = FleetError::query;
+        let batches = self.runtime.block_on(async {
+            let frame = self.ctx.sql_with_options(sql, options).await?;
+            frame.collect().await
+        });
+        let batches = batches.map_err(query)?;
+        let columns = match batches.first() {
+            Some(b) => b.schema().fields().iter().map(|f| f.name().clone()).collect(),
+            None => Vec::new(),
+        };
+        let mut rows = Vec::new();
+        for batch in &batches {
+            rows.extend(rows_of(batch)?);
+        }
+        Ok(QueryResult { columns, rows })
+    }
+}
+
+async fn register(ctx: &SessionContext, name: &str, paths: &[PathBuf]) -> Result<(), FleetError> {
+    let urls = paths.iter().map(|p| url(p)).collect::<Result<Vec<_>, _>>()?;
+    let options = ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
+    let config = ListingTableConfig::new_with_multi_paths(urls)
+        .with_listing_options(options)
+        .infer_schema(&ctx.state())
+        .await
+        .map_err(FleetError::query)?;
+    let table = ListingTable::try_new(config).map_err(FleetError::query)?;
+    ctx.register_table(name, Arc::new(table)).map_err(FleetError::query)?;
+    Ok(())
+}
+
+fn url(path: &Path) -> Result<ListingTableUrl, FleetError> {
+    let absolute = std::path::absolute(path).map_err(|e| FleetError::io(path, e))?;
+    ListingTableUrl::parse(absolute.to_string_lossy()).map_err(FleetError::query)
+}
+
+/// The rows of a batch as cells: integers and reals as numbers, the rest as Arrow writes it.
+fn rows_of(batch: &RecordBatch) -> Result<Vec<Vec<Cell>>, FleetError> {
+    let columns: Vec<Vec<Cell>> = batch.columns().iter().map(cells).collect::<Result<_, _>>()?;
+    Ok((0..batch.num_rows()).map(|r| columns.iter().map(|c| c[r].clone()).collect()).collect())
+}
+
+fn cells(array: &ArrayRef) -> Result<Vec<Cell>, FleetError> {
+    let n = array.len();
+    let err = |e: datafusion::arrow::error::ArrowError| FleetError::Query { message: e.to_string() };
+    let cells = match array.data_type() {
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
+            let a = cast(array, &DataType::Int64).map_err(err)?;
+            let a = a.as_primitive::<Int64Type>();
+            (0..n).map(|i| if a.is_null(i) { Cell::Null } else { Cell::Int(a.value(i)) }).collect()
+        }
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
+            let a = cast(array, &DataType::UInt64).map_err(err)?;
+            let a = a.as_primitive::<UInt64Type>();
+            (0..n).map(|i| if a.is_null(i) { Cell::Null } else { Cell::Count(a.value(i)) }).collect()
+        }
+        DataType::Float16 | DataType::Float32 | DataType::Float64 | DataType::Decimal128(..) => {
+            let a = cast(array, &DataType::Float64).map_err(err)?;
+            let a = a.as_primitive::<Float64Type>();
+            (0..n).map(|i| if a.is_null(i) { Cell::Null } else { Cell::Real(a.value(i)) }).collect()
+        }
+        _ => {
+            let f = ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default()).map_err(err)?;
+            (0..n).map(|i| if array.is_null(i) { Cell::Null } else { Cell::Text(f.value(i).to_string()) }).collect()
+        }
+    };
+    Ok(cells)
+}

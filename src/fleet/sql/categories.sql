@@ -1,0 +1,8 @@
+-- Kernel time by category across every exported trace, longest first.
+SELECT category,
+       COUNT(*) AS kernels,
+       COUNT(DISTINCT trace) AS traces,
+       SUM(duration_us) AS total_us
+FROM kernels
+GROUP BY category
+ORDER BY total_us DESC, category

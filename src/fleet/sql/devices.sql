@@ -1,0 +1,15 @@
+-- The same op across devices: each op that ran on more than one set of devices (an H100 run
+-- and an MI300X run of one model), its calls and time per call on each.
+WITH per_device AS (
+  SELECT o.op,
+         t.devices,
+         COUNT(DISTINCT o.trace) AS traces,
+         SUM(o.calls) AS calls,
+         SUM(o.kernel_time_us) AS kernel_time_us
+  FROM ops o JOIN traces t ON o.trace = t.trace
+  GROUP BY o.op, t.devices
+)
+SELECT op, devices, traces, calls, kernel_time_us, kernel_time_us / calls AS us_per_call
+FROM per_device
+WHERE op IN (SELECT op FROM per_device GROUP BY op HAVING COUNT(*) > 1)
+ORDER BY op, devices

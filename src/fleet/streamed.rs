@@ -1,0 +1,146 @@
+//! A trace too large to hold, exported as it is read: each kernel's row goes into the
+//! `kernels` file as the reader hands it over, one row group at a time, so memory holds one row
+//! group and the distinct names, never the trace. What needs the whole trace (the launching op,
+//! the op table, the fusion groups) is left out of such a trace's tables, and its `traces` row
+//! says so.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use analysis::summary::BUILT_IN;
+use classify::name::short_name;
+use datafusion::parquet::arrow::ArrowWriter;
+use trace::intern::NameTable;
+use trace::read::{EventSink, TraceHeader};
+use trace::{Kernel, TraceFormat, Transfer};
+
+use analysis::ranks::RankSummary;
+
+use crate::facts::{kernel_columns, streamed_tables, KernelRow, Streamed, TraceId, TraceRow, SHORT_NAME};
+use crate::files::{partial_of, properties, ROW_GROUP};
+use crate::schema::FactTable;
+use crate::FleetError;
+
+/// The `kernels` file of one trace, written as the trace streams.
+pub struct KernelRows {
+    trace: String,
+    path: PathBuf,
+    writer: Option<ArrowWriter<File>>,
+    table: FactTable,
+    /// By name index: the short name and category, once worked out.
+    names: Vec<Option<(String, String)>>,
+    /// The first write that failed; the rest of the trace is then only counted.
+    error: Option<FleetError>,
+    format: TraceFormat,
+    /// Kernels, their time, and the GPU time (kernels, copies and sets), µs.
+    pub kernels: u64,
+    pub kernel_time_us: f64,
+    pub gpu_time_us: f64,
+}
+
+impl KernelRows {
+    /// Starts `DIR/kernels/<stem>.parquet` (written beside and renamed when done).
+    pub fn create(dir: &Path, stem: &str, trace: &str) -> Result<KernelRows, FleetError> {
+        let folder = dir.join("kernels");
+        std::fs::create_dir_all(&folder).map_err(|e| FleetError::io(&folder, e))?;
+        let path = folder.join(format!("{stem}.parquet"));
+        let partial = partial_of(&path);
+        let table = kernel_columns(ROW_GROUP);
+        let file = File::create(&partial).map_err(|e| FleetError::io(&partial, e))?;
+        let writer = ArrowWriter::try_new(file, table.schema(), Some(properties()))
+            .map_err(|e| FleetError::Parquet { file: path.clone(), message: e.to_string() })?;
+        Ok(KernelRows {
+            trace: trace.to_string(),
+            path,
+            writer: Some(writer),
+            table,
+            names: Vec::new(),
+            error: None,
+            format: TraceFormat::default(),
+            kernels: 0,
+            kernel_time_us: 0.0,
+            gpu_time_us: 0.0,
+        })
+    }
+
+    fn flush(&mut self) {
+        if self.table.rows() == 0 || self.error.is_some() {
+            return;
+        }
+        let table = std::mem::replace(&mut self.table, kernel_columns(ROW_GROUP));
+        let Some(writer) = self.writer.as_mut() else { return };
+        let written =
+            table.into_batch().map_err(|e| e.to_string()).and_then(|b| writer.write(&b).map_err(|e| e.to_string()));
+        if let Err(message) = written {
+            self.error = Some(FleetError::Parquet { file: self.path.clone(), message });
+        }
+    }
+
+    /// Closes the file and moves it to its name; the figures of what was written.
+    pub fn close(mut self) -> Result<Streamed, FleetError> {
+        self.flush();
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let parquet = |e: datafusion::parquet::errors::ParquetError| FleetError::Parquet {
+            file: self.path.clone(),
+            message: e.to_string(),
+        };
+        if let Some(writer) = self.writer.take() {
+            writer.close().map_err(parquet)?;
+        }
+        std::fs::rename(partial_of(&self.path), &self.path).map_err(|e| FleetError::io(&self.path, e))?;
+        Ok(Streamed {
+            format: self.format,
+            kernels: self.kernels,
+            kernel_time_us: self.kernel_time_us,
+            gpu_time_us: self.gpu_time_us,
+        })
+    }
+}
+
+impl EventSink for KernelRows {
+    type Output = KernelRows;
+    const CPU_SIDE: bool = false;
+    const LAUNCHES: bool = false;
+
+    fn kernel(&mut self, names: &NameTable, k: Kernel) {
+        self.kernels += 1;
+        self.kernel_time_us += k.dur;
+        self.gpu_time_us += k.dur;
+        let i = k.name.index();
+        if self.names.len() <= i {
+            self.names.resize(i + 1, None);
+        }
+        let name = names.resolve(k.name);
+        let (short, category) = self.names[i]
+            .get_or_insert_with(|| (short_name(name, SHORT_NAME), BUILT_IN(name).category.to_string()))
+            .clone();
+        let row = KernelRow { trace: &self.trace, kernel: &k, name, short_name: short, category, launching_op: None };
+        row.push(&mut self.table);
+        if self.table.rows() >= ROW_GROUP {
+            self.flush();
+        }
+    }
+
+    fn transfer(&mut self, _: &NameTable, t: Transfer) {
+        self.gpu_time_us += t.dur;
+    }
+
+    fn finish(mut self, header: TraceHeader) -> KernelRows {
+        self.format = header.format;
+        self
+    }
+}
+
+/// The tables of a trace exported as it streamed, once read: its `kernels` file closed and
+/// moved to its name, and the other tables to write ([`crate::files::write_tables`]).
+pub fn finish(rows: KernelRows, rank: &RankSummary, id: &TraceId) -> Result<Vec<FactTable>, FleetError> {
+    let kernels = rows.close()?;
+    let notes = "streamed: its kernels have no launching op, and the op table and fusion groups need the whole \
+                 trace"
+        .to_string();
+    let mut facts = vec![TraceRow::streamed(&kernels, rank, notes).table(id)];
+    facts.extend(streamed_tables(id, rank));
+    Ok(facts)
+}

@@ -1,0 +1,195 @@
+//! `fusionscope export` and `fusionscope fleet` as a user runs them, on the shared traces: the
+//! exported tables agree with `trace --json`, read back by DataFusion; a report is its SQL; bad
+//! input is named; a second export is byte-identical.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{data, json, run, temp_dir};
+
+const TRACES: [&str; 4] = [
+    "traces/nvidia/hf_bert-small_eager_h100.json.gz",
+    "traces/amd/hf_bert-small_eager_mi300x.json.gz",
+    "multirank/hta_sampled_128rank_rank0.json.gz",
+    "multirank/hta_sampled_128rank_rank1.json.gz",
+];
+
+/// Exports `TRACES` (and `extra`) into `dir`; returns stderr.
+fn export(dir: &Path, extra: &[String]) -> String {
+    let files: Vec<String> = TRACES.iter().map(|t| data(t)).chain(extra.iter().cloned()).collect();
+    let mut args = vec!["export", "-o", dir.to_str().unwrap()];
+    args.extend(files.iter().map(String::as_str));
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    err
+}
+
+fn sql(dir: &Path, query: &str) -> Value {
+    json(&["fleet", dir.to_str().unwrap(), "--sql", query, "--json"])
+}
+
+/// A result's rows as maps of column → value.
+fn rows(result: &Value) -> Vec<BTreeMap<String, Value>> {
+    let columns: Vec<String> =
+        result["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().into()).collect();
+    let rows = result["rows"].as_array().unwrap();
+    rows.iter().map(|r| columns.iter().cloned().zip(r.as_array().unwrap().iter().cloned()).collect()).collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * b.abs().max(1.0)
+}
+
+#[test]
+fn exported_tables_agree_with_trace_json_and_a_report_is_its_sql() {
+    let dir = temp_dir("fleet-export");
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, "{\"traceEvents\": [").unwrap();
+    let out = dir.join("export");
+    let err = export(&out, &[broken.to_str().unwrap().to_string()]);
+    assert!(err.contains("4 traces exported") && err.contains("1 failed to read"), "{err}");
+
+    let traces = rows(&sql(&out, "SELECT * FROM traces ORDER BY trace"));
+    assert_eq!(traces.len(), 5);
+    for t in TRACES {
+        let path = data(t);
+        let want = json(&["trace", &path, "--json"]);
+        let platform = &want["platforms"][0];
+        let row = traces.iter().find(|r| r["trace"] == path.as_str()).unwrap_or_else(|| panic!("{t}"));
+        assert_eq!(row["kernels"], platform["kernels"], "{t}");
+        assert!(close(row["gpu_time_us"].as_f64().unwrap(), platform["gpu_time_us"].as_f64().unwrap()), "{t}");
+        assert_eq!(row["error"], Value::Null, "{t}");
+        // Kernel time per category, from the kernels table, is the trace's.
+        let by_category = rows(&sql(
+            &out,
+            &format!("SELECT category, COUNT(*) AS n, SUM(duration_us) AS us FROM kernels WHERE trace = '{path}' GROUP BY category"),
+        ));
+        let categories = want["categories"].as_array().unwrap();
+        assert_eq!(by_category.len(), categories.len(), "{t}");
+        for c in categories {
+            let row = by_category.iter().find(|r| r["category"] == c["category"]).unwrap();
+            assert_eq!(row["n"], c["trace"]["count"], "{t}");
+            assert!(close(row["us"].as_f64().unwrap(), c["trace"]["time_us"].as_f64().unwrap()), "{t} {c}");
+        }
+        // The fusion groups and the op table, row for row.
+        let groups = rows(&sql(&out, &format!("SELECT COUNT(*) AS n FROM fusion_groups WHERE trace = '{path}'")));
+        assert_eq!(groups[0]["n"].as_i64().unwrap() as usize, want["fusion"]["groups"].as_array().unwrap().len());
+        let ops = rows(&sql(&out, &format!("SELECT COUNT(*) AS n FROM ops WHERE trace = '{path}'")));
+        assert_eq!(ops[0]["n"].as_i64().unwrap() as usize, want["ops"].as_array().unwrap().len());
+    }
+    // The broken trace is listed with its error, named.
+    let failed = traces.iter().find(|r| r["error"] != Value::Null).unwrap();
+    assert!(failed["error"].as_str().unwrap().contains("broken.json"), "{failed:?}");
+    // The two ranks of the 128-rank job are in their job, with their ranks.
+    let ranks = rows(&sql(&out, "SELECT job, rank, world_size FROM traces WHERE rank IS NOT NULL ORDER BY rank"));
+    assert_eq!(ranks.len(), 2, "{ranks:?}");
+    assert_eq!((ranks[0]["job"].as_str(), ranks[0]["world_size"].as_i64()), (Some("multirank"), Some(128)));
+
+    // A canned report is its SQL, row for row.
+    for (report, file) in [("categories", "categories"), ("fusions", "fusions"), ("stragglers", "stragglers")] {
+        let text = std::fs::read_to_string(format!("{}/src/fleet/sql/{file}.sql", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let canned = json(&["fleet", out.to_str().unwrap(), "--report", report, "--json"]);
+        assert_eq!(canned, sql(&out, &text), "{report}");
+        assert!(!canned["rows"].as_array().unwrap().is_empty(), "{report}");
+    }
+    // Against a baseline of the same traces nothing changed.
+    let regressions = json(&[
+        "fleet",
+        out.to_str().unwrap(),
+        "--baseline",
+        out.to_str().unwrap(),
+        "--report",
+        "regressions",
+        "--json",
+    ]);
+    let changes = rows(&regressions);
+    assert!(!changes.is_empty() && changes.iter().all(|r| close(r["change_us_per_trace"].as_f64().unwrap(), 0.0)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_second_export_is_byte_identical() {
+    let dir = temp_dir("fleet-twice");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    export(&a, &[]);
+    export(&b, &[]);
+    let mut files = 0;
+    for table in ["traces", "kernels", "ops", "fusion_groups", "opportunities"] {
+        for entry in std::fs::read_dir(a.join(table)).unwrap() {
+            let path = entry.unwrap().path();
+            let other = b.join(table).join(path.file_name().unwrap());
+            assert!(std::fs::read(&path).unwrap() == std::fs::read(&other).unwrap(), "{}", path.display());
+            files += 1;
+        }
+    }
+    assert_eq!(files, 5 * TRACES.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_folders_files_and_queries_are_named() {
+    let dir = temp_dir("fleet-bad");
+    let out = dir.join("export");
+    export(&out, &[]);
+    let path = out.to_str().unwrap();
+    // Writing is refused: DDL, DML, COPY, settings.
+    for query in [
+        "CREATE TABLE t AS SELECT 1",
+        "INSERT INTO traces SELECT * FROM traces",
+        "COPY (SELECT 1) TO 'x.csv'",
+        "SET datafusion.execution.batch_size = 1",
+    ] {
+        let (code, _, err) = run(&["fleet", path, "--sql", query]);
+        assert_eq!(code, 2, "{query}");
+        assert!(err.contains("query failed"), "{query}: {err}");
+    }
+    let (code, _, err) = run(&["fleet", path, "--report", "regressions"]);
+    assert!(code == 2 && err.contains("--baseline"), "{err}");
+    let (code, _, err) = run(&["fleet", path, "--report", "nope"]);
+    assert!(code == 2 && err.contains("categories, kernels"), "{err}");
+    // A folder with no export.
+    let (code, _, err) = run(&["fleet", dir.join("none").to_str().unwrap(), "--report", "kernels"]);
+    assert!(code == 2 && err.contains("no exported tables"), "{err}");
+    // A damaged file is named.
+    let victim = std::fs::read_dir(out.join("kernels")).unwrap().next().unwrap().unwrap().path();
+    let bytes = std::fs::read(&victim).unwrap();
+    std::fs::write(&victim, &bytes[..bytes.len() / 2]).unwrap();
+    let (code, _, err) = run(&["fleet", path, "--report", "kernels"]);
+    assert!(code == 2 && err.contains(victim.to_str().unwrap()) && err.contains("not a Parquet file"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_streamed_export_has_the_same_kernels_and_collectives_without_the_analyses() {
+    let dir = temp_dir("fleet-streamed");
+    let ranks: Vec<String> = TRACES[2..].iter().map(|t| data(t)).collect();
+    let (whole, streamed) = (dir.join("whole"), dir.join("streamed"));
+    for (out, flag) in [(&whole, None), (&streamed, Some("--streamed"))] {
+        let mut args = vec!["export", "-o", out.to_str().unwrap()];
+        args.extend(flag);
+        args.extend(ranks.iter().map(String::as_str));
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 0, "{err}");
+    }
+    let per_trace = "SELECT trace, COUNT(*) AS n, SUM(duration_us) AS us, COUNT(launching_op) AS with_op \
+                     FROM kernels GROUP BY trace ORDER BY trace";
+    let (a, b) = (rows(&sql(&whole, per_trace)), rows(&sql(&streamed, per_trace)));
+    assert_eq!(a.len(), 2);
+    for (a, b) in a.iter().zip(&b) {
+        assert_eq!((&a["trace"], &a["n"]), (&b["trace"], &b["n"]));
+        assert!(close(a["us"].as_f64().unwrap(), b["us"].as_f64().unwrap()));
+        assert!(a["with_op"].as_i64().unwrap() > 0);
+        assert_eq!(b["with_op"], 0, "a streamed kernel has no launching op");
+    }
+    let collectives = "SELECT rank, COUNT(*) AS n, SUM(bytes) AS bytes FROM collectives GROUP BY rank ORDER BY rank";
+    assert_eq!(sql(&whole, collectives), sql(&streamed, collectives));
+    assert_eq!(rows(&sql(&whole, collectives))[0]["n"], 10);
+    let traces = "SELECT rank, world_size, kernels, busy_us FROM traces ORDER BY rank";
+    assert_eq!(sql(&whole, traces), sql(&streamed, traces));
+    let notes = rows(&sql(&streamed, "SELECT notes FROM traces"));
+    assert!(notes.iter().all(|r| r["notes"].as_str().unwrap().starts_with("streamed")), "{notes:?}");
+    assert_eq!(rows(&sql(&streamed, "SELECT COUNT(*) AS n FROM ops"))[0]["n"], 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
