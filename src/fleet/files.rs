@@ -21,14 +21,16 @@ pub(crate) const ROW_GROUP: usize = 1 << 17;
 
 /// The file name of a trace's tables: its path as given, every character other than a letter,
 /// digit, `.`, `-` or `_` made `_`, so that two traces of one name in two folders stay apart
-/// (`runs/a/rank0.json` → `runs_a_rank0.json`).
+/// (`runs/a/rank0.json` → `runs_a_rank0.json`); none starts with `_` or `.`.
 pub fn file_stem(trace: &str) -> String {
     let stem: String = trace
         .trim_start_matches("./")
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
         .collect();
-    let stem = stem.trim_start_matches('.');
+    // Spark and Hadoop skip a file whose name starts with `_` or `.` (their metadata files),
+    // which an absolute path's first `/` would make.
+    let stem = stem.trim_start_matches(['.', '_']);
     if stem.is_empty() {
         "trace".to_string()
     } else {
@@ -130,6 +132,7 @@ mod tests {
         assert_eq!(file_stem("runs/a/rank0.json.gz"), "runs_a_rank0.json.gz");
         assert_eq!(file_stem("./x y/ü.json"), "x_y__.json");
         assert_eq!(file_stem("..."), "trace");
+        assert_eq!(file_stem("/data/runs/rank0.json"), "data_runs_rank0.json");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 SELECT category,
        COUNT(*) AS kernels,
        COUNT(DISTINCT trace) AS traces,
-       SUM(duration_us) AS total_us
+       ROUND(SUM(duration_us), 3) AS total_us
 FROM kernels
 GROUP BY category
-ORDER BY total_us DESC, category
+ORDER BY total_us DESC NULLS LAST, category NULLS LAST

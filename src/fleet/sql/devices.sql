@@ -5,11 +5,11 @@ WITH per_device AS (
          t.devices,
          COUNT(DISTINCT o.trace) AS traces,
          SUM(o.calls) AS calls,
-         SUM(o.kernel_time_us) AS kernel_time_us
+         ROUND(SUM(o.kernel_time_us), 3) AS kernel_time_us
   FROM ops o JOIN traces t ON o.trace = t.trace
   GROUP BY o.op, t.devices
 )
-SELECT op, devices, traces, calls, kernel_time_us, kernel_time_us / calls AS us_per_call
+SELECT op, devices, traces, calls, kernel_time_us, ROUND(kernel_time_us / calls, 3) AS us_per_call
 FROM per_device
 WHERE op IN (SELECT op FROM per_device GROUP BY op HAVING COUNT(*) > 1)
-ORDER BY op, devices
+ORDER BY op NULLS LAST, devices NULLS LAST

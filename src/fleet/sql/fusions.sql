@@ -5,8 +5,8 @@ SELECT rule,
        COUNT(DISTINCT trace) AS traces,
        SUM(calls) AS calls,
        SUM(saved_bytes_per_call * calls) AS saved_bytes,
-       SUM(saved_us) AS saved_us
+       ROUND(SUM(saved_us), 3) AS saved_us
 FROM opportunities
 GROUP BY rule, ops
-ORDER BY saved_us DESC NULLS LAST, saved_bytes DESC, ops
+ORDER BY saved_us DESC NULLS LAST, saved_bytes DESC NULLS LAST, ops NULLS LAST, rule NULLS LAST
 LIMIT 50

@@ -4,7 +4,7 @@ SELECT job,
        rank,
        trace,
        busy_us,
-       busy_us - AVG(busy_us) OVER (PARTITION BY job) AS over_job_mean_us
+       ROUND(busy_us - AVG(busy_us) OVER (PARTITION BY job), 3) AS over_job_mean_us
 FROM traces
 WHERE error IS NULL
-ORDER BY job, over_job_mean_us DESC, rank, trace
+ORDER BY job NULLS LAST, over_job_mean_us DESC NULLS LAST, rank NULLS LAST, trace
