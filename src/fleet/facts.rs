@@ -151,9 +151,9 @@ pub fn streamed_tables(id: &TraceId, rank: &RankSummary) -> Vec<FactTable> {
     vec![ops(id, &[]), fusion_groups(id, &[]), opportunities(id, &[]), collectives(id, rank)]
 }
 
-fn text(v: &mut Values, s: Option<impl Into<String>>) {
+fn text(v: &mut Values, s: Option<impl AsRef<str>>) {
     if let Values::Text(v) = v {
-        v.push(s.map(Into::into));
+        v.append_option(s);
     }
 }
 fn int(v: &mut Values, n: Option<i64>) {
@@ -173,7 +173,7 @@ fn real(v: &mut Values, x: Option<f64>) {
 }
 
 fn traces_table(rows: usize) -> FactTable {
-    let t = || Values::Text(Vec::with_capacity(rows));
+    let t = || Values::text(rows);
     let i = || Values::Int(Vec::with_capacity(rows));
     let c = || Values::Count(Vec::with_capacity(rows));
     let r = || Values::Real(Vec::with_capacity(rows));
@@ -209,15 +209,15 @@ pub(crate) fn kernel_columns(rows: usize) -> FactTable {
     FactTable {
         name: "kernels",
         columns: vec![
-            ("trace", Values::Text(Vec::with_capacity(rows))),
+            ("trace", Values::text(rows)),
             ("device", Values::Int(Vec::with_capacity(rows))),
             ("stream", Values::Int(Vec::with_capacity(rows))),
             ("start_us", Values::Real(Vec::with_capacity(rows))),
             ("duration_us", Values::Real(Vec::with_capacity(rows))),
-            ("name", Values::Text(Vec::with_capacity(rows))),
-            ("short_name", Values::Text(Vec::with_capacity(rows))),
-            ("category", Values::Text(Vec::with_capacity(rows))),
-            ("launching_op", Values::Text(Vec::with_capacity(rows))),
+            ("name", Values::text(rows)),
+            ("short_name", Values::text(rows)),
+            ("category", Values::text(rows)),
+            ("launching_op", Values::text(rows)),
         ],
     }
 }
@@ -227,8 +227,8 @@ pub(crate) struct KernelRow<'a> {
     pub trace: &'a str,
     pub kernel: &'a Kernel,
     pub name: &'a str,
-    pub short_name: String,
-    pub category: String,
+    pub short_name: &'a str,
+    pub category: &'a str,
     pub launching_op: Option<&'a str>,
 }
 
@@ -255,8 +255,7 @@ fn kernels(id: &TraceId, side: &ClassifiedTrace<'_>) -> FactTable {
     for (i, k) in trace.kernels.iter().enumerate() {
         let name = trace.name(k.name);
         let (short_name, category) = shorts[k.name.index()]
-            .get_or_insert_with(|| (short_name(name, SHORT_NAME), side.class(k.name).category.to_string()))
-            .clone();
+            .get_or_insert_with(|| (short_name(name, SHORT_NAME), side.class(k.name).category.to_string()));
         let launching_op = ops.get(i).copied().flatten().map(|o| trace.name(trace.cpu_ops[o].name));
         KernelRow { trace: &id.trace, kernel: k, name, short_name, category, launching_op }.push(&mut t);
     }
@@ -268,9 +267,9 @@ fn ops(id: &TraceId, rows: &[OpRow]) -> FactTable {
     let mut t = FactTable {
         name: "ops",
         columns: vec![
-            ("trace", Values::Text(Vec::with_capacity(n))),
-            ("op", Values::Text(Vec::with_capacity(n))),
-            ("input_dims", Values::Text(Vec::with_capacity(n))),
+            ("trace", Values::text(n)),
+            ("op", Values::text(n)),
+            ("input_dims", Values::text(n)),
             ("calls", Values::Count(Vec::with_capacity(n))),
             ("kernel_time_us", Values::Real(Vec::with_capacity(n))),
             ("flops_per_call", Values::Count(Vec::with_capacity(n))),
@@ -278,8 +277,8 @@ fn ops(id: &TraceId, rows: &[OpRow]) -> FactTable {
             ("tflops_per_s", Values::Real(Vec::with_capacity(n))),
             ("tb_per_s", Values::Real(Vec::with_capacity(n))),
             ("roofline_pct", Values::Real(Vec::with_capacity(n))),
-            ("bound", Values::Text(Vec::with_capacity(n))),
-            ("formula", Values::Text(Vec::with_capacity(n))),
+            ("bound", Values::text(n)),
+            ("formula", Values::text(n)),
         ],
     };
     for r in rows {
@@ -314,17 +313,17 @@ fn fusion_groups(id: &TraceId, groups: &[KernelGroup]) -> FactTable {
     let mut t = FactTable {
         name: "fusion_groups",
         columns: vec![
-            ("trace", Values::Text(Vec::with_capacity(n))),
-            ("kernel", Values::Text(Vec::with_capacity(n))),
-            ("category", Values::Text(Vec::with_capacity(n))),
-            ("kind", Values::Text(Vec::with_capacity(n))),
+            ("trace", Values::text(n)),
+            ("kernel", Values::text(n)),
+            ("category", Values::text(n)),
+            ("kind", Values::text(n)),
             ("calls", Values::Count(Vec::with_capacity(n))),
             ("time_us", Values::Real(Vec::with_capacity(n))),
-            ("launched_by", Values::Text(Vec::with_capacity(n))),
-            ("ops", Values::Text(Vec::with_capacity(n))),
+            ("launched_by", Values::text(n)),
+            ("ops", Values::text(n)),
             ("fused_bytes_per_call", Values::Count(Vec::with_capacity(n))),
             ("unfused_bytes_per_call", Values::Count(Vec::with_capacity(n))),
-            ("how", Values::Text(Vec::with_capacity(n))),
+            ("how", Values::text(n)),
             ("exact", Values::Int(Vec::with_capacity(n))),
         ],
     };
@@ -351,10 +350,10 @@ fn opportunities(id: &TraceId, found: &[Opportunity]) -> FactTable {
     let mut t = FactTable {
         name: "opportunities",
         columns: vec![
-            ("trace", Values::Text(Vec::with_capacity(n))),
-            ("rule", Values::Text(Vec::with_capacity(n))),
-            ("kernels", Values::Text(Vec::with_capacity(n))),
-            ("ops", Values::Text(Vec::with_capacity(n))),
+            ("trace", Values::text(n)),
+            ("rule", Values::text(n)),
+            ("kernels", Values::text(n)),
+            ("ops", Values::text(n)),
             ("calls", Values::Count(Vec::with_capacity(n))),
             ("saved_bytes_per_call", Values::Count(Vec::with_capacity(n))),
             ("kernels_time_us", Values::Real(Vec::with_capacity(n))),
@@ -384,12 +383,12 @@ pub fn collectives(id: &TraceId, rank: &RankSummary) -> FactTable {
     let mut t = FactTable {
         name: "collectives",
         columns: vec![
-            ("trace", Values::Text(Vec::with_capacity(n))),
+            ("trace", Values::text(n)),
             ("rank", Values::Int(Vec::with_capacity(n))),
-            ("process_group", Values::Text(Vec::with_capacity(n))),
+            ("process_group", Values::text(n)),
             ("sequence", Values::Count(Vec::with_capacity(n))),
-            ("kind", Values::Text(Vec::with_capacity(n))),
-            ("kernel", Values::Text(Vec::with_capacity(n))),
+            ("kind", Values::text(n)),
+            ("kernel", Values::text(n)),
             ("device", Values::Int(Vec::with_capacity(n))),
             ("stream", Values::Int(Vec::with_capacity(n))),
             ("bytes", Values::Count(Vec::with_capacity(n))),

@@ -124,7 +124,11 @@ mod tests {
     use crate::schema::Values;
 
     fn table(name: &'static str) -> FactTable {
-        FactTable { name, columns: vec![("trace", Values::Text(vec![Some("a.json".into())]))] }
+        let mut trace = Values::text(1);
+        if let Values::Text(b) = &mut trace {
+            b.append_value("a.json");
+        }
+        FactTable { name, columns: vec![("trace", trace)] }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray, UInt64Array};
+use datafusion::arrow::array::{ArrayBuilder, ArrayRef, Float64Array, Int64Array, StringBuilder, UInt64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -18,16 +18,22 @@ pub const VERSION_KEY: &str = "fusionscope.schema_version";
 /// The tables, in the order an export writes them.
 pub const TABLES: [&str; 6] = ["traces", "kernels", "ops", "fusion_groups", "opportunities", "collectives"];
 
-/// One column's values, as built row by row.
-#[derive(Debug, Clone, PartialEq)]
+/// One column's values, as built row by row (text straight into Arrow's buffer: a streamed
+/// trace's kernel rows allocate nothing per row).
+#[derive(Debug)]
 pub enum Values {
-    Text(Vec<Option<String>>),
+    Text(StringBuilder),
     Int(Vec<Option<i64>>),
     Count(Vec<Option<u64>>),
     Real(Vec<Option<f64>>),
 }
 
 impl Values {
+    /// An empty text column with room for `rows`.
+    pub fn text(rows: usize) -> Values {
+        Values::Text(StringBuilder::with_capacity(rows, rows * 16))
+    }
+
     fn data_type(&self) -> DataType {
         match self {
             Values::Text(_) => DataType::Utf8,
@@ -48,7 +54,7 @@ impl Values {
 
     fn array(self) -> ArrayRef {
         match self {
-            Values::Text(v) => Arc::new(StringArray::from(v)),
+            Values::Text(mut v) => Arc::new(v.finish()),
             Values::Int(v) => Arc::new(Int64Array::from(v)),
             Values::Count(v) => Arc::new(UInt64Array::from(v)),
             Values::Real(v) => Arc::new(Float64Array::from(v)),
@@ -57,7 +63,7 @@ impl Values {
 }
 
 /// A table as built: its name and its columns, each of one length.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct FactTable {
     pub name: &'static str,
     pub columns: Vec<(&'static str, Values)>,

@@ -113,10 +113,9 @@ impl EventSink for KernelRows {
             self.names.resize(i + 1, None);
         }
         let name = names.resolve(k.name);
-        let (short, category) = self.names[i]
-            .get_or_insert_with(|| (short_name(name, SHORT_NAME), BUILT_IN(name).category.to_string()))
-            .clone();
-        let row = KernelRow { trace: &self.trace, kernel: &k, name, short_name: short, category, launching_op: None };
+        let (short_name, category) =
+            self.names[i].get_or_insert_with(|| (short_name(name, SHORT_NAME), BUILT_IN(name).category.to_string()));
+        let row = KernelRow { trace: &self.trace, kernel: &k, name, short_name, category, launching_op: None };
         row.push(&mut self.table);
         if self.table.rows() >= ROW_GROUP {
             self.flush();
