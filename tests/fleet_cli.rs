@@ -61,6 +61,10 @@ fn exported_tables_agree_with_trace_json_and_a_report_is_its_sql() {
         assert_eq!(row["kernels"], platform["kernels"], "{t}");
         assert!(close(row["gpu_time_us"].as_f64().unwrap(), platform["gpu_time_us"].as_f64().unwrap()), "{t}");
         assert_eq!(row["error"], Value::Null, "{t}");
+        for (column, key) in [("idle_host_wait_us", "host_wait_us"), ("idle_launch_gap_us", "kernel_wait_us")] {
+            let (got, want) = (row[column].as_f64().unwrap(), want["waits"][key].as_f64().unwrap());
+            assert!(close(got, want), "{t}: {column} {got} vs {want}");
+        }
         // Kernel time per category, from the kernels table, is the trace's.
         let by_category = rows(&sql(
             &out,
@@ -186,7 +190,8 @@ fn a_streamed_export_has_the_same_kernels_and_collectives_without_the_analyses()
     let collectives = "SELECT rank, COUNT(*) AS n, SUM(bytes) AS bytes FROM collectives GROUP BY rank ORDER BY rank";
     assert_eq!(sql(&whole, collectives), sql(&streamed, collectives));
     assert_eq!(rows(&sql(&whole, collectives))[0]["n"], 10);
-    let traces = "SELECT rank, world_size, kernels, busy_us FROM traces ORDER BY rank";
+    let traces =
+        "SELECT rank, world_size, kernels, busy_us, idle_host_wait_us, idle_other_us FROM traces ORDER BY rank";
     assert_eq!(sql(&whole, traces), sql(&streamed, traces));
     let notes = rows(&sql(&streamed, "SELECT notes FROM traces"));
     assert!(notes.iter().all(|r| r["notes"].as_str().unwrap().starts_with("streamed")), "{notes:?}");

@@ -46,6 +46,9 @@ pub struct TraceRow {
     pub span_us: Option<f64>,
     pub busy_us: Option<f64>,
     pub idle_us: Option<f64>,
+    /// The idle time between kernels on every stream by cause (`Why the GPU waits`): waiting
+    /// on the host, back-to-back launch gaps, the rest, µs summed over the streams.
+    pub waits: Option<(f64, f64, f64)>,
     /// What the export left out of this trace's tables, and why.
     pub notes: Option<String>,
     pub error: Option<String>,
@@ -74,6 +77,7 @@ impl TraceRow {
             span_us: timeline.map(|t| t.total_us),
             busy_us: timeline.map(|t| t.busy_us),
             idle_us: timeline.map(|t| t.idle_us),
+            waits: time.waits.as_ref().map(|w| (w.host_wait_us, w.kernel_wait_us, w.other_us)),
             notes: None,
             error: None,
         }
@@ -97,6 +101,7 @@ impl TraceRow {
             span_us: timeline.map(|t| t.total_us),
             busy_us: timeline.map(|t| t.busy_us),
             idle_us: timeline.map(|t| t.idle_us),
+            waits: rank.waits.as_ref().map(|w| (w.host_wait_us, w.kernel_wait_us, w.other_us)),
             notes: Some(notes),
             error: None,
         }
@@ -119,8 +124,11 @@ impl TraceRow {
         real(&mut c[10].1, self.span_us);
         real(&mut c[11].1, self.busy_us);
         real(&mut c[12].1, self.idle_us);
-        text(&mut c[13].1, self.notes.clone());
-        text(&mut c[14].1, self.error.clone());
+        real(&mut c[13].1, self.waits.map(|w| w.0));
+        real(&mut c[14].1, self.waits.map(|w| w.1));
+        real(&mut c[15].1, self.waits.map(|w| w.2));
+        text(&mut c[16].1, self.notes.as_deref());
+        text(&mut c[17].1, self.error.as_deref());
         t
     }
 }
@@ -193,6 +201,9 @@ fn traces_table(rows: usize) -> FactTable {
             ("span_us", r()),
             ("busy_us", r()),
             ("idle_us", r()),
+            ("idle_host_wait_us", r()),
+            ("idle_launch_gap_us", r()),
+            ("idle_other_us", r()),
             ("notes", t()),
             ("error", t()),
         ],
