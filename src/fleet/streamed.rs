@@ -17,9 +17,13 @@ use trace::{Kernel, TraceFormat, Transfer};
 use analysis::ranks::RankSummary;
 
 use crate::facts::{kernel_columns, streamed_tables, KernelRow, Streamed, TraceId, TraceRow, SHORT_NAME};
-use crate::files::{partial_of, properties, ROW_GROUP};
+use crate::files::{partial_of, properties};
 use crate::schema::FactTable;
 use crate::FleetError;
+
+/// Rows handed to the Parquet writer at a time. The writer gathers them into row groups of
+/// its own size; a small batch keeps the rows waiting in text form few.
+const BATCH: usize = 1 << 14;
 
 /// The `kernels` file of one trace, written as the trace streams.
 pub struct KernelRows {
@@ -45,7 +49,7 @@ impl KernelRows {
         std::fs::create_dir_all(&folder).map_err(|e| FleetError::io(&folder, e))?;
         let path = folder.join(format!("{stem}.parquet"));
         let partial = partial_of(&path);
-        let table = kernel_columns(ROW_GROUP);
+        let table = kernel_columns(BATCH);
         let file = File::create(&partial).map_err(|e| FleetError::io(&partial, e))?;
         let writer = ArrowWriter::try_new(file, table.schema(), Some(properties()))
             .map_err(|e| FleetError::Parquet { file: path.clone(), message: e.to_string() })?;
@@ -67,7 +71,7 @@ impl KernelRows {
         if self.table.rows() == 0 || self.error.is_some() {
             return;
         }
-        let table = std::mem::replace(&mut self.table, kernel_columns(ROW_GROUP));
+        let table = std::mem::replace(&mut self.table, kernel_columns(BATCH));
         let Some(writer) = self.writer.as_mut() else { return };
         let written =
             table.into_batch().map_err(|e| e.to_string()).and_then(|b| writer.write(&b).map_err(|e| e.to_string()));
@@ -117,7 +121,7 @@ impl EventSink for KernelRows {
             self.names[i].get_or_insert_with(|| (short_name(name, SHORT_NAME), BUILT_IN(name).category.to_string()));
         let row = KernelRow { trace: &self.trace, kernel: &k, name, short_name, category, launching_op: None };
         row.push(&mut self.table);
-        if self.table.rows() >= ROW_GROUP {
+        if self.table.rows() >= BATCH {
             self.flush();
         }
     }
