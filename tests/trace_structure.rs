@@ -452,3 +452,43 @@ mod props {
         }
     }
 }
+
+/// The fleet export's `kernels.step` and `kernels.layer`: on the stream searched, each step
+/// holds as many kernels and layers as the report says; elsewhere, a kernel's step is the one
+/// whose span holds its start, and it is in no layer.
+#[test]
+fn every_kernel_is_placed_in_the_step_and_layer_that_hold_it() {
+    let mut placed_elsewhere = 0;
+    for rel in [VLLM_DECODE, SGLANG_PREFILL, VLLM_MIXED] {
+        let t = load(rel);
+        let side = ClassifiedTrace::new(&t);
+        let places = side.structure_search().expect("a structure").kernel_places(&t);
+        let s = structure(&t);
+        assert_eq!(places.len(), t.kernels.len());
+        let searched = |k: &fusionscope::trace::Kernel| k.device == s.device && k.stream == s.stream;
+        for (i, step) in s.steps.iter().enumerate() {
+            let on_stream: Vec<_> = t
+                .kernels
+                .iter()
+                .zip(&places)
+                .filter(|(k, p)| searched(k) && p.step == Some(i as u32))
+                .map(|(_, p)| p)
+                .collect();
+            assert_eq!(on_stream.len(), step.kernels, "{rel} step {i}");
+            let layers: std::collections::BTreeSet<u32> = on_stream.iter().filter_map(|p| p.layer).collect();
+            assert_eq!(layers.len(), step.layers, "{rel} step {i}");
+            assert!(layers.iter().copied().eq(0..step.layers as u32), "{rel} step {i}: {layers:?}");
+        }
+        let outside = t.kernels.iter().zip(&places).filter(|(k, p)| searched(k) && p.step.is_none()).count();
+        assert_eq!(outside, s.outside_steps, "{rel}");
+        for (k, p) in t.kernels.iter().zip(&places).filter(|(k, _)| !searched(k)) {
+            assert_eq!(p.layer, None, "{rel}");
+            if let Some(i) = p.step {
+                let step = &s.steps[i as usize];
+                assert!(step.start_us - 1e-3 <= k.ts && k.ts < step.end_us + 1e-3, "{rel}: {} in step {i}", k.ts);
+                placed_elsewhere += 1;
+            }
+        }
+    }
+    assert!(placed_elsewhere > 0, "no kernel of another stream fell in a step: the time lookup went untested");
+}

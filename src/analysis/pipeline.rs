@@ -147,6 +147,38 @@ pub fn analyse(side: &ClassifiedTrace<'_>, file: Option<&str>, choices: &Choices
     (summary, time)
 }
 
+/// [`analyse`] for the fleet export: the report with its fusion groups but not their drawing,
+/// and each kernel's group (index into the groups, by index into `trace.kernels`).
+pub fn analyse_with_kernel_groups(
+    side: &ClassifiedTrace<'_>,
+    file: Option<&str>,
+    choices: &Choices<'_>,
+) -> (TraceSummary, TraceTime, Vec<u32>) {
+    let summary = summarize(side, file);
+    let detected = match choices.chip {
+        Some(_) => None,
+        None => detect_chip(&side.platform.devices).ok(),
+    };
+    let chip = choices.chip.or(detected.as_ref());
+    let choices = Choices {
+        chip,
+        rules: choices.rules.clone(),
+        calibration: choices.calibration,
+        exec_trace: choices.exec_trace,
+    };
+    let mut time = time_report(side, &choices);
+    let options = FusionOptions {
+        rules: choices.rules.clone(),
+        chip: chip.map(|c| &c.chip),
+        calibration: choices.calibration,
+        exec_trace: choices.exec_trace,
+        structure: summary.structure.as_deref(),
+    };
+    let (fusion, groups) = crate::trace_fusion::analyse_with_kernel_groups(side, &options);
+    time.fusion = Some(fusion);
+    (summary, time, groups)
+}
+
 /// The report of one classified trace, its fusion groups included; per step and layer where
 /// `structure` is known.
 pub fn report(side: &ClassifiedTrace<'_>, structure: Option<&Structure>, choices: &Choices<'_>) -> TraceTime {

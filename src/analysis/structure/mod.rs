@@ -15,5 +15,5 @@ pub mod report;
 pub mod steps;
 pub mod stream;
 
-pub use analysis::{search, TraceStructure};
+pub use analysis::{search, Place, TraceStructure};
 pub use report::{report, LayerKernel, PhaseEntry, Regularity, Spread, StepEntry, Structure, VariantEntry};

@@ -178,7 +178,7 @@ pub fn report(trace: &Trace, s: &TraceStructure, category: &dyn Fn(NameId) -> Ca
                 end_us: round3(end),
                 kernels: step.kernels.len(),
                 phase: s.step_phase[i],
-                layers: s.step_layers[i],
+                layers: s.layers[i].len(),
                 time_us: round3(step.kernels.iter().map(|&p| kernel(p).dur).sum()),
                 annotation: step.annotation.map(|a| trace.name(a).to_string()),
             }

@@ -16,15 +16,8 @@ use rustc_hash::FxHashMap;
 use super::flow::handoff;
 use super::groups::Grouping;
 use super::{analyze_then, FusionOptions, TraceFusion};
-use crate::structure::analysis::kernel_categories;
-use crate::structure::layers::Budget;
-use crate::structure::phases::step_layers;
-use crate::structure::steps::StreamKernels;
 use crate::structure::TraceStructure;
 use crate::summary::ClassifiedTrace;
-use classify::category::Category;
-use limits::LAYER_SEARCH_CELLS;
-use trace::intern::NameId;
 use trace::Trace;
 
 /// Windows kept (layers first, phase by phase): a picker of a few dozen entries is still usable,
@@ -195,10 +188,9 @@ fn dag_of(side: &ClassifiedTrace<'_>, grouping: &Grouping, position: &[usize]) -
     if trace.kernels.is_empty() {
         return None;
     }
-    let category = |id: NameId| side.class(id).category;
     let structure = side.structure_search();
     let (source, spans, left_out) = match structure {
-        Some(s) => spans_of(side, s, &category),
+        Some(s) => spans_of(side, s),
         None => first_kernels(trace.kernels.len()),
     };
     let of_kernel =
@@ -220,15 +212,8 @@ fn first_kernels(n: usize) -> (String, Vec<Span>, usize) {
 }
 
 /// Layers of the first step with layers of each phase; phases without, their first step.
-fn spans_of(
-    side: &ClassifiedTrace<'_>,
-    s: &TraceStructure,
-    category: &dyn Fn(NameId) -> Category,
-) -> (String, Vec<Span>, usize) {
+fn spans_of(side: &ClassifiedTrace<'_>, s: &TraceStructure) -> (String, Vec<Span>, usize) {
     let trace = side.trace;
-    let categories = kernel_categories(trace, category);
-    let view = StreamKernels { trace, stream: &s.stream, categories: &categories };
-    let mut budget = Budget::new(LAYER_SEARCH_CELLS);
     let mut spans: Vec<Span> = Vec::new();
     let mut left_out = 0usize;
     let mut any_layers = false;
@@ -236,24 +221,22 @@ fn spans_of(
     let phases = s.phases.len();
     for (pi, phase) in s.phases.iter().enumerate() {
         let phase_name = if phases > 1 { format!("{}, ", phase.label) } else { String::new() };
-        let with_layers = phase.steps.iter().copied().find(|&st| s.step_layers.get(st).is_some_and(|&n| n > 0));
+        let with_layers = phase.steps.iter().copied().find(|&st| s.layers.get(st).is_some_and(|l| !l.is_empty()));
         let step = with_layers.or_else(|| phase.steps.first().copied());
         let Some(step) = step else { continue };
         let span = &s.steps.steps[step];
-        let found =
-            with_layers.and_then(|_| step_layers(&view, std::slice::from_ref(span), &mut budget).pop().flatten());
-        match found {
-            Some(found) => {
+        match with_layers.map(|st| &s.layers[st]) {
+            Some(layers) => {
                 any_layers = true;
-                let n = found.layers.len();
-                for (li, l) in found.layers.iter().enumerate() {
+                let n = layers.len();
+                for (li, l) in layers.iter().enumerate() {
                     if spans.len() >= DAG_WINDOWS {
                         left_out += 1;
                         continue;
                     }
                     spans.push(Span {
                         label: format!("{phase_name}step {}, layer {} of {n}", step + 1, li + 1),
-                        kernels: to_kernels(&span.kernels[l.start..l.end]),
+                        kernels: to_kernels(&span.kernels[l.clone()]),
                         phase: Some(pi),
                         layer: Some(li),
                     });

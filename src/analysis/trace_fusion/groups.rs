@@ -92,8 +92,9 @@ pub(crate) struct Grouping {
     pub groups: Vec<KernelGroup>,
     pub flow: Vec<Flow>,
     pub instances: Vec<Instance>,
-    /// Per execution-trace node (empty without one): the storages its outputs (with their
-    /// bytes) and inputs are.
+    /// The group of each kernel, by index into `trace.kernels`.
+    pub kernel_groups: Vec<usize>,
+    /// Each execution-trace node's output storages (with bytes) and inputs; empty without one.
     pub et_io: Vec<EtIo>,
 }
 
@@ -104,12 +105,10 @@ pub(crate) struct EtIo {
     pub inputs: Vec<u64>,
 }
 
-/// A group's key: the event's name, its op (if any), the op's shapes, and whether the event is
-/// the main kernel of its call (the one the op's bytes are counted at).
-/// The next part tells apart execution-trace shapes where the Kineto op recorded none; the
-/// last, what a context model keys on (a vLLM attention call's step, a MoE kernel's role).
-/// A group's key: the kernel, its op and the op's shapes, whether it is the call's main kernel,
-/// whether it is a copy, the execution-trace node's arguments, the context, the compiled group.
+/// A group's key: the kernel, its op (if any) and the op's shapes, whether it is the call's
+/// main kernel (the one the op's bytes are counted at), whether it is a copy, the
+/// execution-trace node's arguments (where the Kineto op recorded no shapes), the context (a
+/// vLLM attention call's step, a MoE kernel's role), the compiled group.
 type Key = (NameId, Option<NameId>, RecordedShapes, bool, bool, Option<usize>, Option<Context>, Option<u32>);
 
 /// What a kernel's bytes depend on beyond its op's own arguments ([`vllm_ops`], [`collectives`]).
@@ -226,6 +225,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
     let mut groups: Vec<KernelGroup> = Vec::new();
     let mut flow: Vec<Flow> = Vec::new();
     let mut instances: Vec<Instance> = Vec::with_capacity(trace.kernels.len() + trace.transfers.len());
+    let mut kernel_groups: Vec<usize> = Vec::with_capacity(trace.kernels.len());
     let mut add = |key: Key, dur: f64, make: &mut dyn FnMut() -> (KernelGroup, Flow)| -> usize {
         let g = *index.entry(key).or_insert_with(|| {
             let (group, f) = make();
@@ -427,6 +427,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             let f = if is_main { described.flow } else { Flow::default() };
             (group, f)
         });
+        kernel_groups.push(g);
         instances.push(Instance {
             group: g,
             device: k.device,
@@ -472,11 +473,9 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
         let (device, ts, dur) = (t.device, t.ts, t.dur);
         instances.push(Instance { group: g, device, stream: None, ts, dur, et: None, op, launch: None });
     }
-    for g in &mut groups {
-        g.time_us = round3(g.time_us);
-    }
+    groups.iter_mut().for_each(|g| g.time_us = round3(g.time_us));
     instances.sort_by(|a, b| a.ts.total_cmp(&b.ts));
-    Grouping { groups, flow, instances, et_io }
+    Grouping { groups, flow, instances, kernel_groups, et_io }
 }
 
 /// A collective's kernel: NCCL's (`ncclKernel_…`, `ncclDevKernel_…`) or RCCL's.

@@ -166,6 +166,14 @@ pub fn analyse(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> Trace
     analyze_then(side, options, |_, _| ()).0
 }
 
+/// [`analyse`], also giving each kernel's group (index into `groups`), by index into
+/// `trace.kernels`: what the fleet export's `kernels.fusion_group` holds.
+pub fn analyse_with_kernel_groups(side: &ClassifiedTrace<'_>, options: &FusionOptions<'_>) -> (TraceFusion, Vec<u32>) {
+    analyze_then(side, options, |grouping, position| {
+        grouping.kernel_groups.iter().map(|&g| u32::try_from(position[g]).unwrap_or(u32::MAX)).collect()
+    })
+}
+
 /// [`analyse`], also handing `then` the grouping with every GPU event in it (one instance per
 /// kernel, in `trace.kernels` order, then the copies) and, for each of its groups, the group's
 /// index in the result's `groups`: for views that walk the events (the group drawing of a
