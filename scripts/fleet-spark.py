@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 
 ROOT = Path(__file__).resolve().parents[1]
 SQL = ROOT / "src" / "fleet" / "sql"
-TABLES = ["traces", "kernels", "ops", "fusion_groups", "opportunities", "collectives"]
+TABLES = ["traces", "kernels", "steps", "ops", "fusion_groups", "opportunities", "collectives"]
 
 
 def export_partition(binary, out, job):
@@ -50,7 +50,7 @@ def plain(value):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fusionscope", required=True, help="the fusionscope binary, at this path on every executor")
-    parser.add_argument("--out", required=True, help="export folder (DIR/<table>/<trace>.parquet)")
+    parser.add_argument("--out", required=True, help="export folder (DIR/<table>/job=<job>/rank=<rank>/<trace>.parquet)")
     parser.add_argument("--job", help="the job the traces belong to (default: each trace's folder name)")
     parser.add_argument("--report", action="append", help="canned reports to run (default: all but regressions)")
     parser.add_argument("--json", help="write the reports' results here")
@@ -79,7 +79,7 @@ def main():
 
     for table in TABLES:
         folder = Path(out) / table
-        if folder.is_dir() and any(folder.glob("*.parquet")):
+        if folder.is_dir() and any(folder.rglob("*.parquet")):
             spark.read.parquet(str(folder)).createOrReplaceTempView(table)
     reports = args.report or [p.stem for p in sorted(SQL.glob("*.sql")) if p.stem != "regressions"]
     results = {}

@@ -113,22 +113,116 @@ fn exported_tables_agree_with_trace_json_and_a_report_is_its_sql() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Every Parquet file under `dir`, as paths relative to it, sorted.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                out.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
-fn a_second_export_is_byte_identical() {
+fn a_second_export_is_byte_identical_and_partitioned_by_job_and_rank() {
     let dir = temp_dir("fleet-twice");
     let (a, b) = (dir.join("a"), dir.join("b"));
     export(&a, &[]);
     export(&b, &[]);
-    let mut files = 0;
-    for table in ["traces", "kernels", "ops", "fusion_groups", "opportunities"] {
-        for entry in std::fs::read_dir(a.join(table)).unwrap() {
-            let path = entry.unwrap().path();
-            let other = b.join(table).join(path.file_name().unwrap());
-            assert!(std::fs::read(&path).unwrap() == std::fs::read(&other).unwrap(), "{}", path.display());
-            files += 1;
+    let files = files_under(&a);
+    assert_eq!(files, files_under(&b));
+    assert_eq!(files.len(), 7 * TRACES.len());
+    for f in &files {
+        assert!(std::fs::read(a.join(f)).unwrap() == std::fs::read(b.join(f)).unwrap(), "{}", f.display());
+    }
+    // Hive's layout: a rank's files in its job's and rank's folders; a trace without a rank in
+    // the null partition.
+    let file = |table: &str, job: &str, rank: &str, trace: &str| {
+        Path::new(table).join(format!("job={job}")).join(format!("rank={rank}")).join(format!("{trace}.parquet"))
+    };
+    let rank1 = files.iter().find(|f| f.to_string_lossy().contains("128rank_rank1")).unwrap().clone();
+    let stem = rank1.file_stem().unwrap().to_str().unwrap();
+    assert!(files.contains(&file("kernels", "multirank", "1", stem)), "{files:?}");
+    assert!(files.contains(&file("collectives", "multirank", "1", stem)), "{files:?}");
+    let bert = files.iter().find(|f| f.starts_with("steps") && f.to_string_lossy().contains("h100")).unwrap();
+    assert!(bert.starts_with("steps/job=nvidia/rank=__HIVE_DEFAULT_PARTITION__"), "{}", bert.display());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `kernels.step`, `kernels.layer` and `kernels.fusion_group` against `trace --json`'s
+/// structure and fusion groups: on SGLang's prefill (one step of 36 layers, kernels on a second
+/// stream) and a compiled training run (five profiler steps).
+#[test]
+fn each_kernel_has_its_step_layer_and_fusion_group() {
+    let dir = temp_dir("fleet-places");
+    let out = dir.join("export");
+    let paths = [
+        data("traces/amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz"),
+        data("traces/nvidia/hta_a100_compiled_rank0.json.gz"),
+    ];
+    let (code, _, err) = run(&["export", "-o", out.to_str().unwrap(), &paths[0], &paths[1]]);
+    assert_eq!(code, 0, "{err}");
+    let (mut layers, mut steps_seen) = (0, 0);
+    for path in &paths {
+        let want = json(&["trace", path, "--json"]);
+        let s = &want["structure"];
+        let want_steps = s["steps"].as_array().unwrap();
+        let steps = rows(&sql(&out, &format!("SELECT * FROM steps WHERE trace = '{path}' ORDER BY step")));
+        assert_eq!(steps.len(), want_steps.len(), "{path}");
+        let per_step = rows(&sql(
+            &out,
+            &format!(
+                "SELECT step, COUNT(*) AS n, COUNT(DISTINCT layer) AS layers, MAX(layer) AS last FROM kernels \
+                 WHERE trace = '{path}' AND device = {} AND stream = {} AND step IS NOT NULL \
+                 GROUP BY step ORDER BY step",
+                s["device"], s["stream"]
+            ),
+        ));
+        assert_eq!(per_step.len(), want_steps.len(), "{path}");
+        for (i, ((row, k), w)) in steps.iter().zip(&per_step).zip(want_steps).enumerate() {
+            let step = Some(i as u64);
+            assert_eq!((row["step"].as_u64(), &row["kernels"], &row["layers"]), (step, &w["kernels"], &w["layers"]));
+            assert_eq!(row["phase"], s["phases"][w["phase"].as_u64().unwrap() as usize]["label"], "{path}");
+            assert_eq!((k["step"].as_u64(), &k["n"], &k["layers"]), (step, &w["kernels"], &w["layers"]), "{path}");
+            if let Some(n) = w["layers"].as_u64().filter(|&n| n > 0) {
+                assert_eq!(k["last"].as_u64(), Some(n - 1), "{path} step {i}");
+            }
+            layers += w["layers"].as_u64().unwrap();
+            steps_seen += 1;
+        }
+        // Every kernel is in one fusion group, and each group's calls and time are its kernels'.
+        let groups = rows(&sql(
+            &out,
+            &format!(
+                "SELECT g.fusion_group, g.calls, g.time_us, COUNT(k.start_us) AS n, SUM(k.duration_us) AS us \
+                 FROM fusion_groups g LEFT JOIN kernels k ON k.trace = g.trace AND k.fusion_group = g.fusion_group \
+                 WHERE g.trace = '{path}' GROUP BY g.fusion_group, g.calls, g.time_us"
+            ),
+        ));
+        assert_eq!(groups.len(), want["fusion"]["groups"].as_array().unwrap().len(), "{path}");
+        let with_kernels: Vec<_> = groups.iter().filter(|g| g["n"].as_u64() > Some(0)).collect();
+        assert!(with_kernels.len() > 10, "{path}");
+        for g in with_kernels {
+            assert_eq!(g["calls"], g["n"], "{path}: {g:?}");
+            let (want, got) = (g["time_us"].as_f64().unwrap(), g["us"].as_f64().unwrap());
+            assert!((want - got).abs() < 1e-3 + 1e-9 * got, "{path}: {g:?}");
         }
     }
-    assert_eq!(files, 5 * TRACES.len());
+    assert!(layers >= 36 && steps_seen >= 6, "{layers} layers in {steps_seen} steps");
+    let ungrouped = rows(&sql(&out, "SELECT COUNT(*) AS n FROM kernels WHERE fusion_group IS NULL"));
+    assert_eq!(ungrouped[0]["n"], 0);
+    // A kernel of another stream is in the step whose span holds its start.
+    let elsewhere = "SELECT COUNT(*) AS n FROM kernels k JOIN steps s ON k.trace = s.trace AND k.step = s.step \
+                     WHERE k.start_us < s.start_us - 0.001 OR k.start_us >= s.end_us + 0.001";
+    assert_eq!(rows(&sql(&out, elsewhere))[0]["n"], 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -157,7 +251,7 @@ fn bad_folders_files_and_queries_are_named() {
     let (code, _, err) = run(&["fleet", dir.join("none").to_str().unwrap(), "--report", "kernels"]);
     assert!(code == 2 && err.contains("no exported tables"), "{err}");
     // A damaged file is named.
-    let victim = std::fs::read_dir(out.join("kernels")).unwrap().next().unwrap().unwrap().path();
+    let victim = out.join(files_under(&out).into_iter().find(|f| f.starts_with("kernels")).unwrap());
     let bytes = std::fs::read(&victim).unwrap();
     std::fs::write(&victim, &bytes[..bytes.len() / 2]).unwrap();
     let (code, _, err) = run(&["fleet", path, "--report", "kernels"]);
@@ -196,5 +290,8 @@ fn a_streamed_export_has_the_same_kernels_and_collectives_without_the_analyses()
     let notes = rows(&sql(&streamed, "SELECT notes FROM traces"));
     assert!(notes.iter().all(|r| r["notes"].as_str().unwrap().starts_with("streamed")), "{notes:?}");
     assert_eq!(rows(&sql(&streamed, "SELECT COUNT(*) AS n FROM ops"))[0]["n"], 0);
+    assert_eq!(rows(&sql(&streamed, "SELECT COUNT(*) AS n FROM steps"))[0]["n"], 0);
+    let placed = "SELECT COUNT(step) + COUNT(layer) + COUNT(fusion_group) AS n FROM kernels";
+    assert_eq!(rows(&sql(&streamed, placed))[0]["n"], 0, "a streamed kernel has no step, layer or group");
     std::fs::remove_dir_all(&dir).unwrap();
 }

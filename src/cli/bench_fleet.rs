@@ -11,7 +11,7 @@ use std::time::Instant;
 use analysis::ranks::synthetic::SyntheticJob;
 use analysis::ranks::RankSink;
 use fleet::facts::TraceId;
-use fleet::files::write_tables;
+use fleet::files::{write_tables, Partition};
 use fleet::query::{Fleet, REPORTS};
 use fleet::streamed::{finish, KernelRows};
 use formats::Reader;
@@ -49,7 +49,7 @@ fn export(job: &SyntheticJob, r: u32, out: &Path) -> Result<u64, Box<dyn std::er
     let id = TraceId { trace: name.clone(), job: Some("synthetic".into()) };
     let rows = KernelRows::create(out, &name, &name)?;
     let ((rows, rank), bytes) = fold(job, r, Both(rows, RankSink::new(&name)))?;
-    write_tables(out, &name, finish(rows, &rank, &id)?)?;
+    write_tables(out, &Partition::of(&id, Some(&rank)), &name, finish(rows, &rank, &id)?)?;
     Ok(bytes)
 }
 

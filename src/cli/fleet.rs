@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use analysis::pipeline::{analyse, Choices};
+use analysis::pipeline::{analyse_with_kernel_groups, Choices};
 use analysis::ranks::RankSink;
 use analysis::summary::ClassifiedTrace;
 use fleet::facts::{tables, TraceId, TraceRow};
-use fleet::files::{file_stem, write_tables};
+use fleet::files::{file_stem, write_tables, Partition};
 use fleet::query::{report, Fleet, QueryResult, REPORTS};
 use fleet::schema::FactTable;
 use fleet::streamed::{finish, KernelRows};
@@ -26,7 +26,8 @@ pub struct ExportArgs {
     /// Traces of any profiler format the page reads
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Folder the tables go into (`DIR/<table>/<trace>.parquet`); created if missing
+    /// Folder the tables go into (`DIR/<table>/job=<job>/rank=<rank>/<trace>.parquet`); created
+    /// if missing
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: PathBuf,
     /// The job the traces belong to (default: each trace's folder name)
@@ -46,8 +47,8 @@ pub struct FleetArgs {
     /// A canned report: categories, kernels, fusions, devices, stragglers, regressions (needs --baseline)
     #[arg(long, value_name = "NAME", conflicts_with = "sql")]
     pub report: Option<String>,
-    /// Any read-only SQL over the tables traces, kernels, ops, fusion_groups, opportunities,
-    /// collectives (it may start with an SQL comment, `-- …`)
+    /// Any read-only SQL over the tables traces, kernels, steps, ops, fusion_groups,
+    /// opportunities, collectives (it may start with an SQL comment, `-- …`)
     #[arg(long, value_name = "QUERY", allow_hyphen_values = true)]
     pub sql: Option<String>,
     /// Export folders of the set to compare against, as tables baseline_<table>
@@ -82,7 +83,7 @@ pub fn run_export(args: ExportArgs) -> CliResult {
         let how = if streamed { "streamed" } else { "whole" };
         eprintln!("fusionscope: exporting {} of {} ({how}, {}): {shown}", n + 1, args.files.len(), format_bytes(size));
         let facts = if streamed { export_streamed(path, &args.out, &stem, &id) } else { export_whole(path, &id) };
-        let facts = match facts {
+        let (partition, facts) = match facts {
             Ok(facts) => {
                 read += 1;
                 facts
@@ -90,10 +91,10 @@ pub fn run_export(args: ExportArgs) -> CliResult {
             Err(e) => {
                 failed += 1;
                 eprintln!("fusionscope: {e} (listed in traces with its error)");
-                vec![TraceRow::failed(&e).table(&id)]
+                (Partition::of(&id, None), vec![TraceRow::failed(&e).table(&id)])
             }
         };
-        write_tables(&args.out, &stem, facts)?;
+        write_tables(&args.out, &partition, &stem, facts)?;
     }
     eprintln!("fusionscope: {read} traces exported to {}, {failed} failed to read", args.out.display());
     Ok(())
@@ -101,18 +102,19 @@ pub fn run_export(args: ExportArgs) -> CliResult {
 
 /// A trace read whole and analysed as `trace` does, its rank folded as `ranks` does, in one
 /// reading.
-fn export_whole(path: &Path, id: &TraceId) -> Result<Vec<FactTable>, String> {
+fn export_whole(path: &Path, id: &TraceId) -> Result<(Partition, Vec<FactTable>), String> {
     let (trace, rank) = load_sink(path, Both(Trace::default(), RankSink::new(&id.trace)))?;
     let side = ClassifiedTrace::new(&trace);
-    let (summary, time) = analyse(&side, Some(&id.trace), &Choices::default());
-    Ok(tables(id, &side, &summary, &time, &rank))
+    let (summary, time, groups) = analyse_with_kernel_groups(&side, Some(&id.trace), &Choices::default());
+    Ok((Partition::of(id, Some(&rank)), tables(id, &side, &summary, &time, &groups, &rank)))
 }
 
 /// A trace exported as it is read: its kernel rows written as they come, its rank folded.
-fn export_streamed(path: &Path, out: &Path, stem: &str, id: &TraceId) -> Result<Vec<FactTable>, String> {
+fn export_streamed(path: &Path, out: &Path, stem: &str, id: &TraceId) -> Result<(Partition, Vec<FactTable>), String> {
     let rows = KernelRows::create(out, stem, &id.trace).map_err(|e| e.to_string())?;
     let (rows, rank) = load_sink(path, Both(rows, RankSink::new(&id.trace)))?;
-    finish(rows, &rank, id).map_err(|e| e.to_string())
+    let facts = finish(rows, &rank, id).map_err(|e| e.to_string())?;
+    Ok((Partition::of(id, Some(&rank)), facts))
 }
 
 pub fn run_fleet(args: FleetArgs) -> CliResult {

@@ -4,6 +4,7 @@
 
 use analysis::pipeline::TraceTime;
 use analysis::ranks::RankSummary;
+use analysis::structure::{Place, Structure};
 use analysis::summary::{ClassifiedTrace, TraceSummary};
 use analysis::time::op_table::OpRow;
 use analysis::trace_fusion::{KernelGroup, Opportunity};
@@ -139,13 +140,15 @@ pub fn tables(
     side: &ClassifiedTrace<'_>,
     summary: &TraceSummary,
     time: &TraceTime,
+    kernel_groups: &[u32],
     rank: &RankSummary,
 ) -> Vec<FactTable> {
     let row = TraceRow::analysed(side.trace, summary, time, Some(rank));
     let fusion = time.fusion.as_ref();
     vec![
         row.table(id),
-        kernels(id, side),
+        kernels(id, side, kernel_groups),
+        steps(id, summary.structure.as_deref()),
         ops(id, &time.ops),
         fusion_groups(id, fusion.map_or(&[][..], |f| &f.groups[..])),
         opportunities(id, fusion.map_or(&[][..], |f| &f.opportunities[..])),
@@ -153,10 +156,11 @@ pub fn tables(
     ]
 }
 
-/// The tables of a trace exported as it streamed, but `traces` and `kernels`: the op table and
-/// the fusion groups need the whole trace, so theirs are empty; its collectives are folded.
+/// The tables of a trace exported as it streamed, but `traces` and `kernels`: the steps, the op
+/// table and the fusion groups need the whole trace, so theirs are empty; its collectives are
+/// folded.
 pub fn streamed_tables(id: &TraceId, rank: &RankSummary) -> Vec<FactTable> {
-    vec![ops(id, &[]), fusion_groups(id, &[]), opportunities(id, &[]), collectives(id, rank)]
+    vec![steps(id, None), ops(id, &[]), fusion_groups(id, &[]), opportunities(id, &[]), collectives(id, rank)]
 }
 
 fn text(v: &mut Values, s: Option<impl AsRef<str>>) {
@@ -229,6 +233,9 @@ pub(crate) fn kernel_columns(rows: usize) -> FactTable {
             ("short_name", Values::text(rows)),
             ("category", Values::text(rows)),
             ("launching_op", Values::text(rows)),
+            ("step", Values::Int(Vec::with_capacity(rows))),
+            ("layer", Values::Int(Vec::with_capacity(rows))),
+            ("fusion_group", Values::Int(Vec::with_capacity(rows))),
         ],
     }
 }
@@ -241,6 +248,10 @@ pub(crate) struct KernelRow<'a> {
     pub short_name: &'a str,
     pub category: &'a str,
     pub launching_op: Option<&'a str>,
+    /// Its step and layer (index of the step in `steps`, of the layer in the step).
+    pub place: Place,
+    /// Its group's `fusion_group` in `fusion_groups`.
+    pub fusion_group: Option<u32>,
 }
 
 impl KernelRow<'_> {
@@ -255,12 +266,16 @@ impl KernelRow<'_> {
         text(&mut c[6].1, Some(self.short_name));
         text(&mut c[7].1, Some(self.category));
         text(&mut c[8].1, self.launching_op);
+        int(&mut c[9].1, self.place.step.map(i64::from));
+        int(&mut c[10].1, self.place.layer.map(i64::from));
+        int(&mut c[11].1, self.fusion_group.map(i64::from));
     }
 }
 
-fn kernels(id: &TraceId, side: &ClassifiedTrace<'_>) -> FactTable {
+fn kernels(id: &TraceId, side: &ClassifiedTrace<'_>, groups: &[u32]) -> FactTable {
     let trace = side.trace;
     let ops = &side.event_ops().kernels;
+    let places = side.structure_search().map(|s| s.kernel_places(trace)).unwrap_or_default();
     let mut t = kernel_columns(trace.kernels.len());
     let mut shorts: Vec<Option<(String, String)>> = vec![None; trace.names.len()];
     for (i, k) in trace.kernels.iter().enumerate() {
@@ -268,7 +283,52 @@ fn kernels(id: &TraceId, side: &ClassifiedTrace<'_>) -> FactTable {
         let (short_name, category) = shorts[k.name.index()]
             .get_or_insert_with(|| (short_name(name, SHORT_NAME), side.class(k.name).category.to_string()));
         let launching_op = ops.get(i).copied().flatten().map(|o| trace.name(trace.cpu_ops[o].name));
-        KernelRow { trace: &id.trace, kernel: k, name, short_name, category, launching_op }.push(&mut t);
+        KernelRow {
+            trace: &id.trace,
+            kernel: k,
+            name,
+            short_name,
+            category,
+            launching_op,
+            place: places.get(i).copied().unwrap_or_default(),
+            fusion_group: groups.get(i).copied(),
+        }
+        .push(&mut t);
+    }
+    t
+}
+
+/// The steps the structure search found (`structure.steps` of `trace --json`), with their
+/// phase's label.
+fn steps(id: &TraceId, structure: Option<&Structure>) -> FactTable {
+    let steps = structure.map_or(&[][..], |s| &s.steps[..]);
+    let n = steps.len();
+    let mut t = FactTable {
+        name: "steps",
+        columns: vec![
+            ("trace", Values::text(n)),
+            ("step", Values::Int(Vec::with_capacity(n))),
+            ("phase", Values::text(n)),
+            ("start_us", Values::Real(Vec::with_capacity(n))),
+            ("end_us", Values::Real(Vec::with_capacity(n))),
+            ("kernels", Values::Count(Vec::with_capacity(n))),
+            ("layers", Values::Count(Vec::with_capacity(n))),
+            ("kernel_time_us", Values::Real(Vec::with_capacity(n))),
+            ("annotation", Values::text(n)),
+        ],
+    };
+    for (i, s) in steps.iter().enumerate() {
+        let phase = structure.and_then(|st| st.phases.get(s.phase)).map(|p| p.label.as_str());
+        let c = &mut t.columns;
+        text(&mut c[0].1, Some(id.trace.as_str()));
+        int(&mut c[1].1, i64::try_from(i).ok());
+        text(&mut c[2].1, phase);
+        real(&mut c[3].1, Some(s.start_us));
+        real(&mut c[4].1, Some(s.end_us));
+        count(&mut c[5].1, u64::try_from(s.kernels).ok());
+        count(&mut c[6].1, u64::try_from(s.layers).ok());
+        real(&mut c[7].1, Some(s.time_us));
+        text(&mut c[8].1, s.annotation.as_deref());
     }
     t
 }
@@ -325,6 +385,7 @@ fn fusion_groups(id: &TraceId, groups: &[KernelGroup]) -> FactTable {
         name: "fusion_groups",
         columns: vec![
             ("trace", Values::text(n)),
+            ("fusion_group", Values::Int(Vec::with_capacity(n))),
             ("kernel", Values::text(n)),
             ("category", Values::text(n)),
             ("kind", Values::text(n)),
@@ -338,20 +399,21 @@ fn fusion_groups(id: &TraceId, groups: &[KernelGroup]) -> FactTable {
             ("exact", Values::Int(Vec::with_capacity(n))),
         ],
     };
-    for g in groups {
+    for (i, g) in groups.iter().enumerate() {
         let c = &mut t.columns;
-        text(&mut c[0].1, Some(id.trace.clone()));
-        text(&mut c[1].1, Some(g.kernel.clone()));
-        text(&mut c[2].1, Some(g.category.to_string()));
-        text(&mut c[3].1, Some(serde_text(&g.kind)));
-        count(&mut c[4].1, Some(g.calls));
-        real(&mut c[5].1, Some(g.time_us));
-        text(&mut c[6].1, g.launched_by.clone());
-        text(&mut c[7].1, Some(g.parts.join(" + ")));
-        count(&mut c[8].1, g.fused_bytes_per_call);
-        count(&mut c[9].1, g.unfused_bytes_per_call);
-        text(&mut c[10].1, Some(g.how.text()));
-        int(&mut c[11].1, Some(i64::from(g.how.is_exact())));
+        text(&mut c[0].1, Some(id.trace.as_str()));
+        int(&mut c[1].1, i64::try_from(i).ok());
+        text(&mut c[2].1, Some(g.kernel.as_str()));
+        text(&mut c[3].1, Some(g.category.to_string()));
+        text(&mut c[4].1, Some(serde_text(&g.kind)));
+        count(&mut c[5].1, Some(g.calls));
+        real(&mut c[6].1, Some(g.time_us));
+        text(&mut c[7].1, g.launched_by.as_deref());
+        text(&mut c[8].1, Some(g.parts.join(" + ")));
+        count(&mut c[9].1, g.fused_bytes_per_call);
+        count(&mut c[10].1, g.unfused_bytes_per_call);
+        text(&mut c[11].1, Some(g.how.text()));
+        int(&mut c[12].1, Some(i64::from(g.how.is_exact())));
     }
     t
 }

@@ -1,7 +1,9 @@
-//! Where an export's tables go and how they are written: `DIR/<table>/<trace>.parquet`, one
-//! file per trace and table (so traces export in parallel and a re-export replaces one trace's
-//! files alone), zstd-compressed, strings dictionary-encoded, the schema version in each
-//! file's metadata. The same trace exported twice gives the same bytes.
+//! Where an export's tables go and how they are written:
+//! `DIR/<table>/job=<job>/rank=<rank>/<trace>.parquet`, one file per trace and table (so traces
+//! export in parallel and a re-export replaces one trace's files alone), in Hive's partition
+//! layout (so Spark, DuckDB and DataFusion prune by job and rank), zstd-compressed, strings
+//! dictionary-encoded, the schema version in each file's metadata. The same trace exported
+//! twice gives the same bytes.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -12,6 +14,9 @@ use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
 
+use analysis::ranks::RankSummary;
+
+use crate::facts::TraceId;
 use crate::schema::{FactTable, SCHEMA_VERSION, TABLES, VERSION_KEY};
 use crate::FleetError;
 
@@ -38,6 +43,61 @@ pub fn file_stem(trace: &str) -> String {
     }
 }
 
+/// The partition value of a missing job or rank, as Hive and Spark write it (Spark reads it as
+/// null).
+pub const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// The longest partition value kept, in bytes after escaping: a path stays within every file
+/// system's limits whatever the job's name. Longer names are cut; the files' `job` and `trace`
+/// columns keep them whole.
+const PARTITION_VALUE_BYTES: usize = 128;
+
+/// A trace's partition: the folders its files go in under each table's folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    pub job: Option<String>,
+    pub rank: Option<i64>,
+}
+
+impl Partition {
+    /// The partition of a trace: its job, and its rank where the trace records it (as the
+    /// `traces` row's `rank`).
+    pub fn of(id: &TraceId, rank: Option<&RankSummary>) -> Partition {
+        let rank = rank.and_then(|r| r.distributed.as_ref()).and_then(|d| d.rank).map(i64::from);
+        Partition { job: id.job.clone(), rank }
+    }
+
+    /// `job=<job>/rank=<rank>`, each value escaped as Hive escapes it (`%2F` for `/`; every
+    /// byte but a letter, digit, `.`, `-` or `_`), [`NULL_PARTITION`] where missing.
+    pub fn folder(&self) -> PathBuf {
+        let job = self.job.as_deref().map_or_else(|| NULL_PARTITION.to_string(), partition_value);
+        let rank = self.rank.map_or_else(|| NULL_PARTITION.to_string(), |r| r.to_string());
+        PathBuf::from(format!("job={job}")).join(format!("rank={rank}"))
+    }
+}
+
+/// A partition value escaped as Hive escapes a path name, cut at [`PARTITION_VALUE_BYTES`]
+/// on an escape's boundary; never empty.
+fn partition_value(raw: &str) -> String {
+    let mut out = String::new();
+    for b in raw.bytes() {
+        let piece = if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_') {
+            (b as char).to_string()
+        } else {
+            format!("%{b:02X}")
+        };
+        if out.len() + piece.len() > PARTITION_VALUE_BYTES {
+            break;
+        }
+        out.push_str(&piece);
+    }
+    if out.is_empty() {
+        NULL_PARTITION.to_string()
+    } else {
+        out
+    }
+}
+
 pub(crate) fn properties() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
@@ -52,11 +112,16 @@ pub(crate) fn partial_of(path: &Path) -> PathBuf {
     path.with_extension("parquet.partial")
 }
 
-/// Writes one trace's tables under `dir`; returns the files written.
-pub fn write_tables(dir: &Path, stem: &str, tables: Vec<FactTable>) -> Result<Vec<PathBuf>, FleetError> {
+/// Writes one trace's tables under `dir`, in its partition's folders; returns the files written.
+pub fn write_tables(
+    dir: &Path,
+    partition: &Partition,
+    stem: &str,
+    tables: Vec<FactTable>,
+) -> Result<Vec<PathBuf>, FleetError> {
     let mut written = Vec::with_capacity(tables.len());
     for table in tables {
-        let folder = dir.join(table.name);
+        let folder = dir.join(table.name).join(partition.folder());
         std::fs::create_dir_all(&folder).map_err(|e| FleetError::io(&folder, e))?;
         let path = folder.join(format!("{stem}.parquet"));
         let batch =
@@ -85,16 +150,10 @@ pub fn checked_files(dir: &Path) -> Result<Vec<(&'static str, Vec<PathBuf>)>, Fl
     }
     let mut out = Vec::new();
     for table in TABLES {
-        let folder = dir.join(table);
         let mut files = Vec::new();
-        if folder.is_dir() {
-            for entry in std::fs::read_dir(&folder).map_err(|e| FleetError::io(&folder, e))? {
-                let path = entry.map_err(|e| FleetError::io(&folder, e))?.path();
-                if path.extension().is_some_and(|e| e == "parquet") {
-                    check_version(&path)?;
-                    files.push(path);
-                }
-            }
+        parquet_files(&dir.join(table), PARTITION_DEPTH, &mut files)?;
+        for path in &files {
+            check_version(path)?;
         }
         files.sort();
         out.push((table, files));
@@ -103,6 +162,25 @@ pub fn checked_files(dir: &Path) -> Result<Vec<(&'static str, Vec<PathBuf>)>, Fl
         return Err(FleetError::NotAnExport { dir: dir.to_path_buf() });
     }
     Ok(out)
+}
+
+/// Partition folders looked into under a table's folder: `job=`, `rank=`.
+const PARTITION_DEPTH: usize = 2;
+
+/// The `.parquet` files in `folder` and in its folders `depth` deep (none if it is missing).
+fn parquet_files(folder: &Path, depth: usize, out: &mut Vec<PathBuf>) -> Result<(), FleetError> {
+    if !folder.is_dir() {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(folder).map_err(|e| FleetError::io(folder, e))? {
+        let path = entry.map_err(|e| FleetError::io(folder, e))?.path();
+        if path.is_dir() && depth > 0 {
+            parquet_files(&path, depth - 1, out)?;
+        } else if path.extension().is_some_and(|e| e == "parquet") {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// The file's footer read and its schema version compared with this build's.
@@ -140,13 +218,28 @@ mod tests {
     }
 
     #[test]
+    fn partitions_are_hive_folders_with_escaped_bounded_values() {
+        let p = |job: Option<&str>, rank| Partition { job: job.map(str::to_string), rank }.folder();
+        assert_eq!(p(Some("llama-70b_0412"), Some(3)), Path::new("job=llama-70b_0412/rank=3"));
+        assert_eq!(p(Some("a/b=c d"), None), Path::new("job=a%2Fb%3Dc%20d/rank=__HIVE_DEFAULT_PARTITION__"));
+        assert_eq!(p(None, Some(0)), Path::new("job=__HIVE_DEFAULT_PARTITION__/rank=0"));
+        assert_eq!(p(Some(""), Some(1)), Path::new("job=__HIVE_DEFAULT_PARTITION__/rank=1"));
+        // A long name, or one of many escapes, is cut at 128 bytes on an escape's boundary.
+        let long = p(Some(&"ü".repeat(200)), Some(1));
+        let job = long.to_str().unwrap().strip_prefix("job=").unwrap().split('/').next().unwrap().to_string();
+        assert_eq!(job.len(), 126);
+        assert!(job.ends_with("%BC"));
+    }
+
+    #[test]
     fn a_file_of_another_schema_version_is_named_and_refused() {
         let dir = std::env::temp_dir().join(format!("fleet-version-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        write_tables(&dir, "a", vec![table("traces")]).unwrap();
+        let partition = Partition { job: Some("j".into()), rank: Some(0) };
+        write_tables(&dir, &partition, "a", vec![table("traces")]).unwrap();
         assert_eq!(checked_files(&dir).unwrap()[0].1.len(), 1);
         // The same table written as another version would.
-        let path = dir.join("traces/b.parquet");
+        let path = dir.join("traces/job=j/rank=0/b.parquet");
         let batch = table("traces").into_batch().unwrap();
         let props = WriterProperties::builder()
             .set_key_value_metadata(Some(vec![KeyValue::new(VERSION_KEY.to_string(), "0".to_string())]))
@@ -155,7 +248,7 @@ mod tests {
         w.write(&batch).unwrap();
         w.close().unwrap();
         let e = checked_files(&dir).unwrap_err().to_string();
-        assert!(e.contains("b.parquet: written with schema version 0") && e.contains("reads version 1"), "{e}");
+        assert!(e.contains("b.parquet: written with schema version 0") && e.contains("reads version 2"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

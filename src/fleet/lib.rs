@@ -6,7 +6,7 @@
 //! |---|---|
 //! | [`schema`] | the tables, their columns and the schema version every file carries |
 //! | [`facts`] | one trace and its analysis → its tables' rows (pure) |
-//! | [`files`] | where the tables go (`DIR/<table>/<trace>.parquet`), writing them, checking them on reading |
+//! | [`files`] | where the tables go (`DIR/<table>/job=<job>/rank=<rank>/<trace>.parquet`), writing them, checking them on reading |
 //! | [`streamed`] | a trace too large to hold: its kernel rows written as it is read |
 //! | [`query`] | DataFusion over export folders: the canned reports (`sql/`) and a user's read-only SQL |
 

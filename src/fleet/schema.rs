@@ -10,13 +10,13 @@ use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
 
 /// The schema's version: a new column or a changed meaning is a new version.
-pub const SCHEMA_VERSION: &str = "1";
+pub const SCHEMA_VERSION: &str = "2";
 
 /// The key-value metadata key of the schema version in every file.
 pub const VERSION_KEY: &str = "fusionscope.schema_version";
 
 /// The tables, in the order an export writes them.
-pub const TABLES: [&str; 6] = ["traces", "kernels", "ops", "fusion_groups", "opportunities", "collectives"];
+pub const TABLES: [&str; 7] = ["traces", "kernels", "steps", "ops", "fusion_groups", "opportunities", "collectives"];
 
 /// One column's values, as built row by row (text straight into Arrow's buffer: a streamed
 /// trace's kernel rows allocate nothing per row).

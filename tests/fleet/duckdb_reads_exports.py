@@ -1,6 +1,6 @@
 """A second reader of `fusionscope export`: DuckDB reads the Parquet tables of the shared traces
 and must find what `trace --json` and `ranks --json` report (kernel counts, GPU time per
-category, collectives per rank). Run by scripts/test with the DuckDB that scripts/setup installs
+category, collectives per rank), and each file in its job's and rank's partition. Run by scripts/test with the DuckDB that scripts/setup installs
 into target/py:  target/py/bin/python tests/fleet/duckdb_reads_exports.py FUSIONSCOPE_BIN
 """
 
@@ -42,7 +42,7 @@ def main():
         out = Path(tmp) / "facts"
         cli(binary, "export", "-o", out, *TRACES)
         db = duckdb.connect()
-        table = lambda name: f"read_parquet('{out}/{name}/*.parquet')"
+        table = lambda name: f"read_parquet('{out}/{name}/**/*.parquet')"
         for path in TRACES:
             want = json.loads(cli(binary, "trace", path, "--json"))
             platform = want["platforms"][0]
@@ -63,6 +63,15 @@ def main():
                     failures.append(f"{path.name}: {c['category']}: {n}, {us} vs {c['trace']['count']}, {c['trace']['time_us']}")
             if got:
                 failures.append(f"{path.name}: categories the trace does not report: {sorted(got)}")
+        # Hive's partitions: the folder names give every table its trace's job and rank (a rank
+        # the trace does not record is the null partition), as the trace's row says.
+        (differ, kernels, partitions), = db.execute(
+            f"SELECT COUNT(*) FILTER (WHERE k.job IS DISTINCT FROM t.job OR k.rank IS DISTINCT FROM t.rank), "
+            f"COUNT(*), COUNT(DISTINCT (k.job, k.rank)) FROM {table('kernels')} k JOIN {table('traces')} t USING (trace)"
+        ).fetchall()
+        checked += 1
+        if differ or not kernels or partitions != len(TRACES):
+            failures.append(f"partitions: {differ} of {kernels} kernels in another job or rank than their trace's, {partitions} partitions")
         ranks = json.loads(cli(binary, "ranks", "--json", *TRACES[2:]))
         for r in ranks["ranks"]:
             (n,), = db.execute(
