@@ -22,10 +22,10 @@ use crate::FleetError;
 
 /// Rows per row group: large enough for zstd and dictionaries to pay, small enough that a
 /// reader, and the streamed export's writer, hold one at a time, and that a kernel-name
-/// column's distinct names fit the 1 MB dictionary page (a larger group of many names falls
-/// back to plain strings: 18.7 MB of Parquet per GB of JSON at 131,072 rows against 15.3 MB
-/// at 32,768, on the synthetic ranks).
-pub(crate) const ROW_GROUP: usize = 1 << 15;
+/// column's distinct names fit its 1 MB dictionary page (a larger group of many names falls
+/// back to plain strings: on the synthetic ranks, 18.7 MB of Parquet per GB of JSON at
+/// 131,072 rows against 15.2 MB at 16,384).
+pub(crate) const ROW_GROUP: usize = 1 << 14;
 
 /// The file name of a trace's tables: its path as given, every character other than a letter,
 /// digit, `.`, `-` or `_` made `_`, so that two traces of one name in two folders stay apart

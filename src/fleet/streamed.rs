@@ -28,8 +28,12 @@ use crate::schema::FactTable;
 use crate::FleetError;
 
 /// Kernels handed to the writer thread at a time. The writer gathers them into row groups of
-/// its own size; a small batch keeps the kernels waiting few.
-const BATCH: usize = 1 << 14;
+/// its own size; a small batch keeps the kernels waiting few, and 4,096 cost no time against
+/// 16,384 on the synthetic ranks (docs/fleet.md, "Scale").
+const BATCH: usize = 1 << 12;
+
+/// Rows the writer thread makes at a time from a batch: their names' text is what weighs.
+const ROWS_AT_A_TIME: usize = 1024;
 
 /// Kernels as the reader gave them, and the names first seen among them (by name index).
 struct Batch {
@@ -165,26 +169,28 @@ fn write(trace: &str, mut writer: ArrowWriter<File>, incoming: Receiver<Batch>) 
             let (short, category) = (short_name(&name, SHORT_NAME), BUILT_IN(&name).category.to_string());
             names[i] = Some((name, short, category));
         }
-        let mut table = kernel_columns(batch.kernels.len());
-        for k in &batch.kernels {
-            let (name, short_name, category) = names
-                .get(k.name.index())
-                .and_then(Option::as_ref)
-                .ok_or("a kernel's name was never handed to the writer")?;
-            let row = KernelRow {
-                trace,
-                kernel: k,
-                name,
-                short_name,
-                category,
-                launching_op: None,
-                place: Place::default(),
-                fusion_group: None,
-            };
-            row.push(&mut table);
+        for kernels in batch.kernels.chunks(ROWS_AT_A_TIME) {
+            let mut table = kernel_columns(kernels.len());
+            for k in kernels {
+                let (name, short_name, category) = names
+                    .get(k.name.index())
+                    .and_then(Option::as_ref)
+                    .ok_or("a kernel's name was never handed to the writer")?;
+                let row = KernelRow {
+                    trace,
+                    kernel: k,
+                    name,
+                    short_name,
+                    category,
+                    launching_op: None,
+                    place: Place::default(),
+                    fusion_group: None,
+                };
+                row.push(&mut table);
+            }
+            let rows = table.into_batch().map_err(|e| e.to_string())?;
+            writer.write(&rows).map_err(|e| e.to_string())?;
         }
-        let rows = table.into_batch().map_err(|e| e.to_string())?;
-        writer.write(&rows).map_err(|e| e.to_string())?;
     }
     writer.close().map(|_| ()).map_err(|e| e.to_string())
 }
