@@ -13,14 +13,9 @@ from pathlib import Path
 
 import duckdb
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "tests" / "data"
-TRACES = [
-    DATA / "traces/nvidia/hf_bert-small_eager_h100.json.gz",
-    DATA / "traces/amd/hf_bert-small_eager_mi300x.json.gz",
-    DATA / "multirank/hta_sampled_128rank_rank0.json.gz",
-    DATA / "multirank/hta_sampled_128rank_rank1.json.gz",
-]
+from shared_traces import BERT, RANKS
+
+TRACES = BERT + RANKS
 
 
 def cli(binary, *args):
@@ -72,7 +67,7 @@ def main():
         checked += 1
         if differ or not kernels or partitions != len(TRACES):
             failures.append(f"partitions: {differ} of {kernels} kernels in another job or rank than their trace's, {partitions} partitions")
-        ranks = json.loads(cli(binary, "ranks", "--json", *TRACES[2:]))
+        ranks = json.loads(cli(binary, "ranks", "--json", *RANKS))
         for r in ranks["ranks"]:
             (n,), = db.execute(
                 f"SELECT COUNT(*) FROM {table('collectives')} WHERE rank = ?", [r["rank"]]

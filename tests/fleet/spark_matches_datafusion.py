@@ -1,8 +1,8 @@
 """Spark SQL and DataFusion give the same reports: scripts/fleet-spark.py exports the shared
 traces in Spark's local mode (each task running the fusionscope binary) and runs the canned
 reports as Spark SQL; `fusionscope fleet --report` runs the same SQL with DataFusion over the same
-files; every report must agree row for row. Needs Java and pyspark (not installed by
-scripts/setup: see docs/fleet.md for how and when it runs):
+files; every report must agree row for row. Run by scripts/test with the PySpark that scripts/setup
+installs into target/py, and Java 17 or later:
 
     python tests/fleet/spark_matches_datafusion.py FUSIONSCOPE_BIN
 """
@@ -14,16 +14,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from shared_traces import BERT, QWEN, RANKS
+
 ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "tests" / "data"
-TRACES = [
-    DATA / "traces/nvidia/hf_bert-small_eager_h100.json.gz",
-    DATA / "traces/amd/hf_bert-small_eager_mi300x.json.gz",
-    DATA / "traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz",
-    DATA / "traces/amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz",
-    DATA / "multirank/hta_sampled_128rank_rank0.json.gz",
-    DATA / "multirank/hta_sampled_128rank_rank1.json.gz",
-]
+TRACES = BERT + QWEN + RANKS
 
 
 def same(a, b):
