@@ -80,7 +80,9 @@ def main():
     for table in TABLES:
         folder = Path(out) / table
         if folder.is_dir() and any(folder.rglob("*.parquet")):
-            spark.read.parquet(str(folder)).createOrReplaceTempView(table)
+            # The files' own columns, as DataFusion reads them: partition discovery would type
+            # a job named by digits alone as a number.
+            spark.read.option("recursiveFileLookup", "true").parquet(str(folder)).createOrReplaceTempView(table)
     reports = args.report or [p.stem for p in sorted(SQL.glob("*.sql")) if p.stem != "regressions"]
     results = {}
     for name in reports:
