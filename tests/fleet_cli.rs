@@ -98,6 +98,14 @@ fn exported_tables_agree_with_trace_json_and_a_report_is_its_sql() {
         assert_eq!(canned, sql(&out, &text), "{report}");
         assert!(!canned["rows"].as_array().unwrap().is_empty(), "{report}");
     }
+    // A query says what it reads, and what it read.
+    let (code, _, err) = run(&["fleet", out.to_str().unwrap(), "--report", "categories"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(" Parquet files (") && err.contains(" rows, ") && err.contains(" of Parquet read, in "),
+        "{err}"
+    );
+    assert!(!err.contains(" 0 B of Parquet read"), "{err}");
     // Against a baseline of the same traces nothing changed.
     let regressions = json(&[
         "fleet",

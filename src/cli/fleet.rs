@@ -3,6 +3,9 @@
 //! queries over any number of exported traces with DataFusion embedded (docs/fleet.md).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
 
 use analysis::pipeline::{analyse_with_kernel_groups, Choices};
 use analysis::ranks::RankSink;
@@ -20,6 +23,9 @@ use units::format_bytes;
 
 use super::io::{print, print_json, CliResult};
 use super::trace_file::load_sink;
+
+/// How often a running query says how much it has read.
+const PROGRESS_EVERY: Duration = Duration::from_secs(2);
 
 #[derive(clap::Args)]
 pub struct ExportArgs {
@@ -139,8 +145,31 @@ pub fn run_fleet(args: FleetArgs) -> CliResult {
         }
     };
     let fleet = Fleet::open(&args.dirs, &args.baseline)?;
-    eprintln!("fusionscope: querying {} Parquet files", fleet.files);
-    let result = fleet.query(&sql)?;
+    let total = format_bytes(fleet.bytes);
+    eprintln!("fusionscope: querying {} Parquet files ({total})", fleet.files);
+    let started = Instant::now();
+    let read = fleet.read();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let reading = fleet.read();
+    let result = std::thread::scope(|s| {
+        // A long scan says how far it is, every few seconds.
+        s.spawn(move || {
+            while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(PROGRESS_EVERY) {
+                let so_far = format_bytes(reading.load(Ordering::Relaxed));
+                eprintln!("fusionscope: read {so_far} of {total} so far ({:.0} s)", started.elapsed().as_secs_f64());
+            }
+        });
+        let result = fleet.query(&sql);
+        drop(done);
+        result
+    })?;
+    let rows = result.rows.len();
+    eprintln!(
+        "fusionscope: {rows} {}, {} of Parquet read, in {:.2} s",
+        if rows == 1 { "row" } else { "rows" },
+        format_bytes(read.load(Ordering::Relaxed)),
+        started.elapsed().as_secs_f64()
+    );
     if args.json {
         print_json(&result)
     } else if args.csv {

@@ -9,12 +9,14 @@
 //! | [`files`] | where the tables go (`DIR/<table>/job=<job>/rank=<rank>/<trace>.parquet`), writing them, checking them on reading |
 //! | [`streamed`] | a trace too large to hold: its kernel rows written as it is read |
 //! | [`query`] | DataFusion over export folders: the canned reports (`sql/`) and a user's read-only SQL |
+//! | [`scan`] | how much of the files a query has read, for its progress |
 
 #![cfg(not(target_arch = "wasm32"))]
 
 pub mod facts;
 pub mod files;
 pub mod query;
+pub mod scan;
 pub mod schema;
 pub mod streamed;
 

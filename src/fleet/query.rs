@@ -4,6 +4,7 @@
 //! user's SQL, read-only: no DDL, no DML, no statement that sets anything.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};
@@ -14,9 +15,12 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
 use datafusion::execution::context::{SQLOptions, SessionContext};
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::object_store::local::LocalFileSystem;
 use serde::Serialize;
 
 use crate::files::checked_files;
+use crate::scan::CountingStore;
 use crate::FleetError;
 
 /// A canned report: its name (`fleet --report NAME`), what it answers, and its SQL.
@@ -109,8 +113,11 @@ pub struct QueryResult {
 pub struct Fleet {
     ctx: SessionContext,
     runtime: tokio::runtime::Runtime,
-    /// Parquet files registered, for the progress line.
+    /// Parquet files registered, and their bytes, for the progress lines.
     pub files: usize,
+    pub bytes: u64,
+    /// Bytes the queries have read from the files so far ([`CountingStore`]).
+    read: Arc<AtomicU64>,
 }
 
 impl Fleet {
@@ -122,7 +129,10 @@ impl Fleet {
             .build()
             .map_err(|e| FleetError::Query { message: e.to_string() })?;
         let ctx = SessionContext::new();
-        let mut files = 0;
+        let read = Arc::new(AtomicU64::new(0));
+        let local = CountingStore::new(Arc::new(LocalFileSystem::new()), Arc::clone(&read));
+        ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(local));
+        let (mut files, mut bytes) = (0, 0u64);
         for (prefix, set) in [("", dirs), ("baseline_", baseline)] {
             let mut by_table: Vec<(&'static str, Vec<PathBuf>)> = Vec::new();
             for dir in set {
@@ -135,11 +145,18 @@ impl Fleet {
             }
             for (table, paths) in by_table.into_iter().filter(|(_, p)| !p.is_empty()) {
                 files += paths.len();
+                bytes = paths.iter().filter_map(|p| p.metadata().ok()).fold(bytes, |b, m| b.saturating_add(m.len()));
                 let name = format!("{prefix}{table}");
                 runtime.block_on(register(&ctx, &name, &paths))?;
             }
         }
-        Ok(Fleet { ctx, runtime, files })
+        Ok(Fleet { ctx, runtime, files, bytes, read })
+    }
+
+    /// The count of bytes the queries have read from the files, shared: a progress line reads
+    /// it while a query runs.
+    pub fn read(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.read)
     }
 
     /// Runs `sql` read-only over the registered tables.
