@@ -295,7 +295,17 @@ fn a_streamed_export_has_the_same_kernels_and_collectives_without_the_analyses()
     let traces =
         "SELECT rank, world_size, kernels, busy_us, idle_host_wait_us, idle_other_us FROM traces ORDER BY rank";
     assert_eq!(sql(&whole, traces), sql(&streamed, traces));
-    let notes = rows(&sql(&streamed, "SELECT notes FROM traces"));
+    // A trace that fails to read as it streams leaves no partial file behind.
+    let broken = dir.join("broken.json");
+    std::fs::write(&broken, "{\"traceEvents\": [").unwrap();
+    let (code, _, err) = run(&["export", "--streamed", "-o", streamed.to_str().unwrap(), broken.to_str().unwrap()]);
+    assert!(code == 0 && err.contains("1 failed to read"), "{err}");
+    assert!(
+        files_under(&streamed).iter().all(|f| f.extension().is_some_and(|e| e == "parquet")),
+        "{:?}",
+        files_under(&streamed)
+    );
+    let notes = rows(&sql(&streamed, "SELECT notes FROM traces WHERE error IS NULL"));
     assert!(notes.iter().all(|r| r["notes"].as_str().unwrap().starts_with("streamed")), "{notes:?}");
     assert_eq!(rows(&sql(&streamed, "SELECT COUNT(*) AS n FROM ops"))[0]["n"], 0);
     assert_eq!(rows(&sql(&streamed, "SELECT COUNT(*) AS n FROM steps"))[0]["n"], 0);

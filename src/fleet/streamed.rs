@@ -128,6 +128,17 @@ impl KernelRows {
     }
 }
 
+/// A trace that failed to read leaves no half-written file: its writer is stopped and the
+/// partial file removed.
+impl Drop for KernelRows {
+    fn drop(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.close();
+            let _ = std::fs::remove_file(partial_of(&self.path));
+        }
+    }
+}
+
 /// The writer thread: it makes each batch's rows and writes them. One batch waits at most, so
 /// memory holds the batch being gathered, one waiting, one being written, and the writer's
 /// row group.
