@@ -22,10 +22,13 @@ use trace::Trace;
 use units::format_bytes;
 
 use super::io::{print, print_json, CliResult};
-use super::trace_file::load_sink;
+use super::trace_file::{load_sink, load_sink_reporting};
 
 /// How often a running query says how much it has read.
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
+/// How often a streamed trace's export says how much of the file it has read.
+const PROGRESS_BYTES: u64 = 256 << 20;
 
 #[derive(clap::Args)]
 pub struct ExportArgs {
@@ -88,7 +91,7 @@ pub fn run_export(args: ExportArgs) -> CliResult {
         let streamed = args.streamed || size > WHOLE_TRACE_FILE_BYTES;
         let how = if streamed { "streamed" } else { "whole" };
         eprintln!("fusionscope: exporting {} of {} ({how}, {}): {shown}", n + 1, args.files.len(), format_bytes(size));
-        let facts = if streamed { export_streamed(path, &args.out, &stem, &id) } else { export_whole(path, &id) };
+        let facts = if streamed { export_streamed(path, size, &args.out, &stem, &id) } else { export_whole(path, &id) };
         let (partition, facts) = match facts {
             Ok(facts) => {
                 read += 1;
@@ -102,7 +105,8 @@ pub fn run_export(args: ExportArgs) -> CliResult {
         };
         write_tables(&args.out, &partition, &stem, facts)?;
     }
-    eprintln!("fusionscope: {read} traces exported to {}, {failed} failed to read", args.out.display());
+    let traces = if read == 1 { "trace" } else { "traces" };
+    eprintln!("fusionscope: {read} {traces} exported to {}, {failed} failed to read", args.out.display());
     Ok(())
 }
 
@@ -116,9 +120,17 @@ fn export_whole(path: &Path, id: &TraceId) -> Result<(Partition, Vec<FactTable>)
 }
 
 /// A trace exported as it is read: its kernel rows written as they come, its rank folded.
-fn export_streamed(path: &Path, out: &Path, stem: &str, id: &TraceId) -> Result<(Partition, Vec<FactTable>), String> {
+/// Every 256 MiB of the file, it says how far it is.
+fn export_streamed(
+    path: &Path,
+    size: u64,
+    out: &Path,
+    stem: &str,
+    id: &TraceId,
+) -> Result<(Partition, Vec<FactTable>), String> {
     let rows = KernelRows::create(out, stem, &id.trace).map_err(|e| e.to_string())?;
-    let (rows, rank) = load_sink(path, Both(rows, RankSink::new(&id.trace)))?;
+    let mut progress = |read: u64| eprintln!("fusionscope:   {} of {} read", format_bytes(read), format_bytes(size));
+    let (rows, rank) = load_sink_reporting(path, Both(rows, RankSink::new(&id.trace)), PROGRESS_BYTES, &mut progress)?;
     let facts = finish(rows, &rank, id).map_err(|e| e.to_string())?;
     Ok((Partition::of(id, Some(&rank)), facts))
 }

@@ -23,6 +23,20 @@ pub(super) fn load_sink<S: EventSink + 'static>(path: &Path, sink: S) -> Result<
 where
     S::Output: 'static,
 {
+    load_sink_reporting(path, sink, u64::MAX, &mut |_| {})
+}
+
+/// [`load_sink`], telling `report` the bytes read so far each time another `every` bytes of the
+/// file have been read (a large trace's export says how far it is).
+pub(super) fn load_sink_reporting<S: EventSink + 'static>(
+    path: &Path,
+    sink: S,
+    every: u64,
+    report: &mut dyn FnMut(u64),
+) -> Result<S::Output, String>
+where
+    S::Output: 'static,
+{
     let shown = path.display().to_string();
     let cannot = |e: std::io::Error| format!("cannot read {shown}: {e}");
     let mut file = std::fs::File::open(path).map_err(cannot)?;
@@ -33,6 +47,8 @@ where
     let mut reader = FormatReader::new(format, sink);
     let failed = |e| import::OpenError { detected: Detected { kind: FileKind::Trace(format), ..detected }, error: e };
     reader.feed(&head).map_err(|e| failed(e.into()).message(&shown))?;
+    let mut read = head.len() as u64;
+    let mut next = every;
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = file.read(&mut buf).map_err(cannot)?;
@@ -40,6 +56,11 @@ where
             break;
         }
         reader.feed(&buf[..n]).map_err(|e| failed(e.into()).message(&shown))?;
+        read = read.saturating_add(n as u64);
+        if read >= next {
+            report(read);
+            next = read.saturating_add(every);
+        }
     }
     reader.finish().map_err(|e| failed(e.into()).message(&shown))
 }
@@ -81,4 +102,38 @@ pub(super) fn read_log(path: &Path) -> Result<inductor::CompileLog, Box<dyn std:
         .map(|f| Ok((f.display().to_string(), super::io::read_parsed(f, inductor::CompileLog::read)?)))
         .collect::<Result<Vec<_>, Box<dyn std::error::Error>>>()?;
     inductor::CompileLog::merged(logs).map_err(|e| format!("{}: {e}", path.display()).into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_reports_its_progress_every_step_of_the_file() {
+        // A plain Kineto trace of about 7 MB: 80,000 kernels.
+        let events: Vec<String> = (0..80_000)
+            .map(|i| {
+                format!(
+                    r#"{{"ph":"X","cat":"kernel","name":"gemm_{}","pid":0,"tid":7,"ts":{i},"dur":1,"args":{{}}}}"#,
+                    i % 7
+                )
+            })
+            .collect();
+        let path = std::env::temp_dir().join(format!("progress-{}.json", std::process::id()));
+        std::fs::write(&path, format!(r#"{{"traceEvents":[{}]}}"#, events.join(","))).unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        let step = 1 << 20;
+        let mut reports = Vec::new();
+        let trace = load_sink_reporting(&path, Trace::default(), step, &mut |read| reports.push(read)).unwrap();
+        assert_eq!(trace.kernels.len(), 80_000);
+        // One report per step of the file, each at least a step past the last, none past the end.
+        assert!(size > 5 * step && reports.len() as u64 == size / step, "{reports:?} of {size}");
+        assert!(reports.windows(2).all(|w| w[1] >= w[0] + step), "{reports:?}");
+        assert!(reports[0] >= step && reports.last().is_some_and(|&r| r <= size));
+        // Without a step, nothing is reported.
+        let mut none = 0;
+        load_sink_reporting(&path, Trace::default(), u64::MAX, &mut |_| none += 1).unwrap();
+        assert_eq!(none, 0);
+        std::fs::remove_file(&path).unwrap();
+    }
 }
