@@ -137,6 +137,36 @@ impl<'a> Choices<'a> {
     pub fn with_exec_trace(exec_trace: Option<(&'a ExecTrace, &'a str)>) -> Self {
         Choices { exec_trace, ..Choices::default() }
     }
+
+    /// These choices with `detected` ([`chip_to_detect`]) as the chip where none was chosen.
+    fn or_chip(&self, detected: Option<&'a DetectedChip>) -> Choices<'a> {
+        Choices {
+            chip: self.chip.or(detected),
+            rules: self.rules.clone(),
+            calibration: self.calibration,
+            exec_trace: self.exec_trace,
+        }
+    }
+
+    /// The fusion analysis's options under these choices, per step and layer of `structure`.
+    fn fusion_options<'s>(&'s self, structure: Option<&'s Structure>) -> FusionOptions<'s> {
+        FusionOptions {
+            rules: self.rules.clone(),
+            chip: self.chip.map(|c| &c.chip),
+            calibration: self.calibration,
+            exec_trace: self.exec_trace,
+            structure,
+        }
+    }
+}
+
+/// The chip detected from the trace's device names, when the choices name none: detected
+/// once, for the op table's roofline and the fusion's bandwidth alike.
+fn chip_to_detect(side: &ClassifiedTrace<'_>, choices: &Choices<'_>) -> Option<DetectedChip> {
+    match choices.chip {
+        Some(_) => None,
+        None => detect_chip(&side.platform.devices).ok(),
+    }
 }
 
 /// One trace through every analysis: its summary (with the structure search the side makes
@@ -155,25 +185,10 @@ pub fn analyse_with_kernel_groups(
     choices: &Choices<'_>,
 ) -> (TraceSummary, TraceTime, Vec<u32>) {
     let summary = summarize(side, file);
-    let detected = match choices.chip {
-        Some(_) => None,
-        None => detect_chip(&side.platform.devices).ok(),
-    };
-    let chip = choices.chip.or(detected.as_ref());
-    let choices = Choices {
-        chip,
-        rules: choices.rules.clone(),
-        calibration: choices.calibration,
-        exec_trace: choices.exec_trace,
-    };
+    let detected = chip_to_detect(side, choices);
+    let choices = choices.or_chip(detected.as_ref());
     let mut time = time_report(side, &choices);
-    let options = FusionOptions {
-        rules: choices.rules.clone(),
-        chip: chip.map(|c| &c.chip),
-        calibration: choices.calibration,
-        exec_trace: choices.exec_trace,
-        structure: summary.structure.as_deref(),
-    };
+    let options = choices.fusion_options(summary.structure.as_deref());
     let (fusion, groups) = crate::trace_fusion::analyse_with_kernel_groups(side, &options);
     time.fusion = Some(fusion);
     (summary, time, groups)
@@ -182,17 +197,8 @@ pub fn analyse_with_kernel_groups(
 /// The report of one classified trace, its fusion groups included; per step and layer where
 /// `structure` is known.
 pub fn report(side: &ClassifiedTrace<'_>, structure: Option<&Structure>, choices: &Choices<'_>) -> TraceTime {
-    // The chip detected once, for the op table's roofline and the fusion's bandwidth alike.
-    let detected = match choices.chip {
-        Some(_) => None,
-        None => detect_chip(&side.platform.devices).ok(),
-    };
-    let choices = Choices {
-        chip: choices.chip.or(detected.as_ref()),
-        rules: choices.rules.clone(),
-        calibration: choices.calibration,
-        exec_trace: choices.exec_trace,
-    };
+    let detected = chip_to_detect(side, choices);
+    let choices = choices.or_chip(detected.as_ref());
     let mut time = time_report(side, &choices);
     set_fusion(&mut time, side, structure, &choices);
     time
@@ -270,17 +276,9 @@ pub fn fusion(
     structure: Option<&Structure>,
     choices: &Choices<'_>,
 ) -> (TraceFusion, Option<FusionDag>) {
-    let detected = match choices.chip {
-        Some(_) => None,
-        None => detect_chip(&side.platform.devices).ok(),
-    };
-    let options = FusionOptions {
-        rules: choices.rules.clone(),
-        chip: choices.chip.or(detected.as_ref()).map(|c| &c.chip),
-        calibration: choices.calibration,
-        exec_trace: choices.exec_trace,
-        structure,
-    };
+    let detected = chip_to_detect(side, choices);
+    let choices = choices.or_chip(detected.as_ref());
+    let options = choices.fusion_options(structure);
     #[cfg(any(test, feature = "test-counters"))]
     FUSIONS_MADE.with(|n| n.set(n.get() + 1));
     fusion_with_dag(side, &options)

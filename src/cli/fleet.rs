@@ -162,7 +162,7 @@ pub fn run_fleet(args: FleetArgs) -> CliResult {
     let started = Instant::now();
     let read = fleet.read();
     let (done, finished) = std::sync::mpsc::channel::<()>();
-    let reading = fleet.read();
+    let reading = std::sync::Arc::clone(&read);
     let result = std::thread::scope(|s| {
         // A long scan says how far it is, every few seconds.
         s.spawn(move || {

@@ -67,7 +67,7 @@ impl TraceRow {
         let timeline = time.timeline.as_ref();
         let identity = rank.and_then(|r| r.distributed.as_ref());
         TraceRow {
-            rank: identity.and_then(|i| i.rank).map(i64::from),
+            rank: rank.and_then(rank_of),
             world_size: identity.and_then(|i| i.world_size).map(i64::from),
             format: Some(format_key(trace.format)),
             vendor: platform.map(|p| p.vendor.to_string()),
@@ -91,7 +91,7 @@ impl TraceRow {
         let timeline = rank.timeline();
         let devices: Vec<&str> = rank.devices.iter().map(|d| d.timeline.device.as_str()).collect();
         TraceRow {
-            rank: identity.and_then(|i| i.rank).map(i64::from),
+            rank: rank_of(rank),
             world_size: identity.and_then(|i| i.world_size).map(i64::from),
             format: Some(format_key(kernels.format)),
             vendor: None,
@@ -212,6 +212,12 @@ fn traces_table(rows: usize) -> FactTable {
             ("error", t()),
         ],
     }
+}
+
+/// The rank a trace records (`distributedInfo`), as `traces.rank`, `collectives.rank` and the
+/// partition folder hold it.
+pub(crate) fn rank_of(rank: &RankSummary) -> Option<i64> {
+    rank.distributed.as_ref().and_then(|d| d.rank).map(i64::from)
 }
 
 /// The format's name as the JSON results write it (`kineto`, `nsys`, `xplane`, …).
@@ -471,7 +477,7 @@ pub fn collectives(id: &TraceId, rank: &RankSummary) -> FactTable {
             ("compute_before_us", Values::Real(Vec::with_capacity(n))),
         ],
     };
-    let rank_id = rank.distributed.as_ref().and_then(|d| d.rank).map(i64::from);
+    let rank_id = rank_of(rank);
     let mut sequence = vec![0u64; rank.groups.len()];
     for c in &rank.collectives {
         let group = rank.groups.get(c.group as usize);

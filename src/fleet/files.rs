@@ -16,7 +16,7 @@ use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
 
 use analysis::ranks::RankSummary;
 
-use crate::facts::TraceId;
+use crate::facts::{rank_of, TraceId};
 use crate::schema::{FactTable, SCHEMA_VERSION, TABLES, VERSION_KEY};
 use crate::FleetError;
 
@@ -66,8 +66,7 @@ impl Partition {
     /// The partition of a trace: its job, and its rank where the trace records it (as the
     /// `traces` row's `rank`).
     pub fn of(id: &TraceId, rank: Option<&RankSummary>) -> Partition {
-        let rank = rank.and_then(|r| r.distributed.as_ref()).and_then(|d| d.rank).map(i64::from);
-        Partition { job: id.job.clone(), rank }
+        Partition { job: id.job.clone(), rank: rank.and_then(rank_of) }
     }
 
     /// `job=<job>/rank=<rank>`, each value escaped as Hive escapes it (`%2F` for `/`; every
