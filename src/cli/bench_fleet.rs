@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use analysis::ranks::synthetic::SyntheticJob;
 use analysis::ranks::RankSink;
+use analysis::summary_only::SummarySink;
 use fleet::facts::TraceId;
 use fleet::files::{write_tables, Partition};
 use fleet::query::{Fleet, REPORTS};
@@ -19,7 +20,7 @@ use trace::read::both::Both;
 use trace::EventSink;
 
 use super::io::{print, CliResult};
-use super::peak_memory::{mb, reset_hwm, vm_hwm};
+use super::peak_memory::{heap_peak, mb, reset_hwm, vm_hwm};
 
 /// Feeds what a generator writes to a reader.
 struct Feed<S: EventSink>(Reader<S>);
@@ -64,6 +65,21 @@ fn folder_bytes(dir: &Path) -> u64 {
         .sum()
 }
 
+/// One phase's time and peaks.
+struct Phase {
+    secs: f64,
+    resident: u64,
+    heap: u64,
+}
+
+/// Runs `work` as a phase of its own: its time, its peak resident memory and its peak heap.
+fn phase(work: impl FnOnce() -> CliResult) -> Result<Phase, Box<dyn std::error::Error>> {
+    reset_hwm();
+    let t = Instant::now();
+    work()?;
+    Ok(Phase { secs: t.elapsed().as_secs_f64(), resident: vm_hwm().unwrap_or(0), heap: heap_peak() })
+}
+
 pub fn fleet_bench(ranks: u32, size_mb: u64, traces: u32, trace_mb: u64, dir: &Path) -> CliResult {
     let out = dir.join(format!("fusionscope-fleet-bench-{}", std::process::id()));
     let job = SyntheticJob::sized(ranks, size_mb * 1_000_000);
@@ -72,37 +88,45 @@ pub fn fleet_bench(ranks: u32, size_mb: u64, traces: u32, trace_mb: u64, dir: &P
     let t = Instant::now();
     job.write_rank(0, &mut std::io::sink())?;
     let generate = t.elapsed().as_secs_f64() * f64::from(job.world_size);
-    reset_hwm();
-    let t = Instant::now();
+    // The summary-only fold first: its peak is the mark the export's is held to.
+    let summary = phase(|| {
+        for r in 0..job.world_size {
+            fold(&job, r, SummarySink::new(Some("bench")))?;
+        }
+        Ok(())
+    })?;
     let mut bytes = 0;
-    for r in 0..job.world_size {
-        bytes += fold(&job, r, RankSink::new(&format!("rank{r}")))?.1;
-    }
-    let (folded, fold_peak) = (t.elapsed().as_secs_f64(), vm_hwm().unwrap_or(0));
-    reset_hwm();
-    let t = Instant::now();
+    let ranks = phase(|| {
+        for r in 0..job.world_size {
+            bytes += fold(&job, r, RankSink::new(&format!("rank{r}")))?.1;
+        }
+        Ok(())
+    })?;
     let ranks_dir = out.join("ranks");
-    for r in 0..job.world_size {
-        export(&job, r, &ranks_dir)?;
-    }
-    let (exported, export_peak) = (t.elapsed().as_secs_f64(), vm_hwm().unwrap_or(0));
+    let exported = phase(|| {
+        for r in 0..job.world_size {
+            export(&job, r, &ranks_dir)?;
+        }
+        Ok(())
+    })?;
     let parquet = folder_bytes(&ranks_dir);
-    let (read_s, export_s) = ((folded - generate).max(1e-9), (exported - generate).max(1e-9));
+    let (read_s, export_s) = ((ranks.secs - generate).max(1e-9), (exported.secs - generate).max(1e-9));
     print(&format!(
         "ranks: {:.0} MB of JSON; folded in {:.2} s and exported in {:.2} s, less {:.2} s generating: {:.2} s vs \
-         {:.2} s ({:+.1} %); peak RSS {:.1} MB vs {:.1} MB; {:.1} MB of Parquet ({:.1} MB per GB of JSON)\n",
+         {:.2} s ({:+.1} %); {:.1} MB of Parquet ({:.1} MB per GB of JSON)\n",
         mb(bytes),
-        folded,
-        exported,
+        ranks.secs,
+        exported.secs,
         generate,
         read_s,
         export_s,
         (export_s / read_s - 1.0) * 100.0,
-        mb(fold_peak),
-        mb(export_peak),
         mb(parquet),
         mb(parquet) / (mb(bytes) / 1000.0)
     ))?;
+    for (name, p) in [("summary-only", &summary), ("ranks fold", &ranks), ("export", &exported)] {
+        print(&format!("  {name:<12} peak RSS {:5.1} MB, peak heap {:5.1} MB\n", mb(p.resident), mb(p.heap)))?;
+    }
     std::fs::remove_dir_all(&ranks_dir)?;
 
     let many = SyntheticJob::sized(traces, trace_mb * 1_000_000);
