@@ -8,11 +8,13 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use datafusion::arrow::datatypes::{DataType, Schema};
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
 use datafusion::parquet::file::metadata::KeyValue;
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::parquet::file::reader::{FileReader, SerializedFileReader};
+use datafusion::parquet::schema::types::ColumnPath;
 
 use analysis::ranks::RankSummary;
 
@@ -100,8 +102,16 @@ fn partition_value(raw: &str) -> String {
     }
 }
 
-pub(crate) fn properties() -> WriterProperties {
-    WriterProperties::builder()
+///
+/// Text and whole numbers are dictionary-encoded: names, devices, streams and steps repeat.
+/// Real numbers (times, bytes, FLOPs) are not: nearly every one is new, so a dictionary would
+/// only hold a row group's values twice before giving up on them.
+pub(crate) fn properties(schema: &Schema) -> WriterProperties {
+    let reals = schema.fields().iter().filter(|f| f.data_type() == &DataType::Float64);
+    reals
+        .fold(WriterProperties::builder(), |b, f| {
+            b.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), false)
+        })
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_dictionary_enabled(true)
         .set_max_row_group_row_count(Some(ROW_GROUP))
@@ -134,7 +144,8 @@ pub fn write_tables(
         };
         let partial = partial_of(&path);
         let file = File::create(&partial).map_err(|e| FleetError::io(&partial, e))?;
-        let mut writer = ArrowWriter::try_new(file, batch.schema(), Some(properties())).map_err(parquet)?;
+        let mut writer =
+            ArrowWriter::try_new(file, batch.schema(), Some(properties(&batch.schema()))).map_err(parquet)?;
         writer.write(&batch).map_err(parquet)?;
         writer.close().map_err(parquet)?;
         std::fs::rename(&partial, &path).map_err(|e| FleetError::io(&path, e))?;
@@ -251,6 +262,30 @@ mod tests {
         w.close().unwrap();
         let e = checked_files(&dir).unwrap_err().to_string();
         assert!(e.contains("b.parquet: written with schema version 0") && e.contains("reads version 2"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Names and whole numbers repeat and are dictionary-encoded; times are nearly all new and
+    /// are not, so that no dictionary holds a row group's times only to give up on them.
+    #[test]
+    fn text_and_whole_numbers_have_dictionaries_times_do_not() {
+        let dir = std::env::temp_dir().join(format!("fleet-dictionaries-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let rows = 5000;
+        let mut name = Values::text(rows);
+        if let Values::Text(b) = &mut name {
+            (0..rows).for_each(|i| b.append_value(format!("kernel_{}", i % 7)));
+        }
+        let stream = Values::Int((0..rows).map(|i| Some(i as i64 % 3)).collect());
+        let start = Values::Real((0..rows).map(|i| Some(i as f64 * 1.5)).collect());
+        let table =
+            FactTable { name: "kernels", columns: vec![("name", name), ("stream", stream), ("start_us", start)] };
+        let partition = Partition { job: None, rank: None };
+        let files = write_tables(&dir, &partition, "a", vec![table]).unwrap();
+        let reader = SerializedFileReader::new(File::open(&files[0]).unwrap()).unwrap();
+        let group = reader.metadata().row_group(0);
+        let dictionary = |c: usize| group.column(c).dictionary_page_offset().is_some();
+        assert_eq!((dictionary(0), dictionary(1), dictionary(2)), (true, true, false));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -7,6 +7,10 @@
 //! The reading thread only keeps each kernel as the reader gives it and each new name once; a
 //! writer thread of its own makes the rows' text, the Parquet encoding and zstd, beside the
 //! reading.
+//!
+//! A Parquet writer keeps every row group's metadata until its file closes (about 4 KB a row
+//! group of `kernels`), so a long trace's kernels go into several files of at most
+//! [`ROWS_PER_FILE`] rows each, and memory does not grow with the trace.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -23,17 +27,31 @@ use trace::read::{EventSink, TraceHeader};
 use trace::{Kernel, TraceFormat, Transfer};
 
 use crate::facts::{kernel_columns, streamed_tables, KernelRow, Streamed, TraceId, TraceRow, SHORT_NAME};
-use crate::files::{partial_of, properties, Partition};
+use crate::files::{partial_of, properties, Partition, ROW_GROUP};
 use crate::schema::FactTable;
 use crate::FleetError;
 
 /// Kernels handed to the writer thread at a time. The writer gathers them into row groups of
 /// its own size; a small batch keeps the kernels waiting few, and 4,096 cost no time against
 /// 16,384 on the synthetic ranks (docs/fleet.md, "Scale").
-const BATCH: usize = 1 << 12;
+const BATCH: usize = 1 << 10;
 
 /// Rows the writer thread makes at a time from a batch: their names' text is what weighs.
 const ROWS_AT_A_TIME: usize = 1024;
+
+/// Kernels in one `kernels` file of a streamed trace: 64 row groups.
+pub const ROWS_PER_FILE: usize = ROW_GROUP * 64;
+
+/// The file name of part `n` of a streamed trace's kernels: part 0 is `<stem>.parquet`, as any
+/// trace's file, then `<stem>+1.parquet`, `<stem>+2.parquet`, …; no file stem holds a `+`
+/// ([`crate::files::file_stem`]), so no trace's file is another's part.
+fn part_name(stem: &str, n: usize) -> String {
+    if n == 0 {
+        format!("{stem}.parquet")
+    } else {
+        format!("{stem}+{n}.parquet")
+    }
+}
 
 /// Kernels as the reader gave them, and the names first seen among them (by name index).
 struct Batch {
@@ -50,7 +68,9 @@ impl Batch {
 
 /// The `kernels` file of one trace, written as the trace streams.
 pub struct KernelRows {
-    path: PathBuf,
+    /// `DIR/kernels`, where the parts are written before they move to their partition.
+    folder: PathBuf,
+    stem: String,
     writer: Option<Background>,
     batch: Batch,
     /// By name index: whether the writer has the name.
@@ -68,16 +88,19 @@ impl KernelRows {
     /// Starts `DIR/kernels/<stem>.parquet.partial`, moved into its partition's folder when
     /// done ([`KernelRows::close`]): the rank is known once the trace is read.
     pub fn create(dir: &Path, stem: &str, trace: &str) -> Result<KernelRows, FleetError> {
+        KernelRows::with_rows_per_file(dir, stem, trace, ROWS_PER_FILE)
+    }
+
+    fn with_rows_per_file(dir: &Path, stem: &str, trace: &str, rows_per_file: usize) -> Result<KernelRows, FleetError> {
         let folder = dir.join("kernels");
         std::fs::create_dir_all(&folder).map_err(|e| FleetError::io(&folder, e))?;
-        let path = folder.join(format!("{stem}.parquet"));
-        let partial = partial_of(&path);
-        let file = File::create(&partial).map_err(|e| FleetError::io(&partial, e))?;
-        let writer = ArrowWriter::try_new(file, kernel_columns(0).schema(), Some(properties()))
-            .map_err(|e| FleetError::Parquet { file: path.clone(), message: e.to_string() })?;
-        let writer = Background::start(trace.to_string(), writer).map_err(|e| FleetError::io(&partial, e))?;
+        let first = Part::create(&folder, stem, 0)?;
+        let parts = Parts { folder: folder.clone(), stem: stem.to_string(), rows_per_file };
+        let writer = Background::start(trace.to_string(), parts, first)
+            .map_err(|e| FleetError::io(&partial_of(&folder.join(part_name(stem, 0))), e))?;
         Ok(KernelRows {
-            path,
+            folder,
+            stem: stem.to_string(),
             writer: Some(writer),
             batch: Batch::new(),
             handed: Vec::new(),
@@ -89,6 +112,11 @@ impl KernelRows {
         })
     }
 
+    /// The first part's final path, which errors name.
+    fn path(&self) -> PathBuf {
+        self.folder.join(part_name(&self.stem, 0))
+    }
+
     /// Hands the batch over (dropped once a hand-over failed: the rest is only counted).
     fn flush(&mut self) {
         let batch = std::mem::replace(&mut self.batch, Batch::new());
@@ -97,28 +125,35 @@ impl KernelRows {
         }
         let Some(writer) = self.writer.as_mut() else { return };
         if let Err(message) = writer.write(batch) {
-            self.error = Some(FleetError::Parquet { file: self.path.clone(), message });
+            self.error = Some(FleetError::Parquet { file: self.path(), message });
         }
     }
 
-    /// Closes the file and moves it to its name in `partition`'s folder; the figures of what
-    /// was written.
+    /// Closes the last file and moves every part to its name in `partition`'s folder; the
+    /// figures of what was written.
     pub fn close(mut self, partition: &Partition) -> Result<Streamed, FleetError> {
         self.flush();
-        let closed = self.writer.take().map_or(Ok(()), Background::close);
+        let closed = self.writer.take().map_or(Ok(0), Background::close);
         let handing_over = self.error.take();
         // The writer's own error says more than that it stopped taking batches.
-        closed.map_err(|message| FleetError::Parquet { file: self.path.clone(), message })?;
+        let parts = closed.map_err(|message| FleetError::Parquet { file: self.path(), message })?;
         if let Some(e) = handing_over {
             return Err(e);
         }
-        let (folder, name) = match (self.path.parent(), self.path.file_name()) {
-            (Some(folder), Some(name)) => (folder.join(partition.folder()), name.to_owned()),
-            _ => return Err(FleetError::io(&self.path, std::io::ErrorKind::InvalidInput.into())),
-        };
+        let folder = self.folder.join(partition.folder());
         std::fs::create_dir_all(&folder).map_err(|e| FleetError::io(&folder, e))?;
-        let path = folder.join(name);
-        std::fs::rename(partial_of(&self.path), &path).map_err(|e| FleetError::io(&path, e))?;
+        for n in 0..parts {
+            let (from, to) =
+                (partial_of(&self.folder.join(part_name(&self.stem, n))), folder.join(part_name(&self.stem, n)));
+            std::fs::rename(&from, &to).map_err(|e| FleetError::io(&to, e))?;
+        }
+        // Parts beyond these, left by an earlier export of a longer trace of the same name.
+        for n in parts.. {
+            let stale = folder.join(part_name(&self.stem, n));
+            if std::fs::remove_file(&stale).is_err() {
+                break;
+            }
+        }
         Ok(Streamed {
             format: self.format,
             kernels: self.kernels,
@@ -134,8 +169,38 @@ impl Drop for KernelRows {
     fn drop(&mut self) {
         if let Some(writer) = self.writer.take() {
             let _ = writer.close();
-            let _ = std::fs::remove_file(partial_of(&self.path));
+            for n in 0.. {
+                if std::fs::remove_file(partial_of(&self.folder.join(part_name(&self.stem, n)))).is_err() {
+                    break;
+                }
+            }
         }
+    }
+}
+
+/// Where a streamed trace's parts go, and how long each is.
+struct Parts {
+    folder: PathBuf,
+    stem: String,
+    rows_per_file: usize,
+}
+
+/// One part being written: its writer and the rows in it so far.
+struct Part {
+    writer: ArrowWriter<File>,
+    rows: usize,
+}
+
+impl Part {
+    /// Starts part `n` beside its final name, as `.parquet.partial`.
+    fn create(folder: &Path, stem: &str, n: usize) -> Result<Part, FleetError> {
+        let path = folder.join(part_name(stem, n));
+        let partial = partial_of(&path);
+        let file = File::create(&partial).map_err(|e| FleetError::io(&partial, e))?;
+        let schema = kernel_columns(0).schema();
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(properties(&schema)))
+            .map_err(|e| FleetError::Parquet { file: path, message: e.to_string() })?;
+        Ok(Part { writer, rows: 0 })
     }
 }
 
@@ -144,14 +209,16 @@ impl Drop for KernelRows {
 /// row group.
 struct Background {
     batches: SyncSender<Batch>,
-    done: JoinHandle<Result<(), String>>,
+    /// The parts written, once all are closed.
+    done: JoinHandle<Result<usize, String>>,
 }
 
 impl Background {
-    fn start(trace: String, writer: ArrowWriter<File>) -> std::io::Result<Background> {
+    fn start(trace: String, parts: Parts, first: Part) -> std::io::Result<Background> {
         let (batches, incoming) = sync_channel::<Batch>(1);
-        let done =
-            std::thread::Builder::new().name("parquet writer".into()).spawn(move || write(&trace, writer, incoming))?;
+        let done = std::thread::Builder::new()
+            .name("parquet writer".into())
+            .spawn(move || write(&trace, &parts, first, incoming))?;
         Ok(Background { batches, done })
     }
 
@@ -161,16 +228,18 @@ impl Background {
         self.batches.send(batch).map_err(|_| "the Parquet writer stopped".to_string())
     }
 
-    /// Waits for every batch to be written and the file closed.
-    fn close(self) -> Result<(), String> {
+    /// Waits for every batch to be written and the last file closed; the parts written.
+    fn close(self) -> Result<usize, String> {
         drop(self.batches);
         self.done.join().map_err(|_| "the Parquet writer panicked".to_string())?
     }
 }
 
 /// The writer thread's work: each batch's names worked out once (short name, category), its
-/// rows made and written, then the file closed.
-fn write(trace: &str, mut writer: ArrowWriter<File>, incoming: Receiver<Batch>) -> Result<(), String> {
+/// rows made and written, a new part begun every `rows_per_file` rows, then the last closed;
+/// the parts written.
+fn write(trace: &str, parts: &Parts, first: Part, incoming: Receiver<Batch>) -> Result<usize, String> {
+    let (mut part, mut written) = (first, 1);
     let mut names: Vec<Option<(String, String, String)>> = Vec::new();
     for batch in incoming {
         for (i, name) in batch.names {
@@ -199,11 +268,18 @@ fn write(trace: &str, mut writer: ArrowWriter<File>, incoming: Receiver<Batch>) 
                 };
                 row.push(&mut table);
             }
+            if part.rows > 0 && part.rows + kernels.len() > parts.rows_per_file {
+                let next = Part::create(&parts.folder, &parts.stem, written).map_err(|e| e.to_string())?;
+                std::mem::replace(&mut part, next).writer.close().map_err(|e| e.to_string())?;
+                written += 1;
+            }
             let rows = table.into_batch().map_err(|e| e.to_string())?;
-            writer.write(&rows).map_err(|e| e.to_string())?;
+            part.writer.write(&rows).map_err(|e| e.to_string())?;
+            part.rows += kernels.len();
         }
     }
-    writer.close().map(|_| ()).map_err(|e| e.to_string())
+    part.writer.close().map_err(|e| e.to_string())?;
+    Ok(written)
 }
 
 impl EventSink for KernelRows {
@@ -257,17 +333,13 @@ mod tests {
     use datafusion::arrow::array::{AsArray, Float64Array};
     use datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-    /// Kernels over several batches, a new name in each, every row as handed in and in order.
-    #[test]
-    fn rows_over_many_batches_keep_their_order_and_names() {
-        let dir = std::env::temp_dir().join(format!("fleet-streamed-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+    /// Streams `n` kernels into `dir` as trace `t`, parts of `rows_per_file`; the name of kernel
+    /// `i` is `i / 700`'s, so that names are first seen deep inside later batches.
+    fn stream(dir: &Path, n: usize, rows_per_file: usize) -> Streamed {
         let mut names = NameTable::new();
-        let mut rows = KernelRows::create(&dir, "t", "t.json").unwrap();
-        let n = BATCH * 3 + 7;
+        let mut rows = KernelRows::with_rows_per_file(dir, "t", "t.json", rows_per_file).unwrap();
         for i in 0..n {
-            // Name `i / 5000`: names first seen deep inside later batches.
-            let name = names.intern(&format!("void gemm_kernel_{}<float>(float*)", i / 5000));
+            let name = names.intern(&format!("void gemm_kernel_{}<float>(float*)", i / 700));
             let k = Kernel {
                 name,
                 ts: i as f64,
@@ -280,24 +352,46 @@ mod tests {
             };
             rows.kernel(&names, k);
         }
-        let partition = Partition { job: Some("j".into()), rank: Some(2) };
-        let streamed = rows.close(&partition).unwrap();
-        assert_eq!(streamed.kernels, n as u64);
-        let file = File::open(dir.join("kernels/job=j/rank=2/t.parquet")).unwrap();
-        let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
-        let mut seen = 0;
+        rows.close(&Partition { job: Some("j".into()), rank: Some(2) }).unwrap()
+    }
+
+    /// The rows of a part, in order: (start, full name).
+    fn part_rows(path: &Path) -> Vec<(f64, String)> {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap().build().unwrap();
+        let mut out = Vec::new();
         for batch in reader {
             let batch = batch.unwrap();
             let starts = batch.column_by_name("start_us").unwrap().as_any().downcast_ref::<Float64Array>().unwrap();
             let full = batch.column_by_name("name").unwrap().as_string::<i32>();
-            for r in 0..batch.num_rows() {
-                assert_eq!(starts.value(r), (seen + r) as f64);
-                assert_eq!(full.value(r), format!("void gemm_kernel_{}<float>(float*)", (seen + r) / 5000));
-            }
-            seen += batch.num_rows();
+            out.extend((0..batch.num_rows()).map(|r| (starts.value(r), full.value(r).to_string())));
         }
-        assert_eq!(seen, n);
-        assert!(!dir.join("kernels/t.parquet.partial").exists());
+        out
+    }
+
+    /// Kernels over several batches and several parts, every row as handed in and in order,
+    /// and a shorter export of the same trace leaves none of the longer one's parts.
+    #[test]
+    fn rows_over_many_batches_and_parts_keep_their_order_and_names() {
+        let dir = std::env::temp_dir().join(format!("fleet-streamed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let part = |n| dir.join("kernels/job=j/rank=2").join(part_name("t", n));
+        let n = BATCH * 3 + 7;
+        assert_eq!(stream(&dir, n, ROWS_AT_A_TIME).kernels, n as u64);
+        let rows: Vec<_> = (0..4).flat_map(|p| part_rows(&part(p))).collect();
+        assert_eq!(part_rows(&part(3)).len(), 7);
+        assert_eq!(rows.len(), n);
+        for (i, (start, name)) in rows.iter().enumerate() {
+            assert_eq!(
+                (*start, name.as_str()),
+                (i as f64, format!("void gemm_kernel_{}<float>(float*)", i / 700).as_str())
+            );
+        }
+        assert!(!part(4).exists());
+        assert_eq!(std::fs::read_dir(dir.join("kernels")).unwrap().count(), 1, "only the partition folder is left");
+
+        stream(&dir, ROWS_AT_A_TIME + 1, ROWS_AT_A_TIME);
+        assert_eq!((part_rows(&part(0)).len(), part_rows(&part(1)).len()), (ROWS_AT_A_TIME, 1));
+        assert!(!part(2).exists() && !part(3).exists(), "the longer export's parts are gone");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
