@@ -1,7 +1,8 @@
 //! Where an export's tables go and how they are written:
 //! `DIR/<table>/job=<job>/rank=<rank>/<trace>.parquet`, one file per trace and table (so traces
-//! export in parallel and a re-export replaces one trace's files alone), in Hive's partition
-//! layout (so Spark, DuckDB and DataFusion prune by job and rank), zstd-compressed, strings
+//! export in parallel and a re-export replaces one trace's files alone; a streamed trace's
+//! kernels may take several, [`crate::streamed`]), in Hive's partition layout (so Spark, DuckDB
+//! and DataFusion prune by job and rank), zstd-compressed, text and whole numbers
 //! dictionary-encoded, the schema version in each file's metadata. The same trace exported
 //! twice gives the same bytes.
 
