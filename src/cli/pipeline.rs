@@ -3,6 +3,7 @@
 //! analysis, overview.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use analysis::capture::{attribute, CaptureReport};
 use analysis::compare::{compare, swapped, Comparison, Input};
@@ -86,33 +87,30 @@ pub(super) fn analyse_pair(args: PairInput<'_>) -> Result<Pair, Box<dyn std::err
     let chips = [given_chip(args.chips[0])?, given_chip(args.chips[1])?];
     let [chip_a, chip_b] = chips;
     let setup = FusionSetup::new(args.fusion)?;
-    // Each file is read, and its time report made, on its own thread: reading is most of a
-    // comparison's time, and the reports do not depend on each other.
-    let side = |file: &Path, capture: Option<&Path>, chip: Option<DetectedChip>| -> Result<_, String> {
-        let (trace, capture) = load_with_capture(file, capture)?;
-        let side = ClassifiedTrace::new(&trace);
-        // Per step and layer as the trace's own view has them; the search is kept for the
-        // comparison, which would otherwise run it again.
+    // Each file is read, classified and its time report made on its own thread: reading is
+    // most of a comparison's time, and the reports do not depend on each other. Each trace is
+    // kept in a cell that outlives the threads, so that its classification (and the structure
+    // search and op links made with it) goes on to the comparison rather than being made again.
+    let traces = [OnceLock::new(), OnceLock::new()];
+    let side = |i: usize, chip: Option<DetectedChip>| -> Result<_, String> {
+        let (trace, capture) = load_with_capture(args.files[i], args.captures[i])?;
+        let side = ClassifiedTrace::new(traces[i].get_or_init(|| trace));
         let mut time = report(&side, structure_of(&side).as_deref(), &setup.choices(chip.as_ref()));
         time.capture = capture;
-        let vendor = side.platform.vendor;
-        let found = side.into_search();
-        Ok((trace, vendor, time, found))
+        Ok((side, time))
     };
     let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| side(args.files[0], args.captures[0], chip_a));
-        let b = s.spawn(|| side(args.files[1], args.captures[1], chip_b));
+        let a = s.spawn(|| side(0, chip_a));
+        let b = s.spawn(|| side(1, chip_b));
         (a.join(), b.join())
     });
     let joined = |r: std::thread::Result<Result<_, String>>| r.unwrap_or_else(|_| Err("a reader thread failed".into()));
-    let (a, b) = (joined(a)?, joined(b)?);
+    let ((side_a, time_a), (side_b, time_b)) = (joined(a)?, joined(b)?);
     let (na, nb) = (file_name(args.files[0]), file_name(args.files[1]));
-    let comparison = compare(
-        Input { side: ClassifiedTrace::new(&a.0).with_search(a.3.as_ref()), file: Some(&na) },
-        Input { side: ClassifiedTrace::new(&b.0).with_search(b.3.as_ref()), file: Some(&nb) },
-    );
+    let swap = swapped(side_a.platform.vendor, side_b.platform.vendor);
+    let comparison = compare(Input { side: side_a, file: Some(&na) }, Input { side: side_b, file: Some(&nb) });
     // The comparison puts AMD first: follow its order.
-    let times = if swapped(a.1, b.1) { [b.2, a.2] } else { [a.2, b.2] };
+    let times = if swap { [time_b, time_a] } else { [time_a, time_b] };
     let keys = [&comparison.platforms[0].key, &comparison.platforms[1].key];
     let gap = gap((keys[0], &times[0].op_table()), (keys[1], &times[1].op_table()));
     let overview = pair_overview(&comparison, Some(&gap), [SideFacts::of(&times[0]), SideFacts::of(&times[1])]);
