@@ -3,6 +3,7 @@
 
 use crate::common::{data, data_bytes, json};
 use crate::trace_ranks::{brute_timeline, close, summary};
+use fusionscope::analysis::findings::ranks::ranks_overview;
 use fusionscope::analysis::ranks::collectives::CollectiveKind;
 use fusionscope::analysis::ranks::synthetic::SyntheticJob;
 use fusionscope::analysis::ranks::{job_report, RankSummary};
@@ -117,6 +118,12 @@ fn rank_0_of_the_a100_job_with_its_process_group() {
     }
     assert!(r.stragglers.is_empty());
     assert!(r.notes.iter().any(|n| n == "1 of the 2 ranks given; missing: 1"), "{:?}", r.notes);
+    // One rank given: counted as one, and no straggler looked for among others that are absent.
+    let verdict = ranks_overview(&r).verdict.text;
+    assert!(
+        verdict.starts_with("1 rank of one job (world size 2) over 660.55 ms: one rank alone has no other"),
+        "{verdict}"
+    );
     // Several devices listed, kernels on one: its timeline is the brute-force one.
     let (busy, computation, communication) = brute_timeline(&trace, 0);
     let t = r.ranks[0].timeline.as_ref().unwrap();

@@ -56,7 +56,7 @@ pub fn run(args: Args) -> CliResult {
 fn report_text(r: &JobReport) -> String {
     let mut out = String::new();
     let world = r.world_size.map_or("unknown".to_string(), |w| w.to_string());
-    out += &format!("\nJob: {} ranks given, world size {world}\n", r.ranks.len());
+    out += &format!("\nJob: {} given, world size {world}\n", units::plural(r.ranks.len() as u64, "rank", "ranks"));
     for mut t in ranks_tables(r) {
         let mut title = t.title.clone();
         if t.id == STRAGGLERS_TABLE && t.rows.is_empty() {

@@ -161,9 +161,9 @@ pub struct RanksJson<'a> {
 pub fn ranks_headline(r: &JobReport) -> String {
     let world = r.world_size.map_or("unknown world size".to_string(), |w| format!("world size {w}"));
     let mut line = format!(
-        "{} ranks of one job ({world}); {} collectives matched across them",
-        r.ranks.len(),
-        units::group_digits(r.collectives.len() as u64)
+        "{} of one job ({world}); {} matched across them",
+        units::plural(r.ranks.len() as u64, "rank", "ranks"),
+        units::plural(r.collectives.len() as u64, "collective", "collectives")
     );
     match r.stragglers.first() {
         Some(s) => {

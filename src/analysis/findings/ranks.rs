@@ -5,7 +5,7 @@
 use super::{rank, Evidence, Finding, FindingKind, Overview, Verdict, VerdictSide};
 use crate::ranks::job::{JobReport, MatchedCollective, RankEntry};
 use crate::ranks::stragglers::Straggler;
-use units::format_duration_us;
+use units::{format_duration_us, plural};
 
 /// Stragglers named at most: past the second, the stragglers table lists them.
 const STRAGGLERS: usize = 2;
@@ -19,7 +19,8 @@ pub fn ranks_overview(r: &JobReport) -> Overview {
     let busy = timelines().map(|t| t.busy_us);
     let (low, high) = busy.fold((f64::INFINITY, 0.0_f64), |(lo, hi), b| (lo.min(b), hi.max(b)));
     let world = r.world_size.map_or_else(|| "world size unknown".to_string(), |w| format!("world size {w}"));
-    let mut text = format!("{} ranks of one job ({world}) over {}", r.ranks.len(), format_duration_us(span));
+    let given = plural(r.ranks.len() as u64, "rank", "ranks");
+    let mut text = format!("{given} of one job ({world}) over {}", format_duration_us(span));
     text += &match r.stragglers.first() {
         Some(s) => format!(
             ": the others wait longest for rank {} ({} in all, at {} {})",
@@ -28,6 +29,7 @@ pub fn ranks_overview(r: &JobReport) -> Overview {
             s.late_collectives,
             if s.late_collectives == 1 { "collective" } else { "collectives" }
         ),
+        None if r.ranks.len() < 2 => ": one rank alone has no other to keep waiting".to_string(),
         None => ": no rank kept the others waiting".to_string(),
     };
     if high > 0.0 {
