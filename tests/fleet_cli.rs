@@ -251,6 +251,15 @@ fn bad_folders_files_and_queries_are_named() {
         assert_eq!(code, 2, "{query}");
         assert!(err.contains("query failed"), "{query}: {err}");
     }
+    // A result past --max-rows keeps its first rows and says so; past --memory-mb a query
+    // fails naming the limit.
+    let (code, out_json, err) = run(&["fleet", path, "--sql", "SELECT name FROM kernels", "--max-rows", "2", "--json"]);
+    let kept: Value = serde_json::from_str(&out_json).unwrap();
+    assert!(code == 0 && kept["rows"].as_array().unwrap().len() == 2 && kept["truncated"] == true, "{out_json}");
+    assert!(err.contains("more rows than these first 2") && err.contains("--max-rows"), "{err}");
+    let grouped = "SELECT value % 300000 AS k, COUNT(*) AS n FROM range(600000) GROUP BY k";
+    let (code, _, err) = run(&["fleet", path, "--sql", grouped, "--memory-mb", "1"]);
+    assert!(code == 2 && err.contains("limit of 1.00 MiB"), "{err}");
     let (code, _, err) = run(&["fleet", path, "--report", "regressions"]);
     assert!(code == 2 && err.contains("--baseline"), "{err}");
     let (code, _, err) = run(&["fleet", path, "--report", "nope"]);

@@ -1,6 +1,7 @@
 //! `fusionscope export TRACE… -o DIR [--job NAME]` and `fusionscope fleet DIR… [--report NAME |
-//! --sql QUERY] [--baseline DIR…] [--json|--csv]`: every trace's facts as Parquet tables, and
-//! queries over any number of exported traces with DataFusion embedded (docs/fleet.md).
+//! --sql QUERY] [--baseline DIR…] [--json|--csv] [--memory-mb MIB] [--max-rows N]`: every
+//! trace's facts as Parquet tables, and queries over any number of exported traces with
+//! DataFusion embedded, in bounded memory (docs/fleet.md).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -12,7 +13,7 @@ use analysis::ranks::RankSink;
 use analysis::summary::ClassifiedTrace;
 use fleet::facts::{tables, TraceId, TraceRow};
 use fleet::files::{file_stem, write_tables, Partition};
-use fleet::query::{report, Fleet, QueryResult, REPORTS};
+use fleet::query::{report, Fleet, QueryResult, QUERY_MEMORY_BYTES, REPORTS, RESULT_ROWS};
 use fleet::schema::FactTable;
 use fleet::streamed::{finish, KernelRows};
 use fleet::WHOLE_TRACE_FILE_BYTES;
@@ -69,6 +70,13 @@ pub struct FleetArgs {
     /// Print the result as CSV
     #[arg(long)]
     pub csv: bool,
+    /// Memory a query's sorts, joins and aggregations may hold, in MiB, before they spill to the
+    /// system's temporary folder
+    #[arg(long, value_name = "MIB", default_value_t = (QUERY_MEMORY_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub memory_mb: u64,
+    /// Rows of the result kept at most (the query stops reading past them)
+    #[arg(long, value_name = "N", default_value_t = RESULT_ROWS as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
+    pub max_rows: u64,
 }
 
 pub fn run_export(args: ExportArgs) -> CliResult {
@@ -156,7 +164,7 @@ pub fn run_fleet(args: FleetArgs) -> CliResult {
             return print(&text);
         }
     };
-    let fleet = Fleet::open(&args.dirs, &args.baseline)?;
+    let fleet = Fleet::open_within(&args.dirs, &args.baseline, (args.memory_mb as usize) << 20)?;
     let total = format_bytes(fleet.bytes);
     eprintln!("fusionscope: querying {} Parquet files ({total})", fleet.files);
     let started = Instant::now();
@@ -171,7 +179,7 @@ pub fn run_fleet(args: FleetArgs) -> CliResult {
                 eprintln!("fusionscope: read {so_far} of {total} so far ({:.0} s)", started.elapsed().as_secs_f64());
             }
         });
-        let result = fleet.query(&sql);
+        let result = fleet.query_at_most(&sql, args.max_rows as usize);
         drop(done);
         result
     })?;
@@ -182,6 +190,13 @@ pub fn run_fleet(args: FleetArgs) -> CliResult {
         format_bytes(read.load(Ordering::Relaxed)),
         started.elapsed().as_secs_f64()
     );
+    if result.truncated {
+        eprintln!(
+            "fusionscope: the query gives more rows than these first {}: narrow it (WHERE, GROUP BY, LIMIT) or \
+             raise --max-rows",
+            units::group_digits(rows as u64)
+        );
+    }
     if args.json {
         print_json(&result)
     } else if args.csv {

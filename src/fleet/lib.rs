@@ -47,6 +47,11 @@ pub enum FleetError {
     NotAnExport { dir: PathBuf },
     #[error("query failed: {message}")]
     Query { message: String },
+    #[error(
+        "the query needs more memory than its limit of {limit} even spilling to disk: narrow it (WHERE, \
+         fewer GROUP BY keys, LIMIT) or raise the limit (fleet --memory-mb); DataFusion says: {message}"
+    )]
+    Memory { limit: String, message: String },
 }
 
 impl FleetError {
@@ -56,5 +61,15 @@ impl FleetError {
 
     fn query(e: impl std::fmt::Display) -> FleetError {
         FleetError::Query { message: e.to_string() }
+    }
+
+    /// A query's failure; running out of its memory limit (`limit` bytes) said as such.
+    fn of_query(e: datafusion::error::DataFusionError, limit: usize) -> FleetError {
+        match e.find_root() {
+            datafusion::error::DataFusionError::ResourcesExhausted(message) => {
+                FleetError::Memory { limit: units::format_bytes(limit as u64), message: message.clone() }
+            }
+            _ => FleetError::query(e),
+        }
     }
 }

@@ -14,14 +14,26 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
-use datafusion::execution::context::{SQLOptions, SessionContext};
+use datafusion::execution::context::{SQLOptions, SessionConfig, SessionContext};
 use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::object_store::local::LocalFileSystem;
+use futures::StreamExt;
 use serde::Serialize;
 
 use crate::files::checked_files;
 use crate::scan::CountingStore;
 use crate::FleetError;
+
+/// Memory a query's sorts, joins and aggregations may hold at once, unless told otherwise
+/// ([`Fleet::open_within`]); past it they spill to the system's temporary folder, and a query
+/// that cannot spill fails, saying so, rather than taking the machine's memory.
+pub const QUERY_MEMORY_BYTES: usize = 1 << 30;
+
+/// Rows a result keeps at most, unless told otherwise ([`Fleet::query_at_most`]): a result is
+/// held whole to be printed as a table, and `SELECT * FROM kernels` over a fleet has billions.
+/// The query stops reading once it has them.
+pub const RESULT_ROWS: usize = 100_000;
 
 /// A canned report: its name (`fleet --report NAME`), what it answers, and its SQL.
 #[derive(Debug, Clone, Copy)]
@@ -107,6 +119,8 @@ impl Cell {
 pub struct QueryResult {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Cell>>,
+    /// The query gives more rows than these, its first ones ([`RESULT_ROWS`]).
+    pub truncated: bool,
 }
 
 /// The export folders a query reads: the current set and, optionally, a baseline.
@@ -118,17 +132,26 @@ pub struct Fleet {
     pub bytes: u64,
     /// Bytes the queries have read from the files so far ([`CountingStore`]).
     read: Arc<AtomicU64>,
+    /// Bytes a query's operators may hold before they spill.
+    memory: usize,
 }
 
 impl Fleet {
     /// Registers every table of `dirs` (and `baseline`'s as `baseline_<table>`), after checking
-    /// that each file is a Parquet file of this schema version.
+    /// that each file is a Parquet file of this schema version; queries hold at most
+    /// [`QUERY_MEMORY_BYTES`].
     pub fn open(dirs: &[PathBuf], baseline: &[PathBuf]) -> Result<Fleet, FleetError> {
+        Fleet::open_within(dirs, baseline, QUERY_MEMORY_BYTES)
+    }
+
+    /// As [`Fleet::open`], with queries holding at most `memory` bytes before they spill.
+    pub fn open_within(dirs: &[PathBuf], baseline: &[PathBuf], memory: usize) -> Result<Fleet, FleetError> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| FleetError::Query { message: e.to_string() })?;
-        let ctx = SessionContext::new();
+        let env = RuntimeEnvBuilder::new().with_memory_limit(memory, 1.0).build_arc().map_err(FleetError::query)?;
+        let ctx = SessionContext::new_with_config_rt(SessionConfig::new(), env);
         let read = Arc::new(AtomicU64::new(0));
         let local = CountingStore::new(Arc::new(LocalFileSystem::new()), Arc::clone(&read));
         ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(local));
@@ -150,7 +173,7 @@ impl Fleet {
                 runtime.block_on(register(&ctx, &name, &paths))?;
             }
         }
-        Ok(Fleet { ctx, runtime, files, bytes, read })
+        Ok(Fleet { ctx, runtime, files, bytes, read, memory })
     }
 
     /// The count of bytes the queries have read from the files, shared: a progress line reads
@@ -159,24 +182,38 @@ impl Fleet {
         Arc::clone(&self.read)
     }
 
-    /// Runs `sql` read-only over the registered tables.
+    /// Runs `sql` read-only over the registered tables; at most [`RESULT_ROWS`] rows.
     pub fn query(&self, sql: &str) -> Result<QueryResult, FleetError> {
+        self.query_at_most(sql, RESULT_ROWS)
+    }
+
+    /// Runs `sql` read-only over the registered tables, keeping its first `max_rows` rows: the
+    /// rest is never computed where the plan allows (the stream is dropped).
+    pub fn query_at_most(&self, sql: &str, max_rows: usize) -> Result<QueryResult, FleetError> {
         let options = SQLOptions::new().with_allow_ddl(false).with_allow_dml(false).with_allow_statements(false);
-        let query = FleetError::query;
-        let batches = self.runtime.block_on(async {
-            let frame = self.ctx.sql_with_options(sql, options).await?;
-            frame.collect().await
-        });
-        let batches = batches.map_err(query)?;
-        let columns = match batches.first() {
-            Some(b) => b.schema().fields().iter().map(|f| f.name().clone()).collect(),
-            None => Vec::new(),
-        };
+        let failed = |e: datafusion::error::DataFusionError| FleetError::of_query(e, self.memory);
+        let (columns, batches, truncated) = self.runtime.block_on(async {
+            let frame = self.ctx.sql_with_options(sql, options).await.map_err(failed)?;
+            let mut stream = frame.execute_stream().await.map_err(failed)?;
+            let columns: Vec<String> = stream.schema().fields().iter().map(|f| f.name().clone()).collect();
+            let (mut batches, mut kept, mut truncated) = (Vec::new(), 0usize, false);
+            while let Some(batch) = stream.next().await {
+                let batch = batch.map_err(failed)?;
+                if kept + batch.num_rows() > max_rows {
+                    batches.push(batch.slice(0, max_rows - kept));
+                    truncated = true;
+                    break;
+                }
+                kept += batch.num_rows();
+                batches.push(batch);
+            }
+            Ok::<_, FleetError>((columns, batches, truncated))
+        })?;
         let mut rows = Vec::new();
         for batch in &batches {
             rows.extend(rows_of(batch)?);
         }
-        Ok(QueryResult { columns, rows })
+        Ok(QueryResult { columns, rows, truncated })
     }
 }
 
@@ -229,4 +266,58 @@ fn cells(array: &ArrayRef) -> Result<Vec<Cell>, FleetError> {
         }
     };
     Ok(cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::files::{write_tables, Partition};
+    use crate::schema::{FactTable, Values};
+
+    /// An export folder of one `traces` row, for queries that need none of it.
+    fn export(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("fleet-query-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut trace = Values::text(1);
+        if let Values::Text(b) = &mut trace {
+            b.append_value("a.json");
+        }
+        let table = FactTable { name: "traces", columns: vec![("trace", trace)] };
+        write_tables(&dir, &Partition { job: None, rank: None }, "a", vec![table]).unwrap();
+        dir
+    }
+
+    /// A result keeps its first rows and says there were more; a query of exactly that many
+    /// is whole, and one of none still names its columns.
+    #[test]
+    fn a_result_keeps_its_first_rows_and_says_there_were_more() {
+        let dir = export("rows");
+        let fleet = Fleet::open(std::slice::from_ref(&dir), &[]).unwrap();
+        // A hundred million rows: only the first few are ever made.
+        let r = fleet.query_at_most("SELECT value FROM range(100000000)", 5).unwrap();
+        assert_eq!((r.rows.len(), r.truncated), (5, true));
+        assert_eq!(r.rows[4], vec![Cell::Int(4)]);
+        let r = fleet.query_at_most("SELECT value FROM range(5)", 5).unwrap();
+        assert_eq!((r.rows.len(), r.truncated), (5, false));
+        let r = fleet.query("SELECT trace FROM traces WHERE trace = 'none'").unwrap();
+        assert_eq!((r.columns, r.rows.len(), r.truncated), (vec!["trace".to_string()], 0, false));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A query that needs more than its memory limit, even spilling, fails saying so and how
+    /// to go on; under the default limit the same query answers.
+    #[test]
+    fn a_query_past_its_memory_limit_says_so() {
+        let dir = export("memory");
+        let sql = "SELECT COUNT(*) AS keys, SUM(n) AS rows FROM \
+                   (SELECT value % 300000 AS k, COUNT(*) AS n FROM range(600000) GROUP BY k)";
+        let small = Fleet::open_within(std::slice::from_ref(&dir), &[], 1 << 20).unwrap();
+        let e = small.query(sql).unwrap_err();
+        assert!(matches!(e, FleetError::Memory { .. }), "{e}");
+        let text = e.to_string();
+        assert!(text.contains("limit of 1.00 MiB") && text.contains("--memory-mb"), "{text}");
+        let r = Fleet::open(std::slice::from_ref(&dir), &[]).unwrap().query(sql).unwrap();
+        assert_eq!(r.rows, vec![vec![Cell::Int(300000), Cell::Int(600000)]]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
