@@ -41,6 +41,28 @@ fn with_its_trace_every_kernel_has_its_calls_and_time() {
     assert!(joined.iter().all(|k| k["calls"] == 3 && k["cpu_us"].as_f64().unwrap() > 0.0), "{joined:?}");
 }
 
+/// A CPU run's compiled C++ kernels ran on the CPU: its report speaks of CPU time and an idle
+/// CPU, and names no GPU vendor.
+#[test]
+fn a_cpu_runs_report_speaks_of_the_cpu() {
+    let trace = data("compiled/torch_block_cpu.trace.json.gz");
+    let (code, text, err) = run(&["trace", &trace]);
+    assert_eq!(code, 0, "{err}");
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("CPU: 35.95 ms of CPU time in 12 kernels; CPU busy 35.95 ms, idle 41.87 ms"), "{first}");
+    for line in [
+        "The CPU is idle 41.87 ms of the trace's 77.83 ms",
+        "norm kernels are 99.8 % of CPU time",
+        "torch_block_cpu.trace.json.gz: CPU: 12 kernels, CPU time 35.95 ms",
+        "\nCPU timeline\n",
+        "\nOps by CPU time (all 4;",
+        "Models cover 0.00 % of CPU time",
+    ] {
+        assert!(text.contains(line), "{line:?} in:\n{text}");
+    }
+    assert!(!text.contains("of GPU time in") && !text.contains("unknown on CPU"), "{text}");
+}
+
 #[test]
 fn a_file_that_is_not_a_compile_log_is_named_with_what_it_lacks() {
     let trace = data("compiled/torch_convnet_cpu.trace.json.gz");

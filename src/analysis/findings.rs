@@ -22,7 +22,7 @@ use crate::time::launch_cost::LaunchCost;
 use crate::time::timeline::Timeline;
 use crate::time::waits::Waits;
 use crate::trace_fusion::TraceFusion;
-use trace::platform::Vendor;
+use trace::platform::{Processor, Vendor};
 
 /// At most this many findings: the first screen holds them without scrolling.
 pub const MAX_FINDINGS: usize = 8;
@@ -228,10 +228,10 @@ fn verdict_side(key: &str, name: &str, gpu_time_us: f64, timeline: Option<&Timel
 
 /// "45.65 ms" with, where the timeline is known, "; busy 45.43 ms, idle 12.10 ms (21 %) of a
 /// 57.53 ms span".
-fn busy_clause(s: &VerdictSide) -> String {
+fn busy_clause(s: &VerdictSide, processor: Processor) -> String {
     match (s.span_us, s.busy_us, s.idle_us) {
         (Some(span), Some(busy), Some(idle)) if span > 0.0 => format!(
-            "GPU busy {}, idle {} ({:.0} %) of a {} span",
+            "{processor} busy {}, idle {} ({:.0} %) of a {} span",
             format_duration_us(busy),
             format_duration_us(idle),
             100.0 * idle / span,
@@ -428,7 +428,9 @@ fn idle(
     name: Option<&str>,
 ) -> Option<Finding> {
     (timeline.total_us > 0.0 && timeline.idle_us > 0.0).then(|| {
-        let whose = name.map(|n| format!("{n}'s GPU")).unwrap_or_else(|| "The GPU".to_string());
+        // A CPU run's timeline is the CPU's.
+        let processor = Processor::of_devices(&[&timeline.device]);
+        let whose = name.map(|n| format!("{n}'s {processor}")).unwrap_or_else(|| format!("The {processor}"));
         let why = waits.and_then(|w| {
             let split = w.total().split_text()?;
             let between = format_duration_us(w.total().total_us());
@@ -529,7 +531,7 @@ pub fn busy_lines(v: &Verdict) -> Vec<String> {
     v.sides
         .iter()
         .filter_map(|s| {
-            let b = busy_clause(s);
+            let b = busy_clause(s, Processor::Gpu);
             (!b.is_empty()).then(|| format!("{}: {b}", s.name))
         })
         .collect()

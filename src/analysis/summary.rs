@@ -12,7 +12,7 @@ use super::structure::{report, search, Structure, TraceStructure};
 use classify::category::Category;
 use classify::Classification;
 use trace::intern::NameId;
-use trace::platform::{platform, Platform, Vendor, VendorEvidence};
+use trace::platform::{platform, Platform, Processor, Vendor, VendorEvidence};
 use trace::{EventOps, LinkIndex, OpLinks, Trace, TransferKind};
 
 /// Classifies a kernel name; [`super::classify()`] in production, a stand-in in tests.
@@ -261,6 +261,11 @@ pub struct PlatformEntry {
 }
 
 impl PlatformEntry {
+    /// What ran its kernels: the words of its report ("GPU time", "CPU time").
+    pub fn processor(&self) -> Processor {
+        Processor::of_devices(&self.devices)
+    }
+
     pub fn new(side: &ClassifiedTrace<'_>, key: &str, file: Option<&str>) -> Self {
         let p = &side.platform;
         let mut memcpy = TransferStats::default();

@@ -23,7 +23,7 @@ pub mod links;
 pub mod platform;
 pub mod read;
 
-pub use platform::{Platform, Vendor};
+pub use platform::{Platform, Processor, Vendor};
 pub use read::{EventSink, TraceHeader};
 
 use serde::{Deserialize, Serialize};
@@ -199,7 +199,7 @@ impl DeviceProperties {
     pub fn cpu(pid: i64) -> Self {
         DeviceProperties {
             id: Some(pid),
-            name: "CPU".to_string(),
+            name: platform::CPU_DEVICE.to_string(),
             warp_size: None,
             compute_major: None,
             compute_minor: None,

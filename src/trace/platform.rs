@@ -49,6 +49,38 @@ impl VendorEvidence {
     }
 }
 
+/// The device name a trace's CPU takes where the trace records compiled C++ kernels run on it
+/// ([`DeviceProperties::cpu`]).
+pub const CPU_DEVICE: &str = "CPU";
+
+/// What ran a trace's kernels: GPUs, or the CPU (a CPU run of compiled C++ kernels, whose
+/// trace has no GPU). Only a report's words depend on it: "CPU time", "the CPU is idle".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Processor {
+    #[default]
+    Gpu,
+    Cpu,
+}
+
+impl Processor {
+    /// The CPU where every device that ran kernels is the CPU, else a GPU (also with none).
+    pub fn of_devices<S: AsRef<str>>(devices: &[S]) -> Processor {
+        match !devices.is_empty() && devices.iter().all(|d| d.as_ref() == CPU_DEVICE) {
+            true => Processor::Cpu,
+            false => Processor::Gpu,
+        }
+    }
+}
+
+impl fmt::Display for Processor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Processor::Gpu => "GPU",
+            Processor::Cpu => "CPU",
+        })
+    }
+}
+
 /// Vendor, evidence and the devices that ran kernels.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Platform {
@@ -175,5 +207,18 @@ pub fn platform(trace: &Trace) -> Platform {
         devices: kernel_devices(trace, vendor),
         kernels: trace.kernels.len(),
         kernel_time_us: trace.kernels.iter().map(|k| k.dur).fold(0.0, |a, b| a + b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_the_cpus_only_where_every_device_is_the_cpu() {
+        assert_eq!(Processor::of_devices(&[CPU_DEVICE]), Processor::Cpu);
+        assert_eq!(Processor::of_devices(&[CPU_DEVICE, "NVIDIA H100 80GB HBM3"]), Processor::Gpu);
+        assert_eq!(Processor::of_devices::<&str>(&[]), Processor::Gpu);
+        assert_eq!(format!("{} time", Processor::Cpu), "CPU time");
     }
 }

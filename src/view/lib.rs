@@ -31,6 +31,7 @@ use analysis::compare::{Comparison, Method};
 use analysis::findings::Overview;
 use analysis::summary::{KernelStat, PlatformEntry, SideStats, TraceSummary};
 use analysis::Category;
+use trace::Processor;
 
 /// Kernel names are shortened to this many characters in cells (the full name is the
 /// cell's `exact` value: tooltip and CSV).
@@ -48,10 +49,18 @@ pub fn kernel_cell(name: &str) -> Cell {
 /// "GPU time" of the output), the kernels' own time when copies ran, the copies.
 pub fn platform_line(p: &PlatformEntry) -> String {
     let how = if p.vendor_inferred { " (inferred from kernel names)" } else { "" };
+    let processor = p.processor();
+    // A CPU run's kernels are compiled C++ on the CPU: no vendor to name.
+    let on = match processor {
+        Processor::Cpu => "CPU".to_string(),
+        Processor::Gpu => format!(
+            "{}{how} on {}",
+            p.vendor,
+            if p.devices.is_empty() { "no device".to_string() } else { p.devices.join(", ") }
+        ),
+    };
     let mut line = format!(
-        "{}{how} on {}: {}, GPU time {}",
-        p.vendor,
-        if p.devices.is_empty() { "no device".to_string() } else { p.devices.join(", ") },
+        "{on}: {}, {processor} time {}",
         units::plural(p.kernels as u64, "kernel", "kernels"),
         format_duration_us(p.gpu_time_us)
     );
@@ -316,12 +325,13 @@ fn share_chart(title: &str, series: &[String], rows: &[ShareRow]) -> String {
 /// The category breakdown of one trace: each category's share of GPU time.
 pub fn category_chart(s: &TraceSummary) -> String {
     let side = s.platforms.first().map(side_label).unwrap_or_default();
+    let processor = s.platforms.first().map_or(Processor::Gpu, PlatformEntry::processor);
     let rows: Vec<ShareRow> = s
         .categories
         .iter()
         .map(|r| ShareRow { label: r.category.id().to_string(), values: vec![(r.trace.share_pct, r.trace.time_us)] })
         .collect();
-    share_chart("Share of GPU time by kernel category", &[side], &rows)
+    share_chart(&format!("Share of {processor} time by kernel category"), &[side], &rows)
 }
 
 /// The category breakdown of both sides of a comparison.

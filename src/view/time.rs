@@ -9,7 +9,7 @@ use analysis::pipeline::TraceTime;
 use analysis::time::gap::Gap;
 use analysis::time::op_table::{Bound, OpRow, ShapesFrom};
 use analysis::time::timeline::Timeline;
-use trace::TraceFormat;
+use trace::{Processor, TraceFormat};
 
 /// Widest input-dims text shown in a cell (the exact value keeps it whole).
 const DIMS_WIDTH: usize = 48;
@@ -36,11 +36,22 @@ pub fn timeline_table(r: &TraceTime) -> DataTable {
     timeline_table_of(r.timeline.as_ref(), &r.steps, &r.other_devices)
 }
 
+/// What ran a timeline's kernels: the CPU where its device is (a CPU run), else a GPU.
+fn processor_of(timeline: Option<&Timeline>) -> Processor {
+    timeline.map_or(Processor::Gpu, |t| Processor::of_devices(&[&t.device]))
+}
+
+/// What ran a trace's kernels, as its time report's words say it ("Ops by CPU time").
+fn processor(r: &TraceTime) -> Processor {
+    processor_of(r.timeline.as_ref())
+}
+
 /// [`timeline_table`] from its windows (the summary-only mode has no steps).
 pub fn timeline_table_of(timeline: Option<&Timeline>, steps: &[Timeline], other_devices: &[Timeline]) -> DataTable {
     let mut t = DataTable::new(
         "timeline",
         match timeline {
+            Some(w) if processor_of(Some(w)) == Processor::Cpu => "CPU timeline".to_string(),
             Some(w) => format!("GPU timeline ({})", w.device),
             None => "GPU timeline".to_string(),
         },
@@ -106,9 +117,9 @@ pub fn op_table_view(r: &TraceTime) -> DataTable {
     let mut t = DataTable::new(
         "ops",
         if r.ops.is_empty() && !r.format.records_ops() {
-            format!("Ops by GPU time (none: {} records no framework ops)", r.format.describe())
+            format!("Ops by {} time (none: {} records no framework ops)", processor(r), r.format.describe())
         } else {
-            format!("Ops by GPU time ({} rows)", group_digits(r.ops.len() as u64))
+            format!("Ops by {} time ({} rows)", processor(r), group_digits(r.ops.len() as u64))
         },
         &[
             ("op", false),
@@ -256,7 +267,11 @@ pub fn time_text(r: &TraceTime) -> String {
         out += &format!("\n{}\n", ops.title);
     } else {
         let shown = if total > TEXT_ROWS { format!("top {TEXT_ROWS} of {total}") } else { format!("all {total}") };
-        out += &format!("\nOps by GPU time ({shown}; --json lists every one)\n{}", ops.shown_table().to_text());
+        out += &format!(
+            "\nOps by {} time ({shown}; --json lists every one)\n{}",
+            processor(r),
+            ops.shown_table().to_text()
+        );
     }
     out += &coverage_line(r);
     out.push('\n');
@@ -307,8 +322,9 @@ pub fn coverage_line(r: &TraceTime) -> String {
         String::new()
     };
     format!(
-        "Models cover {} of GPU time ({}); ops without a model {}; unattributed (no CPU op) {} in {} events{overlap}.{shapes}",
+        "Models cover {} of {} time ({}); ops without a model {}; unattributed (no CPU op) {} in {} events{overlap}.{shapes}",
         format_pct(c.modelled_pct),
+        processor(r),
         format_duration_us(c.modelled_us),
         format_duration_us(c.unmodelled_us),
         format_duration_us(c.unattributed_us),

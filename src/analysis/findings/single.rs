@@ -1,6 +1,7 @@
 //! The overview of one trace: its device and GPU time, then its costliest ops, the fusion
 //! left on the table, its idle time and its largest category, ranked by the time they explain.
 
+use trace::platform::Processor;
 use units::{format_duration_us, group_digits};
 
 use super::{
@@ -8,17 +9,17 @@ use super::{
     Overview, Verdict,
 };
 use crate::pipeline::TraceTime;
-use crate::summary::TraceSummary;
+use crate::summary::{PlatformEntry, TraceSummary};
 use crate::time::op_table::OpRow;
 
-fn top_op(row: &OpRow, gpu_time_us: f64) -> Finding {
+fn top_op(row: &OpRow, gpu_time_us: f64, processor: Processor) -> Finding {
     let rate = match (row.tflops_per_s, row.roofline_pct) {
         (Some(t), Some(p)) if t > 0.0 => format!(" at {t:.1} TFLOP/s, {p:.1} % of its roofline"),
         (_, Some(p)) => format!(", {p:.1} % of its roofline"),
         _ => String::new(),
     };
     let share = if gpu_time_us > 0.0 {
-        format!(" ({:.1} % of GPU time)", 100.0 * row.kernel_time_us / gpu_time_us)
+        format!(" ({:.1} % of {processor} time)", 100.0 * row.kernel_time_us / gpu_time_us)
     } else {
         String::new()
     };
@@ -43,19 +44,20 @@ pub fn trace_overview(summary: &TraceSummary, time: Option<&TraceTime>) -> Overv
     let chip = time.and_then(|t| t.chip.as_ref().map(|c| c.name.as_str()));
     let name = platform.map_or_else(|| "unknown device".to_string(), |p| device_name(p, chip));
     let gpu = platform.map_or(0.0, |p| p.gpu_time_us);
+    let processor = platform.map_or(Processor::Gpu, PlatformEntry::processor);
     let timeline = time.and_then(|t| t.timeline.as_ref());
     let side = verdict_side("trace", &name, gpu, timeline);
     let kernels = platform.map_or(0, |p| p.kernels);
-    let busy = busy_clause(&side);
+    let busy = busy_clause(&side, processor);
     let text = format!(
-        "{name}: {} of GPU time in {} kernels{}",
+        "{name}: {} of {processor} time in {} kernels{}",
         format_duration_us(gpu),
         group_digits(kernels as u64),
         if busy.is_empty() { String::new() } else { format!("; {busy}") }
     );
     let mut candidates: Vec<Finding> = Vec::new();
     if let Some(t) = time {
-        candidates.extend(t.ops.iter().take(cap(FindingKind::Op)).map(|r| top_op(r, gpu)));
+        candidates.extend(t.ops.iter().take(cap(FindingKind::Op)).map(|r| top_op(r, gpu, processor)));
         candidates.extend(t.fusion.as_ref().map(|f| opportunities(f, None)).unwrap_or_default());
     }
     let launch = time.and_then(|t| t.launch_cost.as_ref()).map(|l| &l.whole);
@@ -64,7 +66,7 @@ pub fn trace_overview(summary: &TraceSummary, time: Option<&TraceTime>) -> Overv
         kind: FindingKind::Category,
         time_us: row.trace.time_us,
         text: format!(
-            "{} kernels are {:.1} % of GPU time: {} in {} kernels",
+            "{} kernels are {:.1} % of {processor} time: {} in {} kernels",
             row.category,
             row.trace.share_pct,
             format_duration_us(row.trace.time_us),
