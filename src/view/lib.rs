@@ -84,6 +84,8 @@ pub fn platform_line(p: &PlatformEntry) -> String {
 pub fn side_label(p: &PlatformEntry) -> String {
     match (p.key.as_str(), &p.file) {
         ("a" | "b", Some(f)) => format!("{} ({f})", p.key),
+        // A CPU run has no GPU vendor.
+        _ if p.processor() == Processor::Cpu => Processor::Cpu.to_string(),
         _ => p.vendor.to_string(),
     }
 }

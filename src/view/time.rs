@@ -385,8 +385,8 @@ pub fn timeline_chart(r: &TraceTime) -> String {
     const TOP: f64 = 50.0;
     let rows: Vec<(String, &Timeline)> = windows(r).collect();
     let height = TOP + ROW * rows.len() as f64 + 10.0;
-    let mut s =
-        svg_start(760, height as u32, "GPU time by window: computation, exposed communication and memcpy, idle");
+    let title = format!("{} time by window: computation, exposed communication and memcpy, idle", processor(r));
+    let mut s = svg_start(760, height as u32, &title);
     for (i, (name, color)) in TIMELINE_PARTS.iter().enumerate() {
         let x = 10.0 + 180.0 * i as f64;
         s.push_str(&format!(

@@ -38,6 +38,10 @@ for (const order of ['trace first', 'log first']) {
     const files = [path.join(compiled, 'torch_convnet_cpu.trace.json.gz'), path.join(compiled, 'torch_convnet_cpu.compile.log.gz')];
     await page.setInputFiles('#file-input', order === 'trace first' ? files : files.reverse());
     await page.getByTestId('results-title').getByText('Trace torch_convnet_cpu.trace.json.gz').waitFor();
+    // A CPU run's overview speaks of the CPU, as `trace` prints it.
+    const { verdict } = cli(['trace', `${REL}/torch_convnet_cpu.trace.json.gz`, '--json']);
+    assert.ok(/^CPU: .* of CPU time in \d+ kernels; CPU busy /.test(verdict.text), verdict.text);
+    assert.equal((await page.getByTestId('verdict').textContent()).trim(), verdict.text);
     await page.getByRole('tab', { name: 'Fusion' }).click();
     const table = page.getByTestId('table-compiled-kernels');
     await table.waitFor();

@@ -5,6 +5,7 @@
 use yew::prelude::*;
 
 use page::{LoadedTrace, PairSide};
+use trace::Processor;
 use units::group_digits;
 
 #[derive(Properties, PartialEq)]
@@ -20,9 +21,11 @@ pub struct Props {
     pub on_compare: Callback<()>,
 }
 
-/// "NVIDIA on NVIDIA H100 80GB HBM3" from the summary's first platform.
+/// "NVIDIA on NVIDIA H100 80GB HBM3" from the summary's first platform; "CPU" for a CPU run,
+/// which has no GPU vendor.
 fn platform(t: &LoadedTrace) -> (String, String) {
     match t.summary.platforms.first() {
+        Some(p) if p.processor() == Processor::Cpu => ("CPU".to_string(), group_digits(p.kernels as u64)),
         Some(p) => {
             let devices = if p.devices.is_empty() { "no device".to_string() } else { p.devices.join(", ") };
             (format!("{} on {devices}", p.vendor), group_digits(p.kernels as u64))
