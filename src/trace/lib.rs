@@ -183,6 +183,10 @@ pub enum Distributed {
     Unreadable,
 }
 
+/// The device name a trace's CPU takes where the trace records compiled C++ kernels run on it
+/// ([`DeviceProperties::cpu`]; [`Processor`]).
+pub const CPU_DEVICE: &str = "CPU";
+
 /// One GPU's properties (the fields the analysis uses).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceProperties {
@@ -199,7 +203,7 @@ impl DeviceProperties {
     pub fn cpu(pid: i64) -> Self {
         DeviceProperties {
             id: Some(pid),
-            name: platform::CPU_DEVICE.to_string(),
+            name: CPU_DEVICE.to_string(),
             warp_size: None,
             compute_major: None,
             compute_minor: None,

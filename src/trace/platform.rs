@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::{DeviceProperties, Trace, VersionKeys};
+use super::{DeviceProperties, Trace, VersionKeys, CPU_DEVICE};
 
 /// GPU vendor of a trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -48,10 +48,6 @@ impl VendorEvidence {
         matches!(self, VendorEvidence::KernelNames)
     }
 }
-
-/// The device name a trace's CPU takes where the trace records compiled C++ kernels run on it
-/// ([`DeviceProperties::cpu`]).
-pub const CPU_DEVICE: &str = "CPU";
 
 /// What ran a trace's kernels: GPUs, or the CPU (a CPU run of compiled C++ kernels, whose
 /// trace has no GPU). Only a report's words depend on it: "CPU time", "the CPU is idle".
