@@ -157,24 +157,16 @@ pub struct RanksJson<'a> {
     pub report: &'a JobReport,
 }
 
-/// The headline: how many ranks of what world size, collectives matched, the main straggler.
+/// The line under the verdict: what the verdict does not say, the collectives matched across
+/// the ranks, and why no rank straggled when none did (the verdict names the one that did).
 pub fn ranks_headline(r: &JobReport) -> String {
-    let world = r.world_size.map_or("unknown world size".to_string(), |w| format!("world size {w}"));
     let mut line = format!(
-        "{} of one job ({world}); {} matched across them",
-        units::plural(r.ranks.len() as u64, "rank", "ranks"),
-        units::plural(r.collectives.len() as u64, "collective", "collectives")
+        "{} matched across the {} given",
+        units::plural(r.collectives.len() as u64, "collective", "collectives"),
+        units::plural(r.ranks.len() as u64, "rank", "ranks")
     );
-    match r.stragglers.first() {
-        Some(s) => {
-            line += &format!(
-                "; the others waited longest for rank {} ({} in all, last at {} collectives)",
-                s.rank,
-                format_duration_us(s.caused_wait_us),
-                s.late_collectives
-            )
-        }
-        None => line += "; no straggler (no collective had ranks arriving at different times)",
+    if r.stragglers.is_empty() && r.ranks.len() > 1 {
+        line += "; none had ranks arriving at different times, so no rank straggled";
     }
     line + "."
 }
@@ -451,7 +443,15 @@ mod tests {
         }
         let s = tables.last().unwrap();
         assert_eq!(s.rows[0][0].exact, job.straggler.to_string());
-        assert!(ranks_headline(&r).contains(&format!("rank {}", job.straggler)), "{}", ranks_headline(&r));
+        let headline = ranks_headline(&r);
+        assert_eq!(
+            headline,
+            format!("{} collectives matched across the {} ranks given.", r.collectives.len(), r.ranks.len())
+        );
+        // Without a straggler, the line says why none was found.
+        let mut even = r.clone();
+        even.stragglers.clear();
+        assert!(ranks_headline(&even).ends_with("; none had ranks arriving at different times, so no rank straggled."));
     }
 
     #[test]

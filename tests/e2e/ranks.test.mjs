@@ -58,8 +58,11 @@ test('the shared ranks dropped together: the Ranks view equals `ranks --json`; a
   await page.setInputFiles('#file-input', SHARED.map(abs));
   const r = cli(['ranks', ...SHARED.map(rel), '--json']);
   await assertAgrees(page, r);
+  // The verdict says whose job and who straggled; the line under it what the verdict does not.
+  const verdict = await page.getByTestId('verdict').textContent();
+  assert.ok(verdict.startsWith(`2 ranks of one job (world size ${r.world_size})`), verdict);
   const headline = await page.getByTestId('ranks-headline').textContent();
-  assert.ok(headline.startsWith(`2 ranks of one job (world size ${r.world_size})`), headline);
+  assert.equal(headline, `${r.collectives.length} collectives matched across the 2 ranks given.`);
   await page.screenshot({ path: path.join(screenshotDir, 'ranks-shared.png'), fullPage: true });
   // The first screen holds the verdict and at least three findings; a finding's button brings
   // its table into view.
@@ -91,7 +94,7 @@ test('the synthetic job, dropped in two goes: the later drop joins the job; figu
   // SyntheticJob::small: rank 2 straggles, rank 3's clock is 2.5 s ahead.
   assert.equal(r.stragglers[0].rank, 2);
   const headline = await page.getByTestId('ranks-headline').textContent();
-  assert.ok(headline.includes('the others waited longest for rank 2'), headline);
+  assert.ok((await page.getByTestId('verdict').textContent()).includes('the others wait longest for rank 2'));
   assert.ok(Math.abs(r.ranks[3].clock.offset_us - 2_500_000) < 1, `${r.ranks[3].clock.offset_us}`);
   await page.screenshot({ path: path.join(screenshotDir, 'ranks-synthetic.png'), fullPage: true });
   // A share link carries the view (under 8 KB): it reopens with the same figures.
