@@ -428,8 +428,7 @@ fn idle(
     name: Option<&str>,
 ) -> Option<Finding> {
     (timeline.total_us > 0.0 && timeline.idle_us > 0.0).then(|| {
-        // A CPU run's timeline is the CPU's.
-        let processor = Processor::of_devices(&[&timeline.device]);
+        let processor = timeline.processor();
         let whose = name.map(|n| format!("{n}'s {processor}")).unwrap_or_else(|| format!("The {processor}"));
         let why = waits.and_then(|w| {
             let split = w.total().split_text()?;

@@ -165,31 +165,8 @@ pub fn run_fleet(args: FleetArgs) -> CliResult {
         }
     };
     let fleet = Fleet::open_within(&args.dirs, &args.baseline, (args.memory_mb as usize) << 20)?;
-    let total = format_bytes(fleet.bytes);
-    eprintln!("fusionscope: querying {} Parquet files ({total})", fleet.files);
-    let started = Instant::now();
-    let read = fleet.read();
-    let (done, finished) = std::sync::mpsc::channel::<()>();
-    let reading = std::sync::Arc::clone(&read);
-    let result = std::thread::scope(|s| {
-        // A long scan says how far it is, every few seconds.
-        s.spawn(move || {
-            while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(PROGRESS_EVERY) {
-                let so_far = format_bytes(reading.load(Ordering::Relaxed));
-                eprintln!("fusionscope: read {so_far} of {total} so far ({:.0} s)", started.elapsed().as_secs_f64());
-            }
-        });
-        let result = fleet.query_at_most(&sql, args.max_rows as usize);
-        drop(done);
-        result
-    })?;
+    let result = query_reporting(&fleet, &sql, args.max_rows as usize)?;
     let rows = result.rows.len();
-    eprintln!(
-        "fusionscope: {rows} {}, {} of Parquet read, in {:.2} s",
-        if rows == 1 { "row" } else { "rows" },
-        format_bytes(read.load(Ordering::Relaxed)),
-        started.elapsed().as_secs_f64()
-    );
     if result.truncated {
         eprintln!(
             "fusionscope: the query gives more rows than these first {}: narrow it (WHERE, GROUP BY, LIMIT) or \
@@ -204,6 +181,37 @@ pub fn run_fleet(args: FleetArgs) -> CliResult {
     } else {
         print(&table_of(&result).to_text())
     }
+}
+
+/// Runs `sql` as [`Fleet::query_at_most`] does, saying on stderr how many bytes of Parquet it
+/// is about to query, how far a long scan is every [`PROGRESS_EVERY`], and when done its rows,
+/// the bytes it read and its time.
+fn query_reporting(fleet: &Fleet, sql: &str, max_rows: usize) -> Result<QueryResult, fleet::FleetError> {
+    let total = format_bytes(fleet.bytes);
+    eprintln!("fusionscope: querying {} Parquet files ({total})", fleet.files);
+    let started = Instant::now();
+    let read = fleet.read();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let reading = std::sync::Arc::clone(&read);
+    let result = std::thread::scope(|s| {
+        s.spawn(move || {
+            while let Err(RecvTimeoutError::Timeout) = finished.recv_timeout(PROGRESS_EVERY) {
+                let so_far = format_bytes(reading.load(Ordering::Relaxed));
+                eprintln!("fusionscope: read {so_far} of {total} so far ({:.0} s)", started.elapsed().as_secs_f64());
+            }
+        });
+        let result = fleet.query_at_most(sql, max_rows);
+        drop(done);
+        result
+    })?;
+    let rows = result.rows.len();
+    eprintln!(
+        "fusionscope: {rows} {}, {} of Parquet read, in {:.2} s",
+        if rows == 1 { "row" } else { "rows" },
+        format_bytes(read.load(Ordering::Relaxed)),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(result)
 }
 
 fn table_of(result: &QueryResult) -> Table {

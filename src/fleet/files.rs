@@ -103,6 +103,8 @@ fn partition_value(raw: &str) -> String {
     }
 }
 
+/// How every file of `schema` is written: zstd, row groups of [`ROW_GROUP`] rows, the schema
+/// version in its metadata.
 ///
 /// Text and whole numbers are dictionary-encoded: names, devices, streams and steps repeat.
 /// Real numbers (times, bytes, FLOPs) are not: nearly every one is new, so a dictionary would

@@ -42,17 +42,6 @@ const ROWS_AT_A_TIME: usize = 1024;
 /// Kernels in one `kernels` file of a streamed trace: 64 row groups.
 pub const ROWS_PER_FILE: usize = ROW_GROUP * 64;
 
-/// The file name of part `n` of a streamed trace's kernels: part 0 is `<stem>.parquet`, as any
-/// trace's file, then `<stem>+1.parquet`, `<stem>+2.parquet`, …; no file stem holds a `+`
-/// ([`crate::files::file_stem`]), so no trace's file is another's part.
-fn part_name(stem: &str, n: usize) -> String {
-    if n == 0 {
-        format!("{stem}.parquet")
-    } else {
-        format!("{stem}+{n}.parquet")
-    }
-}
-
 /// Kernels as the reader gave them, and the names first seen among them (by name index).
 struct Batch {
     kernels: Vec<Kernel>,
@@ -68,9 +57,7 @@ impl Batch {
 
 /// The `kernels` file of one trace, written as the trace streams.
 pub struct KernelRows {
-    /// `DIR/kernels`, where the parts are written before they move to their partition.
-    folder: PathBuf,
-    stem: String,
+    parts: Parts,
     writer: Option<Background>,
     batch: Batch,
     /// By name index: whether the writer has the name.
@@ -94,13 +81,12 @@ impl KernelRows {
     fn with_rows_per_file(dir: &Path, stem: &str, trace: &str, rows_per_file: usize) -> Result<KernelRows, FleetError> {
         let folder = dir.join("kernels");
         std::fs::create_dir_all(&folder).map_err(|e| FleetError::io(&folder, e))?;
-        let first = Part::create(&folder, stem, 0)?;
-        let parts = Parts { folder: folder.clone(), stem: stem.to_string(), rows_per_file };
-        let writer = Background::start(trace.to_string(), parts, first)
-            .map_err(|e| FleetError::io(&partial_of(&folder.join(part_name(stem, 0))), e))?;
+        let parts = Parts { folder, stem: stem.to_string(), rows_per_file };
+        let first = parts.create(0)?;
+        let writer = Background::start(trace.to_string(), parts.clone(), first)
+            .map_err(|e| FleetError::io(&partial_of(&parts.path(0)), e))?;
         Ok(KernelRows {
-            folder,
-            stem: stem.to_string(),
+            parts,
             writer: Some(writer),
             batch: Batch::new(),
             handed: Vec::new(),
@@ -112,11 +98,6 @@ impl KernelRows {
         })
     }
 
-    /// The first part's final path, which errors name.
-    fn path(&self) -> PathBuf {
-        self.folder.join(part_name(&self.stem, 0))
-    }
-
     /// Hands the batch over (dropped once a hand-over failed: the rest is only counted).
     fn flush(&mut self) {
         let batch = std::mem::replace(&mut self.batch, Batch::new());
@@ -125,7 +106,7 @@ impl KernelRows {
         }
         let Some(writer) = self.writer.as_mut() else { return };
         if let Err(message) = writer.write(batch) {
-            self.error = Some(FleetError::Parquet { file: self.path(), message });
+            self.error = Some(FleetError::Parquet { file: self.parts.path(0), message });
         }
     }
 
@@ -136,21 +117,19 @@ impl KernelRows {
         let closed = self.writer.take().map_or(Ok(0), Background::close);
         let handing_over = self.error.take();
         // The writer's own error says more than that it stopped taking batches.
-        let parts = closed.map_err(|message| FleetError::Parquet { file: self.path(), message })?;
+        let parts = closed.map_err(|message| FleetError::Parquet { file: self.parts.path(0), message })?;
         if let Some(e) = handing_over {
             return Err(e);
         }
-        let folder = self.folder.join(partition.folder());
+        let folder = self.parts.folder.join(partition.folder());
         std::fs::create_dir_all(&folder).map_err(|e| FleetError::io(&folder, e))?;
         for n in 0..parts {
-            let (from, to) =
-                (partial_of(&self.folder.join(part_name(&self.stem, n))), folder.join(part_name(&self.stem, n)));
-            std::fs::rename(&from, &to).map_err(|e| FleetError::io(&to, e))?;
+            let to = folder.join(self.parts.name(n));
+            std::fs::rename(partial_of(&self.parts.path(n)), &to).map_err(|e| FleetError::io(&to, e))?;
         }
         // Parts beyond these, left by an earlier export of a longer trace of the same name.
         for n in parts.. {
-            let stale = folder.join(part_name(&self.stem, n));
-            if std::fs::remove_file(&stale).is_err() {
+            if std::fs::remove_file(folder.join(self.parts.name(n))).is_err() {
                 break;
             }
         }
@@ -170,7 +149,7 @@ impl Drop for KernelRows {
         if let Some(writer) = self.writer.take() {
             let _ = writer.close();
             for n in 0.. {
-                if std::fs::remove_file(partial_of(&self.folder.join(part_name(&self.stem, n)))).is_err() {
+                if std::fs::remove_file(partial_of(&self.parts.path(n))).is_err() {
                     break;
                 }
             }
@@ -179,22 +158,33 @@ impl Drop for KernelRows {
 }
 
 /// Where a streamed trace's parts go, and how long each is.
+#[derive(Clone)]
 struct Parts {
+    /// `DIR/kernels`, where the parts are written before they move to their partition.
     folder: PathBuf,
     stem: String,
     rows_per_file: usize,
 }
 
-/// One part being written: its writer and the rows in it so far.
-struct Part {
-    writer: ArrowWriter<File>,
-    rows: usize,
-}
+impl Parts {
+    /// The file name of part `n`: part 0 is `<stem>.parquet`, as any trace's file, then
+    /// `<stem>+1.parquet`, `<stem>+2.parquet`, …; no file stem holds a `+`
+    /// ([`crate::files::file_stem`]), so no trace's file is another's part.
+    fn name(&self, n: usize) -> String {
+        match n {
+            0 => format!("{}.parquet", self.stem),
+            n => format!("{}+{n}.parquet", self.stem),
+        }
+    }
 
-impl Part {
+    /// Part `n`'s final path in `DIR/kernels` (its partial file is beside it).
+    fn path(&self, n: usize) -> PathBuf {
+        self.folder.join(self.name(n))
+    }
+
     /// Starts part `n` beside its final name, as `.parquet.partial`.
-    fn create(folder: &Path, stem: &str, n: usize) -> Result<Part, FleetError> {
-        let path = folder.join(part_name(stem, n));
+    fn create(&self, n: usize) -> Result<Part, FleetError> {
+        let path = self.path(n);
         let partial = partial_of(&path);
         let file = File::create(&partial).map_err(|e| FleetError::io(&partial, e))?;
         let schema = kernel_columns(0).schema();
@@ -202,6 +192,12 @@ impl Part {
             .map_err(|e| FleetError::Parquet { file: path, message: e.to_string() })?;
         Ok(Part { writer, rows: 0 })
     }
+}
+
+/// One part being written: its writer and the rows in it so far.
+struct Part {
+    writer: ArrowWriter<File>,
+    rows: usize,
 }
 
 /// The writer thread: it makes each batch's rows and writes them. One batch waits at most, so
@@ -269,7 +265,7 @@ fn write(trace: &str, parts: &Parts, first: Part, incoming: Receiver<Batch>) -> 
                 row.push(&mut table);
             }
             if part.rows > 0 && part.rows + kernels.len() > parts.rows_per_file {
-                let next = Part::create(&parts.folder, &parts.stem, written).map_err(|e| e.to_string())?;
+                let next = parts.create(written).map_err(|e| e.to_string())?;
                 std::mem::replace(&mut part, next).writer.close().map_err(|e| e.to_string())?;
                 written += 1;
             }
@@ -374,7 +370,8 @@ mod tests {
     fn rows_over_many_batches_and_parts_keep_their_order_and_names() {
         let dir = std::env::temp_dir().join(format!("fleet-streamed-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let part = |n| dir.join("kernels/job=j/rank=2").join(part_name("t", n));
+        let names = Parts { folder: dir.join("kernels/job=j/rank=2"), stem: "t".into(), rows_per_file: 0 };
+        let part = |n| names.path(n);
         let n = BATCH * 3 + 7;
         assert_eq!(stream(&dir, n, ROWS_AT_A_TIME).kernels, n as u64);
         let rows: Vec<_> = (0..4).flat_map(|p| part_rows(&part(p))).collect();

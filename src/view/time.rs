@@ -36,14 +36,9 @@ pub fn timeline_table(r: &TraceTime) -> DataTable {
     timeline_table_of(r.timeline.as_ref(), &r.steps, &r.other_devices)
 }
 
-/// What ran a timeline's kernels: the CPU where its device is (a CPU run), else a GPU.
-fn processor_of(timeline: Option<&Timeline>) -> Processor {
-    timeline.map_or(Processor::Gpu, |t| Processor::of_devices(&[&t.device]))
-}
-
 /// What ran a trace's kernels, as its time report's words say it ("Ops by CPU time").
 fn processor(r: &TraceTime) -> Processor {
-    processor_of(r.timeline.as_ref())
+    r.timeline.as_ref().map_or(Processor::Gpu, Timeline::processor)
 }
 
 /// [`timeline_table`] from its windows (the summary-only mode has no steps).
@@ -51,7 +46,7 @@ pub fn timeline_table_of(timeline: Option<&Timeline>, steps: &[Timeline], other_
     let mut t = DataTable::new(
         "timeline",
         match timeline {
-            Some(w) if processor_of(Some(w)) == Processor::Cpu => "CPU timeline".to_string(),
+            Some(w) if w.processor() == Processor::Cpu => "CPU timeline".to_string(),
             Some(w) => format!("GPU timeline ({})", w.device),
             None => "GPU timeline".to_string(),
         },

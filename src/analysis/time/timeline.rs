@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::summary::{round3, ClassifiedTrace};
 use crate::time::disjoint_spans::DisjointSpans;
 use classify::category::Category;
-use trace::TransferKind;
+use trace::{Processor, TransferKind};
 
 /// Sorted, disjoint intervals with the running total of their lengths.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -218,6 +218,13 @@ pub struct Timeline {
     pub exposed_communication_us: f64,
     pub memcpy_us: f64,
     pub exposed_memcpy_us: f64,
+}
+
+impl Timeline {
+    /// What ran the kernels it covers: the CPU where its device is (a CPU run), else a GPU.
+    pub fn processor(&self) -> Processor {
+        Processor::of_devices(&[&self.device])
+    }
 }
 
 /// One device's unions, built once.
