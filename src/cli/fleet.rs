@@ -1,5 +1,5 @@
 //! `fusionscope export TRACE… -o DIR [--job NAME]` and `fusionscope fleet DIR… [--report NAME |
-//! --sql QUERY] [--baseline DIR…] [--json|--csv] [--memory-mb MIB] [--max-rows N]`: every
+//! --sql QUERY] [--baseline DIR…] [--json|--csv] [--memory-mb MIB] [--threads N] [--max-rows N]`: every
 //! trace's facts as Parquet tables, and queries over any number of exported traces with
 //! DataFusion embedded, in bounded memory (docs/fleet.md).
 
@@ -13,7 +13,7 @@ use analysis::ranks::RankSink;
 use analysis::summary::ClassifiedTrace;
 use fleet::facts::{tables, TraceId, TraceRow};
 use fleet::files::{file_stem, write_tables, Partition};
-use fleet::query::{report, Fleet, QueryResult, QUERY_MEMORY_BYTES, REPORTS, RESULT_ROWS};
+use fleet::query::{report, Fleet, Limits, QueryResult, QUERY_MEMORY_BYTES, REPORTS, RESULT_ROWS};
 use fleet::schema::FactTable;
 use fleet::streamed::{finish, KernelRows};
 use fleet::WHOLE_TRACE_FILE_BYTES;
@@ -74,6 +74,9 @@ pub struct FleetArgs {
     /// system's temporary folder
     #[arg(long, value_name = "MIB", default_value_t = (QUERY_MEMORY_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     pub memory_mb: u64,
+    /// Threads a query runs on (default: every core)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
     /// Rows of the result kept at most (the query stops reading past them)
     #[arg(long, value_name = "N", default_value_t = RESULT_ROWS as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
     pub max_rows: u64,
@@ -164,7 +167,11 @@ pub fn run_fleet(args: FleetArgs) -> CliResult {
             return print(&text);
         }
     };
-    let fleet = Fleet::open_within(&args.dirs, &args.baseline, (args.memory_mb as usize) << 20)?;
+    let mut limits = Limits { memory: (args.memory_mb as usize) << 20, ..Limits::default() };
+    if let Some(threads) = args.threads.and_then(|n| std::num::NonZeroUsize::new(n.into())) {
+        limits.threads = threads;
+    }
+    let fleet = Fleet::open_within(&args.dirs, &args.baseline, limits)?;
     let result = query_reporting(&fleet, &sql, args.max_rows as usize)?;
     let rows = result.rows.len();
     if result.truncated {

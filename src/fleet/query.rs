@@ -3,6 +3,7 @@
 //! canned reports' SQL ([`REPORTS`], in `src/fleet/sql/`, the same text Spark SQL runs), and a
 //! user's SQL, read-only: no DDL, no DML, no statement that sets anything.
 
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -26,7 +27,7 @@ use crate::scan::CountingStore;
 use crate::FleetError;
 
 /// Memory a query's sorts, joins and aggregations may hold at once, unless told otherwise
-/// ([`Fleet::open_within`]); past it they spill to the system's temporary folder, and a query
+/// ([`Limits`]); past it they spill to the system's temporary folder, and a query
 /// that cannot spill fails, saying so, rather than taking the machine's memory.
 pub const QUERY_MEMORY_BYTES: usize = 1 << 30;
 
@@ -34,6 +35,23 @@ pub const QUERY_MEMORY_BYTES: usize = 1 << 30;
 /// held whole to be printed as a table, and `SELECT * FROM kernels` over a fleet has billions.
 /// The query stops reading once it has them.
 pub const RESULT_ROWS: usize = 100_000;
+
+/// What a fleet's queries may take of the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes a query's sorts, joins and aggregations may hold before they spill.
+    pub memory: usize,
+    /// Threads a query runs on; each table's files are read in as many partitions.
+    pub threads: NonZeroUsize,
+}
+
+impl Default for Limits {
+    /// [`QUERY_MEMORY_BYTES`], and every core this process may run on.
+    fn default() -> Limits {
+        let threads = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
+        Limits { memory: QUERY_MEMORY_BYTES, threads }
+    }
+}
 
 /// A canned report: its name (`fleet --report NAME`), what it answers, and its SQL.
 #[derive(Debug, Clone, Copy)]
@@ -138,20 +156,23 @@ pub struct Fleet {
 
 impl Fleet {
     /// Registers every table of `dirs` (and `baseline`'s as `baseline_<table>`), after checking
-    /// that each file is a Parquet file of this schema version; queries hold at most
-    /// [`QUERY_MEMORY_BYTES`].
+    /// that each file is a Parquet file of this schema version; queries run within the default
+    /// [`Limits`].
     pub fn open(dirs: &[PathBuf], baseline: &[PathBuf]) -> Result<Fleet, FleetError> {
-        Fleet::open_within(dirs, baseline, QUERY_MEMORY_BYTES)
+        Fleet::open_within(dirs, baseline, Limits::default())
     }
 
-    /// As [`Fleet::open`], with queries holding at most `memory` bytes before they spill.
-    pub fn open_within(dirs: &[PathBuf], baseline: &[PathBuf], memory: usize) -> Result<Fleet, FleetError> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+    /// As [`Fleet::open`], with queries run within `limits`.
+    pub fn open_within(dirs: &[PathBuf], baseline: &[PathBuf], limits: Limits) -> Result<Fleet, FleetError> {
+        let Limits { memory, threads } = limits;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads.get())
             .enable_all()
             .build()
             .map_err(|e| FleetError::Query { message: e.to_string() })?;
         let env = RuntimeEnvBuilder::new().with_memory_limit(memory, 1.0).build_arc().map_err(FleetError::query)?;
-        let ctx = SessionContext::new_with_config_rt(SessionConfig::new(), env);
+        let config = SessionConfig::new().with_target_partitions(threads.get());
+        let ctx = SessionContext::new_with_config_rt(config, env);
         let read = Arc::new(AtomicU64::new(0));
         let local = CountingStore::new(Arc::new(LocalFileSystem::new()), Arc::clone(&read));
         ctx.register_object_store(ObjectStoreUrl::local_filesystem().as_ref(), Arc::new(local));
@@ -311,7 +332,8 @@ mod tests {
         let dir = export("memory");
         let sql = "SELECT COUNT(*) AS keys, SUM(n) AS rows FROM \
                    (SELECT value % 300000 AS k, COUNT(*) AS n FROM range(600000) GROUP BY k)";
-        let small = Fleet::open_within(std::slice::from_ref(&dir), &[], 1 << 20).unwrap();
+        let limits = Limits { memory: 1 << 20, ..Limits::default() };
+        let small = Fleet::open_within(std::slice::from_ref(&dir), &[], limits).unwrap();
         let e = small.query(sql).unwrap_err();
         assert!(matches!(e, FleetError::Memory { .. }), "{e}");
         let text = e.to_string();

@@ -1,10 +1,16 @@
 -- What changed against a baseline set: kernel time per trace by category, each set's mean
--- (the sets may hold different numbers of traces), the largest growth first.
+-- (the sets may hold different numbers of traces), the largest growth first. Times are summed
+-- in whole nanoseconds and each mean rounded to one, so a set against itself changes by exactly
+-- nothing, on every run (categories.sql says why).
 WITH current_set AS (
-  SELECT category, ROUND(SUM(duration_us) / COUNT(DISTINCT trace), 3) AS us_per_trace
+  SELECT category,
+         ROUND(CAST(SUM(CAST(ROUND(duration_us * 1000) AS BIGINT)) AS DOUBLE) / COUNT(DISTINCT trace)) / 1000
+           AS us_per_trace
   FROM kernels GROUP BY category
 ), baseline AS (
-  SELECT category, ROUND(SUM(duration_us) / COUNT(DISTINCT trace), 3) AS us_per_trace
+  SELECT category,
+         ROUND(CAST(SUM(CAST(ROUND(duration_us * 1000) AS BIGINT)) AS DOUBLE) / COUNT(DISTINCT trace)) / 1000
+           AS us_per_trace
   FROM baseline_kernels GROUP BY category
 )
 SELECT COALESCE(current_set.category, baseline.category) AS category,
