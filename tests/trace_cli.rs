@@ -148,6 +148,17 @@ fn compare_json_has_the_layer_alignment() {
     let (code, text, _) = run(&["compare", a, n]);
     assert_eq!(code, 0);
     assert!(text.contains("Layer alignment: amd decode vs nvidia decode (8 vs 8 layers per step"), "{text}");
+    // These layers differ, so the table says how in its last column.
+    let header = |text: &str| {
+        let at = text.find("\nLayer alignment:").unwrap_or_else(|| panic!("{text}"));
+        text[at..].lines().nth(2).unwrap().trim_end().to_string()
+    };
+    assert!(header(&text).ends_with("difference"), "{text}");
+    // Two eager runs of one model split each layer alike: no column of blanks.
+    let pair = ["traces/nvidia/hf_bert-small_eager_h100.json.gz", "traces/amd/hf_bert-small_eager_mi300x.json.gz"];
+    let (code, text, _) = run(&["compare", &data(pair[0]), &data(pair[1])]);
+    assert_eq!(code, 0);
+    assert!(header(&text).ends_with("nvidia time"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

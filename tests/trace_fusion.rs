@@ -443,6 +443,18 @@ fn a_calibration_profile_adds_the_measured_verdict() {
         .find(|o| o["ops"] == serde_json::json!(["aten::add", "aten::copy_", "aten::pow", "aten::mean"]))
         .unwrap();
     assert!(norm.get("measured").is_none());
+    // The text table has the measured column with a profile, and none of blanks without one.
+    let header_after = |text: &str| {
+        let at = text.find("\nFusion left on the table").unwrap_or_else(|| panic!("{text}"));
+        text[at..].lines().nth(2).unwrap().to_string()
+    };
+    let qwen = data("traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz");
+    let calibration = data("calibration/i7_12700k_with_fusion.json");
+    let (_, with, _) = run(&["trace", &qwen, "--calibration", &calibration]);
+    assert!(header_after(&with).trim_end().ends_with("host wait  measured"), "{with}");
+    assert!(with.contains("Linear_Bias 0.99× minimal"), "{with}");
+    let (_, without, _) = run(&["trace", &qwen]);
+    assert!(header_after(&without).trim_end().ends_with("host wait"), "{without}");
     let (code, _, stderr) = run(&[
         "trace",
         &data("traces/nvidia/hf_bert-small_eager_h100.json.gz"),

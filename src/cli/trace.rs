@@ -509,7 +509,11 @@ fn alignment_text(a: &LayerAlignment, keys: &[&str]) -> String {
     for k in keys {
         cols.extend([format!("{k} kernels"), format!(">{k} time")]);
     }
-    cols.push("difference".to_string());
+    // Where the layers agree kernel for kernel, a column of blanks says nothing.
+    let differs = a.rows.iter().any(|r| r.difference.is_some());
+    if differs {
+        cols.push("difference".to_string());
+    }
     let mut t = Table::new(&cols.iter().map(String::as_str).collect::<Vec<_>>());
     for r in &a.rows {
         let mut row = vec![r.category.id().to_string()];
@@ -522,7 +526,9 @@ fn alignment_text(a: &LayerAlignment, keys: &[&str]) -> String {
                 None => row.extend(["—".to_string(), String::new()]),
             }
         }
-        row.push(r.difference.clone().unwrap_or_default());
+        if differs {
+            row.push(r.difference.clone().unwrap_or_default());
+        }
         t.row(row);
     }
     out + &t.to_text()

@@ -161,7 +161,11 @@ pub fn fusion_text(f: &TraceFusion) -> String {
     if f.opportunities.is_empty() {
         out += &format!("\nFusion left on the table ({} rules): none found\n", f.rule_set);
     } else {
-        let mut o = Table::new(&[
+        let shown = &f.opportunities[..SHOWN_OPPORTUNITIES.min(f.opportunities.len())];
+        // A measured verdict needs a calibration profile (`--calib`); without one the column
+        // would be blank.
+        let measured = shown.iter().any(|op| op.measured.is_some());
+        let mut headers = vec![
             "rule",
             "ops",
             ">calls",
@@ -171,11 +175,14 @@ pub fn fusion_text(f: &TraceFusion) -> String {
             ">saved",
             ">launches",
             ">host wait",
-            "measured",
-        ]);
-        for op in f.opportunities.iter().take(SHOWN_OPPORTUNITIES) {
+        ];
+        if measured {
+            headers.push("measured");
+        }
+        let mut o = Table::new(&headers);
+        for op in shown {
             let names: Vec<&str> = op.ops.iter().map(|o| o.strip_prefix("aten::").unwrap_or(o)).collect();
-            o.row([
+            let mut row = vec![
                 op.rule.clone(),
                 names.join(" → "),
                 group_digits(op.calls),
@@ -186,15 +193,20 @@ pub fn fusion_text(f: &TraceFusion) -> String {
                     .map_or_else(|| "?".to_string(), |s| format_duration_us(s) + if op.capped { " (cap)" } else { "" }),
                 group_digits(op.launches_removed),
                 format_duration_us(op.host_wait_us),
-                op.measured
-                    .as_ref()
-                    .map_or_else(String::new, |m| format!("{} {:.2}× {}", m.pattern, m.speedup, m.verdict)),
-            ]);
+            ];
+            if measured {
+                row.push(
+                    op.measured
+                        .as_ref()
+                        .map_or_else(String::new, |m| format!("{} {:.2}× {}", m.pattern, m.speedup, m.verdict)),
+                );
+            }
+            o.row(row);
         }
         out += &format!(
             "\nFusion left on the table ({} rules, {chip}; {} of {})\n{}",
             f.rule_set,
-            SHOWN_OPPORTUNITIES.min(f.opportunities.len()),
+            shown.len(),
             f.opportunities.len(),
             o.to_text()
         );

@@ -173,8 +173,6 @@ impl DataTable {
 }
 
 impl DataTable {
-    /// The table without the column named `header` (e.g. counts a shortened share link no
-    /// longer knows); unchanged if there is none.
     /// The column to hide next so that a table too wide for its panel fits, given those
     /// `hidden` already: a detail column from the right ([`DataTable::with_details`]), then a
     /// text column from the right (long names are what widen a table), then a number column
@@ -198,6 +196,8 @@ impl DataTable {
         self
     }
 
+    /// The table without the column named `header` (e.g. counts a shortened share link no
+    /// longer knows); unchanged if there is none.
     pub fn without_column(mut self, header: &str) -> DataTable {
         if let Some(i) = self.columns.iter().position(|c| c.header == header) {
             self.columns.remove(i);

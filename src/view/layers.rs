@@ -165,6 +165,10 @@ pub fn alignment_table(alignments: &[LayerAlignment], keys: [&str; 2]) -> DataTa
             t.rows.push(row);
         }
     }
+    // Where every layer agrees kernel for kernel, a column of blanks says nothing.
+    if alignments.iter().all(|a| a.rows.iter().all(|r| r.difference.is_none())) {
+        t = t.without_column("difference");
+    }
     t
 }
 
@@ -216,5 +220,21 @@ mod tests {
         let marked = c.layer_alignment.iter().flat_map(|a| &a.rows).filter(|r| r.difference.is_some()).count();
         assert_eq!(t.rows.iter().filter(|r| !r[6].text.is_empty()).count(), marked);
         assert!(marked > 0, "the AMD-like side plants differences");
+    }
+
+    /// Two runs that split every layer alike have no difference to show: the table has no
+    /// column of blanks for one.
+    #[test]
+    fn layers_that_agree_kernel_for_kernel_have_no_difference_column() {
+        let (ta, _) = summary_of(&ServingSpec::new(Flavor::Nvidia));
+        let (tb, _) = summary_of(&ServingSpec::new(Flavor::Nvidia));
+        let c = compare(Input::new(&ta, Some("a")), Input::new(&tb, Some("b")));
+        let keys = [c.platforms[0].key.as_str(), c.platforms[1].key.as_str()];
+        let t = alignment_table(&c.layer_alignment, keys);
+        assert!(!t.rows.is_empty());
+        let headers: Vec<&str> = t.columns.iter().map(|c| c.header.as_str()).collect();
+        assert_eq!(headers.len(), 6, "{headers:?}");
+        assert!(!headers.contains(&"difference"), "{headers:?}");
+        assert!(t.rows.iter().all(|r| r.len() == 6));
     }
 }
