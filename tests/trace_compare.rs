@@ -252,6 +252,27 @@ fn check_one_gpu_time(a: &str, b: &str) -> Vec<f64> {
     overlaps
 }
 
+/// The gap table's "(unattributed: no CPU op)" row carries the time no op launched, so that
+/// each side's column sums to its GPU time; where every kernel has its op it would be zeros.
+#[test]
+fn the_gap_table_has_an_unattributed_row_only_where_some_time_is() {
+    let text = |a: &str, b: &str| {
+        let (code, out, err) = crate::common::run(&[
+            "compare",
+            &crate::common::data(&format!("traces/{a}")),
+            &crate::common::data(&format!("traces/{b}")),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let bert = text("nvidia/hf_bert-small_eager_h100.json.gz", "amd/hf_bert-small_eager_mi300x.json.gz");
+    assert!(bert.contains("\nWhere the time goes") && !bert.contains("(unattributed"), "{bert}");
+    let qwen = text("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz", "amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz");
+    let row = qwen.lines().find(|l| l.starts_with("(unattributed: no CPU op)")).unwrap_or_else(|| panic!("{qwen}"));
+    // 13,318.864 µs on the MI300X side, 13,741.827 on the H100 side (`compare --json`).
+    assert!(row.contains("13.32 ms") && row.contains("13.74 ms"), "{row}");
+}
+
 #[test]
 fn the_gap_rows_add_up_to_the_one_gpu_time_of_the_headline_and_platform_line() {
     // Copies are 0.5 % of the H100 side's GPU time: kernels alone would miss them.

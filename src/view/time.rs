@@ -184,17 +184,17 @@ pub fn gap_table(g: &Gap, keys: [&str; 2]) -> DataTable {
         }
         t.rows.push(row);
     }
-    // The time not attributed to any op, per side, so the column sums are the GPU times.
-    let mut row = vec![Cell::text("(unattributed: no CPU op)"), Cell::text("")];
-    for k in keys {
-        row.push(Cell::micros(g.unattributed_us.get(k).copied().unwrap_or(0.0)));
-    }
+    // The time not attributed to any op, per side, so the column sums are the GPU times;
+    // where every kernel has its op, a row of zeros would say nothing.
     let un = |i: usize| g.unattributed_us.get(keys[i]).copied().unwrap_or(0.0);
-    row.push(Cell::micros(un(0) - un(1)));
-    for _ in keys {
-        row.extend([Cell::decimal(None, 0), Cell::decimal(None, 0), Cell::decimal(None, 0)]);
+    if un(0) > 0.0 || un(1) > 0.0 {
+        let mut row = vec![Cell::text("(unattributed: no CPU op)"), Cell::text("")];
+        row.extend([Cell::micros(un(0)), Cell::micros(un(1)), Cell::micros(un(0) - un(1))]);
+        for _ in keys {
+            row.extend([Cell::decimal(None, 0), Cell::decimal(None, 0), Cell::decimal(None, 0)]);
+        }
+        t.rows.push(row);
     }
-    t.rows.push(row);
     // A row counts each call's overlapping events once, GPU time each: the rest of the sum.
     let overlap = |i: usize| g.overlap_us.get(keys[i]).copied().unwrap_or(0.0);
     if overlap(0) > 0.0 || overlap(1) > 0.0 {
@@ -348,12 +348,11 @@ pub fn unattributed_table(r: &TraceTime) -> DataTable {
 /// The gap as the command line prints it in `compare`, after the overview.
 pub fn gap_text(keys: [&str; 2], g: &Gap) -> String {
     let mut t = gap_table(g, keys);
-    let total = t.rows.len() - 1;
-    if total > TEXT_ROWS {
-        let last = t.rows.pop();
-        t.rows.truncate(TEXT_ROWS);
-        t.rows.extend(last);
-    }
+    // The op rows, then the unattributed and overlap rows where there are any: those stay.
+    let total = g.rows.len();
+    let tail = t.rows.split_off(total);
+    t.rows.truncate(TEXT_ROWS);
+    t.rows.extend(tail);
     let shown = if total > TEXT_ROWS { format!("top {TEXT_ROWS} of {total}") } else { format!("all {total}") };
     format!(
         "Where the time goes ({shown} ops by time difference; --json lists every one)\n{}",
