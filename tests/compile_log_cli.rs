@@ -57,10 +57,17 @@ fn a_cpu_runs_report_speaks_of_the_cpu() {
         "\nCPU timeline\n",
         "\nOps by CPU time (all 4;",
         "Models cover 0.00 % of CPU time",
+        "\nFusion: 4 groups of 12 CPU events (CPU time being the sum of",
+        "bytes known for 0.00 % of CPU time (0 µs of 35.95 ms)",
+        "  in kernels  in calls  launch delay  other waits  kernel share  ",
+        "graph_0_cpp_fused__unsafe_view_add_native_layer_norm_1 (kernel, 35.85 ms)",
     ] {
         assert!(text.contains(line), "{line:?} in:\n{text}");
     }
-    assert!(!text.contains("of GPU time in") && !text.contains("unknown on CPU"), "{text}");
+    // Nothing in it speaks of a GPU: the fusion section and the critical path included.
+    assert!(!text.contains("GPU") && !text.contains("unknown on CPU"), "{text}");
+    let v = json(&["trace", &trace, "--json"]);
+    assert_eq!(v["fusion"]["totals"]["processor"], "cpu");
 }
 
 #[test]

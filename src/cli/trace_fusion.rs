@@ -119,8 +119,9 @@ fn bytes(b: Option<u64>) -> String {
 /// The groups, opportunities and re-prediction as text.
 pub fn fusion_text(f: &TraceFusion) -> String {
     let t = &f.totals;
+    let p = t.processor;
     let mut out = format!(
-        "\nFusion: {} groups of {} GPU events (GPU time being the {}); {}\n",
+        "\nFusion: {} groups of {} {p} events ({p} time being the {}); {}\n",
         group_digits(t.groups),
         group_digits(t.events),
         t.gpu_time_definition,

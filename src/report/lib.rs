@@ -200,9 +200,9 @@ pub fn trace_report(file: &str, summary: &TraceSummary, time: Option<&TraceTime>
             when.tables.push(view::launch_cost::launch_cost_table(l));
         }
         if !t.critical_path.is_empty() {
-            when.tables.push(view::critical_path::critical_path_table(&t.critical_path));
+            when.tables.push(view::critical_path::critical_path_table(&t.critical_path, view::time::processor(t)));
         }
-        if let Some(svg) = view::critical_path::path_svg(&t.critical_path) {
+        if let Some(svg) = view::critical_path::path_svg(&t.critical_path, view::time::processor(t)) {
             when.figures.push(svg);
         }
         when.tables.push(op_table_view(t));

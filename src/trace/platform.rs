@@ -51,7 +51,8 @@ impl VendorEvidence {
 
 /// What ran a trace's kernels: GPUs, or the CPU (a CPU run of compiled C++ kernels, whose
 /// trace has no GPU). Only a report's words depend on it: "CPU time", "the CPU is idle".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Processor {
     #[default]
     Gpu,
@@ -59,6 +60,11 @@ pub enum Processor {
 }
 
 impl Processor {
+    /// Whether it is a GPU: the usual case, which the JSON leaves unsaid.
+    pub fn is_gpu(&self) -> bool {
+        *self == Processor::Gpu
+    }
+
     /// The CPU where every device that ran kernels is the CPU, else a GPU (also with none).
     pub fn of_devices<S: AsRef<str>>(devices: &[S]) -> Processor {
         match !devices.is_empty() && devices.iter().all(|d| d.as_ref() == CPU_DEVICE) {

@@ -5,20 +5,35 @@ use table::{Cell, DataTable};
 use units::format_duration_us;
 
 use analysis::time::critical_path::{CriticalPath, Lane};
+use trace::Processor;
+
+/// What the path's two sides are called: a GPU run's kernels and CPU calls are "GPU" and
+/// "CPU"; a CPU run's kernels ran on the CPU too, so there they are kernels and calls.
+fn side_names(processor: Processor) -> [&'static str; 2] {
+    match processor {
+        Processor::Gpu => ["GPU", "CPU"],
+        Processor::Cpu => ["kernel", "call"],
+    }
+}
 
 /// One row per step: the path's length, its shares, and the names it spends longest on.
-pub fn critical_path_table(paths: &[CriticalPath]) -> DataTable {
+pub fn critical_path_table(paths: &[CriticalPath], processor: Processor) -> DataTable {
+    let [kernels, calls] = side_names(processor);
+    let (in_kernels, in_calls, share) = match processor {
+        Processor::Gpu => ("GPU".to_string(), "CPU".to_string(), "GPU share".to_string()),
+        Processor::Cpu => (format!("in {kernels}s"), format!("in {calls}s"), format!("{kernels} share")),
+    };
     let mut t = DataTable::new(
         "critical_path",
         "Critical path of each step: the chain of kernels and CPU calls that decided when its last work ended",
         &[
             ("window", false),
             ("length", true),
-            ("GPU", true),
-            ("CPU", true),
+            (&in_kernels, true),
+            (&in_calls, true),
             ("launch delay", true),
             ("other waits", true),
-            ("GPU share", true),
+            (&share, true),
             ("kernels", true),
             ("calls", true),
             ("longest on it", false),
@@ -30,8 +45,11 @@ pub fn critical_path_table(paths: &[CriticalPath]) -> DataTable {
             .iter()
             .map(|i| {
                 // Kernels read out as every table reads them (library, tile, epilogue).
-                let name = if i.side == "gpu" { super::kernel_cell(&i.name).text } else { i.name.clone() };
-                format!("{name} ({}, {})", i.side.to_uppercase(), format_duration_us(i.time_us))
+                let (name, side) = match i.side {
+                    "gpu" => (super::kernel_cell(&i.name).text, kernels),
+                    _ => (i.name.clone(), calls),
+                };
+                format!("{name} ({side}, {})", format_duration_us(i.time_us))
             })
             .collect();
         t.rows.push(vec![
@@ -62,7 +80,7 @@ const LANES: usize = 16;
 /// stream the path crosses, each event of the path a bar (kernels blue, calls orange) over its
 /// part on the path, and what each waited for drawn as a dashed line from the event that
 /// released it. `None` when no path kept its events.
-pub fn path_svg(paths: &[CriticalPath]) -> Option<String> {
+pub fn path_svg(paths: &[CriticalPath], processor: Processor) -> Option<String> {
     use draw::chart::{escape_xml, svg_start};
     use draw::roofline::{BLUE, ORANGE};
     use std::fmt::Write;
@@ -77,8 +95,11 @@ pub fn path_svg(paths: &[CriticalPath]) -> Option<String> {
     let x = |t: f64| LABELS + (t / length).clamp(0.0, 1.0) * plot;
     let height = TOP + lanes.len() as f64 * LANE + 34.0;
     let share = 100.0 * p.gpu_us / p.length_us.max(1e-9);
-    let title =
-        format!("Critical path of {}: {} ({:.0} % on the GPU)", p.window, format_duration_us(p.length_us), share);
+    let on = match processor {
+        Processor::Gpu => "on the GPU",
+        Processor::Cpu => "in kernels",
+    };
+    let title = format!("Critical path of {}: {} ({share:.0} % {on})", p.window, format_duration_us(p.length_us));
     let mut s = svg_start(WIDTH as u32, height.ceil() as u32, &title);
     for (color, opacity, label, at) in
         [(BLUE, 1.0, "kernel", 0.0), (ORANGE, 1.0, "CPU call", 80.0), (ORANGE, 0.4, "host work between calls", 170.0)]
@@ -101,7 +122,7 @@ pub fn path_svg(paths: &[CriticalPath]) -> Option<String> {
         let y = TOP + i as f64 * LANE;
         let label = match lane {
             Lane::Cpu { tid } => format!("CPU thread {tid}"),
-            Lane::Gpu { device, stream } => format!("GPU {device} stream {stream}"),
+            Lane::Gpu { device, stream } => format!("{processor} {device} stream {stream}"),
         };
         let _ = write!(
             s,
@@ -199,7 +220,7 @@ mod tests {
                 event(gpu, 70.0, 100.0, "softmax"),
             ],
         };
-        let svg = path_svg(std::slice::from_ref(&p)).unwrap();
+        let svg = path_svg(std::slice::from_ref(&p), Processor::Gpu).unwrap();
         assert!(svg.contains("Critical path of ProfilerStep#3: 100.00 µs (60 % on the GPU)"), "{svg}");
         assert!(svg.contains(">CPU thread 7<") && svg.contains(">GPU 0 stream 7<"));
         assert_eq!(svg.matches(r#"class="path-event""#).count(), 4);
@@ -209,6 +230,6 @@ mod tests {
         assert_eq!(svg.matches(r#"class="path-wait""#).count(), 1);
         assert!(svg.contains("&lt;script&gt;gemm&lt;/script&gt; (30.00 µs)") && !svg.contains("<script>"));
         // A path that kept no events draws nothing.
-        assert!(path_svg(&[CriticalPath { drawn: Vec::new(), ..p }]).is_none());
+        assert!(path_svg(&[CriticalPath { drawn: Vec::new(), ..p }], Processor::Gpu).is_none());
     }
 }

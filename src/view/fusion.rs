@@ -42,8 +42,9 @@ pub fn coverage_text(t: &FusionTotals) -> String {
         "the trace records what they need for none of it".to_string()
     };
     format!(
-        "bytes known for {} of GPU time ({} of {}) and {of_recorded}{rest}",
+        "bytes known for {} of {} time ({} of {}) and {of_recorded}{rest}",
         format_pct(t.bytes_known_pct),
+        t.processor,
         format_duration_us(t.bytes_known_us),
         format_duration_us(t.gpu_time_us),
     )
@@ -78,7 +79,7 @@ pub fn fusion_headline(f: &TraceFusion) -> String {
     format!(
         "{} of {}; {}. Moved {} as run, {} if every part were its own kernel: the trace's fusion saved {}; {left}.",
         plural(t.groups, "kernel group", "kernel groups"),
-        plural(t.events, "GPU event", "GPU events"),
+        plural(t.events, &format!("{} event", t.processor), &format!("{} events", t.processor)),
         coverage_text(t),
         format_bytes(t.fused_bytes),
         format_bytes(t.unfused_bytes),
@@ -191,9 +192,10 @@ pub fn fusion_total_chart(sides: &[(&str, &TraceFusion)]) -> BarChart {
             .map(|(label, f)| BarRow {
                 label: if label.is_empty() { "total".to_string() } else { label.to_string() },
                 detail: format!(
-                    "{}, bytes known for {} of GPU time",
+                    "{}, bytes known for {} of {} time",
                     plural(f.totals.groups, "kernel group", "kernel groups"),
-                    format_pct(f.totals.bytes_known_pct)
+                    format_pct(f.totals.bytes_known_pct),
+                    f.totals.processor
                 ),
                 values: vec![
                     Bar { read: f.totals.unfused_bytes, written: 0 },

@@ -37,7 +37,7 @@ pub fn timeline_table(r: &TraceTime) -> DataTable {
 }
 
 /// What ran a trace's kernels, as its time report's words say it ("Ops by CPU time").
-fn processor(r: &TraceTime) -> Processor {
+pub fn processor(r: &TraceTime) -> Processor {
     r.timeline.as_ref().map_or(Processor::Gpu, Timeline::processor)
 }
 
@@ -251,7 +251,7 @@ pub fn time_text(r: &TraceTime) -> String {
         }
     }
     if !r.critical_path.is_empty() {
-        let t = super::critical_path::critical_path_table(&r.critical_path);
+        let t = super::critical_path::critical_path_table(&r.critical_path, processor(r));
         out += &format!("\n{}\n{}", t.title, t.shown_table().to_text());
     }
     let mut ops = op_table_view(r);

@@ -51,7 +51,7 @@ use crate::structure::Structure;
 use crate::summary::{gpu_time_us, round3, ClassifiedTrace};
 use calib::CalibrationProfile;
 use hardware::Chip;
-use trace::Trace;
+use trace::{Processor, Trace};
 
 /// The GPU time whose bytes are unknown, µs, by whose gap it is ([`Cause`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -85,6 +85,10 @@ impl FusionOptions<'_> {
 /// Whole-trace figures of the groups.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FusionTotals {
+    /// What ran the kernels: a GPU, or the CPU of a CPU run (then only the words change:
+    /// "CPU events", "of CPU time"). Said in the JSON only for a CPU run.
+    #[serde(default, skip_serializing_if = "Processor::is_gpu")]
+    pub processor: Processor,
     /// GPU events (kernels, memcpys, memsets).
     pub events: u64,
     pub groups: u64,
@@ -257,6 +261,7 @@ fn totals(trace: &Trace, g: &groups::Grouping, opportunities: &[Opportunity]) ->
         opportunities.iter().fold(0u64, |s, o| s.saturating_add(o.saved_bytes_per_call.saturating_mul(o.calls)));
     let opportunity_us = opportunities.iter().map(|o| o.saved_us).try_fold(0.0, |s, t| t.map(|t| s + t));
     FusionTotals {
+        processor: Processor::of_devices(&trace::platform::platform(trace).devices),
         events: g.instances.len() as u64,
         groups: g.groups.len() as u64,
         gpu_time_us: round3(gpu),

@@ -104,14 +104,15 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                     tables.push(ByAddress::new(view::launch_cost::launch_cost_table(l)));
                 }
                 if !t.critical_path.is_empty() {
-                    tables.push(ByAddress::new(view::critical_path::critical_path_table(&t.critical_path)));
+                    let processor = view::time::processor(t);
+                    tables.push(ByAddress::new(view::critical_path::critical_path_table(&t.critical_path, processor)));
                 }
                 tables.push(ByAddress::new(op_table_view(t)));
                 if !t.unattributed.kernels.is_empty() {
                     tables.push(ByAddress::new(unattributed_table(t)));
                 }
                 time_charts.push(("chart-timeline", AttrValue::from(timeline_chart(t))));
-                if let Some(svg) = view::critical_path::path_svg(&t.critical_path) {
+                if let Some(svg) = view::critical_path::path_svg(&t.critical_path, view::time::processor(t)) {
                     time_charts.push(("chart-critical-path", AttrValue::from(svg)));
                 }
                 if let Some(f) = &t.fusion {
