@@ -167,6 +167,33 @@ fn xplane_fusion_groups_come_from_the_profiles_hlo() {
     }
 }
 
+/// A jax[cpu] profile has no GPU plane: its ops ran on the host's CPU client thread, and the
+/// report reads them as a CPU run's kernels, each with its HLO group and bytes, in the CPU's
+/// words; the page (through the worker's reader) gives what the command line gives.
+#[test]
+fn a_jax_cpu_profile_is_a_cpu_run_with_its_hlo_groups() {
+    let file = "compiled/jax_block_cpu.xplane.pb";
+    let v = json(&["trace", &data(file), "--json"]);
+    assert_eq!(v["platforms"][0]["devices"], serde_json::json!([fusionscope::trace::CPU_DEVICE]), "{}", v["platforms"]);
+    // 29 instructions of the entry that do work, three calls.
+    assert_eq!(v["platforms"][0]["kernels"], 87);
+    let groups = v["fusion"]["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 29);
+    assert!(groups.iter().all(|g| g["how"] == "HLO" && g["calls"] == 3), "{groups:?}");
+    // The first of YNNPACK's dots, as the HLO has it; its name keeps XLA's `.N`.
+    let dot = groups.iter().find(|g| g["kernel"] == "ynn_fusion.5").unwrap();
+    assert_eq!(dot["parts"], serde_json::json!(["dot"]));
+    assert_eq!(v["fusion"]["totals"]["bytes_known_pct"], 100.0);
+    assert_eq!(v["fusion"]["totals"]["processor"], "cpu");
+    let (code, text, err) = crate::common::run(&["trace", &data(file)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.starts_with("CPU: 427.85 µs of CPU time in 87 kernels"), "{text}");
+    assert!(text.contains("\nFusion: 29 groups of 87 CPU events") && !text.contains("GPU"), "{text}");
+    let (trace, _, page) = opened(file);
+    assert_eq!(trace.kernels.len(), 87);
+    assert_eq!(page, v);
+}
+
 /// An XLA profile's op table is priced from its HLO: cuDNN's convolution (an im2col and a GEMM
 /// per execution, one op) with its FLOPs and bytes, the transposes with their bytes.
 #[test]

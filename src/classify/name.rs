@@ -41,6 +41,11 @@ fn is_ident_char(c: char) -> bool {
 
 /// Splits a demangled or plain name: `[return type] [ns::]*base[<targs>][(params)][ const]`.
 fn parse_demangled(name: &str) -> NameParts {
+    // A plain symbol (no scope, template, parameter list or space) is its own base: XLA names
+    // its ops `ynn_fusion.5` and `wrapped_reduce-window.1`, whose `.` and `-` end no identifier.
+    if !name.contains([':', '<', '(', '[', '{', ' ']) {
+        return NameParts { base: name.to_ascii_lowercase(), namespace: String::new(), inner: String::new() };
+    }
     let head = &name[..head_end(name)];
     let base_end = template_args_start(head).unwrap_or(head.len());
     let base_start = head[..base_end]

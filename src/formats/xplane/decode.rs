@@ -1,5 +1,6 @@
 //! Decoding a gathered profile: prost reads the `XSpace`, each GPU plane's stream lines become
-//! kernels and copies, and each program's HLO module its kernels' exact groups. Only in builds
+//! kernels and copies (a CPU run's ops on the host plane, where there is no GPU), and each
+//! program's HLO module its kernels' exact groups. Only in builds
 //! that read traces (natively, and the page's worker: the `readers` feature), so that the page's
 //! own build compiles no protobuf decoder.
 
@@ -17,6 +18,9 @@ use trace::compiled::Compiled;
 use trace::read::{EventSink, TraceHeader};
 use trace::{DeviceProperties, TraceFormat};
 
+/// The plane of the host, whose threads run a CPU run's XLA ops.
+const HOST_CPU_PLANE: &str = "/host:CPU";
+
 /// The profile's GPU events into `sink`.
 pub(super) fn read<S: EventSink>(bytes: &[u8], mut sink: S) -> Result<S::Output, XplaneError> {
     let space = XSpace::decode(bytes).map_err(|e| XplaneError::Decode { message: e.to_string() })?;
@@ -29,9 +33,18 @@ pub(super) fn read<S: EventSink>(bytes: &[u8], mut sink: S) -> Result<S::Output,
         TraceHeader { json_bytes: bytes.len() as u64, format: TraceFormat::Xplane, ..TraceHeader::default() };
     let mut next_op_id = 1u64;
     let mut programs = Programs::of(&space);
+    let mut gpus = 0usize;
     for plane in &space.planes {
         if let Some(device) = gpu_number(&plane.name) {
-            emit_plane(plane, device, &mut header, &mut sink, &mut next_op_id, &mut programs)?;
+            gpus += 1;
+            emit_plane(plane, Ran::Gpu(device), &mut header, &mut sink, &mut next_op_id, &mut programs)?;
+        }
+    }
+    // A CPU run (jax[cpu]) has no GPU plane: XLA's CPU client runs each op of the program on
+    // the host plane's threads, as an event with the same `hlo_op` stat a GPU kernel has.
+    if gpus == 0 {
+        for plane in space.planes.iter().filter(|p| p.name == HOST_CPU_PLANE) {
+            emit_plane(plane, Ran::Cpu, &mut header, &mut sink, &mut next_op_id, &mut programs)?;
         }
     }
     Ok(sink.finish(header))
@@ -110,59 +123,43 @@ struct Run {
     kernels: Vec<String>,
 }
 
-/// One GPU plane's device, kernels and copies into the header and the sink.
+/// What a plane's kernels ran on.
+#[derive(Debug, Clone, Copy)]
+enum Ran {
+    /// The GPU of `/device:GPU:N`, by its number.
+    Gpu(i64),
+    /// The host's CPU (`/host:CPU`): a CPU run's XLA ops, the events of its threads that name
+    /// an HLO op; the rest (Python, PJRT's own calls, `end: …` marks) are the runtime's.
+    Cpu,
+}
+
+/// The device number a CPU run's kernels take: the trace has one CPU.
+const CPU_DEVICE_NUMBER: i64 = 0;
+
+/// One plane's device, kernels and copies into the header and the sink.
 fn emit_plane<S: EventSink>(
     plane: &XPlane,
-    device: i64,
+    ran: Ran,
     header: &mut TraceHeader,
     sink: &mut S,
     next_op_id: &mut u64,
     programs: &mut Programs,
 ) -> Result<(), XplaneError> {
-    let stat_name = |id: i64| plane.stat_metadata.get(&id).map_or("", |m| m.name.as_str());
-    let stat_text = |v: &Value| -> Option<String> {
-        match v {
-            Value::Str(s) => Some(s.clone()),
-            Value::Ref(r) => i64::try_from(*r).ok().map(|r| stat_name(r).to_string()),
-            _ => None,
+    let device = match ran {
+        Ran::Gpu(device) => {
+            header.devices.push(gpu_properties(plane, device));
+            device
+        }
+        Ran::Cpu => {
+            header.devices.push(DeviceProperties::cpu(CPU_DEVICE_NUMBER));
+            CPU_DEVICE_NUMBER
         }
     };
-    let stat_int = |v: &Value| -> Option<i64> {
-        match *v {
-            Value::Int64(i) => Some(i),
-            Value::Uint64(u) => i64::try_from(u).ok(),
-            _ => None,
-        }
-    };
-    // The plane's own stats: what the device is.
-    let mut props: BTreeMap<&str, &Value> = BTreeMap::new();
-    for s in &plane.stats {
-        if let Some(v) = &s.value {
-            props.insert(stat_name(s.metadata_id), v);
-        }
-    }
-    let vendor = props.get("device_vendor").and_then(|v| stat_text(v));
-    let major = props.get("compute_cap_major").and_then(|v| stat_int(v));
-    let minor = props.get("compute_cap_minor").and_then(|v| stat_int(v));
-    let cores = props.get("core_count").and_then(|v| stat_int(v));
-    let memory = props.get("memory_size").and_then(|v| stat_int(v));
-    header.devices.push(DeviceProperties {
-        id: Some(device),
-        name: device_name(vendor.as_deref(), major.zip(minor), cores, memory),
-        // NVIDIA GPUs run warps of 32; AMD's gfx9 family (GCN, CDNA: MI50 to MI355X, compute
-        // capability 9.x in XLA's terms) waves of 64. Other AMD GPUs (RDNA) run either.
-        // The vendor stat is spelled as the plugin likes: `Nvidia` by JAX's CUDA plugin.
-        warp_size: match (vendor.as_deref().map(str::to_ascii_uppercase).as_deref(), major) {
-            (Some("NVIDIA"), _) => Some(32),
-            (Some("AMD"), Some(9)) => Some(64),
-            _ => None,
-        },
-        compute_major: major.and_then(|m| u32::try_from(m).ok()),
-        compute_minor: minor.and_then(|m| u32::try_from(m).ok()),
-        num_sms: cores.and_then(|c| u32::try_from(c).ok()),
-    });
     for line in &plane.lines {
-        let kind = line_kind(&line.name);
+        let kind = match ran {
+            Ran::Gpu(_) => line_kind(&line.name),
+            Ran::Cpu => LineKind::Kernels,
+        };
         if matches!(kind, LineKind::Derived) {
             continue;
         }
@@ -182,13 +179,16 @@ fn emit_plane<S: EventSink>(
             let mut correlation = None;
             for s in &event.stats {
                 let Some(v) = &s.value else { continue };
-                match stat_name(s.metadata_id) {
-                    "hlo_op" => hlo_op = stat_text(v),
-                    "hlo_module" => hlo_module = stat_text(v),
+                match stat_name(plane, s.metadata_id) {
+                    "hlo_op" => hlo_op = stat_text(plane, v),
+                    "hlo_module" => hlo_module = stat_text(plane, v),
                     "program_id" => program = stat_int(v),
                     "correlation_id" => correlation = stat_int(v).and_then(|c| u64::try_from(c).ok()),
                     _ => {}
                 }
+            }
+            if matches!(ran, Ran::Cpu) && hlo_op.is_none() {
+                continue;
             }
             let fallback = format!("event #{}", event.metadata_id);
             let name = if raw_name.is_empty() { &fallback } else { raw_name };
@@ -229,6 +229,58 @@ fn emit_plane<S: EventSink>(
         }
     }
     Ok(())
+}
+
+/// A stat's name, from the plane's stat metadata.
+fn stat_name(plane: &XPlane, id: i64) -> &str {
+    plane.stat_metadata.get(&id).map_or("", |m| m.name.as_str())
+}
+
+/// A stat's text: a string, or a reference to a stat metadata's name.
+fn stat_text(plane: &XPlane, v: &Value) -> Option<String> {
+    match v {
+        Value::Str(s) => Some(s.clone()),
+        Value::Ref(r) => i64::try_from(*r).ok().map(|r| stat_name(plane, r).to_string()),
+        _ => None,
+    }
+}
+
+fn stat_int(v: &Value) -> Option<i64> {
+    match *v {
+        Value::Int64(i) => Some(i),
+        Value::Uint64(u) => i64::try_from(u).ok(),
+        _ => None,
+    }
+}
+
+/// A GPU plane's device, as its own stats say what it is.
+fn gpu_properties(plane: &XPlane, device: i64) -> DeviceProperties {
+    let mut props: BTreeMap<&str, &Value> = BTreeMap::new();
+    for s in &plane.stats {
+        if let Some(v) = &s.value {
+            props.insert(stat_name(plane, s.metadata_id), v);
+        }
+    }
+    let vendor = props.get("device_vendor").and_then(|v| stat_text(plane, v));
+    let major = props.get("compute_cap_major").and_then(|v| stat_int(v));
+    let minor = props.get("compute_cap_minor").and_then(|v| stat_int(v));
+    let cores = props.get("core_count").and_then(|v| stat_int(v));
+    let memory = props.get("memory_size").and_then(|v| stat_int(v));
+    DeviceProperties {
+        id: Some(device),
+        name: device_name(vendor.as_deref(), major.zip(minor), cores, memory),
+        // NVIDIA GPUs run warps of 32; AMD's gfx9 family (GCN, CDNA: MI50 to MI355X, compute
+        // capability 9.x in XLA's terms) waves of 64. Other AMD GPUs (RDNA) run either.
+        // The vendor stat is spelled as the plugin likes: `Nvidia` by JAX's CUDA plugin.
+        warp_size: match (vendor.as_deref().map(str::to_ascii_uppercase).as_deref(), major) {
+            (Some("NVIDIA"), _) => Some(32),
+            (Some("AMD"), Some(9)) => Some(64),
+            _ => None,
+        },
+        compute_major: major.and_then(|m| u32::try_from(m).ok()),
+        compute_minor: minor.and_then(|m| u32::try_from(m).ok()),
+        num_sms: cores.and_then(|c| u32::try_from(c).ok()),
+    }
 }
 
 /// `AMD GPU (compute capability 9.4, 304 cores, 192 GiB)`: what the plane says, no more.

@@ -12,8 +12,11 @@
 //! device is named by what its plane's stats say (vendor, compute capability, cores, memory):
 //! XLA writes no marketing name.
 //!
-//! What the format lacks: shapes (HLO ops carry none the analyses read, so no FLOPs or bytes),
-//! framework ops and launch calls (the host planes' Python and PJRT threads are not read).
+//! A profile with no GPU plane is a CPU run (`jax[cpu]`): the `/host:CPU` plane's events that
+//! name an HLO op are the ops XLA's CPU client ran, read as kernels of one CPU device.
+//!
+//! What the format lacks: framework ops, and in a GPU run launch calls (the host plane's
+//! Python and PJRT threads are not read).
 //!
 //! Protobuf is binary: the file is gathered (plain or gzip, within [`XPLANE_BYTES`]) and
 //! decoded at the end by prost into the messages of [`proto`], whose schema is checked in

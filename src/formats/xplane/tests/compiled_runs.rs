@@ -141,3 +141,39 @@ fn a_real_profiles_bytes_add_up_to_xlas_cost_analysis() {
         assert!(off <= 0.02, "{case}: {ours} vs {xla}");
     }
 }
+
+/// A CPU run (jax[cpu]) has no GPU plane: its ops are the host plane's events that name an
+/// HLO op, on the CPU client's thread. Each is a kernel of the one CPU device, joined to the
+/// group of the entry instruction it ran, three calls of every one; the Python thread and
+/// PJRT's own calls, which name no HLO op, are not kernels.
+#[test]
+fn a_cpu_runs_ops_are_kernels_of_the_cpu_each_with_its_hlo_group() {
+    for (case, module_name) in [("jax_block_cpu", "jit_block"), ("jax_convnet_cpu", "jit_convnet")] {
+        let trace = crate::xplane::read_xplane(&data(&format!("{case}.xplane.pb"))).unwrap();
+        let (programs, computations, entry) = run(case);
+        let m = module(&programs, module_name);
+        assert_eq!(trace.devices.len(), 1, "{case}");
+        assert_eq!(trace.devices[0].name, trace::CPU_DEVICE, "{case}");
+        let streams: std::collections::BTreeSet<i64> = trace.kernels.iter().map(|k| k.stream).collect();
+        assert_eq!(streams.len(), 1, "{case}: one CPU client thread");
+        // The entry's instructions that do work: every one ran once a call.
+        let thunks: Vec<&str> = computations[&entry]
+            .iter()
+            .filter(|(_, opcode, _)| {
+                !matches!(opcode.as_str(), "parameter" | "tuple" | "get-tuple-element" | "constant" | "bitcast")
+            })
+            .map(|(op, _, _)| op.as_str())
+            .collect();
+        assert_eq!(trace.kernels.len(), 3 * thunks.len(), "{case}: {thunks:?}");
+        let mut calls: FxHashMap<&str, usize> = FxHashMap::default();
+        for k in &trace.kernels {
+            let name = trace.name(k.name);
+            assert!(thunks.contains(&name), "{case}: {name} is no instruction of the entry");
+            *calls.entry(name).or_default() += 1;
+            let op = k.external_id.unwrap_or_else(|| panic!("{case}: {name} has no op"));
+            let (_, group) = trace.compiled.of_op(op).unwrap_or_else(|| panic!("{case}: {name} has no group"));
+            assert_eq!(group.ops, m.group(name).unwrap().ops, "{case}: {name}");
+        }
+        assert!(calls.values().all(|&n| n == 3), "{case}: {calls:?}");
+    }
+}
