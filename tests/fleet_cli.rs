@@ -291,6 +291,10 @@ fn bad_folders_files_and_queries_are_named() {
     let grouped = "SELECT value % 300000 AS k, COUNT(*) AS n FROM range(600000) GROUP BY k";
     let (code, _, err) = run(&["fleet", path, "--sql", grouped, "--memory-mb", "1"]);
     assert!(code == 2 && err.contains("limit of 1.00 MiB"), "{err}");
+    for threads in ["0", "1025"] {
+        let (code, _, err) = run(&["fleet", path, "--report", "kernels", "--threads", threads]);
+        assert!(code == 2 && err.contains("is not in 1..=1024"), "{threads}: {err}");
+    }
     let (code, _, err) = run(&["fleet", path, "--report", "regressions"]);
     assert!(code == 2 && err.contains("--baseline"), "{err}");
     let (code, _, err) = run(&["fleet", path, "--report", "nope"]);

@@ -74,8 +74,8 @@ pub struct FleetArgs {
     /// system's temporary folder
     #[arg(long, value_name = "MIB", default_value_t = (QUERY_MEMORY_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     pub memory_mb: u64,
-    /// Threads a query runs on (default: every core)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Threads a query runs on, at most 1,024 (default: every core)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
     /// Rows of the result kept at most (the query stops reading past them)
     #[arg(long, value_name = "N", default_value_t = RESULT_ROWS as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
