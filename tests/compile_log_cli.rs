@@ -51,7 +51,8 @@ fn a_cpu_runs_report_speaks_of_the_cpu() {
     let first = text.lines().next().unwrap();
     assert!(first.starts_with("CPU: 35.95 ms of CPU time in 12 kernels; CPU busy 35.95 ms, idle 41.87 ms"), "{first}");
     for line in [
-        "The CPU is idle 41.87 ms of the trace's 77.83 ms",
+        "The CPU is idle 41.87 ms of the trace's 77.83 ms (53.8 %): no compiled kernel ran (its library calls, \
+         such as aten::addmm, and Python are not kernels)",
         "norm kernels are 99.8 % of CPU time",
         "torch_block_cpu.trace.json.gz: CPU: 12 kernels, CPU time 35.95 ms",
         "\nCPU timeline\n",
@@ -66,8 +67,11 @@ fn a_cpu_runs_report_speaks_of_the_cpu() {
     }
     // Nothing in it speaks of a GPU: the fusion section and the critical path included.
     assert!(!text.contains("GPU") && !text.contains("unknown on CPU"), "{text}");
+    // Its gaps between kernels are library calls and Python: no split of them by cause.
+    assert!(!text.contains("Idle time between kernels"), "{text}");
     let v = json(&["trace", &trace, "--json"]);
     assert_eq!(v["fusion"]["totals"]["processor"], "cpu");
+    assert!(v.get("waits").is_none(), "{}", v["waits"]);
 }
 
 #[test]

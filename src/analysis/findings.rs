@@ -439,11 +439,20 @@ fn idle(
             })
         });
         let why = why.unwrap_or_default() + &launch.map(launch_clause).unwrap_or_default();
+        // A CPU run's kernels are its compiled ones: between them the CPU runs library calls
+        // and Python, which are no kernels, and its "streams" wait on no other stream.
+        let (what, why) = match processor {
+            Processor::Gpu => ("no kernel or copy ran", why),
+            Processor::Cpu => (
+                "no compiled kernel ran (its library calls, such as aten::addmm, and Python are not kernels)",
+                String::new(),
+            ),
+        };
         Finding {
             kind: FindingKind::Idle,
             time_us: timeline.idle_us,
             text: format!(
-                "{whose} is idle {} of the trace's {} ({:.1} %): no kernel or copy ran{why}",
+                "{whose} is idle {} of the trace's {} ({:.1} %): {what}{why}",
                 format_duration_us(timeline.idle_us),
                 format_duration_us(timeline.total_us),
                 100.0 * timeline.idle_us / timeline.total_us

@@ -23,7 +23,7 @@ use crate::trace_fusion::dag::{fusion_with_dag, FusionDag};
 use crate::trace_fusion::{BuiltIn, FusionOptions, RuleSet, TraceFusion};
 use calib::CalibrationProfile;
 use hardware::{detect_chip, DetectedChip};
-use trace::TraceFormat;
+use trace::{Processor, TraceFormat};
 
 /// One trace's report. The keys are those of `docs/trace-analysis.md`, "Where the time goes".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -231,7 +231,12 @@ pub fn time_report(side: &ClassifiedTrace<'_>, choices: &Choices<'_>) -> TraceTi
         steps,
         other_devices: devices.into_iter().map(|d| d.whole).collect(),
         streams: device_streams(side),
-        waits: waits(side.trace, &windows),
+        // A CPU run's gaps between compiled kernels are its library calls and Python, not
+        // waits on the host, on launches or on another stream: no split by cause.
+        waits: match Processor::of_devices(&side.platform.devices) {
+            Processor::Gpu => waits(side.trace, &windows),
+            Processor::Cpu => None,
+        },
         launch_cost: launch_cost(side.trace, &windows),
         critical_path: critical_paths(side.trace, &windows),
         ops: table.rows,
