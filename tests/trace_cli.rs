@@ -194,6 +194,12 @@ fn compare_opens_with_the_verdict_and_the_findings_of_its_json() {
     for (line, f) in listed.iter().zip(findings) {
         assert!(line.contains(f["text"].as_str().unwrap()), "{line} vs {f}");
     }
+    // Right after the findings, each side's key (which heads the tables' columns: `amd time`)
+    // with its file and platform, before the first table.
+    let after: Vec<&str> = text.lines().skip_while(|l| !l.starts_with("Findings")).skip(listed.len() + 2).collect();
+    assert!(after[0].starts_with("   amd  hf_qwen1.5-0.5b_eager_mi300x.json.gz: AMD on "), "{text}");
+    assert!(after[1].starts_with("nvidia  hf_qwen1.5-0.5b_eager_h100.json.gz: NVIDIA on "), "{text}");
+    assert!(after[3].starts_with("Where the time goes"), "{text}");
 }
 
 #[test]

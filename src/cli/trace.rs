@@ -160,7 +160,8 @@ pub fn run_compare(args: CompareArgs) -> CliResult {
             .map(|(k, t)| t.capture.as_ref().map(|r| format!("{k}: {}\n", capture_line(r))).unwrap_or_default())
             .collect();
         let fusions: String = fusion.iter().map(|(k, f)| format!("\n{k}:{}", fusion_text(f))).collect();
-        let text = overview_text(&overview) + "\n" + &lines + &gap_text([keys[0], keys[1]], &g);
+        // The sides' keys head the tables' columns (`amd time`): each is said before the first.
+        let text = overview_text(&overview) + "\n" + &legend(&c) + "\n" + &lines + &gap_text([keys[0], keys[1]], &g);
         print(&(text + "\n" + &compare_text(&c) + &fusions))
     }
 }
@@ -411,11 +412,13 @@ fn ratio(r: Option<f64>) -> String {
     r.map(|r| format!("{r:.2}×")).unwrap_or_else(|| "—".to_string())
 }
 
+/// Each side's key, as the tables' columns name it, and its platform line.
+fn legend(c: &Comparison) -> String {
+    c.platforms.iter().map(|p| format!("{:>6}  {}", p.key, platform_line(p))).collect()
+}
+
 fn compare_text(c: &Comparison) -> String {
     let mut out = String::new();
-    for p in &c.platforms {
-        out += &format!("{:>6}  {}", p.key, platform_line(p));
-    }
     let keys: Vec<&str> = c.platforms.iter().map(|p| p.key.as_str()).collect();
     let mut cols = vec!["category".to_string()];
     for k in &keys {
@@ -432,7 +435,7 @@ fn compare_text(c: &Comparison) -> String {
         row.push(ratio(r.time_ratio));
         t.row(row);
     }
-    out += &format!("\nCategories\n{}", t.to_text());
+    out += &format!("Categories\n{}", t.to_text());
 
     // Main kernels side by side right after the op, as on the page; figures follow.
     let mut cols = vec!["op".to_string(), "method".to_string()];
