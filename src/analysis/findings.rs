@@ -443,10 +443,9 @@ fn idle(
         // and Python, which are no kernels, and its "streams" wait on no other stream.
         let (what, why) = match processor {
             Processor::Gpu => ("no kernel or copy ran", why),
-            Processor::Cpu => (
-                "no compiled kernel ran (its library calls, such as aten::addmm, and Python are not kernels)",
-                String::new(),
-            ),
+            Processor::Cpu => {
+                ("no compiled kernel ran (the runtime, library calls and Python are not kernels)", String::new())
+            }
         };
         Finding {
             kind: FindingKind::Idle,
