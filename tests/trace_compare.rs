@@ -271,6 +271,15 @@ fn the_gap_table_has_an_unattributed_row_only_where_some_time_is() {
     let row = qwen.lines().find(|l| l.starts_with("(unattributed: no CPU op)")).unwrap_or_else(|| panic!("{qwen}"));
     // 13,318.864 µs on the MI300X side, 13,741.827 on the H100 side (`compare --json`).
     assert!(row.contains("13.32 ms") && row.contains("13.74 ms"), "{row}");
+    // The coverage line of one trace says it too, and only where there is some.
+    let coverage = |file: &str| {
+        let (_, out, _) = crate::common::run(&["trace", &crate::common::data(&format!("traces/{file}"))]);
+        out.lines().find(|l| l.starts_with("Models cover")).unwrap_or_else(|| panic!("{out}")).to_string()
+    };
+    let qwen = coverage("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz");
+    assert!(qwen.contains("; unattributed (no CPU op) 13.74 ms in 509 events."), "{qwen}");
+    let bert = coverage("nvidia/hf_bert-small_eager_h100.json.gz");
+    assert!(!bert.contains("unattributed"), "{bert}");
 }
 
 #[test]

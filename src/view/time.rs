@@ -2,7 +2,7 @@
 //! ones): the GPU timeline, the per-op table and the gap between two traces.
 
 use table::{Cell, DataTable};
-use units::{format_duration_us, format_pct, group_digits};
+use units::{format_duration_us, format_pct, group_digits, plural};
 
 use analysis::capture::CaptureReport;
 use analysis::pipeline::TraceTime;
@@ -316,14 +316,21 @@ pub fn coverage_line(r: &TraceTime) -> String {
     } else {
         String::new()
     };
+    // Work no CPU op launched is said where there is some.
+    let unattributed = match r.unattributed.events {
+        0 => String::new(),
+        n => format!(
+            "; unattributed (no CPU op) {} in {}",
+            format_duration_us(c.unattributed_us),
+            plural(n, "event", "events")
+        ),
+    };
     format!(
-        "Models cover {} of {} time ({}); ops without a model {}; unattributed (no CPU op) {} in {} events{overlap}.{shapes}",
+        "Models cover {} of {} time ({}); ops without a model {}{unattributed}{overlap}.{shapes}",
         format_pct(c.modelled_pct),
         processor(r),
         format_duration_us(c.modelled_us),
         format_duration_us(c.unmodelled_us),
-        format_duration_us(c.unattributed_us),
-        group_digits(r.unattributed.events),
     )
 }
 
