@@ -194,6 +194,35 @@ fn a_jax_cpu_profile_is_a_cpu_run_with_its_hlo_groups() {
     assert_eq!(page, v);
 }
 
+/// The same block's profile as JAX's trace-event JSON (a later run of the same module): the
+/// host CPU's HLO ops are its kernels too, the same 29 ops three times each as the protobuf
+/// has them, each launched by its HLO op; the JSON carries no HLO module, so no bytes.
+#[test]
+fn a_jax_cpu_perfetto_trace_is_a_cpu_run_with_the_protobufs_ops() {
+    let json_file = "compiled/jax_block_cpu.perfetto_trace.json.gz";
+    let (trace, _, page) = opened(json_file);
+    let protobuf = fusionscope::formats::xplane::read_xplane(&data_bytes("compiled/jax_block_cpu.xplane.pb")).unwrap();
+    assert_eq!(trace.devices.len(), 1);
+    assert_eq!(trace.devices[0].name, fusionscope::trace::CPU_DEVICE);
+    let calls = |t: &Trace| {
+        let mut n: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        for k in &t.kernels {
+            *n.entry(t.name(k.name).to_string()).or_default() += 1;
+        }
+        n
+    };
+    assert_eq!(calls(&trace), calls(&protobuf));
+    assert_eq!(trace.kernels.len(), 87);
+    // Each kernel's op is the HLO op of its name.
+    let ops: std::collections::BTreeMap<u64, &str> =
+        trace.cpu_ops.iter().map(|o| (o.external_id, trace.name(o.name))).collect();
+    for k in &trace.kernels {
+        assert_eq!(ops[&k.external_id.unwrap()], trace.name(k.name));
+    }
+    assert_eq!(page["fusion"]["totals"]["processor"], "cpu");
+    assert_eq!(json(&["trace", &data(json_file), "--json"]), page);
+}
+
 /// An XLA profile's op table is priced from its HLO: cuDNN's convolution (an im2col and a GEMM
 /// per execution, one op) with its FLOPs and bytes, the transposes with their bytes.
 #[test]

@@ -14,6 +14,11 @@
 //! thread names come first in the converter's output, so events stream through; an event of a
 //! thread not yet named waits until the end.
 //!
+//! A trace with no GPU process is a CPU run (`jax[cpu]`): the `/host:CPU` process's events
+//! that carry an `hlo_op` are the ops XLA's CPU client ran, read as kernels of one CPU device
+//! (the thread the stream), as the protobuf reader reads them. They are kept until the end,
+//! where it is known that no GPU came.
+//!
 //! What the format lacks: everything the protobuf has and the conversion drops — the planes'
 //! stats, so **no device model** (a GPU is `/device:GPU:N`; the chip is not detected, give
 //! `--chip`), and, as for the protobuf, shapes and framework ops. A GPU whose kernels carry
@@ -39,7 +44,7 @@ use crate::interface::{readable, About};
 use crate::kineto::error::{error_offset, strip};
 use crate::kineto::raw::{Num, Text};
 use crate::kineto::scan::{Item, Scanner};
-use crate::xplane::stream::{gpu_number, line_kind, LineKind, StreamEvent};
+use crate::xplane::stream::{gpu_number, line_kind, LineKind, StreamEvent, CPU_DEVICE_NUMBER, HOST_CPU_PLANE};
 use crate::TraceError;
 use limits::TRACE_NAME_BYTES;
 use trace::intern::NameId;
@@ -77,7 +82,8 @@ struct RawArgs<'a> {
     correlation_id: Num,
 }
 
-/// A stream event whose thread was not named yet when it was read.
+/// A stream event whose thread was not named yet when it was read, or an HLO op of the host's
+/// CPU kept until the end ([`Builder::host_ops`]).
 struct Pending {
     pid: i64,
     tid: i64,
@@ -107,8 +113,14 @@ struct Builder<S> {
     gpus: FxHashMap<i64, i64>,
     /// (process, thread) → what the thread's line holds.
     threads: FxHashMap<(i64, i64), LineKind>,
-    /// Processes named other than a GPU (`/host:CPU`): their events are dropped as read.
+    /// Processes named other than a GPU (`/host:CPU`): their events are dropped as read, but
+    /// for the host CPU's HLO ops while no GPU has come.
     not_gpus: FxHashSet<i64>,
+    /// The processes named `/host:CPU`.
+    host_cpu: FxHashSet<i64>,
+    /// The host CPU's events that name an HLO op, while no GPU process has come: a CPU run's
+    /// kernels if none comes.
+    host_ops: Vec<Pending>,
     /// GPU processes with a kernel named by its ROCm descriptor (`….kd`).
     rocm: FxHashMap<i64, bool>,
     pending: Vec<Pending>,
@@ -137,6 +149,8 @@ impl<S: EventSink> Reader<S> {
                 sink,
                 gpus: FxHashMap::default(),
                 not_gpus: FxHashSet::default(),
+                host_cpu: FxHashSet::default(),
+                host_ops: Vec::new(),
                 threads: FxHashMap::default(),
                 rocm: FxHashMap::default(),
                 pending: Vec::new(),
@@ -176,10 +190,26 @@ impl<S: EventSink> Reader<S> {
         let mut b = self.builder;
         b.header.json_bytes = self.scanner.bytes_seen();
         for p in std::mem::take(&mut b.pending) {
-            let (Some(&device), Some(&kind)) = (b.gpus.get(&p.pid), b.threads.get(&(p.pid, p.tid))) else { continue };
+            let (Some(&device), Some(&kind)) = (b.gpus.get(&p.pid), b.threads.get(&(p.pid, p.tid))) else {
+                if b.host_cpu.contains(&p.pid) && p.hlo_op.is_some() {
+                    b.host_ops.push(p);
+                }
+                continue;
+            };
             let name = b.header.names.resolve(p.name).to_string();
             let hlo_op = p.hlo_op.map(|o| b.header.names.resolve(o).to_string());
             b.emit(kind, p.pid, device, p.tid, &name, hlo_op.as_deref(), p.ts, p.dur, p.correlation);
+        }
+        // No GPU came: a CPU run, whose kernels are the host CPU's HLO ops.
+        let host_ops = std::mem::take(&mut b.host_ops);
+        if b.gpus.is_empty() && !host_ops.is_empty() {
+            b.header.devices.push(DeviceProperties::cpu(CPU_DEVICE_NUMBER));
+            for p in host_ops {
+                let name = b.header.names.resolve(p.name).to_string();
+                let hlo_op = p.hlo_op.map(|o| b.header.names.resolve(o).to_string());
+                let kind = LineKind::Kernels;
+                b.emit(kind, p.pid, CPU_DEVICE_NUMBER, p.tid, &name, hlo_op.as_deref(), p.ts, p.dur, p.correlation);
+            }
         }
         let mut gpus: Vec<(i64, i64)> = b.gpus.iter().map(|(&pid, &n)| (n, pid)).collect();
         gpus.sort_unstable();
@@ -243,6 +273,9 @@ impl<S: EventSink> Builder<S> {
                     self.gpus.insert(pid, n);
                 } else {
                     self.not_gpus.insert(pid);
+                    if args.name.as_str() == Some(HOST_CPU_PLANE) {
+                        self.host_cpu.insert(pid);
+                    }
                 }
             }
             Some("M") if name == "thread_name" => {
@@ -260,25 +293,37 @@ impl<S: EventSink> Builder<S> {
                         self.emit(kind, pid, device, tid, name, args.hlo_op.as_str(), ts, dur, correlation)
                     }
                     // A host process's event, or a GPU event before its names: kept for the end
-                    // only while the process may still turn out to be a GPU.
-                    _ if self.not_gpus.contains(&pid) => {}
+                    // only while the process may still turn out to be a GPU, or while it is the
+                    // host CPU's HLO op and no GPU has come.
+                    _ if self.not_gpus.contains(&pid) => {
+                        if self.host_cpu.contains(&pid) && self.gpus.is_empty() && args.hlo_op.as_str().is_some() {
+                            let op = self.pending_of(pid, tid, name, args.hlo_op.as_str(), ts, dur, correlation);
+                            self.host_ops.push(op);
+                        }
+                    }
                     _ => {
-                        let names = &mut self.header.names;
-                        let pending = Pending {
-                            pid,
-                            tid,
-                            name: names.intern(name),
-                            hlo_op: args.hlo_op.as_str().map(|o| names.intern(o)),
-                            ts,
-                            dur,
-                            correlation,
-                        };
+                        let pending = self.pending_of(pid, tid, name, args.hlo_op.as_str(), ts, dur, correlation);
                         self.pending.push(pending);
                     }
                 }
             }
             _ => {}
         }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pending_of(
+        &mut self,
+        pid: i64,
+        tid: i64,
+        name: &str,
+        hlo_op: Option<&str>,
+        ts: f64,
+        dur: f64,
+        correlation: Option<u64>,
+    ) -> Pending {
+        let names = &mut self.header.names;
+        Pending { pid, tid, name: names.intern(name), hlo_op: hlo_op.map(|o| names.intern(o)), ts, dur, correlation }
     }
 
     #[allow(clippy::too_many_arguments)]

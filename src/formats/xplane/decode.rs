@@ -12,14 +12,11 @@ use rustc_hash::FxHashMap;
 use super::error::XplaneError;
 use super::hlo;
 use super::proto::{Value, XPlane, XSpace};
-use super::stream::{gpu_number, line_kind, LineKind, StreamEvent};
+use super::stream::{gpu_number, line_kind, LineKind, StreamEvent, CPU_DEVICE_NUMBER, HOST_CPU_PLANE};
 use limits::TRACE_NAME_BYTES;
 use trace::compiled::Compiled;
 use trace::read::{EventSink, TraceHeader};
 use trace::{DeviceProperties, TraceFormat};
-
-/// The plane of the host, whose threads run a CPU run's XLA ops.
-const HOST_CPU_PLANE: &str = "/host:CPU";
 
 /// The profile's GPU events into `sink`.
 pub(super) fn read<S: EventSink>(bytes: &[u8], mut sink: S) -> Result<S::Output, XplaneError> {
@@ -132,9 +129,6 @@ enum Ran {
     /// an HLO op; the rest (Python, PJRT's own calls, `end: …` marks) are the runtime's.
     Cpu,
 }
-
-/// The device number a CPU run's kernels take: the trace has one CPU.
-const CPU_DEVICE_NUMBER: i64 = 0;
 
 /// One plane's device, kernels and copies into the header and the sink.
 fn emit_plane<S: EventSink>(

@@ -6,6 +6,13 @@ use trace::intern::NameTable;
 use trace::read::EventSink;
 use trace::{CpuOp, Kernel, RecordedShapes, Transfer, TransferKind};
 
+/// The host's plane (`/host:CPU`), whose threads run a CPU run's XLA ops (a profile with no
+/// GPU plane): its events that name an HLO op are that run's kernels.
+pub(crate) const HOST_CPU_PLANE: &str = "/host:CPU";
+
+/// The device number a CPU run's kernels take: the profile has one CPU.
+pub(crate) const CPU_DEVICE_NUMBER: i64 = 0;
+
 /// `N` of a `/device:GPU:N` plane.
 pub(crate) fn gpu_number(name: &str) -> Option<i64> {
     name.strip_prefix("/device:GPU:")?.parse().ok()
