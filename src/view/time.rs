@@ -184,26 +184,21 @@ pub fn gap_table(g: &Gap, keys: [&str; 2]) -> DataTable {
         }
         t.rows.push(row);
     }
-    // The time not attributed to any op, per side, so the column sums are the GPU times;
-    // where every kernel has its op, a row of zeros would say nothing.
-    let un = |i: usize| g.unattributed_us.get(keys[i]).copied().unwrap_or(0.0);
-    if un(0) > 0.0 || un(1) > 0.0 {
-        let mut row = vec![Cell::text("(unattributed: no CPU op)"), Cell::text("")];
-        row.extend([Cell::micros(un(0)), Cell::micros(un(1)), Cell::micros(un(0) - un(1))]);
-        for _ in keys {
-            row.extend([Cell::decimal(None, 0), Cell::decimal(None, 0), Cell::decimal(None, 0)]);
+    // The time not attributed to any op, per side, so the column sums are the GPU times; and
+    // since a row counts each call's overlapping events once, GPU time each, the rest of the sum.
+    // Each is said where some side has any: a row of zeros would say nothing.
+    for (label, by_side) in
+        [("(unattributed: no CPU op)", &g.unattributed_us), ("(overlap within an op call)", &g.overlap_us)]
+    {
+        let us = |i: usize| by_side.get(keys[i]).copied().unwrap_or(0.0);
+        if us(0) > 0.0 || us(1) > 0.0 {
+            let mut row = vec![Cell::text(label), Cell::text("")];
+            row.extend([Cell::micros(us(0)), Cell::micros(us(1)), Cell::micros(us(0) - us(1))]);
+            for _ in keys {
+                row.extend([Cell::decimal(None, 0), Cell::decimal(None, 0), Cell::decimal(None, 0)]);
+            }
+            t.rows.push(row);
         }
-        t.rows.push(row);
-    }
-    // A row counts each call's overlapping events once, GPU time each: the rest of the sum.
-    let overlap = |i: usize| g.overlap_us.get(keys[i]).copied().unwrap_or(0.0);
-    if overlap(0) > 0.0 || overlap(1) > 0.0 {
-        let mut row = vec![Cell::text("(overlap within an op call)"), Cell::text("")];
-        row.extend([Cell::micros(overlap(0)), Cell::micros(overlap(1)), Cell::micros(overlap(0) - overlap(1))]);
-        for _ in keys {
-            row.extend([Cell::decimal(None, 0), Cell::decimal(None, 0), Cell::decimal(None, 0)]);
-        }
-        t.rows.push(row);
     }
     t
 }
