@@ -35,6 +35,11 @@ fn every_kernel_of_an_h200_xla_profile_has_its_hlo_group() {
         assert!(!ops.iter().any(|o| o["op"].as_str().unwrap().starts_with("command_buffer")), "{file}");
         assert_eq!(v["op_coverage"]["unattributed_us"], 0.0, "{file}");
     }
+    // XLA names each fusion after its instructions: every kernel of the block has a category.
+    let v = trace("jax_block_cuda.xplane.pb", &[]);
+    let categories: Vec<&str> =
+        v["categories"].as_array().unwrap().iter().map(|c| c["category"].as_str().unwrap()).collect();
+    assert_eq!(categories, ["gemm", "memory", "softmax", "elementwise"], "{}", v["categories"]);
     // The first projection of the block: a Triton GEMM fusion, x f32[2,16,64] normalised by
     // the fusion before it (f32[32,64]) times the weight f32[64,192] into f32[32,192].
     let v = trace("jax_block_cuda.xplane.pb", &[]);

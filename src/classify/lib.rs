@@ -12,6 +12,7 @@ pub mod family;
 pub mod inductor;
 pub mod name;
 pub mod rules;
+pub mod xla;
 
 use serde::{Deserialize, Serialize};
 
@@ -98,6 +99,9 @@ fn apply(rule: &Rule, text: &str) -> Option<Vec<Category>> {
     if rule.pattern == Pattern::Inductor {
         return inductor::components(text);
     }
+    if rule.pattern == Pattern::Xla {
+        return xla::components(text);
+    }
     if !rule.pattern.matches(text) {
         return None;
     }
@@ -152,7 +156,7 @@ mod tests {
                 | Pattern::Contains(v)
                 | Pattern::AllOf(v)
                 | Pattern::Word(v) => v,
-                Pattern::Inductor | Pattern::InductorLegacy => &[],
+                Pattern::Inductor | Pattern::InductorLegacy | Pattern::Xla => &[],
             };
             for v in values {
                 assert_eq!(*v, v.to_ascii_lowercase(), "rule {} pattern {v} would never match", rule.id);

@@ -48,6 +48,9 @@ pub enum Pattern {
     /// A TorchInductor kernel `triton_{poi,red,per,tem,for}_fused_<ops>_<n>`; the components come
     /// from the op words (`super::inductor::OPS`).
     Inductor,
+    /// An XLA kernel named after its HLO instructions, `[loop_|input_]<ops>_fusion[_n|.n]` or
+    /// `wrapped_<op>`; the components come from the opcodes (`super::xla`).
+    Xla,
     /// An old TorchInductor name `triton__0d1d2d…` (only the argument signature, no op names).
     InductorLegacy,
 }
@@ -62,6 +65,7 @@ impl Pattern {
             Pattern::AllOf(values) => values.iter().all(|v| text.contains(v)),
             Pattern::Word(values) => words(text).any(|w| values.contains(&w)),
             Pattern::Inductor => super::inductor::parse(text).is_some(),
+            Pattern::Xla => super::xla::parse(text).is_some(),
             Pattern::InductorLegacy => text.strip_prefix("triton__").is_some_and(|sig| {
                 !sig.is_empty() && sig.bytes().all(|b| b.is_ascii_digit() || b == b'd' || b == b'e')
             }),
@@ -81,6 +85,7 @@ impl Pattern {
                 "is triton_{poi,red,per,tem,for}_fused_<ops>_<n> or [graph_<N>_]cpp_fused_<ops>_<n>".to_string()
             }
             Pattern::InductorLegacy => "is triton__ followed by an argument signature (0d1d2d…)".to_string(),
+            Pattern::Xla => "is [loop_|input_]<HLO opcodes>_fusion[_<n>|.<n>] or wrapped_<opcode>[.<n>]".to_string(),
         }
     }
 }

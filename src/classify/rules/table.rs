@@ -1,11 +1,7 @@
-//! The rule table: plain data, in the order the rules are tried (the order and scopes are
-//! explained in [`super`]).
+//! The rule table: plain data, in the order the rules are tried ([`super`] explains the order and scopes).
 
-use super::{Pattern, Rule, Scope};
+use super::{Pattern::*, Rule, Scope::*};
 use crate::category::Category::*;
-
-use Pattern::*;
-use Scope::*;
 
 /// The table. Order matters within a scope (first match wins).
 pub static RULES: &[Rule] = &[
@@ -22,6 +18,15 @@ pub static RULES: &[Rule] = &[
          cast/copy next to the GEMM); words not known are ignored and a kernel with none falls back \
          to its kind (poi → elementwise, red/per → reduction, tem → gemm)",
         "triton_red_fused_add_mean_mul_pow_rsqrt_0",
+    ),
+    Rule::new(
+        "xla-fusion",
+        BaseName,
+        Xla,
+        &[],
+        "XLA kernel named after its HLO instructions (loop_add_fusion, wrapped_reduce): the \
+         components are the opcodes; bitcast, broadcast and reshape add none",
+        "loop_add_fusion",
     ),
     Rule::new(
         "inductor-legacy",

@@ -1,0 +1,155 @@
+//! XLA's kernel names, which are its HLO instructions': a fusion `[loop_|input_]<op>_<op>…_fusion`
+//! (GPU: `loop_add_fusion`, `input_transpose_fusion_1`; CPU: `subtract_exponential_fusion`,
+//! `multiply_bitcast_fusion.2`), and on CPU one op run alone, `wrapped_<op>`
+//! (`wrapped_reduce-window.1`). The words are HLO opcodes, `-` written `_` or kept; XLA names a
+//! fusion after its instructions, so they give its components as Inductor's op words do
+//! ([`super::inductor`]). A name whose words are none of these opcodes (`ynn_fusion`, a
+//! YNNPACK call) is not read here: the HLO module, where the profile has it, says what it ran.
+
+use crate::category::Category::{self, *};
+
+/// HLO opcodes (lower case, `_` for `-`) and what each is. Layout-only instructions (bitcast,
+/// broadcast, reshape) move no data in a fusion: they are known words that add no component.
+const OPS: &[(&str, Option<Category>)] = &[
+    ("add", Some(Elementwise)),
+    ("subtract", Some(Elementwise)),
+    ("multiply", Some(Elementwise)),
+    ("divide", Some(Elementwise)),
+    ("remainder", Some(Elementwise)),
+    ("negate", Some(Elementwise)),
+    ("abs", Some(Elementwise)),
+    ("sign", Some(Elementwise)),
+    ("maximum", Some(Elementwise)),
+    ("minimum", Some(Elementwise)),
+    ("clamp", Some(Elementwise)),
+    ("compare", Some(Elementwise)),
+    ("select", Some(Elementwise)),
+    ("and", Some(Elementwise)),
+    ("or", Some(Elementwise)),
+    ("xor", Some(Elementwise)),
+    ("not", Some(Elementwise)),
+    ("shift_left", Some(Elementwise)),
+    ("shift_right_logical", Some(Elementwise)),
+    ("shift_right_arithmetic", Some(Elementwise)),
+    ("power", Some(Elementwise)),
+    ("sqrt", Some(Elementwise)),
+    ("rsqrt", Some(Elementwise)),
+    ("cbrt", Some(Elementwise)),
+    ("exponential", Some(Elementwise)),
+    ("exponential_minus_one", Some(Elementwise)),
+    ("log", Some(Elementwise)),
+    ("log_plus_one", Some(Elementwise)),
+    ("floor", Some(Elementwise)),
+    ("ceil", Some(Elementwise)),
+    ("round_nearest_afz", Some(Elementwise)),
+    ("round_nearest_even", Some(Elementwise)),
+    ("sine", Some(Elementwise)),
+    ("cosine", Some(Elementwise)),
+    ("atan2", Some(Elementwise)),
+    ("is_finite", Some(Elementwise)),
+    ("convert", Some(Elementwise)),
+    ("tanh", Some(Activation)),
+    ("logistic", Some(Activation)),
+    ("erf", Some(Activation)),
+    ("reduce", Some(Reduction)),
+    ("reduce_window", Some(Reduction)),
+    ("sort", Some(Sort)),
+    ("dot", Some(Gemm)),
+    ("convolution", Some(Gemm)),
+    ("transpose", Some(Memory)),
+    ("copy", Some(Memory)),
+    ("slice", Some(Memory)),
+    ("dynamic_slice", Some(Memory)),
+    ("dynamic_update_slice", Some(Memory)),
+    ("concatenate", Some(Memory)),
+    ("pad", Some(Memory)),
+    ("gather", Some(Memory)),
+    ("scatter", Some(Memory)),
+    ("reverse", Some(Memory)),
+    ("iota", Some(Memory)),
+    ("bitcast", None),
+    ("broadcast", None),
+    ("reshape", None),
+];
+
+/// Longest opcode in [`OPS`], in words.
+const MAX_OP_WORDS: usize = 3;
+
+/// The opcodes a name of XLA's gives (lower case), or None where it is not one: no `_fusion`
+/// or `wrapped_` form, or no word that is an opcode.
+pub fn parse(base: &str) -> Option<Vec<&'static str>> {
+    // XLA numbers a name that repeats: `.1` on CPU, `_1` on GPU.
+    let name = strip_index(base, '.');
+    let name = strip_index(name, '_');
+    let ops = match name.strip_prefix("wrapped_") {
+        Some(op) => op,
+        None => {
+            let ops = name.strip_suffix("_fusion")?;
+            ops.strip_prefix("loop_").or_else(|| ops.strip_prefix("input_")).unwrap_or(ops)
+        }
+    };
+    let words: Vec<&str> = ops.split(['_', '-']).filter(|w| !w.is_empty()).collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let longest = (1..=MAX_OP_WORDS.min(words.len() - i)).rev().find_map(|n| {
+            let phrase = words[i..i + n].join("_");
+            OPS.iter().find(|(op, _)| *op == phrase).map(|(op, _)| (n, *op))
+        });
+        match longest {
+            Some((n, op)) => {
+                found.push(op);
+                i += n;
+            }
+            None => i += 1,
+        }
+    }
+    (!found.is_empty()).then_some(found)
+}
+
+/// `name` without a trailing `<sep><digits>`.
+fn strip_index(name: &str, sep: char) -> &str {
+    match name.rsplit_once(sep) {
+        Some((head, index)) if !head.is_empty() && !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) => {
+            head
+        }
+        _ => name,
+    }
+}
+
+/// The components of an XLA kernel name, or None where it is not one ([`parse`]). A fusion of
+/// layout-only instructions alone (`bitcast_fusion`) moves data: memory.
+pub fn components(base: &str) -> Option<Vec<Category>> {
+    let ops = parse(base)?;
+    let mut components: Vec<Category> =
+        ops.iter().filter_map(|op| OPS.iter().find(|(name, _)| name == op).and_then(|(_, c)| *c)).collect();
+    if components.is_empty() {
+        components.push(Memory);
+    }
+    Some(components)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusions_and_wrapped_ops_of_gpu_and_cpu_profiles() {
+        assert_eq!(parse("loop_add_fusion").unwrap(), vec!["add"]);
+        assert_eq!(parse("input_transpose_fusion_1").unwrap(), vec!["transpose"]);
+        assert_eq!(parse("multiply_bitcast_fusion.2").unwrap(), vec!["multiply", "bitcast"]);
+        assert_eq!(parse("wrapped_reduce-window.1").unwrap(), vec!["reduce_window"]);
+        assert_eq!(parse("shift_right_logical_xor_fusion").unwrap(), vec!["shift_right_logical", "xor"]);
+        assert_eq!(components("subtract_exponential_fusion").unwrap(), vec![Elementwise, Elementwise]);
+        assert_eq!(components("multiply_reduce_fusion").unwrap(), vec![Elementwise, Reduction]);
+        assert_eq!(components("copy_bitcast_fusion").unwrap(), vec![Memory]);
+        assert_eq!(components("bitcast_fusion").unwrap(), vec![Memory]);
+    }
+
+    #[test]
+    fn names_that_are_not_xlas_or_say_nothing_are_left_to_other_rules() {
+        for name in ["ynn_fusion.5", "gemm_fusion_dot_2", "triton_softmax_8", "fusion", "wrapped_", "add_kernel"] {
+            assert_eq!(parse(name), None, "{name}");
+        }
+    }
+}
