@@ -3,8 +3,9 @@
 //! `multiply_bitcast_fusion.2`), and on CPU one op run alone, `wrapped_<op>`
 //! (`wrapped_reduce-window.1`). The words are HLO opcodes, `-` written `_` or kept; XLA names a
 //! fusion after its instructions, so they give its components as Inductor's op words do
-//! ([`super::inductor`]). A name whose words are none of these opcodes (`ynn_fusion`, a
-//! YNNPACK call) is not read here: the HLO module, where the profile has it, says what it ran.
+//! ([`super::inductor`]). A name with a word that is no opcode (`ynn_fusion`, a YNNPACK call;
+//! another library's `add_rmsnorm_fusion`) is not read here: the HLO module, where the profile
+//! has it, says what such a kernel ran.
 
 use crate::category::Category::{self, *};
 
@@ -76,7 +77,7 @@ const OPS: &[(&str, Option<Category>)] = &[
 const MAX_OP_WORDS: usize = 3;
 
 /// The opcodes a name of XLA's gives (lower case), or None where it is not one: no `_fusion`
-/// or `wrapped_` form, or no word that is an opcode.
+/// or `wrapped_` form, or a word that is no opcode.
 pub fn parse(base: &str) -> Option<Vec<&'static str>> {
     // XLA numbers a name that repeats: `.1` on CPU, `_1` on GPU.
     let name = strip_index(base, '.');
@@ -96,13 +97,11 @@ pub fn parse(base: &str) -> Option<Vec<&'static str>> {
             let phrase = words[i..i + n].join("_");
             OPS.iter().find(|(op, _)| *op == phrase).map(|(op, _)| (n, *op))
         });
-        match longest {
-            Some((n, op)) => {
-                found.push(op);
-                i += n;
-            }
-            None => i += 1,
-        }
+        // XLA's names are its opcodes only: another word (`rmsnorm` in `add_rmsnorm_fusion`,
+        // `ynn` in `ynn_fusion`) means another naming, which the other rules read.
+        let (n, op) = longest?;
+        found.push(op);
+        i += n;
     }
     (!found.is_empty()).then_some(found)
 }
@@ -148,7 +147,15 @@ mod tests {
 
     #[test]
     fn names_that_are_not_xlas_or_say_nothing_are_left_to_other_rules() {
-        for name in ["ynn_fusion.5", "gemm_fusion_dot_2", "triton_softmax_8", "fusion", "wrapped_", "add_kernel"] {
+        for name in [
+            "ynn_fusion.5",
+            "gemm_fusion_dot_2",
+            "triton_softmax_8",
+            "fusion",
+            "wrapped_",
+            "add_kernel",
+            "add_rmsnorm_fusion",
+        ] {
             assert_eq!(parse(name), None, "{name}");
         }
     }

@@ -24,7 +24,7 @@ pub static RULES: &[Rule] = &[
         BaseName,
         Xla,
         &[],
-        "XLA kernel named after its HLO instructions (loop_add_fusion, wrapped_reduce): the \
+        "XLA kernel named after its HLO instructions only (loop_add_fusion, wrapped_reduce): the \
          components are the opcodes; bitcast, broadcast and reshape add none",
         "loop_add_fusion",
     ),
