@@ -158,5 +158,8 @@ mod tests {
         ] {
             assert_eq!(parse(name), None, "{name}");
         }
+        // Left to the other rules, which read it for what it is.
+        assert_eq!(crate::classify("add_rmsnorm_fusion").category, Norm);
+        assert_eq!(crate::classify("loop_add_fusion").rule, Some("xla-fusion"));
     }
 }
