@@ -54,6 +54,14 @@ pub enum FleetError {
     Memory { limit: String, message: String },
 }
 
+/// The allocation that failed, from DataFusion's out-of-memory message: "Failed to allocate
+/// additional 256.0 KB for FinalHashAggregateStream[0]", which names the operator (here a GROUP
+/// BY), without its list of every reservation's bytes and the pool's state.
+fn allocation(message: &str) -> &str {
+    let failed = message.rfind("Failed to allocate").map_or(message, |at| &message[at..]);
+    failed.split(" with ").next().unwrap_or(failed).trim_end()
+}
+
 impl FleetError {
     pub(crate) fn io(file: &Path, e: std::io::Error) -> FleetError {
         FleetError::Io { file: file.to_path_buf(), message: e.to_string() }
@@ -66,9 +74,10 @@ impl FleetError {
     /// A query's failure; running out of its memory limit (`limit` bytes) said as such.
     fn of_query(e: datafusion::error::DataFusionError, limit: usize) -> FleetError {
         match e.find_root() {
-            datafusion::error::DataFusionError::ResourcesExhausted(message) => {
-                FleetError::Memory { limit: units::format_bytes(limit as u64), message: message.clone() }
-            }
+            datafusion::error::DataFusionError::ResourcesExhausted(message) => FleetError::Memory {
+                limit: units::format_bytes(limit as u64),
+                message: allocation(message).to_string(),
+            },
             _ => FleetError::query(e),
         }
     }
