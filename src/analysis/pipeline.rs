@@ -233,7 +233,7 @@ pub fn time_report(side: &ClassifiedTrace<'_>, choices: &Choices<'_>) -> TraceTi
         streams: device_streams(side),
         // A CPU run's gaps between compiled kernels are its library calls and Python, not
         // waits on the host, on launches or on another stream: no split by cause.
-        waits: match Processor::of_devices(&side.platform.devices) {
+        waits: match side.platform.processor() {
             Processor::Gpu => waits(side.trace, &windows),
             Processor::Cpu => None,
         },

@@ -16,6 +16,7 @@
 use serde::Serialize;
 
 use crate::category::Category;
+use crate::name::{ops_in, strip_index};
 use Category::*;
 
 /// The kind of Inductor kernel, from the name's second word.
@@ -310,26 +311,9 @@ pub fn parse(base: &str) -> Option<(InductorKind, Vec<&'static str>)> {
         }
     };
     let ops = rest.strip_prefix("fused").unwrap_or(rest);
-    // Drop the trailing kernel index `_<n>`.
-    let ops = match ops.rsplit_once('_') {
-        Some((head, index)) if !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) => head,
-        _ => ops,
-    };
-    let words: Vec<&str> = ops.split('_').filter(|w| !w.is_empty()).collect();
-    let mut found = Vec::new();
-    let mut i = 0;
-    while i < words.len() {
-        let longest = (1..=MAX_OP_WORDS.min(words.len() - i))
-            .rev()
-            .find_map(|n| lookup(&words[i..i + n].join("_")).map(|op| (n, op)));
-        match longest {
-            Some((n, op)) => {
-                found.push(op);
-                i += n;
-            }
-            None => i += 1,
-        }
-    }
+    // Drop the trailing kernel index `_<n>`; unknown words are dropped too.
+    let words: Vec<&str> = strip_index(ops, '_').split('_').filter(|w| !w.is_empty()).collect();
+    let (found, _) = ops_in(&words, OPS, MAX_OP_WORDS);
     Some((kind, found))
 }
 
@@ -343,10 +327,6 @@ fn cpp_kernel(base: &str) -> Option<&str> {
         None => base,
     };
     name.strip_prefix("cpp_")
-}
-
-fn lookup(phrase: &str) -> Option<&'static str> {
-    OPS.iter().find(|(op, _)| *op == phrase).map(|(op, _)| *op)
 }
 
 fn component_of(op: &str) -> Option<Category> {

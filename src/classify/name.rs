@@ -200,6 +200,45 @@ fn read_source_name(text: &str) -> Option<(&str, &str)> {
     Some((ident, &text[digits + len..]))
 }
 
+/// The ops a compiler's kernel name lists, read from its `words` against `table` (op name →
+/// category, an op of several words joined by `_`), the longest op first at each word, ops of
+/// at most `max_words` words; and whether every word was part of an op. Inductor drops the
+/// words it does not know; XLA's names hold nothing but opcodes.
+pub(crate) fn ops_in(
+    words: &[&str],
+    table: &'static [(&'static str, Option<crate::category::Category>)],
+    max_words: usize,
+) -> (Vec<&'static str>, bool) {
+    let (mut found, mut all_known, mut i) = (Vec::new(), true, 0);
+    while i < words.len() {
+        let longest = (1..=max_words.min(words.len() - i)).rev().find_map(|n| {
+            let phrase = words[i..i + n].join("_");
+            table.iter().find(|(op, _)| *op == phrase).map(|(op, _)| (n, *op))
+        });
+        match longest {
+            Some((n, op)) => {
+                found.push(op);
+                i += n;
+            }
+            None => {
+                all_known = false;
+                i += 1;
+            }
+        }
+    }
+    (found, all_known)
+}
+
+/// `name` without a trailing `<sep><digits>` (a compiler's kernel index: `_3`, `.1`).
+pub(crate) fn strip_index(name: &str, sep: char) -> &str {
+    match name.rsplit_once(sep) {
+        Some((head, index)) if !head.is_empty() && !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) => {
+            head
+        }
+        _ => name,
+    }
+}
+
 /// A kernel name shortened to at most `width` characters for tables, keeping what tells
 /// kernels apart. Kernel names run to kilobytes, and cutting them at a fixed width leaves
 /// `void at::native::…` or three identical `Cijk_Alik_Bljk_…` prefixes. Instead:

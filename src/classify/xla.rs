@@ -8,6 +8,7 @@
 //! has it, says what such a kernel ran.
 
 use crate::category::Category::{self, *};
+use crate::name::{ops_in, strip_index};
 
 /// HLO opcodes (lower case, `_` for `-`) and what each is. Layout-only instructions (bitcast,
 /// broadcast, reshape) move no data in a fusion: they are known words that add no component.
@@ -90,29 +91,11 @@ pub fn parse(base: &str) -> Option<Vec<&'static str>> {
         }
     };
     let words: Vec<&str> = ops.split(['_', '-']).filter(|w| !w.is_empty()).collect();
-    let mut found = Vec::new();
-    let mut i = 0;
-    while i < words.len() {
-        let longest = (1..=MAX_OP_WORDS.min(words.len() - i)).rev().find_map(|n| {
-            let phrase = words[i..i + n].join("_");
-            OPS.iter().find(|(op, _)| *op == phrase).map(|(op, _)| (n, *op))
-        });
-        // XLA's names are its opcodes only: another word (`rmsnorm` in `add_rmsnorm_fusion`,
-        // `ynn` in `ynn_fusion`) means another naming, which the other rules read.
-        let (n, op) = longest?;
-        found.push(op);
-        i += n;
-    }
-    (!found.is_empty()).then_some(found)
-}
-
-/// `name` without a trailing `<sep><digits>`.
-fn strip_index(name: &str, sep: char) -> &str {
-    match name.rsplit_once(sep) {
-        Some((head, index)) if !head.is_empty() && !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()) => {
-            head
-        }
-        _ => name,
+    // XLA's names are its opcodes only: another word (`rmsnorm` in `add_rmsnorm_fusion`, `ynn`
+    // in `ynn_fusion`) means another naming, which the other rules read.
+    match ops_in(&words, OPS, MAX_OP_WORDS) {
+        (found, true) if !found.is_empty() => Some(found),
+        _ => None,
     }
 }
 

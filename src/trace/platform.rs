@@ -95,6 +95,13 @@ pub struct Platform {
     pub kernel_time_us: f64,
 }
 
+impl Platform {
+    /// What ran the kernels ([`Processor::of_devices`]).
+    pub fn processor(&self) -> Processor {
+        Processor::of_devices(&self.devices)
+    }
+}
+
 /// Kernel-name fragments typical of one vendor's libraries (lower case).
 const AMD_HINTS: [&str; 6] = ["cijk_", "ck_", "hip", "rocm", "wvsplitk", "mfma"];
 const NVIDIA_HINTS: [&str; 8] = ["nvjet_", "sm90_", "sm80_", "sm100_", "cutlass", "cublas", "__nv_", "ampere_"];

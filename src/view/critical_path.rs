@@ -7,33 +7,35 @@ use units::format_duration_us;
 use analysis::time::critical_path::{CriticalPath, Lane};
 use trace::Processor;
 
-/// What the path's two sides are called: a GPU run's kernels and CPU calls are "GPU" and
-/// "CPU"; a CPU run's kernels ran on the CPU too, so there they are kernels and calls.
-fn side_names(processor: Processor) -> [&'static str; 2] {
+/// What the path's two sides are called, in its items and its columns (the time on each, the
+/// kernels' share): a GPU run's kernels and CPU calls are "GPU" and "CPU"; a CPU run's kernels
+/// ran on the CPU too, so there they are kernels and calls.
+struct Sides {
+    items: [&'static str; 2],
+    columns: [&'static str; 3],
+}
+
+fn sides(processor: Processor) -> Sides {
     match processor {
-        Processor::Gpu => ["GPU", "CPU"],
-        Processor::Cpu => ["kernel", "call"],
+        Processor::Gpu => Sides { items: ["GPU", "CPU"], columns: ["GPU", "CPU", "GPU share"] },
+        Processor::Cpu => Sides { items: ["kernel", "call"], columns: ["in kernels", "in calls", "kernel share"] },
     }
 }
 
 /// One row per step: the path's length, its shares, and the names it spends longest on.
 pub fn critical_path_table(paths: &[CriticalPath], processor: Processor) -> DataTable {
-    let [kernels, calls] = side_names(processor);
-    let (in_kernels, in_calls, share) = match processor {
-        Processor::Gpu => ("GPU".to_string(), "CPU".to_string(), "GPU share".to_string()),
-        Processor::Cpu => (format!("in {kernels}s"), format!("in {calls}s"), format!("{kernels} share")),
-    };
+    let Sides { items: [kernels, calls], columns: [in_kernels, in_calls, share] } = sides(processor);
     let mut t = DataTable::new(
         "critical_path",
         "Critical path of each step: the chain of kernels and CPU calls that decided when its last work ended",
         &[
             ("window", false),
             ("length", true),
-            (&in_kernels, true),
-            (&in_calls, true),
+            (in_kernels, true),
+            (in_calls, true),
             ("launch delay", true),
             ("other waits", true),
-            (&share, true),
+            (share, true),
             ("kernels", true),
             ("calls", true),
             ("longest on it", false),

@@ -51,7 +51,7 @@ use crate::structure::Structure;
 use crate::summary::{gpu_time_us, round3, ClassifiedTrace};
 use calib::CalibrationProfile;
 use hardware::Chip;
-use trace::{Processor, Trace};
+use trace::Processor;
 
 /// The GPU time whose bytes are unknown, µs, by whose gap it is ([`Cause`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -207,7 +207,7 @@ pub(crate) fn analyze_then<T>(
         whatif::opportunities(&grouping, &options.rules, options.chip, options.calibration, options.structure);
     let calls = repredict::compiled_calls(side.trace, &grouping);
     let reprediction = repredict::repredict(&grouping, &BuiltIn::Inductor.rules(), &calls);
-    let totals = totals(side.trace, &grouping, &opportunities);
+    let totals = totals(side, &grouping, &opportunities);
     let op_times = op_times::op_times(side.trace, grouping.instances.iter().map(|i| (i.dur, i.op)));
     // Longest first; the permutation is kept for `then`.
     let mut order: Vec<usize> = (0..grouping.groups.len()).collect();
@@ -233,7 +233,8 @@ pub(crate) fn analyze_then<T>(
     (fusion, extra)
 }
 
-fn totals(trace: &Trace, g: &groups::Grouping, opportunities: &[Opportunity]) -> FusionTotals {
+fn totals(side: &ClassifiedTrace<'_>, g: &groups::Grouping, opportunities: &[Opportunity]) -> FusionTotals {
+    let trace = side.trace;
     let gpu = gpu_time_us(trace);
     let copies: f64 = trace.transfers.iter().map(|t| t.dur).sum();
     let (mut known, mut unknown) = (0.0, UnknownTime::default());
@@ -261,7 +262,7 @@ fn totals(trace: &Trace, g: &groups::Grouping, opportunities: &[Opportunity]) ->
         opportunities.iter().fold(0u64, |s, o| s.saturating_add(o.saved_bytes_per_call.saturating_mul(o.calls)));
     let opportunity_us = opportunities.iter().map(|o| o.saved_us).try_fold(0.0, |s, t| t.map(|t| s + t));
     FusionTotals {
-        processor: Processor::of_devices(&trace::platform::platform(trace).devices),
+        processor: side.platform.processor(),
         events: g.instances.len() as u64,
         groups: g.groups.len() as u64,
         gpu_time_us: round3(gpu),
