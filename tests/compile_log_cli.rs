@@ -73,6 +73,8 @@ fn a_cpu_runs_report_speaks_of_the_cpu() {
     let v = json(&["trace", &trace, "--json"]);
     assert_eq!(v["fusion"]["totals"]["processor"], "cpu");
     assert!(v.get("waits").is_none(), "{}", v["waits"]);
+    let summary = json(&["trace", &trace, "--summary-only", "--json"]);
+    assert!(summary.get("waits").is_none(), "{}", summary["waits"]);
 }
 
 #[test]

@@ -37,7 +37,7 @@ use classify::category::Category;
 use classify::Classification;
 use limits::SUMMARY_ONLY_DEVICES;
 use trace::intern::{NameId, NameTable};
-use trace::platform::{detect_vendor_of, device_names};
+use trace::platform::{detect_vendor_of, device_names, Processor};
 use trace::{EventSink, TraceHeader};
 use trace::{Kernel, Launch, Transfer, TransferKind};
 use units::group_digits;
@@ -327,6 +327,9 @@ impl EventSink for SummarySink<'_> {
         }
         let (waits, waits_note) = self.waits.finish();
         notes.extend(waits_note);
+        // A CPU run's gaps between compiled kernels are its library calls and Python: no split
+        // by a GPU's causes, as the whole reading gives none (`pipeline::time_report`).
+        let waits = waits.filter(|_| platform.processor() == Processor::Gpu);
         let mut timelines = timelines.into_iter();
         SummaryOnly {
             platforms: vec![platform],
