@@ -75,6 +75,8 @@ fn a_cpu_runs_report_speaks_of_the_cpu() {
     assert!(v.get("waits").is_none(), "{}", v["waits"]);
     let summary = json(&["trace", &trace, "--summary-only", "--json"]);
     assert!(summary.get("waits").is_none(), "{}", summary["waits"]);
+    let ranks = json(&["ranks", &trace, "--json"]);
+    assert!(ranks["ranks"][0].get("waits").is_none(), "{}", ranks["ranks"][0]["waits"]);
 }
 
 #[test]

@@ -21,7 +21,7 @@ use limits::{
     RANKS_STREAM_SPANS,
 };
 use trace::intern::{NameId, NameTable};
-use trace::platform::{detect_vendor_of, device_names};
+use trace::platform::{detect_vendor_of, device_names, Processor};
 use trace::read::{EventSink, TraceHeader};
 use trace::CollectiveArgs;
 use trace::Distributed;
@@ -468,6 +468,10 @@ impl EventSink for RankSink<'_> {
 
         let (waits, waits_note) = std::mem::take(&mut self.waits).finish();
         notes.extend(waits_note);
+        // A CPU run's gaps between compiled kernels are its library calls and Python: no split
+        // by a GPU's causes, as a single trace's reading gives none (`pipeline::time_report`).
+        let names: Vec<&str> = devices.iter().map(|d| d.timeline.device.as_str()).collect();
+        let waits = waits.filter(|_| Processor::of_devices(&names) == Processor::Gpu);
         let mut pending = std::mem::take(&mut self.collectives);
         pending.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.end.total_cmp(&b.end)));
         let collectives = self.records(&pending, &mut notes);
