@@ -3,7 +3,7 @@
 //! rows ([`super::window`]); sorting and filtering run here, over all rows, so that they are
 //! tested natively and give the same order the exports have.
 
-use units::{ellipsize, format_bytes, format_duration_us, format_pct, group_digits, positive_zero};
+use units::{ellipsize, format_bytes, format_duration_us, format_pct, group_digits, plural, positive_zero};
 
 use super::Table;
 
@@ -196,6 +196,17 @@ impl DataTable {
         self
     }
 
+    /// The sentence under the table: how many rows it has, or how many of them `matching` the
+    /// filter, singular for one ("1 row.", "1 of 3 rows match.").
+    pub fn row_count(&self, matching: usize) -> String {
+        let total = self.rows.len() as u64;
+        if matching < self.rows.len() {
+            format!("{} of {} match.", group_digits(matching as u64), plural(total, "row", "rows"))
+        } else {
+            format!("{}.", plural(total, "row", "rows"))
+        }
+    }
+
     /// The table without the column named `header` (e.g. counts a shortened share link no
     /// longer knows); unchanged if there is none.
     pub fn without_column(mut self, header: &str) -> DataTable {
@@ -233,5 +244,18 @@ mod tests {
         let t = t.with_details(|h| h == "calls");
         assert_eq!(t.column_to_hide(&[]), Some(1));
         assert_eq!(t.column_to_hide(&[1]), Some(3));
+    }
+
+    #[test]
+    fn the_row_count_is_singular_for_one_row() {
+        let mut t = DataTable::new("t", "t", &[("kernel", false)]);
+        assert_eq!(t.row_count(0), "0 rows.");
+        t.rows.push(vec![Cell::text("a")]);
+        assert_eq!(t.row_count(1), "1 row.");
+        assert_eq!(t.row_count(0), "0 of 1 row match.");
+        t.rows.extend((0..1233).map(|_| vec![Cell::text("b")]));
+        assert_eq!(t.row_count(1234), "1,234 rows.");
+        assert_eq!(t.row_count(1), "1 of 1,234 rows match.");
+        assert_eq!(t.row_count(12), "12 of 1,234 rows match.");
     }
 }

@@ -14,7 +14,6 @@ use yew::prelude::*;
 use page::ByAddress;
 use table::window::row_window;
 use table::{DataTable, SortBy};
-use units::group_digits;
 
 /// Height of every body row in pixels (the stylesheet's `.data-table tbody tr` says the same).
 pub const ROW_HEIGHT: f64 = 28.0;
@@ -210,13 +209,7 @@ pub fn data_table_view(props: &Props) -> Html {
                 </table>
             </div>
             <p class="hint table-count" data-testid="row-count">
-                {
-                    if rows.len() < table.rows.len() {
-                        format!("{} of {} rows match.", group_digits(rows.len() as u64), group_digits(table.rows.len() as u64))
-                    } else {
-                        format!("{} rows.", group_digits(rows.len() as u64))
-                    }
-                }
+                { table.row_count(rows.len()) }
                 if let Some(footer) = &props.footer { { " " }{ footer.clone() } }
             </p>
         </section>
