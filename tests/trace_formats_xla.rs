@@ -194,6 +194,24 @@ fn a_jax_cpu_profile_is_a_cpu_run_with_its_hlo_groups() {
     assert_eq!(page, v);
 }
 
+/// The CPU run read as a job's rank speaks of the CPU too: its verdict, its idle finding and
+/// the page's strip of where its time went.
+#[test]
+fn a_jax_cpu_profile_read_as_a_rank_is_a_cpu_rank() {
+    let file = data("compiled/jax_block_cpu.xplane.pb");
+    let (code, text, err) = crate::common::run(&["ranks", &file]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!text.contains("GPU"), "{text}");
+    assert!(text.starts_with("1 rank of one job (world size unknown) over 8.03 ms"), "{text}");
+    assert!(text.contains("; each CPU busy 427.85 µs\n"), "{text}");
+    assert!(text.contains("Rank 0's CPU is idle 7.60 ms of its 8.03 ms span (94.7 %): no compiled kernel ran"), "{text}");
+    let v = json(&["ranks", &file, "--json"]);
+    let report: fusionscope::analysis::ranks::job::JobReport = serde_json::from_value(v).unwrap();
+    assert_eq!(report.processor(), fusionscope::trace::platform::Processor::Cpu);
+    let strips = fusionscope::view::ranks::rank_strips(&report);
+    assert!(strips.contains("<title>Each rank&#39;s CPU time: computation,"), "{strips}");
+}
+
 /// The same block's profile as JAX's trace-event JSON (a later run of the same module): the
 /// host CPU's HLO ops are its kernels too, the same 29 ops three times each as the protobuf
 /// has them, each launched by its HLO op; the JSON carries no HLO module, so no bytes.

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use analysis::ranks::job::JobReport;
 use draw::chart::{escape_xml, svg_start};
 use table::{Cell, Column, DataTable};
+use trace::platform::Processor;
 use units::{format_duration_us, format_pct};
 
 use super::time::TIMELINE_PARTS;
@@ -351,8 +352,12 @@ pub fn strips_svg(rows: &[StripRow]) -> String {
     const ROW: f64 = 22.0;
     const TOP: f64 = 50.0;
     let height = TOP + ROW * rows.len() as f64 + 10.0;
-    let mut s =
-        svg_start(760, height as u32, "Each rank's GPU time: computation, exposed communication and memcpy, idle");
+    let devices: Vec<&str> = rows.iter().map(|r| r.device.as_str()).filter(|d| !d.is_empty()).collect();
+    let title = format!(
+        "Each rank's {} time: computation, exposed communication and memcpy, idle",
+        Processor::of_devices(&devices)
+    );
+    let mut s = svg_start(760, height as u32, &title);
     for (i, (name, color)) in TIMELINE_PARTS.iter().enumerate() {
         let x = 10.0 + 180.0 * i as f64;
         s.push_str(&format!(

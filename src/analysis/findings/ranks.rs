@@ -5,6 +5,7 @@
 use super::{rank, Evidence, Finding, FindingKind, Overview, Verdict, VerdictSide};
 use crate::ranks::job::{JobReport, MatchedCollective, RankEntry};
 use crate::ranks::stragglers::Straggler;
+use trace::platform::Processor;
 use units::{format_duration_us, plural};
 
 /// Stragglers named at most: past the second, the stragglers table lists them.
@@ -32,10 +33,11 @@ pub fn ranks_overview(r: &JobReport) -> Overview {
         None if r.ranks.len() < 2 => ": one rank alone has no other to keep waiting".to_string(),
         None => ": no rank kept the others waiting".to_string(),
     };
+    let processor = r.processor();
     if high > 0.0 {
         text += &match (high - low).abs() < 0.0005 {
-            true => format!("; each GPU busy {}", format_duration_us(high)),
-            false => format!("; GPUs busy {} to {}", format_duration_us(low), format_duration_us(high)),
+            true => format!("; each {processor} busy {}", format_duration_us(high)),
+            false => format!("; {processor}s busy {} to {}", format_duration_us(low), format_duration_us(high)),
         };
     }
     let waited_for = r.stragglers.first().and_then(|s| r.ranks.iter().find(|e| e.rank == s.rank));
@@ -129,14 +131,20 @@ fn exposed_communication(r: &JobReport) -> Option<Finding> {
     })
 }
 
-/// The idle time of the rank whose span is longest (the first of equals).
+/// The idle time of the rank whose span is longest (the first of equals); on a CPU, the time
+/// no compiled kernel ran, as a single trace's finding says it.
 fn idle(e: &RankEntry) -> Option<Finding> {
     let t = e.timeline.as_ref()?;
+    let processor = t.processor();
+    let what = match processor {
+        Processor::Gpu => "no kernel or copy ran",
+        Processor::Cpu => "no compiled kernel ran (the runtime, library calls and Python are not kernels)",
+    };
     Some(Finding {
         kind: FindingKind::Idle,
         time_us: t.idle_us,
         text: format!(
-            "Rank {}'s GPU is idle {} of its {} span ({:.1} %): no kernel or copy ran",
+            "Rank {}'s {processor} is idle {} of its {} span ({:.1} %): {what}",
             e.rank,
             format_duration_us(t.idle_us),
             format_duration_us(t.total_us),

@@ -18,6 +18,7 @@ use super::RanksError;
 use crate::summary::round3;
 use crate::time::timeline::Timeline;
 use limits::RANKS_FILES;
+use trace::platform::Processor;
 use units::{format_duration_us, group_digits};
 
 /// One rank of the job.
@@ -99,6 +100,16 @@ pub struct JobReport {
     pub unmatched: Vec<Unmatched>,
     pub stragglers: Vec<Straggler>,
     pub notes: Vec<String>,
+}
+
+impl JobReport {
+    /// What ran the ranks' kernels: the CPU where every rank's busiest device is the CPU (a
+    /// job of CPU runs), else GPUs.
+    pub fn processor(&self) -> Processor {
+        let devices: Vec<&str> =
+            self.ranks.iter().filter_map(|e| e.timeline.as_ref()).map(|t| t.device.as_str()).collect();
+        Processor::of_devices(&devices)
+    }
 }
 
 /// The job report of these ranks' summaries, given in any order.
