@@ -21,6 +21,7 @@ use crate::summary::round3;
 use classify::category::Category;
 use classify::Classification;
 use trace::intern::NameId;
+use units::format_duration_us;
 
 /// Evidence of a difference found here starts with this (the others start `op-anchored` or
 /// `sequence`).
@@ -417,9 +418,9 @@ impl Found {
         let figures = (0..2)
             .map(|s| {
                 format!(
-                    "{} µs per layer, {} µs per step on {}",
-                    round3(self.per_layer[s]),
-                    round3(self.per_layer[s] * typical[s] as f64),
+                    "{} per layer, {} per step on {}",
+                    format_duration_us(self.per_layer[s]),
+                    format_duration_us(self.per_layer[s] * typical[s] as f64),
                     p.sides[s].key
                 )
             })
