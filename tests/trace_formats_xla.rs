@@ -204,7 +204,10 @@ fn a_jax_cpu_profile_read_as_a_rank_is_a_cpu_rank() {
     assert!(!text.contains("GPU"), "{text}");
     assert!(text.starts_with("1 rank of one job (world size unknown) over 8.03 ms"), "{text}");
     assert!(text.contains("; each CPU busy 427.85 µs\n"), "{text}");
-    assert!(text.contains("Rank 0's CPU is idle 7.60 ms of its 8.03 ms span (94.7 %): no compiled kernel ran"), "{text}");
+    assert!(
+        text.contains("Rank 0's CPU is idle 7.60 ms of its 8.03 ms span (94.7 %): no compiled kernel ran"),
+        "{text}"
+    );
     let v = json(&["ranks", &file, "--json"]);
     let report: fusionscope::analysis::ranks::job::JobReport = serde_json::from_value(v).unwrap();
     assert_eq!(report.processor(), fusionscope::trace::platform::Processor::Cpu);

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use classify::family::readable_name;
-use units::{format_bytes, format_duration_us, group_digits};
+use units::{format_bytes, format_duration_us, group_digits, plural};
 
 use crate::compare::Comparison;
 use crate::pipeline::TraceTime;
@@ -319,10 +319,10 @@ fn op_gap(c: &Comparison, row: &GapRow, keys: [&str; 2], names: &[String; 2]) ->
         (Some(s), None) | (None, Some(s)) => {
             let only = if side(0).is_some() { 0 } else { 1 };
             format!(
-                "{what} runs only on {}: {} in {} calls",
+                "{what} runs only on {}: {} in {}",
                 names[only],
                 format_duration_us(s.kernel_time_us),
-                group_digits(s.calls)
+                plural(s.calls, "call", "calls")
             )
         }
         (None, None) => what,
@@ -384,9 +384,9 @@ fn opportunities(fusion: &TraceFusion, on: Option<&str>) -> Vec<Finding> {
             let place = on.map(|n| format!(" on {n}")).unwrap_or_default();
             let ops = o.ops.iter().map(|op| op.strip_prefix("aten::").unwrap_or(op)).collect::<Vec<_>>().join(" → ");
             let traffic = format!(
-                "{} per call × {} calls no longer written and read back",
+                "{} per call × {} no longer written and read back",
                 format_bytes(o.saved_bytes_per_call),
-                group_digits(o.calls)
+                plural(o.calls, "call", "calls")
             );
             let (time_us, text) = if o.launches_removed == 0 {
                 let text = format!(
@@ -469,15 +469,15 @@ fn launch_clause(launch: &LaunchCost) -> String {
     if hb.stretches == 0 {
         return String::new();
     }
-    let stretches =
-        if hb.stretches == 1 { "1 stretch".to_string() } else { format!("{} stretches", group_digits(hb.stretches)) };
+    let stretches = plural(hb.stretches, "stretch", "stretches");
     let small = match launch.small.kernels {
         0 => String::new(),
+        1 => ", and 1 kernel ran for less time than its launch call took".to_string(),
         n => format!(", and {} kernels ran for less time than their launch call took", group_digits(n)),
     };
     format!(
-        "; {} kernels ran in {stretches} where each waited for its launch ({} idle), a launch call takes {} of CPU{small}",
-        group_digits(hb.kernels),
+        "; {} ran in {stretches} where each waited for its launch ({} idle), a launch call takes {} of CPU{small}",
+        plural(hb.kernels, "kernel", "kernels"),
         format_duration_us(hb.idle_us),
         format_duration_us(launch.per_launch_us),
     )

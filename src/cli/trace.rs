@@ -11,7 +11,7 @@ use analysis::summary_only::{SummaryOnly, SummarySink};
 use analysis::time::streams::DeviceStreams;
 use analysis::time::streams::StreamFigures;
 use table::Table;
-use units::{format_duration_us, format_pct, group_digits};
+use units::{format_duration_us, format_pct, group_digits, plural};
 use view::findings::overview_text;
 use view::time::{capture_line, gap_text, time_text, timeline_table_of};
 
@@ -309,15 +309,14 @@ fn structure_text(s: Option<&Structure>) -> String {
         None => "steps from idle gaps and runs of layers".to_string(),
     };
     let mut out = format!(
-        "\nStructure: device {}, stream {}: {} kernels, {} step{} ({from})",
+        "\nStructure: device {}, stream {}: {}, {} ({from})",
         s.device,
         s.stream,
-        group_digits(s.kernels as u64),
-        s.steps.len(),
-        if s.steps.len() == 1 { "" } else { "s" }
+        plural(s.kernels as u64, "kernel", "kernels"),
+        plural(s.steps.len() as u64, "step", "steps"),
     );
     if s.outside_steps > 0 {
-        out += &format!("; {} kernels outside every step", group_digits(s.outside_steps as u64));
+        out += &format!("; {} outside every step", plural(s.outside_steps as u64, "kernel", "kernels"));
     }
     out += "\n";
     let mut t = Table::new(&["step", ">phase", ">start (µs)", ">kernels", ">layers", ">time"]);
@@ -377,10 +376,10 @@ fn structure_text(s: Option<&Structure>) -> String {
             t.row([i.to_string(), k.category.id().to_string(), short(&k.kernel), format_duration_us(k.time_us)]);
         }
         out += &format!(
-            "\nLayer of phase {} ({}): {} kernels, {} per step\n{}",
+            "\nLayer of phase {} ({}): {}, {} per step\n{}",
             p.phase,
             p.label,
-            p.kernels_per_layer,
+            plural(p.kernels_per_layer as u64, "kernel", "kernels"),
             p.layers_per_step,
             t.to_text()
         );
@@ -399,7 +398,9 @@ fn structure_text(s: Option<&Structure>) -> String {
             );
         }
         for v in &p.variants {
-            out += &format!("variant ({} layers, {} kernels): {}\n", v.layers, v.kernels, v.differences.join("; "));
+            let (layers, kernels) =
+                (plural(v.layers as u64, "layer", "layers"), plural(v.kernels as u64, "kernel", "kernels"));
+            out += &format!("variant ({layers}, {kernels}): {}\n", v.differences.join("; "));
         }
     }
     for n in &s.notes {

@@ -464,11 +464,11 @@ pub fn op_roofline(sides: &[RooflineSide<'_>]) -> Option<draw::roofline::Rooflin
                 flops: tflops * 1e12,
                 color: if single { bound_color(o.bound) } else { side.color },
                 title: format!(
-                    "{}{} {}{from} — {} calls, {}, {intensity:.1} FLOP/byte, {tflops:.1} TFLOP/s{pct}",
+                    "{}{} {}{from} — {}, {}, {intensity:.1} FLOP/byte, {tflops:.1} TFLOP/s{pct}",
                     if single { String::new() } else { format!("{}: ", side.label) },
                     o.op,
                     dims_text(&o.input_dims),
-                    group_digits(o.calls),
+                    plural(o.calls, "call", "calls"),
                     format_duration_us(o.kernel_time_us),
                 ),
                 attr: ("data-op", o.op.clone()),

@@ -2,7 +2,7 @@
 //! left on the table, its idle time and its largest category, ranked by the time they explain.
 
 use trace::platform::Processor;
-use units::{format_duration_us, group_digits};
+use units::{format_duration_us, plural};
 
 use super::{
     busy_clause, cap, device_name, dims, idle, opportunities, rank, verdict_side, Evidence, Finding, FindingKind,
@@ -27,11 +27,11 @@ fn top_op(row: &OpRow, gpu_time_us: f64, processor: Processor) -> Finding {
         kind: FindingKind::Op,
         time_us: row.kernel_time_us,
         text: format!(
-            "{}{} takes {} in {} calls{share}{rate}",
+            "{}{} takes {} in {}{share}{rate}",
             row.op,
             dims(&row.input_dims),
             format_duration_us(row.kernel_time_us),
-            group_digits(row.calls)
+            plural(row.calls, "call", "calls")
         ),
         evidence: Evidence::Time,
     }
@@ -50,9 +50,9 @@ pub fn trace_overview(summary: &TraceSummary, time: Option<&TraceTime>) -> Overv
     let kernels = platform.map_or(0, |p| p.kernels);
     let busy = busy_clause(&side, processor);
     let text = format!(
-        "{name}: {} of {processor} time in {} kernels{}",
+        "{name}: {} of {processor} time in {}{}",
         format_duration_us(gpu),
-        group_digits(kernels as u64),
+        plural(kernels as u64, "kernel", "kernels"),
         if busy.is_empty() { String::new() } else { format!("; {busy}") }
     );
     let mut candidates: Vec<Finding> = Vec::new();
@@ -66,11 +66,11 @@ pub fn trace_overview(summary: &TraceSummary, time: Option<&TraceTime>) -> Overv
         kind: FindingKind::Category,
         time_us: row.trace.time_us,
         text: format!(
-            "{} kernels are {:.1} % of {processor} time: {} in {} kernels",
+            "{} kernels are {:.1} % of {processor} time: {} in {}",
             row.category,
             row.trace.share_pct,
             format_duration_us(row.trace.time_us),
-            group_digits(row.trace.count)
+            plural(row.trace.count, "kernel", "kernels")
         ),
         evidence: Evidence::Kernels,
     }));
