@@ -182,6 +182,74 @@ fn aten(name: &str, b: &str) -> Option<Family> {
     Some(Family { library: PYTORCH, detail })
 }
 
+/// Composable Kernel's tile kernels: `ck_tile::kentry<1, ck_tile::Rmsnorm2dFwd<…>>`, often as
+/// the compiler mangled it (`_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdI…`): every such kernel is
+/// the same entry point, and the class it runs (its first template argument of a class's
+/// name) is what tells them apart. A norm's `FusedAddEnum` or `FusedQuantEnum` other than 0
+/// (`NO_ADD`, `NO_SWEEP`) says an add or a quantization ran in the same kernel.
+fn ck_tile(name: &str) -> Option<Family> {
+    let at = name.find("ck_tile")?;
+    let after = &name[at..];
+    let entry = after.find("kentry")?;
+    let args = &after[entry + "kentry".len()..];
+    let class = if name.starts_with("_Z") {
+        mangled_names(args).find(|n| is_class(n))
+    } else {
+        idents(args).find(|n| is_class(n))
+    }?;
+    let fused = |what: &str| -> bool {
+        let enum_name = format!("Fused{what}Enum");
+        name.split(enum_name.as_str()).skip(1).any(|rest| {
+            let value = rest.trim_start_matches(|c| c == 'E' || c == ')');
+            value.starts_with(|c: char| c.is_ascii_digit()) && !value.starts_with('0')
+        })
+    };
+    let mut detail = class.to_string();
+    for (what, words) in [("Add", "fused add"), ("Quant", "fused quantization")] {
+        if fused(what) {
+            detail += ", ";
+            detail += words;
+        }
+    }
+    Some(Family { library: CK_TILE, detail })
+}
+
+/// A class's name as a kernel's template argument names it: a capital first, and more than
+/// a letter or two (a mangled literal's `E` is not one).
+fn is_class(n: &str) -> bool {
+    n.len() >= 4 && n.starts_with(|c: char| c.is_ascii_uppercase()) && n.bytes().any(|b| b.is_ascii_lowercase())
+}
+
+/// The identifiers of demangled text, in order.
+fn idents(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty())
+}
+
+/// The length-prefixed names of a mangled name (`12Rmsnorm2dFwd` → `Rmsnorm2dFwd`), in order.
+fn mangled_names(s: &str) -> impl Iterator<Item = &str> {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            if !bytes[i].is_ascii_digit() {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            let len: usize = s[start..i].parse().ok()?;
+            let end = i.checked_add(len)?;
+            if let Some(n) = s.get(i..end).filter(|n| n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')) {
+                i = end;
+                return Some(n);
+            }
+        }
+        None
+    })
+}
+
 /// The family of a kernel name, when it is of a library this module reads.
 pub fn family(name: &str) -> Option<Family> {
     let b = base(name);
@@ -192,6 +260,7 @@ pub fn family(name: &str) -> Option<Family> {
         .or_else(|| flash(name, b))
         .or_else(|| triton(b))
         .or_else(|| cutlass(name))
+        .or_else(|| ck_tile(name))
         .or_else(|| aten(name, b))
 }
 
@@ -239,7 +308,7 @@ fn cut(text: String, width: usize) -> String {
 }
 
 /// The libraries whose kernels [`table_name`] reads out, as it labels them.
-const READ_OUT: [&str; 6] = [CUBLAS, NVJET, CUTLASS, TENSILE, NCCL, FLASH];
+const READ_OUT: [&str; 7] = [CUBLAS, NVJET, CUTLASS, TENSILE, NCCL, FLASH, CK_TILE];
 
 // The libraries' labels, as their users call them.
 const CUBLAS: &str = "cuBLAS";
@@ -248,6 +317,7 @@ const CUTLASS: &str = "CUTLASS";
 const TENSILE: &str = "hipBLASLt/Tensile";
 const NCCL: &str = "NCCL/RCCL";
 const FLASH: &str = "FlashAttention";
+const CK_TILE: &str = "CK tile";
 const TRITON: &str = "Triton (Inductor)";
 const CPP: &str = "C++ (Inductor)";
 const PYTORCH: &str = "PyTorch";
@@ -299,6 +369,30 @@ mod tests {
         ];
         for (name, want) in cases {
             assert_eq!(read(name), want, "{name}");
+        }
+    }
+
+    /// Composable Kernel's tile kernels all enter through `kentry`: the class each runs names
+    /// it (the names are the vLLM and SGLang MI300X traces', cut where their tails repeat).
+    #[test]
+    fn ck_tile_kernels_read_out_by_the_class_they_run() {
+        let norm = |add: u8| {
+            format!("_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdINS_27Rmsnorm2dFwdPipelineOnePassINS_27Rmsnorm2dFwdPipelineProblemIDF16bDF16bfDF16bDF16bDF16bffNS_19Generic2dBlockShapeINS_8sequenceIJLi1ELi3072EEEENS5_IJLi1ELi128EEEENS5_IJLi1ELi8EEEEEENS_18Rmsnorm2dFwdTraitsILb1ELb0ELb0ELb0ELNS_21Rmsnorm2dFusedAddEnumE{add}ELNS_23Rmsnorm2dFusedQuantEnumE0ELNS_22Rmsnorm2dSensitiveEnumE0EEEEEEEEEEvDpT0_")
+        };
+        assert_eq!(read(&norm(0)), "CK tile: Rmsnorm2dFwd");
+        assert_eq!(read(&norm(1)), "CK tile: Rmsnorm2dFwd, fused add");
+        let prefill = "_ZN7ck_tile6kentryILi2ENS_38FmhaBatchPrefillWithPagedKVCacheKernelINS_40BlockFmhaBatchPrefillPipelineQRKSVSAsyncINS_36BlockFmhaBatchPrefillPipelineProblemIDF16bDF16bDF16bffDF16bhfDF16bfDF16bNS_13TileFmhaShapeINS_8sequenceIJLi128ELi128ELi32ELi128ELi32ELi128EEEE";
+        assert_eq!(read(prefill), "CK tile: FmhaBatchPrefillWithPagedKVCacheKernel");
+        // Demangled, as other profilers write it.
+        let demangled = "void ck_tile::kentry<1, ck_tile::Rmsnorm2dFwd<ck_tile::Rmsnorm2dFwdPipelineOnePass<…>, (ck_tile::Rmsnorm2dFusedAddEnum)1, (ck_tile::Rmsnorm2dFusedQuantEnum)0> >(…)";
+        assert_eq!(read(demangled), "CK tile: Rmsnorm2dFwd, fused add");
+        assert_eq!(table_name(&norm(1), 60), "CK tile: Rmsnorm2dFwd, fused add");
+        // A kernel that only takes a ck_tile type as an argument is not one.
+        let paged = "void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16, 4, 1, ck_tile::ComposedAttention<0u, false> >(__hip_bfloat16 const*)";
+        assert!(family(paged).is_none());
+        // Nothing to read: no family, no panic.
+        for bad in ["_ZN7ck_tile6kentryILi1E", "ck_tile::kentry<1>", "_ZN7ck_tile6kentry99999999999999999999999Abc"] {
+            assert!(family(bad).is_none(), "{bad}");
         }
     }
 

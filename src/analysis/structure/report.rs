@@ -9,7 +9,7 @@ use super::phases::{PhaseFound, PhaseLayer};
 use super::steps::STEP_MARKERS;
 use crate::structure::align::{align, Step};
 use classify::category::Category;
-use classify::name::short_name;
+use classify::family::table_name;
 use trace::intern::NameId;
 use trace::Trace;
 
@@ -362,7 +362,8 @@ fn differences(
             None
         }
     };
-    let short = |n: NameId| short_name(trace.name(n), DIFFERENCE_NAME_WIDTH);
+    // As the tables name them: a library kernel read out, so two of one launcher differ.
+    let short = |n: NameId| table_name(trace.name(n), DIFFERENCE_NAME_WIDTH);
     align(variant.len(), unit.len(), score, 1, usize::MAX)
         .into_iter()
         .filter_map(|s| match s {
