@@ -182,6 +182,76 @@ fn aten(name: &str, b: &str) -> Option<Family> {
     Some(Family { library: PYTORCH, detail })
 }
 
+/// trtllm-gen's GEMMs (Blackwell kernels of TensorRT-LLM and FlashInfer):
+/// `bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_…_swiGlu_dynBatch_sm100f`: the output type,
+/// the inputs' types, the accumulator's, the tile, and a gated activation run in the epilogue.
+fn trtllm_gemm(b: &str) -> Option<Family> {
+    let (kind, rest) = b.split_once('_')?;
+    let kind = match kind {
+        "bmm" => "BMM",
+        "gemm" => "GEMM",
+        _ => return None,
+    };
+    let mut it = fields(rest);
+    let (out, inputs, _acc, tile) = (it.next()?, it.next()?, it.next()?, it.next()?);
+    let tile: String = tile.strip_prefix('t')?.chars().take_while(|c| c.is_ascii_digit() || *c == 'x').collect();
+    let arch = fields(rest)
+        .last()
+        .filter(|a| a.strip_prefix("sm").is_some_and(|d| d.starts_with(|c: char| c.is_ascii_digit())))?;
+    if tile.split('x').count() != 3 || tile.split('x').any(str::is_empty) {
+        return None;
+    }
+    // `MxE2m1MxE4m3`: a type starts at a capital after a digit.
+    let mut types = String::new();
+    let mut last = ' ';
+    for c in inputs.chars() {
+        if c.is_ascii_uppercase() && last.is_ascii_digit() {
+            types.push('×');
+        }
+        types.push(c);
+        last = c;
+    }
+    let act = ["swiGlu", "geGlu"].into_iter().find(|a| fields(rest).any(|f| f == *a)).map(|a| format!(", {a}"));
+    Some(Family {
+        library: TRTLLM_GEN,
+        detail: format!("{arch} {kind} {types} → {out}, tile {}{}", tile.replace('x', "×"), act.unwrap_or_default()),
+    })
+}
+
+/// trtllm-gen's attention: `fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128PersistentContext`:
+/// the inputs' and the output's types, the head dimension, the mask, a paged KV cache, and
+/// whether it is a prefill's (context) or a decode's (generation) kernel.
+fn trtllm_fmha(b: &str) -> Option<Family> {
+    let (arch, rest) = b.strip_prefix("fmha")?.split_once("Kernel_")?;
+    let (qkv, rest) = rest.strip_prefix("Qkv")?.split_once('O')?;
+    let (out, rest) = rest.split_once('H')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || qkv.is_empty() || out.is_empty() {
+        return None;
+    }
+    let (head, flags) = rest.split_at(digits);
+    let mut detail = format!("{} FMHA {qkv} → {out}, head dim {head}", arch.to_ascii_lowercase());
+    // The mask first: a table cuts the end of a long name, and the mask is what tells a
+    // model's attention kernels apart.
+    let words = [
+        ("SlidingOrChunkedCausal", "sliding or chunked causal"),
+        ("Causal", "causal"),
+        ("PagedKv", "paged KV"),
+        ("Context", "context"),
+        ("Gen", "generation"),
+    ];
+    let mut seen = String::new();
+    for (word, said) in words {
+        // "Causal" is also the end of "SlidingOrChunkedCausal": one mask is said once.
+        if flags.contains(word) && !seen.contains(word) {
+            detail += ", ";
+            detail += said;
+            seen += word;
+        }
+    }
+    Some(Family { library: TRTLLM_GEN, detail })
+}
+
 /// Composable Kernel's tile kernels: `ck_tile::kentry<1, ck_tile::Rmsnorm2dFwd<…>>`, often as
 /// the compiler mangled it (`_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdI…`): every such kernel is
 /// the same entry point, and the class it runs (its first template argument of a class's
@@ -261,6 +331,8 @@ pub fn family(name: &str) -> Option<Family> {
         .or_else(|| triton(b))
         .or_else(|| cutlass(name))
         .or_else(|| ck_tile(name))
+        .or_else(|| trtllm_gemm(b))
+        .or_else(|| trtllm_fmha(b))
         .or_else(|| aten(name, b))
 }
 
@@ -308,7 +380,7 @@ fn cut(text: String, width: usize) -> String {
 }
 
 /// The libraries whose kernels [`table_name`] reads out, as it labels them.
-const READ_OUT: [&str; 7] = [CUBLAS, NVJET, CUTLASS, TENSILE, NCCL, FLASH, CK_TILE];
+const READ_OUT: [&str; 8] = [CUBLAS, NVJET, CUTLASS, TENSILE, NCCL, FLASH, CK_TILE, TRTLLM_GEN];
 
 // The libraries' labels, as their users call them.
 const CUBLAS: &str = "cuBLAS";
@@ -318,6 +390,7 @@ const TENSILE: &str = "hipBLASLt/Tensile";
 const NCCL: &str = "NCCL/RCCL";
 const FLASH: &str = "FlashAttention";
 const CK_TILE: &str = "CK tile";
+const TRTLLM_GEN: &str = "trtllm-gen";
 const TRITON: &str = "Triton (Inductor)";
 const CPP: &str = "C++ (Inductor)";
 const PYTORCH: &str = "PyTorch";
@@ -393,6 +466,44 @@ mod tests {
         // Nothing to read: no family, no panic.
         for bad in ["_ZN7ck_tile6kentryILi1E", "ck_tile::kentry<1>", "_ZN7ck_tile6kentry99999999999999999999999Abc"] {
             assert!(family(bad).is_none(), "{bad}");
+        }
+    }
+
+    /// The B200 vLLM trace's trtllm-gen kernels: two GEMMs and two attention kernels whose
+    /// names differ only past the middle a table would cut.
+    #[test]
+    fn trtllm_gen_kernels_read_out() {
+        let cases = [
+            (
+                "bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_schedP2x1x2x3_biasM_bN_tmaOpt_clmp_dynBatch_sm100f",
+                "trtllm-gen: sm100f BMM MxE2m1×MxE4m3 → Bfloat16, tile 128×16×256",
+            ),
+            (
+                "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_schedP2x1x2x3_biasM_bN_tma_tmaOpt_clmp_swiGlu_dynBatch_sm100f",
+                "trtllm-gen: sm100f BMM MxE2m1×MxE4m3 → MxE4m3, tile 128×16×256, swiGlu",
+            ),
+            (
+                "fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128PersistentContext",
+                "trtllm-gen: sm100a FMHA E4m3 → Bfloat16, head dim 64, causal, paged KV, context",
+            ),
+            (
+                "fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvSlidingOrChunkedCausalP16VarSeqQ128Kv128PersistentContext",
+                "trtllm-gen: sm100a FMHA E4m3 → Bfloat16, head dim 64, sliding or chunked causal, paged KV, context",
+            ),
+        ];
+        for (name, want) in cases {
+            assert_eq!(read(name), want, "{name}");
+        }
+        // Other names of these shapes are no trtllm-gen kernels.
+        for name in [
+            "bmm_kernel",
+            "bmm_a_b_c_d_sm90",
+            "gemm_x_y_z_t1x2_sm90",
+            "fmha_fwd",
+            "fmhaKernel_QkvOH",
+            "fmhaSm100Kernel_QkvE4m3OBf16H",
+        ] {
+            assert!(family(name).is_none(), "{name}");
         }
     }
 
