@@ -29,11 +29,11 @@ pub fn step_strip(s: &Structure) -> String {
             break;
         }
         svg.push_str(&format!(
-            "<rect x=\"{x}\" y=\"24\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"33\" fill=\"currentColor\">{} ({} steps)</text>",
+            "<rect x=\"{x}\" y=\"24\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"33\" fill=\"currentColor\">{} ({})</text>",
             PHASE_COLORS[i % PHASE_COLORS.len()],
             x + 14.0,
             escape_xml(&p.label),
-            p.steps
+            plural(p.steps as u64, "step", "steps")
         ));
     }
     let (lo, hi) = s.steps.iter().fold((f64::MAX, f64::MIN), |(a, b), st| (a.min(st.start_us), b.max(st.end_us)));
@@ -67,7 +67,12 @@ pub fn step_strip(s: &Structure) -> String {
 pub fn phase_table(s: &Structure) -> DataTable {
     let mut t = DataTable::new(
         "phases",
-        format!("Phases ({} steps on device {}, stream {})", group_digits(s.steps.len() as u64), s.device, s.stream),
+        format!(
+            "Phases ({} on device {}, stream {})",
+            plural(s.steps.len() as u64, "step", "steps"),
+            s.device,
+            s.stream
+        ),
         &[
             ("phase", false),
             ("label", false),
