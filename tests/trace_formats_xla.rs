@@ -215,6 +215,22 @@ fn a_jax_cpu_profile_read_as_a_rank_is_a_cpu_rank() {
     assert!(strips.contains("<title>Each rank&#39;s CPU time: computation,"), "{strips}");
 }
 
+/// Two CPU runs compared speak of the CPU: the verdict, each side's busy line and the
+/// category finding, in the text and in the JSON's verdict sides.
+#[test]
+fn two_jax_cpu_profiles_compared_are_cpu_runs() {
+    let (a, b) = (data("compiled/jax_block_cpu.xplane.pb"), data("compiled/jax_convnet_cpu.xplane.pb"));
+    let (code, text, err) = crate::common::run(&["compare", &a, &b]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!text.contains("GPU"), "{text}");
+    assert!(text.starts_with("jax_block_cpu.xplane.pb takes 427.85 µs of CPU time, jax_convnet_cpu.xplane.pb 539.31 µs"), "{text}");
+    assert!(text.contains("\njax_block_cpu.xplane.pb: CPU busy 427.85 µs, idle 7.60 ms (95 %) of a 8.03 ms span\n"), "{text}");
+    assert!(text.contains("(67.6 % of CPU time) on jax_block_cpu.xplane.pb"), "{text}");
+    let v = json(&["compare", &a, &b, "--json"]);
+    let sides = v["verdict"]["sides"].as_array().unwrap();
+    assert!(sides.iter().all(|s| s["processor"] == "cpu"), "{sides:?}");
+}
+
 /// The same block's profile as JAX's trace-event JSON (a later run of the same module): the
 /// host CPU's HLO ops are its kernels too, the same 29 ops three times each as the protobuf
 /// has them, each launched by its HLO op; the JSON carries no HLO module, so no bytes.

@@ -65,6 +65,9 @@ pub struct VerdictSide {
     pub busy_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_us: Option<f64>,
+    /// What ran its kernels: its busy line's words ("CPU busy"); absent for a GPU.
+    #[serde(default, skip_serializing_if = "Processor::is_gpu")]
+    pub processor: Processor,
 }
 
 /// What a finding is about.
@@ -215,7 +218,13 @@ fn names_with_chips(c: &Comparison, chips: [Option<&str>; 2]) -> [String; 2] {
     })
 }
 
-fn verdict_side(key: &str, name: &str, gpu_time_us: f64, timeline: Option<&Timeline>) -> VerdictSide {
+fn verdict_side(
+    key: &str,
+    name: &str,
+    gpu_time_us: f64,
+    timeline: Option<&Timeline>,
+    processor: Processor,
+) -> VerdictSide {
     VerdictSide {
         key: key.to_string(),
         name: name.to_string(),
@@ -223,6 +232,16 @@ fn verdict_side(key: &str, name: &str, gpu_time_us: f64, timeline: Option<&Timel
         span_us: timeline.map(|t| t.total_us),
         busy_us: timeline.map(|t| t.busy_us),
         idle_us: timeline.map(|t| t.idle_us),
+        processor,
+    }
+}
+
+/// What ran both sides' kernels: the CPU where both are CPU runs, else GPUs (the words of a
+/// pair's sentences: "of CPU time").
+fn pair_processor(c: &Comparison) -> Processor {
+    match !c.platforms.is_empty() && c.platforms.iter().all(|p| p.processor() == Processor::Cpu) {
+        true => Processor::Cpu,
+        false => Processor::Gpu,
     }
 }
 
@@ -249,13 +268,14 @@ fn pair_verdict(c: &Comparison, names: &[String; 2], facts: &[SideFacts<'_>; 2])
         .iter()
         .zip(names)
         .zip(facts)
-        .map(|((p, n), f)| verdict_side(&p.key, n, p.gpu_time_us, f.timeline))
+        .map(|((p, n), f)| verdict_side(&p.key, n, p.gpu_time_us, f.timeline, p.processor()))
         .collect();
     let [Some(a), Some(b)] = [sides.first(), sides.get(1)] else {
         return Verdict { text: "The comparison has fewer than two sides".to_string(), sides };
     };
+    let processor = pair_processor(c);
     let times = format!(
-        "{} takes {} of GPU time, {} {}",
+        "{} takes {} of {processor} time, {} {}",
         a.name,
         format_duration_us(a.gpu_time_us),
         b.name,
@@ -272,7 +292,7 @@ fn pair_verdict(c: &Comparison, names: &[String; 2], facts: &[SideFacts<'_>; 2])
             format_duration_us(slow.gpu_time_us - fast.gpu_time_us)
         )
     } else {
-        format!("{times}: {} ran no GPU work", fast.name)
+        format!("{times}: {} ran no {processor} work", fast.name)
     };
     Verdict { text, sides }
 }
@@ -495,10 +515,11 @@ fn category_shift(c: &Comparison, keys: [&str; 2], names: &[String; 2]) -> Optio
     let (t, share) = (|i: usize| side(i).map_or(0.0, |s| s.time_us), |i: usize| side(i).map_or(0.0, |s| s.share_pct));
     let ratio = row.time_ratio.map(|r| format!(" ({r:.2}×)")).unwrap_or_default();
     let text = format!(
-        "{} kernels take {} ({:.1} % of GPU time) on {} and {} ({:.1} %) on {}{ratio}",
+        "{} kernels take {} ({:.1} % of {} time) on {} and {} ({:.1} %) on {}{ratio}",
         row.category,
         format_duration_us(t(0)),
         share(0),
+        pair_processor(c),
         names[0],
         format_duration_us(t(1)),
         share(1),
@@ -538,7 +559,7 @@ pub fn busy_lines(v: &Verdict) -> Vec<String> {
     v.sides
         .iter()
         .filter_map(|s| {
-            let b = busy_clause(s, Processor::Gpu);
+            let b = busy_clause(s, s.processor);
             (!b.is_empty()).then(|| format!("{}: {b}", s.name))
         })
         .collect()

@@ -71,6 +71,7 @@ mod tests {
             span_us: Some(150.0),
             busy_us: Some(150.0 - idle),
             idle_us: Some(idle),
+            processor: Default::default(),
         };
         Overview {
             verdict: Verdict { text: "a is faster".into(), sides: vec![side("a", 50.0), side("b", 30.0)] },

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::{Evidence, Finding, FindingKind, Overview, Verdict, VerdictSide};
 use crate::time::json_fields::{f, object, text};
+use trace::platform::Processor;
 
 /// Every kind with its JSON name.
 const KINDS: [(FindingKind, &str); 12] = [
@@ -54,6 +55,9 @@ fn to_value(o: &Overview) -> Value {
                 fields.push((k, x.into()));
             }
         }
+        if !s.processor.is_gpu() {
+            fields.push(("processor", "cpu".into()));
+        }
         Value::Object(object(fields))
     });
     let findings = o.findings.iter().map(|x| {
@@ -82,6 +86,10 @@ fn from_value(v: &Value) -> Option<Overview> {
                 span_us: f(s, "span_us"),
                 busy_us: f(s, "busy_us"),
                 idle_us: f(s, "idle_us"),
+                processor: match s.get("processor").and_then(Value::as_str) {
+                    Some("cpu") => Processor::Cpu,
+                    _ => Processor::Gpu,
+                },
             })
         })
         .collect::<Option<_>>()?;
@@ -128,6 +136,7 @@ mod tests {
                     span_us: Some(9.0),
                     busy_us: Some(5.0),
                     idle_us: None,
+                    processor: Processor::Cpu,
                 }],
             },
             findings: KINDS

@@ -62,6 +62,7 @@ fn side(e: &RankEntry) -> VerdictSide {
         span_us: e.timeline.as_ref().map(|t| t.total_us),
         busy_us: e.timeline.as_ref().map(|t| t.busy_us),
         idle_us: e.timeline.as_ref().map(|t| t.idle_us),
+        processor: e.timeline.as_ref().map_or(Processor::Gpu, |t| t.processor()),
     }
 }
 

@@ -46,7 +46,7 @@ pub fn trace_overview(summary: &TraceSummary, time: Option<&TraceTime>) -> Overv
     let gpu = platform.map_or(0.0, |p| p.gpu_time_us);
     let processor = platform.map_or(Processor::Gpu, PlatformEntry::processor);
     let timeline = time.and_then(|t| t.timeline.as_ref());
-    let side = verdict_side("trace", &name, gpu, timeline);
+    let side = verdict_side("trace", &name, gpu, timeline, processor);
     let kernels = platform.map_or(0, |p| p.kernels);
     let busy = busy_clause(&side, processor);
     let text = format!(
