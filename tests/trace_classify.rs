@@ -365,6 +365,7 @@ fn families_from_the_format_notes() {
         ("void pytorch_flash::flash_fwd_splitkv_combine_kernel<pytorch_flash::Flash_fwd_kernel_traits<128, 64, 128, 4, false, false, cutlass::bfloat16_t> >(pytorch_flash::Flash_fwd_params)", Attention, &[Attention]),
         ("void flash::prepare_varlen_num_blocks_kernel<true>(int, int, int, int const*, int const*)", Attention, &[Attention]),
         ("fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128PersistentContext", Attention, &[Attention]),
+        ("void convolve_common_engine_float_NHWC<float, float, 1024, 5, 5, 3, 3, 3, true, false, false, false, false>(int, int, int, float const*, float const*, int, float*, conv_kernel_common_params, unsigned long long, unsigned long, float, float, bool, float const*, float const*, bool, bool)", Gemm, &[Gemm]),
         ("kernel_unified_attention_2d", Attention, &[Attention]),
         ("kernel_unified_attention_3d", Attention, &[Attention]),
         ("_fwd_kernel", Attention, &[Attention]),

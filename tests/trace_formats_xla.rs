@@ -223,8 +223,14 @@ fn two_jax_cpu_profiles_compared_are_cpu_runs() {
     let (code, text, err) = crate::common::run(&["compare", &a, &b]);
     assert_eq!(code, 0, "{err}");
     assert!(!text.contains("GPU"), "{text}");
-    assert!(text.starts_with("jax_block_cpu.xplane.pb takes 427.85 µs of CPU time, jax_convnet_cpu.xplane.pb 539.31 µs"), "{text}");
-    assert!(text.contains("\njax_block_cpu.xplane.pb: CPU busy 427.85 µs, idle 7.60 ms (95 %) of a 8.03 ms span\n"), "{text}");
+    assert!(
+        text.starts_with("jax_block_cpu.xplane.pb takes 427.85 µs of CPU time, jax_convnet_cpu.xplane.pb 539.31 µs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\njax_block_cpu.xplane.pb: CPU busy 427.85 µs, idle 7.60 ms (95 %) of a 8.03 ms span\n"),
+        "{text}"
+    );
     assert!(text.contains("(67.6 % of CPU time) on jax_block_cpu.xplane.pb"), "{text}");
     let v = json(&["compare", &a, &b, "--json"]);
     let sides = v["verdict"]["sides"].as_array().unwrap();

@@ -316,10 +316,11 @@ pub static RULES: &[Rule] = &[
     Rule::new(
         "gemm-conv",
         BaseName,
-        Contains(&["convolution", "conv2d", "conv1d", "conv3d", "fprop", "dgrad", "wgrad", "winograd"]),
+        Contains(&["convolution", "convolve", "conv2d", "conv1d", "conv3d", "fprop", "dgrad", "wgrad", "winograd"]),
         &[Gemm],
         "convolutions (implicit GEMM on tensor cores; names with gemm, such as \
-         sm80_xmma_fprop_implicit_gemm_*, are already GEMMs by name)",
+         sm80_xmma_fprop_implicit_gemm_*, are already GEMMs by name; cuDNN's direct \
+         convolve_common_engine_*)",
         "void cudnn::cnn::conv2d_grouped_direct_kernel<float, float, float, float, float, float, true, false, 0, 0, 0>(cudnn::cnn::GroupedDirectFpropParams)",
     ),
     // ---- activations
