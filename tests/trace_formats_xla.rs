@@ -237,6 +237,50 @@ fn two_jax_cpu_profiles_compared_are_cpu_runs() {
     assert!(sides.iter().all(|s| s["processor"] == "cpu"), "{sides:?}");
 }
 
+/// XLA's CPU client runs a model's dots as `ynn_fusion.N` (calls into YNNPACK): the name says
+/// nothing, and the rules leave it `other`; the profile's HLO says each is a `dot`. The whole
+/// reading, the summary-only fold and the streamed export read the name from its HLO alike.
+#[test]
+fn kernels_whose_names_say_nothing_are_classified_from_their_hlo_in_every_reading() {
+    let file = data("compiled/jax_block_cpu.xplane.pb");
+    assert_eq!(
+        fusionscope::classify::classify("ynn_fusion.5").category,
+        fusionscope::classify::category::Category::Other
+    );
+    let categories = |v: &serde_json::Value| -> Vec<(String, u64, String)> {
+        let rows = v["categories"].as_array().unwrap();
+        rows.iter()
+            .map(|r| {
+                let t = &r["trace"];
+                (
+                    r["category"].as_str().unwrap().to_string(),
+                    t["count"].as_u64().unwrap(),
+                    format!("{:.3}", t["time_us"].as_f64().unwrap()),
+                )
+            })
+            .collect()
+    };
+    let whole = json(&["trace", &file, "--json"]);
+    let want: Vec<(String, u64, String)> = vec![
+        ("gemm".into(), 18, "289.349".into()),
+        ("elementwise".into(), 33, "69.541".into()),
+        ("reduction".into(), 24, "44.772".into()),
+        ("memory".into(), 12, "24.186".into()),
+    ];
+    assert_eq!(categories(&whole), want);
+    let gemm = whole["categories"][0]["trace"]["kernels"].as_array().unwrap();
+    assert!(gemm.iter().all(|k| k["name"].as_str().unwrap().starts_with("ynn_fusion")), "{gemm:?}");
+    assert_eq!(categories(&json(&["trace", "--summary-only", &file, "--json"])), want);
+    // The streamed export's kernels table says the same category for every kernel.
+    let dir = crate::common::temp_dir("xla-hlo-classes");
+    let out = dir.join("export");
+    let (code, _, err) = crate::common::run(&["export", "--streamed", "-o", out.to_str().unwrap(), &file]);
+    assert_eq!(code, 0, "{err}");
+    let q = "SELECT category, COUNT(*) AS n FROM kernels WHERE name LIKE 'ynn_fusion%' GROUP BY category";
+    let v = json(&["fleet", out.to_str().unwrap(), "--sql", q, "--json"]);
+    assert_eq!(v["rows"], serde_json::json!([["gemm", 18]]), "{v}");
+}
+
 /// The same block's profile as JAX's trace-event JSON (a later run of the same module): the
 /// host CPU's HLO ops are its kernels too, the same 29 ops three times each as the protobuf
 /// has them, each launched by its HLO op; the JSON carries no HLO module, so no bytes.

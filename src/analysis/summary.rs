@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::structure::{report, search, Structure, TraceStructure};
 use classify::category::Category;
 use classify::Classification;
+use trace::compiled::CompiledGroup;
 use trace::intern::NameId;
 use trace::platform::{platform, Platform, Processor, Vendor, VendorEvidence};
 use trace::{EventOps, LinkIndex, OpLinks, Trace, TransferKind};
@@ -21,6 +22,24 @@ pub type Classifier<'c> = &'c dyn Fn(&str) -> Classification;
 /// The built-in classifier: the rule table of the `classify` crate. Every trace is classified
 /// with it; a test may plant another ([`ClassifiedTrace::with_classifier`]).
 pub const BUILT_IN: Classifier<'static> = &classify::classify;
+
+/// What the compiler's group of a kernel says it is ([`classify::classify_compiled`]), from
+/// the opcodes of the HLO instructions it ran.
+pub fn compiled_class(group: &CompiledGroup) -> Option<Classification> {
+    classify::classify_compiled(group.ops.iter().map(|o| o.opcode.as_str()))
+}
+
+/// A kernel name's classification: its rules' (`class`), or where they leave it `other`, what
+/// the compiler's group of its first kernel says ([`compiled_class`]; XLA's `ynn_fusion.5`, a
+/// call into YNNPACK whose HLO is a `dot`). The whole trace's classification and the folds
+/// that classify as they read (the summary-only mode, the streamed export) all read a name
+/// this one way, so they agree.
+pub fn with_compiled(class: Classification, compiled: Option<Classification>) -> Classification {
+    match (class.category, compiled) {
+        (Category::Other, Some(c)) => c,
+        _ => class,
+    }
+}
 
 /// One distinct kernel name of a group: how often it ran, for how long.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,7 +180,8 @@ impl<'t> ClassifiedTrace<'t> {
         for k in &trace.kernels {
             let slot = &mut classes[k.name.index()];
             if slot.is_none() {
-                *slot = Some(classifier(trace.name(k.name)));
+                let compiled = trace.compiled.of_name(k.name).and_then(compiled_class);
+                *slot = Some(with_compiled(classifier(trace.name(k.name)), compiled));
             }
         }
         let platform = platform(trace);

@@ -28,7 +28,8 @@ use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::summary::{
-    round3, Classifier, KernelStat, PlatformEntry, SideStats, SummaryRow, TransferStats, GPU_TIME_DEFINITION,
+    compiled_class, round3, with_compiled, Classifier, KernelStat, PlatformEntry, SideStats, SummaryRow, TransferStats,
+    GPU_TIME_DEFINITION,
 };
 use crate::time::streamed_waits::StreamedWaits;
 use crate::time::timeline::{SpanPart as Part, StreamedDevice, Timeline};
@@ -36,6 +37,7 @@ use crate::time::waits::Waits;
 use classify::category::Category;
 use classify::Classification;
 use limits::SUMMARY_ONLY_DEVICES;
+use trace::compiled::CompiledGroup;
 use trace::intern::{NameId, NameTable};
 use trace::platform::{detect_vendor_of, device_names, Processor};
 use trace::{EventSink, TraceHeader};
@@ -126,6 +128,8 @@ pub struct SummarySink<'c> {
     kernels: u64,
     gpu_time: f64,
     waits: StreamedWaits,
+    /// What the compiler's groups say of names not yet met ([`crate::summary::with_compiled`]).
+    compiled: FxHashMap<NameId, Classification>,
 }
 
 impl SummarySink<'static> {
@@ -150,6 +154,7 @@ impl<'c> SummarySink<'c> {
             waits: StreamedWaits::default(),
             kernels: 0,
             gpu_time: 0.0,
+            compiled: FxHashMap::default(),
         }
     }
 
@@ -179,6 +184,12 @@ impl EventSink for SummarySink<'_> {
         self.waits.launch(correlation, launch.ts);
     }
 
+    fn compiled_name(&mut self, _: &NameTable, name: NameId, group: &CompiledGroup) {
+        if let Some(c) = compiled_class(group) {
+            self.compiled.insert(name, c);
+        }
+    }
+
     fn kernel(&mut self, names: &NameTable, k: Kernel) {
         self.waits.event(k.device, k.stream, k.ts, k.ts + k.dur, k.correlation);
         let i = k.name.index();
@@ -186,13 +197,14 @@ impl EventSink for SummarySink<'_> {
             self.names.resize_with(i + 1, || None);
         }
         let classifier = self.classifier;
+        let compiled = &mut self.compiled;
         let fold = self.names[i].get_or_insert_with(|| NameFold {
             id: k.name,
             count: 0,
             time: 0.0,
             min: f64::INFINITY,
             max: f64::NEG_INFINITY,
-            class: classifier(names.resolve(k.name)),
+            class: with_compiled(classifier(names.resolve(k.name)), compiled.remove(&k.name)),
         });
         fold.count += 1;
         fold.time += k.dur;

@@ -30,7 +30,9 @@ pub use rules::{Pattern, Rule, Scope, GEMM_EPILOGUES};
 pub struct Classification {
     pub category: Category,
     pub components: Vec<Category>,
-    /// The id of the rule that decided ([`Rule::id`]); None when no rule matched (`other`).
+    /// The id of the rule that decided ([`Rule::id`]), or [`HLO_RULE`] where the compiler's
+    /// record of what the kernel ran decided ([`classify_compiled`]); None when no rule matched
+    /// (`other`).
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub rule: Option<&'static str>,
 }
@@ -92,6 +94,15 @@ pub fn classify(name: &str) -> Classification {
         Some(rule) => Classification::from_components(rule.components.to_vec(), Some(rule.id)),
         None => Classification::from_components(vec![Category::Other], None),
     }
+}
+
+/// What [`Classification::rule`] says of a kernel classified from the HLO instructions it ran.
+pub const HLO_RULE: &str = "xla-hlo";
+
+/// A kernel classified from the opcodes of the HLO instructions it ran ([`xla::of_opcodes`]),
+/// where the compiler recorded them: for a name the rules leave `other`.
+pub fn classify_compiled<'a>(opcodes: impl IntoIterator<Item = &'a str>) -> Option<Classification> {
+    xla::of_opcodes(opcodes).map(|c| Classification::from_components(c, Some(HLO_RULE)))
 }
 
 /// The components `rule` gives `text`, or None when it does not match.

@@ -111,6 +111,38 @@ pub fn components(base: &str) -> Option<Vec<Category>> {
     Some(components)
 }
 
+/// The components of the HLO instructions a kernel ran, by their opcodes as a compiled group
+/// records them (`multiply`, `reduce-window`, `custom-call __cublas$gemm`): what a kernel whose
+/// name says nothing (`ynn_fusion.5`) ran. None where no opcode is known; a custom call is a
+/// GEMM where its target names one (`gemm`, `matmul`) or a convolution (`conv`), else unknown.
+pub fn of_opcodes<'a>(opcodes: impl IntoIterator<Item = &'a str>) -> Option<Vec<Category>> {
+    let mut components = Vec::new();
+    let mut known = false;
+    for op in opcodes {
+        let (code, target) = op.split_once(' ').unwrap_or((op, ""));
+        let code = code.to_ascii_lowercase().replace('-', "_");
+        if code == "custom_call" {
+            let target = target.to_ascii_lowercase();
+            if ["gemm", "matmul", "conv"].iter().any(|w| target.contains(w)) {
+                components.push(Gemm);
+                known = true;
+            }
+            continue;
+        }
+        if let Some((_, c)) = OPS.iter().find(|(name, _)| *name == code) {
+            known = true;
+            components.extend(*c);
+        }
+    }
+    if !known {
+        return None;
+    }
+    if components.is_empty() {
+        components.push(Memory);
+    }
+    Some(components)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +176,18 @@ mod tests {
         // Left to the other rules, which read it for what it is.
         assert_eq!(crate::classify("add_rmsnorm_fusion").category, Norm);
         assert_eq!(crate::classify("loop_add_fusion").rule, Some("xla-fusion"));
+    }
+
+    #[test]
+    fn a_compiled_groups_opcodes_give_its_components() {
+        assert_eq!(of_opcodes(["dot"]).unwrap(), vec![Gemm]);
+        assert_eq!(of_opcodes(["reduce-window", "multiply"]).unwrap(), vec![Reduction, Elementwise]);
+        assert_eq!(of_opcodes(["custom-call __cublas$gemm", "add"]).unwrap(), vec![Gemm, Elementwise]);
+        assert_eq!(of_opcodes(["bitcast", "broadcast"]).unwrap(), vec![Memory]);
+        assert_eq!(of_opcodes(["custom-call __my$kernel"]), None);
+        assert_eq!(of_opcodes(["all-reduce"]), None);
+        assert_eq!(of_opcodes([]), None);
+        let c = crate::classify_compiled(["dot", "add"]).unwrap();
+        assert_eq!((c.category, c.components, c.rule), (Gemm, vec![Gemm, Elementwise], Some(crate::HLO_RULE)));
     }
 }

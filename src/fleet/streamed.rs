@@ -19,10 +19,13 @@ use std::thread::JoinHandle;
 
 use analysis::ranks::RankSummary;
 use analysis::structure::Place;
-use analysis::summary::BUILT_IN;
+use analysis::summary::{compiled_class, with_compiled, BUILT_IN};
 use classify::name::short_name;
+use classify::Classification;
 use datafusion::parquet::arrow::ArrowWriter;
-use trace::intern::NameTable;
+use rustc_hash::FxHashMap;
+use trace::compiled::CompiledGroup;
+use trace::intern::{NameId, NameTable};
 use trace::read::{EventSink, TraceHeader};
 use trace::{Kernel, TraceFormat, Transfer};
 
@@ -42,10 +45,11 @@ const ROWS_AT_A_TIME: usize = 1024;
 /// Kernels in one `kernels` file of a streamed trace: 64 row groups.
 pub const ROWS_PER_FILE: usize = ROW_GROUP * 64;
 
-/// Kernels as the reader gave them, and the names first seen among them (by name index).
+/// Kernels as the reader gave them, and the names first seen among them (by name index), each
+/// with what the compiler's group says it is where the profile records one.
 struct Batch {
     kernels: Vec<Kernel>,
-    names: Vec<(usize, String)>,
+    names: Vec<(usize, String, Option<Classification>)>,
 }
 
 impl Batch {
@@ -62,6 +66,8 @@ pub struct KernelRows {
     batch: Batch,
     /// By name index: whether the writer has the name.
     handed: Vec<bool>,
+    /// What the compiler's groups say of names not yet handed ([`with_compiled`]).
+    compiled: FxHashMap<NameId, Classification>,
     /// The first hand-over that failed; the rest of the trace is then only counted.
     error: Option<FleetError>,
     format: TraceFormat,
@@ -90,6 +96,7 @@ impl KernelRows {
             writer: Some(writer),
             batch: Batch::new(),
             handed: Vec::new(),
+            compiled: FxHashMap::default(),
             error: None,
             format: TraceFormat::default(),
             kernels: 0,
@@ -238,11 +245,12 @@ fn write(trace: &str, parts: &Parts, first: Part, incoming: Receiver<Batch>) -> 
     let (mut part, mut written) = (first, 1);
     let mut names: Vec<Option<(String, String, String)>> = Vec::new();
     for batch in incoming {
-        for (i, name) in batch.names {
+        for (i, name, compiled) in batch.names {
             if names.len() <= i {
                 names.resize(i + 1, None);
             }
-            let (short, category) = (short_name(&name, SHORT_NAME), BUILT_IN(&name).category.to_string());
+            let category = with_compiled(BUILT_IN(&name), compiled).category.to_string();
+            let short = short_name(&name, SHORT_NAME);
             names[i] = Some((name, short, category));
         }
         for kernels in batch.kernels.chunks(ROWS_AT_A_TIME) {
@@ -293,7 +301,8 @@ impl EventSink for KernelRows {
         }
         if !self.handed[i] {
             self.handed[i] = true;
-            self.batch.names.push((i, names.resolve(k.name).to_string()));
+            let compiled = self.compiled.remove(&k.name);
+            self.batch.names.push((i, names.resolve(k.name).to_string(), compiled));
         }
         self.batch.kernels.push(k);
         if self.batch.kernels.len() >= BATCH {
@@ -303,6 +312,12 @@ impl EventSink for KernelRows {
 
     fn transfer(&mut self, _: &NameTable, t: Transfer) {
         self.gpu_time_us += t.dur;
+    }
+
+    fn compiled_name(&mut self, _: &NameTable, name: NameId, group: &CompiledGroup) {
+        if let Some(c) = compiled_class(group) {
+            self.compiled.insert(name, c);
+        }
     }
 
     fn finish(mut self, header: TraceHeader) -> KernelRows {

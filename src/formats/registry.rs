@@ -19,7 +19,8 @@ use crate::interface::{About, Incremental, Readable, Sniff};
 use crate::rocprof::RocprofError;
 use crate::xplane::XplaneError;
 use crate::TraceError;
-use trace::intern::NameTable;
+use trace::compiled::CompiledGroup;
+use trace::intern::{NameId, NameTable};
 use trace::read::{EventSink, TraceHeader};
 use trace::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
 
@@ -292,6 +293,7 @@ trait ErasedSink {
     fn cpu_op(&mut self, op: CpuOp);
     fn annotation(&mut self, annotation: Annotation);
     fn launch(&mut self, correlation: u64, launch: Launch);
+    fn compiled_name(&mut self, names: &NameTable, name: NameId, group: &CompiledGroup);
     fn finish(self: Box<Self>, header: TraceHeader) -> Box<dyn Any>;
 }
 
@@ -316,6 +318,9 @@ where
     }
     fn launch(&mut self, correlation: u64, launch: Launch) {
         EventSink::launch(self, correlation, launch)
+    }
+    fn compiled_name(&mut self, names: &NameTable, name: NameId, group: &CompiledGroup) {
+        EventSink::compiled_name(self, names, name, group)
     }
     fn finish(self: Box<Self>, header: TraceHeader) -> Box<dyn Any> {
         Box::new(EventSink::finish(*self, header))
@@ -345,6 +350,9 @@ impl<const CPU: bool> EventSink for AnySink<CPU> {
     }
     fn launch(&mut self, correlation: u64, launch: Launch) {
         self.0.launch(correlation, launch)
+    }
+    fn compiled_name(&mut self, names: &NameTable, name: NameId, group: &CompiledGroup) {
+        self.0.compiled_name(names, name, group)
     }
     fn finish(self, header: TraceHeader) -> Box<dyn Any> {
         self.0.finish(header)

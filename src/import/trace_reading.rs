@@ -5,7 +5,8 @@ use thiserror::Error;
 
 use analysis::ranks::{RankSink, RankSummary};
 use formats::registry::{Format, FormatError, FormatReader, KINETO};
-use trace::intern::NameTable;
+use trace::compiled::CompiledGroup;
+use trace::intern::{NameId, NameTable};
 use trace::read::{EventSink, TraceHeader};
 use trace::Trace;
 use trace::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
@@ -83,6 +84,10 @@ impl EventSink for TraceAndRank {
     fn launch(&mut self, correlation: u64, launch: Launch) {
         self.rank.launch(correlation, launch);
         self.trace.launch(correlation, launch);
+    }
+    fn compiled_name(&mut self, names: &NameTable, name: NameId, group: &CompiledGroup) {
+        self.trace.compiled_name(names, name, group);
+        self.rank.compiled_name(names, name, group);
     }
     fn finish(self, header: TraceHeader) -> (Trace, RankSummary) {
         let rank = self.rank.finish(header.clone());

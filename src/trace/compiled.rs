@@ -5,6 +5,8 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+use crate::intern::NameId;
+
 /// Which compiler's record a group is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Compiler {
@@ -83,6 +85,10 @@ pub struct Compiled {
     /// The compiler's estimates, by the id of the CPU op that launched the kernel.
     #[serde(default)]
     estimates: FxHashMap<u64, Estimate>,
+    /// The group of each kernel name's first kernel that has one, as the reader met them: what
+    /// a name's classification reads where the name itself says nothing (XLA's `ynn_fusion.5`).
+    #[serde(default)]
+    of_name: FxHashMap<NameId, u32>,
 }
 
 impl Compiled {
@@ -101,6 +107,29 @@ impl Compiled {
     pub fn of_op(&self, external_id: u64) -> Option<(u32, &CompiledGroup)> {
         let i = *self.of_op.get(&external_id)?;
         self.groups.get(i as usize).map(|g| (i, g))
+    }
+
+    /// Says the first kernel of `name` with a group ran the group `index`; a later one of the
+    /// same name leaves it. Whether it was the first: the reader then tells its sink
+    /// ([`crate::read::EventSink::compiled_name`]).
+    pub fn name(&mut self, name: NameId, index: u32) -> bool {
+        match self.of_name.entry(name) {
+            std::collections::hash_map::Entry::Occupied(_) => false,
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(index);
+                true
+            }
+        }
+    }
+
+    /// The group of the first kernel of `name` that has one ([`Compiled::name`]).
+    pub fn of_name(&self, name: NameId) -> Option<&CompiledGroup> {
+        self.groups.get(*self.of_name.get(&name)? as usize)
+    }
+
+    /// Whether the first kernel of `name` with a group was met already.
+    pub fn has_name(&self, name: NameId) -> bool {
+        self.of_name.contains_key(&name)
     }
 
     /// Records the compiler's estimate of the launch by CPU op `external_id`.

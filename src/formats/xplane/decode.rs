@@ -196,6 +196,9 @@ fn emit_plane<S: EventSink>(
                 }
                 _ => None,
             };
+            if let Some(op) = hlo_op.as_deref() {
+                name_group(kernel, op, (program, hlo_module.as_deref()), programs, header, sink);
+            }
             let event =
                 StreamEvent { name, hlo_op: hlo_op.as_deref(), same_op, ts, dur, device, stream: line.id, correlation };
             let op_id = event.emit(&kind, &mut header.names, sink, next_op_id);
@@ -223,6 +226,29 @@ fn emit_plane<S: EventSink>(
         }
     }
     Ok(())
+}
+
+/// Gives the first kernel of the name `kernel` that ran an HLO op of a known module its op's
+/// group, and tells the sink: a name the rules leave `other` (`ynn_fusion.5`) is classified
+/// from it, by whatever sink reads the profile.
+fn name_group<S: EventSink>(
+    kernel: &str,
+    op: &str,
+    (program, module): (Option<i64>, Option<&str>),
+    programs: &mut Programs,
+    header: &mut TraceHeader,
+    sink: &mut S,
+) {
+    let id = header.names.intern(kernel);
+    if header.compiled.has_name(id) {
+        return;
+    }
+    if let Some(group) = programs.group(program, module, op, &mut header.compiled) {
+        header.compiled.name(id, group);
+        if let Some(g) = header.compiled.groups().get(group as usize) {
+            sink.compiled_name(&header.names, id, g);
+        }
+    }
 }
 
 /// A stat's name, from the plane's stat metadata.

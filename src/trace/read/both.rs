@@ -3,7 +3,8 @@
 //! collectives as the ranks view does).
 
 use super::{EventSink, TraceHeader};
-use crate::intern::NameTable;
+use crate::compiled::CompiledGroup;
+use crate::intern::{NameId, NameTable};
 use crate::{Annotation, CollectiveArgs, CpuOp, Kernel, Launch, Transfer};
 
 /// Hands every event to both sinks; each gets only what it asks for ([`EventSink::CPU_SIDE`],
@@ -50,6 +51,10 @@ impl<A: EventSink, B: EventSink> EventSink for Both<A, B> {
         if B::LAUNCHES {
             self.1.launch(correlation, launch);
         }
+    }
+    fn compiled_name(&mut self, names: &NameTable, name: NameId, group: &CompiledGroup) {
+        self.0.compiled_name(names, name, group);
+        self.1.compiled_name(names, name, group);
     }
     fn finish(self, header: TraceHeader) -> Self::Output {
         (self.0.finish(header.clone()), self.1.finish(header))

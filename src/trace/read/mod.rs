@@ -6,8 +6,8 @@
 pub mod both;
 pub mod inflate;
 
-use crate::compiled::Compiled;
-use crate::intern::NameTable;
+use crate::compiled::{Compiled, CompiledGroup};
+use crate::intern::{NameId, NameTable};
 use crate::{
     Annotation, CollectiveArgs, CpuOp, DeviceProperties, Distributed, Kernel, Launch, Trace, TraceFormat, Transfer,
     VersionKeys,
@@ -58,6 +58,11 @@ pub trait EventSink {
     fn annotation(&mut self, _annotation: Annotation) {}
     /// A launch call with its correlation id.
     fn launch(&mut self, _correlation: u64, _launch: Launch) {}
+    /// The compiler's group of the first kernel of `name` that has one (XLA's HLO), told before
+    /// that kernel: a sink that classifies kernels as they come (the summary-only fold, the
+    /// streamed export) reads from it a name its rules leave `other`, as the whole trace's
+    /// classification reads [`crate::compiled::Compiled::of_name`].
+    fn compiled_name(&mut self, _names: &NameTable, _name: NameId, _group: &CompiledGroup) {}
     /// The end of the input: the sink's result, with what the reader kept beside it.
     fn finish(self, header: TraceHeader) -> Self::Output;
 }
