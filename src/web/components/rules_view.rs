@@ -56,7 +56,7 @@ pub fn rules_view(props: &Props) -> Html {
                         match (c.rule, row) {
                             (Some(id), Some(r)) => format!("Rule {id} (order {}) decides: {}.", r + 1, component_list(&c.components)),
                             (Some(id), None) => format!("Rule {id} decides: {}.", component_list(&c.components)),
-                            (None, _) => "No rule matches: the kernel counts as other.".to_string(),
+                            (None, _) => format!("No rule matches: the kernel counts as other, unless its profile records the HLO it ran (rule {}).", classify::HLO_RULE),
                         }
                     }
                 </p>
