@@ -270,7 +270,7 @@ fn ck_tile(name: &str) -> Option<Family> {
     let fused = |what: &str| -> bool {
         let enum_name = format!("Fused{what}Enum");
         name.split(enum_name.as_str()).skip(1).any(|rest| {
-            let value = rest.trim_start_matches(|c| c == 'E' || c == ')');
+            let value = rest.trim_start_matches(['E', ')']);
             value.starts_with(|c: char| c.is_ascii_digit()) && !value.starts_with('0')
         })
     };

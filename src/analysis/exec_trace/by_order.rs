@@ -25,6 +25,10 @@ pub const THREADS: usize = 16;
 /// ET op names that must follow one another in the Kineto thread where a walk may start.
 pub const ANCHOR: usize = 8;
 
+/// One walk of an ET thread beside a Kineto thread: the two threads' indexes and the pairs of
+/// ops it linked (ET node, Kineto op).
+type Walk = (usize, usize, Vec<(usize, usize)>);
+
 /// Per `trace.cpu_ops` index, the linked ET node's index; `None` when the ET is of another
 /// process (or records none), or nothing lines up.
 pub fn link_by_order(trace: &Trace, et: &ExecTrace) -> Option<Vec<Option<usize>>> {
@@ -66,7 +70,7 @@ pub fn link_by_order(trace: &Trace, et: &ExecTrace) -> Option<Vec<Option<usize>>
     // Every pair of threads walked from the first place the ET thread's ops follow one another
     // in the Kineto thread (an ET starts recording with the profiler: its ops are the first such
     // run); then the pairs that link the most ops are taken, each thread once.
-    let mut walks: Vec<(usize, usize, Vec<(usize, usize)>)> = Vec::new();
+    let mut walks: Vec<Walk> = Vec::new();
     for (e, ops) in ets.iter().enumerate() {
         for (t, k) in kineto.iter().enumerate() {
             let start = anchor(ops, k, same);

@@ -314,7 +314,7 @@ pub fn op_table(
             let name = trace.name(key.0);
             // An op the compiler recorded (XLA's HLO) is priced from that record.
             let compiled = sample.iter().find_map(|&op| compiled_cost(trace, op));
-            let cost = match compiled.map_or_else(|| costs.get(*key, call), |c| c) {
+            let cost = match compiled.unwrap_or_else(|| costs.get(*key, call)) {
                 Ok(c) => match sample.iter().find_map(|&op| nested.delegate(op, c.model, &mut costs)) {
                     Some(child) => Err(format!("its work is counted at {child}, which it calls")),
                     None => Ok(c),

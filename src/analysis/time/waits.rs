@@ -150,13 +150,19 @@ pub fn waits(trace: &Trace, windows: &[(String, f64, f64)]) -> Option<Waits> {
     waits_with(trace, windows, Clock::Exact)
 }
 
+/// How an event time is taken: as it is, or rounded up or down (HTA's clock).
+type Rounding = fn(f64) -> f64;
+
+/// A kernel or copy on its stream: start, end and its launch call's start (µs), where known.
+type StreamEvent = (f64, f64, Option<f64>);
+
 /// [`waits`], with event times taken as `clock` says.
 pub fn waits_with(trace: &Trace, windows: &[(String, f64, f64)], clock: Clock) -> Option<Waits> {
-    let (up, down): (fn(f64) -> f64, fn(f64) -> f64) = match clock {
+    let (up, down): (Rounding, Rounding) = match clock {
         Clock::Exact => (|t| t, |t| t),
         Clock::HtaRounded => (f64::ceil, f64::floor),
     };
-    let mut by_stream: BTreeMap<(i64, i64), Vec<(f64, f64, Option<f64>)>> = BTreeMap::new();
+    let mut by_stream: BTreeMap<(i64, i64), Vec<StreamEvent>> = BTreeMap::new();
     let launch = |correlation: Option<u64>| correlation.and_then(|c| trace.launches.get(&c)).map(|l| up(l.ts));
     for k in &trace.kernels {
         by_stream.entry((k.device, k.stream)).or_default().push((up(k.ts), down(k.ts + k.dur), launch(k.correlation)));

@@ -1,9 +1,13 @@
 use super::*;
 use trace::{Kernel, Launch};
 
+/// A planted kernel: its start and duration, and its launch call's start and duration (`None`:
+/// no launch call).
+type Planted = (f64, f64, Option<(f64, f64)>);
+
 /// Stream 7 of a planted trace: `(start, dur, call start, call dur)` per kernel, each with its
 /// own launch call but for `None`.
-fn planted(kernels: &[(f64, f64, Option<(f64, f64)>)]) -> Trace {
+fn planted(kernels: &[Planted]) -> Trace {
     let mut t = Trace::default();
     let name = t.names.intern("k");
     let call = t.names.intern("cudaLaunchKernel");
@@ -28,7 +32,7 @@ fn planted(kernels: &[(f64, f64, Option<(f64, f64)>)]) -> Trace {
     t
 }
 
-const PLANTED: [(f64, f64, Option<(f64, f64)>); 6] = [
+const PLANTED: [Planted; 6] = [
     // Launched before the stream had work: not a wait.
     (0.0, 10.0, Some((0.0, 5.0))),
     // Three kernels each launched after the stream went idle (at 10, 22 and 32): a stretch
