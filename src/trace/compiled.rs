@@ -110,16 +110,10 @@ impl Compiled {
     }
 
     /// Says the first kernel of `name` with a group ran the group `index`; a later one of the
-    /// same name leaves it. Whether it was the first: the reader then tells its sink
-    /// ([`crate::read::EventSink::compiled_name`]).
-    pub fn name(&mut self, name: NameId, index: u32) -> bool {
-        match self.of_name.entry(name) {
-            std::collections::hash_map::Entry::Occupied(_) => false,
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(index);
-                true
-            }
-        }
+    /// same name leaves it (the reader tells its sink of the first,
+    /// [`crate::read::EventSink::compiled_name`]).
+    pub fn name(&mut self, name: NameId, index: u32) {
+        self.of_name.entry(name).or_insert(index);
     }
 
     /// The group of the first kernel of `name` that has one ([`Compiled::name`]).
