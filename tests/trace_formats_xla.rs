@@ -235,6 +235,19 @@ fn two_jax_cpu_profiles_compared_are_cpu_runs() {
     let v = json(&["compare", &a, &b, "--json"]);
     let sides = v["verdict"]["sides"].as_array().unwrap();
     assert!(sides.iter().all(|s| s["processor"] == "cpu"), "{sides:?}");
+    // The one-file report of the pair, and of one of them: its charts' titles and bars too.
+    let dir = crate::common::temp_dir("cpu-reports");
+    for (files, out) in [(vec![a.as_str(), b.as_str()], "pair.html"), (vec![a.as_str()], "one.html")] {
+        let out = dir.join(out);
+        let mut args = vec!["report"];
+        args.extend(files);
+        args.extend(["-o", out.to_str().unwrap()]);
+        let (code, _, err) = crate::common::run(&args);
+        assert_eq!(code, 0, "{err}");
+        let html = std::fs::read_to_string(&out).unwrap();
+        assert!(html.contains("Share of CPU time by kernel category"), "{}", out.display());
+        assert!(!html.contains("GPU"), "{}: {}", out.display(), html.lines().find(|l| l.contains("GPU")).unwrap_or(""));
+    }
 }
 
 /// XLA's CPU client runs a model's dots as `ynn_fusion.N` (calls into YNNPACK): the name says

@@ -236,15 +236,6 @@ fn verdict_side(
     }
 }
 
-/// What ran both sides' kernels: the CPU where both are CPU runs, else GPUs (the words of a
-/// pair's sentences: "of CPU time").
-fn pair_processor(c: &Comparison) -> Processor {
-    match !c.platforms.is_empty() && c.platforms.iter().all(|p| p.processor() == Processor::Cpu) {
-        true => Processor::Cpu,
-        false => Processor::Gpu,
-    }
-}
-
 /// "45.65 ms" with, where the timeline is known, "; busy 45.43 ms, idle 12.10 ms (21 %) of a
 /// 57.53 ms span".
 fn busy_clause(s: &VerdictSide, processor: Processor) -> String {
@@ -273,7 +264,7 @@ fn pair_verdict(c: &Comparison, names: &[String; 2], facts: &[SideFacts<'_>; 2])
     let [Some(a), Some(b)] = [sides.first(), sides.get(1)] else {
         return Verdict { text: "The comparison has fewer than two sides".to_string(), sides };
     };
-    let processor = pair_processor(c);
+    let processor = c.processor();
     let times = format!(
         "{} takes {} of {processor} time, {} {}",
         a.name,
@@ -519,7 +510,7 @@ fn category_shift(c: &Comparison, keys: [&str; 2], names: &[String; 2]) -> Optio
         row.category,
         format_duration_us(t(0)),
         share(0),
-        pair_processor(c),
+        c.processor(),
         names[0],
         format_duration_us(t(1)),
         share(1),

@@ -272,12 +272,13 @@ struct ShareRow {
     values: Vec<(f64, f64)>, // (share %, time µs)
 }
 
-/// Horizontal bars of each category's share of GPU time, one bar per side, as a standalone
-/// SVG document (what the page shows is what it exports).
-fn share_chart(title: &str, series: &[String], rows: &[ShareRow]) -> String {
+/// Horizontal bars of each category's share of the kernels' time on `processor`, one bar per
+/// side, as a standalone SVG document (what the page shows is what it exports).
+fn share_chart(processor: Processor, series: &[String], rows: &[ShareRow]) -> String {
+    let title = format!("Share of {processor} time by kernel category");
     let per_row = series.len().max(1) as u32 * (CHART_BAR_H + 3) + 6;
     let h = CHART_TOP + rows.len() as u32 * per_row;
-    let mut s = svg_start(CHART_W, h, title);
+    let mut s = svg_start(CHART_W, h, &title);
     let mut x = CHART_LABEL_W;
     for (i, name) in series.iter().enumerate() {
         s.push_str(&format!(
@@ -305,7 +306,7 @@ fn share_chart(title: &str, series: &[String], rows: &[ShareRow]) -> String {
             let name = escape_xml(series.get(i).map(String::as_str).unwrap_or(""));
             s.push_str(&format!(
                 "<rect x=\"{CHART_LABEL_W}\" y=\"{y}\" width=\"{w:.1}\" height=\"{CHART_BAR_H}\" fill=\"{}\">\
-                 <title>{name} {}: {} of GPU time ({})</title></rect>\
+                 <title>{name} {}: {} of {processor} time ({})</title></rect>\
                  <text x=\"{:.1}\" y=\"{}\" fill=\"currentColor\">{}</text>",
                 SERIES_COLORS[i % SERIES_COLORS.len()],
                 escape_xml(&row.label),
@@ -333,7 +334,7 @@ pub fn category_chart(s: &TraceSummary) -> String {
         .iter()
         .map(|r| ShareRow { label: r.category.id().to_string(), values: vec![(r.trace.share_pct, r.trace.time_us)] })
         .collect();
-    share_chart(&format!("Share of {processor} time by kernel category"), &[side], &rows)
+    share_chart(processor, &[side], &rows)
 }
 
 /// The category breakdown of both sides of a comparison.
@@ -351,7 +352,7 @@ pub fn comparison_chart(c: &Comparison) -> String {
                 .collect(),
         })
         .collect();
-    share_chart("Share of GPU time by kernel category", &series, &rows)
+    share_chart(c.processor(), &series, &rows)
 }
 
 /// Markdown of a table list under a heading, for pasting into a review.
@@ -445,7 +446,7 @@ mod tests {
         assert_eq!(Cell::micros(-0.0).text, "0 µs");
         assert_eq!(Cell::pct(-1.5).text, "-1.50 %");
         let rows = [ShareRow { label: "gemm".into(), values: vec![(-0.0, -0.0)] }];
-        assert!(!share_chart("t", &["a".into()], &rows).contains("-0"));
+        assert!(!share_chart(Processor::Gpu, &["a".into()], &rows).contains("-0"));
     }
 
     #[test]

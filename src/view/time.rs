@@ -205,19 +205,19 @@ pub fn gap_table(g: &Gap, keys: [&str; 2]) -> DataTable {
 
 /// "H100 SXM (NVIDIA) is faster: MI300X (AMD) 551.0 ms vs H100 SXM (NVIDIA) 327.1 ms of GPU
 /// time (223.9 ms less, 1.68×)", each side by its name in `names` (key, name), else its key.
-pub fn gap_headline(g: &Gap, names: &[(&str, &str)]) -> String {
+pub fn gap_headline(g: &Gap, names: &[(&str, &str)], processor: Processor) -> String {
     let h = &g.headline;
     let name = |k: &str| names.iter().find(|(key, _)| *key == k).map_or(k, |(_, n)| n).to_string();
     let times: Vec<String> =
         h.gpu_time_us.iter().map(|(k, t)| format!("{} {}", name(k), format_duration_us(*t))).collect();
     match (h.faster.as_deref().map(name), h.ratio) {
         (Some(f), Some(r)) => format!(
-            "{f} is faster: {} of GPU time ({} less, {r:.2}×)",
+            "{f} is faster: {} of {processor} time ({} less, {r:.2}×)",
             times.join(" vs "),
             format_duration_us(h.difference_us)
         ),
         (Some(f), None) => format!("{f} is faster: {}", times.join(" vs ")),
-        (None, _) => format!("both sides take the same GPU time: {}", times.join(" vs ")),
+        (None, _) => format!("both sides take the same {processor} time: {}", times.join(" vs ")),
     }
 }
 

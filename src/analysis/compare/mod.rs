@@ -24,7 +24,7 @@ use fusion::FusionFinder;
 use layers::{align_layers, merge};
 pub use layers::{LayerAlignment, LayerRow, RowSide, EVIDENCE_PREFIX as LAYER_EVIDENCE};
 use side::{align_kernels, ratio, two, Side, MAX_ALIGN_CELLS};
-use trace::platform::Vendor;
+use trace::platform::{Processor, Vendor};
 use trace::Trace;
 
 /// A side whose kernels are at least this share op-anchored is mapped by op.
@@ -86,6 +86,17 @@ pub struct Comparison {
     /// alignment"); empty when either trace has no layers. Absent in older share links.
     #[serde(default)]
     pub layer_alignment: Vec<LayerAlignment>,
+}
+
+impl Comparison {
+    /// What ran both sides' kernels: the CPU where both are CPU runs, else GPUs (the words of
+    /// a pair's sentences and charts: "of CPU time").
+    pub fn processor(&self) -> Processor {
+        match !self.platforms.is_empty() && self.platforms.iter().all(|p| p.processor() == Processor::Cpu) {
+            true => Processor::Cpu,
+            false => Processor::Gpu,
+        }
+    }
 }
 
 /// One input of the comparison: a classified trace and its file name (shown for same-vendor

@@ -280,7 +280,7 @@ pub(super) fn drawn(view: &TraceView) -> Drawn {
                     // The sides named as the verdict names them (their devices, across vendors).
                     let names: Vec<(&str, &str)> =
                         overview.verdict.sides.iter().map(|s| (s.key.as_str(), s.name.as_str())).collect();
-                    gap_headline(&g.gap, &names)
+                    gap_headline(&g.gap, &names, comparison.processor())
                 }),
                 fusion,
                 dag: None,
