@@ -96,6 +96,11 @@ fn trace_json_has_the_structure() {
             && text.contains("Layer of phase 0 (decode): 17 kernels, 24 per step"),
         "{text}"
     );
+    // The layer's kernels counted from 1, as the page counts them; the first a norm read out.
+    let layer = text.split("Layer of phase 0 (decode)").nth(1).unwrap();
+    let first = layer.lines().nth(3).unwrap();
+    assert!(first.starts_with(" 1  norm       CK tile: Rmsnorm2dFwd, fused add"), "{layer}");
+    assert!(layer.lines().nth(19).unwrap().starts_with("17  "), "{layer}");
 }
 
 /// `compare --json` adds `layer_alignment` keyed by the sides' keys, and its fusion

@@ -373,7 +373,8 @@ fn structure_text(s: Option<&Structure>) -> String {
     for p in s.phases.iter().filter(|p| !p.layer.is_empty()) {
         let mut t = Table::new(&[">#", "category", "kernel", ">time"]);
         for (i, k) in p.layer.iter().enumerate() {
-            t.row([i.to_string(), k.category.id().to_string(), short(&k.kernel), format_duration_us(k.time_us)]);
+            // Counted from 1, as the page's layer table counts them.
+            t.row([(i + 1).to_string(), k.category.id().to_string(), short(&k.kernel), format_duration_us(k.time_us)]);
         }
         out += &format!(
             "\nLayer of phase {} ({}): {}, {} per step\n{}",
