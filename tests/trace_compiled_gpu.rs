@@ -113,7 +113,8 @@ fn triton_kernels_of_an_h200_run_join_their_provenance_beside_inductors_estimate
 }
 
 /// The same block eager and replayed from one CUDA graph: what the eager trace says a graph
-/// would remove is what the replay did remove, within 10 %.
+/// would remove is what the replay did remove, within 1 % (the host waits before its kernels
+/// and its copies; a copy's own time is no wait).
 #[test]
 fn a_graph_replay_removes_the_host_wait_the_eager_trace_predicts() {
     let eager = trace("torch_block_cuda.eager.trace.json.gz", &[]);
@@ -122,7 +123,7 @@ fn a_graph_replay_removes_the_host_wait_the_eager_trace_predicts() {
     let predicted = eager["launch_cost"]["graph_saving_us"].as_f64().unwrap();
     let removed = idle(&eager) - idle(&graph);
     println!("a graph would remove {predicted:.1} µs of idle time; the replay removed {removed:.1} µs");
-    assert!((predicted - removed).abs() <= 0.10 * removed, "{predicted} vs {removed}");
+    assert!((predicted - removed).abs() <= 0.01 * removed, "{predicted} vs {removed}");
     // The replay's kernels wait on no host: three launch calls, one per replay.
     assert_eq!(graph["launch_cost"]["calls"], 3);
     assert_eq!(graph["waits"]["streams"][0]["host_wait_us"], 0.0);

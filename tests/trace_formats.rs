@@ -172,6 +172,22 @@ fn nsys_sqlite_has_the_files_kernel_count_and_gpu_time() {
     assert!(pct >= 98.0, "{pct:.2} % of GPU time classified");
 }
 
+/// Nsight Systems records each copy's stream: the saxpy run's stream copies between its
+/// kernels, so its gaps are the GPU's idle time, not that plus the copies, and no kernel
+/// waited on the host for its launch (each was launched while the copy before it ran).
+#[test]
+fn nsys_sqlite_copies_keep_their_stream_busy() {
+    let v = json(&["trace", &data(NSYS), "--json"]);
+    let stream = &v["waits"]["streams"][0];
+    assert_eq!(stream["events"], 20, "5 kernels and 15 copies: {stream}");
+    let gaps: f64 = ["host_wait_us", "kernel_wait_us", "other_us"].iter().map(|k| stream[k].as_f64().unwrap()).sum();
+    let idle = v["timeline"]["idle_us"].as_f64().unwrap();
+    assert!((gaps - idle).abs() < 0.01, "gaps {gaps} µs against idle {idle} µs");
+    assert_eq!(v["launch_cost"]["host_bound"]["stretches"], 0, "{}", v["launch_cost"]);
+    let saving = v["launch_cost"]["graph_saving_us"].as_f64().unwrap();
+    assert!(saving <= idle, "a graph cannot remove more than the idle time: {saving} > {idle}");
+}
+
 #[test]
 fn nsys_sqlite_the_page_gives_what_the_command_line_gives() {
     let (_, _, page) = opened(NSYS);

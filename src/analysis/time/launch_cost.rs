@@ -178,7 +178,7 @@ fn cost_of(trace: &Trace, kernels: &[Launched]) -> LaunchCost {
     calls.sort_unstable_by_key(|c| c.0);
     calls.dedup_by_key(|c| c.0);
     let launch_cpu_us: f64 = calls.iter().map(|c| c.1).sum();
-    let (host_bound, host_wait) = host_bound(kernels);
+    let (host_bound, host_wait) = host_bound(kernels, &copies_by_stream(trace));
     let mut latencies: Vec<f64> = kernels.iter().map(|k| (k.start - (k.call_start + k.call_dur)).max(0.0)).collect();
     LaunchCost {
         calls: calls.len() as u64,
@@ -203,8 +203,32 @@ fn nearest_rank(values: &mut [f64], pct: f64) -> f64 {
     *values.select_nth_unstable_by(rank.clamp(1, values.len()) - 1, f64::total_cmp).1
 }
 
-/// The host-bound stretches of every stream, and the host wait before every launched kernel.
-fn host_bound(kernels: &[Launched]) -> (HostBound, f64) {
+/// A copy or set on a stream: its start and end, and its launch call's start where recorded.
+struct Copy {
+    start: f64,
+    end: f64,
+    call_start: Option<f64>,
+}
+
+/// The copies and sets of each stream that records them, in start order: the stream is busy
+/// with them, and waits on the host before one as before a kernel ([`super::waits`]).
+fn copies_by_stream(trace: &Trace) -> BTreeMap<(i64, i64), Vec<Copy>> {
+    let mut by_stream: BTreeMap<(i64, i64), Vec<Copy>> = BTreeMap::new();
+    for t in &trace.transfers {
+        if let Some(stream) = t.stream {
+            let call_start = t.correlation.and_then(|c| trace.launches.get(&c)).map(|l| l.ts);
+            by_stream.entry((t.device, stream)).or_default().push(Copy { start: t.ts, end: t.ts + t.dur, call_start });
+        }
+    }
+    for list in by_stream.values_mut() {
+        list.sort_by(|a, b| a.start.total_cmp(&b.start));
+    }
+    by_stream
+}
+
+/// The host-bound stretches of every stream, and the host wait before every launched kernel
+/// and copy.
+fn host_bound(kernels: &[Launched], copies: &BTreeMap<(i64, i64), Vec<Copy>>) -> (HostBound, f64) {
     let mut by_stream: BTreeMap<(i64, i64), Vec<&Launched>> = BTreeMap::new();
     for k in kernels {
         by_stream.entry((k.device, k.stream)).or_default().push(k);
@@ -213,7 +237,7 @@ fn host_bound(kernels: &[Launched]) -> (HostBound, f64) {
     let mut host_wait = 0.0;
     for ((device, stream), mut list) in by_stream {
         list.sort_by(|a, b| a.start.total_cmp(&b.start));
-        let (runs, waited) = stretches(&list);
+        let (runs, waited) = stretches(&list, copies.get(&(device, stream)).map_or(&[][..], Vec::as_slice));
         host_wait += waited;
         for s in runs {
             let stretch = Stretch { device, stream, ..s };
@@ -232,29 +256,43 @@ fn host_bound(kernels: &[Launched]) -> (HostBound, f64) {
 }
 
 /// One stream's stretches (device and stream left 0) and its host wait, its kernels in start
-/// order.
-fn stretches(list: &[&Launched]) -> (Vec<Stretch>, f64) {
+/// order. Its copies (in start order) run between them as the idle split counts them: the
+/// stream is busy while one runs, and the gap before one its call came late for is host wait
+/// too (a graph captures copies as it does kernels), though only kernels count in a stretch.
+fn stretches(list: &[&Launched], copies: &[Copy]) -> (Vec<Stretch>, f64) {
     let mut out = Vec::new();
     let mut host_wait = 0.0;
     // The current run: where it starts, its kernels, its idle time.
     let mut run: Option<(f64, u64, f64)> = None;
     let mut reach = f64::MIN;
-    for (i, k) in list.iter().enumerate() {
-        let waited_on_host = i > 0 && super::waits::waited_on_host(reach, k.call_start, k.start);
-        if waited_on_host {
-            let gap = k.start - reach;
+    // An event that may end a gap: a kernel (counted in a run) or a copy.
+    // Nothing before the first event: it starts no gap.
+    let mut event = |start: f64, end: f64, call: Option<f64>, kernel: bool| {
+        let waited = reach > f64::MIN && call.is_some_and(|c| super::waits::waited_on_host(reach, c, start));
+        if waited {
+            let gap = start - reach;
             host_wait += gap;
+            let n = u64::from(kernel);
             match &mut run {
                 Some((_, kernels, idle)) => {
-                    *kernels += 1;
+                    *kernels += n;
                     *idle += gap;
                 }
-                None => run = Some((reach, 1, gap)),
+                None => run = Some((reach, n, gap)),
             }
         } else {
             close(&mut run, reach, &mut out);
         }
-        reach = reach.max(k.end);
+        reach = reach.max(end);
+    };
+    // From the first kernel on, whatever ran before it.
+    let first = list.first().map_or(f64::MAX, |k| k.start);
+    let mut copies = copies.iter().filter(|c| c.start >= first).peekable();
+    for k in list {
+        while let Some(c) = copies.next_if(|c| c.start <= k.start) {
+            event(c.start, c.end, c.call_start, false);
+        }
+        event(k.start, k.end, Some(k.call_start), true);
     }
     close(&mut run, reach, &mut out);
     (out, host_wait)

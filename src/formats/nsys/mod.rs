@@ -182,7 +182,7 @@ impl Export {
             sink.kernel(&header.names, kernel);
             names_full(&header, "CUPTI_ACTIVITY_KIND_KERNEL")
         })?;
-        let copy_cols = ["start", "end", "deviceId", "correlationId", "bytes", "copyKind"];
+        let copy_cols = ["start", "end", "deviceId", "correlationId", "bytes", "copyKind", "streamId"];
         for (table, kind) in
             [("CUPTI_ACTIVITY_KIND_MEMCPY", TransferKind::Memcpy), ("CUPTI_ACTIVITY_KIND_MEMSET", TransferKind::Memset)]
         {
@@ -202,7 +202,9 @@ impl Export {
                     ts,
                     dur,
                     device: get(r, 2).unwrap_or(-1),
-                    stream: None,
+                    // The stream the copy or set ran on, as the kernels' `streamId`: the
+                    // stream was busy copying, not waiting, between its kernels.
+                    stream: get(r, 6),
                     bytes: get::<i64>(r, 4).and_then(|b| u64::try_from(b).ok()),
                     correlation: get::<i64>(r, 3).and_then(|c| u64::try_from(c).ok()),
                     external_id: None,
