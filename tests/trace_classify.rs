@@ -326,6 +326,16 @@ fn arbitrary_name() -> impl Strategy<Value = String> {
         "add",
         "relu",
         "_and_mul",
+        "_ZN7ck_tile6kentryI",
+        "ck_tile::kentry<",
+        "12Rmsnorm2dFwd",
+        "FusedAddEnumE1",
+        "99999999999999999999",
+        "fmhaSm100aKernel_Qkv",
+        "OBfloat16H64",
+        "bmm_",
+        "_t128x16x256",
+        "_sm100f",
     ]);
     prop_oneof![any::<String>(), prop::collection::vec(pieces, 0..24).prop_map(|p| p.concat()),]
 }
@@ -339,6 +349,14 @@ proptest! {
         let mut sorted = got.components.clone();
         Classification::canonical_order(&mut sorted);
         prop_assert_eq!(sorted, got.components);
+    }
+
+    /// A table asks for 8 characters or more (the shortener's floor).
+    #[test]
+    fn read_out_names_never_panic_and_fit_their_width(name in arbitrary_name(), width in 8usize..90) {
+        let shown = fusionscope::classify::family::table_name(&name, width);
+        prop_assert!(shown.chars().count() <= width, "{shown:?} is wider than {width}");
+        let _ = fusionscope::classify::family::box_name(&name, width);
     }
 
     #[test]
