@@ -1,6 +1,6 @@
 //! The classifier's rules: what a rule looks at and matches ([`Scope`], [`Pattern`], [`Rule`]),
-//! the GEMM epilogue words, and the table itself (`rules/table.rs`: plain data, in the order the
-//! rules are tried).
+//! the GEMM epilogue words, and the table itself (`rules/table.rs` and `rules/generic.rs`: plain
+//! data, in the order the rules are tried).
 //!
 //! Rules are tried scope by scope: every [`Scope::BaseName`] rule first (in table order, first
 //! match wins), then, only if none matched or the match was a generic launcher,
@@ -168,5 +168,6 @@ pub const GEMM_EPILOGUES: &[(&str, Category)] = &[
     ("tanh", Activation),
 ];
 
+mod generic;
 mod table;
 pub use table::RULES;
