@@ -69,19 +69,30 @@ pub(super) const GENERIC: &[Rule] = &[
     Rule::new(
         "quantization",
         BaseName,
-        Contains(&["quant", "to_fp8", "fp8_cast", "cvt_fp16_to_fp4"]),
+        Contains(&["quant", "to_fp8", "fp8_cast", "cvt_fp16_to_fp4", "fp8rowwise_to", "fp8_qparam"]),
         &[Quantization],
-        "quantization and dequantization (vLLM scaled_fp8_quant, TRT-LLM quantize_with_block_size)",
+        "quantization and dequantization (vLLM scaled_fp8_quant, TRT-LLM quantize_with_block_size, \
+         fbgemm's FP8 row-wise _FP8rowwise_to_float and _get_FP8_qparam)",
         "void vllm::scaled_fp8_quant_kernel_strided<c10::BFloat16, c10::Float8_e4m3fn>(c10::Float8_e4m3fn*, c10::BFloat16 const*, float const*, int, long, long)",
     ),
     Rule::new(
         "embedding",
         BaseName,
-        Contains(&["embedding", "indexselect", "index_select", "bounds_check_indices", "linearize_index"]),
+        Contains(&[
+            "embedding",
+            "indexselect",
+            "index_select",
+            "bounds_check_indices",
+            "linearize_index",
+            "compute_grad_weight",
+            "partial_segment",
+            "partials_per_segment",
+        ]),
         &[Embedding],
         "embedding lookups: fbgemm table-batched embeddings (split_embedding_*, and its \
          bounds_check_indices and linearize_index steps) and ATen index_select, which is what \
-         nn.Embedding runs in eager mode (indexSelectLargeIndex)",
+         nn.Embedding runs in eager mode (indexSelectLargeIndex); its backward's segment steps \
+         (compute_grad_weight, krn_partials_per_segment)",
         "void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, unsigned int, 2, 2, -2, true>(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>)",
     ),
     Rule::new(
@@ -118,10 +129,12 @@ pub(super) const GENERIC: &[Rule] = &[
             "adaptive_avg",
             "adaptive_max",
             "criterion",
+            "lpnorm",
         ]),
         &[Reduction],
         "reductions and scans: ATen reduce_kernel, cub DeviceScan/DeviceReduceByKey (and the tile \
-         state init DeviceCompactInitKernel), pooling, losses (ClassNLLCriterion)",
+         state init DeviceCompactInitKernel), pooling, losses (ClassNLLCriterion), a tensor list's \
+         L-p norm (lpnorm_cleanup, as gradient clipping runs it)",
         "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4>)",
     ),
     Rule::new(
@@ -136,10 +149,11 @@ pub(super) const GENERIC: &[Rule] = &[
     Rule::new(
         "memory-im2col",
         BaseName,
-        Contains(&["im2col", "im3d2col", "col2im", "col2im3d"]),
+        Contains(&["im2col", "im3d2col", "col2im", "col2im3d", "nchwtonhwc", "nhwctonchw"]),
         &[Memory],
         "im2col/col2im: a convolution's input unfolded into a matrix for the GEMM that follows \
-         (MIOpen Im2Col and Im3d2Col, ATen im2col_kernel): data movement, no arithmetic",
+         (MIOpen Im2Col and Im3d2Col, ATen im2col_kernel), and cuDNN's layout changes around one \
+         (nchwToNhwcKernel, nhwcToNchwKernel): data movement, no arithmetic",
         "Im3d2Col",
     ),
     Rule::new(
@@ -175,10 +189,10 @@ pub(super) const GENERIC: &[Rule] = &[
     Rule::new(
         "elementwise-axpy",
         BaseName,
-        Exact(&["saxpy", "daxpy", "caxpy", "zaxpy", "haxpy", "axpy"]),
+        Exact(&["saxpy", "daxpy", "caxpy", "zaxpy", "haxpy", "axpy", "scal_kernel"]),
         &[Elementwise],
-        "BLAS level-1 axpy (y = a·x + y) kernels, the CUDA and HIP samples' saxpy/daxpy: one \
-         multiply-add per element",
+        "BLAS level-1 axpy (y = a·x + y) kernels, the CUDA and HIP samples' saxpy/daxpy, and \
+         cuBLAS's scal_kernel (x = a·x): one multiply(-add) per element",
         "saxpy(double *, double *, double *, double, int)",
     ),
     Rule::new(
@@ -243,10 +257,12 @@ pub(super) const GENERIC: &[Rule] = &[
     Rule::new(
         "inner-gemm",
         Inner,
-        Contains(&["gemm", "gemv"]),
+        Contains(&["gemm", "gemv", "fprop", "dgrad", "wgrad", "cublaslt"]),
         &[Gemm],
         "a GEMM inside a launcher: cutlass::Kernel2<cutlass_80_tensorop_*gemm*>, \
-         device_kernel<cutlass::gemm::kernel::GemmUniversal<…>>; epilogue words add components",
+         device_kernel<cutlass::gemm::kernel::GemmUniversal<…>>, cuDNN's implicit-GEMM \
+         convolutions (cutlass_cudnn_infer::Kernel<…s1688dgrad…>), and a kernel that takes \
+         cuBLASLt's parameters (its epilogue::impl::globalKernel); epilogue words add components",
         "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x64_16x6_tn_align4>(cutlass_80_tensorop_s1688gemm_128x64_16x6_tn_align4::Params)",
     )
     .epilogue(),

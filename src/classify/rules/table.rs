@@ -284,10 +284,13 @@ const SPECIFIC: &[Rule] = &[
             "qk_norm",
             "rowwisemoments",
             "gammabeta",
+            "bn_fw_",
+            "bn_bw_",
         ]),
         &[Norm],
         "normalisations: RMSNorm (rms_norm and rmsnorm spellings), LayerNorm (also ATen's \
-         RowwiseMoments and GammaBetaBackward steps), GroupNorm, BatchNorm",
+         RowwiseMoments and GammaBetaBackward steps), GroupNorm, BatchNorm (also cuDNN's \
+         bn_fw_tr_*/bn_bw_* training kernels)",
         "void vllm::rms_norm_kernel<c10::BFloat16, 8, 2>(c10::BFloat16*, c10::BFloat16 const*, long)",
     ),
     Rule::new(
