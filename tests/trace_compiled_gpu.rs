@@ -112,6 +112,26 @@ fn triton_kernels_of_an_h200_run_join_their_provenance_beside_inductors_estimate
     assert!(rows.iter().all(|k| k["calls"] == 3), "{rows:?}");
 }
 
+/// With its compile log every op of the compiled block's trace is priced: the op table covers
+/// the GPU time exactly, never more (the ops' times are unions of their kernels on the trace's
+/// clock, µs since an epoch, where each span's ends lose a fraction of a ns), and the four
+/// parts of the coverage add up to the GPU time.
+#[test]
+fn the_op_tables_coverage_adds_up_to_the_gpu_time() {
+    let log = data("compiled/torch_block_cuda.compile.log.gz");
+    let v = trace("torch_block_cuda.trace.json.gz", &["--compile-log", &log]);
+    let c = &v["op_coverage"];
+    assert_eq!(c["modelled_pct"], 100.0, "{c}");
+    assert_eq!(c["modelled_us"], c["gpu_time_us"], "{c}");
+    for file in ["torch_block_cuda.eager.trace.json.gz", "torch_convnet_cuda.trace.json.gz", "jax_block_cuda.xplane.pb"] {
+        let c = trace(file, &[])["op_coverage"].clone();
+        let f = |k: &str| c[k].as_f64().unwrap();
+        let parts = f("modelled_us") + f("unmodelled_us") + f("unattributed_us") + f("overlap_us");
+        assert!((parts - f("gpu_time_us")).abs() < 0.002, "{file}: {c}");
+        assert!(f("modelled_pct") <= 100.0, "{file}: {c}");
+    }
+}
+
 /// The same block eager and replayed from one CUDA graph: what the eager trace says a graph
 /// would remove is what the replay did remove, within 1 % (the host waits before its kernels
 /// and its copies; a copy's own time is no wait).

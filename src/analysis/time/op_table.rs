@@ -252,8 +252,14 @@ pub fn op_table(
     // (op, start, end) of every attributed event; the rest are unattributed.
     let mut spans: Vec<(usize, f64, f64)> = Vec::with_capacity(trace.kernels.len() + trace.transfers.len());
     let mut unattributed: FxHashMap<NameId, (u64, f64)> = FxHashMap::default();
+    // Times from the first event: a span's end less its start is then its duration to the
+    // last bit, where on the trace's own clock (µs since an epoch, 10¹² and more) each loses
+    // a fraction of a ns, and the covered time summed over the ops passed the GPU time.
+    let base =
+        trace.kernels.iter().map(|k| k.ts).chain(trace.transfers.iter().map(|t| t.ts)).fold(f64::INFINITY, f64::min);
+    let base = if base.is_finite() { base } else { 0.0 };
     let mut attribute = |op: Option<usize>, name: NameId, ts: f64, dur: f64| match op {
-        Some(op) => spans.push((op, ts, ts + dur)),
+        Some(op) => spans.push((op, ts - base, ts - base + dur)),
         None => {
             let e = unattributed.entry(name).or_insert((0, 0.0));
             e.0 += 1;
@@ -307,6 +313,9 @@ pub fn op_table(
 
     let mut costs = CostCache { shapes, model, by_key: FxHashMap::default() };
     let nested = NestedOps { trace, links };
+    // Each row's time unrounded, modelled or not: the coverage sums these, not the rows'
+    // rounded times (whose sum may pass the GPU time: 100.01 %).
+    let (mut modelled, mut unmodelled) = (0.0_f64, 0.0_f64);
     let mut out: Vec<OpRow> = order
         .iter()
         .map(|key| {
@@ -322,7 +331,9 @@ pub fn op_table(
                 Err(e) => Err(e),
             };
             let (text, from) = costs.shapes.text(call);
-            row(name, text, from, calls, time, cost, chip)
+            let r = row(name, text, from, calls, time, cost, chip);
+            *(if r.model.is_some() { &mut modelled } else { &mut unmodelled }) += time;
+            r
         })
         .collect();
     out.sort_by(|a, b| b.kernel_time_us.total_cmp(&a.kernel_time_us).then_with(|| a.op.cmp(&b.op)));
@@ -340,8 +351,6 @@ pub fn op_table(
             names
         },
     };
-    let modelled: f64 = out.iter().filter(|r| r.model.is_some()).map(|r| r.kernel_time_us).fold(0.0, |a, b| a + b);
-    let unmodelled: f64 = out.iter().filter(|r| r.model.is_none()).map(|r| r.kernel_time_us).fold(0.0, |a, b| a + b);
     let overlap = (attributed - union_total).max(0.0);
     let gpu = crate::summary::gpu_time_us(trace);
     OpTable {
