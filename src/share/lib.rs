@@ -110,7 +110,9 @@ const MIN_FINDINGS: usize = 3;
 const MIN_GAP_ROWS: usize = 4;
 
 /// The state cut to keep its link under [`TYPICAL_LINK_BYTES`]: a summary halves its op rows,
-/// then leaves its structure out; a comparison halves its gap rows down to `MIN_GAP_ROWS` (4),
+/// then leaves its structure out, then halves its fusion groups (down to the longest two) and
+/// leaves its streams out, then halves the kernels each category lists (down to the longest);
+/// a comparison halves its gap rows down to `MIN_GAP_ROWS` (4),
 /// then leaves its aligned layers out, then halves the kernels each category lists per side
 /// (down to 2: the headline and the largest differences matter more than a category's eighth
 /// kernel), then its sides' fusion opportunities and groups (after halving them to the longest
@@ -140,6 +142,15 @@ pub fn fit_time_rows(mut state: SharedState) -> SharedState {
                         f.opportunities.truncate(f.opportunities.len().div_ceil(2));
                     }
                     None => t.streams.clear(),
+                }
+                *trimmed = true;
+            }
+            // Last, the kernels each category lists, halved down to its longest one.
+            SharedView::TraceSummary { summary, trimmed, .. }
+                if summary.categories.iter().any(|r| r.trace.kernels.len() > 1) =>
+            {
+                for r in &mut summary.categories {
+                    r.trace.kernels.truncate(r.trace.kernels.len().div_ceil(2));
                 }
                 *trimmed = true;
             }
