@@ -227,7 +227,7 @@ fn copies_by_stream(trace: &Trace) -> BTreeMap<(i64, i64), Vec<Copy>> {
 }
 
 /// The host-bound stretches of every stream, and the host wait before every launched kernel
-/// and copy.
+/// and every copy between them.
 fn host_bound(kernels: &[Launched], copies: &BTreeMap<(i64, i64), Vec<Copy>>) -> (HostBound, f64) {
     let mut by_stream: BTreeMap<(i64, i64), Vec<&Launched>> = BTreeMap::new();
     for k in kernels {
