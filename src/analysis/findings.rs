@@ -430,6 +430,15 @@ fn opportunities(fusion: &TraceFusion, on: Option<&str>) -> Vec<Finding> {
         .collect()
 }
 
+/// What idle time is on `processor`: on a CPU, the time no compiled kernel ran (between them
+/// the CPU runs library calls and Python, which are no kernels).
+fn idle_means(processor: Processor) -> &'static str {
+    match processor {
+        Processor::Gpu => "no kernel or copy ran",
+        Processor::Cpu => "no compiled kernel ran (the runtime, library calls and Python are not kernels)",
+    }
+}
+
 /// The GPU's idle time, why its streams waited between kernels and what launching cost the
 /// host, where those are known.
 fn idle(
@@ -450,14 +459,9 @@ fn idle(
             })
         });
         let why = why.unwrap_or_default() + &launch.map(launch_clause).unwrap_or_default();
-        // A CPU run's kernels are its compiled ones: between them the CPU runs library calls
-        // and Python, which are no kernels, and its "streams" wait on no other stream.
-        let (what, why) = match processor {
-            Processor::Gpu => ("no kernel or copy ran", why),
-            Processor::Cpu => {
-                ("no compiled kernel ran (the runtime, library calls and Python are not kernels)", String::new())
-            }
-        };
+        // A CPU run's "streams" wait on no other stream, and launch nothing: no why.
+        let why = if processor.is_gpu() { why } else { String::new() };
+        let what = idle_means(processor);
         Finding {
             kind: FindingKind::Idle,
             time_us: timeline.idle_us,

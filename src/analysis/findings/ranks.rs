@@ -137,10 +137,7 @@ fn exposed_communication(r: &JobReport) -> Option<Finding> {
 fn idle(e: &RankEntry) -> Option<Finding> {
     let t = e.timeline.as_ref()?;
     let processor = t.processor();
-    let what = match processor {
-        Processor::Gpu => "no kernel or copy ran",
-        Processor::Cpu => "no compiled kernel ran (the runtime, library calls and Python are not kernels)",
-    };
+    let what = super::idle_means(processor);
     Some(Finding {
         kind: FindingKind::Idle,
         time_us: t.idle_us,
