@@ -123,7 +123,8 @@ fn the_op_tables_coverage_adds_up_to_the_gpu_time() {
     let c = &v["op_coverage"];
     assert_eq!(c["modelled_pct"], 100.0, "{c}");
     assert_eq!(c["modelled_us"], c["gpu_time_us"], "{c}");
-    for file in ["torch_block_cuda.eager.trace.json.gz", "torch_convnet_cuda.trace.json.gz", "jax_block_cuda.xplane.pb"] {
+    for file in ["torch_block_cuda.eager.trace.json.gz", "torch_convnet_cuda.trace.json.gz", "jax_block_cuda.xplane.pb"]
+    {
         let c = trace(file, &[])["op_coverage"].clone();
         let f = |k: &str| c[k].as_f64().unwrap();
         let parts = f("modelled_us") + f("unmodelled_us") + f("unattributed_us") + f("overlap_us");
