@@ -102,13 +102,22 @@ pub fn parse(base: &str) -> Option<Vec<&'static str>> {
 /// The components of an XLA kernel name, or None where it is not one ([`parse`]). A fusion of
 /// layout-only instructions alone (`bitcast_fusion`) moves data: memory.
 pub fn components(base: &str) -> Option<Vec<Category>> {
-    let ops = parse(base)?;
-    let mut components: Vec<Category> =
-        ops.iter().filter_map(|op| OPS.iter().find(|(name, _)| name == op).and_then(|(_, c)| *c)).collect();
+    Some(moving_data(parse(base)?.iter().filter_map(|op| op_component(op).flatten()).collect()))
+}
+
+/// What opcode `op` (lower case, `_` for `-`) adds to a fusion: `None` where it is no opcode
+/// of [`OPS`], `Some(None)` for a layout-only one.
+fn op_component(op: &str) -> Option<Option<Category>> {
+    OPS.iter().find(|(name, _)| *name == op).map(|(_, c)| *c)
+}
+
+/// A fusion's components, or memory for one of layout-only instructions alone: it still
+/// moves data.
+fn moving_data(mut components: Vec<Category>) -> Vec<Category> {
     if components.is_empty() {
         components.push(Memory);
     }
-    Some(components)
+    components
 }
 
 /// The components of the HLO instructions a kernel ran, by their opcodes as a compiled group
@@ -129,18 +138,12 @@ pub fn of_opcodes<'a>(opcodes: impl IntoIterator<Item = &'a str>) -> Option<Vec<
             }
             continue;
         }
-        if let Some((_, c)) = OPS.iter().find(|(name, _)| *name == code) {
+        if let Some(c) = op_component(&code) {
             known = true;
-            components.extend(*c);
+            components.extend(c);
         }
     }
-    if !known {
-        return None;
-    }
-    if components.is_empty() {
-        components.push(Memory);
-    }
-    Some(components)
+    known.then(|| moving_data(components))
 }
 
 #[cfg(test)]
