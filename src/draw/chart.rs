@@ -93,15 +93,45 @@ fn is_xml_char(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{FFFD}' | '\u{10000}'..)
 }
 
-/// Shortens a label to `max` characters, marking the cut with an ellipsis.
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-        t.push('…');
-        t
+/// The font size of a row's label, in SVG units (the drawing's `font-size`).
+const FONT: f64 = 12.0;
+
+/// The advance of `c` in ems in DejaVu Sans, the widest of the fonts `system-ui` resolves to
+/// (and Chromium's on a Linux with no other), rounded up: a label cut to these widths fits
+/// its column in whichever font draws it. A count of characters does not: 28 of them took
+/// 150 units in one label and 190 in another (`mm_default = f32[32, 64] mm`), past the
+/// drawing's left edge.
+fn advance_em(c: char) -> f64 {
+    match c {
+        'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '!' | '|' | ' ' => 0.34,
+        'f' | 't' | 'r' | '(' | ')' | '[' | ']' | '{' | '}' | '/' | '\\' | '-' => 0.42,
+        'a'..='e' | 'g' | 'h' | 'k' | 'n'..='q' | 's' | 'u'..='v' | 'x'..='z' | '0'..='9' | '_' | '*' => 0.64,
+        'm' | 'w' | 'M' | 'W' | '%' | '@' | '…' => 1.0,
+        _ => 0.84,
     }
+}
+
+/// The width of `s` drawn at [`FONT`], at most ([`advance_em`]).
+fn text_width(s: &str) -> f64 {
+    s.chars().map(advance_em).sum::<f64>() * FONT
+}
+
+/// `s` whole when it fits in `room` units, otherwise its longest beginning that fits with an
+/// ellipsis marking the cut.
+fn fit_label(s: &str, room: f64) -> String {
+    if text_width(s) <= room {
+        return s.to_string();
+    }
+    let mut width = text_width("…");
+    let mut t: String = s
+        .chars()
+        .take_while(|&c| {
+            width += advance_em(c) * FONT;
+            width <= room
+        })
+        .collect();
+    t.push('…');
+    t
 }
 
 /// The opening of a standalone chart document `width` × `height` with its title drawn and
@@ -169,7 +199,7 @@ impl BarChart {
                 escape_xml(&row.detail),
                 LABEL_W - 8,
                 y + rows_h / 2 + 4,
-                escape_xml(&truncate(&row.label, 28))
+                escape_xml(&fit_label(&row.label, f64::from(LABEL_W - 8)))
             ));
             for (series, &bar) in self.series.iter().zip(&row.values) {
                 let total = bar.total();
@@ -378,8 +408,21 @@ mod tests {
     }
 
     #[test]
-    fn long_labels_are_cut() {
-        assert_eq!(truncate("abcdef", 4), "abc…");
-        assert_eq!(truncate("abc", 4), "abc");
+    fn labels_are_cut_to_their_column() {
+        let room = f64::from(LABEL_W - 8);
+        assert_eq!(fit_label("bmm = f32[8, 16, 16] bmm", room), "bmm = f32[8, 16, 16] bmm");
+        // As wide in DejaVu Sans as the column: cut, where a count of 28 characters was not.
+        let cut = fit_label("mm_default = f32[32, 64] mm", room);
+        assert_eq!(cut, "mm_default = f32[32, 64] …");
+        // Whatever the label, what is drawn fits, and is the label's beginning.
+        for label in [
+            "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWW",
+            "iiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiiii",
+            "…",
+        ] {
+            let drawn = fit_label(label, room);
+            assert!(text_width(&drawn) <= room, "{drawn}");
+            assert!(label.starts_with(drawn.trim_end_matches('…')), "{drawn}");
+        }
     }
 }

@@ -53,6 +53,15 @@ test('one compiled trace: the kernel groups, traffic bars, opportunities and re-
   const total = await page.getByTestId('chart-fusion-total').locator('g > title').allTextContents();
   assert.ok(total.includes(`unfused: ${digits(f.totals.unfused_bytes)} bytes read + written`), total.join('|'));
   assert.ok(total.includes(`fused: ${digits(f.totals.fused_bytes)} bytes read + written`), total.join('|'));
+  // Every label is drawn whole inside its chart: a long one is cut to its column, with an
+  // ellipsis, in the font the browser draws it with.
+  const overflow = await page.locator('figure.chart svg').evaluateAll((svgs) =>
+    svgs.flatMap((svg) => {
+      const left = svg.getBoundingClientRect().left;
+      return [...svg.querySelectorAll('text')].filter((t) => t.getBoundingClientRect().left < left - 0.5).map((t) => t.textContent);
+    }),
+  );
+  assert.deepEqual(overflow, []);
   // Op time both ways: each op's own kernels and whole subtree, the CLI's rows, with units.
   const times = await allTableRows(page, 'table-op-times');
   assert.ok(f.op_times.length > 0);
