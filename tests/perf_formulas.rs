@@ -44,19 +44,22 @@ impl Row {
 }
 
 fn report(sheet: &str) -> Vec<Row> {
-    FOLDERS
-        .iter()
-        .flat_map(|folder| {
-            csv(&format!("reference/tracelens/{folder}/{sheet}.csv")).into_iter().map(move |r| Row {
-                sheet: format!("{folder}/{sheet}"),
-                name: r["name"].clone(),
-                dims: r["Input Dims_first"].clone(),
-                types: python_list_to_json(&r["Input type_first"]),
-                concrete: python_list_to_json(&r["Concrete Inputs_first"]),
-                flops: r["GFLOPS_first"].parse::<f64>().unwrap() * 1e9,
-                // "MB" in the report is MiB.
-                bytes: r["Data Moved (MB)_first"].parse::<f64>().unwrap() * 1024.0 * 1024.0,
-            })
+    FOLDERS.iter().flat_map(|folder| sheet_rows(folder, sheet)).collect()
+}
+
+/// The rows of one sheet of one report.
+fn sheet_rows(folder: &str, sheet: &str) -> Vec<Row> {
+    csv(&format!("reference/tracelens/{folder}/{sheet}.csv"))
+        .into_iter()
+        .map(|r| Row {
+            sheet: format!("{folder}/{sheet}"),
+            name: r["name"].clone(),
+            dims: r["Input Dims_first"].clone(),
+            types: python_list_to_json(&r["Input type_first"]),
+            concrete: python_list_to_json(&r["Concrete Inputs_first"]),
+            flops: r["GFLOPS_first"].parse::<f64>().unwrap() * 1e9,
+            // "MB" in the report is MiB.
+            bytes: r["Data Moved (MB)_first"].parse::<f64>().unwrap() * 1024.0 * 1024.0,
         })
         .collect()
 }
@@ -171,6 +174,55 @@ fn every_op_tracelens_saw_launch_kernels_gets_a_cost_or_a_known_reason() {
         }
         assert!(costed >= 30, "{folder}: {costed} ops costed");
     }
+}
+
+/// SGLang's Qwen3-8B on an MI300X: the serving engine's own ops (AMD aiter's RMSNorms,
+/// SGLang's rotary embedding, gated activation and KV-cache write) against TraceLens's report,
+/// each difference the one `docs/cost-formulas.md` gives ("Differences from TraceLens").
+#[test]
+fn serving_ops_match_tracelens_where_the_docs_say() {
+    let mut checked = BTreeMap::<String, usize>::new();
+    for sheet in ["RMSNorm_fwd", "RoPE_fwd", "UnaryElementwise", "InferenceAttention_fwd"] {
+        for row in sheet_rows("sglang_qwen3-8b_prefilldecode", sheet) {
+            if row.name.starts_with("aten::") {
+                continue; // the Qwen1.5 reports check these
+            }
+            let cost = row.cost();
+            if row.name == "aiter::mha_batch_prefill" {
+                // Its sequences' lengths are in tensors whose values the trace does not keep.
+                assert_eq!(cost.unwrap_err().to_string(), "no model for aiter::mha_batch_prefill");
+                continue;
+            }
+            let c = cost.unwrap_or_else(|e| panic!("{}: {e}", row.label()));
+            let dims: Vec<Vec<u64>> = serde_json::from_str(&row.dims).unwrap();
+            let tokens = dims[0][0];
+            // TraceLens counts neither index tensors (positions, slots: int64) nor the rotary
+            // cache's rows (one of 128 bf16 values per token here).
+            let (flops, bytes) = match row.name.as_str() {
+                "sgl_kernel::rotary_embedding" => (row.flops, row.bytes + (tokens * 8 + tokens * 128 * 2) as f64),
+                "sglang::store_cache" => (row.flops, row.bytes + (tokens * 8) as f64),
+                // A pointwise step is one FLOP here; TraceLens counts SiLU as 4.
+                "sgl_kernel::silu_and_mul" => (row.flops * 2.0 / 5.0, row.bytes),
+                _ => (row.flops, row.bytes),
+            };
+            assert!(relative(c.bytes, bytes) <= 1e-9, "{}: bytes {} vs {bytes}", row.label(), c.bytes);
+            // TraceLens's RMSNorm adds a few FLOPs per row; the rest agree exactly.
+            let within = if sheet == "RMSNorm_fwd" { 0.01 } else { 1e-9 };
+            assert!(relative(c.flops, flops) <= within, "{}: FLOPs {} vs {flops}", row.label(), c.flops);
+            *checked.entry(row.name.clone()).or_default() += 1;
+        }
+    }
+    let names: Vec<&str> = checked.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "aiter::add_rmsnorm",
+            "aiter::rmsnorm",
+            "sgl_kernel::rotary_embedding",
+            "sgl_kernel::silu_and_mul",
+            "sglang::store_cache"
+        ]
+    );
 }
 
 // ---- real traces ------------------------------------------------------------------------------

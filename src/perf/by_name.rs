@@ -9,7 +9,8 @@ use super::norm::Training;
 use super::sparse_features::{self, Cumsum};
 use super::tbe;
 use super::{
-    arange, attention, conv, copy, elementwise, embedding, gemm, loss, norm, quantize, reduce, scatter, softmax, triton,
+    arange, attention, conv, copy, elementwise, embedding, gemm, kv_cache, loss, norm, quantize, reduce, rotary,
+    scatter, softmax, triton,
 };
 
 type Formula = fn(&OpArgs) -> Result<OpCost, NoCost>;
@@ -43,6 +44,10 @@ const FORMULAS: &[(&str, Formula)] = &[
     ("aten::_fused_rms_norm", norm::fused_rms_norm),
     ("_C::rms_norm", norm::vllm_rms_norm),
     ("_C::fused_add_rms_norm", norm::vllm_fused_add_rms_norm),
+    ("aiter::rms_norm", norm::aiter_rms_norm),
+    ("aiter::rmsnorm", norm::vllm_rms_norm),
+    ("aiter::add_rmsnorm", norm::aiter_add_rms_norm),
+    ("aiter::rmsnorm2d_fwd_with_add_ck", norm::aiter_add_rms_norm),
     ("aten::native_group_norm", norm::group_norm),
     ("aten::native_batch_norm", |a| norm::batch_norm(a, Training::At(5))),
     ("aten::_native_batch_norm_legit", |a| norm::batch_norm(a, Training::At(5))),
@@ -85,6 +90,18 @@ const FORMULAS: &[(&str, Formula)] = &[
     ("aten::mse_loss", loss::mse_loss),
     ("aten::mse_loss_backward", loss::mse_loss_backward),
     ("_C::static_scaled_fp8_quant", quantize::static_scaled_fp8_quant),
+    // Serving engines' own kernels (vLLM, SGLang).
+    ("_C::silu_and_mul", elementwise::act_and_mul),
+    ("_C::gelu_and_mul", elementwise::act_and_mul),
+    ("_C::gelu_tanh_and_mul", elementwise::act_and_mul),
+    ("sgl_kernel::silu_and_mul", elementwise::act_and_mul),
+    ("sgl_kernel::gelu_and_mul", elementwise::act_and_mul),
+    ("sgl_kernel::gelu_tanh_and_mul", elementwise::act_and_mul),
+    ("_C::rotary_embedding", rotary::rotary_embedding),
+    ("sgl_kernel::rotary_embedding", rotary::rotary_embedding),
+    ("_C_cache_ops::reshape_and_cache_flash", kv_cache::store),
+    ("_C_cache_ops::reshape_and_cache", kv_cache::store),
+    ("sglang::store_cache", kv_cache::store),
     // FBGEMM (TorchRec's sparse features, embeddings and their compression).
     ("fbgemm::permute_2D_sparse_data", sparse_features::permute_sparse_data),
     ("fbgemm::permute_1D_sparse_data", sparse_features::permute_sparse_data),

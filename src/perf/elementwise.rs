@@ -16,6 +16,31 @@ use super::dtype::DType;
 use super::error::{NoCost, Quantity};
 use super::shape::broadcast;
 
+/// A gated activation as serving engines fuse it: vLLM's and SGLang's `silu_and_mul`,
+/// `gelu_and_mul` and `gelu_tanh_and_mul`, all `(out [… , d], input [… , 2d])`:
+/// `out = act(input[…, :d]) · input[…, d:]`. Two FLOPs per output element (the activation and
+/// the product, one each as every pointwise op counts); the input read once and the output
+/// written once.
+pub fn act_and_mul(args: &OpArgs) -> Result<OpCost, NoCost> {
+    let out = args.tensor(0, "the output")?;
+    let input = args.tensor(1, "the input")?;
+    let fits = match (out.dims().split_last(), input.dims().split_last()) {
+        (Some((d, lead)), Some((two_d, input_lead))) => lead == input_lead && d.checked_mul(2) == Some(*two_d),
+        _ => false,
+    };
+    if !fits {
+        return Err(NoCost::Shapes(format!(
+            "the output (input 0) {} is not the input (input 1) {} with its last dimension halved",
+            out.shape(),
+            input.shape()
+        )));
+    }
+    let n = out.numel()?;
+    let flops = n.checked_mul(2).ok_or(NoCost::Overflow { what: Quantity::Flops, input: out.index() })?;
+    let bytes = Traffic::new().tensor(input)?.tensor(out)?;
+    Ok(OpCost::exact(Family::Elementwise, Unit::Vector, input.dtype(), flops, bytes.total()))
+}
+
 /// What type a pointwise op's output has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Out {
@@ -236,6 +261,23 @@ fn looks_fractional(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gated_activations() {
+        // SGLang's Qwen3-8B prefill: 15,360 tokens, an intermediate size of 12,288.
+        let args = OpArgs::of_text("[[15360, 12288], [15360, 24576]]", r#"["c10::BFloat16", "c10::BFloat16"]"#, None);
+        let c = act_and_mul(&args).unwrap();
+        let n = 15_360 * 12_288;
+        assert_eq!((c.flops, c.bytes), (2 * n, 2 * (2 * n + n)));
+        assert_eq!((c.family, c.dtype), (Family::Elementwise, DType::BF16));
+        // The operands the other way round are not this op.
+        let swapped =
+            OpArgs::of_text("[[15360, 24576], [15360, 12288]]", r#"["c10::BFloat16", "c10::BFloat16"]"#, None);
+        assert_eq!(
+            act_and_mul(&swapped).unwrap_err().to_string(),
+            "the output (input 0) [15360, 24576] is not the input (input 1) [15360, 12288] with its last dimension halved"
+        );
+    }
     use crate::shape::Shape;
 
     fn run(name: &str, dims: &str, types: &str, concrete: &str) -> Result<OpCost, NoCost> {

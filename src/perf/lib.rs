@@ -10,9 +10,10 @@
 //! how these figures differ from TraceLens's: `docs/cost-formulas.md`.
 //!
 //! One file per family of ops (`gemm`, `attention`, `conv`, `elementwise`, `norm`, `softmax`,
-//! `reduce`, `embedding`, `scatter`, `copy`, `arange`, `loss`, `quantize`, FBGEMM's
-//! `sparse_features` and table-batched embeddings `tbe`, `triton`; `foreach` says why the
-//! multi-tensor ops have no cost); `model` maps op names to them. Every count is
+//! `reduce`, `embedding`, `scatter`, `copy`, `arange`, `loss`, `quantize`, serving engines'
+//! `rotary` embeddings and `kv_cache` writes, FBGEMM's `sparse_features` and table-batched
+//! embeddings `tbe`, `triton`; `foreach` says why the multi-tensor ops have no cost);
+//! `by_name` maps op names to them. Every count is
 //! checked arithmetic: sizes come from a file, and an overflow is an error naming the input.
 
 pub mod arange;
@@ -29,10 +30,12 @@ pub mod error;
 pub mod foreach;
 pub mod gemm;
 pub mod index;
+pub mod kv_cache;
 pub mod loss;
 pub mod norm;
 pub mod quantize;
 pub mod reduce;
+pub mod rotary;
 pub mod scatter;
 pub mod shape;
 pub mod softmax;

@@ -1,5 +1,6 @@
 //! Normalisations: LayerNorm (`aten::native_layer_norm`), RMSNorm (`aten::_fused_rms_norm`,
-//! vLLM's `_C::rms_norm` and `_C::fused_add_rms_norm`), GroupNorm (`aten::native_group_norm`)
+//! vLLM's `_C::rms_norm` and `_C::fused_add_rms_norm`, AMD aiter's `rms_norm`, `rmsnorm`,
+//! `add_rmsnorm` and `rmsnorm2d_fwd_with_add_ck`), GroupNorm (`aten::native_group_norm`)
 //! and BatchNorm (`aten::native_batch_norm`, `_native_batch_norm_legit`,
 //! `_native_batch_norm_legit_no_training`, `cudnn_batch_norm`, `miopen_batch_norm`).
 //!
@@ -15,7 +16,8 @@
 //! Per-row work (the square root, ε) is left out. Bytes: the input, weight and bias read
 //! once; the output written once; the statistics the op saves for the backward pass (mean and
 //! 1/σ per row or group, `fp32` for half-precision inputs) written once; vLLM's fused op reads
-//! and writes both the input and the residual in place.
+//! and writes both the input and the residual in place; aiter's reads the input and the
+//! residual and writes the sum and the output into tensors of their own.
 
 use super::args::{OpArgs, Tensor};
 use super::cost::{product, Family, OpCost, Traffic, Unit};
@@ -63,6 +65,26 @@ pub fn vllm_fused_add_rms_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let w = args.tensor(2, "the weight")?;
     // The input is read and written by `finish`; the residual is read and written here.
     finish(x, 5, Traffic::new().tensor(r)?.tensor(r)?.tensor(w)?, Traffic::new())
+}
+
+/// AMD aiter's `rms_norm(input, weight, eps, use_model_sensitive_rmsnorm)`: the output
+/// returned, no statistics saved.
+pub fn aiter_rms_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
+    let x = args.tensor(0, "the input")?;
+    let w = args.tensor(1, "the weight")?;
+    finish(x, 4, Traffic::new().tensor(w)?, Traffic::new())
+}
+
+/// AMD aiter's `add_rmsnorm` and `rmsnorm2d_fwd_with_add_ck`, both `(out, input, residual_in,
+/// residual_out, weight, eps, …)`: `residual_out = input + residual_in`, then
+/// `out = rms_norm(residual_out)`, into tensors of their own.
+pub fn aiter_add_rms_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
+    let x = args.tensor(1, "the input")?;
+    let residual_in = args.tensor(2, "the residual")?;
+    let residual_out = args.tensor(3, "the residual's output")?;
+    let w = args.tensor(4, "the weight")?;
+    // The input is read and the output written by `finish`.
+    finish(x, 5, Traffic::new().tensor(residual_in)?.tensor(w)?, Traffic::new().tensor(residual_out)?)
 }
 
 /// `native_group_norm(input, weight?, bias?, N, C, HxW, group, eps)`: statistics per sample and
@@ -219,6 +241,29 @@ mod tests {
         assert_eq!((c.flops, c.bytes), (4 * n, (2 * n + 2880) * 2));
         let c = vllm_fused_add_rms_norm(&vllm).unwrap();
         assert_eq!((c.flops, c.bytes), (5 * n, (4 * n + 2880) * 2));
+    }
+
+    #[test]
+    fn aiter_rms_norms() {
+        // vLLM's gpt-oss decode on an MI300X: aiter's RMSNorm returns its output.
+        let c = aiter_rms_norm(&args(
+            "[[32, 2880], [2880], [], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#,
+            Some(r#"["", "", "1.0000000000000001e-05", "0"]"#),
+        ))
+        .unwrap();
+        let n = 32 * 2880;
+        assert_eq!((c.flops, c.bytes), (4 * n, (2 * n + 2880) * 2));
+        // The residual add writes a tensor of its own: two read, two written, and the weight.
+        let c = aiter_add_rms_norm(&args(
+            "[[15360, 4096], [15360, 4096], [15360, 4096], [15360, 4096], [4096], []]",
+            r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "Scalar"]"#,
+            Some(r#"["", "", "", "", "", "9.9999999999999995e-07"]"#),
+        ))
+        .unwrap();
+        let n = 15_360 * 4096;
+        assert_eq!((c.flops, c.bytes), (5 * n, (4 * n + 4096) * 2));
+        assert_eq!(c.family, Family::Norm);
     }
 
     #[test]

@@ -1,31 +1,43 @@
-//! Bytes of the fused custom ops serving engines call (SGLang's `sgl_kernel`, AMD's `aiter`,
-//! vLLM's `_C`), which the per-op cost formulas do not know: each is a library fusion whose
-//! parts are known (`docs/trace-fusion.md`, "Serving engines' fused ops"). Each input read once,
-//! each output written once, at the recorded shapes and types; an output buffer passed in is
-//! written, not read.
+//! The fused custom ops serving engines call (SGLang's `sgl_kernel`, AMD's `aiter`, vLLM's
+//! `_C`) as fusion groups: each is a library fusion whose parts are known (`docs/trace-fusion.md`,
+//! "Serving engines' fused ops"). Where the per-op cost formulas model the op
+//! (`docs/cost-formulas.md`), its fused bytes are theirs and this adds what fusion needs beyond
+//! them: the parts, the unfused bytes, the tensors handed on. The rest (a paged prefill
+//! attention, a multicast all-reduce) are modelled here: each input read once, each output
+//! written once, at the recorded shapes and types; an output buffer passed in is written, not
+//! read.
 
 use super::call_bytes::CallBytes;
 use super::kind::Kind;
-use super::unknown::Unknown;
-use perf::{OpArgs, Tensor};
+use super::unknown::{of_no_cost, Unknown};
+use perf::{op_cost, OpArgs, Tensor};
 
-/// The model of `op`, `None` when `op` is not one of these; `Some(Err)` names what is wrong
-/// (the recorded shapes do not fit the op: bad input).
+/// A fusion group of an op the cost formulas model, from its arguments and those formulas'
+/// bytes (the fused bytes).
+type FromFused = fn(&OpArgs, u64) -> Result<CallBytes, String>;
+
+/// The model of `op`, `None` when `op` is not one of these; `Some(Err)` names what is wrong:
+/// the cost formula's own reason, or that the recorded shapes do not fit the op (bad input).
 pub(crate) fn serving_cost(op: &str, args: &OpArgs) -> Option<Result<CallBytes, Unknown>> {
-    let model: fn(&OpArgs) -> Result<CallBytes, String> = match op {
+    let from_fused: FromFused = match op {
         "sgl_kernel::silu_and_mul" | "_C::silu_and_mul" => silu_and_mul,
         "aiter::rmsnorm" => rmsnorm,
         "aiter::rms_norm" => rms_norm_returning,
         "_C_cache_ops::reshape_and_cache_flash" | "_C_cache_ops::reshape_and_cache" | "sglang::store_cache" => {
             reshape_and_cache
         }
-        "aiter::mha_batch_prefill" => paged_prefill_attention,
         "aiter::add_rmsnorm" | "aiter::rmsnorm2d_fwd_with_add_ck" => add_rmsnorm,
         "sgl_kernel::rotary_embedding" | "_C::rotary_embedding" => rotary,
-        "symm_mem::multimem_all_reduce_" => super::collectives::multimem_all_reduce,
+        "aiter::mha_batch_prefill" => return Some(paged_prefill_attention(args).map_err(Unknown::bad_input)),
+        "symm_mem::multimem_all_reduce_" => {
+            return Some(super::collectives::multimem_all_reduce(args).map_err(Unknown::bad_input))
+        }
         _ => return None,
     };
-    Some(model(args).map_err(Unknown::bad_input))
+    Some(match op_cost(op, args) {
+        Ok(cost) => from_fused(args, cost.bytes).map_err(Unknown::bad_input),
+        Err(e) => Err(of_no_cost(&e)),
+    })
 }
 
 fn tensor<'a>(args: &'a OpArgs, i: usize, role: &str) -> Result<&'a Tensor, String> {
@@ -42,10 +54,9 @@ fn sum(terms: &[u64]) -> Result<u64, String> {
 
 /// `silu_and_mul(out [T, H], input [T, 2H])`: `out = silu(input[:, :H]) · input[:, H:]`.
 /// Unfused, SiLU writes `[T, H]` and the multiply reads it back: 2 × the output more.
-fn silu_and_mul(args: &OpArgs) -> Result<CallBytes, String> {
+fn silu_and_mul(args: &OpArgs, fused: u64) -> Result<CallBytes, String> {
     let (out, x) = (tensor(args, 0, "the output")?, tensor(args, 1, "the input")?);
     let (o, i) = (bytes(out)?, bytes(x)?);
-    let fused = sum(&[i, o])?;
     Ok(CallBytes {
         fused,
         unfused: Some(sum(&[fused, o, o])?),
@@ -59,16 +70,15 @@ fn silu_and_mul(args: &OpArgs) -> Result<CallBytes, String> {
 }
 
 /// `aiter::rmsnorm(out, input, weight, eps)`: one op.
-fn rmsnorm(args: &OpArgs) -> Result<CallBytes, String> {
+fn rmsnorm(args: &OpArgs, fused: u64) -> Result<CallBytes, String> {
     let (out, x, w) = (tensor(args, 0, "the output")?, tensor(args, 1, "the input")?, tensor(args, 2, "the weight")?);
-    one_norm(bytes(x)?, bytes(w)?, bytes(out)?, x.numel().ok())
+    Ok(one_norm(fused, bytes(x)?, bytes(w)?, bytes(out)?, x.numel().ok()))
 }
 
-/// A lone RMSNorm: the input and weight read, the output written, once each (`space`: the
-/// input's elements).
-fn one_norm(input: u64, weight: u64, output: u64, space: Option<u64>) -> Result<CallBytes, String> {
-    let fused = sum(&[input, weight, output])?;
-    Ok(CallBytes {
+/// A lone RMSNorm of `fused` bytes: the input and weight read, the output written, once each
+/// (`space`: the input's elements).
+fn one_norm(fused: u64, input: u64, weight: u64, output: u64, space: Option<u64>) -> CallBytes {
+    CallBytes {
         fused,
         unfused: Some(fused),
         unfused_unknown: None,
@@ -77,21 +87,20 @@ fn one_norm(input: u64, weight: u64, output: u64, space: Option<u64>) -> Result<
         out_bytes: Some(output),
         in_bytes: vec![input, weight],
         space,
-    })
+    }
 }
 
 /// `aiter::add_rmsnorm(out, input, residual_in, residual_out, weight, eps)` (and CK's
 /// `rmsnorm2d_fwd_with_add`): `residual_out = input + residual_in`, `out = rms_norm(residual_out)`.
 /// The sum is an output either way (the next layer's residual); unfused, the norm reads it back:
 /// 1 × the sum more.
-fn add_rmsnorm(args: &OpArgs) -> Result<CallBytes, String> {
+fn add_rmsnorm(args: &OpArgs, fused: u64) -> Result<CallBytes, String> {
     let out = tensor(args, 0, "the output")?;
     let x = tensor(args, 1, "the input")?;
     let r_in = tensor(args, 2, "the residual")?;
     let r_out = tensor(args, 3, "the residual output")?;
     let w = tensor(args, 4, "the weight")?;
     let (o, i, ri, ro, wb) = (bytes(out)?, bytes(x)?, bytes(r_in)?, bytes(r_out)?, bytes(w)?);
-    let fused = sum(&[i, ri, wb, o, ro])?;
     Ok(CallBytes {
         fused,
         unfused: Some(sum(&[fused, ro])?),
@@ -106,37 +115,25 @@ fn add_rmsnorm(args: &OpArgs) -> Result<CallBytes, String> {
 
 /// `aiter::rms_norm(input [T, H], weight [H], eps, …)`: returns its output, a new tensor of the
 /// input's shape and type (aiter allocates it `empty_like(input)`), so it is written, not read.
-fn rms_norm_returning(args: &OpArgs) -> Result<CallBytes, String> {
+fn rms_norm_returning(args: &OpArgs, fused: u64) -> Result<CallBytes, String> {
     let (x, w) = (tensor(args, 0, "the input")?, tensor(args, 1, "the weight")?);
     let i = bytes(x)?;
-    one_norm(i, bytes(w)?, i, x.numel().ok())
+    Ok(one_norm(fused, i, bytes(w)?, i, x.numel().ok()))
 }
 
-/// vLLM's KV-cache write `reshape_and_cache[_flash](key [T, H, D], value [T, H, D], key_cache,
-/// value_cache, slot_mapping [N], kv_cache_dtype, k_scale, v_scale)`: each of the N tokens of
-/// `slot_mapping` (an 8-byte slot number read) has its key and value rows (H·D elements each)
-/// read and written into its cache slot, in the caches' types (an fp8 cache writes a byte an
-/// element). The caches are written where the slots say, never read; the scales are scalars.
-/// A padded token (slot −1) moves nothing, and the trace does not record which are padded:
-/// every token is counted, an upper bound when a graph's batch was padded.
-fn reshape_and_cache(args: &OpArgs) -> Result<CallBytes, String> {
+/// A KV-cache write, vLLM's `reshape_and_cache[_flash](key [T, H, D], value [T, H, D],
+/// key_cache, value_cache, slot_mapping [N], …)` or SGLang's `store_cache`: the N tokens' key
+/// and value rows read and written into their cache slots (the bytes: `perf::kv_cache`). No
+/// rule fuses it, and it hands no tensor to the next kernel: attention reads the cache.
+fn reshape_and_cache(args: &OpArgs, fused: u64) -> Result<CallBytes, String> {
     let (k, v) = (tensor(args, 0, "the key")?, tensor(args, 1, "the value")?);
-    let (kc, vc) = (tensor(args, 2, "the key cache")?, tensor(args, 3, "the value cache")?);
-    let slots = tensor(args, 4, "the slot mapping")?;
-    let n = slots.numel().map_err(|e| e.to_string())?;
-    // Elements of one token's row: the key's elements over its first dimension.
-    let row = |t: &Tensor, role: &str| -> Result<u64, String> {
-        let first = t.dims().first().copied().filter(|&d| d > 0).ok_or(format!("the {role} has no tokens"))?;
-        Ok(t.numel().map_err(|e| e.to_string())? / first)
+    let n = tensor(args, 4, "the slot mapping")?.numel().map_err(|e| e.to_string())?;
+    let read = |t: &Tensor, what: &str| -> Result<u64, String> {
+        let row = perf::kv_cache::row(t, what).map_err(|e| e.to_string())?;
+        n.checked_mul(row)
+            .and_then(|e| e.checked_mul(t.dtype().size_bytes()))
+            .ok_or_else(|| "its bytes do not fit in 64 bits".to_string())
     };
-    let (kr, vr) = (row(k, "key")?, row(v, "value")?);
-    let times = |a: u64, b: u64, c: u64| a.checked_mul(b).and_then(|x| x.checked_mul(c));
-    let overflow = || "its bytes do not fit in 64 bits".to_string();
-    let read_k = times(n, kr, k.dtype().size_bytes()).ok_or_else(overflow)?;
-    let read_v = times(n, vr, v.dtype().size_bytes()).ok_or_else(overflow)?;
-    let write_k = times(n, kr, kc.dtype().size_bytes()).ok_or_else(overflow)?;
-    let write_v = times(n, vr, vc.dtype().size_bytes()).ok_or_else(overflow)?;
-    let fused = sum(&[bytes(slots)?, read_k, read_v, write_k, write_v])?;
     Ok(CallBytes {
         fused,
         unfused: Some(fused),
@@ -144,7 +141,7 @@ fn reshape_and_cache(args: &OpArgs) -> Result<CallBytes, String> {
         kind: Kind::Other,
         parts: &["kv-cache write"],
         out_bytes: None,
-        in_bytes: vec![read_k, read_v],
+        in_bytes: vec![read(k, "keys")?, read(v, "values")?],
         space: None,
     })
 }
@@ -231,27 +228,23 @@ pub(crate) fn why_unknown(op: &str, args: &OpArgs) -> Option<Unknown> {
 }
 
 /// `rotary_embedding(positions [T], query, key, head_size, cos_sin_cache [P, rot], is_neox)`:
-/// query and key rotated in place (read and written), one cache row read per position.
-fn rotary(args: &OpArgs) -> Result<CallBytes, String> {
+/// query and key rotated in place (the bytes: `perf::rotary`).
+fn rotary(args: &OpArgs, fused: u64) -> Result<CallBytes, String> {
     let pos = tensor(args, 0, "the positions")?;
-    let (q, k) = (tensor(args, 1, "the query")?, tensor(args, 2, "the key")?);
-    let cache = tensor(args, 4, "the cos/sin cache")?;
-    let row = cache.dims().last().copied().ok_or("the cos/sin cache has no dimensions")?;
-    let rows = pos.numel().map_err(|e| e.to_string())?;
-    let cache_read = rows
-        .checked_mul(row)
-        .and_then(|n| n.checked_mul(cache.dtype().size_bytes()))
-        .ok_or("its bytes do not fit in 64 bits")?;
-    let (p, qb, kb) = (bytes(pos)?, bytes(q)?, bytes(k)?);
-    let fused = sum(&[p, qb, qb, kb, kb, cache_read])?;
+    let q = tensor(args, 1, "the query")?;
+    let in_bytes = [Some(pos), Some(q), args.opt_tensor(2, "the key").ok().flatten()]
+        .into_iter()
+        .flatten()
+        .map(bytes)
+        .collect::<Result<Vec<u64>, String>>()?;
     Ok(CallBytes {
         fused,
         unfused: Some(fused),
         unfused_unknown: None,
         kind: Kind::Elementwise,
         parts: &["rotary"],
-        out_bytes: Some(qb),
-        in_bytes: vec![p, qb, kb],
+        out_bytes: Some(bytes(q)?),
+        in_bytes,
         space: q.numel().ok(),
     })
 }
@@ -281,15 +274,24 @@ mod tests {
 
     #[test]
     fn rotary_reads_one_cache_row_per_position_and_bad_args_say_which() {
-        let a = OpArgs::recorded(
-            "[[6], [6, 32], [6, 16], [], [100, 8], []]",
-            r#"["long int", "float", "float", "Scalar", "float", "Scalar"]"#,
-        );
-        let c = serving_cost("_C::rotary_embedding", &a).unwrap().unwrap();
+        let rotary = |concrete| {
+            OpArgs::parse(perf::RawArgs {
+                input_dims: Some("[[6], [6, 32], [6, 16], [], [100, 8], []]"),
+                input_type: Some(r#"["long int", "float", "float", "Scalar", "float", "Scalar"]"#),
+                concrete_inputs: concrete,
+            })
+            .unwrap()
+        };
+        let c =
+            serving_cost("_C::rotary_embedding", &rotary(Some(r#"["", "", "", "8", "", "True"]"#))).unwrap().unwrap();
         assert_eq!(c.fused, 6 * 8 + 2 * 6 * 32 * 4 + 2 * 6 * 16 * 4 + 6 * 8 * 4);
-        let bad = OpArgs::recorded("[[4, 8], []]", r#"["float", "Scalar"]"#);
+        assert_eq!(c.in_bytes, [6 * 8, 6 * 32 * 4, 6 * 16 * 4]);
+        // The cost formula's own reason, with whose gap it is.
+        let e = serving_cost("_C::rotary_embedding", &rotary(None)).unwrap().err().unwrap();
+        assert_eq!(e, Unknown::not_recorded("Concrete Inputs missing: head_size (input 3) is needed"));
+        let bad = OpArgs::recorded("[[4, 8], [], [8], []]", r#"["float", "Scalar", "float", "Scalar"]"#);
         let e = serving_cost("aiter::rmsnorm", &bad).unwrap().err().unwrap();
-        assert_eq!(e, Unknown::bad_input("input 1 (the input) is not a recorded tensor"));
+        assert_eq!(e.why, "input 1 is a scalar, expected the input");
         assert!(serving_cost("aten::add", &bad).is_none());
     }
 
