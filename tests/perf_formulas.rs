@@ -461,3 +461,28 @@ fn loss_and_fp8_quant_groups_get_their_bytes() {
     // bf16 input read, fp8 result written, one fp32 scale read.
     assert_eq!(known(&v, "_C::static_scaled_fp8_quant", "[[888, 512], [888, 512], []]"), 888 * 512 * 3 + 4);
 }
+
+/// The eager Qwen traces' `aten::cat` (rotary halves joined, no `out=` tensor): the op table
+/// takes its element size from its kernel's name, as its fusion group does, so both give the
+/// same bytes and the op counts towards the models' coverage.
+#[test]
+fn a_list_copy_gets_its_element_size_from_its_kernel_in_the_op_table_too() {
+    for rel in ["nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz", "amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"] {
+        let v = crate::common::json(&["trace", &crate::common::data(&format!("traces/{rel}")), "--json"]);
+        let dims = "[[[16, 16, 559, 32], [16, 16, 559, 32]], []]";
+        let row = v["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| {
+                r["op"] == "aten::cat" && r["input_dims"] == serde_json::from_str::<serde_json::Value>(dims).unwrap()
+            })
+            .unwrap_or_else(|| panic!("{rel}: no cat row"));
+        // Two bf16 halves of 16 × 16 × 559 × 32 read, their join written.
+        let bytes = 2 * 2 * (2 * 16 * 16 * 559 * 32);
+        assert_eq!((row["model"].as_str(), row["bytes_per_call"].as_u64()), (Some("copy"), Some(bytes)), "{rel}");
+        assert_eq!(row["bound"], "memory", "{rel}");
+        let groups = groups_of(&v, "aten::cat", dims);
+        assert!(!groups.is_empty() && groups.iter().all(|g| g["fused_bytes_per_call"] == bytes), "{rel}");
+    }
+}

@@ -72,8 +72,47 @@ fn converted(x: &Tensor, out: DType) -> Result<OpCost, NoCost> {
 
 /// `cat(tensors, dim)` and `stack(tensors, dim)`, with an optional `out=` tensor after them.
 /// The profiler records a tensor list's shapes but not its element type, so the type comes from
-/// the `out=` tensor, and without one there is no model.
+/// the `out=` tensor, and without one there is no model here ([`cat_of_element_bytes`] takes
+/// the size from the op's kernel).
 pub fn cat(args: &OpArgs) -> Result<OpCost, NoCost> {
+    let elements = list_elements(args)?;
+    let Some(out) = args.tensors().find(|t| t.index() >= 2) else {
+        return Err(NoCost::ListDType { input: 0 });
+    };
+    let bytes = Traffic::new().elements(elements, out.dtype(), 0)?.elements(elements, out.dtype(), 0)?;
+    Ok(moved(out.dtype(), bytes))
+}
+
+/// `cat`/`stack` with elements of `size` bytes, as its kernel's name gives them
+/// ([`opaque_element_bytes`]): every input read and the output written once. The type is
+/// the unsigned integer of that size: a copy does no arithmetic, so it only picks the peak.
+pub fn cat_of_element_bytes(args: &OpArgs, size: u64) -> Result<OpCost, NoCost> {
+    let dtype = match size {
+        1 => DType::U8,
+        2 => DType::U16,
+        4 => DType::U32,
+        8 => DType::U64,
+        _ => return Err(NoCost::Unsupported(format!("a list copy of {size}-byte elements"))),
+    };
+    let elements = list_elements(args)?;
+    let bytes = Traffic::new().elements(elements, dtype, 0)?.elements(elements, dtype, 0)?;
+    Ok(moved(dtype, bytes))
+}
+
+/// The element size PyTorch's CUDA and HIP cat kernel is instantiated on, from its name
+/// (`CatArrayBatchedCopy<…OpaqueType<2u>…>`: the kernel copies elements as an opaque type of
+/// their size); `None` for any other kernel.
+pub fn opaque_element_bytes(kernel: &str) -> Option<u64> {
+    if !kernel.contains("CatArrayBatchedCopy") {
+        return None;
+    }
+    let rest = &kernel[kernel.find("OpaqueType<")? + "OpaqueType<".len()..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok().filter(|&n| (1..=16).contains(&n))
+}
+
+/// The elements of a list copy's tensors (input 0), all of them.
+fn list_elements(args: &OpArgs) -> Result<u64, NoCost> {
     let shapes = match args.input(0) {
         Some(Input::List(List::Tensors(shapes))) => shapes,
         other => {
@@ -87,16 +126,11 @@ pub fn cat(args: &OpArgs) -> Result<OpCost, NoCost> {
     if shapes.is_empty() {
         return Err(NoCost::ListShapes { input: 0 });
     }
-    let Some(out) = args.tensors().find(|t| t.index() >= 2) else {
-        return Err(NoCost::ListDType { input: 0 });
-    };
     let counts = shapes
         .iter()
         .map(|s| s.numel().ok_or(NoCost::Overflow { what: Quantity::Elements, input: 0 }))
         .collect::<Result<Vec<u64>, _>>()?;
-    let elements = sum(&counts, Quantity::Elements, 0)?;
-    let bytes = Traffic::new().elements(elements, out.dtype(), 0)?.elements(elements, out.dtype(), 0)?;
-    Ok(moved(out.dtype(), bytes))
+    sum(&counts, Quantity::Elements, 0)
 }
 
 /// `constant_pad_nd(self, pad, value)`: `pad` holds (before, after) pairs from the last
@@ -153,6 +187,24 @@ fn moved(dtype: DType, bytes: Traffic) -> OpCost {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_copy_takes_its_element_size_from_its_kernel() {
+        let kernel = "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>(…)";
+        assert_eq!(opaque_element_bytes(kernel), Some(2));
+        assert_eq!(opaque_element_bytes("CatArrayBatchedCopy<float>"), None);
+        assert_eq!(opaque_element_bytes("elementwise_kernel<OpaqueType<2u>>"), None);
+        let args = OpArgs::of_text(
+            "[[[16, 16, 559, 32], [16, 16, 559, 32]], []]",
+            r#"["TensorList", "Scalar"]"#,
+            Some(r#"["", "-1"]"#),
+        );
+        assert_eq!(cat(&args).unwrap_err(), NoCost::ListDType { input: 0 });
+        let c = cat_of_element_bytes(&args, 2).unwrap();
+        let n = 2 * 16 * 16 * 559 * 32;
+        assert_eq!((c.flops, c.bytes, c.family), (0, 2 * 2 * n, Family::Copy));
+        assert!(cat_of_element_bytes(&args, 3).is_err());
+    }
 
     fn args(dims: &str, types: &str, concrete: Option<&str>) -> OpArgs {
         OpArgs::of_text(dims, types, concrete)

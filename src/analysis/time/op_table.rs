@@ -19,35 +19,12 @@ use serde_json::Value;
 
 use crate::exec_trace::{EtLink, ExecTrace};
 use crate::summary::{round3, ClassifiedTrace};
+use crate::time::recorded_cost::{is_list_copy, list_copy_cost};
+pub use crate::time::recorded_cost::{Cost, CostLookup, ShapeText};
 use hardware::{Chip, PeakKey, Precision, Unit};
 use trace::compiled::Compiler;
 use trace::intern::NameId;
 use trace::{OpLinks, RecordedShapes, Trace};
-
-/// What a cost formula says about one call of an op.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Cost {
-    /// The model's family, shown in the table (`GEMM`, `attention`, `elementwise`, …).
-    pub model: &'static str,
-    pub flops: u64,
-    pub bytes: u64,
-    /// The chip peak the op runs against.
-    pub peak: PeakKey,
-    /// The FLOPs are an estimate (Inductor's Triton kernels), not a closed form.
-    pub estimate: bool,
-}
-
-/// The recorded shapes of a call, as the trace wrote them (JSON array texts).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ShapeText<'a> {
-    pub dims: Option<&'a str>,
-    pub types: Option<&'a str>,
-    pub concrete: Option<&'a str>,
-}
-
-/// The cost formulas: op name and recorded shapes in, one call's cost or the reason there
-/// is none out. [`perf`] in production, a stand-in in tests.
-pub type CostLookup<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
 
 /// Where a row's shapes came from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -266,7 +243,12 @@ pub fn op_table(
             e.1 += dur;
         }
     };
+    // A list copy's first kernel, whose name gives the element size its arguments do not.
+    let mut list_copy_kernel: FxHashMap<usize, NameId> = FxHashMap::default();
     for (k, &op) in trace.kernels.iter().zip(&event_ops.kernels) {
+        if let Some(op) = op.filter(|&op| is_list_copy(trace.name(trace.cpu_ops[op].name))) {
+            list_copy_kernel.entry(op).or_insert(k.name);
+        }
         attribute(op, k.name, k.ts, k.dur);
     }
     for (t, &op) in trace.transfers.iter().zip(&event_ops.transfers) {
@@ -323,7 +305,12 @@ pub fn op_table(
             let name = trace.name(key.0);
             // An op the compiler recorded (XLA's HLO) is priced from that record.
             let compiled = sample.iter().find_map(|&op| compiled_cost(trace, op));
-            let cost = match compiled.unwrap_or_else(|| costs.get(*key, call)) {
+            // A list copy's element size is in its kernel's name.
+            let cost = compiled.unwrap_or_else(|| costs.get(*key, call)).or_else(|e| {
+                let kernel = sample.iter().find_map(|op| list_copy_kernel.get(op)).map(|&k| trace.name(k));
+                kernel.and_then(|k| list_copy_cost(costs.shapes.text(call).0, k)).ok_or(e)
+            });
+            let cost = match cost {
                 Ok(c) => match sample.iter().find_map(|&op| nested.delegate(op, c.model, &mut costs)) {
                     Some(child) => Err(format!("its work is counted at {child}, which it calls")),
                     None => Ok(c),

@@ -1,9 +1,35 @@
-//! The production cost lookup of the op table: the per-op cost formulas of the `perf`
-//! crate over an op's recorded shapes (`docs/cost-formulas.md`).
+//! What the op table knows of one op call's cost ([`Cost`], from the call's [`ShapeText`]),
+//! and its production lookup: the per-op cost formulas of the `perf` crate over an op's
+//! recorded shapes (`docs/cost-formulas.md`), or a list copy's kernel name where the shapes
+//! leave out its element size.
 
-use super::op_table::{Cost, ShapeText};
 use hardware::{PeakKey, Precision};
 use perf::{cost_from_trace, has_formula, DType, Family, RawArgs};
+
+/// What a cost formula says about one call of an op.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cost {
+    /// The model's family, shown in the table (`GEMM`, `attention`, `elementwise`, …).
+    pub model: &'static str,
+    pub flops: u64,
+    pub bytes: u64,
+    /// The chip peak the op runs against.
+    pub peak: PeakKey,
+    /// The FLOPs are an estimate (Inductor's Triton kernels), not a closed form.
+    pub estimate: bool,
+}
+
+/// The recorded shapes of a call, as the trace wrote them (JSON array texts).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShapeText<'a> {
+    pub dims: Option<&'a str>,
+    pub types: Option<&'a str>,
+    pub concrete: Option<&'a str>,
+}
+
+/// The cost formulas: op name and recorded shapes in, one call's cost or the reason there
+/// is none out. [`perf`] in production, a stand-in in tests.
+pub type CostLookup<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
 
 /// The production cost lookup: the cost formulas of [`perf`] over the recorded
 /// shapes (`docs/cost-formulas.md`).
@@ -12,14 +38,34 @@ pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
     if shapes.dims.is_none() && has_formula(op) {
         return Err("Input Dims not recorded".into());
     }
-    let c = cost_from_trace(op, raw).map_err(|e| e.to_string())?;
-    Ok(Cost {
+    cost_from_trace(op, raw).map(of_op_cost).map_err(|e| e.to_string())
+}
+
+/// `aten::cat` and `aten::stack`: ops whose tensor list's element type the profiler does not
+/// record, which [`list_copy_cost`] reads from their kernel.
+pub fn is_list_copy(op: &str) -> bool {
+    matches!(op, "aten::cat" | "aten::stack")
+}
+
+/// A list copy's cost with the element size its kernel's name gives (PyTorch's
+/// `CatArrayBatchedCopy<…OpaqueType<N>…>`, as the fusion groups read it); `None` when the
+/// kernel does not say or the shapes do not give a cost.
+pub fn list_copy_cost(shapes: ShapeText<'_>, kernel: &str) -> Option<Cost> {
+    let size = perf::copy::opaque_element_bytes(kernel)?;
+    let raw = RawArgs { input_dims: shapes.dims, input_type: shapes.types, concrete_inputs: shapes.concrete };
+    let args = perf::OpArgs::parse(raw).ok()?;
+    perf::copy::cat_of_element_bytes(&args, size).ok().map(of_op_cost)
+}
+
+/// A cost formula's figures as the op table keeps them.
+fn of_op_cost(c: perf::OpCost) -> Cost {
+    Cost {
         model: family_name(c.family),
         flops: c.flops,
         bytes: c.bytes,
         peak: PeakKey::new(c.unit, precision(c.dtype)),
         estimate: c.estimate,
-    })
+    }
 }
 
 /// The model family as the op table names it.

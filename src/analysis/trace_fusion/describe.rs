@@ -10,6 +10,7 @@ use super::call_bytes::CallBytes;
 use super::kind::{Composite, Kind};
 use super::serving_ops::{serving_cost, why_unknown};
 use super::unknown::{of_no_cost, Unknown};
+use crate::time::recorded_cost::is_list_copy;
 use classify::inductor;
 use perf::{op_cost, Family, Input, List, NoCost, OpArgs, OpCost, RawArgs};
 
@@ -224,12 +225,10 @@ pub(crate) fn describe(op: &str, raw: RawArgs<'_>) -> Described {
 /// of the element's size (`CatArrayBatchedCopy<…OpaqueType<2u>…>`), so the kernel name gives it.
 /// Every input is read once and the output, of their summed size, written once.
 pub(crate) fn list_copy_from_kernel(op: &str, raw: RawArgs<'_>, kernel: &str) -> Option<(u64, Flow)> {
-    if !matches!(op, "aten::cat" | "aten::stack") || !kernel.contains("CatArrayBatchedCopy") {
+    if !is_list_copy(op) {
         return None;
     }
-    let rest = &kernel[kernel.find("OpaqueType<")? + "OpaqueType<".len()..];
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let size: u64 = digits.parse().ok().filter(|&n| (1..=16).contains(&n))?;
+    let size = perf::copy::opaque_element_bytes(kernel)?;
     let args = OpArgs::parse(raw).ok()?;
     let Some(Input::List(List::Tensors(shapes))) = args.input(0) else { return None };
     let in_bytes = shapes.iter().map(|s| s.numel()?.checked_mul(size)).collect::<Option<Vec<u64>>>()?;
