@@ -34,6 +34,7 @@ impl Row {
                 input_dims: Some(&self.dims),
                 input_type: Some(&self.types),
                 concrete_inputs: Some(&self.concrete),
+                input_strides: None,
             },
         )
     }
@@ -164,7 +165,12 @@ fn every_op_tracelens_saw_launch_kernels_gets_a_cost_or_a_known_reason() {
                 python_tuple_to_json(&r["Input type"]),
                 python_tuple_to_json(&r["Concrete Inputs"]),
             );
-            let raw = RawArgs { input_dims: Some(&dims), input_type: Some(&types), concrete_inputs: Some(&concrete) };
+            let raw = RawArgs {
+                input_dims: Some(&dims),
+                input_type: Some(&types),
+                concrete_inputs: Some(&concrete),
+                input_strides: None,
+            };
             let name = r["name"].as_str();
             match (cost_from_trace(name, raw), known.get(name)) {
                 (Ok(_), None) => costed += 1,
@@ -245,6 +251,7 @@ impl RecordedOp {
                 input_dims: self.dims.as_deref(),
                 input_type: self.types.as_deref(),
                 concrete_inputs: self.concrete.as_deref(),
+                input_strides: None,
             },
         )
     }

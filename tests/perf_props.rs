@@ -97,7 +97,7 @@ proptest! {
         let dims = format!("[{}]", inputs.iter().map(|i| i.0.clone()).collect::<Vec<_>>().join(", "));
         let types = serde_json::to_string(&inputs.iter().map(|i| i.1.clone()).collect::<Vec<_>>()).unwrap();
         let values = serde_json::to_string(&inputs.iter().map(|i| i.2.clone()).collect::<Vec<_>>()).unwrap();
-        let raw = RawArgs { input_dims: Some(&dims), input_type: Some(&types), concrete_inputs: concrete.then_some(values.as_str()) };
+        let raw = RawArgs { input_dims: Some(&dims), input_type: Some(&types), concrete_inputs: concrete.then_some(values.as_str()), input_strides: None };
         if let Err(e) = cost_from_trace(&op, raw) {
             let text = e.to_string();
             prop_assert!(!text.is_empty() && !text.contains('\n'), "{text:?}");
@@ -107,7 +107,7 @@ proptest! {
     /// Arbitrary text is refused, not a panic.
     #[test]
     fn no_panic_on_any_text(dims in "[\\[\\]0-9, -]{0,40}", types in "[\\[\\]\", a-zA-Z:]{0,40}") {
-        let _ = cost_from_trace("aten::add", RawArgs { input_dims: Some(&dims), input_type: Some(&types), concrete_inputs: None });
+        let _ = cost_from_trace("aten::add", RawArgs { input_dims: Some(&dims), input_type: Some(&types), concrete_inputs: None, input_strides: None });
     }
 
     /// A larger M, N or K never makes a GEMM cheaper.

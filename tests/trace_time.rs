@@ -230,3 +230,33 @@ fn an_older_traces_kernels_link_to_the_op_enclosing_their_launch_not_the_op_thei
     assert_eq!(row("aten::mm").unwrap().calls, want[&(true, Some("aten::mm".to_string()))]);
     assert_eq!(report.unattributed.events, 0);
 }
+
+/// A model counts the fewest bytes an op can move, so no op of the test traces runs faster than
+/// its chip's roof. SGLang's embedding gathers with an index expanded to the hidden size
+/// (strides `[1, 0]`): read at its shape, the index alone was 503 MB and the op ran at 215 % of
+/// the MI300X's roof; the 15,360 indices it holds are 123 KB.
+#[test]
+fn no_op_of_the_test_traces_runs_above_its_roof() {
+    let traces = [
+        "nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz",
+        "amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz",
+        "nvidia/hf_bert-small_eager_h100.json.gz",
+        "amd/hf_bert-small_eager_mi300x.json.gz",
+        "amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz",
+        "amd/torch_compile_triton_mi300x.json.gz",
+        "nvidia/tracelens_eager_b200.json.gz",
+    ];
+    for rel in traces {
+        let rows = op_rows(rel);
+        assert!(rows.iter().any(|o| o["roofline_pct"].is_number()), "{rel}: no row on a roofline");
+        for o in rows.iter().filter(|o| o["roofline_pct"].as_f64().is_some_and(|p| p > 100.0)) {
+            panic!("{rel}: {} {} at {} % of its roof", o["op"], o["input_dims"], o["roofline_pct"]);
+        }
+    }
+    let gather = op_rows("amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz")
+        .into_iter()
+        .find(|o| o["op"] == "aten::gather")
+        .unwrap();
+    // The source rows gathered and the output written, bf16, and the 15,360 int64 indices.
+    assert_eq!(gather["bytes_per_call"], 2 * 15_360 * 4096 * 2 + 15_360 * 8);
+}

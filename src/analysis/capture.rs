@@ -168,6 +168,7 @@ impl Copier<'_> {
             dims: op.shapes.dims.map(|n| self.name(out, n)),
             types: op.shapes.types.map(|n| self.name(out, n)),
             concrete: op.shapes.concrete.map(|n| self.name(out, n)),
+            strides: op.shapes.strides.map(|n| self.name(out, n)),
         };
         let name = self.name(out, op.name);
         out.cpu_ops.push(CpuOp {

@@ -28,27 +28,46 @@ use super::error::{ArgsError, Field, NoCost, Quantity};
 use super::shape::Shape;
 use limits::{PERF_ARGS_INPUTS, PERF_ARGS_LIST_TENSORS, PERF_ARGS_RANK, PERF_ARGS_TEXT_BYTES};
 
-/// The three raw JSON texts of one `cpu_op`'s `args`, `None` where the trace has no such key
-/// (a JSON `null` counts as absent too).
+/// The raw JSON texts of one `cpu_op`'s `args`, `None` where the trace has no such key (a JSON
+/// `null` counts as absent too). `input_strides` (`args["Input Strides"]`) only refines: a
+/// tensor with a stride of 0 (an expanded view, one element standing for many) is read at its
+/// distinct elements; strides that do not fit the dims are left unread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RawArgs<'a> {
     pub input_dims: Option<&'a str>,
     pub input_type: Option<&'a str>,
     pub concrete_inputs: Option<&'a str>,
+    pub input_strides: Option<&'a str>,
 }
 
-/// A tensor input: its position among the op's inputs, shape and element type.
+/// A tensor input: its position among the op's inputs, shape and element type, and, for an
+/// expanded view, the elements it holds in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tensor {
     index: usize,
     shape: Shape,
     dtype: DType,
+    /// The distinct elements of an expanded view (the product of the sizes whose stride is not
+    /// 0), `None` for a tensor whose every element is its own.
+    stored: Option<u64>,
 }
 
 impl Tensor {
     /// A tensor at input `index`.
     pub fn new(index: usize, shape: Shape, dtype: DType) -> Tensor {
-        Tensor { index, shape, dtype }
+        Tensor { index, shape, dtype, stored: None }
+    }
+
+    /// The same tensor as an expanded view with `strides`: the sizes whose stride is 0 hold
+    /// one element for all their positions. Strides of another rank leave it as it is.
+    pub fn with_strides(self, strides: &[i64]) -> Tensor {
+        let dims = self.shape.dims();
+        // (An empty tensor holds nothing whatever its strides.)
+        if strides.len() != dims.len() || !strides.contains(&0) || dims.contains(&0) {
+            return self;
+        }
+        let stored = dims.iter().zip(strides).filter(|(_, &s)| s != 0).try_fold(1u64, |p, (&d, _)| p.checked_mul(d));
+        Tensor { stored, ..self }
     }
 
     /// Its position among the op's inputs (what error messages name).
@@ -73,9 +92,14 @@ impl Tensor {
         self.shape.numel().ok_or(NoCost::Overflow { what: Quantity::Elements, input: self.index })
     }
 
-    /// Its size in bytes; overflow is an error naming this input.
+    /// The bytes it holds, what reading it moves: its elements', or an expanded view's distinct
+    /// elements'; overflow is an error naming this input.
     pub fn bytes(&self) -> Result<u64, NoCost> {
-        self.numel()?
+        let elements = match self.stored {
+            Some(n) => n,
+            None => self.numel()?,
+        };
+        elements
             .checked_mul(self.dtype.size_bytes())
             .ok_or(NoCost::Overflow { what: Quantity::Bytes, input: self.index })
     }
@@ -136,14 +160,25 @@ impl OpArgs {
     /// `test-args`, a dependent's.
     #[cfg(any(test, feature = "test-args"))]
     pub fn recorded(dims: &str, types: &str) -> OpArgs {
-        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: None }).unwrap()
+        OpArgs::parse(RawArgs {
+            input_dims: Some(dims),
+            input_type: Some(types),
+            concrete_inputs: None,
+            input_strides: None,
+        })
+        .unwrap()
     }
 
     /// The arguments of three JSON texts as a trace writes them; for the models' unit tests.
     #[cfg(test)]
     pub(crate) fn of_text(dims: &str, types: &str, concrete: Option<&str>) -> OpArgs {
-        OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: concrete })
-            .expect("test arguments parse")
+        OpArgs::parse(RawArgs {
+            input_dims: Some(dims),
+            input_type: Some(types),
+            concrete_inputs: concrete,
+            input_strides: None,
+        })
+        .expect("test arguments parse")
     }
 
     /// Inputs made in code (tests, other front ends); each tensor's index is set to its
@@ -170,12 +205,23 @@ impl OpArgs {
         if let Some(c) = &concrete {
             same_length(c, Field::ConcreteInputs, dims.len())?;
         }
-        let inputs = dims
+        let mut inputs = dims
             .iter()
             .zip(&types)
             .enumerate()
             .map(|(i, (d, t))| read_input(i, d, t, concrete.as_ref().map(|c| &c[i])))
             .collect::<Result<Vec<_>, _>>()?;
+        // Strides only refine what the dims say: any that do not fit are left unread.
+        if let Ok(Some(strides)) = json_array(raw.input_strides, Field::InputStrides) {
+            if strides.len() == inputs.len() {
+                for (input, s) in inputs.iter_mut().zip(&strides) {
+                    let ints = s.as_array().and_then(|a| a.iter().map(Value::as_i64).collect::<Option<Vec<i64>>>());
+                    if let (Input::Tensor(t), Some(ints)) = (&*input, ints) {
+                        *input = Input::Tensor(t.clone().with_strides(&ints));
+                    }
+                }
+            }
+        }
         Ok(OpArgs { inputs, concrete_recorded: concrete.is_some() })
     }
 
@@ -315,7 +361,7 @@ fn read_input(i: usize, dims: &Value, ty: &Value, concrete: Option<&Value>) -> R
         "GenericList" => Input::List(List::Generic(text)),
         "TensorList" => Input::List(List::Tensors(read_shape_list(i, dims)?)),
         name => match DType::from_trace_name(name) {
-            Some(dtype) => Input::Tensor(Tensor { index: i, shape: read_shape(i, dims)?, dtype }),
+            Some(dtype) => Input::Tensor(Tensor::new(i, read_shape(i, dims)?, dtype)),
             None => Input::UnknownTensor { type_name: name.chars().take(80).collect() },
         },
     })
@@ -365,7 +411,7 @@ mod tests {
     use super::*;
 
     fn raw<'a>(dims: &'a str, types: &'a str, concrete: Option<&'a str>) -> RawArgs<'a> {
-        RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: concrete }
+        RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: concrete, input_strides: None }
     }
 
     #[test]

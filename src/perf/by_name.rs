@@ -219,6 +219,7 @@ mod tests {
             input_dims: Some("[[4], [4]]"),
             input_type: Some(r#"["float", "float"]"#),
             concrete_inputs: Some(r#"["", ""]"#),
+            input_strides: None,
         };
         let c = cost_from_trace("aten::max", raw).unwrap();
         assert_eq!((c.family, c.flops, c.bytes), (crate::cost::Family::Elementwise, 4, 48));

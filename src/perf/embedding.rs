@@ -56,9 +56,29 @@ fn gathered(args: &OpArgs, source: usize, indices: usize, outputs: u64) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::args::RawArgs;
 
     fn args(dims: &str, types: &str, concrete: &str) -> OpArgs {
         OpArgs::of_text(dims, types, Some(concrete))
+    }
+
+    #[test]
+    fn an_expanded_index_is_read_at_the_indices_it_holds() {
+        // SGLang's embedding as a gather: the 15,360 token ids expanded to [15360, 4096].
+        let raw = |strides| RawArgs {
+            input_dims: Some("[[151936, 4096], [], [15360, 4096], [], [15360, 4096]]"),
+            input_type: Some(r#"["c10::BFloat16", "Scalar", "long int", "Scalar", "c10::BFloat16"]"#),
+            concrete_inputs: Some(r#"["", "0", "", "False", ""]"#),
+            input_strides: strides,
+        };
+        let gathered = 2 * 15_360 * 4096 * 2;
+        let expanded = gather(&OpArgs::parse(raw(Some("[[4096, 1], [], [1, 0], [], [4096, 1]]"))).unwrap()).unwrap();
+        assert_eq!(expanded.bytes, gathered + 15_360 * 8);
+        // Without strides, or with strides that do not fit, the index is read at its shape.
+        for strides in [None, Some("[[4096, 1], [], [1, 0, 0], [], [4096, 1]]"), Some("[[1]]"), Some("not json")] {
+            let c = gather(&OpArgs::parse(raw(strides)).unwrap()).unwrap();
+            assert_eq!(c.bytes, gathered + 15_360 * 4096 * 8, "{strides:?}");
+        }
     }
 
     #[test]

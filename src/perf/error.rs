@@ -12,6 +12,7 @@ pub enum Field {
     InputDims,
     InputType,
     ConcreteInputs,
+    InputStrides,
 }
 
 impl std::fmt::Display for Field {
@@ -20,6 +21,7 @@ impl std::fmt::Display for Field {
             Field::InputDims => "Input Dims",
             Field::InputType => "Input type",
             Field::ConcreteInputs => "Concrete Inputs",
+            Field::InputStrides => "Input Strides",
         })
     }
 }

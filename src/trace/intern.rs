@@ -3,6 +3,7 @@
 //! stored once and events carry a 4-byte [`NameId`].
 
 use std::hash::BuildHasher;
+use std::num::NonZeroU32;
 
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
@@ -10,14 +11,33 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Index of a name in its [`NameTable`]. Only meaningful with the table that issued it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct NameId(u32);
+///
+/// Held as the index plus one, so that an `Option<NameId>` takes 4 bytes, as the id does: a
+/// CPU op carries four optional texts (its recorded shapes). Written and read as the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NameId(NonZeroU32);
 
 impl NameId {
+    /// The id of position `index`; `None` past the 2³² − 1 names an id can number.
+    fn at(index: u32) -> Option<NameId> {
+        index.checked_add(1).and_then(NonZeroU32::new).map(NameId)
+    }
+
     /// Position in the table, for side tables indexed by name (e.g. cached classifications).
     pub fn index(self) -> usize {
-        self.0 as usize
+        (self.0.get() - 1) as usize
+    }
+}
+
+impl Serialize for NameId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(self.0.get() - 1)
+    }
+}
+
+impl<'de> Deserialize<'de> for NameId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        NameId::at(u32::deserialize(d)?).ok_or_else(|| D::Error::custom("a name id past the last one an id can number"))
     }
 }
 
@@ -60,7 +80,7 @@ impl NameTable {
         if let Some(&id) = self.ids.find(h, |id| same_text(&names[id.index()], name)) {
             return id;
         }
-        let id = NameId(u32::try_from(self.names.len()).expect("fewer than 2^32 distinct names"));
+        let id = u32::try_from(self.names.len()).ok().and_then(NameId::at).expect("fewer than 2^32 - 1 distinct names");
         self.names.push(name.into());
         let names = &self.names;
         self.ids.insert_unique(h, id, |id| hash(&names[id.index()]));
@@ -136,6 +156,10 @@ mod tests {
         assert_eq!(t.len(), 2);
         assert_eq!(t.bytes(), "aten::mm".len() + "Cijk_Alik_Bljk".len(), "each distinct name counted once");
         assert_eq!(t.get("nope"), None);
+        // An optional id costs no more than an id, and ids are written as their index.
+        assert_eq!(std::mem::size_of::<Option<NameId>>(), 4);
+        assert_eq!(serde_json::to_string(&[a, b]).unwrap(), "[0,1]");
+        assert_eq!(serde_json::from_str::<NameId>("1").unwrap(), b);
     }
 
     proptest::proptest! {

@@ -108,6 +108,12 @@ pub struct RecordedShapes {
     pub dims: Option<NameId>,
     pub types: Option<NameId>,
     pub concrete: Option<NameId>,
+    /// The inputs' strides (`[[4096, 1], [1, 0]]`), kept only where an input is expanded (a
+    /// stride of 0: one element stands for many), all the cost formulas need of them: such an
+    /// input is read at its distinct elements, not its shape's.
+    /// (Always written: the workers hand traces over in postcard, which cannot skip a field.)
+    #[serde(default)]
+    pub strides: Option<NameId>,
 }
 
 impl RecordedShapes {

@@ -151,7 +151,7 @@ type RowKey = (NameId, ShapesKey);
 /// distinct execution-trace (dims, types) text pair ([`OpShapes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum ShapesKey {
-    Recorded(Option<NameId>, Option<NameId>),
+    Recorded(Option<NameId>, Option<NameId>, Option<NameId>),
     ExecTrace(usize),
 }
 
@@ -188,7 +188,7 @@ impl<'t> OpShapes<'t> {
                 let text = *self.et_texts.entry((n.input_dims.as_str(), n.input_types.as_str())).or_insert(next);
                 (ShapesKey::ExecTrace(text), CallShapes::ExecTrace(i))
             }
-            None => (ShapesKey::Recorded(shapes.dims, shapes.types), CallShapes::Recorded(shapes)),
+            None => (ShapesKey::Recorded(shapes.dims, shapes.types, shapes.strides), CallShapes::Recorded(shapes)),
         }
     }
 
@@ -201,12 +201,17 @@ impl<'t> OpShapes<'t> {
                     dims: Some(&n.input_dims),
                     types: Some(&n.input_types),
                     concrete: Some(&n.concrete_inputs),
+                    strides: None,
                 };
                 (text, ShapesFrom::ExecutionTrace)
             }
             (CallShapes::Recorded(s), _) => {
                 let text = |id: Option<NameId>| id.map(|id| trace.name(id));
-                (ShapeText { dims: text(s.dims), types: text(s.types), concrete: text(s.concrete) }, ShapesFrom::Trace)
+                let strides = text(s.strides);
+                (
+                    ShapeText { dims: text(s.dims), types: text(s.types), concrete: text(s.concrete), strides },
+                    ShapesFrom::Trace,
+                )
             }
             // Not made: an execution-trace call exists only with the execution trace.
             (CallShapes::ExecTrace(_), None) => (ShapeText::default(), ShapesFrom::Trace),

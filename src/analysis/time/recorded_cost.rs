@@ -25,6 +25,8 @@ pub struct ShapeText<'a> {
     pub dims: Option<&'a str>,
     pub types: Option<&'a str>,
     pub concrete: Option<&'a str>,
+    /// Kept only where an input is expanded (`trace::RecordedShapes::strides`).
+    pub strides: Option<&'a str>,
 }
 
 /// The cost formulas: op name and recorded shapes in, one call's cost or the reason there
@@ -34,7 +36,12 @@ pub type CostLookup<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String
 /// The production cost lookup: the cost formulas of [`perf`] over the recorded
 /// shapes (`docs/cost-formulas.md`).
 pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
-    let raw = RawArgs { input_dims: shapes.dims, input_type: shapes.types, concrete_inputs: shapes.concrete };
+    let raw = RawArgs {
+        input_dims: shapes.dims,
+        input_type: shapes.types,
+        concrete_inputs: shapes.concrete,
+        input_strides: shapes.strides,
+    };
     if shapes.dims.is_none() && has_formula(op) {
         return Err("Input Dims not recorded".into());
     }
@@ -52,7 +59,12 @@ pub fn is_list_copy(op: &str) -> bool {
 /// kernel does not say or the shapes do not give a cost.
 pub fn list_copy_cost(shapes: ShapeText<'_>, kernel: &str) -> Option<Cost> {
     let size = perf::copy::opaque_element_bytes(kernel)?;
-    let raw = RawArgs { input_dims: shapes.dims, input_type: shapes.types, concrete_inputs: shapes.concrete };
+    let raw = RawArgs {
+        input_dims: shapes.dims,
+        input_type: shapes.types,
+        concrete_inputs: shapes.concrete,
+        input_strides: shapes.strides,
+    };
     let args = perf::OpArgs::parse(raw).ok()?;
     perf::copy::cat_of_element_bytes(&args, size).ok().map(of_op_cost)
 }

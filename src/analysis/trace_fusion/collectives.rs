@@ -33,6 +33,7 @@ pub(crate) fn collective(trace: &Trace, name: NameId, shapes: RecordedShapes) ->
         input_dims: text(shapes.dims),
         input_type: text(shapes.types),
         concrete_inputs: text(shapes.concrete),
+        input_strides: text(shapes.strides),
     };
     let Some(&(_, parts)) = OUTPUT_INPUT.iter().find(|(n, _)| *n == op) else {
         return Err(Unknown::not_recorded(format!(
@@ -89,6 +90,7 @@ mod tests {
             input_dims: Some("[[2557440], [], []]"),
             input_type: Some(r#"["c10::BFloat16", "", ""]"#),
             concrete_inputs: None,
+            input_strides: None,
         })
         .unwrap();
         let c = multimem_all_reduce(&a).unwrap();
@@ -97,6 +99,7 @@ mod tests {
             input_dims: Some("[[], []]"),
             input_type: Some(r#"["", ""]"#),
             concrete_inputs: None,
+            input_strides: None,
         })
         .unwrap();
         assert!(multimem_all_reduce(&bad).is_err());

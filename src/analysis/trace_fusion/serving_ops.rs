@@ -279,6 +279,7 @@ mod tests {
                 input_dims: Some("[[6], [6, 32], [6, 16], [], [100, 8], []]"),
                 input_type: Some(r#"["long int", "float", "float", "Scalar", "float", "Scalar"]"#),
                 concrete_inputs: concrete,
+                input_strides: None,
             })
             .unwrap()
         };

@@ -139,6 +139,7 @@ fn parse_args(trace: &Trace, shapes: trace::RecordedShapes) -> Option<OpArgs> {
         input_dims: text(shapes.dims),
         input_type: text(shapes.types),
         concrete_inputs: text(shapes.concrete),
+        input_strides: text(shapes.strides),
     })
     .ok()
 }

@@ -198,6 +198,10 @@ impl<S: EventSink> Builder<S> {
                                 dims: array_text(names, args.input_dims),
                                 types: array_text(names, args.input_types),
                                 concrete: array_text(names, args.concrete_inputs),
+                                strides: args
+                                    .input_strides
+                                    .filter(|t| has_zero_stride(t.0))
+                                    .and_then(|t| array_text(names, Some(t))),
                             }
                         } else {
                             RecordedShapes::default()
@@ -299,6 +303,18 @@ fn array_text(names: &mut NameTable, value: Option<RawJson<'_>>) -> Option<NameI
     text.starts_with('[').then(|| names.intern(text))
 }
 
+/// Whether a strides text (`[[4096, 1], [1, 0]]`) holds a stride of 0: an expanded input,
+/// the only case the cost formulas read strides for. A byte scan, not a parse: it runs on
+/// every recorded op.
+fn has_zero_stride(text: &str) -> bool {
+    let b = text.as_bytes();
+    let before = |i: usize| b[..i].iter().rev().find(|c| !c.is_ascii_whitespace()).copied();
+    let after = |i: usize| b[i + 1..].iter().find(|c| !c.is_ascii_whitespace()).copied();
+    b.iter()
+        .enumerate()
+        .any(|(i, &c)| c == b'0' && matches!(before(i), Some(b'[' | b',')) && matches!(after(i), Some(b',' | b']')))
+}
+
 fn small(n: Num) -> Option<u32> {
     n.int().and_then(|v| u32::try_from(v).ok())
 }
@@ -309,4 +325,19 @@ fn inductor_estimate(args: &RawArgs<'_>) -> Option<Estimate> {
     let bytes = args.kernel_num_gb.0.filter(|gb| gb.is_finite() && *gb >= 0.0 && *gb < 1.8e10);
     let estimate = Estimate { bytes: bytes.map(|gb| (gb * 1e9).round() as u64), flops: args.kernel_flop.id() };
     (estimate.bytes.is_some() || estimate.flops.is_some()).then_some(estimate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_zero_stride;
+
+    #[test]
+    fn an_expanded_input_is_a_stride_of_zero() {
+        assert!(has_zero_stride("[[4096, 1], [], [1, 0], [], [4096, 1]]"));
+        assert!(has_zero_stride("[[0]]"));
+        assert!(has_zero_stride("[[0,1]]"));
+        for plain in ["[[4096, 1], [1]]", "[[10, 1], [100, 10]]", "[[], []]", "[[1024, 0.5]]", "[]"] {
+            assert!(!has_zero_stride(plain), "{plain}");
+        }
+    }
 }

@@ -317,6 +317,7 @@ impl<'a> Parser<'a> {
                 b"Process Group Ranks" => 17,
                 b"kernel_num_gb" => 18,
                 b"kernel_flop" => 19,
+                b"Input Strides" => 20,
                 _ => return p.skip_value(),
             };
             if seen & (1 << field) != 0 {
@@ -334,6 +335,7 @@ impl<'a> Parser<'a> {
                 7 => a.input_dims = p.raw()?,
                 8 => a.input_types = p.raw()?,
                 9 => a.concrete_inputs = p.raw()?,
+                20 => a.input_strides = p.raw()?,
                 10 => a.collective_name = p.text()?,
                 11 => a.in_msg_nelems = p.num()?,
                 12 => a.out_msg_nelems = p.num()?,

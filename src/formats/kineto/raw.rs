@@ -171,6 +171,8 @@ pub struct RawArgs<'a> {
     pub input_types: Option<RawJson<'a>>,
     #[serde(default, borrow, rename = "Concrete Inputs")]
     pub concrete_inputs: Option<RawJson<'a>>,
+    #[serde(default, borrow, rename = "Input Strides")]
+    pub input_strides: Option<RawJson<'a>>,
     // ---- c10d's keys on an NCCL/RCCL kernel (read by `crate::ranks`; see `collective`).
     #[serde(default, borrow, rename = "Collective name")]
     pub collective_name: Text<'a>,

@@ -233,7 +233,13 @@ fn topk_writes_what_its_subtree_allocates() {
 }
 
 fn args_c(dims: &str, types: &str, concrete: &str) -> OpArgs {
-    OpArgs::parse(RawArgs { input_dims: Some(dims), input_type: Some(types), concrete_inputs: Some(concrete) }).unwrap()
+    OpArgs::parse(RawArgs {
+        input_dims: Some(dims),
+        input_type: Some(types),
+        concrete_inputs: Some(concrete),
+        input_strides: None,
+    })
+    .unwrap()
 }
 
 #[test]
