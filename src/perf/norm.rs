@@ -50,10 +50,13 @@ pub fn fused_rms_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
     finish(x, 3 + u64::from(w.is_some()), Traffic::new().opt_tensor(w)?, stats)
 }
 
-/// vLLM `_C::rms_norm(out, input, weight, eps)`: no statistics saved.
-pub fn vllm_rms_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
-    let x = args.tensor(1, "the input")?;
-    let w = args.tensor(2, "the weight")?;
+/// An RMSNorm that saves no statistics, its input at `at` and its weight next: vLLM's
+/// `_C::rms_norm(out, input, weight, eps)` and aiter's `rmsnorm` of the same arguments at 1;
+/// aiter's `rms_norm(input, weight, eps, use_model_sensitive_rmsnorm)`, which returns its
+/// output, at 0.
+pub fn unsaved_rms_norm(args: &OpArgs, at: usize) -> Result<OpCost, NoCost> {
+    let x = args.tensor(at, "the input")?;
+    let w = args.tensor(at + 1, "the weight")?;
     finish(x, 4, Traffic::new().tensor(w)?, Traffic::new())
 }
 
@@ -65,14 +68,6 @@ pub fn vllm_fused_add_rms_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
     let w = args.tensor(2, "the weight")?;
     // The input is read and written by `finish`; the residual is read and written here.
     finish(x, 5, Traffic::new().tensor(r)?.tensor(r)?.tensor(w)?, Traffic::new())
-}
-
-/// AMD aiter's `rms_norm(input, weight, eps, use_model_sensitive_rmsnorm)`: the output
-/// returned, no statistics saved.
-pub fn aiter_rms_norm(args: &OpArgs) -> Result<OpCost, NoCost> {
-    let x = args.tensor(0, "the input")?;
-    let w = args.tensor(1, "the weight")?;
-    finish(x, 4, Traffic::new().tensor(w)?, Traffic::new())
 }
 
 /// AMD aiter's `add_rmsnorm` and `rmsnorm2d_fwd_with_add_ck`, both `(out, input, residual_in,
@@ -237,7 +232,7 @@ mod tests {
             Some(r#"["", "", "", "1.0000000000000001e-05"]"#),
         );
         let n = 888 * 2880;
-        let c = vllm_rms_norm(&vllm).unwrap();
+        let c = unsaved_rms_norm(&vllm, 1).unwrap();
         assert_eq!((c.flops, c.bytes), (4 * n, (2 * n + 2880) * 2));
         let c = vllm_fused_add_rms_norm(&vllm).unwrap();
         assert_eq!((c.flops, c.bytes), (5 * n, (4 * n + 2880) * 2));
@@ -246,11 +241,14 @@ mod tests {
     #[test]
     fn aiter_rms_norms() {
         // vLLM's gpt-oss decode on an MI300X: aiter's RMSNorm returns its output.
-        let c = aiter_rms_norm(&args(
-            "[[32, 2880], [2880], [], []]",
-            r#"["c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#,
-            Some(r#"["", "", "1.0000000000000001e-05", "0"]"#),
-        ))
+        let c = unsaved_rms_norm(
+            &args(
+                "[[32, 2880], [2880], [], []]",
+                r#"["c10::BFloat16", "c10::BFloat16", "Scalar", "Scalar"]"#,
+                Some(r#"["", "", "1.0000000000000001e-05", "0"]"#),
+            ),
+            0,
+        )
         .unwrap();
         let n = 32 * 2880;
         assert_eq!((c.flops, c.bytes), (4 * n, (2 * n + 2880) * 2));
