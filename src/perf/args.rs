@@ -1,7 +1,8 @@
 //! An op's recorded arguments, read from the three texts a trace keeps for a `cpu_op` recorded
 //! with `record_shapes=True`: `args["Input Dims"]`, `args["Input type"]` and
-//! `args["Concrete Inputs"]`. Each is a JSON array with one entry per op input, in the op's
-//! signature order:
+//! `args["Concrete Inputs"]` (and `args["Input Strides"]`, which only refines: an expanded
+//! input is read at the elements it holds). Each is a JSON array with one entry per op input,
+//! in the op's signature order:
 //!
 //! ```text
 //! "Input Dims":      [[1024], [8944, 1024], [1024, 1024], [], []]
