@@ -147,7 +147,7 @@ pub struct OpTable {
 /// A row's key: the op and its dims and types.
 type RowKey = (NameId, ShapesKey);
 
-/// The dims and types of a row: the op's recorded ones as interned texts, or the index of a
+/// The dims, types and (expanded inputs') strides of a row: the op's recorded ones as interned texts, or the index of a
 /// distinct execution-trace (dims, types) text pair ([`OpShapes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum ShapesKey {
@@ -205,14 +205,7 @@ impl<'t> OpShapes<'t> {
                 };
                 (text, ShapesFrom::ExecutionTrace)
             }
-            (CallShapes::Recorded(s), _) => {
-                let text = |id: Option<NameId>| id.map(|id| trace.name(id));
-                let strides = text(s.strides);
-                (
-                    ShapeText { dims: text(s.dims), types: text(s.types), concrete: text(s.concrete), strides },
-                    ShapesFrom::Trace,
-                )
-            }
+            (CallShapes::Recorded(s), _) => (ShapeText::recorded(trace, s), ShapesFrom::Trace),
             // Not made: an execution-trace call exists only with the execution trace.
             (CallShapes::ExecTrace(_), None) => (ShapeText::default(), ShapesFrom::Trace),
         }

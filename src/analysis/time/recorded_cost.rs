@@ -5,6 +5,8 @@
 
 use hardware::{PeakKey, Precision};
 use perf::{cost_from_trace, has_formula, DType, Family, RawArgs};
+use trace::intern::NameId;
+use trace::{RecordedShapes, Trace};
 
 /// What a cost formula says about one call of an op.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +31,29 @@ pub struct ShapeText<'a> {
     pub strides: Option<&'a str>,
 }
 
+impl<'a> ShapeText<'a> {
+    /// A CPU op's recorded shapes as the trace's texts.
+    pub fn recorded(trace: &'a Trace, shapes: RecordedShapes) -> ShapeText<'a> {
+        let text = |id: Option<NameId>| id.map(|id| trace.name(id));
+        ShapeText {
+            dims: text(shapes.dims),
+            types: text(shapes.types),
+            concrete: text(shapes.concrete),
+            strides: text(shapes.strides),
+        }
+    }
+
+    /// The texts as the cost formulas read them.
+    pub fn raw(self) -> RawArgs<'a> {
+        RawArgs {
+            input_dims: self.dims,
+            input_type: self.types,
+            concrete_inputs: self.concrete,
+            input_strides: self.strides,
+        }
+    }
+}
+
 /// The cost formulas: op name and recorded shapes in, one call's cost or the reason there
 /// is none out. [`perf`] in production, a stand-in in tests.
 pub type CostLookup<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
@@ -36,12 +61,7 @@ pub type CostLookup<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String
 /// The production cost lookup: the cost formulas of [`perf`] over the recorded
 /// shapes (`docs/cost-formulas.md`).
 pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
-    let raw = RawArgs {
-        input_dims: shapes.dims,
-        input_type: shapes.types,
-        concrete_inputs: shapes.concrete,
-        input_strides: shapes.strides,
-    };
+    let raw = shapes.raw();
     if shapes.dims.is_none() && has_formula(op) {
         return Err("Input Dims not recorded".into());
     }
@@ -59,12 +79,7 @@ pub fn is_list_copy(op: &str) -> bool {
 /// kernel does not say or the shapes do not give a cost.
 pub fn list_copy_cost(shapes: ShapeText<'_>, kernel: &str) -> Option<Cost> {
     let size = perf::copy::opaque_element_bytes(kernel)?;
-    let raw = RawArgs {
-        input_dims: shapes.dims,
-        input_type: shapes.types,
-        concrete_inputs: shapes.concrete,
-        input_strides: shapes.strides,
-    };
+    let raw = shapes.raw();
     let args = perf::OpArgs::parse(raw).ok()?;
     perf::copy::cat_of_element_bytes(&args, size).ok().map(of_op_cost)
 }

@@ -6,7 +6,8 @@
 use super::call_bytes::CallBytes;
 use super::kind::Kind;
 use super::unknown::Unknown;
-use perf::{OpArgs, RawArgs};
+use crate::time::recorded_cost::ShapeText;
+use perf::OpArgs;
 use trace::intern::NameId;
 use trace::{RecordedShapes, Trace};
 
@@ -28,13 +29,7 @@ pub(crate) fn is_c10d(name: &str) -> bool {
 /// whose tensors are not recorded (`allreduce_` records its tensor list without shapes).
 pub(crate) fn collective(trace: &Trace, name: NameId, shapes: RecordedShapes) -> Result<CallBytes, Unknown> {
     let op = trace.name(name);
-    let text = |id: Option<NameId>| id.map(|id| trace.name(id));
-    let raw = RawArgs {
-        input_dims: text(shapes.dims),
-        input_type: text(shapes.types),
-        concrete_inputs: text(shapes.concrete),
-        input_strides: text(shapes.strides),
-    };
+    let raw = ShapeText::recorded(trace, shapes).raw();
     let Some(&(_, parts)) = OUTPUT_INPUT.iter().find(|(n, _)| *n == op) else {
         return Err(Unknown::not_recorded(format!(
             "{op} recorded its tensors as {} (a tensor list's shapes are not recorded): the collective's message size is not in the trace",
@@ -83,6 +78,7 @@ pub(crate) fn multimem_all_reduce(args: &OpArgs) -> Result<CallBytes, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use perf::RawArgs;
 
     #[test]
     fn an_in_place_all_reduce_reads_and_writes_its_tensor_once() {

@@ -17,6 +17,7 @@ use super::unknown::{Cause, Unknown};
 use super::vllm_ops::{self, MoeKernel, Routing, Steps, ThreadOps};
 use crate::exec_trace::{EtLink, ExecTrace};
 use crate::summary::{round3, ClassifiedTrace};
+use crate::time::recorded_cost::ShapeText;
 use classify::category::Category;
 use perf::RawArgs;
 use trace::compiled::Compiler;
@@ -298,7 +299,6 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
             };
             let op_name = trace.name(cpu.name);
             group.launched_by = Some(op_name.to_string());
-            let text = |id: Option<NameId>| id.map(|id| trace.name(id));
             let raw = match from_et {
                 Some(n) => RawArgs {
                     input_dims: Some(&n.input_dims),
@@ -306,12 +306,7 @@ pub(crate) fn build(side: &ClassifiedTrace<'_>, et: Option<(&ExecTrace, &EtLink)
                     concrete_inputs: Some(&n.concrete_inputs),
                     input_strides: None,
                 },
-                None => RawArgs {
-                    input_dims: text(cpu.shapes.dims),
-                    input_type: text(cpu.shapes.types),
-                    concrete_inputs: text(cpu.shapes.concrete),
-                    input_strides: text(cpu.shapes.strides),
-                },
+                None => ShapeText::recorded(trace, cpu.shapes).raw(),
             };
             // What the compiler recorded, where it did, in place of any inference.
             if let Some((_, compiled)) = compiled {

@@ -10,7 +10,8 @@ use rustc_hash::FxHashMap;
 use super::call_bytes::CallBytes;
 use super::kind::Kind;
 use super::unknown::Unknown;
-use perf::{DType, OpArgs, RawArgs, Tensor};
+use crate::time::recorded_cost::ShapeText;
+use perf::{DType, OpArgs, Tensor};
 use trace::Trace;
 
 /// The attention work of one engine step, as vLLM's detailed step annotation records it
@@ -134,14 +135,7 @@ pub(crate) fn kv_cache_type(trace: &Trace) -> Result<DType, Unknown> {
 }
 
 fn parse_args(trace: &Trace, shapes: trace::RecordedShapes) -> Option<OpArgs> {
-    let text = |id: Option<trace::intern::NameId>| id.map(|id| trace.name(id));
-    OpArgs::parse(RawArgs {
-        input_dims: text(shapes.dims),
-        input_type: text(shapes.types),
-        concrete_inputs: text(shapes.concrete),
-        input_strides: text(shapes.strides),
-    })
-    .ok()
+    OpArgs::parse(ShapeText::recorded(trace, shapes).raw()).ok()
 }
 
 /// Sizes that do not fit in 64 bits: absurd input.

@@ -1,5 +1,6 @@
 use super::*;
 use crate::trace_fusion::unknown::Cause;
+use perf::RawArgs;
 
 #[test]
 fn step_annotations_parse_and_odd_ones_do_not() {
