@@ -9,6 +9,8 @@ use fusion::analysis::TrafficFigures;
 use fusion::AnalysisReport;
 use units::{format_bytes, group_digits};
 
+use crate::text;
+
 /// One series (e.g. "unfused"): a name for the legend and its bar colour.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Series {
@@ -96,42 +98,10 @@ fn is_xml_char(c: char) -> bool {
 /// The font size of a row's label, in SVG units (the drawing's `font-size`).
 const FONT: f64 = 12.0;
 
-/// The advance of `c` in ems in DejaVu Sans, the widest of the fonts `system-ui` resolves to
-/// (and Chromium's on a Linux with no other), rounded up: a label cut to these widths fits
-/// its column in whichever font draws it. A count of characters does not: 28 of them took
-/// 150 units in one label and 190 in another (`mm_default = f32[32, 64] mm`), past the
-/// drawing's left edge.
-fn advance_em(c: char) -> f64 {
-    match c {
-        'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '!' | '|' | ' ' => 0.34,
-        'f' | 't' | 'r' | '(' | ')' | '[' | ']' | '{' | '}' | '/' | '\\' | '-' => 0.42,
-        'a'..='e' | 'g' | 'h' | 'k' | 'n'..='q' | 's' | 'u'..='v' | 'x'..='z' | '0'..='9' | '_' | '*' => 0.64,
-        'm' | 'w' | 'M' | 'W' | '%' | '@' | '…' => 1.0,
-        _ => 0.84,
-    }
-}
-
-/// The width of `s` drawn at [`FONT`], at most ([`advance_em`]).
-fn text_width(s: &str) -> f64 {
-    s.chars().map(advance_em).sum::<f64>() * FONT
-}
-
-/// `s` whole when it fits in `room` units, otherwise its longest beginning that fits with an
-/// ellipsis marking the cut.
+/// `s` whole when it fits in `room` units at [`FONT`], otherwise cut with an ellipsis
+/// ([`text::fit`]).
 fn fit_label(s: &str, room: f64) -> String {
-    if text_width(s) <= room {
-        return s.to_string();
-    }
-    let mut width = text_width("…");
-    let mut t: String = s
-        .chars()
-        .take_while(|&c| {
-            width += advance_em(c) * FONT;
-            width <= room
-        })
-        .collect();
-    t.push('…');
-    t
+    text::fit(s, room, FONT)
 }
 
 /// The opening of a standalone chart document `width` × `height` with its title drawn and
@@ -413,7 +383,7 @@ mod tests {
         assert_eq!(fit_label("bmm = f32[8, 16, 16] bmm", room), "bmm = f32[8, 16, 16] bmm");
         // As wide in DejaVu Sans as the column: cut, where a count of 28 characters was not.
         let cut = fit_label("mm_default = f32[32, 64] mm", room);
-        assert_eq!(cut, "mm_default = f32[32, 64] …");
+        assert_eq!(cut, "mm_default = f32[32, 64]…");
         // Whatever the label, what is drawn fits, and is the label's beginning.
         for label in [
             "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWW",
@@ -421,7 +391,7 @@ mod tests {
             "…",
         ] {
             let drawn = fit_label(label, room);
-            assert!(text_width(&drawn) <= room, "{drawn}");
+            assert!(text::width(&drawn, FONT) <= room, "{drawn}");
             assert!(label.starts_with(drawn.trim_end_matches('…')), "{drawn}");
         }
     }

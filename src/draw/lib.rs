@@ -6,3 +6,4 @@ pub mod chart;
 pub mod group_graph;
 pub mod layout;
 pub mod roofline;
+pub mod text;

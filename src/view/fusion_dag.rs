@@ -26,27 +26,12 @@ pub fn box_lines(g: &KernelGroup) -> Vec<String> {
 /// Width of a box's text, px: its 196 less the margins.
 const TEXT_WIDTH: f64 = 180.0;
 
-/// Width of `c` in the drawing's label font (11.5 px), px: DejaVu Sans's advances, the widest
-/// of the fonts `system-ui` falls back to (headless Chromium on Linux draws with it), so that
-/// text measured here never runs past a box in a browser.
+/// The drawing's label font, px.
+const FONT: f64 = 11.5;
+
+/// Width of `c` in the label font, px ([`draw::text`]).
 fn char_width(c: char) -> f64 {
-    match c {
-        'i' | 'j' | 'l' | 'I' | 'J' | '\'' => 3.3,
-        '.' | ',' | ':' | ';' | '/' | '|' | ' ' => 3.9,
-        'f' => 4.0,
-        'r' | 't' | '(' | ')' | '[' | ']' | '-' | '!' => 4.7,
-        '_' | '*' => 5.8,
-        's' | 'z' | 'c' => 6.4,
-        'k' | 'v' | 'x' | 'y' | '?' => 6.9,
-        'w' => 9.5,
-        'm' => 11.3,
-        'W' => 11.4,
-        'M' => 10.0,
-        'a'..='z' | '0'..='9' => 7.35,
-        'A'..='Z' => 9.1,
-        '×' | '<' | '>' | '+' | '=' | '#' | '&' => 9.7,
-        _ => 11.5,
-    }
+    draw::text::advance_em(c) * FONT
 }
 
 /// How much wider bold is than the regular weight (DejaVu Sans Bold, measured: 196 px against
@@ -55,24 +40,12 @@ const BOLD: f64 = 1.13;
 
 /// Width of `s` in the label font, px.
 fn text_width(s: &str) -> f64 {
-    s.chars().map(char_width).sum()
+    draw::text::width(s, FONT)
 }
 
 /// `s` cut to `width` px, an ellipsis ending what was cut.
 fn fit(s: &str, width: f64) -> String {
-    if text_width(s) <= width {
-        return s.to_string();
-    }
-    let mut out = String::new();
-    let mut used = char_width('…');
-    for c in s.chars() {
-        used += char_width(c);
-        if used > width {
-            break;
-        }
-        out.push(c);
-    }
-    format!("{}…", out.trim_end())
+    draw::text::fit(s, width, FONT)
 }
 
 /// The head of box `number` (from 1): its number and its kernel's name read out
