@@ -2,7 +2,7 @@
 //! (the longest chain of groups before it), so that the page can draw groups in data-flow
 //! order, one row per layer, each with the groups it reads from.
 
-use crate::layout::{layered_layout, longest_path_layers, Layout, Size, Spacing};
+use crate::layout::{layered_layout, layered_layout_loose_below, longest_path_layers, Layout, Size, Spacing};
 use fusion::OpGraph;
 
 /// Data edges between fusion groups and a layering of them.
@@ -95,9 +95,28 @@ pub fn group_drawing(gg: &GroupGraph, ops_per_group: &[usize]) -> Layout {
 /// [`group_drawing`] of boxes of the given heights (and the one width), for boxes that draw
 /// more than their ops (a trace's kernel groups: their name on two lines, their traffic).
 pub fn group_drawing_heights(gg: &GroupGraph, heights: &[f64]) -> Layout {
-    let sizes: Vec<Size> = heights.iter().map(|&height| Size { width: metrics::BOX_WIDTH, height }).collect();
-    let spacing = Spacing { node_gap: 18.0, layer_gap: 40.0, dummy_width: 6.0, margin: 12.0 };
-    layered_layout(&sizes, &gg.edges(), spacing).expect("a group graph is acyclic and its edges name its groups")
+    layered_layout(&box_sizes(heights), &gg.edges(), GROUP_SPACING).expect("a group graph is acyclic and its edges name its groups")
+}
+
+/// How many boxes wide the rows of loose boxes are at least
+/// ([`group_drawing_heights_loose_below`]): five fill the page's drawing at its own size.
+pub const LOOSE_ROW_BOXES: usize = 5;
+
+/// [`group_drawing_heights`] with the groups that neither read from nor feed another drawn
+/// group set apart, in rows below the linked ones ([`layered_layout_loose_below`]): for a
+/// trace's window of kernels, few of which may share a tensor.
+pub fn group_drawing_heights_loose_below(gg: &GroupGraph, heights: &[f64]) -> Layout {
+    let row = LOOSE_ROW_BOXES as f64 * metrics::BOX_WIDTH + (LOOSE_ROW_BOXES - 1) as f64 * GROUP_SPACING.node_gap;
+    layered_layout_loose_below(&box_sizes(heights), &gg.edges(), GROUP_SPACING, row)
+        .expect("a group graph is acyclic and its edges name its groups")
+}
+
+/// The group drawings' distances.
+const GROUP_SPACING: Spacing = Spacing { node_gap: 18.0, layer_gap: 40.0, dummy_width: 6.0, margin: 12.0 };
+
+/// Boxes of the one width and the given heights.
+fn box_sizes(heights: &[f64]) -> Vec<Size> {
+    heights.iter().map(|&height| Size { width: metrics::BOX_WIDTH, height }).collect()
 }
 
 /// The (from, to) pairs of successor lists.

@@ -18,6 +18,9 @@
 
 use thiserror::Error;
 
+mod loose;
+pub use loose::layered_layout_loose_below;
+
 /// Width and height of one node's box, in drawing units (pixels on the page).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Size {

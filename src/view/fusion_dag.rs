@@ -4,7 +4,7 @@
 
 use analysis::trace_fusion::dag::{DagWindow, BOX_LINE_CHARS};
 use analysis::trace_fusion::{KernelGroup, TraceFusion};
-use draw::group_graph::{group_drawing_heights, BoxRows, GroupGraph};
+use draw::group_graph::{group_drawing_heights_loose_below, BoxRows, GroupGraph};
 use draw::layout::{longest_path_layers, Layout};
 
 /// The lines a group's box lists: its ops; a library kernel that fused several parts under one
@@ -98,13 +98,14 @@ fn box_height(head_lines: usize, ops: usize) -> f64 {
     shown_lines(ops).height() + head_lines.max(1) as f64 * OP_ROW_HEIGHT
 }
 
-/// The graph and layout of a window: boxes sized by their lines, layered by the data edges.
+/// The graph and layout of a window: boxes sized by their lines, layered by the data edges,
+/// the boxes that share no tensor with another drawn one in rows below.
 pub fn window_drawing(w: &DagWindow, fusion: &TraceFusion) -> (GroupGraph, Layout) {
     let n = w.boxes.len();
     let mut preds = vec![Vec::new(); n];
     let mut succs = vec![Vec::new(); n];
     let mut edges = Vec::with_capacity(w.edges.len());
-    for e in w.edges.iter().filter(|e| e.from < n && e.to < n && e.from < e.to) {
+    for e in drawn_edges(w) {
         preds[e.to].push(e.from);
         succs[e.from].push(e.to);
         edges.push((e.from, e.to));
@@ -121,8 +122,25 @@ pub fn window_drawing(w: &DagWindow, fusion: &TraceFusion) -> (GroupGraph, Layou
             None => box_height(1, 1),
         })
         .collect();
-    let layout = group_drawing_heights(&gg, &heights);
+    let layout = group_drawing_heights_loose_below(&gg, &heights);
     (gg, layout)
+}
+
+/// The window's edges the drawing draws: between two of its boxes, from a launch to a later one.
+fn drawn_edges(w: &DagWindow) -> impl Iterator<Item = &analysis::trace_fusion::dag::DagEdge> {
+    let n = w.boxes.len();
+    w.edges.iter().filter(move |e| e.from < n && e.to < n && e.from < e.to)
+}
+
+/// How many of the window's boxes share no tensor with another drawn box: the drawing puts
+/// them in rows below the linked ones.
+pub fn loose_boxes(w: &DagWindow) -> usize {
+    let mut linked = vec![false; w.boxes.len()];
+    for e in drawn_edges(w) {
+        linked[e.from] = true;
+        linked[e.to] = true;
+    }
+    linked.iter().filter(|&&l| !l).count()
 }
 
 /// How many lines a box of `lines` lines shows (the cap of the op-graph drawing).

@@ -154,3 +154,29 @@ test('a comparison\'s share link carries both sides\' fusion: headlines and long
   }
   await second.check();
 });
+
+test('a window of mostly unlinked kernels opens on its linked ones; the rest follow in rows, as the note says', async () => {
+  const { page, check } = await openPage(env, '', { viewport: { width: 1440, height: 1000 } });
+  const file = 'hta_a100_compiled_rank0.json.gz';
+  await page.setInputFiles('#file-input', path.join(traces, 'nvidia', file));
+  await page.getByTestId('results-title').getByText(`Trace ${file}`).waitFor();
+  await page.getByRole('tab', { name: 'Fusion', exact: true }).click();
+  const svg = page.getByTestId('dag-boxes');
+  await svg.waitFor();
+  const edges = cli(['trace', path.join('tests', 'data', 'traces', 'nvidia', file), '--json']).fusion_dag.windows[0].edges;
+  const linked = new Set(edges.flatMap((e) => [e.from + 1, e.to + 1]));
+  const drawn = await svg.locator('g.dag-group').evaluateAll((gs) => gs.map((g) => {
+    const r = g.getBoundingClientRect();
+    return { box: Number(g.dataset.box), top: r.top, left: r.left };
+  }));
+  const loose = drawn.filter((b) => !linked.has(b.box));
+  assert.ok(linked.size > 0 && loose.length > drawn.length / 2, `${linked.size} linked of ${drawn.length}`);
+  await assert.doesNotReject(page.getByTestId('dag-note')
+    .getByText(`the ${loose.length} that share none with another drawn kernel are in rows below the linked ones`).waitFor());
+  // The box at the drawing's top left is a linked one, and every loose box is below every linked one.
+  const first = drawn.reduce((a, b) => (b.top < a.top - 1 || (Math.abs(b.top - a.top) <= 1 && b.left < a.left) ? b : a));
+  assert.ok(linked.has(first.box), `box ${first.box} opens the drawing`);
+  const lowestLinked = Math.max(...drawn.filter((b) => linked.has(b.box)).map((b) => b.top));
+  assert.ok(loose.every((b) => b.top > lowestLinked));
+  await check();
+});

@@ -15,7 +15,7 @@ use classify::name::short_name;
 use page::ByAddress;
 use units::{group_digits, plural};
 use view::aligned_layer::aligned_layer_svg;
-use view::fusion_dag::{box_details_html, window_svg};
+use view::fusion_dag::{box_details_html, loose_boxes, window_svg};
 use view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
 
 #[derive(Properties, PartialEq)]
@@ -79,7 +79,7 @@ pub fn fusion_dag_view(props: &Props) -> Html {
     };
     let heading = if props.side.is_empty() { String::new() } else { format!("{}: ", props.side) };
     let note = format!(
-        "{} in launch order{}; {} a tensor one kernel writes and the next reads (the data flow of docs/trace-fusion.md). Windows: {}{}. Click a box for its bytes and tensors.",
+        "{} in launch order{}; {} a tensor one kernel writes and the next reads (the data flow of docs/trace-fusion.md){}. Windows: {}{}. Click a box for its bytes and tensors.",
         plural(w.boxes.len() as u64, "kernel", "kernels"),
         if w.hidden > 0 {
             format!(", the first {DAG_BOXES} of {}: {} more not drawn", group_digits(w.kernels as u64), group_digits(w.hidden as u64))
@@ -87,6 +87,11 @@ pub fn fusion_dag_view(props: &Props) -> Html {
             String::new()
         },
         plural(w.edges.len() as u64, "arrow carries", "arrows carry"),
+        match loose_boxes(w) {
+            0 => String::new(),
+            k if k == w.boxes.len() => "; none shares one with another drawn kernel: they are in rows".to_string(),
+            k => format!("; the {k} that share none with another drawn kernel are in rows below the linked ones"),
+        },
         props.dag.source,
         if props.dag.windows_left_out > 0 { format!(", {} more not kept", props.dag.windows_left_out) } else { String::new() }
     );

@@ -105,3 +105,34 @@ fn the_svg_draws_a_box_per_launch_an_edge_per_hand_off_and_the_details_name_the_
     assert!(details.contains(&format!("Known from: {}", g.how.text())));
     assert!(box_details_html(w, &fusion, w.boxes.len(), "").is_none());
 }
+
+#[test]
+fn a_window_of_mostly_unlinked_kernels_draws_its_linked_ones_first_and_the_rest_in_rows() {
+    use draw::group_graph::{metrics::BOX_WIDTH, LOOSE_ROW_BOXES};
+    // A TorchRec step's first 64 kernels: fills and copies, few sharing a tensor.
+    let trace = read("nvidia/hta_a100_compiled_rank0.json.gz");
+    let side = ClassifiedTrace::new(&trace);
+    let (fusion, dag) = fusion_with_dag(&side, &options());
+    let w = &dag.unwrap().windows[0];
+    let (gg, layout) = window_drawing(w, &fusion);
+    let linked: Vec<usize> = (0..w.boxes.len()).filter(|&b| !gg.preds[b].is_empty() || !gg.succs[b].is_empty()).collect();
+    let loose = w.boxes.len() - linked.len();
+    assert!(!linked.is_empty() && loose > w.boxes.len() / 2, "{} linked of {}", linked.len(), w.boxes.len());
+    // Every loose box lies below every linked one, in launch order row by row.
+    let linked_bottom = linked.iter().map(|&b| layout.nodes[b].y + layout.nodes[b].height).fold(0.0, f64::max);
+    let loose_at: Vec<(f64, f64)> =
+        (0..w.boxes.len()).filter(|b| !linked.contains(b)).map(|b| (layout.nodes[b].y, layout.nodes[b].x)).collect();
+    assert!(loose_at.iter().all(|&(y, _)| y > linked_bottom));
+    assert!(loose_at.windows(2).all(|p| p[0].0 < p[1].0 || (p[0].0 == p[1].0 && p[0].1 < p[1].1)));
+    // The drawing is as wide as its widest layer of linked boxes or the rows, not 64 boxes.
+    let widest_layer = gg.layers().iter().map(|l| l.iter().filter(|b| linked.contains(b)).count()).max().unwrap();
+    let boxes_wide = (layout.width / BOX_WIDTH).floor() as usize;
+    assert!(boxes_wide <= widest_layer.max(LOOSE_ROW_BOXES) + 1, "{boxes_wide} boxes wide for a widest layer of {widest_layer}");
+    println!(
+        "{} kernels: {} linked, {loose} loose; drawing {:.0} × {:.0}",
+        w.boxes.len(),
+        linked.len(),
+        layout.width,
+        layout.height
+    );
+}
