@@ -89,7 +89,7 @@ pub fn fusion_dag_view(props: &Props) -> Html {
         plural(w.edges.len() as u64, "arrow carries", "arrows carry"),
         match loose_boxes(w) {
             0 => String::new(),
-            k if k == w.boxes.len() => "; none shares one with another drawn kernel: they are in rows".to_string(),
+            k if k == w.boxes.len() => "; no kernel shares one with another drawn kernel, so the boxes are in rows".to_string(),
             k => format!("; the {k} that share none with another drawn kernel are in rows below the linked ones"),
         },
         props.dag.source,
