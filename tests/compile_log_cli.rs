@@ -99,7 +99,7 @@ fn hand_written_log() -> String {
     let t = |dtype: &str, dims: &str, strides: &str| format!("\\\"{dtype}[{dims}][{strides}]cuda:0\\\"");
     let big = t("bf16", "8, 4096, 2048", "8388608, 2048, 1");
     let graph = [
-        format!("class <lambda>(torch.nn.Module):"),
+        "class <lambda>(torch.nn.Module):".to_string(),
         format!(
             "    def forward(self, x: {big}, r: {big}, w: {}, wq: {}):",
             t("bf16", "2048", "1"),
@@ -120,7 +120,7 @@ fn hand_written_log() -> String {
             t("bf16", "32768, 2048", "2048, 1")
         ),
         format!("        mm: {} = torch.ops.aten.mm.default(view, wq)", t("bf16", "32768, 2048", "2048, 1")),
-        format!("        return (mm, add)"),
+        "        return (mm, add)".to_string(),
     ]
     .map(|l| format!("\t{}\n", l.replace("\\\"", "\"")))
     .concat();

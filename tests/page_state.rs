@@ -238,7 +238,7 @@ mod traces {
         assert!(opened.traces.job_shown && opened.notice.is_none());
         assert_eq!(opened.traces.job.as_ref().unwrap().headline, s.traces.job.as_ref().unwrap().headline);
         assert!(opened.traces.job.as_ref().unwrap().report_json.is_empty(), "no export text in a link");
-        let restored = reduce(s.clone(), Action::Restore(share::decode(&link).unwrap()));
+        let restored = reduce(s.clone(), Action::Restore(Box::new(share::decode(&link).unwrap())));
         assert!(restored.traces.job_shown);
         assert_eq!(restored.traces.rank_trace(1).map(|t| t.id), Some(1));
         // A rank's trace removed: the report no longer holds.

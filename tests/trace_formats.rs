@@ -330,21 +330,20 @@ fn what_each_format_lacks_is_said_once_naming_the_format() {
 fn a_format_without_shapes_says_so_in_place_of_bars_and_roofline() {
     use fusionscope::view::fusion::no_bytes_statement;
     use fusionscope::view::time::{no_roofline_statement, op_roofline, RooflineSide};
-    for (path, words) in [(ROCPROF, "a rocprofv3 results file")] {
-        let Ok(Imported::Trace { time, .. }) = open_whole(path, &data_bytes(path)) else { panic!("{path}") };
-        let f = time.fusion.as_ref().unwrap();
-        assert_eq!((f.totals.fused_bytes, f.totals.unfused_bytes), (0, 0), "{path}");
-        let lacks = time.format.lacks().unwrap();
-        assert!(lacks.contains(words), "{lacks}");
-        assert_eq!(
-            no_bytes_statement(f, time.format).unwrap(),
-            format!("No shapes recorded in this format: bytes unknown, so no traffic bars. {lacks}")
-        );
-        // The chip is known (MI350X, MI300X), the roofline has no point: no chart, a sentence.
-        assert!(time.chip.is_some(), "{path}");
-        assert!(op_roofline(&[RooflineSide { label: "ops", time: &time, color: "" }]).is_none(), "{path}");
-        assert!(no_roofline_statement(&time).starts_with("No shapes recorded in this format: FLOPs and bytes unknown"));
-    }
+    let (path, words) = (ROCPROF, "a rocprofv3 results file");
+    let Ok(Imported::Trace { time, .. }) = open_whole(path, &data_bytes(path)) else { panic!("{path}") };
+    let f = time.fusion.as_ref().unwrap();
+    assert_eq!((f.totals.fused_bytes, f.totals.unfused_bytes), (0, 0), "{path}");
+    let lacks = time.format.lacks().unwrap();
+    assert!(lacks.contains(words), "{lacks}");
+    assert_eq!(
+        no_bytes_statement(f, time.format).unwrap(),
+        format!("No shapes recorded in this format: bytes unknown, so no traffic bars. {lacks}")
+    );
+    // The chip is known (MI350X, MI300X), the roofline has no point: no chart, a sentence.
+    assert!(time.chip.is_some(), "{path}");
+    assert!(op_roofline(&[RooflineSide { label: "ops", time: &time, color: "" }]).is_none(), "{path}");
+    assert!(no_roofline_statement(&time).starts_with("No shapes recorded in this format: FLOPs and bytes unknown"));
 }
 
 /// An Nsight Systems export (its copies have bytes, its kernels none) beside a rocprofv3 run:

@@ -95,7 +95,8 @@ pub fn group_drawing(gg: &GroupGraph, ops_per_group: &[usize]) -> Layout {
 /// [`group_drawing`] of boxes of the given heights (and the one width), for boxes that draw
 /// more than their ops (a trace's kernel groups: their name on two lines, their traffic).
 pub fn group_drawing_heights(gg: &GroupGraph, heights: &[f64]) -> Layout {
-    layered_layout(&box_sizes(heights), &gg.edges(), GROUP_SPACING).expect("a group graph is acyclic and its edges name its groups")
+    layered_layout(&box_sizes(heights), &gg.edges(), GROUP_SPACING)
+        .expect("a group graph is acyclic and its edges name its groups")
 }
 
 /// How many boxes wide the rows of loose boxes are at least

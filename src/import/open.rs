@@ -68,13 +68,15 @@ pub enum Imported {
 /// Why the content of a file of a recognised kind cannot be read.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ReadError {
+    /// Boxed, as is [`ReadError::OpTrace`]: the two are the largest errors, and a file's
+    /// error is made once but passed up through every reading call's `Result`.
     #[error(transparent)]
-    Import(#[from] ImportError),
+    Import(Box<ImportError>),
     /// A trace's format's own error (`formats::interface`).
     #[error(transparent)]
     Format(#[from] FormatError),
     #[error(transparent)]
-    OpTrace(#[from] OptraceError),
+    OpTrace(Box<OptraceError>),
     #[error(transparent)]
     SimTable(#[from] SimCsvError),
     #[error(transparent)]
@@ -96,6 +98,18 @@ pub enum ReadError {
          (the command line reads the file too)"
     )]
     NeedsWorker,
+}
+
+impl From<ImportError> for ReadError {
+    fn from(e: ImportError) -> Self {
+        ReadError::Import(Box::new(e))
+    }
+}
+
+impl From<OptraceError> for ReadError {
+    fn from(e: OptraceError) -> Self {
+        ReadError::OpTrace(Box::new(e))
+    }
 }
 
 /// A file of a recognised kind that could not be read: its kind and why.

@@ -34,7 +34,8 @@ pub enum Action {
     /// Show (or hide, with `None`) an op's details.
     SelectOp(Option<usize>),
     /// The state a share link holds.
-    Restore(SharedState),
+    /// (Boxed: the largest of the actions, and each action is moved through the reducer.)
+    Restore(Box<SharedState>),
     /// Open one view (tab) of a trace's or a pair's results.
     ShowTab(ResultsTab),
     /// A Kineto trace was read: list it and show its summary.

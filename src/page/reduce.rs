@@ -57,7 +57,7 @@ impl State {
             Action::Restore(view) => {
                 // The link's trace view (if any); the traces opened here stay for comparing.
                 // The loaded chips, models and calibration stay; the link may choose the chip.
-                let restored = State::restored(view, last_good);
+                let restored = State::restored(*view, last_good);
                 let traces = Traces {
                     view: restored.traces.view.clone(),
                     job: restored.traces.job.clone().or_else(|| self.traces.job.clone()),

@@ -28,7 +28,7 @@ pub fn use_hash_restore(state: UseReducerHandle<PageState>) {
                 return;
             }
             match share::decode(&fragment) {
-                Ok(shared) => state.dispatch(Action::Restore(shared)),
+                Ok(shared) => state.dispatch(Action::Restore(Box::new(shared))),
                 Err(e) => state.dispatch(Action::Fail(format!("This share link cannot be opened: {e}."))),
             }
         });

@@ -66,11 +66,8 @@ pub fn layered_layout_loose_below(
         order += 1;
     }
     let height = if kept.len() == n { sub.height } else { y + row_height + spacing.margin };
-    let routes = sub
-        .routes
-        .into_iter()
-        .map(|r| Route { from: kept[r.from], to: kept[r.to], points: r.points })
-        .collect();
+    let routes =
+        sub.routes.into_iter().map(|r| Route { from: kept[r.from], to: kept[r.to], points: r.points }).collect();
     Ok(Layout {
         nodes: nodes.into_iter().map(|p| p.expect("every box is linked or loose")).collect(),
         routes,

@@ -246,7 +246,7 @@ fn a_small_kind_past_its_budget_fails_as_the_slice_arrives() {
     assert_eq!(opener.detected().kind, FileKind::SimOpsCsv);
     // Zeros, so that the slice costs no memory until it is read (it is refused unread).
     let e = opener.feed(&vec![0u8; limit]).unwrap_err();
-    assert_eq!(e.error, ReadError::Import(ImportError::TooLarge { limit }));
+    assert_eq!(e.error, ReadError::from(ImportError::TooLarge { limit }));
     assert_eq!(
         e.message("big.csv"),
         "big.csv is a simulator op table but cannot be read: the file is larger than the limit of 256.00 MiB \

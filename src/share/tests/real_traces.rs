@@ -39,8 +39,7 @@ fn every_shared_trace_and_pair_makes_a_link_under_8_kb_that_round_trips() {
     // As opening the file on the page gives it: with the fusion analysis.
     let report = |t| {
         let side = analysis::summary::ClassifiedTrace::new(t);
-        let time = analysis::pipeline::report(&side, None, &Default::default());
-        time
+        analysis::pipeline::report(&side, None, &Default::default())
     };
     let mut sizes = Vec::new();
     let mut fewest_gap_rows = usize::MAX;

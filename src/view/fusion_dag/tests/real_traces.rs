@@ -115,7 +115,8 @@ fn a_window_of_mostly_unlinked_kernels_draws_its_linked_ones_first_and_the_rest_
     let (fusion, dag) = fusion_with_dag(&side, &options());
     let w = &dag.unwrap().windows[0];
     let (gg, layout) = window_drawing(w, &fusion);
-    let linked: Vec<usize> = (0..w.boxes.len()).filter(|&b| !gg.preds[b].is_empty() || !gg.succs[b].is_empty()).collect();
+    let linked: Vec<usize> =
+        (0..w.boxes.len()).filter(|&b| !gg.preds[b].is_empty() || !gg.succs[b].is_empty()).collect();
     let loose = w.boxes.len() - linked.len();
     assert!(!linked.is_empty() && loose > w.boxes.len() / 2, "{} linked of {}", linked.len(), w.boxes.len());
     // Every loose box lies below every linked one, in launch order row by row.
@@ -127,7 +128,10 @@ fn a_window_of_mostly_unlinked_kernels_draws_its_linked_ones_first_and_the_rest_
     // The drawing is as wide as its widest layer of linked boxes or the rows, not 64 boxes.
     let widest_layer = gg.layers().iter().map(|l| l.iter().filter(|b| linked.contains(b)).count()).max().unwrap();
     let boxes_wide = (layout.width / BOX_WIDTH).floor() as usize;
-    assert!(boxes_wide <= widest_layer.max(LOOSE_ROW_BOXES) + 1, "{boxes_wide} boxes wide for a widest layer of {widest_layer}");
+    assert!(
+        boxes_wide <= widest_layer.max(LOOSE_ROW_BOXES) + 1,
+        "{boxes_wide} boxes wide for a widest layer of {widest_layer}"
+    );
     println!(
         "{} kernels: {} linked, {loose} loose; drawing {:.0} × {:.0}",
         w.boxes.len(),
