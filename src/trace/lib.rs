@@ -70,7 +70,7 @@ pub struct Transfer {
     pub dur: f64,
     /// GPU process id, as a kernel's.
     pub device: i64,
-    /// The stream it ran on, where the format says (Kineto, XLA's profiles).
+    /// The stream it ran on, where the format says (Kineto, XLA's profiles, rocpd).
     #[serde(default)]
     pub stream: Option<i64>,
     pub bytes: Option<u64>,

@@ -6,7 +6,7 @@
 //! | view | becomes |
 //! |---|---|
 //! | `kernels` | kernels: `name` (the kernel symbol's display name), `start`/`end` (ns), device = `agent_log_index` (else `agent_abs_index`), stream = `stream_id` (else `queue_id`), `corr_id` |
-//! | `memory_copies` | copies: `name`, `size`, on the GPU end (`dst_agent_type` GPU, else the source) |
+//! | `memory_copies` | copies: `name`, `size`, on the GPU end (`dst_agent_type` GPU, else the source), stream = `stream_id` (else `queue_id`, else none) |
 //! | `rocpd_info_agent` | the GPU agents (`type` GPU) as devices: `product_name`, else `name`; the wave size from `extdata` |
 //!
 //! Detected and opened by the SQLite reader of [`crate::nsys`] (one file kind for both:
@@ -69,7 +69,7 @@ pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Res
         Ok(())
     })?;
     let copy_cols =
-        ["name", "start", "end", "size", "dst_agent_type", "dst_agent_log_index", "src_agent_log_index", "corr_id"];
+        ["name", "start", "end", "size", "dst_agent_type", "dst_agent_log_index", "src_agent_log_index", "corr_id", "stream_id", "queue_id"];
     db.rows("memory_copies", &copy_cols, |r| {
         header.event_count = header.event_count.saturating_add(1);
         let (ts, dur) = span(get(r, 1), get(r, 2));
@@ -81,7 +81,7 @@ pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Res
             ts,
             dur,
             device: device.unwrap_or(-1),
-            stream: None,
+            stream: get::<i64>(r, 8).or(get(r, 9)),
             bytes: get::<i64>(r, 3).and_then(|b| u64::try_from(b).ok()),
             correlation: get::<i64>(r, 7).and_then(|c| u64::try_from(c).ok()).filter(|c| *c != 0),
             external_id: None,
@@ -109,7 +109,7 @@ mod tests {
 
     /// A rocpd database made with SQLite: its tables (the subset read) under the views rocpd
     /// defines, with their column names: two GPU agents behind a CPU agent, three dispatches and
-    /// a copy.
+    /// two copies.
     fn rocpd() -> Vec<u8> {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(
@@ -130,10 +130,12 @@ mod tests {
              (K.end - K.start) AS duration, K.corr AS corr_id
              FROM rocpd_kernel_dispatch_0 K JOIN rocpd_info_agent_0 A ON A.id = K.agent_id;
            CREATE TABLE rocpd_memory_copy_0 (id INTEGER PRIMARY KEY, name TEXT, start INTEGER, end INTEGER,
-             size INTEGER, dst INTEGER, src INTEGER);
-           INSERT INTO rocpd_memory_copy_0 VALUES (1, 'MEMORY_COPY_HOST_TO_DEVICE', 100, 400, 8192, 3, 1);
+             size INTEGER, dst INTEGER, src INTEGER, stream_id INTEGER, queue_id INTEGER);
+           INSERT INTO rocpd_memory_copy_0 VALUES (1, 'MEMORY_COPY_HOST_TO_DEVICE', 100, 400, 8192, 3, 1, 2, 7),
+             (2, 'MEMORY_COPY_DEVICE_TO_HOST', 9000, 9100, 64, 1, 3, NULL, 7);
            CREATE VIEW memory_copies AS SELECT M.name, M.start, M.end, M.size, D.type AS dst_agent_type,
-             D.logical_index AS dst_agent_log_index, S.logical_index AS src_agent_log_index, NULL AS corr_id
+             D.logical_index AS dst_agent_log_index, S.logical_index AS src_agent_log_index, NULL AS corr_id,
+             M.stream_id, M.queue_id
              FROM rocpd_memory_copy_0 M JOIN rocpd_info_agent_0 D ON D.id = M.dst
              JOIN rocpd_info_agent_0 S ON S.id = M.src;"#,
         )
@@ -155,11 +157,13 @@ mod tests {
                 ("Cijk_Alik_Bljk_BBS_BH_MT256x256x64", 5.0, 4.0, 2, 2, Some(21)),
             ]
         );
-        let [copy] = t.transfers.as_slice() else { panic!("{:?}", t.transfers) };
+        let [to_gpu, to_host] = t.transfers.as_slice() else { panic!("{:?}", t.transfers) };
+        // Each on its GPU end, on its stream (the HIP stream where recorded, else the queue).
         assert_eq!(
-            (t.name(copy.name), copy.kind, copy.ts, copy.dur, copy.device, copy.bytes),
-            ("MEMORY_COPY_HOST_TO_DEVICE", TransferKind::Memcpy, 0.1, 0.3, 2, Some(8192))
+            (t.name(to_gpu.name), to_gpu.kind, to_gpu.ts, to_gpu.dur, to_gpu.device, to_gpu.stream, to_gpu.bytes),
+            ("MEMORY_COPY_HOST_TO_DEVICE", TransferKind::Memcpy, 0.1, 0.3, 2, Some(2), Some(8192))
         );
+        assert_eq!((to_host.device, to_host.stream, to_host.bytes), (2, Some(7), Some(64)));
         let devices: Vec<DeviceRow> =
             t.devices.iter().map(|d| (d.id, d.name.as_str(), d.warp_size, d.num_sms)).collect();
         assert_eq!(
