@@ -68,8 +68,18 @@ pub(crate) fn read<S: EventSink>(db: &Export, mut sink: S, db_bytes: u64) -> Res
         }
         Ok(())
     })?;
-    let copy_cols =
-        ["name", "start", "end", "size", "dst_agent_type", "dst_agent_log_index", "src_agent_log_index", "corr_id", "stream_id", "queue_id"];
+    let copy_cols = [
+        "name",
+        "start",
+        "end",
+        "size",
+        "dst_agent_type",
+        "dst_agent_log_index",
+        "src_agent_log_index",
+        "corr_id",
+        "stream_id",
+        "queue_id",
+    ];
     db.rows("memory_copies", &copy_cols, |r| {
         header.event_count = header.event_count.saturating_add(1);
         let (ts, dur) = span(get(r, 1), get(r, 2));
