@@ -292,7 +292,8 @@ fn pair_verdict(c: &Comparison, names: &[String; 2], facts: &[SideFacts<'_>; 2])
 fn dims(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::Null => String::new(),
-        serde_json::Value::Array(a) if a.is_empty() => String::new(),
+        // No tensor among the inputs (`record_param_comms [[],[],[],[],[],[],[]]`): nothing to say.
+        serde_json::Value::Array(a) if a.iter().all(|x| x.as_array().is_some_and(Vec::is_empty)) => String::new(),
         other => format!(" {}", units::ellipsize(&other.to_string(), 60)),
     }
 }

@@ -156,3 +156,15 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn an_op_without_tensor_inputs_is_named_without_its_empty_dims() {
+    // TorchRec's collectives: `record_param_comms` records seven inputs, none a tensor.
+    let t = read("nvidia/hta_a100_compiled_rank0.json.gz");
+    let (summary, time) = report(&t, "rank0.json.gz");
+    let o = trace_overview(&summary, Some(&time));
+    let comms = o.findings.iter().find(|f| f.text.starts_with("record_param_comms")).expect("a collective op finding");
+    assert!(comms.text.starts_with("record_param_comms takes 126.56 ms in 10 calls"), "{}", comms.text);
+    assert_eq!(dims(&serde_json::json!([[], [], []])), "");
+    assert_eq!(dims(&serde_json::json!([[655421], [], []])), " [[655421],[],[]]");
+}
