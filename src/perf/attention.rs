@@ -1,6 +1,7 @@
 //! Fused attention: `aten::scaled_dot_product_attention` and the kernels it dispatches to
 //! (`_scaled_dot_product_flash_attention`, `_efficient_attention`, `_cudnn_attention`,
-//! `_flash_attention_forward`, `_efficient_attention_forward`).
+//! `_flash_attention_forward`, `_efficient_attention_forward`), and AMD aiter's paged prefill
+//! (`mha_batch_prefill`) where its recorded bounds fix every sequence's length.
 //!
 //! For `Bq` query heads (batch × heads), `Nq` queries, `Nkv` keys and head sizes `d` (Q·Kᵀ) and
 //! `dv` (P·V): FLOPs `2·Bq·pairs·(d + dv)`, where `pairs` is the number of (query, key) scores,
@@ -20,6 +21,7 @@
 use super::args::{OpArgs, Tensor};
 use super::cost::{product, Family, OpCost, Traffic, Unit};
 use super::error::{NoCost, Quantity};
+use units::group_digits;
 
 /// Where the causal triangle sits when `Nq ≠ Nkv`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +106,84 @@ pub fn efficient_forward(args: &OpArgs) -> Result<OpCost, NoCost> {
 /// The mask of an SDPA op whose `is_causal` flag is input `at`.
 fn causal(args: &OpArgs, at: usize) -> Result<Mask, NoCost> {
     Ok(if args.flag(at, "is_causal", false)? { Mask::CausalTopLeft } else { Mask::None })
+}
+
+/// AMD aiter's `mha_batch_prefill(q [T, Hq, d], k_cache, v_cache, cu_seqlens_q [B+1],
+/// kv_indptr [B+1], kv_page_indices [P], max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale,
+/// logits_soft_cap, zero_tensors, is_causal, window_size_left, window_size_right, …)`: SGLang's
+/// prefill of `B` sequences packed into `T` query rows, over a paged cache of `[pages, Hkv, d]`
+/// (one token a page) or `[pages, S, Hkv, d]` (S tokens a page).
+///
+/// The trace records no sequence's length, only `B`, `T` and the two bounds. They fix every
+/// length in one case: with `T = B · max_seqlen_q` every sequence has exactly `max_seqlen_q`
+/// queries (none has more), and since a prefill's keys include its own queries (its new tokens
+/// are written to the cache before attention reads it), `max_seqlen_k = max_seqlen_q` leaves
+/// every sequence exactly as many keys. Then the call is `B` causal attentions of
+/// `max_seqlen_q` queries over as many keys (the mask at the bottom-right, as FlashAttention
+/// aligns it; square, so either corner). Otherwise the lengths are not recorded: no cost.
+///
+/// Bytes: Q read and the output (Q's rows, V's head size) written; each sequence's K and V rows
+/// read once; `cu_seqlens_q` and `kv_indptr` read, and the page indices the sequences use.
+pub fn paged_prefill(args: &OpArgs) -> Result<OpCost, NoCost> {
+    let q = args.tensor(0, "the query")?;
+    let (kc, vc) = (args.tensor(1, "the key cache")?, args.tensor(2, "the value cache")?);
+    let (cu_q, indptr) = (args.tensor(3, "cu_seqlens_q")?, args.tensor(4, "kv_indptr")?);
+    let pages = args.tensor(5, "kv_page_indices")?;
+    let max = |i: usize, what: &'static str| -> Result<u64, NoCost> {
+        let text = args.concrete(i, what)?.filter(|t| !t.trim().is_empty());
+        let text = text.ok_or(NoCost::MissingConcrete { input: i, what })?;
+        text.trim().parse::<u64>().map_err(|_| NoCost::BadConcrete { input: i, what, text: text.to_string() })
+    };
+    let (max_q, max_k) = (max(6, "max_seqlen_q")?, max(7, "max_seqlen_k")?);
+    if !args.flag(12, "is_causal", false)? {
+        return Err(NoCost::Unsupported("a prefill without the causal mask is not modelled".to_string()));
+    }
+    for (i, what) in [(13, "window_size_left"), (14, "window_size_right")] {
+        if args.int(i, what)?.is_some_and(|w| w >= 0) {
+            return Err(NoCost::Unsupported(format!("sliding-window attention ({what}, input {i}) is not modelled")));
+        }
+    }
+    let shapes = || format!("input 0 {}, input 1 {}, input 2 {}", q.shape(), kc.shape(), vc.shape());
+    let &[t, hq, d] = q.dims() else {
+        return Err(NoCost::Shapes(format!("needs the query as [tokens, heads, head size]: {}", shapes())));
+    };
+    // (tokens a page, heads, head size) of a cache.
+    let split = |c: &Tensor| match *c.dims() {
+        [_, h, e] => Ok((1, h, e)),
+        [_, s, h, e] => Ok((s, h, e)),
+        _ => Err(NoCost::Shapes(format!("needs caches of [pages, (tokens,) heads, head size]: {}", shapes()))),
+    };
+    let ((page, hkv, dk), (page_v, hv, dv)) = (split(kc)?, split(vc)?);
+    if page != page_v || hv != hkv || dk != d || page == 0 || hkv == 0 || hq % hkv != 0 {
+        return Err(NoCost::Shapes(format!("query and caches do not fit together: {}", shapes())));
+    }
+    let b = cu_q.numel()?.saturating_sub(1);
+    if b == 0 {
+        return Err(NoCost::Shapes(format!("cu_seqlens_q {} holds no sequence", cu_q.shape())));
+    }
+    if Some(t) != b.checked_mul(max_q) || max_k != max_q {
+        return Err(NoCost::NotRecorded(format!(
+            "the {} sequences' lengths are not recorded: {} queries of at most {} a sequence, and keys of at most {}, do not fix them",
+            group_digits(b),
+            group_digits(t),
+            group_digits(max_q),
+            group_digits(max_k)
+        )));
+    }
+    let pairs2 = doubled_pairs(Mask::CausalBottomRight, max_q, max_k, 0)?;
+    let dsum = d.checked_add(dv).ok_or(NoCost::Overflow { what: Quantity::Flops, input: 0 })?;
+    let flops = product(&[b, hq, pairs2, dsum], Quantity::Flops, 0)?;
+    let rows = product(&[b, max_k], Quantity::Elements, 1)?;
+    let pages_used = product(&[b, max_k.div_ceil(page)], Quantity::Elements, 5)?;
+    let bytes = Traffic::new()
+        .tensor(q)?
+        .elements(product(&[t, hq, dv], Quantity::Elements, 0)?, q.dtype(), 0)?
+        .elements(product(&[rows, hkv, d], Quantity::Elements, 1)?, kc.dtype(), 1)?
+        .elements(product(&[rows, hkv, dv], Quantity::Elements, 2)?, vc.dtype(), 2)?
+        .tensor(cu_q)?
+        .tensor(indptr)?
+        .elements(pages_used, pages.dtype(), 5)?;
+    Ok(OpCost::exact(Family::Attention, Unit::Matrix, q.dtype(), flops, bytes.total()))
 }
 
 fn refuse_varlen(args: &OpArgs, q: usize, k: usize) -> Result<(), NoCost> {
@@ -263,6 +343,48 @@ mod tests {
         assert_eq!(c.flops, 4 * 128 * 128 * (64 + 32));
         // Q and K 128·4·64 each, V and the output 128·4·32 each, fp32.
         assert_eq!(c.bytes, (32768 + 32768 + 16384 + 16384) * 4);
+    }
+
+    /// SGLang's Qwen3-8B prefill on MI300X as recorded: 15 sequences packed into 15,360 queries,
+    /// 32 query heads over 8 K/V heads of 128, a cache of one token a page.
+    const PREFILL: &str = "[[15360, 32, 128], [835874, 8, 128], [835874, 8, 128], [16], [16], [15616], [], [], [], [], [], [], [], [], [], [], [], []]";
+    const PREFILL_TYPES: &str = r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int", "int", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"]"#;
+
+    fn prefill(max_q: &str, max_k: &str, causal: &str, left: &str) -> Result<OpCost, NoCost> {
+        let concrete = format!(
+            r#"["", "", "", "", "", "", "{max_q}", "{max_k}", "0.", "0.088", "0.", "False", "{causal}", "{left}", "-1", "0", "False", "False"]"#
+        );
+        paged_prefill(&args(PREFILL, PREFILL_TYPES, &concrete))
+    }
+
+    #[test]
+    fn a_paged_prefill_whose_bounds_fix_every_length_is_b_causal_attentions() {
+        // 15,360 = 15 × 1,024 queries: every sequence has 1,024 queries and, its keys including
+        // them and bounded by 1,024, as many keys. 4·Hq·d·N²/2 per sequence.
+        let c = prefill("1024", "1024", "True", "-1").unwrap();
+        assert_eq!(c.flops, 15 * 4 * 32 * 128 * 1024 * 1024 / 2);
+        // Q read and O written (15,360 × 32 × 128), K and V rows read (15,360 × 8 × 128), bf16;
+        // cu_seqlens_q and kv_indptr (16 ints each) and the 15,360 page indices used, not all
+        // 15,616 recorded.
+        let qo = 2 * 15_360 * 32 * 128 * 2;
+        let kv = 2 * 15_360 * 8 * 128 * 2;
+        assert_eq!(c.bytes, qo + kv + 2 * 16 * 4 + 15_360 * 4);
+        assert_eq!((c.family, c.unit, c.dtype), (Family::Attention, Unit::Matrix, DType::BF16));
+    }
+
+    #[test]
+    fn a_paged_prefill_says_why_when_its_lengths_are_not_fixed() {
+        // Queries fewer than 15 × 2,048: some sequences are shorter, by how much is not recorded.
+        let e = prefill("2048", "2048", "True", "-1").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the 15 sequences' lengths are not recorded: 15,360 queries of at most 2,048 a sequence, and keys of at most 2,048, do not fix them"
+        );
+        // A cached prefix: keys may exceed queries.
+        assert!(matches!(prefill("1024", "4096", "True", "-1"), Err(NoCost::NotRecorded(_))));
+        assert!(matches!(prefill("1024", "1024", "False", "-1"), Err(NoCost::Unsupported(_))));
+        assert!(matches!(prefill("1024", "1024", "True", "128"), Err(NoCost::Unsupported(_))));
+        assert!(matches!(prefill("", "1024", "True", "-1"), Err(NoCost::MissingConcrete { input: 6, .. })));
     }
 
     #[test]

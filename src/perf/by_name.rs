@@ -33,6 +33,7 @@ const FORMULAS: &[(&str, Formula)] = &[
     ("aten::_scaled_dot_product_cudnn_attention", attention::sdpa_efficient_or_cudnn),
     ("aten::_flash_attention_forward", attention::flash_forward),
     ("aten::_efficient_attention_forward", attention::efficient_forward),
+    ("aiter::mha_batch_prefill", attention::paged_prefill),
     ("aten::convolution", |a| conv::cost(a, conv::CONVOLUTION)),
     ("aten::_convolution", |a| conv::cost(a, conv::CONVOLUTION)),
     ("aten::cudnn_convolution", |a| conv::cost(a, conv::CUDNN)),
