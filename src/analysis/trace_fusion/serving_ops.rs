@@ -147,14 +147,16 @@ fn reshape_and_cache(args: &OpArgs, fused: u64) -> Result<CallBytes, String> {
 }
 
 /// AMD aiter's `mha_batch_prefill(q [T, Hq, D], k_cache, v_cache, cu_seqlens_q [B+1],
-/// kv_indptr [B+1], kv_page_indices [P], …)` (SGLang's prefill over a paged KV cache): the query
-/// read and an output of its shape and type written (it returns it), the `cu_seqlens_q`,
-/// `kv_indptr` and `kv_page_indices` read, and per page index one page of K and one of V read:
-/// a cache `[pages, Hkv, D]` has one token a page, `[pages, S, Hkv, D]` S tokens (the last
-/// page's unused rows counted: an upper bound there). Minimal traffic, as every model: each K/V
-/// row read once, though a tiled kernel may read one again per query tile. Unfused, the score
-/// matrix (Σ over sequences of queries × keys × heads) is written and read twice over, but only
-/// the number of sequences is recorded, not their lengths: the unfused bytes are unknown.
+/// kv_indptr [B+1], kv_page_indices [P], max_seqlen_q, max_seqlen_k, …)` (SGLang's prefill over
+/// a paged KV cache). Where the recorded bounds fix every sequence's length (`perf::attention::
+/// paged_prefill`: `T = B · max_seqlen_q` and `max_seqlen_k = max_seqlen_q`), the fused bytes
+/// are that formula's, and unfused the score matrix is written and read twice over: 4 × the
+/// scores in the query's type, scores = Hq × B × the (query, key) pairs of one causal sequence,
+/// `n² − n(n−1)/2`. Otherwise the fused bytes are bounded from the page indices: the query read
+/// and an output of its shape and type written, the three index tensors read, and per page
+/// index one page of K and one of V read (a cache `[pages, Hkv, D]` has one token a page,
+/// `[pages, S, Hkv, D]` S tokens), and the unfused bytes are unknown. Minimal traffic, as every
+/// model: each K/V row read once, though a tiled kernel may read one again per query tile.
 fn paged_prefill_attention(args: &OpArgs) -> Result<CallBytes, String> {
     let q = tensor(args, 0, "the query")?;
     let (kc, vc) = (tensor(args, 1, "the key cache")?, tensor(args, 2, "the value cache")?);
@@ -176,13 +178,30 @@ fn paged_prefill_attention(args: &OpArgs) -> Result<CallBytes, String> {
     let k_read = n_pages.checked_mul(page(kc, "key cache")?).ok_or_else(overflow)?;
     let v_read = n_pages.checked_mul(page(vc, "value cache")?).ok_or_else(overflow)?;
     let qb = bytes(q)?;
-    let fused = sum(&[qb, qb, k_read, v_read, bytes(cu_q)?, bytes(indptr)?, bytes(pages)?])?;
+    let (fused, unfused, unfused_unknown) = match perf::attention::paged_prefill(args) {
+        Ok(cost) => {
+            // The formula held, so T = B · n: every sequence n queries over n keys.
+            let (b, hq) = (cu_q.numel().map_err(|e| e.to_string())? - 1, q.dims()[1]);
+            let n = q.dims()[0] / b;
+            let pairs = n * n - n * n.saturating_sub(1) / 2;
+            let scores = [hq, b, pairs, q.dtype().size_bytes(), 4]
+                .iter()
+                .try_fold(1u64, |p, &f| p.checked_mul(f))
+                .ok_or_else(overflow)?;
+            (cost.bytes, Some(sum(&[cost.bytes, scores])?), None)
+        }
+        Err(e) => (
+            sum(&[qb, qb, k_read, v_read, bytes(cu_q)?, bytes(indptr)?, bytes(pages)?])?,
+            None,
+            Some(Unknown::not_recorded(format!(
+                "unfused, the score matrix would be written and read twice over, but its size is not known: {e}"
+            ))),
+        ),
+    };
     Ok(CallBytes {
         fused,
-        unfused: None,
-        unfused_unknown: Some(Unknown::not_recorded(
-            "unfused, the score matrix would be written and read twice over, but the trace records only how many sequences there are (cu_seqlens_q's length), not their lengths: its size is unknown",
-        )),
+        unfused,
+        unfused_unknown,
         kind: Kind::Attention,
         parts: &["matmul (Q·Kᵀ)", "softmax", "matmul (·V)"],
         out_bytes: Some(qb),
@@ -346,7 +365,7 @@ mod tests {
     }
 
     #[test]
-    fn paged_prefill_attention_reads_one_kv_page_per_index_and_leaves_the_unfused_bytes_unknown() {
+    fn paged_prefill_attention_reads_one_kv_page_per_index_where_the_lengths_are_not_fixed() {
         // 10 query tokens of 4 heads × 8 (bf16); a token-per-page cache of 2 KV heads × 8;
         // 3 sequences (cu_seqlens of 4), 25 page indices.
         let a = OpArgs::recorded(
@@ -358,7 +377,8 @@ mod tests {
         let page = 2 * 8 * 2;
         assert_eq!(c.fused, 2 * q + 2 * 25 * page + 4 * 4 + 4 * 4 + 25 * 4);
         assert_eq!((c.unfused, c.kind), (None, Kind::Attention));
-        assert!(c.unfused_unknown.unwrap().why.contains("not their lengths"));
+        let why = c.unfused_unknown.unwrap().why;
+        assert!(why.contains("its size is not known: Concrete Inputs missing: max_seqlen_q"), "{why}");
         // Pages of 16 tokens: each index reads a whole page.
         let a = OpArgs::recorded(
             "[[10, 4, 8], [100, 16, 2, 8], [100, 16, 2, 8], [4], [4], [3], [], []]",
@@ -366,5 +386,26 @@ mod tests {
         );
         let c = serving_cost("aiter::mha_batch_prefill", &a).unwrap().unwrap();
         assert_eq!(c.fused, 2 * q + 2 * 3 * 16 * page + 4 * 4 + 4 * 4 + 3 * 4);
+    }
+
+    #[test]
+    fn a_paged_prefill_whose_lengths_are_fixed_takes_the_formulas_bytes_and_knows_its_scores() {
+        // 3 sequences of 4 queries over 4 keys (12 = 3 × 4, both bounds 4), causal; 4 query
+        // heads over 2 K/V heads of 8, bf16, one token a page.
+        let a = OpArgs::parse(perf::RawArgs {
+            input_dims: Some("[[12, 4, 8], [1000, 2, 8], [1000, 2, 8], [4], [4], [20], [], [], [], [], [], [], [], [], []]"),
+            input_type: Some(r#"["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int", "int", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar"]"#),
+            concrete_inputs: Some(r#"["", "", "", "", "", "", "4", "4", "0.", "0.35", "0.", "False", "True", "-1", "-1"]"#),
+            input_strides: None,
+        })
+        .unwrap();
+        let c = serving_cost("aiter::mha_batch_prefill", &a).unwrap().unwrap();
+        assert_eq!(c.fused, perf::op_cost("aiter::mha_batch_prefill", &a).unwrap().bytes);
+        // Q and O 12 × 4 × 8, K and V rows 12 × 2 × 8, bf16; 4 + 4 ints; 12 page indices used.
+        assert_eq!(c.fused, 2 * 12 * 4 * 8 * 2 + 2 * 12 * 2 * 8 * 2 + 8 * 4 + 12 * 4);
+        // Each sequence's 4 queries see 4 + 3 + 2 + 1 = 10 keys: scores 4 heads × 3 × 10, bf16,
+        // written and read twice over.
+        assert_eq!(c.unfused, Some(c.fused + 4 * 3 * 10 * 2 * 4));
+        assert!(c.unfused_unknown.is_none());
     }
 }
