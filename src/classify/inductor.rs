@@ -317,6 +317,13 @@ pub fn parse(base: &str) -> Option<(InductorKind, Vec<&'static str>)> {
     Some((kind, found))
 }
 
+/// Whether `base` is an old TorchInductor name (PyTorch 2.0, before 2023): `triton__` and the
+/// argument signature alone (`triton__0d1d2d3`), no op words.
+pub fn is_legacy_name(base: &str) -> bool {
+    base.strip_prefix("triton__")
+        .is_some_and(|sig| !sig.is_empty() && sig.bytes().all(|b| b.is_ascii_digit() || b == b'd' || b == b'e'))
+}
+
 /// What follows `cpp_` in a C++ kernel's name, with or without the profiler's `graph_<N>_`.
 fn cpp_kernel(base: &str) -> Option<&str> {
     let name = match base.strip_prefix("graph_") {

@@ -66,9 +66,7 @@ impl Pattern {
             Pattern::Word(values) => words(text).any(|w| values.contains(&w)),
             Pattern::Inductor => super::inductor::parse(text).is_some(),
             Pattern::Xla => super::xla::parse(text).is_some(),
-            Pattern::InductorLegacy => text.strip_prefix("triton__").is_some_and(|sig| {
-                !sig.is_empty() && sig.bytes().all(|b| b.is_ascii_digit() || b == b'd' || b == b'e')
-            }),
+            Pattern::InductorLegacy => super::inductor::is_legacy_name(text),
         }
     }
 

@@ -135,6 +135,7 @@ pub fn summary_tables(s: &TraceSummary) -> Vec<DataTable> {
         .unwrap_or(0.0);
     let mut all: Vec<&KernelStat> = s.categories.iter().flat_map(|r| &r.trace.kernels).collect();
     all.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
+    let legacy_inductor = all.iter().any(|k| classify::inductor::is_legacy_name(&k.name));
     let mut kernels = DataTable::new(
         "kernels",
         format!("Kernels by time ({} distinct)", group_digits(all.len() as u64)),
@@ -152,7 +153,7 @@ pub fn summary_tables(s: &TraceSummary) -> Vec<DataTable> {
     }
     let mut fused = DataTable::new(
         "fused",
-        format!("Fused kernels ({})", s.fused_kernels.len()),
+        fused_title(s.fused_kernels.len(), legacy_inductor),
         &[("fused kernel", false), ("count", true), ("total", true), ("components", false)],
     );
     for k in &s.fused_kernels {
@@ -164,6 +165,16 @@ pub fn summary_tables(s: &TraceSummary) -> Vec<DataTable> {
         ]);
     }
     vec![cats, kernels, fused]
+}
+
+/// The fused kernels' title: their count, and, where the trace has old Inductor kernels, that
+/// those fuse ops their names do not list (so "none" is not "no fusion").
+fn fused_title(fused: usize, legacy_inductor: bool) -> String {
+    if legacy_inductor {
+        format!("Fused kernels ({fused}; the old Inductor kernels, triton__0d1d2d…, fuse ops their names do not list)")
+    } else {
+        format!("Fused kernels ({fused})")
+    }
 }
 
 /// The comparison tables: categories per side, the kernel mapping, the fusion differences.
@@ -438,6 +449,25 @@ mod tests {
         assert!(fused.rows.iter().all(|r| r[3].text.contains(" + ")));
         let csv = kernels.exact_table().to_csv();
         assert!(csv.starts_with("kernel,category,count,total (µs),share\n"), "{csv}");
+        assert_eq!(fused.title, format!("Fused kernels ({})", fused.rows.len()));
+    }
+
+    #[test]
+    fn old_inductor_names_are_not_read_as_no_fusion() {
+        // TorchRec on PyTorch 2.0: 81 launches of `triton__0d1d2d…`, none naming its ops.
+        let t = load("nvidia/hta_a100_compiled_rank0.json.gz");
+        let s = summarize(&ClassifiedTrace::new(&t), None);
+        let fused = &summary_tables(&s)[2];
+        assert!(fused.rows.is_empty());
+        assert_eq!(
+            fused.title,
+            "Fused kernels (0; the old Inductor kernels, triton__0d1d2d…, fuse ops their names do not list)"
+        );
+        assert!(classify::inductor::is_legacy_name("triton__0d1d2d3d4d5d6d7d8d9d10d11d12d13d14"));
+        assert!(
+            !classify::inductor::is_legacy_name("triton__")
+                && !classify::inductor::is_legacy_name("triton_poi_fused_add_0")
+        );
     }
 
     #[test]
