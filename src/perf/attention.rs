@@ -125,6 +125,27 @@ fn causal(args: &OpArgs, at: usize) -> Result<Mask, NoCost> {
 /// Bytes: Q read and the output (Q's rows, V's head size) written; each sequence's K and V rows
 /// read once; `cu_seqlens_q` and `kv_indptr` read, and the page indices the sequences use.
 pub fn paged_prefill(args: &OpArgs) -> Result<OpCost, NoCost> {
+    fixed_prefill(args)?.cost()
+}
+
+/// A paged prefill whose recorded bounds fix every length ([`paged_prefill`]): `sequences`
+/// of `n` queries over `n` keys each, with `query_heads` heads.
+pub struct FixedPrefill<'a> {
+    pub sequences: u64,
+    pub n: u64,
+    pub query_heads: u64,
+    /// K/V heads, the head sizes of Q·Kᵀ and of ·V, and the tokens a cache page holds.
+    kv_heads: u64,
+    d: u64,
+    dv: u64,
+    page: u64,
+    /// The query, the two caches, `cu_seqlens_q`, `kv_indptr` and the page indices.
+    tensors: [&'a Tensor; 6],
+}
+
+/// The sizes of a paged prefill's call, where its recorded bounds fix every sequence's
+/// length; otherwise why not ([`paged_prefill`]).
+pub fn fixed_prefill(args: &OpArgs) -> Result<FixedPrefill<'_>, NoCost> {
     let q = args.tensor(0, "the query")?;
     let (kc, vc) = (args.tensor(1, "the key cache")?, args.tensor(2, "the value cache")?);
     let (cu_q, indptr) = (args.tensor(3, "cu_seqlens_q")?, args.tensor(4, "kv_indptr")?);
@@ -170,20 +191,38 @@ pub fn paged_prefill(args: &OpArgs) -> Result<OpCost, NoCost> {
             group_digits(max_k)
         )));
     }
-    let pairs2 = doubled_pairs(Mask::CausalBottomRight, max_q, max_k, 0)?;
-    let dsum = d.checked_add(dv).ok_or(NoCost::Overflow { what: Quantity::Flops, input: 0 })?;
-    let flops = product(&[b, hq, pairs2, dsum], Quantity::Flops, 0)?;
-    let rows = product(&[b, max_k], Quantity::Elements, 1)?;
-    let pages_used = product(&[b, max_k.div_ceil(page)], Quantity::Elements, 5)?;
-    let bytes = Traffic::new()
-        .tensor(q)?
-        .elements(product(&[t, hq, dv], Quantity::Elements, 0)?, q.dtype(), 0)?
-        .elements(product(&[rows, hkv, d], Quantity::Elements, 1)?, kc.dtype(), 1)?
-        .elements(product(&[rows, hkv, dv], Quantity::Elements, 2)?, vc.dtype(), 2)?
-        .tensor(cu_q)?
-        .tensor(indptr)?
-        .elements(pages_used, pages.dtype(), 5)?;
-    Ok(OpCost::exact(Family::Attention, Unit::Matrix, q.dtype(), flops, bytes.total()))
+    Ok(FixedPrefill {
+        sequences: b,
+        n: max_q,
+        query_heads: hq,
+        kv_heads: hkv,
+        d,
+        dv,
+        page,
+        tensors: [q, kc, vc, cu_q, indptr, pages],
+    })
+}
+
+impl FixedPrefill<'_> {
+    /// The call's cost ([`paged_prefill`]).
+    pub fn cost(&self) -> Result<OpCost, NoCost> {
+        let [q, kc, vc, cu_q, indptr, pages] = self.tensors;
+        let (b, n, hq, hkv) = (self.sequences, self.n, self.query_heads, self.kv_heads);
+        let pairs2 = doubled_pairs(Mask::CausalBottomRight, n, n, 0)?;
+        let dsum = self.d.checked_add(self.dv).ok_or(NoCost::Overflow { what: Quantity::Flops, input: 0 })?;
+        let flops = product(&[b, hq, pairs2, dsum], Quantity::Flops, 0)?;
+        let rows = product(&[b, n], Quantity::Elements, 1)?;
+        let pages_used = product(&[b, n.div_ceil(self.page)], Quantity::Elements, 5)?;
+        let bytes = Traffic::new()
+            .tensor(q)?
+            .elements(product(&[rows, hq, self.dv], Quantity::Elements, 0)?, q.dtype(), 0)?
+            .elements(product(&[rows, hkv, self.d], Quantity::Elements, 1)?, kc.dtype(), 1)?
+            .elements(product(&[rows, hkv, self.dv], Quantity::Elements, 2)?, vc.dtype(), 2)?
+            .tensor(cu_q)?
+            .tensor(indptr)?
+            .elements(pages_used, pages.dtype(), 5)?;
+        Ok(OpCost::exact(Family::Attention, Unit::Matrix, q.dtype(), flops, bytes.total()))
+    }
 }
 
 fn refuse_varlen(args: &OpArgs, q: usize, k: usize) -> Result<(), NoCost> {

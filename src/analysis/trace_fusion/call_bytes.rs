@@ -6,6 +6,13 @@
 use super::kind::Kind;
 use super::unknown::Unknown;
 
+/// What unfused attention moves beyond the fused kernel: the score matrix S written by Q·Kᵀ and
+/// read by the softmax, and P written by it and read by ·V, 4 × `scores` elements (heads × the
+/// (query, key) pairs computed) of `size` bytes; `None` past 64 bits.
+pub(crate) fn score_round_trips(scores: u64, size: u64) -> Option<u64> {
+    scores.checked_mul(size)?.checked_mul(4)
+}
+
 /// One call's bytes as an op-level model gives them.
 pub(crate) struct CallBytes {
     pub fused: u64,

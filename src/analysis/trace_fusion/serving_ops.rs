@@ -7,7 +7,7 @@
 //! written once, at the recorded shapes and types; an output buffer passed in is written, not
 //! read.
 
-use super::call_bytes::CallBytes;
+use super::call_bytes::{score_round_trips, CallBytes};
 use super::kind::Kind;
 use super::unknown::{of_no_cost, Unknown};
 use perf::{op_cost, OpArgs, Tensor};
@@ -178,17 +178,14 @@ fn paged_prefill_attention(args: &OpArgs) -> Result<CallBytes, String> {
     let k_read = n_pages.checked_mul(page(kc, "key cache")?).ok_or_else(overflow)?;
     let v_read = n_pages.checked_mul(page(vc, "value cache")?).ok_or_else(overflow)?;
     let qb = bytes(q)?;
-    let (fused, unfused, unfused_unknown) = match perf::attention::paged_prefill(args) {
-        Ok(cost) => {
-            // The formula held, so T = B · n: every sequence n queries over n keys.
-            let (b, hq) = (cu_q.numel().map_err(|e| e.to_string())? - 1, q.dims()[1]);
-            let n = q.dims()[0] / b;
-            let pairs = n * n - n * n.saturating_sub(1) / 2;
-            let scores = [hq, b, pairs, q.dtype().size_bytes(), 4]
-                .iter()
-                .try_fold(1u64, |p, &f| p.checked_mul(f))
-                .ok_or_else(overflow)?;
-            (cost.bytes, Some(sum(&[cost.bytes, scores])?), None)
+    let fixed = perf::attention::fixed_prefill(args);
+    let (fused, unfused, unfused_unknown) = match fixed.and_then(|p| Ok((p.cost()?, p))) {
+        Ok((cost, p)) => {
+            // One causal sequence of n over n computes n² − n(n−1)/2 scores a head.
+            let pairs = p.n * p.n - p.n * p.n.saturating_sub(1) / 2;
+            let scores = [p.query_heads, p.sequences, pairs].iter().try_fold(1u64, |s, &f| s.checked_mul(f));
+            let round_trips = scores.and_then(|s| score_round_trips(s, q.dtype().size_bytes())).ok_or_else(overflow)?;
+            (cost.bytes, Some(sum(&[cost.bytes, round_trips])?), None)
         }
         Err(e) => (
             sum(&[qb, qb, k_read, v_read, bytes(cu_q)?, bytes(indptr)?, bytes(pages)?])?,

@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::call_bytes::CallBytes;
+use super::call_bytes::{score_round_trips, CallBytes};
 use super::kind::Kind;
 use super::unknown::Unknown;
 use crate::time::recorded_cost::ShapeText;
@@ -223,7 +223,7 @@ pub(crate) fn unified_attention(
     // Σ sq(sq−1)/2 = (Σ sq² − Σ sq) / 2, each term even.
     let causal_cut = s.c_sqsq.checked_sub(s.c_sq).map(|d| d / 2).unwrap_or(0);
     let pairs = s.c_sqsk.saturating_sub(causal_cut).checked_add(s.g_sqsk).ok_or_else(overflow)?;
-    let scores = product(&[hq, pairs, q.dtype().size_bytes(), 4])?;
+    let scores = score_round_trips(product(&[hq, pairs])?, q.dtype().size_bytes()).ok_or_else(overflow)?;
     Ok(CallBytes {
         fused,
         unfused: Some(sum(&[fused, scores])?),
