@@ -53,5 +53,4 @@ fn errors_are_one_line_with_exit_code_2() {
     let (code, _, err) = run(&["calib", dir.join("missing.json").to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("cannot read"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -118,7 +118,6 @@ fn exported_tables_agree_with_trace_json_and_a_report_is_its_sql() {
     ]);
     let changes = rows(&regressions);
     assert!(!changes.is_empty() && changes.iter().all(|r| r["change_us_per_trace"] == 0.0), "{changes:?}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A report is the same on one thread as on eight, run after run: DataFusion adds up the
@@ -149,7 +148,6 @@ fn every_report_is_the_same_on_any_number_of_threads() {
             assert!(rows(&one).iter().all(|r| r["change_us_per_trace"] == 0.0), "{one}");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Every Parquet file under `dir`, as paths relative to it, sorted.
@@ -193,7 +191,6 @@ fn a_second_export_is_byte_identical_and_partitioned_by_job_and_rank() {
     assert!(files.contains(&file("collectives", "multirank", "1", stem)), "{files:?}");
     let bert = files.iter().find(|f| f.starts_with("steps") && f.to_string_lossy().contains("h100")).unwrap();
     assert!(bert.starts_with("steps/job=nvidia/rank=__HIVE_DEFAULT_PARTITION__"), "{}", bert.display());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `kernels.step`, `kernels.layer` and `kernels.fusion_group` against `trace --json`'s
@@ -262,7 +259,6 @@ fn each_kernel_has_its_step_layer_and_fusion_group() {
     let elsewhere = "SELECT COUNT(*) AS n FROM kernels k JOIN steps s ON k.trace = s.trace AND k.step = s.step \
                      WHERE k.start_us < s.start_us - 0.001 OR k.start_us >= s.end_us + 0.001";
     assert_eq!(rows(&sql(&out, elsewhere))[0]["n"], 0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -308,7 +304,6 @@ fn bad_folders_files_and_queries_are_named() {
     std::fs::write(&victim, &bytes[..bytes.len() / 2]).unwrap();
     let (code, _, err) = run(&["fleet", path, "--report", "kernels"]);
     assert!(code == 2 && err.contains(victim.to_str().unwrap()) && err.contains("not a Parquet file"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -355,5 +350,4 @@ fn a_streamed_export_has_the_same_kernels_and_collectives_without_the_analyses()
     assert_eq!(rows(&sql(&streamed, "SELECT COUNT(*) AS n FROM steps"))[0]["n"], 0);
     let placed = "SELECT COUNT(step) + COUNT(layer) + COUNT(fusion_group) AS n FROM kernels";
     assert_eq!(rows(&sql(&streamed, placed))[0]["n"], 0, "a streamed kernel has no step, layer or group");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

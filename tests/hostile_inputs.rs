@@ -139,7 +139,6 @@ mod chips {
             &["model", "--model", "llama3-8b", "--chip", "h100", "--launch-us", "1e300"],
             &["--launch-us: chip field `launch_overhead_us` is 1e300, outside the accepted range 0 to 1e6 µs"],
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }
 
@@ -212,7 +211,6 @@ mod sizes {
             "{notice}"
         );
         assert_eq!(s.shown().unwrap().report.unfused.total, DEFAULT_TOTAL);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// A model whose every tensor and traffic fit but whose FLOPs do not (d_model = 2^31 makes
@@ -232,7 +230,6 @@ mod sizes {
             &["model", "--model", &file, "--chip", "h100", "--batch", "1024", "--seq-len", "1024"],
             &["the workload is too large: op \"layer0.gate_proj\" does more FLOPs (2 · M · N · K) than 64 bits can count"],
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// 2^31 routed experts would be billions of ops: refused at once, from a file or a link.
@@ -255,7 +252,6 @@ mod sizes {
         let s = State::from_fragment(&link(&json, 2));
         assert!(s.notice.is_none(), "{:?}", s.notice);
         assert!(s.current.as_ref().unwrap_err().contains(fragment), "{:?}", s.current.as_ref().err());
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// An op trace whose operand has a dimension above 2^63 − 1 (it fits in u64 but not in a
@@ -267,7 +263,6 @@ mod sizes {
         std::fs::write(&path, "0:0:0 %2:<4xi8> = n.1.add(%1:<9223372036854775809xi8>, %0:<4xi8>)\n").unwrap();
         let file = path.to_string_lossy().into_owned();
         cli_refuses(&["optrace", &file], &["tensor %1 on line 1 has a dimension above 2^63 - 1"]);
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }
 

@@ -82,7 +82,6 @@ fn the_command_line_says_so_in_one_line_and_exits_2() {
     std::fs::write(&path, gzip_trace_with_string(TRACE_ITEM_BYTES + (1 << 20), true)).unwrap();
     let path = path.to_str().unwrap();
     let (code, stdout, stderr) = run(&["trace", path]);
-    std::fs::remove_dir_all(&dir).ok();
     assert_eq!(code, 2, "stderr: {stderr}");
     assert_eq!(stdout, "");
     assert_eq!(
@@ -143,7 +142,6 @@ fn gzip_magic_then_garbage_is_recognised_from_its_head() {
     std::fs::write(&path, &garbage).unwrap();
     let path = path.to_str().unwrap();
     let (code, _, stderr) = run(&["trace", path]);
-    std::fs::remove_dir_all(&dir).ok();
     assert_eq!(code, 2, "{stderr}");
     let said = format!("fusionscope: {path} is a PyTorch-profiler trace (gzip-compressed) but cannot be read: corrupt gzip data after ");
     assert!(stderr.starts_with(&said), "{stderr}");

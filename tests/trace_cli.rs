@@ -50,7 +50,6 @@ fn bad_input_gives_one_line_error_with_file_and_offset() {
     let (code, _, err) = run(&["compare", bad.to_str().unwrap(), "/nonexistent/x.json"]);
     assert_eq!(code, 2);
     assert!(err.contains("cut.json"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A category one side lacks sums no kernels; the JSON must say 0, not -0.0 (Rust's float sum
@@ -164,7 +163,6 @@ fn compare_json_has_the_layer_alignment() {
     let (code, text, _) = run(&["compare", &data(pair[0]), &data(pair[1])]);
     assert_eq!(code, 0);
     assert!(header(&text).ends_with("nvidia time"), "{text}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `compare` answers first: the verdict naming both devices, then the findings, the same rows
@@ -223,7 +221,8 @@ fn trace_json_opens_with_the_device_and_its_findings() {
 fn report_writes_the_pair_s_overview_as_one_html_file() {
     let a = data("traces/nvidia/hf_bert-small_eager_h100.json.gz");
     let b = data("traces/amd/hf_bert-small_eager_mi300x.json.gz");
-    let out = temp_dir("report").join("review.html");
+    let dir = temp_dir("report");
+    let out = dir.join("review.html");
     let (code, _, err) = run(&["report", &a, &b, "-o", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let html = std::fs::read_to_string(&out).unwrap();

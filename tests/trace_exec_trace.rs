@@ -211,7 +211,6 @@ fn bad_execution_traces_are_refused_naming_the_file() {
         assert_eq!(code, 2, "{name}");
         assert!(stderr.contains(name) && stderr.contains(expect), "{name}: {stderr}");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -280,5 +279,4 @@ fn an_execution_trace_without_shared_ids_is_linked_by_op_order_in_its_process() 
     let et = &out["fusion"]["exec_trace"];
     assert_eq!(et["linked_ops"], by_order.linked_ops);
     assert!(et["note"].as_str().unwrap().contains("linked by their order"), "{et}");
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -318,7 +318,6 @@ fn rule_files_and_their_errors() {
     let (code, _, stderr) = run(&["trace", &trace, "--fusion-rules", "xla"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("unknown rule set \"xla\""), "{stderr}");
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -369,7 +369,6 @@ fn the_cli_prints_the_job_as_json_and_tables() {
     let (code, _, err) = run(&["ranks", &files[0], &bad.display().to_string()]);
     assert_eq!(code, 2);
     assert!(err.contains("rank9.json"), "{err}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -420,7 +419,6 @@ fn every_device_and_stream_of_one_trace_gets_its_figures() {
     assert_eq!(v["other_devices"].as_array().unwrap().len(), 3);
     assert_eq!(v["streams"].as_array().unwrap().len(), 4);
     assert_eq!(v["streams"][3]["streams"], serde_json::to_value(&merged.devices[3].streams).unwrap());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -1,15 +1,17 @@
 //! `fusionscope model` and `fusionscope simcsv` run as a user would run them.
 
-use crate::common::{data, json, run, temp_dir};
+use crate::common::{data, json, run, temp_dir, TempDir};
 
 /// A tiny Llama-shaped config (GQA 4:2) so the snapshot stays one small layer.
 const TINY: &str = r#"{"model_name": "tiny-llama", "model_type": "llm", "d_model": 64, "num_heads": 4, "num_kv_heads": 2,
   "d_head": 16, "d_ff": 128, "num_layers": 2, "ffn_type": "llama", "global_batch_size": 1, "input_seqlen": 32, "output_seqlen": 8}"#;
 
-fn tiny_file() -> std::path::PathBuf {
-    let path = temp_dir("fusionscope-workload-cli").join("tiny.json");
+/// The config written in a folder of its own (removed when the folder is dropped).
+fn tiny_file() -> (TempDir, std::path::PathBuf) {
+    let dir = temp_dir("fusionscope-workload-cli");
+    let path = dir.join("tiny.json");
     std::fs::write(&path, TINY).unwrap();
-    path
+    (dir, path)
 }
 
 #[test]
@@ -53,7 +55,7 @@ fn model_json_has_the_issue_keys() {
 
 #[test]
 fn model_json_snapshot_of_one_small_layer() {
-    let path = tiny_file();
+    let (_dir, path) = tiny_file();
     let v = json(&["model", "--model", path.to_str().unwrap(), "--chip", "h100", "--phase", "decode", "--json"]);
     // The keys docs/time-model.md §6 lists and the op table; per-group details and grouping
     // reasons have their own tests (and the fusion module's snapshots), so the snapshot stays

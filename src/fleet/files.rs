@@ -249,8 +249,8 @@ mod tests {
 
     #[test]
     fn a_file_of_another_schema_version_is_named_and_refused() {
-        let dir = std::env::temp_dir().join(format!("fleet-version-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let partition = Partition { job: Some("j".into()), rank: Some(0) };
         write_tables(&dir, &partition, "a", vec![table("traces")]).unwrap();
         assert_eq!(checked_files(&dir).unwrap()[0].1.len(), 1);
@@ -265,15 +265,14 @@ mod tests {
         w.close().unwrap();
         let e = checked_files(&dir).unwrap_err().to_string();
         assert!(e.contains("b.parquet: written with schema version 0") && e.contains("reads version 2"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Names and whole numbers repeat and are dictionary-encoded; times are nearly all new and
     /// are not, so that no dictionary holds a row group's times only to give up on them.
     #[test]
     fn text_and_whole_numbers_have_dictionaries_times_do_not() {
-        let dir = std::env::temp_dir().join(format!("fleet-dictionaries-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let rows = 5000;
         let mut name = Values::text(rows);
         if let Values::Text(b) = &mut name {
@@ -289,6 +288,5 @@ mod tests {
         let group = reader.metadata().row_group(0);
         let dictionary = |c: usize| group.column(c).dictionary_page_offset().is_some();
         assert_eq!((dictionary(0), dictionary(1), dictionary(2)), (true, true, false));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -295,24 +295,25 @@ mod tests {
     use crate::files::{write_tables, Partition};
     use crate::schema::{FactTable, Values};
 
-    /// An export folder of one `traces` row, for queries that need none of it.
-    fn export(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("fleet-query-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+    /// An export folder of one `traces` row, for queries that need none of it (removed with
+    /// the [`tempfile::TempDir`] dropped).
+    fn export() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
         let mut trace = Values::text(1);
         if let Values::Text(b) = &mut trace {
             b.append_value("a.json");
         }
         let table = FactTable { name: "traces", columns: vec![("trace", trace)] };
         write_tables(&dir, &Partition { job: None, rank: None }, "a", vec![table]).unwrap();
-        dir
+        (tmp, dir)
     }
 
     /// A result keeps its first rows and says there were more; a query of exactly that many
     /// is whole, and one of none still names its columns.
     #[test]
     fn a_result_keeps_its_first_rows_and_says_there_were_more() {
-        let dir = export("rows");
+        let (_tmp, dir) = export();
         let fleet = Fleet::open(std::slice::from_ref(&dir), &[]).unwrap();
         // A hundred million rows: only the first few are ever made.
         let r = fleet.query_at_most("SELECT value FROM range(100000000)", 5).unwrap();
@@ -322,14 +323,13 @@ mod tests {
         assert_eq!((r.rows.len(), r.truncated), (5, false));
         let r = fleet.query("SELECT trace FROM traces WHERE trace = 'none'").unwrap();
         assert_eq!((r.columns, r.rows.len(), r.truncated), (vec!["trace".to_string()], 0, false));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A query that needs more than its memory limit, even spilling, fails saying so and how
     /// to go on; under the default limit the same query answers.
     #[test]
     fn a_query_past_its_memory_limit_says_so() {
-        let dir = export("memory");
+        let (_tmp, dir) = export();
         let sql = "SELECT COUNT(*) AS keys, SUM(n) AS rows FROM \
                    (SELECT value % 300000 AS k, COUNT(*) AS n FROM range(600000) GROUP BY k)";
         let limits = Limits { memory: 1 << 20, ..Limits::default() };
@@ -343,6 +343,5 @@ mod tests {
         assert!(!text.contains("top memory consumers") && !text.contains("pool_size"), "{text}");
         let r = Fleet::open(std::slice::from_ref(&dir), &[]).unwrap().query(sql).unwrap();
         assert_eq!(r.rows, vec![vec![Cell::Int(300000), Cell::Int(600000)]]);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

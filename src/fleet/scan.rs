@@ -93,9 +93,8 @@ mod tests {
 
     #[test]
     fn reads_are_counted_and_heads_are_not() {
-        let dir = std::env::temp_dir().join(format!("fleet-scan-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("a.parquet");
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a.parquet");
         std::fs::write(&file, vec![7u8; 10_000]).unwrap();
         let read = Arc::new(AtomicU64::new(0));
         let store = CountingStore::new(Arc::new(LocalFileSystem::new()), Arc::clone(&read));
@@ -111,6 +110,5 @@ mod tests {
             store.get(&path).await.unwrap().bytes().await.unwrap();
             assert_eq!(read.load(Ordering::Relaxed), 11_020);
         });
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

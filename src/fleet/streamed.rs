@@ -383,8 +383,8 @@ mod tests {
     /// and a shorter export of the same trace leaves none of the longer one's parts.
     #[test]
     fn rows_over_many_batches_and_parts_keep_their_order_and_names() {
-        let dir = std::env::temp_dir().join(format!("fleet-streamed-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let names = Parts { folder: dir.join("kernels/job=j/rank=2"), stem: "t".into(), rows_per_file: 0 };
         let part = |n| names.path(n);
         let n = BATCH * 3 + 7;
@@ -404,6 +404,5 @@ mod tests {
         stream(&dir, ROWS_AT_A_TIME + 1, ROWS_AT_A_TIME);
         assert_eq!((part_rows(&part(0)).len(), part_rows(&part(1)).len()), (ROWS_AT_A_TIME, 1));
         assert!(!part(2).exists() && !part(3).exists(), "the longer export's parts are gone");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -9,7 +9,7 @@
 pub mod tracelens;
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::Command;
 
 /// Absolute path of `rel` under tests/data, as a command-line argument:
@@ -67,12 +67,31 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: stdout is not JSON ({e}): {stdout}"))
 }
 
-/// The folder `{name}-{pid}` in the system's temporary folder (created if missing), for files
-/// a test writes; the test removes it when done.
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    dir
+/// A folder of its own in the system's temporary folder, named `{name}…`, for the files a test
+/// writes; removed with what it holds when dropped, whether the test passed or panicked, so
+/// runs leave nothing behind.
+pub fn temp_dir(name: &str) -> TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("{name}-"))
+        .tempdir()
+        .unwrap_or_else(|e| panic!("a temporary folder for {name}: {e}"));
+    TempDir(dir)
+}
+
+/// A test's temporary folder ([`temp_dir`]), used as the path it is.
+pub struct TempDir(tempfile::TempDir);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
 }
 
 /// The kind of the registry's trace format named `name` (`formats::registry`).
