@@ -282,6 +282,23 @@ fn the_gap_table_has_an_unattributed_row_only_where_some_time_is() {
     assert!(!bert.contains("unattributed"), "{bert}");
 }
 
+/// The gap table's title counts the rows it shows, the unattributed one among them (the page
+/// prints the count twice, in the title and under the table).
+#[test]
+fn the_gap_table_s_title_counts_every_row_it_shows() {
+    use fusionscope::analysis::pipeline::{time_report, Choices};
+    let times = |p: &str| time_report(&ClassifiedTrace::new(&load(p)), &Choices::default());
+    let (nv, amd) = (
+        times("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"),
+        times("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"),
+    );
+    let g = fusionscope::analysis::time::gap::gap(("amd", &amd.op_table()), ("nvidia", &nv.op_table()));
+    let t = fusionscope::view::time::gap_table(&g, ["amd", "nvidia"]);
+    assert_eq!(t.rows.len(), g.rows.len() + 1, "the op rows and the unattributed time");
+    assert_eq!(t.title, format!("Where the time goes ({} rows)", t.rows.len()));
+    assert_eq!(t.row_count(t.rows.len()), format!("{} rows.", t.rows.len()));
+}
+
 #[test]
 fn the_gap_rows_add_up_to_the_one_gpu_time_of_the_headline_and_platform_line() {
     // Copies are 0.5 % of the H100 side's GPU time: kernels alone would miss them.
