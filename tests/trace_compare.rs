@@ -288,10 +288,8 @@ fn the_gap_table_has_an_unattributed_row_only_where_some_time_is() {
 fn the_gap_table_s_title_counts_every_row_it_shows() {
     use fusionscope::analysis::pipeline::{time_report, Choices};
     let times = |p: &str| time_report(&ClassifiedTrace::new(&load(p)), &Choices::default());
-    let (nv, amd) = (
-        times("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"),
-        times("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"),
-    );
+    let (nv, amd) =
+        (times("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz"), times("amd/hf_qwen1.5-0.5b_eager_mi300x.json.gz"));
     let g = fusionscope::analysis::time::gap::gap(("amd", &amd.op_table()), ("nvidia", &nv.op_table()));
     let t = fusionscope::view::time::gap_table(&g, ["amd", "nvidia"]);
     assert_eq!(t.rows.len(), g.rows.len() + 1, "the op rows and the unattributed time");
