@@ -150,9 +150,14 @@ impl BarChart {
             ));
             x += 24 + 8 * series.name.chars().count() as u32;
         }
-        // Which part of a bar is which, in the text colour: solid is read, light is written.
-        let parts: &[(&str, &str)] =
-            if self.split { &[("read", "0.75"), ("written", "0.3")] } else { &[("read + written", "0.75")] };
+        // Which part of a bar is which, in the text colour: solid is read, light is written. A
+        // bar of one part is said in words: a swatch of a colour no bar has would puzzle.
+        let parts: &[(&str, &str)] = if self.split { &[("read", "0.75"), ("written", "0.3")] } else { &[] };
+        if !self.split {
+            s.push_str(&format!(
+                "<text x=\"{x}\" y=\"38\" fill=\"currentColor\" fill-opacity=\"0.8\">each bar: bytes read + written</text>"
+            ));
+        }
         for &(name, opacity) in parts {
             s.push_str(&format!(
                 "<rect x=\"{x}\" y=\"28\" width=\"12\" height=\"12\" fill=\"currentColor\" fill-opacity=\"{opacity}\"/>\
@@ -316,6 +321,26 @@ mod tests {
         let (fr, fw) = (r.fused.bytes_read, r.fused.bytes_written);
         assert!(total.contains(&format!("fused read: {} bytes", group_digits(fr))), "{total}");
         assert!(total.contains(&format!("fused written: {} bytes", group_digits(fw))), "{total}");
+    }
+
+    /// A chart of whole bars (a trace's bytes, known only in all) has a swatch per series and
+    /// says in words what a bar is: no swatch of a colour that no bar has.
+    #[test]
+    fn whole_bars_are_said_in_words_not_by_a_swatch() {
+        let chart = BarChart {
+            title: "t".into(),
+            series: traffic_series(),
+            rows: vec![BarRow {
+                label: "total".into(),
+                detail: String::new(),
+                values: vec![Bar { read: 10, written: 0 }, Bar { read: 6, written: 0 }],
+            }],
+            split: false,
+        };
+        let svg = chart.to_svg();
+        // The legend's swatches, at the legend's height: the two series'.
+        assert_eq!(svg.matches("y=\"28\" width=\"12\"").count(), 2, "{svg}");
+        assert!(svg.contains(">each bar: bytes read + written</text>"), "{svg}");
     }
 
     #[test]
