@@ -4,8 +4,9 @@
 //! vs fused, the launches whose bytes are known), and which boxes each fusion difference the
 //! comparison found names, so the page can mark them. Pure, so the pairing is tested natively.
 
-use analysis::compare::Comparison;
+use analysis::compare::{Comparison, FusionDifference};
 use analysis::trace_fusion::TraceFusion;
+use classify::family::box_name;
 use draw::chart::{traffic_series, Bar, BarChart, BarRow};
 use units::plural;
 
@@ -34,6 +35,40 @@ pub struct PairDifference {
     /// Box indices (in each side's window) of the fused kernel (on the fused side) and of the
     /// unfused kernels (on the other).
     pub boxes: [Vec<usize>; 2],
+}
+
+/// Characters of a kernel's name in [`difference_line`].
+const NAME_CHARS: usize = 50;
+/// The other side's kernels named in [`difference_line`]; more are counted.
+const NAMED_KERNELS: usize = 3;
+
+/// A fusion difference in words: "nvidia runs elementwise_kernel<128, 4, …> where amd runs
+/// elementwise_kernel_manual_unroll<128, 8, …>". The other side's kernels are named, not
+/// counted: the difference lists them once each, and one may run more than once in its place
+/// (the evidence, shown beside, says how many kernels each side runs). `keys` are the
+/// comparison's two sides.
+pub fn difference_line(d: &FusionDifference, keys: [&str; 2]) -> String {
+    let other = if keys[0] == d.fused_side { keys[1] } else { keys[0] };
+    let mut names: Vec<String> = Vec::new();
+    for n in &d.unfused_kernels {
+        let n = box_name(n, NAME_CHARS);
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    let more = names.len().saturating_sub(NAMED_KERNELS);
+    names.truncate(NAMED_KERNELS);
+    let listed = match names.split_last() {
+        _ if more > 0 => format!("{} and {}", names.join(", "), plural(more as u64, "more kernel", "more kernels")),
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => "nothing".to_string(),
+    };
+    if d.fused_kernel.is_empty() {
+        format!("{other} runs {listed} where {} runs none", d.fused_side)
+    } else {
+        format!("{} runs {} where {other} runs {listed}", d.fused_side, box_name(&d.fused_kernel, NAME_CHARS))
+    }
 }
 
 /// The aligned layer of both sides.

@@ -78,6 +78,41 @@ fn the_qwen_pair_shows_each_sides_aligned_layer_and_marks_the_differences_kernel
     assert_eq!(pair_bytes_unknown(&p), None);
     assert_eq!(chart.rows[1].values[1].total(), p.sides[1].fused_bytes);
     assert!(p.label.starts_with("The aligned layer"), "{}", p.label);
+    // The Qwen pair's one difference: the MI300X runs the layer's bf16 copy as two launches of
+    // one kernel, the H100 as one. Named, not counted as "1 kernel"; the evidence counts.
+    let keys = [p.sides[0].key.as_str(), p.sides[1].key.as_str()];
+    let d = &c.fusion_differences[0];
+    assert_eq!(d.unfused_kernels.len(), 1);
+    assert!(d.evidence.contains("2 kernels per layer on amd vs 1 on nvidia"), "{}", d.evidence);
+    assert_eq!(
+        difference_line(d, keys),
+        "nvidia runs elementwise: direct_copy where amd runs elementwise_manual_unroll: direct_copy"
+    );
+}
+
+/// The other side's kernels by name, each once, at most three; a side with no kernel of its
+/// own in their place runs none.
+#[test]
+fn a_difference_names_the_other_sides_kernels_each_once() {
+    let d = |fused: &str, unfused: &[&str]| FusionDifference {
+        fused_platform: "NVIDIA".into(),
+        fused_side: "nvidia".into(),
+        fused_kernel: fused.into(),
+        components: Vec::new(),
+        unfused_kernels: unfused.iter().map(|s| s.to_string()).collect(),
+        count: 1,
+        time_us: Default::default(),
+        confidence: 1.0,
+        evidence: String::new(),
+    };
+    let keys = ["amd", "nvidia"];
+    assert_eq!(difference_line(&d("f", &["a", "b"]), keys), "nvidia runs f where amd runs a and b");
+    assert_eq!(difference_line(&d("f", &["a", "b", "c"]), keys), "nvidia runs f where amd runs a, b and c");
+    assert_eq!(
+        difference_line(&d("f", &["a", "b", "c", "d", "e"]), keys),
+        "nvidia runs f where amd runs a, b, c and 2 more kernels"
+    );
+    assert_eq!(difference_line(&d("", &["a"]), ["nvidia", "amd"]), "amd runs a where nvidia runs none");
 }
 
 #[test]

@@ -11,12 +11,11 @@ use analysis::compare::Comparison;
 use analysis::findings::pair_side_names;
 use analysis::trace_fusion::dag::{FusionDag, DAG_BOXES};
 use analysis::trace_fusion::TraceFusion;
-use classify::name::short_name;
 use page::ByAddress;
 use units::{group_digits, plural};
 use view::aligned_layer::aligned_layer_svg;
 use view::fusion_dag::{box_details_html, loose_boxes, window_svg};
-use view::fusion_pair::{aligned_pair, pair_bytes_unknown, pair_traffic_chart};
+use view::fusion_pair::{aligned_pair, difference_line, pair_bytes_unknown, pair_traffic_chart};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -182,10 +181,9 @@ pub fn fusion_pair_view(props: &PairProps) -> Html {
                         html! {
                             <li>
                                 <button type="button" class="link" aria-pressed={on.to_string()} {onclick}>
-                                    { format!("{} fuses {} where the other side runs {}", diff.fused_side,
-                                        short_name(&diff.fused_kernel, 50), plural(diff.unfused_kernels.len() as u64, "kernel", "kernels")) }
+                                    { difference_line(diff, [&p.sides[0].key, &p.sides[1].key]) }
                                 </button>
-                                { format!(" — boxes {}: {}; {}: {}", p.sides[0].key, boxes_text(&d.boxes[0]), p.sides[1].key, boxes_text(&d.boxes[1])) }
+                                { format!(" — {}; boxes {}: {}; {}: {}", diff.evidence, p.sides[0].key, boxes_text(&d.boxes[0]), p.sides[1].key, boxes_text(&d.boxes[1])) }
                             </li>
                         }
                     }) }
