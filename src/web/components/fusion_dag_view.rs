@@ -89,6 +89,7 @@ pub fn fusion_dag_view(props: &Props) -> Html {
         match loose_boxes(w) {
             0 => String::new(),
             k if k == w.boxes.len() => "; no kernel shares one with another drawn kernel, so the boxes are in rows".to_string(),
+            1 => "; the one that shares none with another drawn kernel is in a row below the linked ones".to_string(),
             k => format!("; the {k} that share none with another drawn kernel are in rows below the linked ones"),
         },
         props.dag.source,
