@@ -80,6 +80,29 @@ fn a_real_trace_s_launch_cost_adds_up() {
     assert!(c.graph_saving_us <= waits.host_wait_us + 1e-3 && c.graph_saving_us >= hb.idle_us, "{c:?}");
 }
 
+/// A graph gives back only idle time: on every real trace with launch calls, what it would
+/// remove is within the device's idle time. The SGLang prefill launches its step in the first
+/// millisecond and the GPU starts it at 493 ms: the copy stream's 523 ms gap across it is
+/// no launch wait, and 1.24 ms is left (stream 3's own host waits and its copy's).
+#[test]
+fn a_graph_removes_no_more_than_the_idle_time_and_none_while_work_is_queued() {
+    for (file, at_most) in [
+        ("amd/sglang_qwen3-8b_prefilldecode_mi300x.json.gz", Some(1_300.0)),
+        ("nvidia/hta_a100_compiled_rank0.json.gz", None),
+        ("nvidia/tracelens_eager_b200.json.gz", None),
+        ("nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz", None),
+        ("amd/vllm_decode_graph_full_capture.json.gz", None),
+    ] {
+        let v = crate::common::json(&["trace", &crate::common::data(&format!("traces/{file}")), "--json"]);
+        let saving = v["launch_cost"]["graph_saving_us"].as_f64().unwrap();
+        let idle = v["timeline"]["idle_us"].as_f64().unwrap();
+        assert!(saving > 0.0 && saving <= idle + 1e-3, "{file}: a graph would remove {saving} µs of {idle} µs idle");
+        if let Some(most) = at_most {
+            assert!(saving <= most, "{file}: {saving} µs");
+        }
+    }
+}
+
 #[test]
 fn the_sqlite_reader_keeps_each_call_s_duration() {
     // (rocprofv3's JSON sample records no HIP calls; its reader's own tests check theirs.)

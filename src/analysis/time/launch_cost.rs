@@ -14,15 +14,17 @@
 //! - **kernels smaller than their launch**: kernels that ran for less time than their launch
 //!   call took on the CPU, which no GPU can hide unless launches overlap the work before them;
 //! - **what a graph would remove**: every gap before a launched kernel whose call started after
-//!   its stream went idle (in stretches or not). Captured in a CUDA/HIP graph, the kernels are
-//!   issued by the device: in the three graph-replayed traces of the test data, each node of a
-//!   graph starts a median 1 ns (p90 2 ns) after the node before it ends, so those gaps go, and
-//!   the step's launch calls become one.
+//!   its stream went idle (in stretches or not), where the device ran nothing on any stream.
+//!   Captured in a CUDA/HIP graph, the kernels are issued by the device: in the three
+//!   graph-replayed traces of the test data, each node of a graph starts a median 1 ns (p90
+//!   2 ns) after the node before it ends, so those gaps go, and the step's launch calls become
+//!   one. Only time the device ran nothing and had nothing queued counts ([`given_back`]).
 //!
-//! One sort per stream and of the calls, a selection for the percentiles: O(n log n) in the
-//! kernels.
+//! One sort per stream, of the calls and of each device's events, a selection for the
+//! percentiles: O(n log n) in the kernels.
 
 pub mod as_value;
+mod given_back;
 #[cfg(test)]
 mod tests;
 
@@ -31,6 +33,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use crate::summary::round3;
+use given_back::{device_spans, given_back, DeviceSpans, HostGap};
 use trace::intern::NameId;
 use trace::Trace;
 
@@ -120,14 +123,16 @@ pub fn launch_cost(trace: &Trace, windows: &[(String, f64, f64)]) -> Option<Laun
     if launched.is_empty() {
         return None;
     }
-    let whole = cost_of(trace, &launched);
+    let devices = device_spans(trace);
+    let cost_of = |kernels: &[Launched]| cost_of(trace, kernels, &devices);
+    let whole = cost_of(&launched);
     // The kernels come in start order (the trace keeps them so): each window is a slice.
     let steps = windows
         .iter()
         .map(|(name, start, end)| {
             let (from, to) =
                 (launched.partition_point(|k| k.start < *start), launched.partition_point(|k| k.start < *end));
-            StepLaunchCost { window: name.clone(), cost: cost_of(trace, &launched[from..to.max(from)]) }
+            StepLaunchCost { window: name.clone(), cost: cost_of(&launched[from..to.max(from)]) }
         })
         .collect();
     Some(LaunchReport { whole, steps })
@@ -169,7 +174,7 @@ fn launched_kernels(trace: &Trace) -> Vec<Launched> {
         .collect()
 }
 
-fn cost_of(trace: &Trace, kernels: &[Launched]) -> LaunchCost {
+fn cost_of(trace: &Trace, kernels: &[Launched], devices: &BTreeMap<i64, DeviceSpans>) -> LaunchCost {
     if kernels.is_empty() {
         return LaunchCost::default();
     }
@@ -178,7 +183,8 @@ fn cost_of(trace: &Trace, kernels: &[Launched]) -> LaunchCost {
     calls.sort_unstable_by_key(|c| c.0);
     calls.dedup_by_key(|c| c.0);
     let launch_cpu_us: f64 = calls.iter().map(|c| c.1).sum();
-    let (host_bound, host_wait) = host_bound(kernels, &copies_by_stream(trace));
+    let (host_bound, gaps) = host_bound(kernels, &copies_by_stream(trace));
+    let host_wait = given_back(&gaps, devices);
     let mut latencies: Vec<f64> = kernels.iter().map(|k| (k.start - (k.call_start + k.call_dur)).max(0.0)).collect();
     LaunchCost {
         calls: calls.len() as u64,
@@ -207,7 +213,8 @@ fn nearest_rank(values: &mut [f64], pct: f64) -> f64 {
 struct Copy {
     start: f64,
     end: f64,
-    call_start: Option<f64>,
+    /// Its launch call's start and end, where recorded.
+    call: Option<(f64, f64)>,
 }
 
 /// The copies and sets of each stream that records them, in start order: the stream is busy
@@ -216,8 +223,8 @@ fn copies_by_stream(trace: &Trace) -> BTreeMap<(i64, i64), Vec<Copy>> {
     let mut by_stream: BTreeMap<(i64, i64), Vec<Copy>> = BTreeMap::new();
     for t in &trace.transfers {
         if let Some(stream) = t.stream {
-            let call_start = t.correlation.and_then(|c| trace.launches.get(&c)).map(|l| l.ts);
-            by_stream.entry((t.device, stream)).or_default().push(Copy { start: t.ts, end: t.ts + t.dur, call_start });
+            let call = t.correlation.and_then(|c| trace.launches.get(&c)).map(|l| (l.ts, l.ts + l.dur));
+            by_stream.entry((t.device, stream)).or_default().push(Copy { start: t.ts, end: t.ts + t.dur, call });
         }
     }
     for list in by_stream.values_mut() {
@@ -226,19 +233,19 @@ fn copies_by_stream(trace: &Trace) -> BTreeMap<(i64, i64), Vec<Copy>> {
     by_stream
 }
 
-/// The host-bound stretches of every stream, and the host wait before every launched kernel
-/// and every copy between them.
-fn host_bound(kernels: &[Launched], copies: &BTreeMap<(i64, i64), Vec<Copy>>) -> (HostBound, f64) {
+/// The host-bound stretches of every stream, and the host-wait gaps before every launched
+/// kernel and every copy between them.
+fn host_bound(kernels: &[Launched], copies: &BTreeMap<(i64, i64), Vec<Copy>>) -> (HostBound, Vec<HostGap>) {
     let mut by_stream: BTreeMap<(i64, i64), Vec<&Launched>> = BTreeMap::new();
     for k in kernels {
         by_stream.entry((k.device, k.stream)).or_default().push(k);
     }
     let mut all = HostBound::default();
-    let mut host_wait = 0.0;
+    let mut gaps: Vec<HostGap> = Vec::new();
     for ((device, stream), mut list) in by_stream {
         list.sort_by(|a, b| a.start.total_cmp(&b.start));
         let (runs, waited) = stretches(&list, copies.get(&(device, stream)).map_or(&[][..], Vec::as_slice));
-        host_wait += waited;
+        gaps.extend(waited.into_iter().map(|(from, submitted, to)| HostGap { device, stream, from, submitted, to }));
         for s in runs {
             let stretch = Stretch { device, stream, ..s };
             all.stretches += 1;
@@ -252,26 +259,27 @@ fn host_bound(kernels: &[Launched], copies: &BTreeMap<(i64, i64), Vec<Copy>>) ->
     }
     all.span_us = round3(all.span_us);
     all.idle_us = round3(all.idle_us);
-    (all, host_wait)
+    (all, gaps)
 }
 
-/// One stream's stretches (device and stream left 0) and its host wait, its kernels in start
-/// order. Its copies (in start order) run between them as the idle split counts them: the
+/// One stream's stretches (device and stream left 0) and its host-wait gaps, its kernels in
+/// start order. Its copies (in start order) run between them as the idle split counts them: the
 /// stream is busy while one runs, and the gap before one its call came late for is host wait
 /// too (a graph captures copies as it does kernels), though only kernels count in a stretch.
-fn stretches(list: &[&Launched], copies: &[Copy]) -> (Vec<Stretch>, f64) {
+fn stretches(list: &[&Launched], copies: &[Copy]) -> (Vec<Stretch>, Vec<(f64, f64, f64)>) {
     let mut out = Vec::new();
-    let mut host_wait = 0.0;
+    let mut host_wait = Vec::new();
     // The current run: where it starts, its kernels, its idle time.
     let mut run: Option<(f64, u64, f64)> = None;
     let mut reach = f64::MIN;
     // An event that may end a gap: a kernel (counted in a run) or a copy.
     // Nothing before the first event: it starts no gap.
-    let mut event = |start: f64, end: f64, call: Option<f64>, kernel: bool| {
-        let waited = reach > f64::MIN && call.is_some_and(|c| super::waits::waited_on_host(reach, c, start));
-        if waited {
+    // `call`: its launch call's start and end.
+    let mut event = |start: f64, end: f64, call: Option<(f64, f64)>, kernel: bool| {
+        let waited = reach > f64::MIN && call.is_some_and(|c| super::waits::waited_on_host(reach, c.0, start));
+        if let (true, Some((_, submitted))) = (waited, call) {
             let gap = start - reach;
-            host_wait += gap;
+            host_wait.push((reach, submitted, start));
             let n = u64::from(kernel);
             match &mut run {
                 Some((_, kernels, idle)) => {
@@ -290,9 +298,9 @@ fn stretches(list: &[&Launched], copies: &[Copy]) -> (Vec<Stretch>, f64) {
     let mut copies = copies.iter().filter(|c| c.start >= first).peekable();
     for k in list {
         while let Some(c) = copies.next_if(|c| c.start <= k.start) {
-            event(c.start, c.end, c.call_start, false);
+            event(c.start, c.end, c.call, false);
         }
-        event(k.start, k.end, Some(k.call_start), true);
+        event(k.start, k.end, Some((k.call_start, k.call_start + k.call_dur)), true);
     }
     close(&mut run, reach, &mut out);
     (out, host_wait)

@@ -76,6 +76,54 @@ fn two_host_bound_kernels_are_a_pause_not_a_stretch() {
     assert_eq!(cost.graph_saving_us, 18.0);
 }
 
+/// A graph gives back only time the device ran nothing: a stream's gap while another stream
+/// works gives back none of that, and two streams waiting at once wait once.
+#[test]
+fn a_graph_gives_back_only_the_time_no_stream_of_the_device_ran() {
+    // Stream 7: a kernel at 0–10, then one launched at 25 (after the stream went idle) at 30–32:
+    // a host-wait gap of 10–30.
+    let mut t = planted(&[(0.0, 10.0, Some((0.0, 5.0))), (30.0, 2.0, Some((25.0, 4.0)))]);
+    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 20.0);
+    // Stream 8 of the same device busy at 12–18 (no launch call: still busy time): 6 of the 20
+    // are not idle time.
+    let busy = Kernel { ts: 12.0, dur: 6.0, stream: 8, correlation: None, ..t.kernels[0] };
+    t.kernels.push(busy);
+    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 14.0);
+    // Stream 9 waits on the host at 15–35 as well (a kernel at 5–15, the next launched at 33
+    // and run at 35): the two gaps wait at once over 15–30, and over 10–35 the device ran at
+    // 10–18 (streams 8 and 9) and 30–32: 18–30 and 32–35 are given back.
+    for (i, (ts, dur, call)) in [(5.0, 10.0, 5.0), (35.0, 1.0, 33.0)].into_iter().enumerate() {
+        let c = 100 + i as u64;
+        t.launches.insert(c, Launch { ts: call, dur: 1.0, ..t.launches[&1] });
+        t.kernels.push(Kernel { ts, dur, stream: 9, correlation: Some(c), ..t.kernels[0] });
+    }
+    t.kernels.sort_by(|a, b| a.ts.total_cmp(&b.ts));
+    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 15.0);
+    // Another device's work is no busy time of this one: 15–18 is given back too.
+    for k in t.kernels.iter_mut().filter(|k| k.stream == 8) {
+        k.device = 1;
+    }
+    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 18.0);
+}
+
+/// While another stream's work sits queued (launched, not started), the device idles for a
+/// reason of its own, not this host's launches; from the call's return on, the wait is the
+/// launch's own latency, which a graph removes whatever else is queued.
+#[test]
+fn an_idle_device_with_another_streams_work_queued_waits_on_no_launch() {
+    // Stream 7: 0–10, then a kernel launched at 25–29 and run at 30: a host wait of 10–30.
+    let mut t = planted(&[(0.0, 10.0, Some((0.0, 5.0))), (30.0, 2.0, Some((25.0, 4.0)))]);
+    // Stream 8's kernel, launched at 1–2 and run only at 33: queued over the whole gap.
+    t.launches.insert(50, Launch { ts: 1.0, dur: 1.0, ..t.launches[&1] });
+    t.kernels.push(Kernel { ts: 33.0, dur: 1.0, stream: 8, correlation: Some(50), ..t.kernels[0] });
+    // Only 29–30, from stream 7's call's return to its kernel, is given back.
+    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 1.0);
+    // The same kernel queued on stream 7 itself (a trace out of launch order) does not count.
+    t.kernels[2].stream = 7;
+    t.kernels.sort_by(|a, b| a.ts.total_cmp(&b.ts));
+    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 20.0);
+}
+
 #[test]
 fn a_step_counts_the_kernels_that_start_inside_it() {
     let t = planted(&PLANTED);
