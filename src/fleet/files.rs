@@ -252,8 +252,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         let partition = Partition { job: Some("j".into()), rank: Some(0) };
-        write_tables(&dir, &partition, "a", vec![table("traces")]).unwrap();
-        assert_eq!(checked_files(&dir).unwrap()[0].1.len(), 1);
+        write_tables(dir, &partition, "a", vec![table("traces")]).unwrap();
+        assert_eq!(checked_files(dir).unwrap()[0].1.len(), 1);
         // The same table written as another version would.
         let path = dir.join("traces/job=j/rank=0/b.parquet");
         let batch = table("traces").into_batch().unwrap();
@@ -263,7 +263,7 @@ mod tests {
         let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props)).unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
-        let e = checked_files(&dir).unwrap_err().to_string();
+        let e = checked_files(dir).unwrap_err().to_string();
         assert!(e.contains("b.parquet: written with schema version 0") && e.contains("reads version 2"), "{e}");
     }
 
@@ -283,7 +283,7 @@ mod tests {
         let table =
             FactTable { name: "kernels", columns: vec![("name", name), ("stream", stream), ("start_us", start)] };
         let partition = Partition { job: None, rank: None };
-        let files = write_tables(&dir, &partition, "a", vec![table]).unwrap();
+        let files = write_tables(dir, &partition, "a", vec![table]).unwrap();
         let reader = SerializedFileReader::new(File::open(&files[0]).unwrap()).unwrap();
         let group = reader.metadata().row_group(0);
         let dictionary = |c: usize| group.column(c).dictionary_page_offset().is_some();

@@ -388,7 +388,7 @@ mod tests {
         let names = Parts { folder: dir.join("kernels/job=j/rank=2"), stem: "t".into(), rows_per_file: 0 };
         let part = |n| names.path(n);
         let n = BATCH * 3 + 7;
-        assert_eq!(stream(&dir, n, ROWS_AT_A_TIME).kernels, n as u64);
+        assert_eq!(stream(dir, n, ROWS_AT_A_TIME).kernels, n as u64);
         let rows: Vec<_> = (0..4).flat_map(|p| part_rows(&part(p))).collect();
         assert_eq!(part_rows(&part(3)).len(), 7);
         assert_eq!(rows.len(), n);
@@ -401,7 +401,7 @@ mod tests {
         assert!(!part(4).exists());
         assert_eq!(std::fs::read_dir(dir.join("kernels")).unwrap().count(), 1, "only the partition folder is left");
 
-        stream(&dir, ROWS_AT_A_TIME + 1, ROWS_AT_A_TIME);
+        stream(dir, ROWS_AT_A_TIME + 1, ROWS_AT_A_TIME);
         assert_eq!((part_rows(&part(0)).len(), part_rows(&part(1)).len()), (ROWS_AT_A_TIME, 1));
         assert!(!part(2).exists() && !part(3).exists(), "the longer export's parts are gone");
     }
