@@ -211,6 +211,22 @@ fn vllm_moe_kernels_bytes_follow_from_the_recorded_expert_weights() {
                 t * h * 2.0 + 2.0 * weights + t * n * k * 2.0
             }
         };
+        // The op table prices each call: the two GEMMs' FLOPs (gate/up 2N wide) and the bytes
+        // of its three kernels as the groups count them. TraceLens's FLOPs take N = H.
+        let row: Vec<_> = v["ops"].as_array().unwrap().iter().filter(|r| r["op"] == "vllm::moe_forward").collect();
+        assert_eq!(row.len(), 1, "{pair}");
+        let flops = 2 * t * k * h * (2 * n + n);
+        assert_eq!(
+            (&row[0]["model"], &row[0]["flops_per_call"]),
+            (&serde_json::json!("MoE"), &serde_json::json!(flops))
+        );
+        let group_bytes = |g: &serde_json::Value| g["fused_bytes_per_call"].as_u64().unwrap();
+        assert_eq!(row[0]["bytes_per_call"], group_bytes(&up) + group_bytes(&down) + group_bytes(&fin), "{pair}");
+        let their_flops: f64 = tracelens_rows(pair, "MoE_unfused_fwd.csv")
+            .iter()
+            .map(|r| r["GFLOPS_first"].parse::<f64>().unwrap() * 1e9)
+            .sum();
+        assert!((their_flops * n as f64 / h as f64 - flops as f64).abs() < 1.0, "{pair}: {their_flops} vs {flops}");
         for row in tracelens_rows(pair, "MoE_unfused_fwd.csv") {
             let is_down = row["name"].ends_with("_down");
             assert_eq!((num(&row, "param: inter_dim"), num(&row, "param: topk")), (h, k));

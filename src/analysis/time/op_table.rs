@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::exec_trace::{EtLink, ExecTrace};
 use crate::summary::{round3, ClassifiedTrace};
 use crate::time::recorded_cost::{is_list_copy, list_copy_cost};
-pub use crate::time::recorded_cost::{Cost, CostLookup, ShapeText};
+pub use crate::time::recorded_cost::{CallCost, Cost, CostLookup, ShapeText};
 use hardware::{Chip, PeakKey, Precision, Unit};
 use trace::compiled::Compiler;
 use trace::intern::NameId;
@@ -215,11 +215,13 @@ impl<'t> OpShapes<'t> {
 /// Builds the table of a classified trace, with the op links it keeps (made once for the op
 /// table and the fusion groups: [`ClassifiedTrace::event_ops`]). `chip` gives the roofline
 /// figures; without one they are `None`. With an execution trace of the run, ops that recorded
-/// no shapes take their linked node's.
+/// no shapes take their linked node's. `call_cost` prices a call whose shapes give no cost
+/// from what else the trace records of it.
 pub fn op_table(
     side: &ClassifiedTrace<'_>,
     chip: Option<&Chip>,
     model: CostLookup<'_>,
+    call_cost: CallCost<'_>,
     exec_trace: Option<LinkedExecTrace<'_>>,
 ) -> OpTable {
     let (trace, links, event_ops) = (side.trace, &side.links(), side.event_ops());
@@ -304,10 +306,14 @@ pub fn op_table(
             // An op the compiler recorded (XLA's HLO) is priced from that record.
             let compiled = sample.iter().find_map(|&op| compiled_cost(trace, op));
             // A list copy's element size is in its kernel's name.
-            let cost = compiled.unwrap_or_else(|| costs.get(*key, call)).or_else(|e| {
-                let kernel = sample.iter().find_map(|op| list_copy_kernel.get(op)).map(|&k| trace.name(k));
-                kernel.and_then(|k| list_copy_cost(costs.shapes.text(call).0, k)).ok_or(e)
-            });
+            let cost = compiled
+                .unwrap_or_else(|| costs.get(*key, call))
+                .or_else(|e| {
+                    let kernel = sample.iter().find_map(|op| list_copy_kernel.get(op)).map(|&k| trace.name(k));
+                    kernel.and_then(|k| list_copy_cost(costs.shapes.text(call).0, k)).ok_or(e)
+                })
+                // Where the shapes give none, what else the trace records of the call.
+                .or_else(|e| sample.first().and_then(|&op| call_cost(op)).unwrap_or(Err(e)));
             let cost = match cost {
                 Ok(c) => match sample.iter().find_map(|&op| nested.delegate(op, c.model, &mut costs)) {
                     Some(child) => Err(format!("its work is counted at {child}, which it calls")),

@@ -58,6 +58,11 @@ impl<'a> ShapeText<'a> {
 /// is none out. [`perf`] in production, a stand-in in tests.
 pub type CostLookup<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
 
+/// A call's cost from what else the trace records, where its own shapes give none (vLLM's MoE
+/// op: its subtree and kernels, `trace_fusion::moe_call`): CPU op index in, `None` for a call
+/// it does not price.
+pub type CallCost<'m> = &'m dyn Fn(usize) -> Option<Result<Cost, String>>;
+
 /// The production cost lookup: the cost formulas of [`perf`] over the recorded
 /// shapes (`docs/cost-formulas.md`).
 pub fn recorded_cost(op: &str, shapes: ShapeText<'_>) -> Result<Cost, String> {
@@ -114,7 +119,7 @@ fn family_name(f: Family) -> &'static str {
 /// The peak precision of an element type. fp32 matrix work is counted against the fp32 matrix
 /// peak (PyTorch leaves TF32 off for matmuls by default); integer and bool ops run on the
 /// vector units and have no datasheet peak of their own, so they use the fp32 one.
-fn precision(d: DType) -> Precision {
+pub(crate) fn precision(d: DType) -> Precision {
     match d {
         DType::BF16 => Precision::Bf16,
         DType::F16 => Precision::Fp16,

@@ -25,6 +25,7 @@ pub mod describe;
 pub mod flow;
 pub mod groups;
 pub mod kind;
+pub mod moe_call;
 pub mod op_times;
 pub mod repredict;
 pub mod rules;
