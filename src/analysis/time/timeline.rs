@@ -107,6 +107,11 @@ impl Intervals {
         self.spans.first().map(|s| s.0)
     }
 
+    /// The spans, disjoint and in start order.
+    pub fn spans(&self) -> &[(f64, f64)] {
+        &self.spans
+    }
+
     pub fn last_end(&self) -> Option<f64> {
         self.spans.last().map(|s| s.1)
     }

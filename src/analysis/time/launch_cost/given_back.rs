@@ -14,11 +14,13 @@
 //!   a graph would save. From the submission to the kernel's start the wait is the launch's own
 //!   latency, which a graph's nodes do not have.
 //!
-//! Each device's spans are merged once (a sort); each gap then costs a binary search and the
-//! spans it overlaps: O(n log n) in the events.
+//! Each device's spans are merged once (a sort, with prefix sums of the busy time); each gap
+//! then costs binary searches and a walk over the queued spans it overlaps: O(n log n) in the
+//! events, however many step windows ask.
 
 use std::collections::BTreeMap;
 
+use crate::time::timeline::Intervals;
 use trace::Trace;
 
 /// One device's busy spans (kernels, copies and sets of every stream, graph nodes and kernels
@@ -26,7 +28,7 @@ use trace::Trace;
 /// queued on it (from a launch call's end to its event's start), each with whose.
 #[derive(Debug, Default)]
 pub(super) struct DeviceSpans {
-    busy: Vec<(f64, f64)>,
+    busy: Intervals,
     queued: Vec<Queued>,
 }
 
@@ -64,12 +66,12 @@ pub(super) fn device_spans(trace: &Trace) -> BTreeMap<i64, DeviceSpans> {
         }
     }
     let mut out: BTreeMap<i64, DeviceSpans> =
-        busy.into_iter().map(|(d, b)| (d, DeviceSpans { busy: merged(b), queued: Vec::new() })).collect();
+        busy.into_iter().map(|(d, b)| (d, DeviceSpans { busy: Intervals::union(b), queued: Vec::new() })).collect();
     // Each stream's spans merged, then the device's streams swept together.
     let mut edges: BTreeMap<i64, Vec<(f64, i64, bool)>> = BTreeMap::new();
     for ((device, stream), spans) in queued {
         let e = edges.entry(device).or_default();
-        for (s, t) in merged(spans) {
+        for &(s, t) in Intervals::union(spans).spans() {
             e.extend([(s, stream, true), (t, stream, false)]);
         }
     }
@@ -115,44 +117,33 @@ pub(super) fn given_back(gaps: &[HostGap], devices: &BTreeMap<i64, DeviceSpans>)
     let none = DeviceSpans::default();
     for ((device, stream), spans) in before {
         let d = devices.get(&device).unwrap_or(&none);
-        let others: Vec<(f64, f64)> =
-            d.queued.iter().filter(|q| q.only != Some(stream)).map(|q| (q.start, q.end)).collect();
-        after.entry(device).or_default().extend(subtract(merged(spans), &others));
+        let waits = Intervals::union(spans);
+        after.entry(device).or_default().extend(unqueued(waits.spans(), &d.queued, stream));
     }
     after
         .into_iter()
         .map(|(device, waits)| {
             let d = devices.get(&device).unwrap_or(&none);
-            subtract(merged(waits), &d.busy).iter().map(|(s, e)| e - s).sum::<f64>()
+            // Each wait less the busy time within it: binary searches, so a step window's
+            // figure does not walk the device's whole busy time.
+            Intervals::union(waits).spans().iter().map(|&(s, e)| (e - s - d.busy.within(s, e)).max(0.0)).sum::<f64>()
         })
         .sum()
 }
 
-/// Spans merged where they overlap or meet, in start order; empty ones dropped.
-fn merged(mut spans: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
-    spans.retain(|(s, e)| e > s);
-    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut out: Vec<(f64, f64)> = Vec::with_capacity(spans.len());
-    for (s, e) in spans {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
-}
-
-/// What of `spans` (disjoint, in start order) `minus` (the same) does not cover.
-fn subtract(spans: Vec<(f64, f64)>, minus: &[(f64, f64)]) -> Vec<(f64, f64)> {
+/// What of `spans` (disjoint, in start order) no stream but `stream` had work queued over: each
+/// span a binary search into `queued` and a walk over the segments it overlaps.
+fn unqueued(spans: &[(f64, f64)], queued: &[Queued], stream: i64) -> Vec<(f64, f64)> {
     let mut out = Vec::with_capacity(spans.len());
-    for (s, e) in spans {
+    for &(s, e) in spans {
         let mut at = s;
-        let first = minus.partition_point(|m| m.1 <= s);
-        for &(ms, me) in minus[first..].iter().take_while(|m| m.0 < e) {
-            if ms > at {
-                out.push((at, ms));
+        let first = queued.partition_point(|q| q.end <= s);
+        let others = queued[first..].iter().take_while(|q| q.start < e).filter(|q| q.only != Some(stream));
+        for q in others {
+            if q.start > at {
+                out.push((at, q.start));
             }
-            at = at.max(me);
+            at = at.max(q.end);
         }
         if e > at {
             out.push((at, e));
@@ -166,12 +157,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn subtracting_leaves_the_uncovered_pieces() {
-        let minus = [(2.0, 3.0), (5.0, 6.0), (9.0, 20.0)];
-        assert_eq!(subtract(vec![(0.0, 10.0)], &minus), [(0.0, 2.0), (3.0, 5.0), (6.0, 9.0)]);
-        assert_eq!(subtract(vec![(3.0, 5.0), (10.0, 12.0)], &minus), [(3.0, 5.0)]);
-        assert_eq!(subtract(vec![(0.0, 1.0)], &[]), [(0.0, 1.0)]);
-        assert_eq!(merged(vec![(5.0, 6.0), (0.0, 2.0), (1.0, 3.0), (3.0, 4.0), (7.0, 7.0)]), [(0.0, 4.0), (5.0, 6.0)]);
+    fn a_span_keeps_what_no_other_stream_had_queued() {
+        let q = |start, end, only| Queued { start, end, only };
+        let queued = [q(2.0, 3.0, Some(4)), q(5.0, 6.0, Some(7)), q(6.0, 8.0, None), q(9.0, 20.0, Some(4))];
+        // Stream 7's own queued work is no other stream's.
+        assert_eq!(unqueued(&[(0.0, 10.0)], &queued, 7), [(0.0, 2.0), (3.0, 6.0), (8.0, 9.0)]);
+        assert_eq!(unqueued(&[(3.0, 5.0), (10.0, 12.0)], &queued, 4), [(3.0, 5.0), (10.0, 12.0)]);
+        assert_eq!(unqueued(&[(0.0, 1.0)], &[], 4), [(0.0, 1.0)]);
     }
 
     #[test]
