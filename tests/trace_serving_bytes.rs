@@ -151,6 +151,26 @@ fn vllm_attention_bytes_follow_from_the_step_annotation_and_equal_tracelenss() {
                 let theirs = row["Data Moved (MB)_first"].parse::<f64>().unwrap() * 1024.0 * 1024.0;
                 assert_eq!(theirs, (2 * elems) as f64, "{pair}");
             }
+            // The op table's row of the step's calls: the same bytes, and two matmuls over the
+            // pairs. TraceLens leaves half of each chunk's diagonal out of them (Σ sq² / 2 for
+            // the causal cut, not Σ sq(sq − 1) / 2): 0.10 % fewer FLOPs on the prefill step, the
+            // same on decode (no context chunk).
+            let op: Vec<_> = v["ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["op"] == "vllm::unified_attention_with_output")
+                .collect();
+            assert_eq!(op.len(), 1, "{pair}: one step, one row");
+            // With the MoE calls, the models cover nearly all GPU time (21.7 % and 16.3 %
+            // without the two ops).
+            let covered = v["op_coverage"]["modelled_pct"].as_f64().unwrap();
+            assert!(covered >= if pair == "decode_graph_full" { 95.3 } else { 99.6 }, "{pair}: {covered} %");
+            let flops = 2 * hq * pairs * (d_qk + d_v);
+            assert_eq!((&op[0]["flops_per_call"], &op[0]["bytes_per_call"]), (&flops.into(), &(2 * elems).into()));
+            let theirs = rows[0]["GFLOPS_first"].parse::<f64>().unwrap() * 1e9;
+            let half_diagonal = (hq * c_sq * (d_qk + d_v)) as f64;
+            assert!((theirs - (flops as f64 - half_diagonal)).abs() < 1.0, "{pair}: {theirs} vs {flops}");
         }
     }
 }

@@ -369,8 +369,13 @@ mod tests {
     }
 
     fn calls(t: &Trace) -> Vec<(String, u64)> {
-        let table =
-            op_table(&crate::summary::ClassifiedTrace::new(t), None, &|_, _| Err(String::new()), &|_| None, None);
+        let table = op_table(
+            &crate::summary::ClassifiedTrace::new(t),
+            None,
+            &|_, _| Err(String::new()),
+            &crate::time::recorded_cost::NoCallCosts,
+            None,
+        );
         let mut v: Vec<(String, u64)> =
             table.rows.iter().map(|r| (format!("{} {}", r.op, r.input_dims), r.calls)).collect();
         v.sort();

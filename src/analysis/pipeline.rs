@@ -15,12 +15,12 @@ use crate::summary::{summarize, ClassifiedTrace, TraceSummary};
 use crate::time::critical_path::{critical_paths, CriticalPath};
 use crate::time::launch_cost::{launch_cost, LaunchReport};
 use crate::time::op_table::{op_table, set_roofline, Coverage, OpRow, OpTable, Unattributed};
-use crate::time::recorded_cost::recorded_cost;
+use crate::time::recorded_cost::{recorded_cost, CallCosts, NoCallCosts};
 use crate::time::streams::{device_streams, DeviceStreams};
 use crate::time::timeline::{step_windows, timelines, Timeline};
 use crate::time::waits::{waits, Waits};
 use crate::trace_fusion::dag::{fusion_with_dag, FusionDag};
-use crate::trace_fusion::moe_call::MoeCalls;
+use crate::trace_fusion::vllm_calls::VllmCalls;
 use crate::trace_fusion::{BuiltIn, FusionOptions, RuleSet, TraceFusion};
 use calib::CalibrationProfile;
 use hardware::{detect_chip, DetectedChip};
@@ -255,9 +255,12 @@ pub fn time_report(side: &ClassifiedTrace<'_>, choices: &Choices<'_>) -> TraceTi
 /// The op table against `chip`, with the execution trace's shapes where it has one.
 fn op_table_of(side: &ClassifiedTrace<'_>, chip: Option<&DetectedChip>, choices: &Choices<'_>) -> OpTable {
     let linked = choices.exec_trace.map(|(et, _)| (et, link(side.trace, et)));
-    let moe = MoeCalls::new(side);
-    let call_cost = |op: usize| moe.as_ref().and_then(|m| m.cost(op));
-    op_table(side, chip.map(|c| &c.chip), &recorded_cost, &call_cost, linked.as_ref().map(|(et, l)| (*et, l)))
+    let vllm = VllmCalls::new(side);
+    let call_costs: &dyn CallCosts = match &vllm {
+        Some(v) => v,
+        None => &NoCallCosts,
+    };
+    op_table(side, chip.map(|c| &c.chip), &recorded_cost, call_costs, linked.as_ref().map(|(et, l)| (*et, l)))
 }
 
 /// `time`'s op table and fusion made again with an execution trace of the run that came after

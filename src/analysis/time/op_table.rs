@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::exec_trace::{EtLink, ExecTrace};
 use crate::summary::{round3, ClassifiedTrace};
 use crate::time::recorded_cost::{is_list_copy, list_copy_cost};
-pub use crate::time::recorded_cost::{CallCost, Cost, CostLookup, ShapeText};
+pub use crate::time::recorded_cost::{CallCosts, Cost, CostLookup, NoCallCosts, ShapeText};
 use hardware::{Chip, PeakKey, Precision, Unit};
 use trace::compiled::Compiler;
 use trace::intern::NameId;
@@ -212,16 +212,20 @@ impl<'t> OpShapes<'t> {
     }
 }
 
+/// A row's calls as they are gathered: how many, their summed time, one call's shapes, and a
+/// few calls (for the delegation check and the costs beyond the shapes).
+type RowCalls = (u64, f64, CallShapes, Vec<usize>);
+
 /// Builds the table of a classified trace, with the op links it keeps (made once for the op
 /// table and the fusion groups: [`ClassifiedTrace::event_ops`]). `chip` gives the roofline
 /// figures; without one they are `None`. With an execution trace of the run, ops that recorded
-/// no shapes take their linked node's. `call_cost` prices a call whose shapes give no cost
-/// from what else the trace records of it.
+/// no shapes take their linked node's. `call_costs` prices calls whose shapes give no cost from
+/// what else the trace records of them, in rows of their own where their costs differ.
 pub fn op_table(
     side: &ClassifiedTrace<'_>,
     chip: Option<&Chip>,
     model: CostLookup<'_>,
-    call_cost: CallCost<'_>,
+    call_costs: &dyn CallCosts,
     exec_trace: Option<LinkedExecTrace<'_>>,
 ) -> OpTable {
     let (trace, links, event_ops) = (side.trace, &side.links(), side.event_ops());
@@ -258,8 +262,8 @@ pub fn op_table(
 
     // Per call: the union of its events; per row: the calls, their summed time and one call
     // (for the delegation check below).
-    let mut rows: FxHashMap<RowKey, (u64, f64, CallShapes, Vec<usize>)> = FxHashMap::default();
-    let mut order: Vec<RowKey> = Vec::new();
+    let mut rows: FxHashMap<(RowKey, u32), RowCalls> = FxHashMap::default();
+    let mut order: Vec<(RowKey, u32)> = Vec::new();
     let mut i = 0;
     // Attributed events' summed durations, and their per-call unions summed.
     let attributed: f64 = spans.iter().map(|&(_, s, e)| e - s).sum();
@@ -280,7 +284,7 @@ pub fn op_table(
         }
         total += cur_end - cur_start;
         let (shapes_key, call) = shapes.of(op);
-        let key = (trace.cpu_ops[op].name, shapes_key);
+        let key = ((trace.cpu_ops[op].name, shapes_key), call_costs.class(op));
         let row = rows.entry(key).or_insert_with(|| {
             order.push(key);
             (0, 0.0, call, Vec::new())
@@ -300,20 +304,20 @@ pub fn op_table(
     let (mut modelled, mut unmodelled) = (0.0_f64, 0.0_f64);
     let mut out: Vec<OpRow> = order
         .iter()
-        .map(|key| {
-            let (calls, time, call, ref sample) = rows[key];
+        .map(|&(key, class)| {
+            let (calls, time, call, ref sample) = rows[&(key, class)];
             let name = trace.name(key.0);
             // An op the compiler recorded (XLA's HLO) is priced from that record.
             let compiled = sample.iter().find_map(|&op| compiled_cost(trace, op));
             // A list copy's element size is in its kernel's name.
             let cost = compiled
-                .unwrap_or_else(|| costs.get(*key, call))
+                .unwrap_or_else(|| costs.get(key, call))
                 .or_else(|e| {
                     let kernel = sample.iter().find_map(|op| list_copy_kernel.get(op)).map(|&k| trace.name(k));
                     kernel.and_then(|k| list_copy_cost(costs.shapes.text(call).0, k)).ok_or(e)
                 })
                 // Where the shapes give none, what else the trace records of the call.
-                .or_else(|e| sample.first().and_then(|&op| call_cost(op)).unwrap_or(Err(e)));
+                .or_else(|e| sample.first().and_then(|&op| call_costs.cost(op)).unwrap_or(Err(e)));
             let cost = match cost {
                 Ok(c) => match sample.iter().find_map(|&op| nested.delegate(op, c.model, &mut costs)) {
                     Some(child) => Err(format!("its work is counted at {child}, which it calls")),

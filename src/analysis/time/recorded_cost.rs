@@ -58,10 +58,27 @@ impl<'a> ShapeText<'a> {
 /// is none out. [`perf`] in production, a stand-in in tests.
 pub type CostLookup<'m> = &'m dyn Fn(&str, ShapeText<'_>) -> Result<Cost, String>;
 
-/// A call's cost from what else the trace records, where its own shapes give none (vLLM's MoE
-/// op: its subtree and kernels, `trace_fusion::moe_call`): CPU op index in, `None` for a call
-/// it does not price.
-pub type CallCost<'m> = &'m dyn Fn(usize) -> Option<Result<Cost, String>>;
+/// Calls' costs from what else the trace records, where their own shapes give none (vLLM's MoE
+/// and attention ops: their subtree, kernels and step annotation, `trace_fusion::vllm_calls`).
+pub trait CallCosts {
+    /// Calls of one op and shapes whose costs differ fall in different classes, each a row of
+    /// the op table of its own (vLLM's attention, by engine step); 0 for any other call.
+    fn class(&self, _op: usize) -> u32 {
+        0
+    }
+
+    /// The cost of CPU op `op`'s call; `None` for a call it does not price.
+    fn cost(&self, op: usize) -> Option<Result<Cost, String>>;
+}
+
+/// No call priced beyond its shapes.
+pub struct NoCallCosts;
+
+impl CallCosts for NoCallCosts {
+    fn cost(&self, _op: usize) -> Option<Result<Cost, String>> {
+        None
+    }
+}
 
 /// The production cost lookup: the cost formulas of [`perf`] over the recorded
 /// shapes (`docs/cost-formulas.md`).

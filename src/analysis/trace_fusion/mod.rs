@@ -25,12 +25,12 @@ pub mod describe;
 pub mod flow;
 pub mod groups;
 pub mod kind;
-pub mod moe_call;
 pub mod op_times;
 pub mod repredict;
 pub mod rules;
 pub mod serving_ops;
 pub mod unknown;
+pub mod vllm_calls;
 pub mod vllm_ops;
 pub mod whatif;
 

@@ -30,6 +30,16 @@ pub(crate) struct StepLengths {
     pub g_sqsk: u64,
 }
 
+impl StepLengths {
+    /// The (query, key) pairs the step's attention scores, per head: Σ sq·sk of both phases, a
+    /// causal chunk's upper triangle left out of the context's (Σ sq(sq−1)/2 = (Σ sq² − Σ sq) / 2,
+    /// each term even); `None` past 64 bits.
+    pub(crate) fn score_pairs(&self) -> Option<u64> {
+        let causal_cut = self.c_sqsq.checked_sub(self.c_sq).map(|d| d / 2).unwrap_or(0);
+        self.c_sqsk.saturating_sub(causal_cut).checked_add(self.g_sqsk)
+    }
+}
+
 /// Reads `prefix` then a decimal number from `s`.
 fn number_after<'a>(s: &'a str, prefix: &str) -> Option<(u64, &'a str)> {
     let s = s.strip_prefix(prefix)?;
@@ -220,9 +230,7 @@ pub(crate) fn unified_attention(
     let new_v = product(&[tokens, hkv, dv, v.dtype().size_bytes()])?;
     let cache_kv = product(&[cached, hkv, dk.checked_add(dv).ok_or_else(overflow)?, cache.size_bytes()])?;
     let fused = sum(&[qb, ob, new_k, new_v, cache_kv])?;
-    // Σ sq(sq−1)/2 = (Σ sq² − Σ sq) / 2, each term even.
-    let causal_cut = s.c_sqsq.checked_sub(s.c_sq).map(|d| d / 2).unwrap_or(0);
-    let pairs = s.c_sqsk.saturating_sub(causal_cut).checked_add(s.g_sqsk).ok_or_else(overflow)?;
+    let pairs = s.score_pairs().ok_or_else(overflow)?;
     let scores = score_round_trips(product(&[hq, pairs])?, q.dtype().size_bytes()).ok_or_else(overflow)?;
     Ok(CallBytes {
         fused,

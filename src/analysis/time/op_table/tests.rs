@@ -37,7 +37,7 @@ fn trace() -> Trace {
 #[test]
 fn rows_group_calls_by_shape_and_attribute_every_event_once() {
     let chip = preset("h100").unwrap();
-    let t = op_table(&ClassifiedTrace::new(&trace()), Some(&chip), &mm_cost, &|_| None, None);
+    let t = op_table(&ClassifiedTrace::new(&trace()), Some(&chip), &mm_cost, &NoCallCosts, None);
     assert!(t.shapes_recorded);
     assert_eq!(t.rows.len(), 2);
     let mm = &t.rows[0];
@@ -75,7 +75,7 @@ fn an_op_whose_modelled_child_does_the_work_is_not_counted_twice() {
           {"ph":"X","cat":"kernel","name":"fill","pid":0,"tid":7,"ts":100,"dur":1,"args":{"External id":1}},
           {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":102,"dur":20,"args":{"External id":2}}
         ]}"#;
-    let t = op_table(&ClassifiedTrace::new(&read_trace(text.as_bytes()).unwrap()), None, &mm_cost, &|_| None, None);
+    let t = op_table(&ClassifiedTrace::new(&read_trace(text.as_bytes()).unwrap()), None, &mm_cost, &NoCallCosts, None);
     let row = |op: &str| t.rows.iter().find(|r| r.op == op).unwrap();
     assert_eq!(row("aten::mm").model.as_deref(), Some("GEMM"));
     assert_eq!(row("aten::linear").model, None);
@@ -112,7 +112,7 @@ proptest::proptest! {
         text.pop();
         text += "]}";
         let trace = read_trace(text.as_bytes()).unwrap();
-        let table = op_table(&ClassifiedTrace::new(&trace), Some(&preset("h100").unwrap()), &mm_cost, &|_| None, None);
+        let table = op_table(&ClassifiedTrace::new(&trace), Some(&preset("h100").unwrap()), &mm_cost, &NoCallCosts, None);
         let rows: f64 = table.rows.iter().map(|r| r.kernel_time_us).sum();
         proptest::prop_assert!((rows + table.unattributed.time_us - total).abs() < 1e-6);
         proptest::prop_assert!((table.coverage.gpu_time_us - total).abs() < 1e-6);
@@ -147,7 +147,7 @@ fn ops_without_shapes_take_their_linked_execution_trace_nodes_and_recorded_ones_
     let et = parse_exec_trace(&et_text, "et.json").unwrap();
     let l = link(&trace, &et);
     assert_eq!(l.linked_ops, 2);
-    let t = op_table(&ClassifiedTrace::new(&trace), None, &mm_cost, &|_| None, Some((&et, &l)));
+    let t = op_table(&ClassifiedTrace::new(&trace), None, &mm_cost, &NoCallCosts, Some((&et, &l)));
     let row = |dims: serde_json::Value| t.rows.iter().find(|r| r.input_dims == dims).unwrap();
     let from_et = row(serde_json::json!([[64, 64], [64, 64]]));
     assert_eq!((from_et.shapes_from, from_et.calls), (ShapesFrom::ExecutionTrace, 1));
@@ -165,12 +165,41 @@ fn ops_without_shapes_take_their_linked_execution_trace_nodes_and_recorded_ones_
 
 #[test]
 fn without_a_chip_rates_stay_and_roofline_figures_are_absent() {
-    let t = op_table(&ClassifiedTrace::new(&trace()), None, &mm_cost, &|_| None, None);
+    let t = op_table(&ClassifiedTrace::new(&trace()), None, &mm_cost, &NoCallCosts, None);
     assert!(t.rows[0].tflops_per_s.is_some());
     assert_eq!((t.rows[0].roofline_pct, t.rows[0].bound), (None, None));
     // Picking a chip afterwards gives the figures a chip given up front gives.
     let chip = preset("mi300x").unwrap();
     let mut rows = t.rows.clone();
     rows.iter_mut().for_each(|r| set_roofline(r, Some(&chip)));
-    assert_eq!(rows, op_table(&ClassifiedTrace::new(&trace()), Some(&chip), &mm_cost, &|_| None, None).rows);
+    assert_eq!(rows, op_table(&ClassifiedTrace::new(&trace()), Some(&chip), &mm_cost, &NoCallCosts, None).rows);
+}
+
+/// Costs from beyond the shapes: calls of one op and shapes in different classes are rows of
+/// their own, each priced by its first call; other calls keep their formula's answer.
+#[test]
+fn calls_priced_beyond_their_shapes_are_rows_by_class() {
+    /// Each `aten::add` call (op 2) priced at 7 FLOPs; the two mm calls (ops 0 and 1) in
+    /// classes of their own but priced by the formula.
+    struct ByCall;
+    impl CallCosts for ByCall {
+        fn class(&self, op: usize) -> u32 {
+            op as u32
+        }
+        fn cost(&self, op: usize) -> Option<Result<Cost, String>> {
+            let seven = Cost {
+                model: "stand-in",
+                flops: 7,
+                bytes: 7,
+                peak: PeakKey::new(Unit::Vector, Precision::Fp32),
+                estimate: false,
+            };
+            (op == 2).then_some(Ok(seven))
+        }
+    }
+    let t = op_table(&ClassifiedTrace::new(&trace()), None, &mm_cost, &ByCall, None);
+    let rows: Vec<(&str, u64, Option<u64>)> =
+        t.rows.iter().map(|r| (r.op.as_str(), r.calls, r.flops_per_call)).collect();
+    let mm = Some(2 * 1024 * 1024 * 1024);
+    assert_eq!(rows, [("aten::mm", 1, mm), ("aten::mm", 1, mm), ("aten::add", 1, Some(7))]);
 }
