@@ -17,7 +17,9 @@
 //!
 //! **Attention**, from the engine step whose annotation holds the call (its KV lengths):
 //! - FLOPs: `2·Hq·P·(Dqk + Dv)`, P the (query, key) pairs the step scores per head (two
-//!   matmuls; the softmax's few FLOPs an element left out, as the SDPA model does);
+//!   matmuls; the softmax's few FLOPs an element left out, as the SDPA model does), a context
+//!   chunk's causal triangle counted as area (`Σ sq²/2`), the FlashAttention convention the
+//!   SDPA model keeps;
 //! - bytes: the fusion groups' (queries, outputs, the new and the cached keys and values);
 //! - each step's calls are a row of their own: the same shapes cost what their step attends.
 //!
@@ -119,10 +121,16 @@ impl<'t> VllmCalls<'t> {
         let (Some(hq), Some(dqk), Some(dv)) = (hq, dqk, dv) else {
             return Err("its query and value are not [tokens, heads, head dim]".to_string());
         };
-        let flops = step
-            .score_pairs()
-            .zip(dqk.checked_add(dv))
-            .and_then(|(pairs, d)| [2, hq, pairs, d].iter().try_fold(1u64, |p, &t| p.checked_mul(t)))
+        // Twice the pairs, so that half of Σ sq² stays whole.
+        let twice_pairs = step
+            .c_sqsk
+            .checked_add(step.g_sqsk)
+            .and_then(|p| p.checked_mul(2))
+            .and_then(|p| p.checked_sub(step.c_sqsq))
+            .ok_or_else(|| "its step annotation's sums do not fit in 64 bits".to_string())?;
+        let flops = dqk
+            .checked_add(dv)
+            .and_then(|d| [hq, twice_pairs, d].iter().try_fold(1u64, |p, &t| p.checked_mul(t)))
             .ok_or_else(|| "its FLOPs do not fit in 64 bits".to_string())?;
         let q = args.tensor(0, "the query").map_err(|e| e.to_string())?.dtype();
         Ok(Cost { model: "attention", flops, bytes, peak: PeakKey::new(Unit::Matrix, precision(q)), estimate: false })

@@ -7,12 +7,11 @@
 //!   graph saves.
 //! - Two streams waiting at once wait once.
 //! - Until the call that ends a gap has submitted its kernel, the device idling with another
-//!   stream's work queued (launched, not yet started) is not waiting on this host's launches: in
-//!   the SGLang
-//!   prefill trace of the test data, all of a step's kernels are launched in its first
-//!   millisecond and start from 493 ms on, and the copy stream's gap across them is not 493 ms
-//!   a graph would save. From the submission to the kernel's start the wait is the launch's own
-//!   latency, which a graph's nodes do not have.
+//!   stream's work queued (launched, not yet started) is not waiting on this host's launches:
+//!   in the SGLang prefill trace of the test data, all of a step's kernels are launched in its
+//!   first millisecond and start from 493 ms on, and the copy stream's gap across them is not
+//!   493 ms a graph would save. From the submission to the kernel's start the wait is the
+//!   launch's own latency, which a graph's nodes do not have.
 //!
 //! Each device's spans are merged once (a sort, with prefix sums of the busy time); each gap
 //! then costs binary searches and a walk over the queued spans it overlaps: O(n log n) in the
