@@ -42,11 +42,11 @@ const NAME_CHARS: usize = 50;
 /// The other side's kernels named in [`difference_line`]; more are counted.
 const NAMED_KERNELS: usize = 3;
 
-/// A fusion difference in words: "nvidia runs elementwise_kernel<128, 4, …> where amd runs
-/// elementwise_kernel_manual_unroll<128, 8, …>". The other side's kernels are named, not
-/// counted: the difference lists them once each, and one may run more than once in its place
-/// (the evidence, shown beside, says how many kernels each side runs). `keys` are the
-/// comparison's two sides.
+/// A fusion difference in words, its kernels by their box names: "nvidia runs elementwise:
+/// direct_copy where amd runs elementwise_manual_unroll: direct_copy". The other side's kernels
+/// are named, not counted: the difference lists them once each, and one may run more than once
+/// in its place (the evidence, shown beside, says how many kernels each side runs). `keys` are
+/// the comparison's two sides.
 pub fn difference_line(d: &FusionDifference, keys: [&str; 2]) -> String {
     let other = if keys[0] == d.fused_side { keys[1] } else { keys[0] };
     let mut names: Vec<String> = Vec::new();
