@@ -18,7 +18,7 @@
 //!   Captured in a CUDA/HIP graph, the kernels are issued by the device: in the three
 //!   graph-replayed traces of the test data, each node of a graph starts a median 1 ns (p90
 //!   2 ns) after the node before it ends, so those gaps go, and the step's launch calls become
-//!   one. Only time the device ran nothing and had nothing queued counts ([`given_back`]).
+//!   one. Only time the device ran nothing and had nothing queued counts (`given_back.rs`).
 //!
 //! One sort per stream, of the calls and of each device's events, a selection for the
 //! percentiles: O(n log n) in the kernels.
