@@ -28,6 +28,7 @@ mod given_back;
 #[cfg(test)]
 mod tests;
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
@@ -123,7 +124,8 @@ pub fn launch_cost(trace: &Trace, windows: &[(String, f64, f64)]) -> Option<Laun
     if launched.is_empty() {
         return None;
     }
-    let devices = device_spans(trace);
+    // Each device's spans, made once and only where some window has a host wait to weigh.
+    let devices = OnceCell::new();
     let cost_of = |kernels: &[Launched]| cost_of(trace, kernels, &devices);
     let whole = cost_of(&launched);
     // The kernels come in start order (the trace keeps them so): each window is a slice.
@@ -174,7 +176,7 @@ fn launched_kernels(trace: &Trace) -> Vec<Launched> {
         .collect()
 }
 
-fn cost_of(trace: &Trace, kernels: &[Launched], devices: &BTreeMap<i64, DeviceSpans>) -> LaunchCost {
+fn cost_of(trace: &Trace, kernels: &[Launched], devices: &OnceCell<BTreeMap<i64, DeviceSpans>>) -> LaunchCost {
     if kernels.is_empty() {
         return LaunchCost::default();
     }
@@ -184,7 +186,7 @@ fn cost_of(trace: &Trace, kernels: &[Launched], devices: &BTreeMap<i64, DeviceSp
     calls.dedup_by_key(|c| c.0);
     let launch_cpu_us: f64 = calls.iter().map(|c| c.1).sum();
     let (host_bound, gaps) = host_bound(kernels, &copies_by_stream(trace));
-    let host_wait = given_back(&gaps, devices);
+    let host_wait = if gaps.is_empty() { 0.0 } else { given_back(&gaps, devices.get_or_init(|| device_spans(trace))) };
     let mut latencies: Vec<f64> = kernels.iter().map(|k| (k.start - (k.call_start + k.call_dur)).max(0.0)).collect();
     LaunchCost {
         calls: calls.len() as u64,

@@ -49,7 +49,8 @@ const ATTENTION_OPS: [&str; 2] = ["vllm::unified_attention_with_output", "vllm::
 /// What the trace records of its vLLM MoE and attention calls.
 pub struct VllmCalls<'t> {
     trace: &'t Trace,
-    threads: ThreadOps,
+    /// The ops by thread, for a MoE call's subtree (none without MoE calls).
+    threads: Option<ThreadOps>,
     /// By MoE call (CPU op): its kernels' names in start order.
     moe_kernels: FxHashMap<usize, Vec<NameId>>,
     attention: Vec<NameId>,
@@ -83,7 +84,8 @@ impl<'t> VllmCalls<'t> {
             }
         }
         let cache = (!attention.is_empty()).then(|| kv_cache_type(trace));
-        let (threads, steps) = (ThreadOps::new(trace), Steps::new(trace));
+        let threads = moe.map(|_| ThreadOps::new(trace));
+        let steps = Steps::new(trace);
         Some(VllmCalls { trace, threads, moe_kernels, attention, launched, steps, cache })
     }
 
@@ -101,9 +103,10 @@ impl<'t> VllmCalls<'t> {
         let Some(gemm) = names.iter().copied().find(|n| matches!(MoeKernel::of(n), Some(MoeKernel::Gemm(_)))) else {
             // Other kernels (TensorRT-LLM's) are handed weights the subtree does not record: as
             // the fusion groups say of them.
-            return Some(Err(self.why_unknown(op, MOE_OP)));
+            return Some(Err(self.unknown_reason(op, MOE_OP)));
         };
-        let cost = moe_shapes(self.trace, &self.threads, op, gemm).and_then(|s| call_cost(&s, &names));
+        let threads = self.threads.as_ref()?;
+        let cost = moe_shapes(self.trace, threads, op, gemm).and_then(|s| call_cost(&s, &names));
         Some(cost.map_err(|e| e.to_string()))
     }
 
@@ -111,7 +114,7 @@ impl<'t> VllmCalls<'t> {
         let call = &self.trace.cpu_ops[op];
         let args = OpArgs::parse(ShapeText::recorded(self.trace, call.shapes).raw()).map_err(|e| e.to_string())?;
         let Some((_, step)) = self.step(op) else {
-            return Err(self.why_unknown(op, self.trace.name(call.name)));
+            return Err(self.unknown_reason(op, self.trace.name(call.name)));
         };
         let cache = self.cache.clone().unwrap_or_else(|| Err(Unknown::not_recorded("no KV-cache write recorded")));
         let bytes = unified_attention(&args, Some(step), cache).map_err(|e| e.to_string())?.fused;
@@ -137,7 +140,7 @@ impl<'t> VllmCalls<'t> {
     }
 
     /// Why the fusion groups cannot give `name`'s bytes from what call `op` recorded.
-    fn why_unknown(&self, op: usize, name: &str) -> String {
+    fn unknown_reason(&self, op: usize, name: &str) -> String {
         let shapes = self.trace.cpu_ops[op].shapes;
         let args = OpArgs::parse(ShapeText::recorded(self.trace, shapes).raw()).ok();
         let why = args.and_then(|a| why_unknown(name, &a)).map(|u| u.why);
