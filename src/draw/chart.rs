@@ -152,19 +152,19 @@ impl BarChart {
         }
         // Which part of a bar is which, in the text colour: solid is read, light is written. A
         // bar of one part is said in words: a swatch of a colour no bar has would puzzle.
-        if self.split {
-            for (name, opacity) in [("read", "0.75"), ("written", "0.3")] {
-                s.push_str(&format!(
-                    "<rect x=\"{x}\" y=\"28\" width=\"12\" height=\"12\" fill=\"currentColor\" fill-opacity=\"{opacity}\"/>\
-                     <text x=\"{}\" y=\"38\" fill=\"currentColor\">{name}</text>",
-                    x + 16
-                ));
-                x += 24 + 8 * name.len() as u32;
-            }
-        } else {
+        let parts: &[(&str, &str)] = if self.split { &[("read", "0.75"), ("written", "0.3")] } else { &[] };
+        if !self.split {
             s.push_str(&format!(
                 "<text x=\"{x}\" y=\"38\" fill=\"currentColor\" fill-opacity=\"0.8\">each bar: bytes read + written</text>"
             ));
+        }
+        for &(name, opacity) in parts {
+            s.push_str(&format!(
+                "<rect x=\"{x}\" y=\"28\" width=\"12\" height=\"12\" fill=\"currentColor\" fill-opacity=\"{opacity}\"/>\
+                 <text x=\"{}\" y=\"38\" fill=\"currentColor\">{name}</text>",
+                x + 16
+            ));
+            x += 24 + 8 * name.len() as u32;
         }
         let mut y = TOP;
         for row in &self.rows {
