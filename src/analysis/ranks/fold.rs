@@ -513,7 +513,7 @@ impl RankSink<'_> {
             let spans = d.compute_spans.intervals();
             if spans.is_none() {
                 notes.push(format!(
-                    "device pid {pid}: more than {} disjoint computation spans: the computation before each collective is left out",
+                    "device pid {pid}: {} or more disjoint computation spans: the computation before each collective is left out",
                     group_digits(RANKS_COMPUTE_SPANS as u64)
                 ));
             }

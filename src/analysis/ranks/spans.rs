@@ -5,8 +5,10 @@ use crate::time::disjoint_spans::DisjointSpans;
 use crate::time::timeline::Intervals;
 use limits::RANKS_COMPUTE_SPANS;
 
-/// Exact union of spans, merged as they come, up to a cap of disjoint spans; past it the set
-/// gives up (its figures are then unknown, never approximate).
+/// Exact union of spans, merged as they come, fewer than a cap of disjoint spans; reaching it
+/// the set gives up (its figures are then unknown, never approximate). Giving up at the cap
+/// rather than past it matters: the store's deque holds exactly the cap's power of two when
+/// full, and one span more would double it (2 MB to 4 MB) only to be dropped.
 #[derive(Debug, Default)]
 pub(super) struct SpanSet {
     spans: DisjointSpans,
@@ -19,7 +21,7 @@ impl SpanSet {
             return;
         }
         self.spans.add(s, e);
-        if self.spans.len() > RANKS_COMPUTE_SPANS {
+        if self.spans.len() >= RANKS_COMPUTE_SPANS {
             self.overflowed = true;
             self.spans = DisjointSpans::default();
         }

@@ -48,8 +48,8 @@ impl PartialOrd for Held {
 /// One stream's running split.
 #[derive(Default)]
 struct StreamFold {
-    /// In start order: readers hand a stream's events nearly in that order, so each goes in at
-    /// or near the back (a binary search, then a short move).
+    /// In start order: readers hand a stream's events nearly in that order, so most go at the
+    /// back after one comparison, and the rest near it (a binary search, then a short move).
     held: VecDeque<Held>,
     /// Start and end of the last event retired.
     last: Option<(f64, f64)>,
@@ -113,8 +113,13 @@ impl StreamedWaits {
         self.arrivals += 1;
         let fold = &mut self.streams[i].1;
         let h = Held { start, arrival, end, correlation, launch };
-        let at = fold.held.partition_point(|x| *x <= h);
-        fold.held.insert(at, h);
+        match fold.held.back() {
+            Some(last) if *last > h => {
+                let at = fold.held.partition_point(|x| *x <= h);
+                fold.held.insert(at, h);
+            }
+            _ => fold.held.push_back(h),
+        }
         if fold.held.len() > WAITS_HELD {
             let first = fold.held.pop_front().expect("the buffer is full");
             self.late += retire(fold, first, &mut self.launches);
@@ -232,15 +237,18 @@ mod tests {
         let t = planted();
         let whole = waits(&t, &[]).unwrap();
         assert_eq!((whole.host_wait_us, whole.kernel_wait_us, whole.other_us), (5.0 + 40.0, 4.0, 100.0));
-        // Kernels last-first; each launch call after its kernel, or all of them first.
-        for launches_first in [false, true] {
+        // Kernels in start order (each goes at the back) or last-first (each goes in before
+        // the others); each launch call after its kernel, or all of them first.
+        for (launches_first, last_first) in [(false, false), (false, true), (true, false), (true, true)] {
             let mut s = StreamedWaits::default();
             if launches_first {
                 for (c, l) in t.launches.iter() {
                     s.launch(*c, l.ts);
                 }
             }
-            for k in t.kernels.iter().rev() {
+            let kernels: Vec<&Kernel> =
+                if last_first { t.kernels.iter().rev().collect() } else { t.kernels.iter().collect() };
+            for k in kernels {
                 s.event(k.device, k.stream, k.ts, k.ts + k.dur, k.correlation);
                 if !launches_first {
                     let c = k.correlation.unwrap();
@@ -248,7 +256,7 @@ mod tests {
                 }
             }
             let (streamed, note) = s.finish();
-            assert_eq!(streamed.as_ref(), Some(&whole), "launches first: {launches_first}");
+            assert_eq!(streamed.as_ref(), Some(&whole), "launches first: {launches_first}, last first: {last_first}");
             assert_eq!(note, None);
         }
     }

@@ -61,3 +61,18 @@ fn span_set_is_an_exact_union() {
     assert_eq!(i.length(), 3.0 + 6.0 + 1.0);
     assert_eq!(i.within(-2.0, 1.0), 2.0);
 }
+
+/// The set holds fewer disjoint spans than its cap and gives up on reaching it, before its
+/// store would double; a span that merges never counts.
+#[test]
+fn span_set_gives_up_on_reaching_its_cap() {
+    let mut s = SpanSet::default();
+    let spans = limits::RANKS_COMPUTE_SPANS - 1;
+    for i in 0..spans {
+        s.add(2.0 * i as f64, 2.0 * i as f64 + 1.0);
+    }
+    s.add(0.5, 0.75);
+    assert_eq!(s.intervals().map(|i| i.length()), Some(spans as f64));
+    s.add(1e12, 1e12 + 1.0);
+    assert!(s.intervals().is_none());
+}
