@@ -52,30 +52,56 @@ pub(super) struct HostGap {
 }
 
 /// Every device's spans.
+///
+/// The raw spans are one per event, 16 bytes each: each set is gathered at its exact size and
+/// merged before the next is gathered, so that at most one set is held unmerged (on a trace of
+/// 430,000 kernels, growing them by doubling side by side held about 40 MB).
 pub(super) fn device_spans(trace: &Trace) -> BTreeMap<i64, DeviceSpans> {
-    let mut busy: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
-    let mut queued: BTreeMap<(i64, i64), Vec<(f64, f64)>> = BTreeMap::new();
-    let kernels = trace.kernels.iter().map(|k| (k.device, Some(k.stream), k.ts, k.dur, k.correlation));
-    let copies = trace.transfers.iter().map(|t| (t.device, t.stream, t.ts, t.dur, t.correlation));
-    for (device, stream, ts, dur, correlation) in kernels.chain(copies) {
-        busy.entry(device).or_default().push((ts, ts + dur));
-        let call = correlation.and_then(|c| trace.launches.get(&c));
-        if let (Some(stream), Some(call)) = (stream, call) {
-            queued.entry((device, stream)).or_default().push((call.ts + call.dur, ts));
-        }
-    }
+    let events = || {
+        let kernels = trace.kernels.iter().map(|k| (k.device, Some(k.stream), k.ts, k.dur, k.correlation));
+        kernels.chain(trace.transfers.iter().map(|t| (t.device, t.stream, t.ts, t.dur, t.correlation)))
+    };
+    let busy = gathered(events().map(|(device, _, ts, dur, _)| (device, (ts, ts + dur))));
     let mut out: BTreeMap<i64, DeviceSpans> =
         busy.into_iter().map(|(d, b)| (d, DeviceSpans { busy: Intervals::union(b), queued: Vec::new() })).collect();
-    // Each stream's spans merged, then the device's streams swept together.
-    let mut edges: BTreeMap<i64, Vec<(f64, i64, bool)>> = BTreeMap::new();
+    let queued = gathered(events().filter_map(|(device, stream, ts, _, correlation)| {
+        let call = correlation.and_then(|c| trace.launches.get(&c))?;
+        Some(((device, stream?), (call.ts + call.dur, ts)))
+    }));
+    // Each stream's spans merged, then the device's streams swept together; a device with one
+    // stream of queued work needs no sweep: its merged spans are the device's.
+    let mut streams: BTreeMap<i64, Vec<(i64, Intervals)>> = BTreeMap::new();
     for ((device, stream), spans) in queued {
-        let e = edges.entry(device).or_default();
-        for &(s, t) in Intervals::union(spans).spans() {
-            e.extend([(s, stream, true), (t, stream, false)]);
-        }
+        streams.entry(device).or_default().push((stream, Intervals::union(spans)));
     }
-    for (device, e) in edges {
-        out.entry(device).or_default().queued = sweep(e);
+    for (device, merged) in streams {
+        out.entry(device).or_default().queued = match merged.as_slice() {
+            [(stream, spans)] => {
+                spans.spans().iter().map(|&(start, end)| Queued { start, end, only: Some(*stream) }).collect()
+            }
+            _ => {
+                let mut edges = Vec::with_capacity(merged.iter().map(|(_, m)| 2 * m.spans().len()).sum());
+                for (stream, spans) in &merged {
+                    edges.extend(spans.spans().iter().flat_map(|&(s, t)| [(s, *stream, true), (t, *stream, false)]));
+                }
+                drop(merged);
+                sweep(edges)
+            }
+        };
+    }
+    out
+}
+
+/// `items`' values by key, each key's vector allocated at its exact length (a first pass
+/// counts them).
+fn gathered<K: Ord + Copy, V>(items: impl Iterator<Item = (K, V)> + Clone) -> BTreeMap<K, Vec<V>> {
+    let mut counts: BTreeMap<K, usize> = BTreeMap::new();
+    for (k, _) in items.clone() {
+        *counts.entry(k).or_default() += 1;
+    }
+    let mut out: BTreeMap<K, Vec<V>> = counts.into_iter().map(|(k, n)| (k, Vec::with_capacity(n))).collect();
+    for (k, v) in items {
+        out.entry(k).or_default().push(v);
     }
     out
 }
@@ -175,5 +201,51 @@ mod tests {
             sweep(edges),
             [q(0.0, 4.0, Some(3)), q(4.0, 6.0, None), q(6.0, 10.0, Some(3)), q(10.0, 12.0, Some(5))]
         );
+    }
+
+    /// A device whose one stream had work queued takes that stream's merged spans as they are,
+    /// which is what the sweep makes of them; with two streams the sweep tells them apart.
+    #[test]
+    fn one_stream_needs_no_sweep() {
+        use trace::{Kernel, Launch};
+        let mut t = Trace::default();
+        let (name, call) = (t.names.intern("k"), t.names.intern("cudaLaunchKernel"));
+        // (stream, start, launch call's start): stream 7's queued spans 1–10 and 2–12 merge.
+        for (i, (stream, ts, call_ts)) in [(7, 10.0, 0.0), (7, 12.0, 1.0), (7, 30.0, 20.0)].into_iter().enumerate() {
+            let correlation = Some(i as u64);
+            t.kernels.push(Kernel {
+                name,
+                ts,
+                dur: 1.0,
+                device: 0,
+                stream,
+                correlation,
+                external_id: None,
+                graph_node: false,
+            });
+            t.launches.insert(
+                i as u64,
+                Launch { name: call, kernel: Some(name), external_id: None, ts: call_ts, dur: 1.0, tid: 1 },
+            );
+        }
+        let one = &device_spans(&t)[&0];
+        let edges = vec![(1.0, 7, true), (12.0, 7, false), (21.0, 7, true), (30.0, 7, false)];
+        assert_eq!(one.queued, sweep(edges));
+        assert_eq!(one.busy.spans(), [(10.0, 11.0), (12.0, 13.0), (30.0, 31.0)]);
+        // A second stream's work queued 5–8 splits stream 7's first span.
+        t.kernels.push(Kernel {
+            name,
+            ts: 8.0,
+            dur: 1.0,
+            device: 0,
+            stream: 9,
+            correlation: Some(3),
+            external_id: None,
+            graph_node: false,
+        });
+        t.launches.insert(3, Launch { name: call, kernel: Some(name), external_id: None, ts: 4.0, dur: 1.0, tid: 1 });
+        let q = |start, end, only| Queued { start, end, only };
+        let two = &device_spans(&t)[&0];
+        assert_eq!(two.queued[..3], [q(1.0, 5.0, Some(7)), q(5.0, 8.0, None), q(8.0, 12.0, Some(7))]);
     }
 }
