@@ -53,21 +53,29 @@ pub(super) struct HostGap {
 
 /// Every device's spans.
 ///
-/// The raw spans are one per event, 16 bytes each: each set is gathered at its exact size and
-/// merged before the next is gathered, so that at most one set is held unmerged (on a trace of
-/// 430,000 kernels, growing them by doubling side by side held about 40 MB).
+/// The raw spans are one per event, 16 bytes each: each set is gathered into vectors allocated
+/// once, at their events' count, and merged before the next is gathered, so that at most one
+/// set is held unmerged (on a trace of 430,000 kernels, growing them by doubling side by side
+/// held about 40 MB).
 pub(super) fn device_spans(trace: &Trace) -> BTreeMap<i64, DeviceSpans> {
     let events = || {
         let kernels = trace.kernels.iter().map(|k| (k.device, Some(k.stream), k.ts, k.dur, k.correlation));
         kernels.chain(trace.transfers.iter().map(|t| (t.device, t.stream, t.ts, t.dur, t.correlation)))
     };
-    let busy = gathered(events().map(|(device, _, ts, dur, _)| (device, (ts, ts + dur))));
+    let busy = gathered(events().map(|e| e.0), events().map(|(device, _, ts, dur, _)| (device, (ts, ts + dur))));
     let mut out: BTreeMap<i64, DeviceSpans> =
         busy.into_iter().map(|(d, b)| (d, DeviceSpans { busy: Intervals::union(b), queued: Vec::new() })).collect();
-    let queued = gathered(events().filter_map(|(device, stream, ts, _, correlation)| {
-        let call = correlation.and_then(|c| trace.launches.get(&c))?;
-        Some(((device, stream?), (call.ts + call.dur, ts)))
-    }));
+    // Counted without looking the calls up (a search each): an event whose call is missing
+    // only leaves room unused.
+    let with_call = events()
+        .filter_map(|(device, stream, _, _, correlation)| Some((device, stream.filter(|_| correlation.is_some())?)));
+    let queued = gathered(
+        with_call,
+        events().filter_map(|(device, stream, ts, _, correlation)| {
+            let call = correlation.and_then(|c| trace.launches.get(&c))?;
+            Some(((device, stream?), (call.ts + call.dur, ts)))
+        }),
+    );
     // Each stream's spans merged, then the device's streams swept together; a device with one
     // stream of queued work needs no sweep: its merged spans are the device's.
     let mut streams: BTreeMap<i64, Vec<(i64, Intervals)>> = BTreeMap::new();
@@ -92,11 +100,14 @@ pub(super) fn device_spans(trace: &Trace) -> BTreeMap<i64, DeviceSpans> {
     out
 }
 
-/// `items`' values by key, each key's vector allocated at its exact length (a first pass
-/// counts them).
-fn gathered<K: Ord + Copy, V>(items: impl Iterator<Item = (K, V)> + Clone) -> BTreeMap<K, Vec<V>> {
+/// `items`' values by key, each key's vector allocated once, at the count of that key in
+/// `keys` (at least its length).
+fn gathered<K: Ord + Copy, V>(
+    keys: impl Iterator<Item = K>,
+    items: impl Iterator<Item = (K, V)>,
+) -> BTreeMap<K, Vec<V>> {
     let mut counts: BTreeMap<K, usize> = BTreeMap::new();
-    for (k, _) in items.clone() {
+    for k in keys {
         *counts.entry(k).or_default() += 1;
     }
     let mut out: BTreeMap<K, Vec<V>> = counts.into_iter().map(|(k, n)| (k, Vec::with_capacity(n))).collect();
