@@ -126,8 +126,9 @@ pub const WAITS_HELD: usize = SUMMARY_ONLY_SPANS;
 /// nothing but its own events, so 4,096 costs nothing until they are used.
 pub const WAITS_STREAMS: usize = 4096;
 
-/// Launch calls the streamed idle split keeps waiting for their kernel (about 40 bytes each:
-/// 2.5 MB); past it the oldest is given up. A real trace's kernels reach the reader within a
+/// Launch calls the streamed idle split keeps waiting for their kernel (at most about 110 bytes
+/// each, with their place in arrival order and that order's room for claimed calls: 7 MB); past
+/// it the oldest is given up. A real trace's kernels reach the reader within a
 /// few thousand calls of their launch.
 pub const WAITS_LAUNCHES: usize = 1 << 16;
 

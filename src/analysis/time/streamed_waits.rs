@@ -19,6 +19,19 @@ use rustc_hash::FxHashMap;
 use super::waits::{StreamWaits, WaitTimes, Waits};
 use limits::{WAITS_HELD, WAITS_LAUNCHES, WAITS_STREAMS};
 
+/// Claimed launch calls the arrival order may hold beyond twice the waiting ones before it is
+/// compacted: enough that a trace whose kernels follow their calls closely compacts once per
+/// this many calls, few enough to be 16 KB.
+const COMPACT_SLACK: usize = 1024;
+
+/// A launch call waiting for its kernel.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    start: f64,
+    /// Its place among the calls, which tells it from an earlier call of the same id.
+    seq: u64,
+}
+
 /// One kernel or copy on a stream: ordered by start, then by arrival (the whole-trace split's
 /// stable sort).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -63,10 +76,13 @@ pub struct StreamedWaits {
     /// By (device, stream), in first-seen order; sorted when finished.
     streams: Vec<((i64, i64), StreamFold)>,
     stream_index: FxHashMap<(i64, i64), usize>,
-    /// Launch calls not yet claimed by their kernel: start by correlation id, and their arrival
-    /// order for giving up the oldest.
-    launches: FxHashMap<u64, f64>,
-    arrived: VecDeque<u64>,
+    /// Launch calls not yet claimed by their kernel: start and arrival number by correlation id.
+    launches: FxHashMap<u64, Pending>,
+    /// The unclaimed calls' correlation ids and arrival numbers in arrival order, for giving up
+    /// the oldest. Claimed calls stay here until [`StreamedWaits::compact`] drops them.
+    arrived: VecDeque<(u64, u64)>,
+    /// Launch calls seen.
+    calls: u64,
     arrivals: u64,
     /// Events that started before the last one retired on their stream, left out.
     late: u64,
@@ -79,15 +95,36 @@ pub struct StreamedWaits {
 impl StreamedWaits {
     /// A launch call with its correlation id and start.
     pub fn launch(&mut self, correlation: u64, start: f64) {
-        if self.launches.insert(correlation, start).is_none() {
-            self.arrived.push_back(correlation);
-        }
+        let seq = self.calls;
+        self.calls += 1;
+        self.launches.insert(correlation, Pending { start, seq });
+        self.arrived.push_back((correlation, seq));
         while self.launches.len() > WAITS_LAUNCHES {
             let Some(oldest) = self.arrived.pop_front() else { break };
-            if self.launches.remove(&oldest).is_some() {
+            if self.unclaimed(oldest) {
+                self.launches.remove(&oldest.0);
                 self.given_up += 1;
             }
         }
+        if self.arrived.len() > 2 * self.launches.len() + COMPACT_SLACK {
+            self.compact();
+        }
+    }
+
+    /// Whether the arrival `(correlation, seq)` is a call still waiting for its kernel, not
+    /// one claimed or one whose id a later call took.
+    fn unclaimed(&self, (correlation, seq): (u64, u64)) -> bool {
+        self.launches.get(&correlation).is_some_and(|p| p.seq == seq)
+    }
+
+    /// Drops the claimed calls from the arrival order, which then holds exactly the waiting
+    /// ones. Run when claimed calls are more than the waiting ones and [`COMPACT_SLACK`]: each
+    /// pass is paid for by as many calls as it keeps, so the order costs O(1) per call and
+    /// never holds more than twice [`WAITS_LAUNCHES`] and the slack, however long the trace.
+    fn compact(&mut self) {
+        let mut arrived = std::mem::take(&mut self.arrived);
+        arrived.retain(|&a| self.unclaimed(a));
+        self.arrived = arrived;
     }
 
     /// A kernel or copy `[start, end]` on `stream` of `device`, launched by the call
@@ -108,7 +145,7 @@ impl StreamedWaits {
                 return;
             }
         };
-        let launch = correlation.and_then(|c| self.launches.remove(&c));
+        let launch = correlation.and_then(|c| self.launches.remove(&c)).map(|p| p.start);
         let arrival = self.arrivals;
         self.arrivals += 1;
         let fold = &mut self.streams[i].1;
@@ -176,13 +213,13 @@ impl StreamedWaits {
 
 /// Retires `h` (the earliest held event of `fold`): the gap from the last one retired goes to
 /// its cause. 1 when `h` came too late to be placed, else 0.
-fn retire(fold: &mut StreamFold, h: Held, launches: &mut FxHashMap<u64, f64>) -> u64 {
+fn retire(fold: &mut StreamFold, h: Held, launches: &mut FxHashMap<u64, Pending>) -> u64 {
     if let Some((last_start, _)) = fold.last {
         if h.start < last_start {
             return 1;
         }
     }
-    let launch = h.launch.or_else(|| h.correlation.and_then(|c| launches.remove(&c)));
+    let launch = h.launch.or_else(|| h.correlation.and_then(|c| launches.remove(&c)).map(|p| p.start));
     if let Some((_, prev_end)) = fold.last {
         if let Some((cause, length)) = super::waits::gap_cause(prev_end, h.start, launch) {
             fold.times.add_to(cause, length);
@@ -259,6 +296,27 @@ mod tests {
             assert_eq!(streamed.as_ref(), Some(&whole), "launches first: {launches_first}, last first: {last_first}");
             assert_eq!(note, None);
         }
+    }
+
+    /// Claimed calls leave the arrival order, so that it stays small however many calls the
+    /// trace has, even behind a call no kernel ever claims; that call still waits, and a later
+    /// call reusing a claimed id is the one waiting under it.
+    #[test]
+    fn the_arrival_order_stays_bounded_as_calls_are_claimed() {
+        let mut s = StreamedWaits::default();
+        s.launch(0, 0.0);
+        for c in 1..=1_000_000u64 {
+            s.launch(c, c as f64);
+            s.event(0, 7, c as f64 + 1.0, c as f64 + 2.0, Some(c));
+            assert!(s.arrived.len() <= 2 * 2 + COMPACT_SLACK, "{} arrivals held at call {c}", s.arrived.len());
+        }
+        assert!(s.unclaimed((0, 0)));
+        s.launch(5, 7.0);
+        assert_eq!(s.launches.len(), 2);
+        s.compact();
+        assert_eq!(s.arrived, VecDeque::from([(0, 0), (5, 1_000_001)]));
+        let (_, note) = s.finish();
+        assert_eq!(note, None);
     }
 
     #[test]
