@@ -201,14 +201,18 @@ struct Graph {
 
 impl Graph {
     fn of(trace: &Trace) -> Graph {
-        // The calls in correlation order (the trace keeps them so), found by binary search.
-        let mut ids = Vec::with_capacity(trace.launches.len());
-        let mut calls = Vec::with_capacity(trace.launches.len());
-        for (&c, l) in trace.launches.iter() {
-            ids.push(c);
-            let sync = synchronises(trace.name(l.name));
-            calls.push(Call { name: l.name, ts: l.ts, end: l.ts + l.dur, tid: l.tid, sync });
-        }
+        // The calls in the trace's order, so that a call's place there is its index here.
+        let calls: Vec<Call> = trace
+            .launches
+            .values()
+            .map(|l| Call {
+                name: l.name,
+                ts: l.ts,
+                end: l.ts + l.dur,
+                tid: l.tid,
+                sync: synchronises(trace.name(l.name)),
+            })
+            .collect();
         let prev_call = previous_in_order(calls.len(), |i| (calls[i].tid, calls[i].ts));
         let k = &trace.kernels;
         // Kernels come in start order: the one before each on its stream in one pass.
@@ -217,7 +221,7 @@ impl Graph {
             k.iter().enumerate().map(|(i, kernel)| last_on.insert((kernel.device, kernel.stream), i)).collect();
         let launch = k
             .iter()
-            .map(|kernel| kernel.correlation.filter(|_| !kernel.graph_node).and_then(|c| ids.binary_search(&c).ok()))
+            .map(|kernel| kernel.correlation.filter(|_| !kernel.graph_node).and_then(|c| trace.launches.index_of(&c)))
             .collect();
         let mut by_end: Vec<usize> = (0..k.len()).collect();
         by_end.sort_unstable_by(|&a, &b| (k[a].ts + k[a].dur).total_cmp(&(k[b].ts + k[b].dur)).then(a.cmp(&b)));
