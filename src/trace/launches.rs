@@ -14,6 +14,7 @@ use std::ops::Index;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::intern::NameId;
+use super::search::partition_point_from;
 
 /// A CUDA/HIP runtime or driver call with a correlation id: what a kernel without an op id is
 /// traced back through.
@@ -119,44 +120,20 @@ impl Launches {
 
 /// Where `correlation` is in `calls` (sorted by id, each once). Ids are counted up by the
 /// runtime, so they spread nearly evenly between the first and the last: the search starts
-/// where an even spread puts the id, steps out from there by doubling until it brackets it,
-/// and searches the bracket. On the 1 GB synthetic trace the analyses' lookups (each kernel's
-/// call, several times over) took 6 % of the `trace` command as binary searches over all
-/// 428,850 calls, a cache miss for most of their 19 steps; here most take one or two. Ids
-/// spread unevenly cost at most twice a binary search.
+/// where an even spread puts the id ([`crate::search`]). On the 1 GB synthetic trace the
+/// analyses' lookups (each kernel's call, several times over) took 6 % of the `trace`
+/// command as binary searches over all 428,850 calls; from there, under 1 %.
 fn position(calls: &[(u64, Launch)], correlation: u64) -> Option<usize> {
     let (first, last) = (calls.first()?.0, calls.last()?.0);
     if correlation < first || correlation > last {
         return None;
     }
-    let id = |i: usize| calls[i].0;
-    let spread = u128::from(last - first).max(1);
-    let guess = (u128::from(correlation - first) * (calls.len() - 1) as u128 / spread) as usize;
-    // The first index whose id is at least `correlation` lies in `lo..hi`.
-    let (mut lo, mut hi) = (0, calls.len());
-    let mut step = 1;
-    if id(guess) < correlation {
-        lo = guess + 1;
-        while guess + step < calls.len() {
-            if id(guess + step) >= correlation {
-                hi = guess + step + 1;
-                break;
-            }
-            lo = guess + step + 1;
-            step *= 2;
-        }
-    } else {
-        hi = guess + 1;
-        while step <= guess {
-            if id(guess - step) < correlation {
-                lo = guess - step + 1;
-                break;
-            }
-            hi = guess - step + 1;
-            step *= 2;
-        }
-    }
-    calls[lo..hi].binary_search_by_key(&correlation, |&(c, _)| c).ok().map(|at| lo + at)
+    // A guess needs no exact arithmetic: f64's (an integer division of u128 is a call of its
+    // own, slower than the rest of the lookup).
+    let share = (correlation - first) as f64 / (last - first).max(1) as f64;
+    let guess = (share * (calls.len() - 1) as f64) as usize;
+    let at = partition_point_from(calls, guess, |&(c, _)| c < correlation);
+    (calls.get(at)?.0 == correlation).then_some(at)
 }
 
 /// Equal as maps: the same call for every id.

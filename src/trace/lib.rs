@@ -14,6 +14,7 @@
 //! | [`platform`] | which vendor and devices a trace is from |
 //! | [`links`] | how a GPU event finds its CPU op |
 //! | [`compiled`] | the kernels' groups as a compiler recorded them (XLA's HLO, Inductor's provenance) |
+//! | [`search`] | a place in a sorted list of events found from a guess: a lookup near the last one, or where the ids' spread puts it, takes a few steps, not a binary search's depth |
 //! | [`read`] | what readers stream into: plain or gzip input ([`read::inflate`]), the [`EventSink`] a reader hands each event to, and the [`TraceHeader`] every sink receives at the end |
 
 pub mod compiled;
@@ -22,6 +23,7 @@ pub mod launches;
 pub mod links;
 pub mod platform;
 pub mod read;
+pub mod search;
 
 pub use platform::{Platform, Processor, Vendor};
 pub use read::{EventSink, TraceHeader};
