@@ -11,16 +11,20 @@
 //! bound by that kernel, any other call by the host's work before it. The time between two events
 //! of the path is the wait or the host work between them. That is the longest path through the
 //! graph of these dependencies (HTA's critical path analysis builds the graph itself), found in
-//! one pass back: O(n log n) for the sorts, then one binary search per step.
+//! one pass back: O(n log n) for the sorts, then per step a search from where the last one
+//! ended.
 
 pub mod as_value;
 #[cfg(test)]
 mod tests;
 
+use std::cell::Cell;
+
 use rustc_hash::FxHashMap;
 
 use crate::summary::round3;
 use trace::intern::NameId;
+use trace::search::partition_point_from;
 use trace::Trace;
 
 /// A call that returned this close after a kernel's end waited for that kernel, µs.
@@ -196,22 +200,30 @@ struct Graph {
     /// Call indexes by end time, for the last call of a window.
     calls_by_end: Vec<usize>,
     /// Per CPU thread, its ops by start time.
-    ops_by_thread: FxHashMap<i64, Vec<HostOp>>,
+    ops_by_thread: FxHashMap<i64, ThreadOps>,
+}
+
+/// One CPU thread's ops by start time, and where the last search among them ended: the walk
+/// goes back in time, so the next one starts there.
+#[derive(Default)]
+struct ThreadOps {
+    ops: Vec<HostOp>,
+    last: Cell<usize>,
 }
 
 impl Graph {
     fn of(trace: &Trace) -> Graph {
-        // The calls in the trace's order, so that a call's place there is its index here.
+        // The calls in the trace's order, so that a call's place there is its index here. Most
+        // calls have the name of the call before them, whose answer is kept.
+        let mut last: Option<(NameId, bool)> = None;
+        let mut sync_of = |name: NameId| match last {
+            Some((n, sync)) if n == name => sync,
+            _ => last.insert((name, synchronises(trace.name(name)))).1,
+        };
         let calls: Vec<Call> = trace
             .launches
             .values()
-            .map(|l| Call {
-                name: l.name,
-                ts: l.ts,
-                end: l.ts + l.dur,
-                tid: l.tid,
-                sync: synchronises(trace.name(l.name)),
-            })
+            .map(|l| Call { name: l.name, ts: l.ts, end: l.ts + l.dur, tid: l.tid, sync: sync_of(l.name) })
             .collect();
         let prev_call = previous_in_order(calls.len(), |i| (calls[i].tid, calls[i].ts));
         let k = &trace.kernels;
@@ -227,12 +239,13 @@ impl Graph {
         by_end.sort_unstable_by(|&a, &b| (k[a].ts + k[a].dur).total_cmp(&(k[b].ts + k[b].dur)).then(a.cmp(&b)));
         let mut calls_by_end: Vec<usize> = (0..calls.len()).collect();
         calls_by_end.sort_unstable_by(|&a, &b| calls[a].end.total_cmp(&calls[b].end).then(a.cmp(&b)));
-        let mut ops_by_thread: FxHashMap<i64, Vec<HostOp>> = FxHashMap::default();
+        let mut ops_by_thread: FxHashMap<i64, ThreadOps> = FxHashMap::default();
         for o in &trace.cpu_ops {
-            ops_by_thread.entry(o.tid).or_default().push(HostOp { start: o.ts, end: o.ts + o.dur, name: o.name });
+            ops_by_thread.entry(o.tid).or_default().ops.push(HostOp { start: o.ts, end: o.ts + o.dur, name: o.name });
         }
-        for list in ops_by_thread.values_mut() {
-            list.sort_by(|a, b| a.start.total_cmp(&b.start));
+        for thread in ops_by_thread.values_mut() {
+            thread.ops.sort_by(|a, b| a.start.total_cmp(&b.start));
+            thread.last.set(thread.ops.len());
         }
         Graph { calls, prev_call, prev_kernel, launch, by_end, calls_by_end, ops_by_thread }
     }
@@ -248,9 +261,10 @@ impl Graph {
     /// The innermost CPU op on thread `tid` running at `t` (the op whose host work that is): of
     /// the ops holding `t`, the one that started last; at most a few dozen ops back are looked at.
     fn host_op(&self, tid: i64, t: f64) -> Option<NameId> {
-        let list = self.ops_by_thread.get(&tid)?;
-        let at = list.partition_point(|o| o.start <= t);
-        list[..at].iter().rev().take(64).find(|o| o.end >= t).map(|o| o.name)
+        let thread = self.ops_by_thread.get(&tid)?;
+        let at = partition_point_from(&thread.ops, thread.last.get(), |o| o.start <= t);
+        thread.last.set(at);
+        thread.ops[..at].iter().rev().take(64).find(|o| o.end >= t).map(|o| o.name)
     }
 
     /// The path of one window, with its events as found and where it starts.
