@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::summary::{round3, ClassifiedTrace};
 use crate::time::disjoint_spans::DisjointSpans;
 use classify::category::Category;
+use trace::search::partition_point_from;
 use trace::{Processor, TransferKind};
 
 /// Sorted, disjoint intervals with the running total of their lengths.
@@ -66,6 +67,24 @@ impl Intervals {
         // First span ending after lo, first span starting at or after hi.
         let a = self.spans.partition_point(|s| s.1 <= lo);
         let b = self.spans.partition_point(|s| s.0 < hi);
+        self.covered(a, b, lo, hi)
+    }
+
+    /// [`Intervals::within`] for windows asked in time order: `from` is where the last
+    /// window's search ended, and each search starts there (a few steps, not a binary
+    /// search over every span).
+    pub fn within_from(&self, lo: f64, hi: f64, from: &mut usize) -> f64 {
+        if hi <= lo || self.spans.is_empty() {
+            return 0.0;
+        }
+        let a = partition_point_from(&self.spans, *from, |s| s.1 <= lo);
+        let b = partition_point_from(&self.spans, a, |s| s.0 < hi);
+        *from = a;
+        self.covered(a, b, lo, hi)
+    }
+
+    /// The length of `[lo, hi]` covered by `spans[a..b]`, the spans that overlap it.
+    fn covered(&self, a: usize, b: usize, lo: f64, hi: f64) -> f64 {
         if a >= b {
             return 0.0;
         }

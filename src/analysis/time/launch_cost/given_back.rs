@@ -14,12 +14,13 @@
 //!   launch's own latency, which a graph's nodes do not have.
 //!
 //! Each device's spans are merged once (a sort, with prefix sums of the busy time); each gap
-//! then costs binary searches and a walk over the queued spans it overlaps: O(n log n) in the
-//! events, however many step windows ask.
+//! then costs searches from where the last one ended and a walk over the queued spans it
+//! overlaps: O(n log n) in the events, however many step windows ask.
 
 use std::collections::BTreeMap;
 
 use crate::time::timeline::Intervals;
+use trace::search::partition_point_from;
 use trace::Trace;
 
 /// One device's busy spans (kernels, copies and sets of every stream, graph nodes and kernels
@@ -101,18 +102,45 @@ pub(super) fn device_spans(trace: &Trace) -> BTreeMap<i64, DeviceSpans> {
 }
 
 /// `items`' values by key, each key's vector allocated once, at the count of that key in
-/// `keys` (at least its length).
+/// `keys` (at least its length). Events of one device or stream come in runs, so the map is
+/// looked up once per run, not once per event.
 fn gathered<K: Ord + Copy, V>(
     keys: impl Iterator<Item = K>,
     items: impl Iterator<Item = (K, V)>,
 ) -> BTreeMap<K, Vec<V>> {
     let mut counts: BTreeMap<K, usize> = BTreeMap::new();
+    let mut run: Option<(K, usize)> = None;
     for k in keys {
-        *counts.entry(k).or_default() += 1;
+        match &mut run {
+            Some((key, n)) if *key == k => *n += 1,
+            _ => {
+                if let Some((key, n)) = run.replace((k, 1)) {
+                    *counts.entry(key).or_default() += n;
+                }
+            }
+        }
+    }
+    if let Some((key, n)) = run {
+        *counts.entry(key).or_default() += n;
     }
     let mut out: BTreeMap<K, Vec<V>> = counts.into_iter().map(|(k, n)| (k, Vec::with_capacity(n))).collect();
+    // The current run's vector, taken out of the map until its key changes.
+    let mut current: Option<(K, Vec<V>)> = None;
     for (k, v) in items {
-        out.entry(k).or_default().push(v);
+        match &mut current {
+            Some((key, list)) if *key == k => list.push(v),
+            _ => {
+                if let Some((key, list)) = current.take() {
+                    out.insert(key, list);
+                }
+                let mut list = out.get_mut(&k).map(std::mem::take).unwrap_or_default();
+                list.push(v);
+                current = Some((k, list));
+            }
+        }
+    }
+    if let Some((key, list)) = current {
+        out.insert(key, list);
     }
     out
 }
@@ -160,20 +188,25 @@ pub(super) fn given_back(gaps: &[HostGap], devices: &BTreeMap<i64, DeviceSpans>)
         .into_iter()
         .map(|(device, waits)| {
             let d = devices.get(&device).unwrap_or(&none);
-            // Each wait less the busy time within it: binary searches, so a step window's
-            // figure does not walk the device's whole busy time.
-            Intervals::union(waits).spans().iter().map(|&(s, e)| (e - s - d.busy.within(s, e)).max(0.0)).sum::<f64>()
+            // Each wait less the busy time within it: searches from where the last one ended
+            // (the waits are in time order), so a step window's figure does not walk the
+            // device's whole busy time.
+            let mut from = 0;
+            let waits = Intervals::union(waits);
+            waits.spans().iter().map(|&(s, e)| (e - s - d.busy.within_from(s, e, &mut from)).max(0.0)).sum::<f64>()
         })
         .sum()
 }
 
 /// What of `spans` (disjoint, in start order) no stream but `stream` had work queued over: each
-/// span a binary search into `queued` and a walk over the segments it overlaps.
+/// span a search into `queued` from where the last one ended and a walk over the segments it
+/// overlaps.
 fn unqueued(spans: &[(f64, f64)], queued: &[Queued], stream: i64) -> Vec<(f64, f64)> {
     let mut out = Vec::with_capacity(spans.len());
+    let mut first = 0;
     for &(s, e) in spans {
         let mut at = s;
-        let first = queued.partition_point(|q| q.end <= s);
+        first = partition_point_from(queued, first, |q| q.end <= s);
         let others = queued[first..].iter().take_while(|q| q.start < e).filter(|q| q.only != Some(stream));
         for q in others {
             if q.start > at {
@@ -191,6 +224,19 @@ fn unqueued(spans: &[(f64, f64)], queued: &[Queued], stream: i64) -> Vec<(f64, f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs of one key and keys coming back after others gather as a map would gather them,
+    /// each vector allocated at its key's count.
+    #[test]
+    fn gathered_groups_by_key_in_order() {
+        let keys = [3, 3, 1, 3, 2, 2, 1, 1];
+        let got = gathered(keys.iter().copied(), keys.iter().copied().zip(0..));
+        let want: BTreeMap<i32, Vec<i32>> = [(1, vec![2, 6, 7]), (2, vec![4, 5]), (3, vec![0, 1, 3])].into();
+        assert_eq!(got, want);
+        assert_eq!(got[&3].capacity(), 3);
+        // An item whose key was not counted still gathers.
+        assert_eq!(gathered([1].into_iter(), [(1, 'a'), (9, 'b')].into_iter())[&9], ['b']);
+    }
 
     #[test]
     fn a_span_keeps_what_no_other_stream_had_queued() {
