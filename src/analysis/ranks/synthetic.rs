@@ -7,7 +7,9 @@
 //! all-reduce ends for everyone `transfer_us` after the last rank arrives; 10 µs later all
 //! ranks run an all-gather (group `"1"`, arriving together) of `gather_us`; the next step
 //! starts `gap_us` after it. Each rank writes its times on its own clock, `offsets_us[rank]`
-//! ahead of the true time. Writes to any [`std::io::Write`] (no file-system code).
+//! ahead of the true time. The benchmark's jobs ([`SyntheticJob::sized`]) also write each
+//! kernel's launch call, 20 µs before it, as a real rank's trace does. Writes to any
+//! [`std::io::Write`] (no file-system code).
 
 use std::io::Write;
 
@@ -37,12 +39,18 @@ pub struct SyntheticJob {
     pub start_us: u64,
     /// A collective left out of one rank's trace: (rank, step) of an all-reduce.
     pub drop_allreduce: Option<(u32, usize)>,
+    /// Each kernel's launch call, this long before the kernel starts, as a real rank's trace
+    /// records one per kernel (the benchmark's jobs: reading them matches each call to its
+    /// kernel); `None` writes kernels alone.
+    pub launch_lead_us: Option<u64>,
 }
 
 /// The element type the synthetic collectives carry (2 bytes).
 pub const DTYPE: &str = "BFloat16";
 const GEMM: &str = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
 const ALLREDUCE: &str = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+/// JSON bytes a [`SyntheticJob::sized`] job writes per compute kernel with its launch call.
+const BYTES_PER_KERNEL: u64 = 455;
 const ALLGATHER: &str = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 
 impl SyntheticJob {
@@ -63,6 +71,7 @@ impl SyntheticJob {
             allgather_nelems: 4_000_000,
             start_us: 1_700_000_000_000,
             drop_allreduce: None,
+            launch_lead_us: None,
         }
     }
 
@@ -70,8 +79,9 @@ impl SyntheticJob {
     /// 1,000 compute kernels a step, the last rank straggling.
     pub fn sized(world_size: u32, bytes_per_rank: u64) -> Self {
         let world = world_size.max(2);
-        // About 280 bytes per compute kernel event (measured), 1,000 a step.
-        let steps = (bytes_per_rank / 280_000).max(1) as usize;
+        // About BYTES_PER_KERNEL per compute kernel with its launch call (measured), 1,000 a
+        // step.
+        let steps = (bytes_per_rank / (BYTES_PER_KERNEL * 1000)).max(1) as usize;
         SyntheticJob {
             world_size: world,
             steps,
@@ -87,6 +97,7 @@ impl SyntheticJob {
             allgather_nelems: 8_000_000,
             start_us: 1_700_000_000_000,
             drop_allreduce: None,
+            launch_lead_us: Some(20),
         }
     }
 
@@ -128,6 +139,7 @@ impl SyntheticJob {
             let t = self.step_start(s);
             for k in 0..self.kernels_per_step {
                 let ts = (t + offset) as f64 + k as f64 * per_kernel;
+                self.launch(&mut w, &mut first, ts, corr)?;
                 sep(&mut w, &mut first)?;
                 write!(
                     w,
@@ -138,6 +150,7 @@ impl SyntheticJob {
             let arrive = t + self.compute_us + extra + offset;
             let end = t + self.compute_us + self.max_extra() + self.transfer_us + offset;
             if self.drop_allreduce != Some((rank, s)) {
+                self.launch(&mut w, &mut first, arrive as f64, corr)?;
                 sep(&mut w, &mut first)?;
                 self.collective(
                     &mut w,
@@ -156,6 +169,7 @@ impl SyntheticJob {
                 corr += 1;
             }
             let g = end + 10;
+            self.launch(&mut w, &mut first, g as f64, corr)?;
             sep(&mut w, &mut first)?;
             let n = self.allgather_nelems;
             let per = n / u64::from(self.world_size.max(1));
@@ -177,6 +191,17 @@ impl SyntheticJob {
         }
         write!(w, "]}}")?;
         Ok(w.bytes)
+    }
+
+    /// The launch call of the kernel `corr` starting at `kernel_ts`, where the job has them.
+    fn launch(&self, w: &mut impl Write, first: &mut bool, kernel_ts: f64, corr: u64) -> std::io::Result<()> {
+        let Some(lead) = self.launch_lead_us else { return Ok(()) };
+        sep(w, first)?;
+        write!(
+            w,
+            r#"{{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 4242, "tid": 4242, "ts": {ts:.3}, "dur": 4.000, "args": {{"cbid": 211, "correlation": {corr}}}}}"#,
+            ts = kernel_ts - lead as f64
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
