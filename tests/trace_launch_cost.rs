@@ -6,6 +6,7 @@
 
 use crate::common::{data_bytes, data_text};
 use fusionscope::analysis::time::launch_cost::launch_cost;
+use fusionscope::analysis::time::timeline::DeviceBusy;
 use fusionscope::formats::read_trace;
 use fusionscope::trace::Trace;
 
@@ -41,7 +42,8 @@ fn calls_cpu_time_latency_and_small_kernels_are_htas() {
     let mut wrong = Vec::new();
     for (rel, hta) in traces {
         let trace = as_hta_reads(read_trace(&data_bytes(rel)).unwrap());
-        let ours = launch_cost(&trace, &[]).unwrap_or_else(|| panic!("{rel}: no launch cost")).whole;
+        let ours =
+            launch_cost(&trace, &[], DeviceBusy::of(&trace)).unwrap_or_else(|| panic!("{rel}: no launch cost")).whole;
         let h = |k: &str| hta[k].as_f64().unwrap();
         for (name, mine, theirs) in [
             ("kernels", ours.launched_kernels as f64, h("kernels")),
@@ -61,7 +63,7 @@ fn calls_cpu_time_latency_and_small_kernels_are_htas() {
 #[test]
 fn a_real_trace_s_launch_cost_adds_up() {
     let trace = read_trace(&data_bytes("traces/nvidia/hf_qwen1.5-0.5b_eager_h100.json.gz")).unwrap();
-    let report = launch_cost(&trace, &[]).unwrap();
+    let report = launch_cost(&trace, &[], DeviceBusy::of(&trace)).unwrap();
     let c = &report.whole;
     // Every kernel of the profiled step has its launch call; none is a graph node.
     let launched = trace.kernels.iter().filter(|k| k.correlation.is_some_and(|id| trace.launches.get(&id).is_some()));
@@ -109,6 +111,7 @@ fn the_sqlite_reader_keeps_each_call_s_duration() {
     let rel = "formats/nsys/pipit_saxpy_mpi_a100.sqlite";
     let bytes = data_bytes(rel);
     let trace = fusionscope::import::read_trace_of(fusionscope::import::detect(&bytes), &bytes).unwrap();
-    let report = launch_cost(&trace, &[]).unwrap_or_else(|| panic!("{rel}: no launch call joined to a kernel"));
+    let report = launch_cost(&trace, &[], DeviceBusy::of(&trace))
+        .unwrap_or_else(|| panic!("{rel}: no launch call joined to a kernel"));
     assert!(report.whole.launch_cpu_us > 0.0, "{rel}: {:?}", report.whole);
 }

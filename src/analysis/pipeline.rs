@@ -17,7 +17,7 @@ use crate::time::launch_cost::{launch_cost, LaunchReport};
 use crate::time::op_table::{op_table, set_roofline, Coverage, OpRow, OpTable, Unattributed};
 use crate::time::recorded_cost::{recorded_cost, CallCosts, NoCallCosts};
 use crate::time::streams::{device_streams, DeviceStreams};
-use crate::time::timeline::{step_windows, timelines, Timeline};
+use crate::time::timeline::{step_windows, timelines_and_busy, Timeline};
 use crate::time::waits::{waits, Waits};
 use crate::trace_fusion::dag::{fusion_with_dag, FusionDag};
 use crate::trace_fusion::vllm_calls::VllmCalls;
@@ -216,7 +216,7 @@ pub fn time_report(side: &ClassifiedTrace<'_>, choices: &Choices<'_>) -> TraceTi
             Err(seen) => (None, Some(unknown_chip_note(&seen))),
         },
     };
-    let mut devices = timelines(side);
+    let (mut devices, busy) = timelines_and_busy(side);
     let (timeline, steps) = if devices.is_empty() {
         (None, Vec::new())
     } else {
@@ -224,6 +224,8 @@ pub fn time_report(side: &ClassifiedTrace<'_>, choices: &Choices<'_>) -> TraceTi
         (Some(first.whole), first.steps)
     };
     let windows = step_windows(side);
+    // Made before the op table, so that the devices' busy time is not held beside it.
+    let launch_cost = launch_cost(side.trace, &windows, busy);
     let table = op_table_of(side, chip.as_ref(), choices);
     TraceTime {
         chip: chip.as_ref().map(ChipUsed::of),
@@ -238,7 +240,7 @@ pub fn time_report(side: &ClassifiedTrace<'_>, choices: &Choices<'_>) -> TraceTi
             Processor::Gpu => waits(side.trace, &windows),
             Processor::Cpu => None,
         },
-        launch_cost: launch_cost(side.trace, &windows),
+        launch_cost,
         critical_path: critical_paths(side.trace, &windows),
         ops: table.rows,
         unattributed: table.unattributed,

@@ -28,12 +28,13 @@ mod given_back;
 #[cfg(test)]
 mod tests;
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
 use crate::summary::round3;
+use crate::time::timeline::DeviceBusy;
 use given_back::{device_spans, given_back, DeviceSpans, HostGap};
 use trace::intern::NameId;
 use trace::Trace;
@@ -117,16 +118,19 @@ pub struct LaunchReport {
     pub steps: Vec<StepLaunchCost>,
 }
 
-/// The launch cost of the whole trace, and of each step window `(name, start, end)`; `None`
-/// when the trace records no launch call of any kernel (a GPU-only trace, a graph replay).
-pub fn launch_cost(trace: &Trace, windows: &[(String, f64, f64)]) -> Option<LaunchReport> {
+/// The launch cost of the whole trace, and of each step window `(name, start, end)`, `busy`
+/// being the trace's devices' busy time; `None` when the trace records no launch call of any
+/// kernel (a GPU-only trace, a graph replay).
+pub fn launch_cost(trace: &Trace, windows: &[(String, f64, f64)], busy: DeviceBusy) -> Option<LaunchReport> {
     let launched = launched_kernels(trace);
     if launched.is_empty() {
         return None;
     }
     // Each device's spans, made once and only where some window has a host wait to weigh.
     let devices = OnceCell::new();
-    let cost_of = |kernels: &[Launched]| cost_of(trace, kernels, &devices);
+    let busy = Cell::new(Some(busy));
+    let spans = || device_spans(trace, busy.take().unwrap_or_default());
+    let cost_of = |kernels: &[Launched]| cost_of(trace, kernels, || devices.get_or_init(spans));
     let whole = cost_of(&launched);
     // The kernels come in start order (the trace keeps them so): each window is a slice.
     let steps = windows
@@ -176,7 +180,11 @@ fn launched_kernels(trace: &Trace) -> Vec<Launched> {
         .collect()
 }
 
-fn cost_of(trace: &Trace, kernels: &[Launched], devices: &OnceCell<BTreeMap<i64, DeviceSpans>>) -> LaunchCost {
+fn cost_of<'d>(
+    trace: &Trace,
+    kernels: &[Launched],
+    devices: impl FnOnce() -> &'d BTreeMap<i64, DeviceSpans>,
+) -> LaunchCost {
     if kernels.is_empty() {
         return LaunchCost::default();
     }
@@ -186,7 +194,7 @@ fn cost_of(trace: &Trace, kernels: &[Launched], devices: &OnceCell<BTreeMap<i64,
     calls.dedup_by_key(|c| c.0);
     let launch_cpu_us: f64 = calls.iter().map(|c| c.1).sum();
     let (host_bound, gaps) = host_bound(kernels, &copies_by_stream(trace));
-    let host_wait = if gaps.is_empty() { 0.0 } else { given_back(&gaps, devices.get_or_init(|| device_spans(trace))) };
+    let host_wait = if gaps.is_empty() { 0.0 } else { given_back(&gaps, devices()) };
     let mut latencies: Vec<f64> = kernels.iter().map(|k| (k.start - (k.call_start + k.call_dur)).max(0.0)).collect();
     LaunchCost {
         calls: calls.len() as u64,

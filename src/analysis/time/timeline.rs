@@ -12,13 +12,15 @@
 //! window cost two binary searches: a trace with thousands of `ProfilerStep` windows stays
 //! linear.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::summary::{round3, ClassifiedTrace};
 use crate::time::disjoint_spans::DisjointSpans;
 use classify::category::Category;
 use trace::search::partition_point_from;
-use trace::{Processor, TransferKind};
+use trace::{Processor, Trace, TransferKind};
 
 /// Sorted, disjoint intervals with the running total of their lengths.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -287,8 +289,36 @@ pub struct DeviceTimeline {
     pub steps: Vec<Timeline>,
 }
 
+/// Each device's busy time: the union of its kernels, copies and sets, as its timeline
+/// measures it. The launch cost weighs host waits against it; the timeline's own is handed on
+/// ([`timelines_and_busy`]) rather than merged again.
+#[derive(Debug, Default)]
+pub struct DeviceBusy(BTreeMap<i64, Intervals>);
+
+impl DeviceBusy {
+    /// Every device's busy time, merged from `trace`'s events.
+    pub fn of(trace: &Trace) -> Self {
+        let mut spans: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
+        let kernels = trace.kernels.iter().map(|k| (k.device, k.ts, k.dur));
+        for (device, ts, dur) in kernels.chain(trace.transfers.iter().map(|t| (t.device, t.ts, t.dur))) {
+            spans.entry(device).or_default().push((ts, ts + dur));
+        }
+        DeviceBusy(spans.into_iter().map(|(device, s)| (device, Intervals::union(s))).collect())
+    }
+
+    /// The devices' busy time, by device.
+    pub fn into_devices(self) -> BTreeMap<i64, Intervals> {
+        self.0
+    }
+}
+
 /// The timeline of every device that ran GPU work, the busiest (most busy time) first.
 pub fn timelines(side: &ClassifiedTrace<'_>) -> Vec<DeviceTimeline> {
+    timelines_and_busy(side).0
+}
+
+/// [`timelines`], and each device's busy time they measured.
+pub fn timelines_and_busy(side: &ClassifiedTrace<'_>) -> (Vec<DeviceTimeline>, DeviceBusy) {
     let trace = side.trace;
     let mut devices: Vec<i64> =
         trace.kernels.iter().map(|k| k.device).chain(trace.transfers.iter().map(|t| t.device)).collect();
@@ -296,20 +326,23 @@ pub fn timelines(side: &ClassifiedTrace<'_>) -> Vec<DeviceTimeline> {
     devices.dedup();
     let names = trace::platform::device_names(&trace.devices, side.platform.vendor, &devices);
     let windows = step_windows(side);
+    let mut busy = BTreeMap::new();
     let mut out: Vec<DeviceTimeline> = devices
         .iter()
         .zip(names)
         .map(|(&device, name)| {
             let unions = device_unions(side, device);
             let (lo, hi) = (unions.busy.first_start().unwrap_or(0.0), unions.busy.last_end().unwrap_or(0.0));
-            DeviceTimeline {
+            let timeline = DeviceTimeline {
                 whole: unions.figures("whole trace".into(), name.clone(), lo, hi),
                 steps: windows.iter().map(|(w, lo, hi)| unions.figures(w.clone(), name.clone(), *lo, *hi)).collect(),
-            }
+            };
+            busy.insert(device, unions.busy);
+            timeline
         })
         .collect();
     out.sort_by(|a, b| b.whole.busy_us.total_cmp(&a.whole.busy_us));
-    out
+    (out, DeviceBusy(busy))
 }
 
 fn device_unions(side: &ClassifiedTrace<'_>, device: i64) -> DeviceUnions {
@@ -448,99 +481,4 @@ impl StreamedDevice {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn brute_within(spans: &[(f64, f64)], lo: f64, hi: f64) -> f64 {
-        // Length of the union inside [lo, hi] on a 0.5-µs grid (the test spans are on it).
-        let mut t = lo;
-        let mut total = 0.0;
-        while t < hi {
-            if spans.iter().any(|&(s, e)| s <= t && t + 0.5 <= e) {
-                total += 0.5;
-            }
-            t += 0.5;
-        }
-        total
-    }
-
-    proptest! {
-        #[test]
-        fn union_within_and_minus_agree_with_a_brute_force_count(
-            raw in prop::collection::vec((0u32..200, 1u32..40), 0..40),
-            other in prop::collection::vec((0u32..200, 1u32..40), 0..40),
-            lo in 0u32..250, len in 0u32..250,
-        ) {
-            let spans: Vec<(f64, f64)> = raw.iter().map(|&(s, l)| (s as f64 * 0.5, (s + l) as f64 * 0.5)).collect();
-            let others: Vec<(f64, f64)> = other.iter().map(|&(s, l)| (s as f64 * 0.5, (s + l) as f64 * 0.5)).collect();
-            let (lo, hi) = (lo as f64 * 0.5, (lo + len) as f64 * 0.5);
-            let u = Intervals::union(spans.clone());
-            prop_assert!((u.within(lo, hi) - brute_within(&spans, lo, hi)).abs() < 1e-9);
-            prop_assert!((u.length() - brute_within(&spans, 0.0, 200.0)).abs() < 1e-9);
-            let o = Intervals::union(others.clone());
-            let d = u.minus(&o);
-            // |A \ B| = |A ∪ B| − |B|.
-            let both: Vec<(f64, f64)> = spans.iter().chain(&others).copied().collect();
-            prop_assert!((d.length() - (brute_within(&both, 0.0, 200.0) - o.length())).abs() < 1e-9);
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn a_streamed_union_in_any_order_has_the_union_length(
-            raw in prop::collection::vec((0u32..400, 0u32..40), 0..200),
-        ) {
-            let spans: Vec<(f64, f64)> = raw.iter().map(|&(s, l)| (s as f64 * 0.5, (s + l) as f64 * 0.5)).collect();
-            let mut streamed = StreamedUnion::with_cap(1 << 10);
-            for &(s, e) in &spans {
-                streamed.add(s, e);
-            }
-            let whole = Intervals::union(spans.clone());
-            prop_assert_eq!(streamed.length(), whole.length());
-            prop_assert_eq!(streamed.bounds().map(|b| b.0), whole.first_start());
-            prop_assert_eq!(streamed.bounds().map(|b| b.1), whole.last_end());
-            prop_assert_eq!(streamed.late(), 0);
-        }
-
-        #[test]
-        fn a_small_streamed_union_is_exact_on_time_ordered_spans(
-            raw in prop::collection::vec((0u32..6, 1u32..8), 0..300),
-        ) {
-            // Start-ordered spans (gaps and overlaps): retiring never loses anything.
-            let mut at = 0u32;
-            let spans: Vec<(f64, f64)> = raw.iter().map(|&(gap, l)| { at += gap; (at as f64, (at + l) as f64) }).collect();
-            let mut streamed = StreamedUnion::with_cap(4);
-            for &(s, e) in &spans {
-                streamed.add(s, e);
-                prop_assert!(streamed.held() <= 4);
-            }
-            prop_assert_eq!(streamed.late(), 0);
-            prop_assert!((streamed.length() - Intervals::union(spans).length()).abs() < 1e-9);
-        }
-    }
-
-    #[test]
-    fn a_span_reaching_before_the_retired_ones_is_clipped_and_counted_late() {
-        let mut u = StreamedUnion::with_cap(2);
-        for s in [0.0, 10.0, 20.0] {
-            u.add(s, s + 5.0);
-        }
-        // (0, 5) was retired when the third span came: (3, 8) keeps only (5, 8); (1, 2) is lost.
-        assert_eq!((u.held(), u.length()), (2, 15.0));
-        u.add(3.0, 8.0);
-        u.add(1.0, 2.0);
-        assert_eq!(u.late(), 2);
-        assert_eq!(u.length(), 18.0);
-        assert_eq!(u.bounds(), Some((0.0, 25.0)));
-    }
-
-    #[test]
-    fn exposed_communication_is_what_computation_does_not_cover() {
-        let comp = Intervals::union(vec![(0.0, 10.0), (20.0, 30.0)]);
-        let comm = Intervals::union(vec![(5.0, 25.0)]);
-        let exposed = comm.minus(&comp);
-        assert_eq!(exposed.spans, vec![(10.0, 20.0)]);
-        assert_eq!(exposed.within(0.0, 15.0), 5.0);
-    }
-}
+mod tests;

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::time::timeline::Intervals;
+use crate::time::timeline::{DeviceBusy, Intervals};
 use trace::search::partition_point_from;
 use trace::Trace;
 
@@ -52,20 +52,18 @@ pub(super) struct HostGap {
     pub to: f64,
 }
 
-/// Every device's spans.
+/// Every device's spans: its busy time as given, and its queued work.
 ///
-/// The raw spans are one per event, 16 bytes each: each set is gathered into vectors allocated
-/// once, at their events' count, and merged before the next is gathered, so that at most one
-/// set is held unmerged (on a trace of 430,000 kernels, growing them by doubling side by side
-/// held about 40 MB).
-pub(super) fn device_spans(trace: &Trace) -> BTreeMap<i64, DeviceSpans> {
+/// The raw queued spans are one per event, 16 bytes each: they are gathered into vectors
+/// allocated once, at their events' count (on a trace of 430,000 kernels, growing them by
+/// doubling beside the busy spans held about 40 MB).
+pub(super) fn device_spans(trace: &Trace, busy: DeviceBusy) -> BTreeMap<i64, DeviceSpans> {
     let events = || {
         let kernels = trace.kernels.iter().map(|k| (k.device, Some(k.stream), k.ts, k.dur, k.correlation));
         kernels.chain(trace.transfers.iter().map(|t| (t.device, t.stream, t.ts, t.dur, t.correlation)))
     };
-    let busy = gathered(events().map(|e| e.0), events().map(|(device, _, ts, dur, _)| (device, (ts, ts + dur))));
     let mut out: BTreeMap<i64, DeviceSpans> =
-        busy.into_iter().map(|(d, b)| (d, DeviceSpans { busy: Intervals::union(b), queued: Vec::new() })).collect();
+        busy.into_devices().into_iter().map(|(d, busy)| (d, DeviceSpans { busy, queued: Vec::new() })).collect();
     // Counted without looking the calls up (a search each): an event whose call is missing
     // only leaves room unused.
     let with_call = events()
@@ -285,7 +283,7 @@ mod tests {
                 Launch { name: call, kernel: Some(name), external_id: None, ts: call_ts, dur: 1.0, tid: 1 },
             );
         }
-        let one = &device_spans(&t)[&0];
+        let one = &device_spans(&t, DeviceBusy::of(&t))[&0];
         let edges = vec![(1.0, 7, true), (12.0, 7, false), (21.0, 7, true), (30.0, 7, false)];
         assert_eq!(one.queued, sweep(edges));
         assert_eq!(one.busy.spans(), [(10.0, 11.0), (12.0, 13.0), (30.0, 31.0)]);
@@ -302,7 +300,7 @@ mod tests {
         });
         t.launches.insert(3, Launch { name: call, kernel: Some(name), external_id: None, ts: 4.0, dur: 1.0, tid: 1 });
         let q = |start, end, only| Queued { start, end, only };
-        let two = &device_spans(&t)[&0];
+        let two = &device_spans(&t, DeviceBusy::of(&t))[&0];
         assert_eq!(two.queued[..3], [q(1.0, 5.0, Some(7)), q(5.0, 8.0, None), q(8.0, 12.0, Some(7))]);
     }
 }

@@ -49,7 +49,7 @@ const PLANTED: [Planted; 6] = [
 #[test]
 fn each_figure_of_a_planted_trace() {
     let t = planted(&PLANTED);
-    let LaunchReport { whole: cost, steps } = launch_cost(&t, &[]).unwrap();
+    let LaunchReport { whole: cost, steps } = launch_cost(&t, &[], DeviceBusy::of(&t)).unwrap();
     assert!(steps.is_empty());
     assert_eq!((cost.calls, cost.launched_kernels), (5, 5));
     assert_eq!((cost.launch_cpu_us, cost.per_launch_us), (20.0, 4.0));
@@ -70,7 +70,7 @@ fn each_figure_of_a_planted_trace() {
 #[test]
 fn two_host_bound_kernels_are_a_pause_not_a_stretch() {
     let t = planted(&PLANTED[..3]);
-    let cost = launch_cost(&t, &[]).unwrap().whole;
+    let cost = launch_cost(&t, &[], DeviceBusy::of(&t)).unwrap().whole;
     assert_eq!(cost.host_bound, HostBound::default());
     // Its two gaps are host wait a graph would remove all the same.
     assert_eq!(cost.graph_saving_us, 18.0);
@@ -83,12 +83,12 @@ fn a_graph_gives_back_only_the_time_no_stream_of_the_device_ran() {
     // Stream 7: a kernel at 0–10, then one launched at 25 (after the stream went idle) at 30–32:
     // a host-wait gap of 10–30.
     let mut t = planted(&[(0.0, 10.0, Some((0.0, 5.0))), (30.0, 2.0, Some((25.0, 4.0)))]);
-    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 20.0);
+    assert_eq!(launch_cost(&t, &[], DeviceBusy::of(&t)).unwrap().whole.graph_saving_us, 20.0);
     // Stream 8 of the same device busy at 12–18 (no launch call: still busy time): 6 of the 20
     // are not idle time.
     let busy = Kernel { ts: 12.0, dur: 6.0, stream: 8, correlation: None, ..t.kernels[0] };
     t.kernels.push(busy);
-    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 14.0);
+    assert_eq!(launch_cost(&t, &[], DeviceBusy::of(&t)).unwrap().whole.graph_saving_us, 14.0);
     // Stream 9 waits on the host at 15–35 as well (a kernel at 5–15, the next launched at 33
     // and run at 35): the two gaps wait at once over 15–30, and over 10–35 the device ran at
     // 10–18 (streams 8 and 9) and 30–32: 18–30 and 32–35 are given back.
@@ -98,12 +98,12 @@ fn a_graph_gives_back_only_the_time_no_stream_of_the_device_ran() {
         t.kernels.push(Kernel { ts, dur, stream: 9, correlation: Some(c), ..t.kernels[0] });
     }
     t.kernels.sort_by(|a, b| a.ts.total_cmp(&b.ts));
-    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 15.0);
+    assert_eq!(launch_cost(&t, &[], DeviceBusy::of(&t)).unwrap().whole.graph_saving_us, 15.0);
     // Another device's work is no busy time of this one: 15–18 is given back too.
     for k in t.kernels.iter_mut().filter(|k| k.stream == 8) {
         k.device = 1;
     }
-    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 18.0);
+    assert_eq!(launch_cost(&t, &[], DeviceBusy::of(&t)).unwrap().whole.graph_saving_us, 18.0);
 }
 
 /// While another stream's work sits queued (launched, not started), the device idles for a
@@ -117,18 +117,18 @@ fn an_idle_device_with_another_streams_work_queued_waits_on_no_launch() {
     t.launches.insert(50, Launch { ts: 1.0, dur: 1.0, ..t.launches[&1] });
     t.kernels.push(Kernel { ts: 33.0, dur: 1.0, stream: 8, correlation: Some(50), ..t.kernels[0] });
     // Only 29–30, from stream 7's call's return to its kernel, is given back.
-    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 1.0);
+    assert_eq!(launch_cost(&t, &[], DeviceBusy::of(&t)).unwrap().whole.graph_saving_us, 1.0);
     // The same kernel queued on stream 7 itself (a trace out of launch order) does not count.
     t.kernels[2].stream = 7;
     t.kernels.sort_by(|a, b| a.ts.total_cmp(&b.ts));
-    assert_eq!(launch_cost(&t, &[]).unwrap().whole.graph_saving_us, 20.0);
+    assert_eq!(launch_cost(&t, &[], DeviceBusy::of(&t)).unwrap().whole.graph_saving_us, 20.0);
 }
 
 #[test]
 fn a_step_counts_the_kernels_that_start_inside_it() {
     let t = planted(&PLANTED);
     let windows = [("A".to_string(), 0.0, 25.0), ("B".to_string(), 25.0, 200.0), ("C".to_string(), 500.0, 600.0)];
-    let steps = launch_cost(&t, &windows).unwrap().steps;
+    let steps = launch_cost(&t, &windows, DeviceBusy::of(&t)).unwrap().steps;
     let calls: Vec<(&str, u64, f64)> =
         steps.iter().map(|s| (s.window.as_str(), s.cost.calls, s.cost.launch_cpu_us)).collect();
     assert_eq!(calls, [("A", 2, 9.0), ("B", 3, 11.0), ("C", 0, 0.0)]);
@@ -142,7 +142,7 @@ fn a_call_that_launched_two_kernels_costs_the_host_once() {
     let mut second = t.kernels[0];
     second.ts = 10.0;
     t.kernels.push(second);
-    let cost = launch_cost(&t, &[]).unwrap().whole;
+    let cost = launch_cost(&t, &[], DeviceBusy::of(&t)).unwrap().whole;
     assert_eq!((cost.calls, cost.launched_kernels, cost.launch_cpu_us), (1, 2, 5.0));
 }
 
@@ -152,8 +152,8 @@ fn graph_nodes_and_traces_without_calls_have_no_launch_cost() {
     for k in &mut t.kernels {
         k.graph_node = true;
     }
-    assert!(launch_cost(&t, &[]).is_none());
-    assert!(launch_cost(&Trace::default(), &[]).is_none());
+    assert!(launch_cost(&t, &[], DeviceBusy::of(&t)).is_none());
+    assert!(launch_cost(&Trace::default(), &[], DeviceBusy::default()).is_none());
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn percentiles_by_nearest_rank() {
 #[test]
 fn its_json_form_reads_back_as_it_was_written() {
     let t = planted(&PLANTED);
-    let report = launch_cost(&t, &[("A".to_string(), 0.0, 25.0)]).unwrap();
+    let report = launch_cost(&t, &[("A".to_string(), 0.0, 25.0)], DeviceBusy::of(&t)).unwrap();
     let json = serde_json::to_string(&as_value::to_value(&report)).unwrap();
     assert!(json.contains(r#""longest":{"#) && json.contains(r#""window":"A""#), "{json}");
     let back = as_value::deserialize(&mut serde_json::Deserializer::from_str(&json)).unwrap();
