@@ -13,9 +13,9 @@
 //!   493 ms a graph would save. From the submission to the kernel's start the wait is the
 //!   launch's own latency, which a graph's nodes do not have.
 //!
-//! Each device's spans are merged once (a sort, with prefix sums of the busy time); each gap
-//! then costs searches from where the last one ended and a walk over the queued spans it
-//! overlaps: O(n log n) in the events, however many step windows ask.
+//! Each device's busy time is its timeline's union ([`DeviceBusy`]) and its queued spans are
+//! merged once (a sort); each gap then costs searches from where the last one ended and a walk
+//! over the queued spans it overlaps: O(n log n) in the events, however many step windows ask.
 
 use std::collections::BTreeMap;
 
