@@ -28,14 +28,14 @@ mod given_back;
 #[cfg(test)]
 mod tests;
 
-use std::cell::{Cell, OnceCell};
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
 use crate::summary::round3;
 use crate::time::timeline::DeviceBusy;
-use given_back::{device_spans, given_back, DeviceSpans, HostGap};
+use given_back::{given_back, queued_spans, HostGap, Queued};
 use trace::intern::NameId;
 use trace::Trace;
 
@@ -127,10 +127,8 @@ pub fn launch_cost(trace: &Trace, windows: &[(String, f64, f64)], busy: DeviceBu
         return None;
     }
     // Each device's spans, made once and only where some window has a host wait to weigh.
-    let devices = OnceCell::new();
-    let busy = Cell::new(Some(busy));
-    let spans = || device_spans(trace, busy.take().unwrap_or_default());
-    let cost_of = |kernels: &[Launched]| cost_of(trace, kernels, || devices.get_or_init(spans));
+    let queued = OnceCell::new();
+    let cost_of = |kernels: &[Launched]| cost_of(trace, kernels, &busy, &queued);
     let whole = cost_of(&launched);
     // The kernels come in start order (the trace keeps them so): each window is a slice.
     let steps = windows
@@ -180,10 +178,11 @@ fn launched_kernels(trace: &Trace) -> Vec<Launched> {
         .collect()
 }
 
-fn cost_of<'d>(
+fn cost_of(
     trace: &Trace,
     kernels: &[Launched],
-    devices: impl FnOnce() -> &'d BTreeMap<i64, DeviceSpans>,
+    busy: &DeviceBusy,
+    queued: &OnceCell<BTreeMap<i64, Vec<Queued>>>,
 ) -> LaunchCost {
     if kernels.is_empty() {
         return LaunchCost::default();
@@ -194,7 +193,8 @@ fn cost_of<'d>(
     calls.dedup_by_key(|c| c.0);
     let launch_cpu_us: f64 = calls.iter().map(|c| c.1).sum();
     let (host_bound, gaps) = host_bound(kernels, &copies_by_stream(trace));
-    let host_wait = if gaps.is_empty() { 0.0 } else { given_back(&gaps, devices()) };
+    let host_wait =
+        if gaps.is_empty() { 0.0 } else { given_back(&gaps, busy, queued.get_or_init(|| queued_spans(trace))) };
     let mut latencies: Vec<f64> = kernels.iter().map(|k| (k.start - (k.call_start + k.call_dur)).max(0.0)).collect();
     LaunchCost {
         calls: calls.len() as u64,

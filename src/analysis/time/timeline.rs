@@ -289,10 +289,11 @@ pub struct DeviceTimeline {
     pub steps: Vec<Timeline>,
 }
 
-/// Each device's busy time: the union of its kernels, copies and sets, as its timeline
-/// measures it. The launch cost weighs host waits against it; the timeline's own is handed on
-/// ([`timelines_and_busy`]) rather than merged again.
-#[derive(Debug, Default)]
+/// Each device's busy time: the union of its kernels, copies and sets (graph nodes and kernels
+/// without a recorded call too), as its timeline measures it. The launch cost weighs host
+/// waits against it; the timeline's own is handed on ([`timelines_and_busy`]) rather than
+/// merged again.
+#[derive(Debug, Default, PartialEq)]
 pub struct DeviceBusy(BTreeMap<i64, Intervals>);
 
 impl DeviceBusy {
@@ -306,9 +307,9 @@ impl DeviceBusy {
         DeviceBusy(spans.into_iter().map(|(device, s)| (device, Intervals::union(s))).collect())
     }
 
-    /// The devices' busy time, by device.
-    pub fn into_devices(self) -> BTreeMap<i64, Intervals> {
-        self.0
+    /// One device's busy time; `None` for a device that ran nothing.
+    pub fn device(&self, device: i64) -> Option<&Intervals> {
+        self.0.get(&device)
     }
 }
 

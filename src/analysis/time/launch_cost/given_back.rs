@@ -23,18 +23,10 @@ use crate::time::timeline::{DeviceBusy, Intervals};
 use trace::search::partition_point_from;
 use trace::Trace;
 
-/// One device's busy spans (kernels, copies and sets of every stream, graph nodes and kernels
-/// without a recorded call too), disjoint and in start order, and the spans where work was
-/// queued on it (from a launch call's end to its event's start), each with whose.
-#[derive(Debug, Default)]
-pub(super) struct DeviceSpans {
-    busy: Intervals,
-    queued: Vec<Queued>,
-}
-
-/// A span of queued work, disjoint from the others, in start order.
+/// A span where work was queued on a device (from a launch call's end to its event's start),
+/// disjoint from the device's others, in start order, with whose work it was.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Queued {
+pub(super) struct Queued {
     start: f64,
     end: f64,
     /// The one stream with work queued, or `None` for several.
@@ -52,18 +44,16 @@ pub(super) struct HostGap {
     pub to: f64,
 }
 
-/// Every device's spans: its busy time as given, and its queued work.
+/// Every device's spans of queued work.
 ///
-/// The raw queued spans are one per event, 16 bytes each: they are gathered into vectors
-/// allocated once, at their events' count (on a trace of 430,000 kernels, growing them by
-/// doubling beside the busy spans held about 40 MB).
-pub(super) fn device_spans(trace: &Trace, busy: DeviceBusy) -> BTreeMap<i64, DeviceSpans> {
+/// The raw spans are one per event, 16 bytes each: they are gathered into vectors allocated
+/// once, at their events' count (on a trace of 430,000 kernels, growing them by doubling
+/// beside the busy spans held about 40 MB).
+pub(super) fn queued_spans(trace: &Trace) -> BTreeMap<i64, Vec<Queued>> {
     let events = || {
         let kernels = trace.kernels.iter().map(|k| (k.device, Some(k.stream), k.ts, k.dur, k.correlation));
         kernels.chain(trace.transfers.iter().map(|t| (t.device, t.stream, t.ts, t.dur, t.correlation)))
     };
-    let mut out: BTreeMap<i64, DeviceSpans> =
-        busy.into_devices().into_iter().map(|(d, busy)| (d, DeviceSpans { busy, queued: Vec::new() })).collect();
     // Counted without looking the calls up (a search each): an event whose call is missing
     // only leaves room unused.
     let with_call = events()
@@ -81,8 +71,9 @@ pub(super) fn device_spans(trace: &Trace, busy: DeviceBusy) -> BTreeMap<i64, Dev
     for ((device, stream), spans) in queued {
         streams.entry(device).or_default().push((stream, Intervals::union(spans)));
     }
+    let mut out = BTreeMap::new();
     for (device, merged) in streams {
-        out.entry(device).or_default().queued = match merged.as_slice() {
+        let queued = match merged.as_slice() {
             [(stream, spans)] => {
                 spans.spans().iter().map(|&(start, end)| Queued { start, end, only: Some(*stream) }).collect()
             }
@@ -95,6 +86,7 @@ pub(super) fn device_spans(trace: &Trace, busy: DeviceBusy) -> BTreeMap<i64, Dev
                 sweep(edges)
             }
         };
+        out.insert(device, queued);
     }
     out
 }
@@ -166,8 +158,9 @@ fn sweep(mut edges: Vec<(f64, i64, bool)>) -> Vec<Queued> {
     out
 }
 
-/// The time of `gaps` a graph gives back, µs, summed over devices.
-pub(super) fn given_back(gaps: &[HostGap], devices: &BTreeMap<i64, DeviceSpans>) -> f64 {
+/// The time of `gaps` a graph gives back, µs, summed over devices, against the devices' busy
+/// time and queued work.
+pub(super) fn given_back(gaps: &[HostGap], busy: &DeviceBusy, queued: &BTreeMap<i64, Vec<Queued>>) -> f64 {
     // Before each gap's submission, by stream (whose own queued work does not count); after it.
     let mut before: BTreeMap<(i64, i64), Vec<(f64, f64)>> = BTreeMap::new();
     let mut after: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
@@ -176,22 +169,22 @@ pub(super) fn given_back(gaps: &[HostGap], devices: &BTreeMap<i64, DeviceSpans>)
         before.entry((g.device, g.stream)).or_default().push((g.from, cut));
         after.entry(g.device).or_default().push((cut, g.to));
     }
-    let none = DeviceSpans::default();
     for ((device, stream), spans) in before {
-        let d = devices.get(&device).unwrap_or(&none);
+        let queued = queued.get(&device).map_or(&[][..], Vec::as_slice);
         let waits = Intervals::union(spans);
-        after.entry(device).or_default().extend(unqueued(waits.spans(), &d.queued, stream));
+        after.entry(device).or_default().extend(unqueued(waits.spans(), queued, stream));
     }
+    let none = Intervals::default();
     after
         .into_iter()
         .map(|(device, waits)| {
-            let d = devices.get(&device).unwrap_or(&none);
+            let busy = busy.device(device).unwrap_or(&none);
             // Each wait less the busy time within it: searches from where the last one ended
             // (the waits are in time order), so a step window's figure does not walk the
             // device's whole busy time.
             let mut from = 0;
             let waits = Intervals::union(waits);
-            waits.spans().iter().map(|&(s, e)| (e - s - d.busy.within_from(s, e, &mut from)).max(0.0)).sum::<f64>()
+            waits.spans().iter().map(|&(s, e)| (e - s - busy.within_from(s, e, &mut from)).max(0.0)).sum::<f64>()
         })
         .sum()
 }
@@ -283,10 +276,10 @@ mod tests {
                 Launch { name: call, kernel: Some(name), external_id: None, ts: call_ts, dur: 1.0, tid: 1 },
             );
         }
-        let one = &device_spans(&t, DeviceBusy::of(&t))[&0];
+        let one = &queued_spans(&t)[&0];
         let edges = vec![(1.0, 7, true), (12.0, 7, false), (21.0, 7, true), (30.0, 7, false)];
-        assert_eq!(one.queued, sweep(edges));
-        assert_eq!(one.busy.spans(), [(10.0, 11.0), (12.0, 13.0), (30.0, 31.0)]);
+        assert_eq!(*one, sweep(edges));
+        assert_eq!(DeviceBusy::of(&t).device(0).unwrap().spans(), [(10.0, 11.0), (12.0, 13.0), (30.0, 31.0)]);
         // A second stream's work queued 5–8 splits stream 7's first span.
         t.kernels.push(Kernel {
             name,
@@ -300,7 +293,7 @@ mod tests {
         });
         t.launches.insert(3, Launch { name: call, kernel: Some(name), external_id: None, ts: 4.0, dur: 1.0, tid: 1 });
         let q = |start, end, only| Queued { start, end, only };
-        let two = &device_spans(&t, DeviceBusy::of(&t))[&0];
-        assert_eq!(two.queued[..3], [q(1.0, 5.0, Some(7)), q(5.0, 8.0, None), q(8.0, 12.0, Some(7))]);
+        let two = &queued_spans(&t)[&0];
+        assert_eq!(two[..3], [q(1.0, 5.0, Some(7)), q(5.0, 8.0, None), q(8.0, 12.0, Some(7))]);
     }
 }

@@ -126,9 +126,8 @@ fn the_timelines_busy_time_is_every_event_merged() {
     let other = |_: &str| Classification { category: Category::Other, components: vec![Category::Other], rule: None };
     let (timelines, busy) = timelines_and_busy(&ClassifiedTrace::with_classifier(&t, &other));
     assert_eq!(timelines.len(), 2);
-    let busy = busy.into_devices();
-    assert_eq!(busy, DeviceBusy::of(&t).into_devices());
-    assert_eq!(busy[&0].spans, [(0.0, 15.0), (20.0, 23.0), (40.0, 47.0)]);
+    assert_eq!(busy, DeviceBusy::of(&t));
+    assert_eq!(busy.device(0).unwrap().spans, [(0.0, 15.0), (20.0, 23.0), (40.0, 47.0)]);
 }
 
 #[test]
